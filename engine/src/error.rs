@@ -1,0 +1,46 @@
+use crate::{LinkId, LpId};
+
+/// Errors the engine reports before or while running. All are fatal for the run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// A link has latency 0, which would give a lookahead of 0.
+    #[error("link {link} ({src} -> {dst}) has latency 0; every link needs latency >= 1 cycle")]
+    ZeroLatency {
+        /// The offending link.
+        link: LinkId,
+        /// Its sender.
+        src: LpId,
+        /// Its receiver.
+        dst: LpId,
+    },
+    /// A link names an LP that does not exist.
+    #[error("link {link} names LP {lp}, but there are only {num_lps} LPs")]
+    UnknownLp {
+        /// The offending link.
+        link: LinkId,
+        /// The LP it names.
+        lp: LpId,
+        /// How many LPs there are.
+        num_lps: usize,
+    },
+    /// The partition map does not cover every LP.
+    #[error("partition map has {got} entries for {num_lps} LPs")]
+    PartitionMapLength {
+        /// Entries in the map.
+        got: usize,
+        /// LPs in the model.
+        num_lps: usize,
+    },
+    /// A partition holds no LP.
+    #[error("partition {0} is empty; use fewer partitions than LPs")]
+    EmptyPartition(u32),
+    /// A worker thread panicked.
+    #[error("partition {partition} failed: {message}")]
+    WorkerPanic {
+        /// Partition whose thread failed.
+        partition: u32,
+        /// Panic message.
+        message: String,
+    },
+}

@@ -1,0 +1,195 @@
+//! The per-partition pending-event set: a timing wheel with an overflow heap.
+//!
+//! Link latencies and router delays are a few cycles, so almost every event lands within
+//! a short horizon of the current time. A wheel of one bucket per cycle makes insertion
+//! O(1); a bucket is sorted once when its cycle is processed, which also gives the
+//! deterministic total order. Events beyond the horizon (e.g. the next packet of a
+//! lightly loaded endpoint) wait in a binary heap and move into the wheel as time advances.
+
+use crate::Time;
+use serde::{Deserialize, Serialize};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// A scheduled event: a message for one LP at one time.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Event<M> {
+    /// When it happens.
+    pub time: Time,
+    /// The receiving LP, as an index into its partition's LP list.
+    pub lp: u32,
+    /// Tie-breaker among events of the same LP at the same time (see the crate docs).
+    pub tie: u64,
+    /// The payload.
+    pub msg: M,
+}
+
+impl<M> Event<M> {
+    fn order_key(&self) -> (u32, u64) {
+        (self.lp, self.tie)
+    }
+}
+
+struct Far<M>(Event<M>);
+impl<M> PartialEq for Far<M> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.time == other.0.time
+    }
+}
+impl<M> Eq for Far<M> {}
+impl<M> PartialOrd for Far<M> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<M> Ord for Far<M> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.time.cmp(&other.0.time)
+    }
+}
+
+const WHEEL_BITS: u32 = 10;
+const WHEEL_SIZE: usize = 1 << WHEEL_BITS;
+const WORDS: usize = WHEEL_SIZE / 64;
+
+pub(crate) struct EventQueue<M> {
+    buckets: Vec<Vec<Event<M>>>,
+    /// One bit per non-empty bucket, to find the next event time quickly.
+    occupied: [u64; WORDS],
+    /// Every event in the wheel has a time in `[now, now + WHEEL_SIZE)`.
+    now: Time,
+    in_wheel: usize,
+    far: BinaryHeap<Reverse<Far<M>>>,
+    spare: Vec<Event<M>>,
+}
+
+impl<M> EventQueue<M> {
+    pub(crate) fn new() -> Self {
+        Self {
+            buckets: (0..WHEEL_SIZE).map(|_| Vec::new()).collect(),
+            occupied: [0; WORDS],
+            now: 0,
+            in_wheel: 0,
+            far: BinaryHeap::new(),
+            spare: Vec::new(),
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.in_wheel + self.far.len()
+    }
+
+    pub(crate) fn push(&mut self, ev: Event<M>) {
+        debug_assert!(ev.time >= self.now, "event scheduled in the past");
+        if ev.time - self.now < WHEEL_SIZE as Time {
+            let slot = (ev.time as usize) & (WHEEL_SIZE - 1);
+            self.buckets[slot].push(ev);
+            self.occupied[slot / 64] |= 1 << (slot % 64);
+            self.in_wheel += 1;
+        } else {
+            self.far.push(Reverse(Far(ev)));
+        }
+    }
+
+    /// Time of the earliest pending event, if any.
+    pub(crate) fn next_time(&self) -> Option<Time> {
+        if self.in_wheel > 0 {
+            let start = (self.now as usize) & (WHEEL_SIZE - 1);
+            // Scan the occupancy bits from `start`, wrapping once.
+            for step in 0..=WORDS {
+                let word_index = (start / 64 + step) % WORDS;
+                let mut word = self.occupied[word_index];
+                if step == 0 {
+                    word &= !0u64 << (start % 64);
+                } else if step == WORDS {
+                    word &= (1u64 << (start % 64)).wrapping_sub(1);
+                }
+                if word != 0 {
+                    let slot = word_index * 64 + word.trailing_zeros() as usize;
+                    let offset = (slot + WHEEL_SIZE - start) % WHEEL_SIZE;
+                    return Some(self.now + offset as Time);
+                }
+            }
+            unreachable!("in_wheel > 0 but no occupied bucket");
+        }
+        self.far.peek().map(|Reverse(Far(ev))| ev.time)
+    }
+
+    /// Moves the wheel forward to `time`, pulling far events into its horizon.
+    fn advance_to(&mut self, time: Time) {
+        debug_assert!(time >= self.now);
+        self.now = time;
+        while let Some(Reverse(Far(ev))) = self.far.peek() {
+            if ev.time - self.now >= WHEEL_SIZE as Time {
+                break;
+            }
+            let Reverse(Far(ev)) = self.far.pop().expect("peeked");
+            self.push(ev);
+        }
+    }
+
+    /// Takes the events of cycle `time` in their deterministic order. Returns an empty
+    /// batch when none are left. Give the batch back with [`recycle`](Self::recycle).
+    pub(crate) fn take_batch(&mut self, time: Time) -> Vec<Event<M>> {
+        if time != self.now {
+            self.advance_to(time);
+        }
+        let slot = (time as usize) & (WHEEL_SIZE - 1);
+        let mut batch = std::mem::take(&mut self.spare);
+        std::mem::swap(&mut batch, &mut self.buckets[slot]);
+        self.occupied[slot / 64] &= !(1 << (slot % 64));
+        self.in_wheel -= batch.len();
+        batch.sort_unstable_by_key(Event::order_key);
+        batch
+    }
+
+    pub(crate) fn recycle(&mut self, mut batch: Vec<Event<M>>) {
+        batch.clear();
+        if batch.capacity() > self.spare.capacity() {
+            self.spare = batch;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(time: Time, lp: u32, tie: u64) -> Event<()> {
+        Event { time, lp, tie, msg: () }
+    }
+
+    #[test]
+    fn next_time_finds_near_far_and_wrapped_events() {
+        let mut q = EventQueue::new();
+        assert_eq!(q.next_time(), None);
+        q.push(ev(5000, 0, 0));
+        assert_eq!(q.next_time(), Some(5000));
+        q.push(ev(3, 0, 0));
+        assert_eq!(q.next_time(), Some(3));
+        let b = q.take_batch(3);
+        assert_eq!(b.len(), 1);
+        q.recycle(b);
+        // Wheel now starts at 3; an event at 1030 wraps to slot 6.
+        q.push(ev(1020, 1, 0));
+        assert_eq!(q.next_time(), Some(1020));
+        let b = q.take_batch(1020);
+        assert_eq!(b.len(), 1);
+        q.recycle(b);
+        assert_eq!(q.next_time(), Some(5000));
+        let b = q.take_batch(5000);
+        assert_eq!(b.len(), 1);
+        assert_eq!(q.len(), 0);
+    }
+
+    #[test]
+    fn batch_is_sorted_by_lp_then_tie() {
+        let mut q = EventQueue::new();
+        for (lp, tie) in [(2, 1), (1, 9), (2, 0), (1, 3)] {
+            q.push(ev(7, lp, tie));
+        }
+        let b = q.take_batch(7);
+        let keys: Vec<_> = b.iter().map(|e| (e.lp, e.tie)).collect();
+        assert_eq!(keys, vec![(1, 3), (1, 9), (2, 0), (2, 1)]);
+    }
+}
