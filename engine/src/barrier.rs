@@ -16,7 +16,12 @@ pub(crate) struct SpinBarrier {
 
 impl SpinBarrier {
     pub(crate) fn new(total: usize) -> Self {
-        Self { count: AtomicUsize::new(0), sense: AtomicBool::new(false), aborted: AtomicBool::new(false), total }
+        Self {
+            count: AtomicUsize::new(0),
+            sense: AtomicBool::new(false),
+            aborted: AtomicBool::new(false),
+            total,
+        }
     }
 
     /// Waits until all `total` threads have called `wait`. `local_sense` is the caller's

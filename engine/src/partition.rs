@@ -112,7 +112,12 @@ impl<L: LogicalProcess> Partition<L> {
         }
     }
 
-    fn ctx_parts<'a>(&'a mut self, local: u32, now: Time, links: &'a [LinkRoute]) -> (&'a mut L, Ctx<'a, L::Msg>) {
+    fn ctx_parts<'a>(
+        &'a mut self,
+        local: u32,
+        now: Time,
+        links: &'a [LinkRoute],
+    ) -> (&'a mut L, Ctx<'a, L::Msg>) {
         let lp = &mut self.lps[local as usize];
         let ctx = Ctx {
             now,
@@ -161,7 +166,10 @@ impl<L: LogicalProcess> Partition<L> {
 
     /// Earliest pending local event or boundary message sent this window.
     pub(crate) fn next_time(&self) -> Time {
-        self.queue.next_time().unwrap_or(Time::MAX).min(self.sent_min)
+        self.queue
+            .next_time()
+            .unwrap_or(Time::MAX)
+            .min(self.sent_min)
     }
 
     pub(crate) fn pending(&self) -> usize {

@@ -156,7 +156,12 @@ mod tests {
     use super::*;
 
     fn ev(time: Time, lp: u32, tie: u64) -> Event<()> {
-        Event { time, lp, tie, msg: () }
+        Event {
+            time,
+            lp,
+            tie,
+            msg: (),
+        }
     }
 
     #[test]

@@ -1,1 +1,9 @@
-//! placeholder
+//! # xnet-models: what is simulated
+//!
+//! Topologies, the router and endpoint (NIC) models, traffic, routing and statistics.
+//! This crate never touches threads or MPI: it describes logical processes that the
+//! `xnet-engine` crate runs.
+#![warn(missing_docs, unreachable_pub)]
+
+pub mod rng;
+pub mod topology;

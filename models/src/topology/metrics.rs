@@ -1,0 +1,1 @@
+//! Distances, diameter and average distance.

@@ -1,0 +1,232 @@
+//! Topologies: the static graph of switches, ports, endpoints and link classes.
+//!
+//! Every topology builds a [`Network`]: switches numbered `0..num_switches`, each with a
+//! list of ports. By convention a switch's terminal ports (to its endpoints) come first,
+//! numbered `0..endpoints_on_switch`, then its network ports. Endpoints are numbered so that
+//! the endpoints of switch `s` are consecutive and in terminal-port order.
+//!
+//! A [`Shape`] keeps the parameters that algorithmic routings need (coordinates, groups),
+//! so routing state for HyperX, tori and Dragonfly stays algorithmic rather than tabular.
+
+pub mod dragonfly;
+pub mod fattree;
+pub mod hyperx;
+pub mod metrics;
+pub mod rrg;
+pub mod torus;
+
+use serde::Serialize;
+
+/// Index of a switch.
+pub type SwitchId = u32;
+/// Index of a port within its switch.
+pub type PortId = u16;
+/// Index of an endpoint (NIC).
+pub type EndpointId = u32;
+
+/// What a port connects to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum PortTarget {
+    /// A terminal port attached to an endpoint.
+    Endpoint(EndpointId),
+    /// A network port attached to `port` of `switch`.
+    Switch {
+        /// The neighbouring switch.
+        switch: SwitchId,
+        /// The port on the neighbour that this link arrives at.
+        port: PortId,
+    },
+    /// A port left unconnected (e.g. a Dragonfly with fewer groups than a*h+1).
+    Unconnected,
+}
+
+/// One port of a switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Port {
+    /// Where the port leads.
+    pub target: PortTarget,
+    /// Index into [`Network::link_classes`]: decides the latency of the link.
+    pub class: u8,
+}
+
+/// A named class of links with a shared latency in cycles (e.g. "terminal", "global").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LinkClass {
+    /// Name used in configs and output.
+    pub name: String,
+    /// Latency in cycles, at least 1.
+    pub latency: u64,
+}
+
+/// Topology-specific parameters kept for algorithmic routing and for partitioning.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Shape {
+    /// HyperX: `sides[k]` switches in dimension `k`, every dimension a complete graph.
+    HyperX(hyperx::HyperXShape),
+    /// Dragonfly with `p` endpoints, `a` routers and `h` global ports per router.
+    Dragonfly(dragonfly::DragonflyShape),
+    /// n-dimensional torus or mesh.
+    Torus(torus::TorusShape),
+    /// k-ary n-tree.
+    FatTree(fattree::FatTreeShape),
+    /// Random regular graph (no structure a routing can use).
+    RandomRegular(rrg::RrgShape),
+}
+
+/// A built network: switches, ports, endpoints and link classes.
+#[derive(Clone, Debug)]
+pub struct Network {
+    /// Short description, e.g. `hyperx(16x16, t=16)`.
+    pub name: String,
+    /// `ports[port_offsets[s]..port_offsets[s + 1]]` are the ports of switch `s`.
+    pub port_offsets: Vec<u32>,
+    /// All ports, switch by switch.
+    pub ports: Vec<Port>,
+    /// Number of terminal ports per switch (they come first).
+    pub terminals: Vec<u16>,
+    /// `(switch, port)` of every endpoint.
+    pub endpoint_location: Vec<(SwitchId, PortId)>,
+    /// Link classes; `Port::class` indexes this.
+    pub link_classes: Vec<LinkClass>,
+    /// Topology-specific structure.
+    pub shape: Shape,
+}
+
+impl Network {
+    /// Number of switches.
+    pub fn num_switches(&self) -> usize {
+        self.port_offsets.len() - 1
+    }
+
+    /// Number of endpoints.
+    pub fn num_endpoints(&self) -> usize {
+        self.endpoint_location.len()
+    }
+
+    /// Ports of switch `s`.
+    pub fn ports(&self, s: SwitchId) -> &[Port] {
+        &self.ports
+            [self.port_offsets[s as usize] as usize..self.port_offsets[s as usize + 1] as usize]
+    }
+
+    /// Radix (port count) of switch `s`.
+    pub fn radix(&self, s: SwitchId) -> usize {
+        (self.port_offsets[s as usize + 1] - self.port_offsets[s as usize]) as usize
+    }
+
+    /// Largest radix over all switches.
+    pub fn max_radix(&self) -> usize {
+        (0..self.num_switches() as u32)
+            .map(|s| self.radix(s))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Latency of the link leaving port `port` of switch `s`.
+    pub fn latency(&self, s: SwitchId, port: PortId) -> u64 {
+        self.link_classes[self.ports(s)[port as usize].class as usize].latency
+    }
+
+    /// Neighbouring switches of `s` with the local port leading to each (network ports only).
+    pub fn neighbours(&self, s: SwitchId) -> impl Iterator<Item = (PortId, SwitchId)> + '_ {
+        self.ports(s)
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match p.target {
+                PortTarget::Switch { switch, .. } => Some((i as PortId, switch)),
+                _ => None,
+            })
+    }
+
+    /// Number of directed switch-to-switch links.
+    pub fn num_network_links(&self) -> usize {
+        self.ports
+            .iter()
+            .filter(|p| matches!(p.target, PortTarget::Switch { .. }))
+            .count()
+    }
+
+    /// Builds the network from per-switch port lists and fills in the endpoint numbering.
+    /// Each inner list must put its `Endpoint` ports first; their ids are assigned here
+    /// in switch order, so builders may put any placeholder id in them.
+    pub fn from_port_lists(
+        name: String,
+        port_lists: Vec<Vec<Port>>,
+        link_classes: Vec<LinkClass>,
+        shape: Shape,
+    ) -> Self {
+        let mut port_offsets = Vec::with_capacity(port_lists.len() + 1);
+        let mut ports = Vec::new();
+        let mut terminals = Vec::with_capacity(port_lists.len());
+        let mut endpoint_location = Vec::new();
+        port_offsets.push(0);
+        for (s, list) in port_lists.into_iter().enumerate() {
+            let mut t = 0u16;
+            for (i, mut p) in list.into_iter().enumerate() {
+                if let PortTarget::Endpoint(_) = p.target {
+                    debug_assert_eq!(i as u16, t, "terminal ports must come first");
+                    p.target = PortTarget::Endpoint(endpoint_location.len() as EndpointId);
+                    endpoint_location.push((s as SwitchId, i as PortId));
+                    t += 1;
+                }
+                ports.push(p);
+            }
+            terminals.push(t);
+            port_offsets.push(ports.len() as u32);
+        }
+        Network {
+            name,
+            port_offsets,
+            ports,
+            terminals,
+            endpoint_location,
+            link_classes,
+            shape,
+        }
+    }
+
+    /// Checks the wiring is consistent: every network port's peer points back at it.
+    pub fn check_symmetric(&self) -> Result<(), String> {
+        for s in 0..self.num_switches() as SwitchId {
+            for (i, p) in self.ports(s).iter().enumerate() {
+                if let PortTarget::Switch { switch, port } = p.target {
+                    let back = self.ports(switch).get(port as usize).map(|q| q.target);
+                    if back
+                        != Some(PortTarget::Switch {
+                            switch: s,
+                            port: i as PortId,
+                        })
+                    {
+                        return Err(format!("switch {s} port {i} -> switch {switch} port {port} does not point back"));
+                    }
+                    if self.ports(switch)[port as usize].class != p.class {
+                        return Err(format!(
+                            "switch {s} port {i}: link classes differ at its two ends"
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A topology parameter out of range or inconsistent. The message names the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("topology.{key}: {message}")]
+pub struct TopologyError {
+    /// The offending configuration key (e.g. `sides[1]`).
+    pub key: String,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+impl TopologyError {
+    /// Builds an error naming `key`.
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
