@@ -80,7 +80,12 @@ impl<M> EventQueue<M> {
     }
 
     pub(crate) fn push(&mut self, ev: Event<M>) {
-        debug_assert!(ev.time >= self.now, "event scheduled in the past");
+        debug_assert!(
+            ev.time >= self.now,
+            "event at {} scheduled in the past (now {})",
+            ev.time,
+            self.now
+        );
         if ev.time - self.now < WHEEL_SIZE as Time {
             let slot = (ev.time as usize) & (WHEEL_SIZE - 1);
             self.buckets[slot].push(ev);

@@ -339,20 +339,14 @@ where
     let stopped;
 
     part.start(routes);
-    // Window -1: agree on the first event time.
-    shared.next[0].fetch_min(part.next_time(), Ordering::AcqRel);
+    // Window -1 agrees on the first event time in slot 2 (= -1 mod 3); window 0 resets
+    // that slot after its barrier, like every other window.
+    shared.next[2].fetch_min(part.next_time(), Ordering::AcqRel);
     part.sent_min = Time::MAX;
     if !shared.barrier.wait(&mut sense) {
         return None;
     }
-    let mut start = shared.next[0].load(Ordering::Acquire);
-    if me == 0 {
-        shared.next[0].store(Time::MAX, Ordering::Release);
-    }
-    // Slot 0 is reused by window 0: make sure everyone has read it first.
-    if !shared.barrier.wait(&mut sense) {
-        return None;
-    }
+    let mut start = shared.next[2].load(Ordering::Acquire);
     let mut next_checkpoint = period.min(end);
     let mut k: usize = 0;
     loop {

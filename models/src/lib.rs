@@ -5,5 +5,12 @@
 //! `xnet-engine` crate runs.
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod config;
+pub mod packet;
 pub mod rng;
+pub mod router;
+pub mod routing;
+pub mod sim;
+pub mod stats;
 pub mod topology;
+pub mod traffic;

@@ -230,3 +230,109 @@ impl TopologyError {
         }
     }
 }
+
+/// Serde default for latencies: one cycle.
+pub(crate) fn one() -> u64 {
+    1
+}
+
+/// A terminal port; `from_port_lists` assigns the endpoint id.
+pub(crate) fn terminal_port() -> Port {
+    Port {
+        target: PortTarget::Endpoint(0),
+        class: 0,
+    }
+}
+
+/// Checks a latency parameter is at least one cycle.
+pub(crate) fn check_latency(key: &str, value: u64) -> Result<(), TopologyError> {
+    if value == 0 {
+        return Err(TopologyError::new(key, "must be >= 1 cycle, got 0"));
+    }
+    Ok(())
+}
+
+/// Checks that a network of `switches` switches, each with `endpoints_per_switch`
+/// endpoints and at most `radix` ports, fits the id types: switch and endpoint ids and the
+/// total port count in `u32`, port ids in `u16`. `key` names the parameter to blame.
+pub(crate) fn check_size(
+    key: &str,
+    switches: u128,
+    endpoints_per_switch: u128,
+    radix: u128,
+) -> Result<(), TopologyError> {
+    let max = u32::MAX as u128;
+    if switches > max {
+        return Err(TopologyError::new(
+            key,
+            format!(
+                "the network would have {switches} switches; the total must fit in u32 (<= {max})"
+            ),
+        ));
+    }
+    let endpoints = switches * endpoints_per_switch;
+    if endpoints > max {
+        return Err(TopologyError::new(
+            key,
+            format!("the network would have {endpoints} endpoints; the total must fit in u32 (<= {max})"),
+        ));
+    }
+    if radix > u16::MAX as u128 {
+        return Err(TopologyError::new(
+            key,
+            format!(
+                "switches would have {radix} ports; the radix must fit in u16 (<= {})",
+                u16::MAX
+            ),
+        ));
+    }
+    let ports = switches * radix;
+    if ports > max {
+        return Err(TopologyError::new(
+            key,
+            format!("the network would have {ports} ports; the total must fit in u32 (<= {max})"),
+        ));
+    }
+    Ok(())
+}
+
+/// Link classes from `(name, latency)` pairs, in order.
+pub(crate) fn link_classes(list: &[(&str, u64)]) -> Vec<LinkClass> {
+    list.iter()
+        .map(|&(name, latency)| LinkClass {
+            name: name.to_string(),
+            latency,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::*;
+
+    /// Structural invariants every builder must satisfy.
+    pub(crate) fn check_network(net: &Network) {
+        net.check_symmetric().unwrap();
+        assert_eq!(net.terminals.len(), net.num_switches());
+        for s in 0..net.num_switches() as SwitchId {
+            let t = net.terminals[s as usize] as usize;
+            for (i, p) in net.ports(s).iter().enumerate() {
+                match p.target {
+                    PortTarget::Endpoint(e) => {
+                        assert!(i < t, "switch {s}: terminal port {i} after network ports");
+                        assert_eq!(p.class, 0);
+                        assert_eq!(net.endpoint_location[e as usize], (s, i as PortId));
+                    }
+                    PortTarget::Switch { switch, .. } => {
+                        assert!(i >= t);
+                        assert_ne!(switch, s, "self loop at switch {s}");
+                        assert_ne!(p.class, 0);
+                    }
+                    PortTarget::Unconnected => assert!(i >= t),
+                }
+                assert!((p.class as usize) < net.link_classes.len());
+            }
+        }
+        assert_eq!(net.link_classes[0].name, "terminal");
+    }
+}

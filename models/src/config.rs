@@ -1,0 +1,549 @@
+//! Configuration: TOML text in, validated parameters out.
+//!
+//! Two stages: the text is parsed into a TOML table (syntax errors carry line numbers),
+//! `--set key=value` overrides are applied to the table, then every section is checked
+//! and turned into typed parameters. Unknown keys, wrong types and values out of range are
+//! errors that name the key and what is allowed. Nothing here reads files.
+
+use crate::router::RouterParams;
+use crate::routing::{Selection, VcPolicy};
+use crate::topology::{dragonfly, fattree, hyperx, rrg, torus, Network, TopologyError};
+use crate::traffic::PatternSpec;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use toml::{Table, Value};
+
+/// A configuration error; the message names the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct ConfigError {
+    /// Dotted key, e.g. `router.vcs`.
+    pub key: String,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+impl ConfigError {
+    /// Error naming `key`.
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<TopologyError> for ConfigError {
+    fn from(e: TopologyError) -> Self {
+        ConfigError::new(format!("topology.{}", e.key), e.message)
+    }
+}
+
+impl From<crate::traffic::PatternError> for ConfigError {
+    fn from(e: crate::traffic::PatternError) -> Self {
+        ConfigError::new(format!("traffic.{}", e.key), e.message)
+    }
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// `[simulation]`: how long, what to measure, when to give up.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationSection {
+    /// Cycles to simulate (the run ends at this time). At least 1.
+    pub cycles: u64,
+    /// Cycles of warm-up before measurement starts; less than `cycles`. Default 0.
+    #[serde(default)]
+    pub warmup: u64,
+    /// Seed of every random stream. Default 1.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Cycles between time-series samples. Default: `cycles / 100`, at least 1.
+    #[serde(default)]
+    pub sample_period: Option<u64>,
+    /// Stop with status "deadlock" when packets are in flight but none has moved for
+    /// this many cycles. Default 10,000; 0 disables.
+    #[serde(default = "default_watchdog")]
+    pub watchdog: u64,
+}
+
+fn default_watchdog() -> u64 {
+    10_000
+}
+
+/// `[router]`: switch and NIC parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouterSection {
+    /// Virtual channels per port, 1..=64. Default 2.
+    #[serde(default = "d_vcs")]
+    pub vcs: u8,
+    /// Input buffer per VC in phits, at least `packet_size`. Default 64.
+    #[serde(default = "d_in")]
+    pub input_buffer: u32,
+    /// Output buffer per VC in phits, at least `packet_size`. Default 32.
+    #[serde(default = "d_out")]
+    pub output_buffer: u32,
+    /// Packet length in phits, 1..=4096. Default 16.
+    #[serde(default = "d_size")]
+    pub packet_size: u16,
+    /// Crossbar speedup, 1..=16. Default 1.
+    #[serde(default = "d_speedup")]
+    pub speedup: u16,
+    /// Router pipeline delay in cycles, 0..=1000. Default 2.
+    #[serde(default = "d_delay")]
+    pub router_delay: u64,
+}
+
+fn d_vcs() -> u8 {
+    2
+}
+fn d_in() -> u32 {
+    64
+}
+fn d_out() -> u32 {
+    32
+}
+fn d_size() -> u16 {
+    16
+}
+fn d_speedup() -> u16 {
+    1
+}
+fn d_delay() -> u64 {
+    2
+}
+
+impl Default for RouterSection {
+    fn default() -> Self {
+        Self {
+            vcs: d_vcs(),
+            input_buffer: d_in(),
+            output_buffer: d_out(),
+            packet_size: d_size(),
+            speedup: d_speedup(),
+            router_delay: d_delay(),
+        }
+    }
+}
+
+/// `[routing]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingSection {
+    /// Routing algorithm; see `xnet list routings`.
+    pub algorithm: String,
+    /// How to choose among candidates: `first`, `random` or `adaptive` (default).
+    #[serde(default)]
+    pub selection: Selection,
+    /// `routing` (the algorithm's own VCs, default), `ladder` or `any`.
+    #[serde(default)]
+    pub vc_policy: VcPolicy,
+    /// UGAL: extra occupancy in phits the non-minimal path must beat. Default 0.
+    #[serde(default)]
+    pub ugal_threshold: u32,
+}
+
+/// `[traffic]`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TrafficSection {
+    /// Destination pattern.
+    pub pattern: PatternSpec,
+    /// Offered load in phits per cycle per endpoint, in `[0, 1]`.
+    pub load: f64,
+    /// Loads for `xnet sweep` (each in `[0, 1]`).
+    pub loads: Vec<f64>,
+}
+
+/// A validated configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// `[simulation]`.
+    pub simulation: SimulationSection,
+    /// `[topology]` as given (its `kind` selects the builder).
+    pub topology: Table,
+    /// `[router]`.
+    pub router: RouterSection,
+    /// `[routing]`.
+    pub routing: RoutingSection,
+    /// `[traffic]`.
+    pub traffic: TrafficSection,
+    /// The final TOML text (after overrides), stored in the output for reproducibility.
+    pub text: String,
+}
+
+/// Topologies known to `[topology] kind`.
+pub const TOPOLOGIES: &[(&str, &str)] = &[
+    ("hyperx", "HyperX: sides = [S1, S2, ...], endpoints_per_switch, terminal_latency, link_latency"),
+    ("dragonfly", "Dragonfly: p, a, h, groups (default a*h+1), arrangement = absolute|relative|palmtree, terminal_latency, local_latency, global_latency"),
+    ("torus", "Torus: sides = [...], wrap = [true, ...] (default all true), endpoints_per_switch, terminal_latency, link_latency"),
+    ("mesh", "Mesh: a torus without wrap-around links; same keys except wrap"),
+    ("fat_tree", "k-ary n-tree: k, n, terminal_latency, link_latency"),
+    ("random_regular", "Random regular graph (Jellyfish): switches, degree, endpoints_per_switch, seed (default simulation.seed), terminal_latency, link_latency"),
+];
+
+/// Routing algorithms known to `[routing] algorithm`.
+pub const ROUTINGS: &[(&str, &str)] = &[
+    ("minimal", "all minimal next hops from a parallel-BFS distance table (ECMP with selection random/adaptive); any topology; default VCs: ladder"),
+    ("shortest_path", "one minimal path per switch pair, chosen by a hash; any topology; default VCs: ladder"),
+    ("dor", "dimension-order routing on hyperx, torus and mesh (datelines on tori: 2 VCs)"),
+    ("dragonfly_min", "Dragonfly minimal with Kim/Dally VCs (2 VCs)"),
+    ("dragonfly_valiant", "Dragonfly Valiant via a random intermediate group (3 VCs)"),
+    ("dragonfly_ugal", "Dragonfly UGAL-L: MIN or Valiant decided at the source router (3 VCs)"),
+];
+
+/// Traffic patterns known to `[traffic] pattern`.
+pub const PATTERNS: &[(&str, &str)] = &[
+    (
+        "uniform",
+        "uniformly random destination other than the source",
+    ),
+    (
+        "random_permutation",
+        "a fixed random permutation without fixed points",
+    ),
+    (
+        "group_shift",
+        "Dragonfly: same position in the next group; others: next block of block_switches switches",
+    ),
+    (
+        "bit_reversal",
+        "destination = bit-reversed source (power-of-two endpoints)",
+    ),
+    (
+        "transpose",
+        "swap the two halves of the source's bits (even power-of-two endpoints)",
+    ),
+    (
+        "tornado",
+        "hyperx/torus: each coordinate advances by ceil(k/2)-1",
+    ),
+    (
+        "hot_spot",
+        "fraction of packets to one endpoint (fraction, endpoint), the rest uniform",
+    ),
+];
+
+fn section<T: DeserializeOwned>(
+    doc: &Table,
+    name: &str,
+    default: Option<T>,
+) -> Result<T, ConfigError> {
+    match doc.get(name) {
+        None => default.ok_or_else(|| ConfigError::new(name, "missing section")),
+        Some(Value::Table(t)) => Value::Table(t.clone())
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::new(name, e.message().trim())),
+        Some(other) => Err(ConfigError::new(
+            name,
+            format!("must be a table, got {}", other.type_str()),
+        )),
+    }
+}
+
+fn parse_value(text: &str) -> Value {
+    // A bare word that is not valid TOML is taken as a string.
+    toml::from_str::<Table>(&format!("v = {text}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| Value::String(text.to_string()))
+}
+
+/// Applies `key=value` overrides (dotted keys; the value is TOML, or a bare string).
+pub fn apply_overrides(doc: &mut Table, overrides: &[String]) -> Result<(), ConfigError> {
+    for o in overrides {
+        let (key, value) = o.split_once('=').ok_or_else(|| {
+            ConfigError::new(o.clone(), "override must look like section.key=value")
+        })?;
+        let path: Vec<&str> = key.trim().split('.').collect();
+        if path.len() < 2 || path.iter().any(|p| p.is_empty()) {
+            return Err(ConfigError::new(
+                key.trim(),
+                "override key must be section.key, e.g. traffic.load=0.3",
+            ));
+        }
+        let mut table = &mut *doc;
+        for part in &path[..path.len() - 1] {
+            let entry = table
+                .entry(part.to_string())
+                .or_insert_with(|| Value::Table(Table::new()));
+            table = entry
+                .as_table_mut()
+                .ok_or_else(|| ConfigError::new(key.trim(), format!("`{part}` is not a table")))?;
+        }
+        table.insert(path[path.len() - 1].to_string(), parse_value(value.trim()));
+    }
+    Ok(())
+}
+
+impl Config {
+    /// Parses and validates a configuration with optional overrides.
+    pub fn parse(text: &str, overrides: &[String]) -> Result<Config, ConfigError> {
+        let mut doc: Table =
+            toml::from_str(text).map_err(|e| ConfigError::new("config", e.to_string().trim()))?;
+        apply_overrides(&mut doc, overrides)?;
+        for key in doc.keys() {
+            if !["simulation", "topology", "router", "routing", "traffic"].contains(&key.as_str()) {
+                return Err(ConfigError::new(
+                    key.clone(),
+                    "unknown section; allowed: simulation, topology, router, routing, traffic",
+                ));
+            }
+        }
+        let simulation: SimulationSection = section(&doc, "simulation", None)?;
+        let router: RouterSection = section(&doc, "router", Some(RouterSection::default()))?;
+        let routing: RoutingSection = section(&doc, "routing", None)?;
+        let topology = match doc.get("topology") {
+            Some(Value::Table(t)) => t.clone(),
+            Some(_) => return Err(ConfigError::new("topology", "must be a table")),
+            None => return Err(ConfigError::new("topology", "missing section")),
+        };
+        let traffic = parse_traffic(&doc)?;
+        let text = toml::to_string(&doc).map_err(|e| ConfigError::new("config", e.to_string()))?;
+        let cfg = Config {
+            simulation,
+            topology,
+            router,
+            routing,
+            traffic,
+            text,
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let s = &self.simulation;
+        if s.cycles == 0 {
+            return Err(ConfigError::new("simulation.cycles", "must be at least 1"));
+        }
+        if s.warmup >= s.cycles {
+            return Err(ConfigError::new(
+                "simulation.warmup",
+                format!(
+                    "must be less than simulation.cycles ({}), got {}",
+                    s.cycles, s.warmup
+                ),
+            ));
+        }
+        if s.sample_period == Some(0) {
+            return Err(ConfigError::new(
+                "simulation.sample_period",
+                "must be at least 1",
+            ));
+        }
+        let r = &self.router;
+        let range = |key: &str, v: u64, lo: u64, hi: u64| {
+            if v < lo || v > hi {
+                Err(ConfigError::new(
+                    format!("router.{key}"),
+                    format!("must be in {lo}..={hi}, got {v}"),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        range("vcs", r.vcs as u64, 1, 64)?;
+        range("packet_size", r.packet_size as u64, 1, 4096)?;
+        range("speedup", r.speedup as u64, 1, 16)?;
+        range("router_delay", r.router_delay, 0, 1000)?;
+        range(
+            "input_buffer",
+            r.input_buffer as u64,
+            r.packet_size as u64,
+            1 << 20,
+        )
+        .map_err(|e| {
+            ConfigError::new(
+                e.key,
+                format!(
+                    "{} (it must hold one packet of packet_size phits)",
+                    e.message
+                ),
+            )
+        })?;
+        range(
+            "output_buffer",
+            r.output_buffer as u64,
+            r.packet_size as u64,
+            1 << 20,
+        )
+        .map_err(|e| {
+            ConfigError::new(
+                e.key,
+                format!(
+                    "{} (it must hold one packet of packet_size phits)",
+                    e.message
+                ),
+            )
+        })?;
+        if !ROUTINGS.iter().any(|(n, _)| *n == self.routing.algorithm) {
+            return Err(ConfigError::new(
+                "routing.algorithm",
+                format!(
+                    "unknown `{}`; known: {}",
+                    self.routing.algorithm,
+                    names(ROUTINGS)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sampling period in cycles.
+    pub fn sample_period(&self) -> u64 {
+        self.simulation
+            .sample_period
+            .unwrap_or((self.simulation.cycles / 100).max(1))
+    }
+
+    /// Router parameters.
+    pub fn router_params(&self) -> RouterParams {
+        let r = &self.router;
+        RouterParams {
+            vcs: r.vcs,
+            input_buffer: r.input_buffer,
+            output_buffer: r.output_buffer,
+            packet_size: r.packet_size,
+            speedup: r.speedup,
+            router_delay: r.router_delay,
+        }
+    }
+
+    /// Builds the network described by `[topology]`.
+    pub fn build_network(&self) -> Result<Network, ConfigError> {
+        build_topology(&self.topology, self.simulation.seed)
+    }
+}
+
+fn names(list: &[(&str, &str)]) -> String {
+    list.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+}
+
+fn parse_traffic(doc: &Table) -> Result<TrafficSection, ConfigError> {
+    let mut t = match doc.get("traffic") {
+        Some(Value::Table(t)) => t.clone(),
+        Some(_) => return Err(ConfigError::new("traffic", "must be a table")),
+        None => return Err(ConfigError::new("traffic", "missing section")),
+    };
+    let number = |v: &Value, key: &str| -> Result<f64, ConfigError> {
+        let x = match v {
+            Value::Float(f) => *f,
+            Value::Integer(i) => *i as f64,
+            other => {
+                return Err(ConfigError::new(
+                    key,
+                    format!("must be a number, got {}", other.type_str()),
+                ))
+            }
+        };
+        if !(0.0..=1.0).contains(&x) {
+            return Err(ConfigError::new(
+                key,
+                format!("must be in [0, 1] phits/cycle/endpoint, got {x}"),
+            ));
+        }
+        Ok(x)
+    };
+    let load = match t.remove("load") {
+        Some(v) => number(&v, "traffic.load")?,
+        None => {
+            return Err(ConfigError::new(
+                "traffic.load",
+                "missing; give the offered load in phits/cycle/endpoint",
+            ))
+        }
+    };
+    let loads = match t.remove("loads") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, v)| number(v, &format!("traffic.loads[{i}]")))
+            .collect::<Result<_, _>>()?,
+        Some(other) => {
+            return Err(ConfigError::new(
+                "traffic.loads",
+                format!("must be an array, got {}", other.type_str()),
+            ))
+        }
+    };
+    match t.get("pattern") {
+        Some(Value::String(p)) if !PATTERNS.iter().any(|(n, _)| n == p) => {
+            return Err(ConfigError::new(
+                "traffic.pattern",
+                format!("unknown `{p}`; known: {}", names(PATTERNS)),
+            ))
+        }
+        None => {
+            return Err(ConfigError::new(
+                "traffic.pattern",
+                format!("missing; known: {}", names(PATTERNS)),
+            ))
+        }
+        _ => {}
+    }
+    let pattern: PatternSpec = Value::Table(t)
+        .try_into()
+        .map_err(|e: toml::de::Error| ConfigError::new("traffic", e.message().trim()))?;
+    Ok(TrafficSection {
+        pattern,
+        load,
+        loads,
+    })
+}
+
+fn params<T: DeserializeOwned>(table: &Table) -> Result<T, ConfigError> {
+    Value::Table(table.clone())
+        .try_into()
+        .map_err(|e: toml::de::Error| ConfigError::new("topology", e.message().trim()))
+}
+
+/// Builds a network from a `[topology]` table; `seed` is the default for random graphs.
+pub fn build_topology(table: &Table, seed: u64) -> Result<Network, ConfigError> {
+    let mut t = table.clone();
+    let kind = match t.remove("kind") {
+        Some(Value::String(k)) => k,
+        Some(other) => {
+            return Err(ConfigError::new(
+                "topology.kind",
+                format!("must be a string, got {}", other.type_str()),
+            ))
+        }
+        None => {
+            return Err(ConfigError::new(
+                "topology.kind",
+                format!("missing; known: {}", names(TOPOLOGIES)),
+            ))
+        }
+    };
+    Ok(match kind.as_str() {
+        "hyperx" => hyperx::build(&params(&t)?)?,
+        "dragonfly" => dragonfly::build(&params(&t)?)?,
+        "torus" => torus::build(&params(&t)?)?,
+        "mesh" => {
+            if t.contains_key("wrap") {
+                return Err(ConfigError::new(
+                    "topology.wrap",
+                    "not allowed for a mesh (use kind = \"torus\" with wrap)",
+                ));
+            }
+            let sides = t.get("sides").and_then(Value::as_array).map_or(0, Vec::len);
+            t.insert(
+                "wrap".into(),
+                Value::Array(vec![Value::Boolean(false); sides]),
+            );
+            torus::build(&params(&t)?)?
+        }
+        "fat_tree" => fattree::build(&params(&t)?)?,
+        "random_regular" => rrg::build(&params(&t)?, seed)?,
+        other => {
+            return Err(ConfigError::new(
+                "topology.kind",
+                format!("unknown `{other}`; known: {}", names(TOPOLOGIES)),
+            ))
+        }
+    })
+}

@@ -1,0 +1,887 @@
+//! The router (switch) logical process with its endpoints (NICs).
+//!
+//! # Model: virtual cut-through at packet granularity
+//! A packet of `S` phits holds a link for `S` cycles (1 phit/cycle); only its head is
+//! simulated, the tail follows `S - 1` cycles behind. Per hop:
+//!
+//! 1. the head arrives at an input VC buffer (`t_a`) and is routed after the
+//!    router delay `R` (pipeline latency);
+//! 2. the separable allocator (input-first, round-robin at inputs over VCs and at outputs
+//!    over inputs) moves it across the crossbar into the chosen output VC buffer when
+//!    that buffer has room for the whole packet (VCT). Input and output crossbar ports
+//!    stay busy `ceil(S / speedup)` cycles;
+//! 3. the output link sends it when the link is free and the downstream input VC has
+//!    credits for the whole packet; the head arrives downstream after the link latency.
+//!
+//! Zero-load latency is therefore `sum(link latencies) + switches x R + (S - 1)`, counted
+//! from the head leaving the source to the tail reaching the destination.
+//!
+//! Credits for a packet go upstream when its head leaves the input buffer. Both ends
+//! stream at least 1 phit/cycle and a new packet needs room for all `S` phits, so the
+//! buffer never holds more than its capacity. Output buffer room is freed when the tail
+//! has left (`S` cycles after the head).
+
+use crate::packet::Packet;
+use crate::rng::{self, Purpose, Rng};
+use crate::routing::{Candidate, LoadView, Routing, Selection, VcPolicy};
+use crate::stats::{Counters, Histogram};
+use crate::topology::{EndpointId, Network, PortId, PortTarget, SwitchId};
+use crate::traffic::{geometric_gap, Pattern};
+use engine::{Ctx, LogicalProcess};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Router and endpoint parameters, validated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RouterParams {
+    /// Virtual channels per port.
+    pub vcs: u8,
+    /// Input buffer per VC, in phits.
+    pub input_buffer: u32,
+    /// Output buffer per VC, in phits.
+    pub output_buffer: u32,
+    /// Packet length in phits.
+    pub packet_size: u16,
+    /// Crossbar speedup: phits per cycle a crossbar port moves.
+    pub speedup: u16,
+    /// Cycles from head arrival to the head being routed and eligible for allocation.
+    pub router_delay: u64,
+}
+
+/// Everything the routers share, read-only during the run.
+pub struct Shared {
+    /// The network.
+    pub net: Arc<Network>,
+    /// Routing algorithm.
+    pub routing: Arc<dyn Routing>,
+    /// Candidate selection.
+    pub selection: Selection,
+    /// VC policy.
+    pub vc_policy: VcPolicy,
+    /// Destination pattern.
+    pub pattern: Pattern,
+    /// Router parameters.
+    pub params: RouterParams,
+    /// Packet generation probability per endpoint per cycle.
+    pub generation_probability: f64,
+    /// Start of the measurement period.
+    pub warmup: u64,
+    /// End of the run; nothing is generated from here on.
+    pub end: u64,
+    /// Engine link id of every network port (indexed like `Network::ports`), or `u32::MAX`.
+    pub link_of_port: Vec<u32>,
+    /// Switch of every endpoint.
+    pub endpoint_switch: Arc<Vec<SwitchId>>,
+    /// Run seed.
+    pub seed: u64,
+    /// Record every delivered packet (for tests).
+    pub record_deliveries: bool,
+}
+
+/// Messages and self events of a router.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Msg {
+    /// A packet head arrives at input `port` (from a link or from an own endpoint).
+    Head {
+        /// Receiving input port.
+        port: PortId,
+        /// The packet.
+        packet: Packet,
+    },
+    /// Credits arrive at output `port` for downstream VC `vc`.
+    Credit {
+        /// Output port the credits are for.
+        port: PortId,
+        /// Downstream VC.
+        vc: u8,
+        /// Phits freed.
+        phits: u16,
+    },
+    /// The tail of a packet has left output `port`: its buffer room is free again.
+    OutputFree {
+        /// Output port.
+        port: PortId,
+        /// VC whose output buffer is freed.
+        vc: u8,
+        /// Phits freed.
+        phits: u16,
+    },
+    /// Credits return to endpoint `nic` for the router's terminal input VC `vc`.
+    NicCredit {
+        /// Local endpoint index.
+        nic: u16,
+        /// VC.
+        vc: u8,
+        /// Phits.
+        phits: u16,
+    },
+    /// The tail of `packet` reaches endpoint `nic`.
+    Deliver {
+        /// Local endpoint index.
+        nic: u16,
+        /// The packet.
+        packet: Packet,
+    },
+    /// Endpoint `nic` generates a packet.
+    Generate {
+        /// Local endpoint index.
+        nic: u16,
+    },
+    /// Endpoint `nic` tries to inject its next packet.
+    Inject {
+        /// Local endpoint index.
+        nic: u16,
+    },
+    /// Run the switch allocator.
+    Allocate,
+}
+
+// Self-event priorities within a cycle: arrivals, then frees, then deliveries and
+// generation, then injection, then allocation (which sees everything that arrived).
+const P_ARRIVAL: u16 = 0;
+const P_FREE: u16 = 1;
+const P_DELIVER: u16 = 2;
+const P_GENERATE: u16 = 3;
+const P_INJECT: u16 = 4;
+const P_ALLOCATE: u16 = 5;
+
+struct Waiting {
+    packet: Packet,
+    ready: u64,
+    choice: Option<Candidate>,
+}
+
+#[derive(Default)]
+struct OutputVc {
+    queue: VecDeque<Packet>,
+    /// Output buffer phits reserved by packets in or entering the queue.
+    used: u32,
+    /// Free phits in the downstream input VC buffer.
+    credits: u32,
+}
+
+struct OutputPort {
+    link_busy_until: u64,
+    xbar_busy_until: u64,
+    vc_rr: u8,
+    grant_rr: u16,
+    /// Local endpoint index for terminal ports.
+    nic: Option<u16>,
+    /// Engine link and latency for network ports; the latency for terminal ports.
+    link: u32,
+    latency: u64,
+    /// Port at the far end of the link.
+    peer_port: PortId,
+    connected: bool,
+}
+
+/// A delivered packet, as recorded for tests and traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    /// Packet id.
+    pub id: u64,
+    /// Source endpoint.
+    pub src: EndpointId,
+    /// Destination endpoint.
+    pub dst: EndpointId,
+    /// Generation cycle.
+    pub created: u64,
+    /// Injection cycle (head left the source).
+    pub injected: u64,
+    /// Delivery cycle (tail received).
+    pub delivered: u64,
+    /// Switch-to-switch hops.
+    pub hops: u16,
+}
+
+/// An endpoint (NIC) attached to the router.
+pub struct Nic {
+    /// Global endpoint id.
+    pub endpoint: EndpointId,
+    /// Terminal port on the router.
+    port: PortId,
+    source_queue: VecDeque<Packet>,
+    credits: Vec<u32>,
+    link_busy_until: u64,
+    /// An `Inject` event is pending for this NIC.
+    inject_scheduled: bool,
+    next_seq: u32,
+    rng: Rng,
+    /// Phits generated during the measurement period.
+    pub generated_phits: u64,
+    /// Phits delivered to this endpoint during the measurement period.
+    pub accepted_phits: u64,
+    /// Every delivered packet (only with `record_deliveries`).
+    pub deliveries: Vec<Delivery>,
+}
+
+/// Per-router statistics.
+#[derive(Default)]
+pub struct RouterStats {
+    /// Counters since the last sample.
+    pub period: Counters,
+    /// Counters over the measurement period.
+    pub measured: Counters,
+    /// Latency (creation to delivery) of measured packets.
+    pub latency: Histogram,
+    /// Network latency (injection to delivery) of measured packets.
+    pub network_latency: Histogram,
+    /// Switch-to-switch hops of measured packets.
+    pub hops: Histogram,
+    /// Phits sent per output port during the measurement period.
+    pub port_phits: Vec<u64>,
+    /// Phits sent per VC over network links during the measurement period.
+    pub vc_phits: Vec<u64>,
+    /// Packets that left an endpoint or an output port (all time).
+    pub departures: u64,
+    /// Packets that reached an input port or were delivered (all time).
+    pub arrivals: u64,
+    /// Packets generated (all time).
+    pub generated_total: u64,
+    /// Packets delivered (all time).
+    pub delivered_total: u64,
+}
+
+/// A switch and its endpoints.
+pub struct Router {
+    shared: Arc<Shared>,
+    state: RouterState,
+}
+
+struct RouterState {
+    id: SwitchId,
+    rng: Rng,
+    vcs: usize,
+    inputs: Vec<VecDeque<Waiting>>,
+    in_xbar_busy_until: Vec<u64>,
+    in_vc_rr: Vec<u8>,
+    outputs: Vec<OutputPort>,
+    out_vcs: Vec<OutputVc>,
+    nics: Vec<Nic>,
+    waiting: u32,
+    scheduled_allocations: Vec<u64>,
+    candidates: Vec<Candidate>,
+    requests: Vec<(PortId, PortId, u8)>,
+    stats: RouterStats,
+}
+
+type RouterCtx<'a> = Ctx<'a, Msg>;
+
+impl Router {
+    /// Builds switch `id`'s router and its endpoints.
+    pub fn new(shared: Arc<Shared>, id: SwitchId) -> Self {
+        let net = &shared.net;
+        let p = &shared.params;
+        let vcs = p.vcs as usize;
+        let ports = net.ports(id);
+        let base = net.port_offsets[id as usize] as usize;
+        let mut nics = Vec::new();
+        let mut outputs = Vec::with_capacity(ports.len());
+        for (i, port) in ports.iter().enumerate() {
+            let latency = net.link_classes[port.class as usize].latency;
+            let (nic, link, peer_port, connected) = match port.target {
+                PortTarget::Endpoint(e) => {
+                    nics.push(Nic {
+                        endpoint: e,
+                        port: i as PortId,
+                        source_queue: VecDeque::new(),
+                        credits: vec![p.input_buffer; vcs],
+                        link_busy_until: 0,
+                        inject_scheduled: false,
+                        next_seq: 0,
+                        rng: rng::stream(shared.seed, Purpose::Traffic, e as u64),
+                        generated_phits: 0,
+                        accepted_phits: 0,
+                        deliveries: Vec::new(),
+                    });
+                    (Some(nics.len() as u16 - 1), u32::MAX, 0, true)
+                }
+                PortTarget::Switch { port, .. } => {
+                    (None, shared.link_of_port[base + i], port, true)
+                }
+                PortTarget::Unconnected => (None, u32::MAX, 0, false),
+            };
+            outputs.push(OutputPort {
+                link_busy_until: 0,
+                xbar_busy_until: 0,
+                vc_rr: 0,
+                grant_rr: 0,
+                nic,
+                link,
+                latency,
+                peer_port,
+                connected,
+            });
+        }
+        let n = ports.len();
+        let out_vcs = (0..n * vcs)
+            .map(|_| OutputVc {
+                queue: VecDeque::new(),
+                used: 0,
+                credits: p.input_buffer,
+            })
+            .collect();
+        let state = RouterState {
+            id,
+            rng: rng::stream(shared.seed, Purpose::Routing, id as u64),
+            vcs,
+            inputs: (0..n * vcs).map(|_| VecDeque::new()).collect(),
+            in_xbar_busy_until: vec![0; n],
+            in_vc_rr: vec![0; n],
+            outputs,
+            out_vcs,
+            nics,
+            waiting: 0,
+            scheduled_allocations: Vec::new(),
+            candidates: Vec::new(),
+            requests: Vec::new(),
+            stats: RouterStats {
+                port_phits: vec![0; n],
+                vc_phits: vec![0; vcs],
+                ..Default::default()
+            },
+        };
+        Router { shared, state }
+    }
+
+    /// Switch id.
+    pub fn id(&self) -> SwitchId {
+        self.state.id
+    }
+
+    /// Statistics gathered so far.
+    pub fn stats(&self) -> &RouterStats {
+        &self.state.stats
+    }
+
+    /// Takes the counters of the current sampling period, resetting them.
+    pub fn take_period(&mut self) -> Counters {
+        std::mem::take(&mut self.state.stats.period)
+    }
+
+    /// The attached endpoints.
+    pub fn nics(&self) -> &[Nic] {
+        &self.state.nics
+    }
+
+    /// Packets held by this router: in source queues, input buffers and output buffers.
+    pub fn resident_packets(&self) -> u64 {
+        let s = &self.state;
+        let queued: usize = s.nics.iter().map(|n| n.source_queue.len()).sum();
+        let inputs: usize = s.inputs.iter().map(VecDeque::len).sum();
+        let outputs: usize = s.out_vcs.iter().map(|o| o.queue.len()).sum();
+        (queued + inputs + outputs) as u64
+    }
+
+    /// Packets waiting in source queues.
+    pub fn source_queued_packets(&self) -> u64 {
+        self.state
+            .nics
+            .iter()
+            .map(|n| n.source_queue.len() as u64)
+            .sum()
+    }
+
+    /// A human-readable dump of the router's buffers, for debugging.
+    pub fn debug_state(&self) -> String {
+        let s = &self.state;
+        let mut out = format!(
+            "router {} waiting {} allocs {:?}\n",
+            s.id, s.waiting, s.scheduled_allocations
+        );
+        for (p, o) in s.outputs.iter().enumerate() {
+            out += &format!(
+                "  port {p}: link_busy {} xbar_out {} xbar_in {}",
+                o.link_busy_until, o.xbar_busy_until, s.in_xbar_busy_until[p]
+            );
+            for v in 0..s.vcs {
+                let ovc = &s.out_vcs[p * s.vcs + v];
+                let inq = &s.inputs[p * s.vcs + v];
+                out += &format!(
+                    " | vc{v}: out q{} used {} cred {} in q{} head {:?}",
+                    ovc.queue.len(),
+                    ovc.used,
+                    ovc.credits,
+                    inq.len(),
+                    inq.front()
+                        .map(|w| (w.ready, w.choice.map(|c| (c.port, c.vc))))
+                );
+            }
+            out += "\n";
+        }
+        out
+    }
+
+    /// Input VCs holding packets, as `(port, vc, packets, wanted (port, vc))`.
+    pub fn occupied_inputs(&self) -> Vec<(PortId, u8, usize, Option<(PortId, u8)>)> {
+        let s = &self.state;
+        s.inputs
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| !q.is_empty())
+            .map(|(i, q)| {
+                let want = q.front().and_then(|w| w.choice).map(|c| (c.port, c.vc));
+                ((i / s.vcs) as PortId, (i % s.vcs) as u8, q.len(), want)
+            })
+            .collect()
+    }
+}
+
+impl LogicalProcess for Router {
+    type Msg = Msg;
+
+    fn start(&mut self, ctx: &mut RouterCtx<'_>) {
+        let Router { shared, state } = self;
+        let p = shared.generation_probability;
+        for (i, nic) in state.nics.iter_mut().enumerate() {
+            if let Some(gap) = geometric_gap(&mut nic.rng, p) {
+                if gap < shared.end {
+                    ctx.schedule(gap, P_GENERATE, Msg::Generate { nic: i as u16 });
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn handle(&mut self, msg: Msg, ctx: &mut RouterCtx<'_>) {
+        let Router { shared, state } = self;
+        let sh: &Shared = shared;
+        match msg {
+            Msg::Head { port, packet } => state.on_head(sh, port, packet, ctx),
+            Msg::Credit { port, vc, phits } => {
+                state.out_vcs[port as usize * state.vcs + vc as usize].credits += phits as u32;
+                state.try_transmit(sh, port, ctx);
+            }
+            Msg::OutputFree { port, vc, phits } => {
+                state.out_vcs[port as usize * state.vcs + vc as usize].used -= phits as u32;
+                state.try_transmit(sh, port, ctx);
+                if state.waiting > 0 {
+                    state.request_allocation(ctx.now(), ctx);
+                }
+            }
+            Msg::NicCredit { nic, vc, phits } => {
+                state.nics[nic as usize].credits[vc as usize] += phits as u32;
+                state.try_inject(sh, nic, ctx);
+            }
+            Msg::Deliver { nic, packet } => state.on_deliver(sh, nic, packet, ctx.now()),
+            Msg::Generate { nic } => state.on_generate(sh, nic, ctx),
+            Msg::Inject { nic } => {
+                state.nics[nic as usize].inject_scheduled = false;
+                state.try_inject(sh, nic, ctx)
+            }
+            Msg::Allocate => state.allocate(sh, ctx),
+        }
+    }
+}
+
+struct Load<'a> {
+    out_vcs: &'a [OutputVc],
+    vcs: usize,
+    capacity: u32,
+}
+
+impl LoadView for Load<'_> {
+    fn vc_occupancy(&self, port: PortId, vc: u8) -> u32 {
+        let o = &self.out_vcs[port as usize * self.vcs + vc as usize];
+        o.used + self.capacity.saturating_sub(o.credits)
+    }
+    fn port_occupancy(&self, port: PortId) -> u32 {
+        (0..self.vcs as u8)
+            .map(|v| self.vc_occupancy(port, v))
+            .sum()
+    }
+}
+
+impl RouterState {
+    fn in_measurement(sh: &Shared, t: u64) -> bool {
+        t >= sh.warmup && t < sh.end
+    }
+
+    fn request_allocation(&mut self, at: u64, ctx: &mut RouterCtx<'_>) {
+        if !self.scheduled_allocations.contains(&at) {
+            self.scheduled_allocations.push(at);
+            ctx.schedule(at - ctx.now(), P_ALLOCATE, Msg::Allocate);
+        }
+    }
+
+    fn on_generate(&mut self, sh: &Shared, nic_index: u16, ctx: &mut RouterCtx<'_>) {
+        let t = ctx.now();
+        let size = sh.params.packet_size;
+        let nic = &mut self.nics[nic_index as usize];
+        let dst = sh.pattern.destination(nic.endpoint, &mut nic.rng);
+        let packet = Packet {
+            id: (nic.endpoint as u64) << 32 | nic.next_seq as u64,
+            src: nic.endpoint,
+            dst,
+            size,
+            hops: 0,
+            vc: 0,
+            route: Default::default(),
+            created: t,
+            injected: 0,
+        };
+        nic.next_seq = nic.next_seq.wrapping_add(1);
+        let was_idle = nic.source_queue.is_empty();
+        nic.source_queue.push_back(packet);
+        self.stats.generated_total += 1;
+        self.stats.period.generated_packets += 1;
+        self.stats.period.generated_phits += size as u64;
+        if Self::in_measurement(sh, t) {
+            nic.generated_phits += size as u64;
+            self.stats.measured.generated_packets += 1;
+            self.stats.measured.generated_phits += size as u64;
+        }
+        if let Some(gap) = geometric_gap(&mut nic.rng, sh.generation_probability) {
+            if t + 1 + gap < sh.end {
+                ctx.schedule(1 + gap, P_GENERATE, Msg::Generate { nic: nic_index });
+            }
+        }
+        if was_idle {
+            self.try_inject(sh, nic_index, ctx);
+        }
+    }
+
+    fn try_inject(&mut self, sh: &Shared, nic_index: u16, ctx: &mut RouterCtx<'_>) {
+        let t = ctx.now();
+        let nic = &mut self.nics[nic_index as usize];
+        let Some(front) = nic.source_queue.front() else {
+            return;
+        };
+        if nic.link_busy_until > t {
+            // Come back when the link is free (once).
+            if !nic.inject_scheduled {
+                nic.inject_scheduled = true;
+                ctx.schedule(
+                    nic.link_busy_until - t,
+                    P_INJECT,
+                    Msg::Inject { nic: nic_index },
+                );
+            }
+            return;
+        }
+        let size = front.size;
+        let vc = 0usize;
+        if nic.credits[vc] < size as u32 {
+            return;
+        }
+        let mut packet = nic.source_queue.pop_front().expect("non-empty");
+        nic.credits[vc] -= size as u32;
+        nic.link_busy_until = t + size as u64;
+        packet.injected = t;
+        packet.vc = vc as u8;
+        let src_switch = self.id;
+        let dst_switch = sh.endpoint_switch[packet.dst as usize];
+        sh.routing
+            .init(src_switch, dst_switch, &mut packet.route, &mut self.rng);
+        let port = nic.port;
+        let latency = self.outputs[port as usize].latency;
+        self.stats.departures += 1;
+        self.stats.period.injected_packets += 1;
+        self.stats.period.injected_phits += size as u64;
+        if Self::in_measurement(sh, t) {
+            self.stats.measured.injected_packets += 1;
+            self.stats.measured.injected_phits += size as u64;
+        }
+        ctx.schedule(latency, P_ARRIVAL, Msg::Head { port, packet });
+        if !nic.source_queue.is_empty() && !nic.inject_scheduled {
+            nic.inject_scheduled = true;
+            ctx.schedule(size as u64, P_INJECT, Msg::Inject { nic: nic_index });
+        }
+    }
+
+    fn on_head(&mut self, sh: &Shared, port: PortId, packet: Packet, ctx: &mut RouterCtx<'_>) {
+        let ready = ctx.now() + sh.params.router_delay;
+        self.stats.arrivals += 1;
+        self.inputs[port as usize * self.vcs + packet.vc as usize].push_back(Waiting {
+            packet,
+            ready,
+            choice: None,
+        });
+        self.waiting += 1;
+        self.request_allocation(ready, ctx);
+    }
+
+    fn on_deliver(&mut self, sh: &Shared, nic_index: u16, packet: Packet, t: u64) {
+        let nic = &mut self.nics[nic_index as usize];
+        let size = packet.size as u64;
+        let latency = t - packet.created;
+        let network_latency = t - packet.injected;
+        let s = &mut self.stats;
+        s.arrivals += 1;
+        s.delivered_total += 1;
+        let period = &mut s.period;
+        period.delivered_packets += 1;
+        period.delivered_phits += size;
+        period.latency_sum += latency;
+        period.network_latency_sum += network_latency;
+        period.hops_sum += packet.hops as u64;
+        if Self::in_measurement(sh, t) {
+            nic.accepted_phits += size;
+            s.measured.delivered_phits += size;
+            s.measured.delivered_packets += 1;
+        }
+        if Self::in_measurement(sh, packet.created) {
+            s.measured.latency_sum += latency;
+            s.measured.network_latency_sum += network_latency;
+            s.measured.hops_sum += packet.hops as u64;
+            s.latency.record(latency);
+            s.network_latency.record(network_latency);
+            s.hops.record(packet.hops as u64);
+        }
+        if sh.record_deliveries {
+            nic.deliveries.push(Delivery {
+                id: packet.id,
+                src: packet.src,
+                dst: packet.dst,
+                created: packet.created,
+                injected: packet.injected,
+                delivered: t,
+                hops: packet.hops,
+            });
+        }
+    }
+
+    /// Routes the head of an input VC: candidates, VC policy, selection.
+    fn route(&mut self, sh: &Shared, input: usize) -> Candidate {
+        let dst_endpoint = self.inputs[input].front().expect("head").packet.dst;
+        let (dst_switch, dst_port) = sh.net.endpoint_location[dst_endpoint as usize];
+        if dst_switch == self.id {
+            return Candidate {
+                port: dst_port,
+                vc: 0,
+                penalty: 0,
+            };
+        }
+        let load = Load {
+            out_vcs: &self.out_vcs,
+            vcs: self.vcs,
+            capacity: sh.params.input_buffer,
+        };
+        let head = &mut self.inputs[input].front_mut().expect("head").packet;
+        self.candidates.clear();
+        sh.routing.candidates(
+            self.id,
+            dst_switch,
+            head,
+            &load,
+            &mut self.rng,
+            &mut self.candidates,
+        );
+        assert!(
+            !self.candidates.is_empty(),
+            "routing {} offered no candidate at switch {} for packet {} to switch {dst_switch}",
+            sh.routing.name(),
+            self.id,
+            head.id
+        );
+        match sh.vc_policy {
+            VcPolicy::Routing => {}
+            VcPolicy::Ladder => {
+                for c in &mut self.candidates {
+                    c.vc = head.hops as u8;
+                }
+            }
+            VcPolicy::Any => {
+                let n = self.candidates.len();
+                for i in 0..n {
+                    for vc in 1..self.vcs as u8 {
+                        let c = Candidate {
+                            vc,
+                            ..self.candidates[i]
+                        };
+                        self.candidates.push(c);
+                    }
+                    self.candidates[i].vc = 0;
+                }
+            }
+        }
+        sh.selection.pick(&self.candidates, &load, &mut self.rng)
+    }
+
+    /// Separable allocator: each free input proposes one ready VC (round-robin), each
+    /// free output grants one proposing input (round-robin).
+    fn allocate(&mut self, sh: &Shared, ctx: &mut RouterCtx<'_>) {
+        let t = ctx.now();
+        self.scheduled_allocations.retain(|&x| x != t);
+        if self.waiting == 0 {
+            return;
+        }
+        let size = sh.params.packet_size as u32;
+        let out_cap = sh.params.output_buffer;
+        let mut retry_at = u64::MAX;
+        let ports = self.outputs.len();
+        self.requests.clear();
+        for i in 0..ports {
+            if self.in_xbar_busy_until[i] > t {
+                if (0..self.vcs).any(|v| !self.inputs[i * self.vcs + v].is_empty()) {
+                    retry_at = retry_at.min(self.in_xbar_busy_until[i]);
+                }
+                continue;
+            }
+            for k in 0..self.vcs {
+                let v = (self.in_vc_rr[i] as usize + k) % self.vcs;
+                let input = i * self.vcs + v;
+                match self.inputs[input].front() {
+                    Some(w) if w.ready <= t => {}
+                    _ => continue,
+                }
+                let choice = match self.inputs[input].front().and_then(|w| w.choice) {
+                    Some(c) => c,
+                    None => {
+                        let c = self.route(sh, input);
+                        self.inputs[input].front_mut().expect("head").choice = Some(c);
+                        c
+                    }
+                };
+                let out = &self.outputs[choice.port as usize];
+                if out.xbar_busy_until > t {
+                    retry_at = retry_at.min(out.xbar_busy_until);
+                    continue;
+                }
+                if self.out_vcs[choice.port as usize * self.vcs + choice.vc as usize].used + size
+                    > out_cap
+                {
+                    continue; // OutputFree will call the allocator again.
+                }
+                self.requests.push((choice.port, i as PortId, v as u8));
+                break;
+            }
+        }
+        // Output arbitration: per output, the first requesting input at or after its pointer.
+        self.requests.sort_unstable_by_key(|&(o, i, _)| {
+            let ptr = self.outputs[o as usize].grant_rr as usize;
+            (o, (i as usize + ports - ptr) % ports)
+        });
+        let transfer = size.div_ceil(sh.params.speedup as u32) as u64;
+        let mut last_output = None;
+        for r in 0..self.requests.len() {
+            let (o, i, v) = self.requests[r];
+            if last_output == Some(o) {
+                retry_at = retry_at.min(t + transfer);
+                continue;
+            }
+            last_output = Some(o);
+            self.grant(sh, o, i, v, transfer, ctx);
+            // The packets behind this one (and at this input) wait for the crossbar.
+            retry_at = retry_at.min(t + transfer);
+        }
+        if retry_at != u64::MAX && self.waiting > 0 {
+            self.request_allocation(retry_at, ctx);
+        }
+    }
+
+    fn grant(
+        &mut self,
+        sh: &Shared,
+        o: PortId,
+        i: PortId,
+        v: u8,
+        transfer: u64,
+        ctx: &mut RouterCtx<'_>,
+    ) {
+        let t = ctx.now();
+        let input = i as usize * self.vcs + v as usize;
+        let Waiting {
+            mut packet, choice, ..
+        } = self.inputs[input].pop_front().expect("requested head");
+        let choice = choice.expect("routed");
+        self.waiting -= 1;
+        self.in_vc_rr[i as usize] = (v + 1) % self.vcs as u8;
+        self.in_xbar_busy_until[i as usize] = t + transfer;
+        let ports = self.outputs.len() as PortId;
+        let out = &mut self.outputs[o as usize];
+        out.xbar_busy_until = t + transfer;
+        out.grant_rr = (i + 1) % ports;
+        let size = packet.size;
+        // Credits for the freed input buffer go back upstream.
+        let in_port = &self.outputs[i as usize];
+        if let Some(nic) = in_port.nic {
+            ctx.schedule(
+                in_port.latency,
+                P_ARRIVAL,
+                Msg::NicCredit {
+                    nic,
+                    vc: packet.vc,
+                    phits: size,
+                },
+            );
+        } else {
+            ctx.send(
+                in_port.link,
+                Msg::Credit {
+                    port: in_port.peer_port,
+                    vc: packet.vc,
+                    phits: size,
+                },
+            );
+        }
+        if self.outputs[o as usize].nic.is_none() {
+            sh.routing.on_forward(self.id, choice, &mut packet);
+            packet.hops += 1;
+        }
+        packet.vc = choice.vc;
+        let ovc = &mut self.out_vcs[o as usize * self.vcs + choice.vc as usize];
+        ovc.used += size as u32;
+        ovc.queue.push_back(packet);
+        self.try_transmit(sh, o, ctx);
+    }
+
+    fn try_transmit(&mut self, sh: &Shared, o: PortId, ctx: &mut RouterCtx<'_>) {
+        let t = ctx.now();
+        let out = &self.outputs[o as usize];
+        if out.link_busy_until > t || !out.connected {
+            return;
+        }
+        let to_nic = out.nic;
+        let start = out.vc_rr as usize;
+        let mut chosen = None;
+        for k in 0..self.vcs {
+            let v = (start + k) % self.vcs;
+            let ovc = &self.out_vcs[o as usize * self.vcs + v];
+            if let Some(p) = ovc.queue.front() {
+                if to_nic.is_some() || ovc.credits >= p.size as u32 {
+                    chosen = Some(v);
+                    break;
+                }
+            }
+        }
+        let Some(v) = chosen else { return };
+        let ovc = &mut self.out_vcs[o as usize * self.vcs + v];
+        let packet = ovc.queue.pop_front().expect("chosen VC has a packet");
+        let size = packet.size;
+        if to_nic.is_none() {
+            ovc.credits -= size as u32;
+        }
+        let out = &mut self.outputs[o as usize];
+        out.vc_rr = ((v + 1) % self.vcs) as u8;
+        out.link_busy_until = t + size as u64;
+        self.stats.departures += 1;
+        self.stats.period.link_transmissions += 1;
+        if Self::in_measurement(sh, t) {
+            self.stats.port_phits[o as usize] += size as u64;
+            if to_nic.is_none() {
+                self.stats.vc_phits[v] += size as u64;
+            }
+        }
+        ctx.schedule(
+            size as u64,
+            P_FREE,
+            Msg::OutputFree {
+                port: o,
+                vc: v as u8,
+                phits: size,
+            },
+        );
+        match to_nic {
+            Some(nic) => {
+                let arrival = out.latency + size as u64 - 1;
+                ctx.schedule(arrival, P_DELIVER, Msg::Deliver { nic, packet });
+            }
+            None => {
+                let port = out.peer_port;
+                ctx.send(out.link, Msg::Head { port, packet });
+            }
+        }
+    }
+}

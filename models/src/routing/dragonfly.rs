@@ -1,0 +1,180 @@
+//! Dragonfly routings: MIN, Valiant and UGAL-L (Kim, Dally, Scott, Abts, ISCA'08), with
+//! the Kim/Dally VC assignment: a packet's VC is the number of global hops it has taken,
+//! so MIN needs 2 VCs and Valiant/UGAL 3.
+//!
+//! MIN: local hop to the router holding the global link to the destination group, the
+//! global hop, a local hop to the destination router. Valiant: MIN to a random
+//! intermediate group, then MIN to the destination. UGAL-L decides at the source router
+//! between MIN and Valiant by comparing `occupancy x hops` of the first output of each.
+
+use super::{Candidate, LoadView, Routing};
+use crate::packet::{Packet, RouteState};
+use crate::rng::{below, Rng};
+use crate::topology::dragonfly::DragonflyShape;
+use crate::topology::{PortId, SwitchId};
+
+/// Which Dragonfly routing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DragonflyMode {
+    /// Minimal.
+    Min,
+    /// Valiant through a random intermediate group.
+    Valiant,
+    /// UGAL with local information at the source router.
+    UgalLocal {
+        /// Extra occupancy (phits) the non-minimal path must beat.
+        threshold: u32,
+    },
+}
+
+/// Dragonfly routing.
+pub struct DragonflyRouting {
+    shape: DragonflyShape,
+    mode: DragonflyMode,
+}
+
+const NO_INTERMEDIATE: u32 = u32::MAX;
+/// Phase 0: heading for the intermediate group; phase 1: heading for the destination.
+const TO_DESTINATION: u8 = 1;
+
+impl DragonflyRouting {
+    /// Routing for `shape`.
+    pub fn new(shape: DragonflyShape, mode: DragonflyMode) -> Self {
+        Self { shape, mode }
+    }
+
+    /// The minimal next port from `at` towards group `target_group`, router `target` (used
+    /// when already in the target group).
+    fn min_port(&self, at: SwitchId, target: SwitchId) -> PortId {
+        let s = &self.shape;
+        let (g, gt) = (s.group(at), s.group(target));
+        if g == gt {
+            return s.local_port(s.router_in_group(at), s.router_in_group(target));
+        }
+        let (gateway, port) = s.gateway(g, gt);
+        if gateway == at {
+            port
+        } else {
+            s.local_port(s.router_in_group(at), s.router_in_group(gateway))
+        }
+    }
+
+    /// Minimal switch hops from `at` to group `gt` (first router reached there).
+    fn hops_to_group(&self, at: SwitchId, gt: u32) -> u32 {
+        let s = &self.shape;
+        if s.group(at) == gt {
+            return 0;
+        }
+        let (gateway, _) = s.gateway(s.group(at), gt);
+        1 + u32::from(gateway != at)
+    }
+
+    fn random_intermediate(&self, src_group: u32, dst_group: u32, rng: &mut Rng) -> u32 {
+        let g = self.shape.groups;
+        if g <= 2 {
+            return NO_INTERMEDIATE;
+        }
+        // Uniform over the groups other than source and destination.
+        let mut excluded = vec![src_group.min(dst_group), src_group.max(dst_group)];
+        excluded.dedup();
+        let mut i = below(rng, (g - excluded.len() as u32) as u64) as u32;
+        for e in excluded {
+            if i >= e {
+                i += 1;
+            }
+        }
+        i
+    }
+}
+
+impl Routing for DragonflyRouting {
+    fn name(&self) -> &'static str {
+        match self.mode {
+            DragonflyMode::Min => "dragonfly_min",
+            DragonflyMode::Valiant => "dragonfly_valiant",
+            DragonflyMode::UgalLocal { .. } => "dragonfly_ugal",
+        }
+    }
+
+    fn vcs_required(&self) -> u8 {
+        match self.mode {
+            DragonflyMode::Min => 2,
+            _ => 3,
+        }
+    }
+
+    fn max_hops(&self) -> u32 {
+        match self.mode {
+            DragonflyMode::Min => 3,
+            _ => 5,
+        }
+    }
+
+    fn init(&self, src: SwitchId, dst: SwitchId, state: &mut RouteState, rng: &mut Rng) {
+        let (gs, gd) = (self.shape.group(src), self.shape.group(dst));
+        state.intermediate = NO_INTERMEDIATE;
+        state.phase = TO_DESTINATION;
+        if self.mode != DragonflyMode::Min && gs != gd {
+            let i = self.random_intermediate(gs, gd, rng);
+            if i != NO_INTERMEDIATE {
+                state.intermediate = i;
+                state.phase = 0;
+            }
+        }
+    }
+
+    fn candidates(
+        &self,
+        at: SwitchId,
+        dst: SwitchId,
+        p: &mut Packet,
+        load: &dyn LoadView,
+        _rng: &mut Rng,
+        out: &mut Vec<Candidate>,
+    ) {
+        let s = &self.shape;
+        let vc = p.route.global_hops;
+        if let DragonflyMode::UgalLocal { threshold } = self.mode {
+            // Decide once, at the source router.
+            if p.hops == 0 && p.route.phase == 0 {
+                let min_port = self.min_port(at, dst);
+                let val_target = p.route.intermediate * s.a; // any router of the group
+                let val_port = self.min_port(at, val_target);
+                let min_hops = self.hops_to_group(at, s.group(dst)) + 1;
+                let val_hops = self.hops_to_group(at, p.route.intermediate) + 1 + 2;
+                let q_min = load.port_occupancy(min_port) as u64 * min_hops as u64;
+                let q_val =
+                    load.port_occupancy(val_port) as u64 * val_hops as u64 + threshold as u64;
+                if q_min <= q_val {
+                    p.route.phase = TO_DESTINATION;
+                    p.route.intermediate = NO_INTERMEDIATE;
+                }
+            }
+        }
+        if p.route.phase != TO_DESTINATION && s.group(at) == p.route.intermediate {
+            p.route.phase = TO_DESTINATION;
+        }
+        let port = if p.route.phase == TO_DESTINATION {
+            self.min_port(at, dst)
+        } else {
+            let gi = p.route.intermediate;
+            let (gateway, port) = s.gateway(s.group(at), gi);
+            if gateway == at {
+                port
+            } else {
+                s.local_port(s.router_in_group(at), s.router_in_group(gateway))
+            }
+        };
+        out.push(Candidate {
+            port,
+            vc,
+            penalty: 0,
+        });
+    }
+
+    fn on_forward(&self, _at: SwitchId, chosen: Candidate, p: &mut Packet) {
+        if self.shape.is_global_port(chosen.port) {
+            p.route.global_hops += 1;
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! Minimal routing for any topology, from all-pairs switch distances.
+//!
+//! The candidates at switch `s` for destination switch `d` are the neighbours `n` with
+//! `dist(n, d) = dist(s, d) - 1`. The distance table (one byte per switch pair) is
+//! computed by a parallel BFS from every switch. In single-path mode one candidate is kept,
+//! chosen by a hash of `(s, d)` so that destinations spread over the minimal ports.
+
+use super::{Candidate, LoadView, Routing};
+use crate::packet::Packet;
+use crate::rng::Rng;
+use crate::topology::metrics::DistanceTable;
+use crate::topology::{Network, PortId, SwitchId, TopologyError};
+
+/// Minimal routing over a distance table.
+pub struct Minimal {
+    dist: DistanceTable,
+    /// Network neighbours of every switch, as `(port, neighbour)`, CSR by switch.
+    adj_offsets: Vec<u32>,
+    adj: Vec<(PortId, SwitchId)>,
+    single_path: bool,
+    diameter: u32,
+}
+
+impl Minimal {
+    /// Builds the table for `net`. `single_path` keeps one route per switch pair.
+    pub fn new(net: &Network, single_path: bool) -> Result<Self, TopologyError> {
+        let dist = DistanceTable::compute(net)?;
+        let n = net.num_switches();
+        let mut diameter = 0;
+        for a in 0..n as SwitchId {
+            for b in 0..n as SwitchId {
+                let d = dist.get(a, b);
+                if d == u8::MAX {
+                    return Err(TopologyError::new(
+                        "kind",
+                        format!("network is disconnected: no path from switch {a} to {b}"),
+                    ));
+                }
+                diameter = diameter.max(d as u32);
+            }
+        }
+        let mut adj_offsets = vec![0u32];
+        let mut adj = Vec::new();
+        for s in 0..n as SwitchId {
+            adj.extend(net.neighbours(s));
+            adj_offsets.push(adj.len() as u32);
+        }
+        Ok(Self {
+            dist,
+            adj_offsets,
+            adj,
+            single_path,
+            diameter,
+        })
+    }
+
+    /// Switch-to-switch distance.
+    pub fn distance(&self, a: SwitchId, b: SwitchId) -> u32 {
+        self.dist.get(a, b) as u32
+    }
+}
+
+impl Routing for Minimal {
+    fn name(&self) -> &'static str {
+        if self.single_path {
+            "shortest_path"
+        } else {
+            "minimal"
+        }
+    }
+
+    fn vcs_required(&self) -> u8 {
+        1
+    }
+
+    fn max_hops(&self) -> u32 {
+        self.diameter
+    }
+
+    fn candidates(
+        &self,
+        at: SwitchId,
+        dst: SwitchId,
+        _packet: &mut Packet,
+        _load: &dyn LoadView,
+        _rng: &mut Rng,
+        out: &mut Vec<Candidate>,
+    ) {
+        let here = self.dist.get(at, dst);
+        let first = out.len();
+        let neighbours = &self.adj
+            [self.adj_offsets[at as usize] as usize..self.adj_offsets[at as usize + 1] as usize];
+        for &(port, n) in neighbours {
+            if self.dist.get(n, dst) + 1 == here {
+                out.push(Candidate {
+                    port,
+                    vc: 0,
+                    penalty: 0,
+                });
+            }
+        }
+        if self.single_path && out.len() > first + 1 {
+            let count = (out.len() - first) as u64;
+            let pick = (at as u64)
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .wrapping_add(dst as u64)
+                % count;
+            let keep = out[first + pick as usize];
+            out.truncate(first);
+            out.push(keep);
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Routing: which output ports and virtual channels a packet may take at a switch.
+//!
+//! A [`Routing`] lists candidate `(port, vc)` pairs for a packet at a switch; the router
+//! picks one with a [`Selection`] policy, optionally after a [`VcPolicy`] rewrote the VCs.
+//! Ejection at the destination switch is handled by the router, so routings only deal
+//! with switch-to-switch hops.
+
+pub mod dor;
+pub mod dragonfly;
+pub mod minimal;
+
+use crate::packet::{Packet, RouteState};
+use crate::rng::Rng;
+use crate::topology::{PortId, SwitchId};
+use serde::{Deserialize, Serialize};
+
+/// One way forward.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// Output port.
+    pub port: PortId,
+    /// Virtual channel at the next switch's input.
+    pub vc: u8,
+    /// Added to the occupancy when the adaptive selection compares candidates.
+    pub penalty: u16,
+}
+
+/// Occupancy of the router's outputs, for adaptive decisions: phits queued in the output
+/// buffer plus phits buffered downstream (credits in use).
+pub trait LoadView {
+    /// Occupancy of one VC of an output port, in phits.
+    fn vc_occupancy(&self, port: PortId, vc: u8) -> u32;
+    /// Occupancy of an output port over all its VCs, in phits.
+    fn port_occupancy(&self, port: PortId) -> u32;
+}
+
+/// A routing algorithm.
+pub trait Routing: Send + Sync {
+    /// Registry name, e.g. `"dor"`.
+    fn name(&self) -> &'static str;
+
+    /// Fewest VCs the routing needs for its own VC assignment to be deadlock-free.
+    fn vcs_required(&self) -> u8;
+
+    /// Upper bound on switch-to-switch hops of any route (for the ladder VC policy).
+    fn max_hops(&self) -> u32;
+
+    /// Sets up the packet's routing state at its source switch (e.g. picks a Valiant
+    /// intermediate).
+    fn init(&self, _src: SwitchId, _dst: SwitchId, _state: &mut RouteState, _rng: &mut Rng) {}
+
+    /// Appends the candidates for `packet` at switch `at` (not its destination switch) to
+    /// `out`. May update the packet's routing state (e.g. the phase).
+    fn candidates(
+        &self,
+        at: SwitchId,
+        dst: SwitchId,
+        packet: &mut Packet,
+        load: &dyn LoadView,
+        rng: &mut Rng,
+        out: &mut Vec<Candidate>,
+    );
+
+    /// Called once the packet is granted `chosen` at `at`, before it leaves.
+    fn on_forward(&self, _at: SwitchId, _chosen: Candidate, _packet: &mut Packet) {}
+}
+
+/// How the router picks among candidates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Selection {
+    /// The first candidate: deterministic, single path.
+    First,
+    /// Uniformly random candidate (oblivious ECMP).
+    Random,
+    /// Smallest occupancy + penalty; ties broken at random.
+    #[default]
+    Adaptive,
+}
+
+/// Rewrites the VC of every candidate, for deadlock avoidance independent of the routing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VcPolicy {
+    /// The routing's own VC assignment.
+    #[default]
+    Routing,
+    /// VC = switch-to-switch hops taken (needs as many VCs as the longest route).
+    Ladder,
+    /// Any VC, chosen by the selection policy like a port. Not deadlock-free in general:
+    /// the watchdog will tell.
+    Any,
+}
+
+impl Selection {
+    /// Picks one of `cands` (non-empty).
+    pub fn pick(self, cands: &[Candidate], load: &dyn LoadView, rng: &mut Rng) -> Candidate {
+        match self {
+            Selection::First => cands[0],
+            Selection::Random => cands[crate::rng::below(rng, cands.len() as u64) as usize],
+            Selection::Adaptive => {
+                let mut best = u32::MAX;
+                let mut ties = 0u64;
+                let mut chosen = cands[0];
+                for c in cands {
+                    let cost = load.vc_occupancy(c.port, c.vc)
+                        + load.port_occupancy(c.port)
+                        + c.penalty as u32;
+                    if cost < best {
+                        best = cost;
+                        ties = 1;
+                        chosen = *c;
+                    } else if cost == best {
+                        // Reservoir sampling keeps every tied candidate equally likely.
+                        ties += 1;
+                        if crate::rng::below(rng, ties) == 0 {
+                            chosen = *c;
+                        }
+                    }
+                }
+                chosen
+            }
+        }
+    }
+}

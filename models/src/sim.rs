@@ -1,0 +1,537 @@
+//! A simulation: the built network, routing and traffic, run on the engine.
+
+use crate::config::{Config, ConfigError};
+use crate::router::{Router, RouterParams, Shared};
+use crate::routing::dor::{HyperXDor, TorusDor};
+use crate::routing::dragonfly::{DragonflyMode, DragonflyRouting};
+use crate::routing::minimal::Minimal;
+use crate::routing::{Routing, VcPolicy};
+use crate::stats::{jain, Counters, Histogram};
+use crate::topology::{Network, PortId, PortTarget, Shape, SwitchId};
+use crate::traffic::Pattern;
+use engine::{run_partitions, Checkpoint, Control, EngineError, LinkSpec, RunConfig, RunStats};
+use partitioner::{Method, PartGraph, Plan};
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Ran to the configured number of cycles.
+    Completed,
+    /// The watchdog saw packets in flight and no movement.
+    Deadlock,
+    /// Stopped from outside (signal).
+    Interrupted,
+}
+
+impl Status {
+    /// Lower-case name, as stored in the output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Completed => "completed",
+            Status::Deadlock => "deadlock",
+            Status::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One row of the time series: what happened during `(time - period, time]`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Sample {
+    /// End of the period (cycles).
+    pub time: u64,
+    /// Counters of the period.
+    pub counters: Counters,
+    /// Packets generated but not yet delivered at `time`.
+    pub in_flight: u64,
+    /// Delivered phits per cycle per endpoint in the period.
+    pub accepted_load: f64,
+    /// Mean latency of the packets delivered in the period (NaN if none).
+    pub mean_latency: f64,
+}
+
+/// An input VC that held packets when a deadlock was declared.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BlockedChannel {
+    /// Switch.
+    pub switch: SwitchId,
+    /// Input port.
+    pub port: PortId,
+    /// VC.
+    pub vc: u8,
+    /// Packets queued.
+    pub packets: u32,
+    /// Output port and VC its head waits for (`u16::MAX`/`u8::MAX` if not routed yet).
+    pub wants_port: PortId,
+    /// Output VC the head waits for.
+    pub wants_vc: u8,
+}
+
+/// Headline figures of a run over its measurement period.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    /// Offered load: phits generated per cycle per endpoint.
+    pub offered_load: f64,
+    /// Injected load: phits that entered the network per cycle per endpoint.
+    pub injected_load: f64,
+    /// Accepted load: phits delivered per cycle per endpoint.
+    pub accepted_load: f64,
+    /// Packets generated in the measurement period.
+    pub measured_packets: u64,
+    /// Of those, delivered before the end.
+    pub measured_delivered: u64,
+    /// Packet latency (creation to delivery): mean, p50, p99, max.
+    pub latency_mean: f64,
+    /// Median packet latency.
+    pub latency_p50: f64,
+    /// 99th percentile packet latency.
+    pub latency_p99: f64,
+    /// Largest packet latency.
+    pub latency_max: f64,
+    /// Network latency (injection to delivery): mean.
+    pub network_latency_mean: f64,
+    /// Median network latency.
+    pub network_latency_p50: f64,
+    /// 99th percentile network latency.
+    pub network_latency_p99: f64,
+    /// Largest network latency.
+    pub network_latency_max: f64,
+    /// Mean switch-to-switch hops.
+    pub hops_mean: f64,
+    /// Jain index of the load generated per endpoint.
+    pub jain_generated: f64,
+    /// Jain index of the load accepted per endpoint.
+    pub jain_accepted: f64,
+    /// Packets generated over the whole run.
+    pub generated_total: u64,
+    /// Packets delivered over the whole run.
+    pub delivered_total: u64,
+    /// Packets in flight at the end (generated, not delivered).
+    pub in_flight_end: u64,
+    /// Of those, still waiting in source queues.
+    pub source_queued_end: u64,
+}
+
+/// Everything a run produced.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// How it ended.
+    pub status: Status,
+    /// Cycle reached.
+    pub time: u64,
+    /// Offered load asked for.
+    pub load: f64,
+    /// Headline figures.
+    pub summary: Summary,
+    /// Packet latency histogram (measured packets).
+    pub latency: Histogram,
+    /// Network latency histogram.
+    pub network_latency: Histogram,
+    /// Hop-count histogram.
+    pub hops: Histogram,
+    /// Per endpoint: phits generated and accepted during measurement.
+    pub endpoint_generated: Vec<u64>,
+    /// Phits accepted per endpoint during measurement.
+    pub endpoint_accepted: Vec<u64>,
+    /// Per directed network link `(switch, port, phits sent during measurement)`.
+    pub link_phits: Vec<(SwitchId, PortId, u64)>,
+    /// Phits sent per VC over network links during measurement.
+    pub vc_phits: Vec<u64>,
+    /// The time series.
+    pub samples: Vec<Sample>,
+    /// Blocked input VCs found by the watchdog (empty unless deadlocked).
+    pub blocked: Vec<BlockedChannel>,
+    /// Packets held in routers at the end (source queues and buffers).
+    pub resident_end: u64,
+    /// Packets on links (heads sent, not yet arrived or delivered) at the end.
+    pub on_wires_end: u64,
+    /// Every delivered packet, sorted by id (only with `record_deliveries`).
+    pub deliveries: Vec<crate::router::Delivery>,
+    /// Engine counters and wall-clock timings (the only non-deterministic part).
+    pub engine: RunStats,
+    /// Wall-clock seconds of the run.
+    pub wall_seconds: f64,
+}
+
+/// A network with its routing and traffic pattern, ready to run at any load.
+pub struct Simulation {
+    /// The configuration.
+    pub config: Config,
+    /// The network.
+    pub net: Arc<Network>,
+    routing: Arc<dyn Routing>,
+    pattern: Pattern,
+    links: Vec<LinkSpec>,
+    link_of_port: Vec<u32>,
+    endpoint_switch: Arc<Vec<SwitchId>>,
+    /// Seconds spent building the routing state.
+    pub routing_build_seconds: f64,
+    /// Record every delivered packet (tests).
+    pub record_deliveries: bool,
+}
+
+/// Builds the routing named in the config for `net`.
+pub fn build_routing(
+    config: &Config,
+    net: &Network,
+    endpoint_switch: &Arc<Vec<SwitchId>>,
+) -> Result<Arc<dyn Routing>, ConfigError> {
+    let algo = config.routing.algorithm.as_str();
+    let needs = |what: &str| {
+        ConfigError::new(
+            "routing.algorithm",
+            format!("`{algo}` needs a {what} topology"),
+        )
+    };
+    let routing: Arc<dyn Routing> = match algo {
+        "minimal" => Arc::new(Minimal::new(net, false)?),
+        "shortest_path" => Arc::new(Minimal::new(net, true)?),
+        "dor" => match &net.shape {
+            Shape::HyperX(h) => Arc::new(HyperXDor::new(h.clone())),
+            Shape::Torus(t) => Arc::new(TorusDor::new(t.clone(), endpoint_switch.clone())),
+            _ => return Err(needs("hyperx, torus or mesh")),
+        },
+        "dragonfly_min" | "dragonfly_valiant" | "dragonfly_ugal" => {
+            let Shape::Dragonfly(d) = &net.shape else {
+                return Err(needs("dragonfly"));
+            };
+            let mode = match algo {
+                "dragonfly_min" => DragonflyMode::Min,
+                "dragonfly_valiant" => DragonflyMode::Valiant,
+                _ => DragonflyMode::UgalLocal {
+                    threshold: config.routing.ugal_threshold,
+                },
+            };
+            Arc::new(DragonflyRouting::new(d.clone(), mode))
+        }
+        other => {
+            return Err(ConfigError::new(
+                "routing.algorithm",
+                format!("unknown `{other}`"),
+            ))
+        }
+    };
+    Ok(routing)
+}
+
+/// The VC policy in force: `minimal` and `shortest_path` default to the ladder, since on
+/// an arbitrary graph their own single VC is not deadlock-free.
+pub fn effective_vc_policy(config: &Config) -> VcPolicy {
+    match (config.routing.vc_policy, config.routing.algorithm.as_str()) {
+        (VcPolicy::Routing, "minimal" | "shortest_path") => VcPolicy::Ladder,
+        (p, _) => p,
+    }
+}
+
+impl Simulation {
+    /// Builds network, routing and traffic pattern; checks the VCs suffice.
+    pub fn build(config: Config) -> Result<Self, ConfigError> {
+        let net = config.build_network()?;
+        let endpoint_switch: Arc<Vec<SwitchId>> =
+            Arc::new(net.endpoint_location.iter().map(|&(s, _)| s).collect());
+        let t0 = std::time::Instant::now();
+        let routing = build_routing(&config, &net, &endpoint_switch)?;
+        let routing_build_seconds = t0.elapsed().as_secs_f64();
+        let vcs = config.router.vcs;
+        match effective_vc_policy(&config) {
+            VcPolicy::Routing if routing.vcs_required() > vcs => {
+                return Err(ConfigError::new(
+                    "router.vcs",
+                    format!("routing `{}` needs {} VCs, {vcs} available", routing.name(), routing.vcs_required()),
+                ))
+            }
+            VcPolicy::Ladder if routing.max_hops() > vcs as u32 => {
+                return Err(ConfigError::new(
+                    "router.vcs",
+                    format!(
+                        "the ladder VC policy needs one VC per hop of the longest route: {} VCs, {vcs} available",
+                        routing.max_hops()
+                    ),
+                ))
+            }
+            _ => {}
+        }
+        let pattern = Pattern::build(&config.traffic.pattern, &net, config.simulation.seed)?;
+        let mut links = Vec::new();
+        let mut link_of_port = vec![u32::MAX; net.ports.len()];
+        for s in 0..net.num_switches() as SwitchId {
+            let base = net.port_offsets[s as usize] as usize;
+            for (i, p) in net.ports(s).iter().enumerate() {
+                if let PortTarget::Switch { switch, .. } = p.target {
+                    link_of_port[base + i] = links.len() as u32;
+                    links.push(LinkSpec {
+                        src: s,
+                        dst: switch,
+                        latency: net.link_classes[p.class as usize].latency,
+                    });
+                }
+            }
+        }
+        Ok(Self {
+            config,
+            net: Arc::new(net),
+            routing,
+            pattern,
+            links,
+            link_of_port,
+            endpoint_switch,
+            routing_build_seconds,
+            record_deliveries: false,
+        })
+    }
+
+    /// The routing in use.
+    pub fn routing(&self) -> &dyn Routing {
+        &*self.routing
+    }
+
+    /// The graph the partitioner sees: routers weighted by ports + endpoints, links with
+    /// latencies, Dragonfly groups as blocks.
+    pub fn partition_graph(&self) -> PartGraph {
+        let net = &self.net;
+        let vertex_weight = (0..net.num_switches() as SwitchId)
+            .map(|s| net.radix(s) as u64 + net.terminals[s as usize] as u64)
+            .collect();
+        let edges = self
+            .links
+            .iter()
+            .map(|l| (l.src, l.dst, l.latency))
+            .collect();
+        let blocks = match &net.shape {
+            Shape::Dragonfly(d) => {
+                Some((0..net.num_switches() as u32).map(|s| d.group(s)).collect())
+            }
+            _ => None,
+        };
+        PartGraph {
+            vertex_weight,
+            edges,
+            blocks,
+        }
+    }
+
+    /// A partition into `parts` (groups for Dragonfly when possible, else linear).
+    pub fn plan(&self, parts: u32) -> Result<Plan, partitioner::PartitionError> {
+        let graph = self.partition_graph();
+        let method = if graph
+            .blocks
+            .as_ref()
+            .is_some_and(|b| b.iter().max().map_or(0, |m| m + 1) >= parts)
+        {
+            Method::Blocks
+        } else {
+            Method::Linear
+        };
+        partitioner::partition(&graph, parts, method)
+    }
+
+    /// Runs at offered `load` with the given partition. `on_sample` sees every time-series
+    /// row as it is produced; `interrupt` stops the run at the next sample when set.
+    pub fn run(
+        &self,
+        load: f64,
+        assignment: &[u32],
+        on_sample: &mut dyn FnMut(&Sample),
+        interrupt: Option<&AtomicBool>,
+    ) -> Result<RunResult, EngineError> {
+        let start = std::time::Instant::now();
+        let cfg = &self.config;
+        let params: RouterParams = cfg.router_params();
+        let shared = Arc::new(Shared {
+            net: self.net.clone(),
+            routing: self.routing.clone(),
+            selection: cfg.routing.selection,
+            vc_policy: effective_vc_policy(cfg),
+            pattern: self.pattern.clone(),
+            generation_probability: load / params.packet_size as f64,
+            params,
+            warmup: cfg.simulation.warmup,
+            end: cfg.simulation.cycles,
+            link_of_port: self.link_of_port.clone(),
+            endpoint_switch: self.endpoint_switch.clone(),
+            seed: cfg.simulation.seed,
+            record_deliveries: self.record_deliveries,
+        });
+        let routers: Vec<Router> = (0..self.net.num_switches() as SwitchId)
+            .map(|s| Router::new(shared.clone(), s))
+            .collect();
+        let period = cfg.sample_period();
+        let watchdog = cfg.simulation.watchdog;
+        let endpoints = self.net.num_endpoints() as f64;
+        let mut samples = Vec::new();
+        let mut in_flight = 0u64;
+        let mut last_progress = 0u64;
+        let mut status = Status::Completed;
+        let mut last_time = 0u64;
+        let outcome = run_partitions(
+            routers,
+            &self.links,
+            assignment,
+            &RunConfig {
+                end_time: cfg.simulation.cycles,
+                checkpoint_period: period,
+            },
+            |routers: &mut [Router], _t| {
+                let mut c = Counters::default();
+                for r in routers.iter_mut() {
+                    c.merge(&r.take_period());
+                }
+                c
+            },
+            |cp: Checkpoint<Counters>| {
+                let mut c = Counters::default();
+                for r in &cp.reports {
+                    c.merge(r);
+                }
+                in_flight = in_flight + c.generated_packets - c.delivered_packets;
+                let span = (cp.time - last_time).max(1);
+                last_time = cp.time;
+                let sample = Sample {
+                    time: cp.time,
+                    accepted_load: c.delivered_phits as f64 / span as f64 / endpoints,
+                    mean_latency: if c.delivered_packets == 0 {
+                        f64::NAN
+                    } else {
+                        c.latency_sum as f64 / c.delivered_packets as f64
+                    },
+                    counters: c,
+                    in_flight,
+                };
+                on_sample(&sample);
+                let moved = sample.counters.link_transmissions > 0;
+                samples.push(sample);
+                if moved || in_flight == 0 {
+                    last_progress = cp.time;
+                }
+                if watchdog > 0 && cp.time - last_progress >= watchdog {
+                    status = Status::Deadlock;
+                    return Control::Stop;
+                }
+                if interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
+                    status = Status::Interrupted;
+                    return Control::Stop;
+                }
+                Control::Continue
+            },
+        )?;
+        Ok(self.collect(load, status, outcome, samples, start))
+    }
+
+    fn collect(
+        &self,
+        load: f64,
+        status: Status,
+        outcome: engine::RunOutcome<Router>,
+        samples: Vec<Sample>,
+        start: std::time::Instant,
+    ) -> RunResult {
+        let cfg = &self.config;
+        let net = &self.net;
+        let mut measured = Counters::default();
+        let (mut latency, mut network_latency, mut hops) = (
+            Histogram::default(),
+            Histogram::default(),
+            Histogram::default(),
+        );
+        let mut endpoint_generated = vec![0; net.num_endpoints()];
+        let mut endpoint_accepted = vec![0; net.num_endpoints()];
+        let mut link_phits = Vec::new();
+        let mut vc_phits = vec![0u64; cfg.router.vcs as usize];
+        let mut blocked = Vec::new();
+        let (mut resident, mut departures, mut arrivals, mut generated, mut delivered, mut queued) =
+            (0, 0, 0, 0, 0, 0);
+        let mut deliveries = Vec::new();
+        for r in &outcome.lps {
+            let s = r.stats();
+            measured.merge(&s.measured);
+            latency.merge(&s.latency);
+            network_latency.merge(&s.network_latency);
+            hops.merge(&s.hops);
+            for n in r.nics() {
+                endpoint_generated[n.endpoint as usize] = n.generated_phits;
+                endpoint_accepted[n.endpoint as usize] = n.accepted_phits;
+                deliveries.extend_from_slice(&n.deliveries);
+            }
+            for (p, port) in net.ports(r.id()).iter().enumerate() {
+                if matches!(port.target, PortTarget::Switch { .. }) {
+                    link_phits.push((r.id(), p as PortId, s.port_phits[p]));
+                }
+            }
+            for (v, x) in s.vc_phits.iter().enumerate() {
+                vc_phits[v] += x;
+            }
+            resident += r.resident_packets();
+            queued += r.source_queued_packets();
+            departures += s.departures;
+            arrivals += s.arrivals;
+            generated += s.generated_total;
+            delivered += s.delivered_total;
+            if status == Status::Deadlock {
+                for (port, vc, packets, want) in r.occupied_inputs() {
+                    let (wants_port, wants_vc) = want.unwrap_or((PortId::MAX, u8::MAX));
+                    blocked.push(BlockedChannel {
+                        switch: r.id(),
+                        port,
+                        vc,
+                        packets: packets as u32,
+                        wants_port,
+                        wants_vc,
+                    });
+                }
+            }
+        }
+        deliveries.sort_unstable_by_key(|d| d.id);
+        let cycles = (cfg
+            .simulation
+            .cycles
+            .min(outcome.time)
+            .saturating_sub(cfg.simulation.warmup))
+        .max(1) as f64;
+        let per = |phits: u64| phits as f64 / cycles / net.num_endpoints() as f64;
+        let summary = Summary {
+            offered_load: per(measured.generated_phits),
+            injected_load: per(measured.injected_phits),
+            accepted_load: per(measured.delivered_phits),
+            measured_packets: measured.generated_packets,
+            measured_delivered: latency.count(),
+            latency_mean: latency.mean(),
+            latency_p50: latency.quantile(0.5),
+            latency_p99: latency.quantile(0.99),
+            latency_max: latency.max() as f64,
+            network_latency_mean: network_latency.mean(),
+            network_latency_p50: network_latency.quantile(0.5),
+            network_latency_p99: network_latency.quantile(0.99),
+            network_latency_max: network_latency.max() as f64,
+            hops_mean: hops.mean(),
+            jain_generated: jain(endpoint_generated.iter().copied()),
+            jain_accepted: jain(endpoint_accepted.iter().copied()),
+            generated_total: generated,
+            delivered_total: delivered,
+            in_flight_end: generated - delivered,
+            source_queued_end: queued,
+        };
+        RunResult {
+            status,
+            time: outcome.time,
+            load,
+            summary,
+            latency,
+            network_latency,
+            hops,
+            endpoint_generated,
+            endpoint_accepted,
+            link_phits,
+            vc_phits,
+            samples,
+            blocked,
+            resident_end: resident,
+            on_wires_end: departures - arrivals,
+            deliveries,
+            engine: outcome.stats,
+            wall_seconds: start.elapsed().as_secs_f64(),
+        }
+    }
+}
