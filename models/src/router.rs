@@ -185,6 +185,8 @@ pub struct Delivery {
     pub src: EndpointId,
     /// Destination endpoint.
     pub dst: EndpointId,
+    /// Endpoint that received it (must equal `dst`).
+    pub received_by: EndpointId,
     /// Generation cycle.
     pub created: u64,
     /// Injection cycle (head left the source).
@@ -634,6 +636,7 @@ impl RouterState {
                 id: packet.id,
                 src: packet.src,
                 dst: packet.dst,
+                received_by: nic.endpoint,
                 created: packet.created,
                 injected: packet.injected,
                 delivered: t,

@@ -1,0 +1,65 @@
+//! The same config and seed give identical results for any number of partitions.
+
+mod common;
+use common::*;
+use xnet_models::sim::RunResult;
+
+/// Everything a run produces except wall-clock timings and engine counters.
+fn fingerprint(r: &RunResult) -> String {
+    format!(
+        "{:?}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
+        r.status,
+        r.time,
+        r.summary,
+        r.latency,
+        r.network_latency,
+        r.hops,
+        r.endpoint_generated,
+        r.endpoint_accepted,
+        r.link_phits,
+        r.vc_phits,
+        r.samples,
+        r.resident_end,
+        r.on_wires_end
+    )
+}
+
+fn same_for_all_partitions(text: &str, overrides: &[&str]) {
+    let sim = build(text, overrides);
+    let reference = fingerprint(&run(&sim, 1));
+    for parts in [2, 3, 4] {
+        assert_eq!(fingerprint(&run(&sim, parts)), reference, "{parts} partitions differ from 1");
+    }
+}
+
+#[test]
+fn dragonfly_ugal_is_deterministic() {
+    same_for_all_partitions(DRAGONFLY, &["traffic.load=0.5"]);
+}
+
+#[test]
+fn dragonfly_valiant_adversarial_is_deterministic() {
+    same_for_all_partitions(DRAGONFLY, &["routing.algorithm=dragonfly_valiant", "traffic.pattern=group_shift"]);
+}
+
+#[test]
+fn rrg_adaptive_is_deterministic() {
+    same_for_all_partitions(RRG, &["traffic.load=0.7"]);
+}
+
+#[test]
+fn hyperx_is_deterministic() {
+    same_for_all_partitions(HYPERX, &["traffic.load=0.6"]);
+}
+
+#[test]
+fn torus_is_deterministic() {
+    same_for_all_partitions(TORUS, &["traffic.pattern=random_permutation"]);
+}
+
+#[test]
+fn another_seed_gives_other_results() {
+    let a = fingerprint(&run(&build(RRG, &[]), 1));
+    let b = fingerprint(&run(&build(RRG, &["simulation.seed=12"]), 1));
+    assert_ne!(a, b);
+}
