@@ -1,0 +1,431 @@
+//! The HDF5 result file: one per run, written by this process alone.
+//!
+//! Layout (see docs/output-format.md): root attributes describe the run; `/summary` has a
+//! row per load point; `/points/NNN` holds one load point: a time series appended while
+//! the run goes, histograms, per-endpoint and per-link tables, and attributes. The file is
+//! flushed after every time-series row, so a run that dies leaves what it had, with the
+//! `status` attribute still saying "running".
+
+use anyhow::{Context, Result};
+use hdf5::types::VarLenUnicode;
+use hdf5::{Dataset, Extent, File, Group, H5Type, Location};
+use models::sim::{RunResult, Sample, Simulation};
+use models::topology::PortTarget;
+use std::path::Path;
+
+/// One row of `/points/NNN/timeseries`.
+#[derive(H5Type, Clone, Copy, Debug)]
+#[repr(C)]
+pub struct TimeRow {
+    time: u64,
+    generated_packets: u64,
+    generated_phits: u64,
+    injected_packets: u64,
+    injected_phits: u64,
+    delivered_packets: u64,
+    delivered_phits: u64,
+    in_flight: u64,
+    link_transmissions: u64,
+    accepted_load: f64,
+    mean_latency: f64,
+    mean_network_latency: f64,
+    mean_hops: f64,
+}
+
+/// One row of `/summary`.
+#[derive(H5Type, Clone, Copy, Debug)]
+#[repr(C)]
+pub struct SummaryRow {
+    point: u32,
+    completed: u8,
+    load: f64,
+    offered_load: f64,
+    injected_load: f64,
+    accepted_load: f64,
+    latency_mean: f64,
+    latency_p50: f64,
+    latency_p99: f64,
+    latency_max: f64,
+    network_latency_mean: f64,
+    network_latency_p50: f64,
+    network_latency_p99: f64,
+    network_latency_max: f64,
+    hops_mean: f64,
+    jain_generated: f64,
+    jain_accepted: f64,
+    measured_packets: u64,
+    measured_delivered: u64,
+    generated_total: u64,
+    delivered_total: u64,
+    in_flight_end: u64,
+}
+
+#[derive(H5Type, Clone, Copy)]
+#[repr(C)]
+struct HistRow {
+    low: u64,
+    count: u64,
+}
+
+#[derive(H5Type, Clone, Copy)]
+#[repr(C)]
+struct EndpointRow {
+    endpoint: u32,
+    switch: u32,
+    generated_phits: u64,
+    accepted_phits: u64,
+    offered_load: f64,
+    accepted_load: f64,
+}
+
+#[derive(H5Type, Clone, Copy)]
+#[repr(C)]
+struct LinkRow {
+    switch: u32,
+    port: u16,
+    class: u8,
+    peer_switch: u32,
+    phits: u64,
+    utilisation: f64,
+}
+
+#[derive(H5Type, Clone, Copy)]
+#[repr(C)]
+struct BlockedRow {
+    switch: u32,
+    port: u16,
+    vc: u8,
+    packets: u32,
+    wants_port: u16,
+    wants_vc: u8,
+}
+
+fn attr_str(loc: &Location, name: &str, value: &str) -> Result<()> {
+    let v: VarLenUnicode = value
+        .parse()
+        .map_err(|e| anyhow::anyhow!("attribute {name}: {e:?}"))?;
+    if loc.attr(name).is_ok() {
+        loc.delete_attr(name)?;
+    }
+    loc.new_attr::<VarLenUnicode>()
+        .create(name)?
+        .write_scalar(&v)?;
+    Ok(())
+}
+
+fn attr<T: H5Type>(loc: &Location, name: &str, value: T) -> Result<()> {
+    if loc.attr(name).is_ok() {
+        loc.delete_attr(name)?;
+    }
+    loc.new_attr::<T>().create(name)?.write_scalar(&value)?;
+    Ok(())
+}
+
+fn attr_vec<T: H5Type>(loc: &Location, name: &str, values: &[T]) -> Result<()> {
+    if loc.attr(name).is_ok() {
+        loc.delete_attr(name)?;
+    }
+    loc.new_attr::<T>()
+        .shape(values.len())
+        .create(name)?
+        .write(values)?;
+    Ok(())
+}
+
+fn table<T: H5Type>(group: &Group, name: &str, rows: &[T]) -> Result<Dataset> {
+    let chunk = rows.len().clamp(1, 65536);
+    let ds = group
+        .new_dataset::<T>()
+        .chunk(chunk)
+        .deflate(4)
+        .shape(rows.len())
+        .create(name)
+        .with_context(|| format!("creating dataset {name}"))?;
+    if !rows.is_empty() {
+        ds.write(rows)?;
+    }
+    Ok(ds)
+}
+
+/// Run-level facts stored as root attributes.
+pub struct RunMeta<'a> {
+    /// The command line.
+    pub command: &'a str,
+    /// Threads (partitions) used.
+    pub threads: u32,
+}
+
+/// The result file of one run or sweep.
+pub struct ResultFile {
+    file: File,
+    summary_rows: Vec<SummaryRow>,
+}
+
+impl ResultFile {
+    /// Creates `path` (replacing it) and writes the run's description.
+    pub fn create(path: &Path, sim: &Simulation, meta: &RunMeta<'_>) -> Result<Self> {
+        let file = File::create(path)
+            .with_context(|| format!("cannot create output file {}", path.display()))?;
+        let cfg = &sim.config;
+        let net = &sim.net;
+        attr_str(&file, "xnet_version", env!("CARGO_PKG_VERSION"))?;
+        attr_str(&file, "format", "xnet-results-1")?;
+        attr_str(&file, "status", "running")?;
+        attr_str(&file, "config", &cfg.text)?;
+        attr_str(&file, "command", meta.command)?;
+        attr(&file, "seed", cfg.simulation.seed)?;
+        attr(&file, "threads", meta.threads)?;
+        attr_str(&file, "topology", &net.name)?;
+        attr(&file, "switches", net.num_switches() as u64)?;
+        attr(&file, "endpoints", net.num_endpoints() as u64)?;
+        attr_str(&file, "routing", sim.routing().name())?;
+        attr(&file, "cycles", cfg.simulation.cycles)?;
+        attr(&file, "warmup", cfg.simulation.warmup)?;
+        attr(&file, "sample_period", cfg.sample_period())?;
+        attr(&file, "packet_size", cfg.router.packet_size as u64)?;
+        attr(&file, "routing_build_seconds", sim.routing_build_seconds)?;
+        file.create_group("points")?;
+        file.flush()?;
+        Ok(Self {
+            file,
+            summary_rows: Vec::new(),
+        })
+    }
+
+    /// Records the partition used.
+    pub fn write_partition(&self, plan: &partitioner::Plan) -> Result<()> {
+        attr_str(
+            &self.file,
+            "partition_method",
+            &format!("{:?}", plan.method).to_lowercase(),
+        )?;
+        attr(&self.file, "partitions", plan.parts)?;
+        attr(&self.file, "partition_imbalance", plan.imbalance)?;
+        attr(&self.file, "partition_cut_links", plan.cut_edges)?;
+        attr(&self.file, "lookahead", plan.lookahead.unwrap_or(0))?;
+        attr_vec(&self.file, "partition_weights", &plan.part_weights)?;
+        Ok(())
+    }
+
+    /// Starts load point `index`.
+    pub fn point(&self, index: usize, load: f64) -> Result<PointWriter> {
+        let group = self
+            .file
+            .group("points")?
+            .create_group(&format!("{index:03}"))?;
+        attr(&group, "load", load)?;
+        attr_str(&group, "status", "running")?;
+        let timeseries = group
+            .new_dataset::<TimeRow>()
+            .chunk(256)
+            .shape(Extent::resizable(0))
+            .create("timeseries")?;
+        Ok(PointWriter {
+            file: self.file.clone(),
+            group,
+            timeseries,
+            rows: 0,
+        })
+    }
+
+    /// Adds the point's row to `/summary` (rewritten each time, so it is always complete).
+    pub fn add_summary(&mut self, index: usize, r: &RunResult) -> Result<()> {
+        let s = &r.summary;
+        self.summary_rows.push(SummaryRow {
+            point: index as u32,
+            completed: u8::from(r.status == models::sim::Status::Completed),
+            load: r.load,
+            offered_load: s.offered_load,
+            injected_load: s.injected_load,
+            accepted_load: s.accepted_load,
+            latency_mean: s.latency_mean,
+            latency_p50: s.latency_p50,
+            latency_p99: s.latency_p99,
+            latency_max: s.latency_max,
+            network_latency_mean: s.network_latency_mean,
+            network_latency_p50: s.network_latency_p50,
+            network_latency_p99: s.network_latency_p99,
+            network_latency_max: s.network_latency_max,
+            hops_mean: s.hops_mean,
+            jain_generated: s.jain_generated,
+            jain_accepted: s.jain_accepted,
+            measured_packets: s.measured_packets,
+            measured_delivered: s.measured_delivered,
+            generated_total: s.generated_total,
+            delivered_total: s.delivered_total,
+            in_flight_end: s.in_flight_end,
+        });
+        if self.file.link_exists("summary") {
+            self.file.unlink("summary")?;
+        }
+        table(&self.file, "summary", &self.summary_rows)?;
+        self.file.flush()?;
+        Ok(())
+    }
+
+    /// Sets the run's final status ("completed", "deadlock", "interrupted", "failed").
+    pub fn set_status(&self, status: &str, message: &str) -> Result<()> {
+        attr_str(&self.file, "status", status)?;
+        attr_str(&self.file, "status_message", message)?;
+        self.file.flush()?;
+        Ok(())
+    }
+
+    /// Records total wall-clock time.
+    pub fn set_wall_seconds(&self, seconds: f64) -> Result<()> {
+        attr(&self.file, "wall_seconds", seconds)
+    }
+}
+
+/// Writes one load point.
+pub struct PointWriter {
+    file: File,
+    group: Group,
+    timeseries: Dataset,
+    rows: usize,
+}
+
+impl PointWriter {
+    /// Appends a time-series row and flushes the file.
+    pub fn append(&mut self, s: &Sample) -> Result<()> {
+        let c = &s.counters;
+        let per = |x: u64| {
+            if c.delivered_packets == 0 {
+                f64::NAN
+            } else {
+                x as f64 / c.delivered_packets as f64
+            }
+        };
+        let row = TimeRow {
+            time: s.time,
+            generated_packets: c.generated_packets,
+            generated_phits: c.generated_phits,
+            injected_packets: c.injected_packets,
+            injected_phits: c.injected_phits,
+            delivered_packets: c.delivered_packets,
+            delivered_phits: c.delivered_phits,
+            in_flight: s.in_flight,
+            link_transmissions: c.link_transmissions,
+            accepted_load: s.accepted_load,
+            mean_latency: s.mean_latency,
+            mean_network_latency: per(c.network_latency_sum),
+            mean_hops: per(c.hops_sum),
+        };
+        self.timeseries.resize(self.rows + 1)?;
+        self.timeseries
+            .write_slice(&[row], self.rows..self.rows + 1)?;
+        self.rows += 1;
+        self.file.flush()?;
+        Ok(())
+    }
+
+    /// Writes the point's final tables and attributes.
+    pub fn finish(&self, sim: &Simulation, r: &RunResult) -> Result<()> {
+        let g = &self.group;
+        let net = &sim.net;
+        let s = &r.summary;
+        attr_str(g, "status", r.status.as_str())?;
+        attr(g, "time_reached", r.time)?;
+        for (name, v) in [
+            ("offered_load", s.offered_load),
+            ("injected_load", s.injected_load),
+            ("accepted_load", s.accepted_load),
+            ("latency_mean", s.latency_mean),
+            ("latency_p50", s.latency_p50),
+            ("latency_p99", s.latency_p99),
+            ("latency_max", s.latency_max),
+            ("network_latency_mean", s.network_latency_mean),
+            ("network_latency_p50", s.network_latency_p50),
+            ("network_latency_p99", s.network_latency_p99),
+            ("network_latency_max", s.network_latency_max),
+            ("hops_mean", s.hops_mean),
+            ("jain_generated", s.jain_generated),
+            ("jain_accepted", s.jain_accepted),
+        ] {
+            attr(g, name, v)?;
+        }
+        for (name, v) in [
+            ("generated_total", s.generated_total),
+            ("delivered_total", s.delivered_total),
+            ("in_flight_end", s.in_flight_end),
+            ("source_queued_end", s.source_queued_end),
+            ("measured_packets", s.measured_packets),
+            ("measured_delivered", s.measured_delivered),
+        ] {
+            attr(g, name, v)?;
+        }
+        // Wall-clock and engine figures: the only attributes that differ between thread
+        // counts of the same run.
+        let e = &r.engine;
+        attr(g, "wall_seconds", r.wall_seconds)?;
+        attr(g, "windows", e.windows)?;
+        attr(g, "lookahead", e.lookahead.unwrap_or(0))?;
+        attr_vec(g, "partition_events", &e.events)?;
+        attr_vec(g, "partition_compute_seconds", &e.compute_seconds)?;
+        attr_vec(g, "partition_sync_seconds", &e.sync_seconds)?;
+        attr_vec(g, "partition_boundary_messages", &e.boundary_messages)?;
+
+        let hist = |h: &models::stats::Histogram| -> Vec<HistRow> {
+            h.buckets()
+                .map(|(low, count)| HistRow { low, count })
+                .collect()
+        };
+        table(g, "latency_histogram", &hist(&r.latency))?;
+        table(g, "network_latency_histogram", &hist(&r.network_latency))?;
+        table(g, "hops_histogram", &hist(&r.hops))?;
+        let cycles = (r
+            .time
+            .min(sim.config.simulation.cycles)
+            .saturating_sub(sim.config.simulation.warmup))
+        .max(1) as f64;
+        let endpoints: Vec<EndpointRow> = (0..net.num_endpoints())
+            .map(|e| EndpointRow {
+                endpoint: e as u32,
+                switch: net.endpoint_location[e].0,
+                generated_phits: r.endpoint_generated[e],
+                accepted_phits: r.endpoint_accepted[e],
+                offered_load: r.endpoint_generated[e] as f64 / cycles,
+                accepted_load: r.endpoint_accepted[e] as f64 / cycles,
+            })
+            .collect();
+        table(g, "endpoints", &endpoints)?;
+        let links: Vec<LinkRow> = r
+            .link_phits
+            .iter()
+            .map(|&(switch, port, phits)| {
+                let p = net.ports(switch)[port as usize];
+                let peer_switch = match p.target {
+                    PortTarget::Switch { switch, .. } => switch,
+                    _ => u32::MAX,
+                };
+                LinkRow {
+                    switch,
+                    port,
+                    class: p.class,
+                    peer_switch,
+                    phits,
+                    utilisation: phits as f64 / cycles,
+                }
+            })
+            .collect();
+        table(g, "links", &links)?;
+        let classes: Vec<String> = net.link_classes.iter().map(|c| c.name.clone()).collect();
+        attr_str(g, "link_class_names", &classes.join(","))?;
+        table(g, "vc_phits", &r.vc_phits)?;
+        let blocked: Vec<BlockedRow> = r
+            .blocked
+            .iter()
+            .map(|b| BlockedRow {
+                switch: b.switch,
+                port: b.port,
+                vc: b.vc,
+                packets: b.packets,
+                wants_port: b.wants_port,
+                wants_vc: b.wants_vc,
+            })
+            .collect();
+        table(g, "blocked_channels", &blocked)?;
+        self.file.flush()?;
+        Ok(())
+    }
+}
