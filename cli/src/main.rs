@@ -21,11 +21,7 @@ use std::time::Instant;
 const DEFAULT_CONFIG: &str = include_str!("../../configs/quick.toml");
 
 #[derive(Parser)]
-#[command(
-    name = "xnet",
-    version,
-    about = "Parallel, deterministic simulator of interconnection networks"
-)]
+#[command(name = "xnet", version, about = "Parallel, deterministic simulator of interconnection networks")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -100,17 +96,9 @@ fn run_cli(cli: Cli) -> Result<i32> {
             let load = cfg.traffic.load;
             simulate(cfg, &name, &[load], &common)
         }
-        Command::Sweep {
-            config,
-            loads,
-            common,
-        } => {
+        Command::Sweep { config, loads, common } => {
             let cfg = Config::parse(&read(&config)?, &common.set)?;
-            let loads = if loads.is_empty() {
-                cfg.traffic.loads.clone()
-            } else {
-                loads
-            };
+            let loads = if loads.is_empty() { cfg.traffic.loads.clone() } else { loads };
             if loads.is_empty() {
                 bail!("no loads: give --loads 0.1,0.2,... or traffic.loads in the config");
             }
@@ -125,11 +113,9 @@ fn run_cli(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::List => {
-            for (title, list) in [
-                ("topologies", TOPOLOGIES),
-                ("routings", ROUTINGS),
-                ("traffic patterns", PATTERNS),
-            ] {
+            for (title, list) in
+                [("topologies", TOPOLOGIES), ("routings", ROUTINGS), ("traffic patterns", PATTERNS)]
+            {
                 println!("{title}:");
                 for (name, doc) in list {
                     println!("  {name:<20} {doc}");
@@ -145,8 +131,7 @@ fn read(path: &Path) -> Result<String> {
 }
 
 fn stem(path: &Path) -> String {
-    path.file_stem()
-        .map_or("run".into(), |s| s.to_string_lossy().into_owned())
+    path.file_stem().map_or("run".into(), |s| s.to_string_lossy().into_owned())
 }
 
 fn topo(cfg: &Config) -> Result<()> {
@@ -157,29 +142,16 @@ fn topo(cfg: &Config) -> Result<()> {
     println!("topology        {}", net.name);
     println!("switches        {}", s.switches);
     println!("endpoints       {}", s.endpoints);
-    println!(
-        "links           {} (bidirectional, switch to switch)",
-        s.network_links
-    );
+    println!("links           {} (bidirectional, switch to switch)", s.network_links);
     if s.unconnected_ports > 0 {
         println!("unused ports    {}", s.unconnected_ports);
     }
     println!("radix           {}..{}", s.min_radix, s.max_radix);
     println!("connected       {}", s.connected);
     println!("diameter        {} switch hops", s.diameter);
-    println!(
-        "avg distance    {:.4} switch hops (between distinct switches)",
-        s.average_distance
-    );
-    println!(
-        "avg endpoint    {:.4} switch hops (between distinct endpoints)",
-        s.endpoint_average_distance
-    );
-    let classes: Vec<String> = net
-        .link_classes
-        .iter()
-        .map(|c| format!("{}={}", c.name, c.latency))
-        .collect();
+    println!("avg distance    {:.4} switch hops (between distinct switches)", s.average_distance);
+    println!("avg endpoint    {:.4} switch hops (between distinct endpoints)", s.endpoint_average_distance);
+    let classes: Vec<String> = net.link_classes.iter().map(|c| format!("{}={}", c.name, c.latency)).collect();
     println!("link latencies  {}", classes.join(", "));
     println!(
         "computed in     {:.3} s build + {:.3} s distances ({} threads)",
@@ -191,16 +163,13 @@ fn topo(cfg: &Config) -> Result<()> {
 }
 
 fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common) -> Result<i32> {
-    let threads = common
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    let threads =
+        common.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
     if threads == 0 {
         bail!("--threads must be at least 1");
     }
     // Table computations (rayon) use the same number of threads.
-    let _ = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads as usize)
-        .build_global();
+    let _ = rayon::ThreadPoolBuilder::new().num_threads(threads as usize).build_global();
     let interrupted = Arc::new(AtomicBool::new(false));
     {
         let flag = interrupted.clone();
@@ -209,19 +178,10 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common) -> Result<i
     let quiet = common.quiet;
     let sim = Simulation::build(cfg)?;
     let plan = sim.plan(threads.min(sim.net.num_switches() as u32))?;
-    let path = common
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("xnet-{name}.h5")));
+    let path = common.output.clone().unwrap_or_else(|| PathBuf::from(format!("xnet-{name}.h5")));
     let command: Vec<String> = std::env::args().collect();
-    let mut file = ResultFile::create(
-        &path,
-        &sim,
-        &RunMeta {
-            command: &command.join(" "),
-            threads: plan.parts,
-        },
-    )?;
+    let mut file =
+        ResultFile::create(&path, &sim, &RunMeta { command: &command.join(" "), threads: plan.parts })?;
     file.write_partition(&plan)?;
     if !quiet {
         eprintln!(
@@ -240,17 +200,11 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common) -> Result<i
     for (i, &load) in loads.iter().enumerate() {
         let mut point = file.point(i, load)?;
         let cycles = sim.config.simulation.cycles;
-        let bar = if quiet {
-            ProgressBar::hidden()
-        } else {
-            ProgressBar::new(cycles)
-        };
+        let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(cycles) };
         bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix} [{bar:30}] {pos}/{len} cycles {per_sec} eta {eta}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
+            ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} cycles {per_sec} eta {eta}")
+                .expect("valid template")
+                .progress_chars("=> "),
         );
         bar.set_prefix(format!("load {load:.3}"));
         let mut write_error = None;
@@ -275,10 +229,7 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common) -> Result<i
             Err(e) => {
                 let message = format!("{e}");
                 file.set_status("failed", &message)?;
-                bail!(
-                    "run failed at load {load}: {message} (partial results kept in {})",
-                    path.display()
-                );
+                bail!("run failed at load {load}: {message} (partial results kept in {})", path.display());
             }
         };
         point.finish(&sim, &r)?;
@@ -288,7 +239,10 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common) -> Result<i
         match status {
             Status::Completed => {}
             Status::Deadlock => {
-                eprintln!("load {load}: deadlock detected (no packet moved for {} cycles); see blocked_channels", sim.config.simulation.watchdog);
+                eprintln!(
+                    "load {load}: deadlock detected (no packet moved for {} cycles); see blocked_channels",
+                    sim.config.simulation.watchdog
+                );
                 exit = 3;
             }
             Status::Interrupted => {
@@ -314,16 +268,7 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common) -> Result<i
 fn print_summary(results: &[RunResult]) {
     println!(
         "{:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>6} {:>11} {:>8}",
-        "load",
-        "offered",
-        "accepted",
-        "lat.mean",
-        "lat.p99",
-        "net.mean",
-        "hops",
-        "jain",
-        "status",
-        "wall s"
+        "load", "offered", "accepted", "lat.mean", "lat.p99", "net.mean", "hops", "jain", "status", "wall s"
     );
     for r in results {
         let s = &r.summary;

@@ -101,15 +101,11 @@ struct BlockedRow {
 }
 
 fn attr_str(loc: &Location, name: &str, value: &str) -> Result<()> {
-    let v: VarLenUnicode = value
-        .parse()
-        .map_err(|e| anyhow::anyhow!("attribute {name}: {e:?}"))?;
+    let v: VarLenUnicode = value.parse().map_err(|e| anyhow::anyhow!("attribute {name}: {e:?}"))?;
     if loc.attr(name).is_ok() {
         loc.delete_attr(name)?;
     }
-    loc.new_attr::<VarLenUnicode>()
-        .create(name)?
-        .write_scalar(&v)?;
+    loc.new_attr::<VarLenUnicode>().create(name)?.write_scalar(&v)?;
     Ok(())
 }
 
@@ -125,10 +121,7 @@ fn attr_vec<T: H5Type>(loc: &Location, name: &str, values: &[T]) -> Result<()> {
     if loc.attr(name).is_ok() {
         loc.delete_attr(name)?;
     }
-    loc.new_attr::<T>()
-        .shape(values.len())
-        .create(name)?
-        .write(values)?;
+    loc.new_attr::<T>().shape(values.len()).create(name)?.write(values)?;
     Ok(())
 }
 
@@ -164,8 +157,8 @@ pub struct ResultFile {
 impl ResultFile {
     /// Creates `path` (replacing it) and writes the run's description.
     pub fn create(path: &Path, sim: &Simulation, meta: &RunMeta<'_>) -> Result<Self> {
-        let file = File::create(path)
-            .with_context(|| format!("cannot create output file {}", path.display()))?;
+        let file =
+            File::create(path).with_context(|| format!("cannot create output file {}", path.display()))?;
         let cfg = &sim.config;
         let net = &sim.net;
         attr_str(&file, "xnet_version", env!("CARGO_PKG_VERSION"))?;
@@ -186,19 +179,12 @@ impl ResultFile {
         attr(&file, "routing_build_seconds", sim.routing_build_seconds)?;
         file.create_group("points")?;
         file.flush()?;
-        Ok(Self {
-            file,
-            summary_rows: Vec::new(),
-        })
+        Ok(Self { file, summary_rows: Vec::new() })
     }
 
     /// Records the partition used.
     pub fn write_partition(&self, plan: &partitioner::Plan) -> Result<()> {
-        attr_str(
-            &self.file,
-            "partition_method",
-            &format!("{:?}", plan.method).to_lowercase(),
-        )?;
+        attr_str(&self.file, "partition_method", &format!("{:?}", plan.method).to_lowercase())?;
         attr(&self.file, "partitions", plan.parts)?;
         attr(&self.file, "partition_imbalance", plan.imbalance)?;
         attr(&self.file, "partition_cut_links", plan.cut_edges)?;
@@ -209,23 +195,12 @@ impl ResultFile {
 
     /// Starts load point `index`.
     pub fn point(&self, index: usize, load: f64) -> Result<PointWriter> {
-        let group = self
-            .file
-            .group("points")?
-            .create_group(&format!("{index:03}"))?;
+        let group = self.file.group("points")?.create_group(&format!("{index:03}"))?;
         attr(&group, "load", load)?;
         attr_str(&group, "status", "running")?;
-        let timeseries = group
-            .new_dataset::<TimeRow>()
-            .chunk(256)
-            .shape(Extent::resizable(0))
-            .create("timeseries")?;
-        Ok(PointWriter {
-            file: self.file.clone(),
-            group,
-            timeseries,
-            rows: 0,
-        })
+        let timeseries =
+            group.new_dataset::<TimeRow>().chunk(256).shape(Extent::resizable(0)).create("timeseries")?;
+        Ok(PointWriter { file: self.file.clone(), group, timeseries, rows: 0 })
     }
 
     /// Adds the point's row to `/summary` (rewritten each time, so it is always complete).
@@ -312,8 +287,7 @@ impl PointWriter {
             mean_hops: per(c.hops_sum),
         };
         self.timeseries.resize(self.rows + 1)?;
-        self.timeseries
-            .write_slice(&[row], self.rows..self.rows + 1)?;
+        self.timeseries.write_slice(&[row], self.rows..self.rows + 1)?;
         self.rows += 1;
         self.file.flush()?;
         Ok(())
@@ -366,18 +340,13 @@ impl PointWriter {
         attr_vec(g, "partition_boundary_messages", &e.boundary_messages)?;
 
         let hist = |h: &models::stats::Histogram| -> Vec<HistRow> {
-            h.buckets()
-                .map(|(low, count)| HistRow { low, count })
-                .collect()
+            h.buckets().map(|(low, count)| HistRow { low, count }).collect()
         };
         table(g, "latency_histogram", &hist(&r.latency))?;
         table(g, "network_latency_histogram", &hist(&r.network_latency))?;
         table(g, "hops_histogram", &hist(&r.hops))?;
-        let cycles = (r
-            .time
-            .min(sim.config.simulation.cycles)
-            .saturating_sub(sim.config.simulation.warmup))
-        .max(1) as f64;
+        let cycles = (r.time.min(sim.config.simulation.cycles).saturating_sub(sim.config.simulation.warmup))
+            .max(1) as f64;
         let endpoints: Vec<EndpointRow> = (0..net.num_endpoints())
             .map(|e| EndpointRow {
                 endpoint: e as u32,

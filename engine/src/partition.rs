@@ -166,10 +166,7 @@ impl<L: LogicalProcess> Partition<L> {
 
     /// Earliest pending local event or boundary message sent this window.
     pub(crate) fn next_time(&self) -> Time {
-        self.queue
-            .next_time()
-            .unwrap_or(Time::MAX)
-            .min(self.sent_min)
+        self.queue.next_time().unwrap_or(Time::MAX).min(self.sent_min)
     }
 
     pub(crate) fn pending(&self) -> usize {

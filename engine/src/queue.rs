@@ -60,7 +60,9 @@ pub(crate) struct EventQueue<M> {
     now: Time,
     in_wheel: usize,
     far: BinaryHeap<Reverse<Far<M>>>,
-    spare: Vec<Event<M>>,
+    /// Emptied bucket vectors, reused so that only the buckets in use hold memory and the
+    /// memory they hold stays warm in cache.
+    pool: Vec<Vec<Event<M>>>,
 }
 
 impl<M> EventQueue<M> {
@@ -71,7 +73,7 @@ impl<M> EventQueue<M> {
             now: 0,
             in_wheel: 0,
             far: BinaryHeap::new(),
-            spare: Vec::new(),
+            pool: Vec::new(),
         }
     }
 
@@ -80,15 +82,16 @@ impl<M> EventQueue<M> {
     }
 
     pub(crate) fn push(&mut self, ev: Event<M>) {
-        debug_assert!(
-            ev.time >= self.now,
-            "event at {} scheduled in the past (now {})",
-            ev.time,
-            self.now
-        );
+        debug_assert!(ev.time >= self.now, "event at {} scheduled in the past (now {})", ev.time, self.now);
         if ev.time - self.now < WHEEL_SIZE as Time {
             let slot = (ev.time as usize) & (WHEEL_SIZE - 1);
-            self.buckets[slot].push(ev);
+            let bucket = &mut self.buckets[slot];
+            if bucket.capacity() == 0 {
+                if let Some(v) = self.pool.pop() {
+                    *bucket = v;
+                }
+            }
+            bucket.push(ev);
             self.occupied[slot / 64] |= 1 << (slot % 64);
             self.in_wheel += 1;
         } else {
@@ -140,8 +143,7 @@ impl<M> EventQueue<M> {
             self.advance_to(time);
         }
         let slot = (time as usize) & (WHEEL_SIZE - 1);
-        let mut batch = std::mem::take(&mut self.spare);
-        std::mem::swap(&mut batch, &mut self.buckets[slot]);
+        let mut batch = std::mem::take(&mut self.buckets[slot]);
         self.occupied[slot / 64] &= !(1 << (slot % 64));
         self.in_wheel -= batch.len();
         batch.sort_unstable_by_key(Event::order_key);
@@ -149,9 +151,9 @@ impl<M> EventQueue<M> {
     }
 
     pub(crate) fn recycle(&mut self, mut batch: Vec<Event<M>>) {
-        batch.clear();
-        if batch.capacity() > self.spare.capacity() {
-            self.spare = batch;
+        if batch.capacity() > 0 {
+            batch.clear();
+            self.pool.push(batch);
         }
     }
 }
@@ -161,12 +163,7 @@ mod tests {
     use super::*;
 
     fn ev(time: Time, lp: u32, tie: u64) -> Event<()> {
-        Event {
-            time,
-            lp,
-            tie,
-            msg: (),
-        }
+        Event { time, lp, tie, msg: () }
     }
 
     #[test]

@@ -124,16 +124,9 @@ where
 {
     let num_lps = lps.len();
     if partition_of.len() != num_lps {
-        return Err(EngineError::PartitionMapLength {
-            got: partition_of.len(),
-            num_lps,
-        });
+        return Err(EngineError::PartitionMapLength { got: partition_of.len(), num_lps });
     }
-    let partitions = partition_of
-        .iter()
-        .map(|&p| p as usize + 1)
-        .max()
-        .unwrap_or(1);
+    let partitions = partition_of.iter().map(|&p| p as usize + 1).max().unwrap_or(1);
     let mut local_index = vec![0u32; num_lps];
     let mut members: Vec<Vec<u32>> = vec![Vec::new(); partitions];
     for (lp, &p) in partition_of.iter().enumerate() {
@@ -147,19 +140,11 @@ where
     for (i, l) in links.iter().enumerate() {
         for lp in [l.src, l.dst] {
             if lp as usize >= num_lps {
-                return Err(EngineError::UnknownLp {
-                    link: i as u32,
-                    lp,
-                    num_lps,
-                });
+                return Err(EngineError::UnknownLp { link: i as u32, lp, num_lps });
             }
         }
         if l.latency == 0 {
-            return Err(EngineError::ZeroLatency {
-                link: i as u32,
-                src: l.src,
-                dst: l.dst,
-            });
+            return Err(EngineError::ZeroLatency { link: i as u32, src: l.src, dst: l.dst });
         }
         routes.push(LinkRoute {
             dst_partition: partition_of[l.dst as usize],
@@ -175,24 +160,15 @@ where
         .iter()
         .enumerate()
         .map(|(p, ids)| {
-            let own = ids
-                .iter()
-                .map(|&g| slots[g as usize].take().expect("each LP once"))
-                .collect();
+            let own = ids.iter().map(|&g| slots[g as usize].take().expect("each LP once")).collect();
             Partition::new(p as u32, own, ids.clone(), partitions)
         })
         .collect();
 
     let shared: Shared<L::Msg, R> = Shared {
         barrier: SpinBarrier::new(partitions),
-        mail: (0..partitions)
-            .map(|_| [Mutex::new(Vec::new()), Mutex::new(Vec::new())])
-            .collect(),
-        next: [
-            AtomicU64::new(Time::MAX),
-            AtomicU64::new(Time::MAX),
-            AtomicU64::new(Time::MAX),
-        ],
+        mail: (0..partitions).map(|_| [Mutex::new(Vec::new()), Mutex::new(Vec::new())]).collect(),
+        next: [AtomicU64::new(Time::MAX), AtomicU64::new(Time::MAX), AtomicU64::new(Time::MAX)],
         reports: (0..partitions).map(|_| Mutex::new(None)).collect(),
         stop: AtomicU8::new(0),
         failed: AtomicBool::new(false),
@@ -210,38 +186,26 @@ where
                     .name(format!("xnet-partition-{}", part.id))
                     .spawn_scoped(scope, move || {
                         guarded(part.id, shared, || {
-                            window_loop(part, shared, routes, look, cfg, observe, &mut |_| {
-                                Control::Continue
-                            })
+                            window_loop(part, shared, routes, look, cfg, observe, &mut |_| Control::Continue)
                         })
                     })
                     .expect("spawning a partition thread")
             })
             .collect();
         let mut results = vec![guarded(0, &shared, || {
-            window_loop(
-                first,
-                &shared,
-                &routes,
-                look,
-                cfg,
-                &observe,
-                &mut on_checkpoint,
-            )
+            window_loop(first, &shared, &routes, look, cfg, &observe, &mut on_checkpoint)
         })];
         for (i, h) in handles.into_iter().enumerate() {
             results.push(h.join().unwrap_or_else(|_| {
-                Err(EngineError::WorkerPanic {
-                    partition: i as u32 + 1,
-                    message: "thread died".into(),
-                })
+                Err(EngineError::WorkerPanic { partition: i as u32 + 1, message: "thread died".into() })
             }));
         }
         results
     });
 
     // Report the partition that failed, not the ones its failure stopped.
-    let aborted = |e: &EngineError| matches!(e, EngineError::WorkerPanic { message, .. } if message == ABORTED);
+    let aborted =
+        |e: &EngineError| matches!(e, EngineError::WorkerPanic { message, .. } if message == ABORTED);
     if let Some(e) = results
         .iter()
         .position(|r| r.as_ref().is_err_and(|e| !aborted(e)))
@@ -249,16 +213,10 @@ where
     {
         return Err(results.swap_remove(e).err().expect("an error"));
     }
-    let mut results: Vec<PartitionResult<L>> = results
-        .into_iter()
-        .map(|r| r.ok().expect("no errors"))
-        .collect();
+    let mut results: Vec<PartitionResult<L>> =
+        results.into_iter().map(|r| r.ok().expect("no errors")).collect();
 
-    let mut stats = RunStats {
-        lookahead: look,
-        windows: results[0].windows,
-        ..Default::default()
-    };
+    let mut stats = RunStats { lookahead: look, windows: results[0].windows, ..Default::default() };
     let time = results[0].time;
     let stopped_early = results[0].stopped;
     let mut slots: Vec<Option<L>> = (0..num_lps).map(|_| None).collect();
@@ -272,16 +230,8 @@ where
             slots[*g as usize] = Some(lp);
         }
     }
-    let lps = slots
-        .into_iter()
-        .map(|s| s.expect("every LP returned"))
-        .collect();
-    Ok(RunOutcome {
-        lps,
-        time,
-        stopped_early,
-        stats,
-    })
+    let lps = slots.into_iter().map(|s| s.expect("every LP returned")).collect();
+    Ok(RunOutcome { lps, time, stopped_early, stats })
 }
 
 const ABORTED: &str = "stopped because another partition failed";
@@ -295,10 +245,7 @@ fn guarded<M, R, T>(
 ) -> Result<T, EngineError> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(Some(r)) => Ok(r),
-        Ok(None) => Err(EngineError::WorkerPanic {
-            partition,
-            message: ABORTED.into(),
-        }),
+        Ok(None) => Err(EngineError::WorkerPanic { partition, message: ABORTED.into() }),
         Err(payload) => {
             shared.failed.store(true, Ordering::Release);
             shared.barrier.abort();
@@ -395,14 +342,8 @@ where
                     .iter()
                     .map(|r| r.lock().expect("report slot").take().expect("report"))
                     .collect();
-                let control = on_checkpoint(Checkpoint {
-                    time: window_end,
-                    reports,
-                    last,
-                });
-                shared
-                    .stop
-                    .store((control == Control::Stop) as u8, Ordering::Release);
+                let control = on_checkpoint(Checkpoint { time: window_end, reports, last });
+                shared.stop.store((control == Control::Stop) as u8, Ordering::Release);
             }
             if !shared.barrier.wait(&mut sense) {
                 return None;

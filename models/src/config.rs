@@ -25,10 +25,7 @@ pub struct ConfigError {
 impl ConfigError {
     /// Error naming `key`.
     pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            key: key.into(),
-            message: message.into(),
-        }
+        Self { key: key.into(), message: message.into() }
     }
 }
 
@@ -196,50 +193,25 @@ pub const ROUTINGS: &[(&str, &str)] = &[
 
 /// Traffic patterns known to `[traffic] pattern`.
 pub const PATTERNS: &[(&str, &str)] = &[
-    (
-        "uniform",
-        "uniformly random destination other than the source",
-    ),
-    (
-        "random_permutation",
-        "a fixed random permutation without fixed points",
-    ),
+    ("uniform", "uniformly random destination other than the source"),
+    ("random_permutation", "a fixed random permutation without fixed points"),
     (
         "group_shift",
         "Dragonfly: same position in the next group; others: next block of block_switches switches",
     ),
-    (
-        "bit_reversal",
-        "destination = bit-reversed source (power-of-two endpoints)",
-    ),
-    (
-        "transpose",
-        "swap the two halves of the source's bits (even power-of-two endpoints)",
-    ),
-    (
-        "tornado",
-        "hyperx/torus: each coordinate advances by ceil(k/2)-1",
-    ),
-    (
-        "hot_spot",
-        "fraction of packets to one endpoint (fraction, endpoint), the rest uniform",
-    ),
+    ("bit_reversal", "destination = bit-reversed source (power-of-two endpoints)"),
+    ("transpose", "swap the two halves of the source's bits (even power-of-two endpoints)"),
+    ("tornado", "hyperx/torus: each coordinate advances by ceil(k/2)-1"),
+    ("hot_spot", "fraction of packets to one endpoint (fraction, endpoint), the rest uniform"),
 ];
 
-fn section<T: DeserializeOwned>(
-    doc: &Table,
-    name: &str,
-    default: Option<T>,
-) -> Result<T, ConfigError> {
+fn section<T: DeserializeOwned>(doc: &Table, name: &str, default: Option<T>) -> Result<T, ConfigError> {
     match doc.get(name) {
         None => default.ok_or_else(|| ConfigError::new(name, "missing section")),
         Some(Value::Table(t)) => Value::Table(t.clone())
             .try_into()
             .map_err(|e: toml::de::Error| ConfigError::new(name, e.message().trim())),
-        Some(other) => Err(ConfigError::new(
-            name,
-            format!("must be a table, got {}", other.type_str()),
-        )),
+        Some(other) => Err(ConfigError::new(name, format!("must be a table, got {}", other.type_str()))),
     }
 }
 
@@ -254,9 +226,9 @@ fn parse_value(text: &str) -> Value {
 /// Applies `key=value` overrides (dotted keys; the value is TOML, or a bare string).
 pub fn apply_overrides(doc: &mut Table, overrides: &[String]) -> Result<(), ConfigError> {
     for o in overrides {
-        let (key, value) = o.split_once('=').ok_or_else(|| {
-            ConfigError::new(o.clone(), "override must look like section.key=value")
-        })?;
+        let (key, value) = o
+            .split_once('=')
+            .ok_or_else(|| ConfigError::new(o.clone(), "override must look like section.key=value"))?;
         let path: Vec<&str> = key.trim().split('.').collect();
         if path.len() < 2 || path.iter().any(|p| p.is_empty()) {
             return Err(ConfigError::new(
@@ -266,9 +238,7 @@ pub fn apply_overrides(doc: &mut Table, overrides: &[String]) -> Result<(), Conf
         }
         let mut table = &mut *doc;
         for part in &path[..path.len() - 1] {
-            let entry = table
-                .entry(part.to_string())
-                .or_insert_with(|| Value::Table(Table::new()));
+            let entry = table.entry(part.to_string()).or_insert_with(|| Value::Table(Table::new()));
             table = entry
                 .as_table_mut()
                 .ok_or_else(|| ConfigError::new(key.trim(), format!("`{part}` is not a table")))?;
@@ -302,14 +272,7 @@ impl Config {
         };
         let traffic = parse_traffic(&doc)?;
         let text = toml::to_string(&doc).map_err(|e| ConfigError::new("config", e.to_string()))?;
-        let cfg = Config {
-            simulation,
-            topology,
-            router,
-            routing,
-            traffic,
-            text,
-        };
+        let cfg = Config { simulation, topology, router, routing, traffic, text };
         cfg.validate()?;
         Ok(cfg)
     }
@@ -322,25 +285,16 @@ impl Config {
         if s.warmup >= s.cycles {
             return Err(ConfigError::new(
                 "simulation.warmup",
-                format!(
-                    "must be less than simulation.cycles ({}), got {}",
-                    s.cycles, s.warmup
-                ),
+                format!("must be less than simulation.cycles ({}), got {}", s.cycles, s.warmup),
             ));
         }
         if s.sample_period == Some(0) {
-            return Err(ConfigError::new(
-                "simulation.sample_period",
-                "must be at least 1",
-            ));
+            return Err(ConfigError::new("simulation.sample_period", "must be at least 1"));
         }
         let r = &self.router;
         let range = |key: &str, v: u64, lo: u64, hi: u64| {
             if v < lo || v > hi {
-                Err(ConfigError::new(
-                    format!("router.{key}"),
-                    format!("must be in {lo}..={hi}, got {v}"),
-                ))
+                Err(ConfigError::new(format!("router.{key}"), format!("must be in {lo}..={hi}, got {v}")))
             } else {
                 Ok(())
             }
@@ -349,44 +303,16 @@ impl Config {
         range("packet_size", r.packet_size as u64, 1, 4096)?;
         range("speedup", r.speedup as u64, 1, 16)?;
         range("router_delay", r.router_delay, 0, 1000)?;
-        range(
-            "input_buffer",
-            r.input_buffer as u64,
-            r.packet_size as u64,
-            1 << 20,
-        )
-        .map_err(|e| {
-            ConfigError::new(
-                e.key,
-                format!(
-                    "{} (it must hold one packet of packet_size phits)",
-                    e.message
-                ),
-            )
+        range("input_buffer", r.input_buffer as u64, r.packet_size as u64, 1 << 20).map_err(|e| {
+            ConfigError::new(e.key, format!("{} (it must hold one packet of packet_size phits)", e.message))
         })?;
-        range(
-            "output_buffer",
-            r.output_buffer as u64,
-            r.packet_size as u64,
-            1 << 20,
-        )
-        .map_err(|e| {
-            ConfigError::new(
-                e.key,
-                format!(
-                    "{} (it must hold one packet of packet_size phits)",
-                    e.message
-                ),
-            )
+        range("output_buffer", r.output_buffer as u64, r.packet_size as u64, 1 << 20).map_err(|e| {
+            ConfigError::new(e.key, format!("{} (it must hold one packet of packet_size phits)", e.message))
         })?;
         if !ROUTINGS.iter().any(|(n, _)| *n == self.routing.algorithm) {
             return Err(ConfigError::new(
                 "routing.algorithm",
-                format!(
-                    "unknown `{}`; known: {}",
-                    self.routing.algorithm,
-                    names(ROUTINGS)
-                ),
+                format!("unknown `{}`; known: {}", self.routing.algorithm, names(ROUTINGS)),
             ));
         }
         Ok(())
@@ -394,9 +320,7 @@ impl Config {
 
     /// Sampling period in cycles.
     pub fn sample_period(&self) -> u64 {
-        self.simulation
-            .sample_period
-            .unwrap_or((self.simulation.cycles / 100).max(1))
+        self.simulation.sample_period.unwrap_or((self.simulation.cycles / 100).max(1))
     }
 
     /// Router parameters.
@@ -433,17 +357,11 @@ fn parse_traffic(doc: &Table) -> Result<TrafficSection, ConfigError> {
             Value::Float(f) => *f,
             Value::Integer(i) => *i as f64,
             other => {
-                return Err(ConfigError::new(
-                    key,
-                    format!("must be a number, got {}", other.type_str()),
-                ))
+                return Err(ConfigError::new(key, format!("must be a number, got {}", other.type_str())))
             }
         };
         if !(0.0..=1.0).contains(&x) {
-            return Err(ConfigError::new(
-                key,
-                format!("must be in [0, 1] phits/cycle/endpoint, got {x}"),
-            ));
+            return Err(ConfigError::new(key, format!("must be in [0, 1] phits/cycle/endpoint, got {x}")));
         }
         Ok(x)
     };
@@ -478,21 +396,14 @@ fn parse_traffic(doc: &Table) -> Result<TrafficSection, ConfigError> {
             ))
         }
         None => {
-            return Err(ConfigError::new(
-                "traffic.pattern",
-                format!("missing; known: {}", names(PATTERNS)),
-            ))
+            return Err(ConfigError::new("traffic.pattern", format!("missing; known: {}", names(PATTERNS))))
         }
         _ => {}
     }
     let pattern: PatternSpec = Value::Table(t)
         .try_into()
         .map_err(|e: toml::de::Error| ConfigError::new("traffic", e.message().trim()))?;
-    Ok(TrafficSection {
-        pattern,
-        load,
-        loads,
-    })
+    Ok(TrafficSection { pattern, load, loads })
 }
 
 fn params<T: DeserializeOwned>(table: &Table) -> Result<T, ConfigError> {
@@ -513,10 +424,7 @@ pub fn build_topology(table: &Table, seed: u64) -> Result<Network, ConfigError> 
             ))
         }
         None => {
-            return Err(ConfigError::new(
-                "topology.kind",
-                format!("missing; known: {}", names(TOPOLOGIES)),
-            ))
+            return Err(ConfigError::new("topology.kind", format!("missing; known: {}", names(TOPOLOGIES))))
         }
     };
     Ok(match kind.as_str() {
@@ -531,10 +439,7 @@ pub fn build_topology(table: &Table, seed: u64) -> Result<Network, ConfigError> 
                 ));
             }
             let sides = t.get("sides").and_then(Value::as_array).map_or(0, Vec::len);
-            t.insert(
-                "wrap".into(),
-                Value::Array(vec![Value::Boolean(false); sides]),
-            );
+            t.insert("wrap".into(), Value::Array(vec![Value::Boolean(false); sides]));
             torus::build(&params(&t)?)?
         }
         "fat_tree" => fattree::build(&params(&t)?)?,

@@ -72,12 +72,8 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = (0..4)
-            .map(|_| below(&mut stream(7, Purpose::Traffic, 3), 1000))
-            .collect();
-        let b: Vec<u64> = (0..4)
-            .map(|_| below(&mut stream(7, Purpose::Traffic, 3), 1000))
-            .collect();
+        let a: Vec<u64> = (0..4).map(|_| below(&mut stream(7, Purpose::Traffic, 3), 1000)).collect();
+        let b: Vec<u64> = (0..4).map(|_| below(&mut stream(7, Purpose::Traffic, 3), 1000)).collect();
         assert_eq!(a, b);
         let mut x = stream(7, Purpose::Traffic, 3);
         let mut y = stream(7, Purpose::Traffic, 4);

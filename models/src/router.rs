@@ -149,7 +149,6 @@ const P_ALLOCATE: u16 = 5;
 struct Waiting {
     packet: Packet,
     ready: u64,
-    choice: Option<Candidate>,
 }
 
 #[derive(Default)]
@@ -159,6 +158,8 @@ struct OutputVc {
     used: u32,
     /// Free phits in the downstream input VC buffer.
     credits: u32,
+    /// A packet found this buffer full; freeing room must rerun the allocator.
+    space_waiter: bool,
 }
 
 struct OutputPort {
@@ -256,12 +257,23 @@ struct RouterState {
     rng: Rng,
     vcs: usize,
     inputs: Vec<VecDeque<Waiting>>,
+    /// Ready time of each input VC's head packet (`u64::MAX` when empty), kept beside the
+    /// queues so the allocator's scan stays in one cache-friendly array.
+    head_ready: Vec<u64>,
+    /// Output chosen for each input VC's head once it has been routed.
+    head_choice: Vec<Option<Candidate>>,
     in_xbar_busy_until: Vec<u64>,
     in_vc_rr: Vec<u8>,
     outputs: Vec<OutputPort>,
     out_vcs: Vec<OutputVc>,
     nics: Vec<Nic>,
     waiting: u32,
+    /// Input VCs (`port * vcs + vc`) whose head packet has not been routed yet.
+    unrouted: Vec<u32>,
+    /// Per output port, the input VCs whose routed head packet waits for it.
+    requesters: Vec<Vec<u32>>,
+    /// One bit per output port with requesters: the allocator looks only at these.
+    wanted_outputs: Vec<u64>,
     scheduled_allocations: Vec<u64>,
     candidates: Vec<Candidate>,
     requests: Vec<(PortId, PortId, u8)>,
@@ -299,9 +311,7 @@ impl Router {
                     });
                     (Some(nics.len() as u16 - 1), u32::MAX, 0, true)
                 }
-                PortTarget::Switch { port, .. } => {
-                    (None, shared.link_of_port[base + i], port, true)
-                }
+                PortTarget::Switch { port, .. } => (None, shared.link_of_port[base + i], port, true),
                 PortTarget::Unconnected => (None, u32::MAX, 0, false),
             };
             outputs.push(OutputPort {
@@ -322,6 +332,7 @@ impl Router {
                 queue: VecDeque::new(),
                 used: 0,
                 credits: p.input_buffer,
+                space_waiter: false,
             })
             .collect();
         let state = RouterState {
@@ -329,20 +340,21 @@ impl Router {
             rng: rng::stream(shared.seed, Purpose::Routing, id as u64),
             vcs,
             inputs: (0..n * vcs).map(|_| VecDeque::new()).collect(),
+            head_ready: vec![u64::MAX; n * vcs],
+            head_choice: vec![None; n * vcs],
             in_xbar_busy_until: vec![0; n],
             in_vc_rr: vec![0; n],
             outputs,
             out_vcs,
             nics,
             waiting: 0,
+            unrouted: Vec::new(),
+            requesters: vec![Vec::new(); n],
+            wanted_outputs: vec![0; n.div_ceil(64)],
             scheduled_allocations: Vec::new(),
             candidates: Vec::new(),
             requests: Vec::new(),
-            stats: RouterStats {
-                port_phits: vec![0; n],
-                vc_phits: vec![0; vcs],
-                ..Default::default()
-            },
+            stats: RouterStats { port_phits: vec![0; n], vc_phits: vec![0; vcs], ..Default::default() },
         };
         Router { shared, state }
     }
@@ -378,20 +390,13 @@ impl Router {
 
     /// Packets waiting in source queues.
     pub fn source_queued_packets(&self) -> u64 {
-        self.state
-            .nics
-            .iter()
-            .map(|n| n.source_queue.len() as u64)
-            .sum()
+        self.state.nics.iter().map(|n| n.source_queue.len() as u64).sum()
     }
 
     /// A human-readable dump of the router's buffers, for debugging.
     pub fn debug_state(&self) -> String {
         let s = &self.state;
-        let mut out = format!(
-            "router {} waiting {} allocs {:?}\n",
-            s.id, s.waiting, s.scheduled_allocations
-        );
+        let mut out = format!("router {} waiting {} allocs {:?}\n", s.id, s.waiting, s.scheduled_allocations);
         for (p, o) in s.outputs.iter().enumerate() {
             out += &format!(
                 "  port {p}: link_busy {} xbar_out {} xbar_in {}",
@@ -406,8 +411,7 @@ impl Router {
                     ovc.used,
                     ovc.credits,
                     inq.len(),
-                    inq.front()
-                        .map(|w| (w.ready, w.choice.map(|c| (c.port, c.vc))))
+                    inq.front().map(|w| (w.ready, s.head_choice[p * s.vcs + v].map(|c| (c.port, c.vc))))
                 );
             }
             out += "\n";
@@ -423,7 +427,7 @@ impl Router {
             .enumerate()
             .filter(|(_, q)| !q.is_empty())
             .map(|(i, q)| {
-                let want = q.front().and_then(|w| w.choice).map(|c| (c.port, c.vc));
+                let want = s.head_choice[i].map(|c| (c.port, c.vc));
                 ((i / s.vcs) as PortId, (i % s.vcs) as u8, q.len(), want)
             })
             .collect()
@@ -456,9 +460,11 @@ impl LogicalProcess for Router {
                 state.try_transmit(sh, port, ctx);
             }
             Msg::OutputFree { port, vc, phits } => {
-                state.out_vcs[port as usize * state.vcs + vc as usize].used -= phits as u32;
+                let ovc = &mut state.out_vcs[port as usize * state.vcs + vc as usize];
+                ovc.used -= phits as u32;
+                let rerun = std::mem::take(&mut ovc.space_waiter);
                 state.try_transmit(sh, port, ctx);
-                if state.waiting > 0 {
+                if rerun {
                     state.request_allocation(ctx.now(), ctx);
                 }
             }
@@ -477,6 +483,26 @@ impl LogicalProcess for Router {
     }
 }
 
+/// Index of the first set bit at or after `from`.
+#[inline]
+fn first_set_bit(words: &[u64], from: usize) -> Option<usize> {
+    let mut w = from / 64;
+    if w >= words.len() {
+        return None;
+    }
+    let mut word = words[w] & (!0u64 << (from % 64));
+    loop {
+        if word != 0 {
+            return Some(w * 64 + word.trailing_zeros() as usize);
+        }
+        w += 1;
+        if w == words.len() {
+            return None;
+        }
+        word = words[w];
+    }
+}
+
 struct Load<'a> {
     out_vcs: &'a [OutputVc],
     vcs: usize,
@@ -489,9 +515,7 @@ impl LoadView for Load<'_> {
         o.used + self.capacity.saturating_sub(o.credits)
     }
     fn port_occupancy(&self, port: PortId) -> u32 {
-        (0..self.vcs as u8)
-            .map(|v| self.vc_occupancy(port, v))
-            .sum()
+        (0..self.vcs as u8).map(|v| self.vc_occupancy(port, v)).sum()
     }
 }
 
@@ -554,11 +578,7 @@ impl RouterState {
             // Come back when the link is free (once).
             if !nic.inject_scheduled {
                 nic.inject_scheduled = true;
-                ctx.schedule(
-                    nic.link_busy_until - t,
-                    P_INJECT,
-                    Msg::Inject { nic: nic_index },
-                );
+                ctx.schedule(nic.link_busy_until - t, P_INJECT, Msg::Inject { nic: nic_index });
             }
             return;
         }
@@ -574,8 +594,7 @@ impl RouterState {
         packet.vc = vc as u8;
         let src_switch = self.id;
         let dst_switch = sh.endpoint_switch[packet.dst as usize];
-        sh.routing
-            .init(src_switch, dst_switch, &mut packet.route, &mut self.rng);
+        sh.routing.init(src_switch, dst_switch, &mut packet.route, &mut self.rng);
         let port = nic.port;
         let latency = self.outputs[port as usize].latency;
         self.stats.departures += 1;
@@ -595,11 +614,12 @@ impl RouterState {
     fn on_head(&mut self, sh: &Shared, port: PortId, packet: Packet, ctx: &mut RouterCtx<'_>) {
         let ready = ctx.now() + sh.params.router_delay;
         self.stats.arrivals += 1;
-        self.inputs[port as usize * self.vcs + packet.vc as usize].push_back(Waiting {
-            packet,
-            ready,
-            choice: None,
-        });
+        let input = port as usize * self.vcs + packet.vc as usize;
+        if self.inputs[input].is_empty() {
+            self.head_ready[input] = ready;
+            self.unrouted.push(input as u32);
+        }
+        self.inputs[input].push_back(Waiting { packet, ready });
         self.waiting += 1;
         self.request_allocation(ready, ctx);
     }
@@ -650,27 +670,12 @@ impl RouterState {
         let dst_endpoint = self.inputs[input].front().expect("head").packet.dst;
         let (dst_switch, dst_port) = sh.net.endpoint_location[dst_endpoint as usize];
         if dst_switch == self.id {
-            return Candidate {
-                port: dst_port,
-                vc: 0,
-                penalty: 0,
-            };
+            return Candidate { port: dst_port, vc: 0, penalty: 0 };
         }
-        let load = Load {
-            out_vcs: &self.out_vcs,
-            vcs: self.vcs,
-            capacity: sh.params.input_buffer,
-        };
+        let load = Load { out_vcs: &self.out_vcs, vcs: self.vcs, capacity: sh.params.input_buffer };
         let head = &mut self.inputs[input].front_mut().expect("head").packet;
         self.candidates.clear();
-        sh.routing.candidates(
-            self.id,
-            dst_switch,
-            head,
-            &load,
-            &mut self.rng,
-            &mut self.candidates,
-        );
+        sh.routing.candidates(self.id, dst_switch, head, &load, &mut self.rng, &mut self.candidates);
         assert!(
             !self.candidates.is_empty(),
             "routing {} offered no candidate at switch {} for packet {} to switch {dst_switch}",
@@ -689,10 +694,7 @@ impl RouterState {
                 let n = self.candidates.len();
                 for i in 0..n {
                     for vc in 1..self.vcs as u8 {
-                        let c = Candidate {
-                            vc,
-                            ..self.candidates[i]
-                        };
+                        let c = Candidate { vc, ..self.candidates[i] };
                         self.candidates.push(c);
                     }
                     self.candidates[i].vc = 0;
@@ -702,61 +704,85 @@ impl RouterState {
         sh.selection.pick(&self.candidates, &load, &mut self.rng)
     }
 
-    /// Separable allocator: each free input proposes one ready VC (round-robin), each
-    /// free output grants one proposing input (round-robin).
+    /// Separable allocator. Heads that became ready are routed; then every input with a
+    /// ready head for a free output proposes one VC (round-robin over its VCs), and every
+    /// output grants one proposing input (round-robin over inputs). Only outputs that have
+    /// waiting heads are visited.
     fn allocate(&mut self, sh: &Shared, ctx: &mut RouterCtx<'_>) {
         let t = ctx.now();
         self.scheduled_allocations.retain(|&x| x != t);
         if self.waiting == 0 {
             return;
         }
-        let size = sh.params.packet_size as u32;
-        let out_cap = sh.params.output_buffer;
+        let vcs = self.vcs;
         let mut retry_at = u64::MAX;
-        let ports = self.outputs.len();
-        self.requests.clear();
-        for i in 0..ports {
-            if self.in_xbar_busy_until[i] > t {
-                if (0..self.vcs).any(|v| !self.inputs[i * self.vcs + v].is_empty()) {
-                    retry_at = retry_at.min(self.in_xbar_busy_until[i]);
+        let mut k = 0;
+        while k < self.unrouted.len() {
+            let input = self.unrouted[k] as usize;
+            // Route when the head can actually leave: adaptive choices then see the
+            // freshest occupancy.
+            if self.head_ready[input] <= t && self.in_xbar_busy_until[input / vcs] <= t {
+                let c = self.route(sh, input);
+                self.head_choice[input] = Some(c);
+                self.requesters[c.port as usize].push(input as u32);
+                self.wanted_outputs[c.port as usize / 64] |= 1 << (c.port % 64);
+                self.unrouted.swap_remove(k);
+            } else {
+                if self.head_ready[input] <= t {
+                    retry_at = retry_at.min(self.in_xbar_busy_until[input / vcs]);
                 }
-                continue;
-            }
-            for k in 0..self.vcs {
-                let v = (self.in_vc_rr[i] as usize + k) % self.vcs;
-                let input = i * self.vcs + v;
-                match self.inputs[input].front() {
-                    Some(w) if w.ready <= t => {}
-                    _ => continue,
-                }
-                let choice = match self.inputs[input].front().and_then(|w| w.choice) {
-                    Some(c) => c,
-                    None => {
-                        let c = self.route(sh, input);
-                        self.inputs[input].front_mut().expect("head").choice = Some(c);
-                        c
-                    }
-                };
-                let out = &self.outputs[choice.port as usize];
-                if out.xbar_busy_until > t {
-                    retry_at = retry_at.min(out.xbar_busy_until);
-                    continue;
-                }
-                if self.out_vcs[choice.port as usize * self.vcs + choice.vc as usize].used + size
-                    > out_cap
-                {
-                    continue; // OutputFree will call the allocator again.
-                }
-                self.requests.push((choice.port, i as PortId, v as u8));
-                break;
+                k += 1;
             }
         }
+        let size = sh.params.packet_size as u32;
+        let out_cap = sh.params.output_buffer;
+        self.requests.clear();
+        let mut next = first_set_bit(&self.wanted_outputs, 0);
+        while let Some(o) = next {
+            next = first_set_bit(&self.wanted_outputs, o + 1);
+            let busy = self.outputs[o].xbar_busy_until;
+            if busy > t {
+                retry_at = retry_at.min(busy);
+                continue;
+            }
+            for &x in &self.requesters[o] {
+                let (i, v) = (x as usize / vcs, x as usize % vcs);
+                let in_busy = self.in_xbar_busy_until[i];
+                if in_busy > t {
+                    retry_at = retry_at.min(in_busy);
+                    continue;
+                }
+                let vc = self.head_choice[x as usize].expect("requesters are routed").vc;
+                let ovc = &mut self.out_vcs[o * vcs + vc as usize];
+                if ovc.used + size > out_cap {
+                    ovc.space_waiter = true; // OutputFree will call the allocator again.
+                    continue;
+                }
+                self.requests.push((o as PortId, i as PortId, v as u8));
+            }
+        }
+        let transfer = size.div_ceil(sh.params.speedup as u32) as u64;
+        // Input arbitration: one VC per input, round-robin from the input's pointer.
+        let rr = &self.in_vc_rr;
+        self.requests.sort_unstable_by_key(|&(_, i, v)| (i, (v as usize + vcs - rr[i as usize] as usize) % vcs));
+        let mut last_input = None;
+        let proposed = self.requests.len();
+        self.requests.retain(|&(_, i, _)| {
+            let first = last_input != Some(i);
+            last_input = Some(i);
+            first
+        });
+        if self.requests.len() < proposed {
+            // VCs that could not propose come back when the crossbar frees.
+            retry_at = retry_at.min(t + transfer);
+        }
         // Output arbitration: per output, the first requesting input at or after its pointer.
+        let ports = self.outputs.len();
+        let outputs = &self.outputs;
         self.requests.sort_unstable_by_key(|&(o, i, _)| {
-            let ptr = self.outputs[o as usize].grant_rr as usize;
+            let ptr = outputs[o as usize].grant_rr as usize;
             (o, (i as usize + ports - ptr) % ports)
         });
-        let transfer = size.div_ceil(sh.params.speedup as u32) as u64;
         let mut last_output = None;
         for r in 0..self.requests.len() {
             let (o, i, v) = self.requests[r];
@@ -766,29 +792,35 @@ impl RouterState {
             }
             last_output = Some(o);
             self.grant(sh, o, i, v, transfer, ctx);
-            // The packets behind this one (and at this input) wait for the crossbar.
-            retry_at = retry_at.min(t + transfer);
+            // Packets left at this input wait for its crossbar port.
+            let first = i as usize * vcs;
+            if (first..first + vcs).any(|x| self.head_ready[x] != u64::MAX) {
+                retry_at = retry_at.min(t + transfer);
+            }
         }
         if retry_at != u64::MAX && self.waiting > 0 {
             self.request_allocation(retry_at, ctx);
         }
     }
 
-    fn grant(
-        &mut self,
-        sh: &Shared,
-        o: PortId,
-        i: PortId,
-        v: u8,
-        transfer: u64,
-        ctx: &mut RouterCtx<'_>,
-    ) {
+    fn grant(&mut self, sh: &Shared, o: PortId, i: PortId, v: u8, transfer: u64, ctx: &mut RouterCtx<'_>) {
         let t = ctx.now();
         let input = i as usize * self.vcs + v as usize;
-        let Waiting {
-            mut packet, choice, ..
-        } = self.inputs[input].pop_front().expect("requested head");
-        let choice = choice.expect("routed");
+        let Waiting { mut packet, .. } = self.inputs[input].pop_front().expect("requested head");
+        let choice = self.head_choice[input].take().expect("granted heads are routed");
+        let waiters = &mut self.requesters[o as usize];
+        let at = waiters.iter().position(|&x| x as usize == input).expect("granted input requested");
+        waiters.swap_remove(at);
+        if waiters.is_empty() {
+            self.wanted_outputs[o as usize / 64] &= !(1 << (o % 64));
+        }
+        match self.inputs[input].front() {
+            Some(next) => {
+                self.head_ready[input] = next.ready;
+                self.unrouted.push(input as u32);
+            }
+            None => self.head_ready[input] = u64::MAX,
+        }
         self.waiting -= 1;
         self.in_vc_rr[i as usize] = (v + 1) % self.vcs as u8;
         self.in_xbar_busy_until[i as usize] = t + transfer;
@@ -800,24 +832,9 @@ impl RouterState {
         // Credits for the freed input buffer go back upstream.
         let in_port = &self.outputs[i as usize];
         if let Some(nic) = in_port.nic {
-            ctx.schedule(
-                in_port.latency,
-                P_ARRIVAL,
-                Msg::NicCredit {
-                    nic,
-                    vc: packet.vc,
-                    phits: size,
-                },
-            );
+            ctx.schedule(in_port.latency, P_ARRIVAL, Msg::NicCredit { nic, vc: packet.vc, phits: size });
         } else {
-            ctx.send(
-                in_port.link,
-                Msg::Credit {
-                    port: in_port.peer_port,
-                    vc: packet.vc,
-                    phits: size,
-                },
-            );
+            ctx.send(in_port.link, Msg::Credit { port: in_port.peer_port, vc: packet.vc, phits: size });
         }
         if self.outputs[o as usize].nic.is_none() {
             sh.routing.on_forward(self.id, choice, &mut packet);
@@ -867,15 +884,7 @@ impl RouterState {
                 self.stats.vc_phits[v] += size as u64;
             }
         }
-        ctx.schedule(
-            size as u64,
-            P_FREE,
-            Msg::OutputFree {
-                port: o,
-                vc: v as u8,
-                phits: size,
-            },
-        );
+        ctx.schedule(size as u64, P_FREE, Msg::OutputFree { port: o, vc: v as u8, phits: size });
         match to_nic {
             Some(nic) => {
                 let arrival = out.latency + size as u64 - 1;

@@ -180,12 +180,8 @@ pub fn build_routing(
     endpoint_switch: &Arc<Vec<SwitchId>>,
 ) -> Result<Arc<dyn Routing>, ConfigError> {
     let algo = config.routing.algorithm.as_str();
-    let needs = |what: &str| {
-        ConfigError::new(
-            "routing.algorithm",
-            format!("`{algo}` needs a {what} topology"),
-        )
-    };
+    let needs =
+        |what: &str| ConfigError::new("routing.algorithm", format!("`{algo}` needs a {what} topology"));
     let routing: Arc<dyn Routing> = match algo {
         "minimal" => Arc::new(Minimal::new(net, false)?),
         "shortest_path" => Arc::new(Minimal::new(net, true)?),
@@ -201,18 +197,11 @@ pub fn build_routing(
             let mode = match algo {
                 "dragonfly_min" => DragonflyMode::Min,
                 "dragonfly_valiant" => DragonflyMode::Valiant,
-                _ => DragonflyMode::UgalLocal {
-                    threshold: config.routing.ugal_threshold,
-                },
+                _ => DragonflyMode::UgalLocal { threshold: config.routing.ugal_threshold },
             };
             Arc::new(DragonflyRouting::new(d.clone(), mode))
         }
-        other => {
-            return Err(ConfigError::new(
-                "routing.algorithm",
-                format!("unknown `{other}`"),
-            ))
-        }
+        other => return Err(ConfigError::new("routing.algorithm", format!("unknown `{other}`"))),
     };
     Ok(routing)
 }
@@ -240,18 +229,20 @@ impl Simulation {
             VcPolicy::Routing if routing.vcs_required() > vcs => {
                 return Err(ConfigError::new(
                     "router.vcs",
-                    format!("routing `{}` needs {} VCs, {vcs} available", routing.name(), routing.vcs_required()),
-                ))
-            }
-            VcPolicy::Ladder if routing.max_hops() > vcs as u32 => {
-                return Err(ConfigError::new(
-                    "router.vcs",
                     format!(
-                        "the ladder VC policy needs one VC per hop of the longest route: {} VCs, {vcs} available",
-                        routing.max_hops()
+                        "routing `{}` needs {} VCs, {vcs} available",
+                        routing.name(),
+                        routing.vcs_required()
                     ),
                 ))
             }
+            VcPolicy::Ladder if routing.max_hops() > vcs as u32 => return Err(ConfigError::new(
+                "router.vcs",
+                format!(
+                    "the ladder VC policy needs one VC per hop of the longest route: {} VCs, {vcs} available",
+                    routing.max_hops()
+                ),
+            )),
             _ => {}
         }
         let pattern = Pattern::build(&config.traffic.pattern, &net, config.simulation.seed)?;
@@ -295,32 +286,18 @@ impl Simulation {
         let vertex_weight = (0..net.num_switches() as SwitchId)
             .map(|s| net.radix(s) as u64 + net.terminals[s as usize] as u64)
             .collect();
-        let edges = self
-            .links
-            .iter()
-            .map(|l| (l.src, l.dst, l.latency))
-            .collect();
+        let edges = self.links.iter().map(|l| (l.src, l.dst, l.latency)).collect();
         let blocks = match &net.shape {
-            Shape::Dragonfly(d) => {
-                Some((0..net.num_switches() as u32).map(|s| d.group(s)).collect())
-            }
+            Shape::Dragonfly(d) => Some((0..net.num_switches() as u32).map(|s| d.group(s)).collect()),
             _ => None,
         };
-        PartGraph {
-            vertex_weight,
-            edges,
-            blocks,
-        }
+        PartGraph { vertex_weight, edges, blocks }
     }
 
     /// A partition into `parts` (groups for Dragonfly when possible, else linear).
     pub fn plan(&self, parts: u32) -> Result<Plan, partitioner::PartitionError> {
         let graph = self.partition_graph();
-        let method = if graph
-            .blocks
-            .as_ref()
-            .is_some_and(|b| b.iter().max().map_or(0, |m| m + 1) >= parts)
-        {
+        let method = if graph.blocks.as_ref().is_some_and(|b| b.iter().max().map_or(0, |m| m + 1) >= parts) {
             Method::Blocks
         } else {
             Method::Linear
@@ -355,9 +332,8 @@ impl Simulation {
             seed: cfg.simulation.seed,
             record_deliveries: self.record_deliveries,
         });
-        let routers: Vec<Router> = (0..self.net.num_switches() as SwitchId)
-            .map(|s| Router::new(shared.clone(), s))
-            .collect();
+        let routers: Vec<Router> =
+            (0..self.net.num_switches() as SwitchId).map(|s| Router::new(shared.clone(), s)).collect();
         let period = cfg.sample_period();
         let watchdog = cfg.simulation.watchdog;
         let endpoints = self.net.num_endpoints() as f64;
@@ -370,10 +346,7 @@ impl Simulation {
             routers,
             &self.links,
             assignment,
-            &RunConfig {
-                end_time: cfg.simulation.cycles,
-                checkpoint_period: period,
-            },
+            &RunConfig { end_time: cfg.simulation.cycles, checkpoint_period: period },
             |routers: &mut [Router], _t| {
                 let mut c = Counters::default();
                 for r in routers.iter_mut() {
@@ -431,11 +404,8 @@ impl Simulation {
         let cfg = &self.config;
         let net = &self.net;
         let mut measured = Counters::default();
-        let (mut latency, mut network_latency, mut hops) = (
-            Histogram::default(),
-            Histogram::default(),
-            Histogram::default(),
-        );
+        let (mut latency, mut network_latency, mut hops) =
+            (Histogram::default(), Histogram::default(), Histogram::default());
         let mut endpoint_generated = vec![0; net.num_endpoints()];
         let mut endpoint_accepted = vec![0; net.num_endpoints()];
         let mut link_phits = Vec::new();
@@ -484,12 +454,8 @@ impl Simulation {
             }
         }
         deliveries.sort_unstable_by_key(|d| d.id);
-        let cycles = (cfg
-            .simulation
-            .cycles
-            .min(outcome.time)
-            .saturating_sub(cfg.simulation.warmup))
-        .max(1) as f64;
+        let cycles =
+            (cfg.simulation.cycles.min(outcome.time).saturating_sub(cfg.simulation.warmup)).max(1) as f64;
         let per = |phits: u64| phits as f64 / cycles / net.num_endpoints() as f64;
         let summary = Summary {
             offered_load: per(measured.generated_phits),

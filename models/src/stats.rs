@@ -108,11 +108,7 @@ impl Histogram {
 
     /// Non-empty buckets as `(lower bound, count)`.
     pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.counts
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 0)
-            .map(|(b, &c)| (Self::bucket_low(b), c))
+        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(b, &c)| (Self::bucket_low(b), c))
     }
 }
 
@@ -197,11 +193,7 @@ mod tests {
 
     #[test]
     fn merge_equals_recording_everything_in_one() {
-        let (mut a, mut b, mut all) = (
-            Histogram::default(),
-            Histogram::default(),
-            Histogram::default(),
-        );
+        let (mut a, mut b, mut all) = (Histogram::default(), Histogram::default(), Histogram::default());
         for v in [3, 5000, 17, 1 << 20] {
             a.record(v);
             all.record(v);

@@ -75,10 +75,7 @@ pub struct PatternError {
 }
 
 fn err(key: &str, message: impl Into<String>) -> PatternError {
-    PatternError {
-        key: key.into(),
-        message: message.into(),
-    }
+    PatternError { key: key.into(), message: message.into() }
 }
 
 impl Pattern {
@@ -118,9 +115,7 @@ impl Pattern {
                 if block == 0 || switches % block != 0 || block == switches {
                     return Err(err(
                         "block_switches",
-                        format!(
-                            "{block} must divide the {switches} switches into at least 2 blocks"
-                        ),
+                        format!("{block} must divide the {switches} switches into at least 2 blocks"),
                     ));
                 }
                 let first_endpoint = first_endpoints(net);
@@ -153,7 +148,10 @@ impl Pattern {
                     })
                 } else {
                     if bits % 2 != 0 {
-                        return Err(err("pattern", format!("transpose needs an even power of two endpoints, the network has {n}")));
+                        return Err(err(
+                            "pattern",
+                            format!("transpose needs an even power of two endpoints, the network has {n}"),
+                        ));
                     }
                     let half = bits / 2;
                     let mask = (1 << half) - 1;
@@ -183,10 +181,7 @@ impl Pattern {
             }
             PatternSpec::HotSpot { fraction, endpoint } => {
                 if !(0.0..=1.0).contains(fraction) {
-                    return Err(err(
-                        "fraction",
-                        format!("must be in [0, 1], got {fraction}"),
-                    ));
+                    return Err(err("fraction", format!("must be in [0, 1], got {fraction}")));
                 }
                 if *endpoint >= n {
                     return Err(err(
@@ -194,11 +189,7 @@ impl Pattern {
                         format!("must be < {n} (the endpoint count), got {endpoint}"),
                     ));
                 }
-                Pattern::HotSpot {
-                    n,
-                    fraction: *fraction,
-                    hot: *endpoint,
-                }
+                Pattern::HotSpot { n, fraction: *fraction, hot: *endpoint }
             }
         })
     }

@@ -14,8 +14,7 @@ pub fn build(text: &str, overrides: &[&str]) -> Simulation {
 /// Runs on `parts` partitions (threads) at the configured load.
 pub fn run(sim: &Simulation, parts: u32) -> RunResult {
     let plan = sim.plan(parts).expect("partition");
-    sim.run(sim.config.traffic.load, &plan.assignment, &mut |_| {}, None)
-        .expect("run")
+    sim.run(sim.config.traffic.load, &plan.assignment, &mut |_| {}, None).expect("run")
 }
 
 pub const HYPERX: &str = r#"

@@ -10,20 +10,13 @@ fn check_conservation(sim: &mut Simulation, parts: u32) {
     sim.record_deliveries = true;
     let r = run(sim, parts);
     let s = &r.summary;
-    assert_eq!(
-        s.generated_total,
-        s.delivered_total + r.resident_end + r.on_wires_end,
-        "{s:?}"
-    );
+    assert_eq!(s.generated_total, s.delivered_total + r.resident_end + r.on_wires_end, "{s:?}");
     assert_eq!(r.deliveries.len() as u64, s.delivered_total);
     // Ids are (source << 32 | per-source counter): unique, and never beyond what the
     // source generated.
     let mut generated_by = vec![0u64; sim.net.num_endpoints()];
     for d in &r.deliveries {
-        assert_eq!(
-            d.received_by, d.dst,
-            "{d:?} delivered to the wrong endpoint"
-        );
+        assert_eq!(d.received_by, d.dst, "{d:?} delivered to the wrong endpoint");
         assert_eq!((d.id >> 32) as u32, d.src);
         generated_by[d.src as usize] = generated_by[d.src as usize].max((d.id & 0xffff_ffff) + 1);
     }
@@ -64,12 +57,7 @@ fn rrg_past_saturation() {
 fn torus_hot_spot() {
     let mut sim = build(
         TORUS,
-        &[
-            "traffic.load=0.6",
-            "traffic.pattern=hot_spot",
-            "traffic.fraction=0.2",
-            "simulation.cycles=2000",
-        ],
+        &["traffic.load=0.6", "traffic.pattern=hot_spot", "traffic.fraction=0.2", "simulation.cycles=2000"],
     );
     check_conservation(&mut sim, 1);
 }

@@ -28,11 +28,7 @@ fn same_for_all_partitions(text: &str, overrides: &[&str]) {
     let sim = build(text, overrides);
     let reference = fingerprint(&run(&sim, 1));
     for parts in [2, 3, 4] {
-        assert_eq!(
-            fingerprint(&run(&sim, parts)),
-            reference,
-            "{parts} partitions differ from 1"
-        );
+        assert_eq!(fingerprint(&run(&sim, parts)), reference, "{parts} partitions differ from 1");
     }
 }
 
@@ -45,10 +41,7 @@ fn dragonfly_ugal_is_deterministic() {
 fn dragonfly_valiant_adversarial_is_deterministic() {
     same_for_all_partitions(
         DRAGONFLY,
-        &[
-            "routing.algorithm=dragonfly_valiant",
-            "traffic.pattern=group_shift",
-        ],
+        &["routing.algorithm=dragonfly_valiant", "traffic.pattern=group_shift"],
     );
 }
 

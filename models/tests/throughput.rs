@@ -35,21 +35,13 @@ fn hyperx_uniform_accepts_offered_load_below_saturation() {
     let mid = summary(HYPERX_8X8, &["traffic.load=0.5"]);
     let over = summary(HYPERX_8X8, &["traffic.load=1.0"]);
     for s in [&low, &mid] {
-        assert!(
-            (s.accepted_load - s.offered_load).abs() < 0.02 * s.offered_load,
-            "{s:?}"
-        );
+        assert!((s.accepted_load - s.offered_load).abs() < 0.02 * s.offered_load, "{s:?}");
     }
     // Past saturation the network accepts less than offered (input-queued switches with
     // speedup 1) and latency explodes.
     assert!(over.accepted_load < 0.9, "{over:?}");
     assert!(over.accepted_load > mid.accepted_load, "{over:?}");
-    assert!(
-        over.latency_mean > 10.0 * low.latency_mean,
-        "{} vs {}",
-        over.latency_mean,
-        low.latency_mean
-    );
+    assert!(over.latency_mean > 10.0 * low.latency_mean, "{} vs {}", over.latency_mean, low.latency_mean);
     // Accepted load never exceeds link rate.
     assert!(over.accepted_load <= 1.0);
 }
@@ -87,22 +79,12 @@ fn dragonfly_adversarial_valiant_and_ugal_go_well_beyond_min() {
     let valiant = with("dragonfly_valiant");
     let ugal = with("dragonfly_ugal");
     // Valiant's bound is 1/2 of link rate; allocation losses keep it somewhat below.
-    assert!(
-        valiant.accepted_load > 0.3 && valiant.accepted_load <= 0.5,
-        "{valiant:?}"
-    );
+    assert!(valiant.accepted_load > 0.3 && valiant.accepted_load <= 0.5, "{valiant:?}");
     assert!(ugal.accepted_load > 0.3, "{ugal:?}");
     // Below saturation Valiant delivers what is offered.
     let light = summary(
         DRAGONFLY,
-        &[
-            "routing.algorithm=dragonfly_valiant",
-            "traffic.pattern=group_shift",
-            "traffic.load=0.2",
-        ],
+        &["routing.algorithm=dragonfly_valiant", "traffic.pattern=group_shift", "traffic.load=0.2"],
     );
-    assert!(
-        (light.accepted_load - light.offered_load).abs() < 0.02 * light.offered_load,
-        "{light:?}"
-    );
+    assert!((light.accepted_load - light.offered_load).abs() < 0.02 * light.offered_load, "{light:?}");
 }

@@ -42,22 +42,12 @@ fn ring_without_dateline_deadlocks_and_is_caught() {
     // What was gathered before the deadlock is kept.
     assert!(r.summary.delivered_total > 0);
     assert_eq!(r.samples.last().unwrap().time, r.time);
-    assert_eq!(
-        r.summary.generated_total,
-        r.summary.delivered_total + r.resident_end + r.on_wires_end
-    );
+    assert_eq!(r.summary.generated_total, r.summary.delivered_total + r.resident_end + r.on_wires_end);
 }
 
 #[test]
 fn the_same_ring_with_datelines_does_not_deadlock() {
-    let sim = build(
-        RING,
-        &[
-            "router.vcs=2",
-            "routing.vc_policy=routing",
-            "simulation.cycles=20000",
-        ],
-    );
+    let sim = build(RING, &["router.vcs=2", "routing.vc_policy=routing", "simulation.cycles=20000"]);
     let plan = sim.plan(2).unwrap();
     let r = sim.run(1.0, &plan.assignment, &mut |_| {}, None).unwrap();
     assert_eq!(r.status, Status::Completed);

@@ -12,35 +12,23 @@ use xnet_models::topology::Shape;
 fn run_light(sim: &mut Simulation) -> RunResult {
     sim.record_deliveries = true;
     let plan = sim.plan(1).unwrap();
-    sim.run(sim.config.traffic.load, &plan.assignment, &mut |_| {}, None)
-        .unwrap()
+    sim.run(sim.config.traffic.load, &plan.assignment, &mut |_| {}, None).unwrap()
 }
 
 /// Checks every delivery against `expected(d)` = (hops, latency). Contention can only add
 /// delay, so none may be faster; at this load nearly all must match exactly.
 fn check(result: &RunResult, expected: impl Fn(&Delivery) -> (u16, u64)) {
-    assert!(
-        result.deliveries.len() > 200,
-        "too few packets: {}",
-        result.deliveries.len()
-    );
+    assert!(result.deliveries.len() > 200, "too few packets: {}", result.deliveries.len());
     let mut exact = 0;
     for d in &result.deliveries {
         let (hops, latency) = expected(d);
         assert_eq!(d.hops, hops, "hop count of {d:?}");
         let got = d.delivered - d.injected;
-        assert!(
-            got >= latency,
-            "{d:?} took {got} cycles, faster than the zero-load {latency}"
-        );
+        assert!(got >= latency, "{d:?} took {got} cycles, faster than the zero-load {latency}");
         exact += usize::from(got == latency);
     }
     let share = exact as f64 / result.deliveries.len() as f64;
-    assert!(
-        share > 0.97,
-        "only {:.1} % of packets had the zero-load latency",
-        share * 100.0
-    );
+    assert!(share > 0.97, "only {:.1} % of packets had the zero-load latency", share * 100.0);
 }
 
 #[test]
@@ -67,19 +55,12 @@ fn hyperx_dor_zero_load_latency() {
         load = 0.002
     "#;
     let mut sim = build(text, &[]);
-    let Shape::HyperX(shape) = sim.net.shape.clone() else {
-        unreachable!()
-    };
+    let Shape::HyperX(shape) = sim.net.shape.clone() else { unreachable!() };
     let net = sim.net.clone();
     let r = run_light(&mut sim);
     check(&r, |d| {
-        let (a, b) = (
-            net.endpoint_location[d.src as usize].0,
-            net.endpoint_location[d.dst as usize].0,
-        );
-        let hops = (0..3)
-            .filter(|&k| shape.coord(a, k) != shape.coord(b, k))
-            .count() as u16;
+        let (a, b) = (net.endpoint_location[d.src as usize].0, net.endpoint_location[d.dst as usize].0);
+        let hops = (0..3).filter(|&k| shape.coord(a, k) != shape.coord(b, k)).count() as u16;
         (hops, 2 * 3 + hops as u64 * 4 + (hops as u64 + 1) * 3 + 5)
     });
 }
@@ -107,16 +88,11 @@ fn torus_dor_zero_load_latency() {
         load = 0.002
     "#;
     let mut sim = build(text, &[]);
-    let Shape::Torus(shape) = sim.net.shape.clone() else {
-        unreachable!()
-    };
+    let Shape::Torus(shape) = sim.net.shape.clone() else { unreachable!() };
     let net = sim.net.clone();
     let r = run_light(&mut sim);
     check(&r, |d| {
-        let (a, b) = (
-            net.endpoint_location[d.src as usize].0,
-            net.endpoint_location[d.dst as usize].0,
-        );
+        let (a, b) = (net.endpoint_location[d.src as usize].0, net.endpoint_location[d.dst as usize].0);
         let hops: u32 = (0..2)
             .map(|k| {
                 let (x, y, n) = (shape.coord(a, k), shape.coord(b, k), shape.sides[k]);
@@ -155,16 +131,11 @@ fn dragonfly_min_zero_load_latency() {
         load = 0.002
     "#;
     let mut sim = build(text, &[]);
-    let Shape::Dragonfly(df) = sim.net.shape.clone() else {
-        unreachable!()
-    };
+    let Shape::Dragonfly(df) = sim.net.shape.clone() else { unreachable!() };
     let net = sim.net.clone();
     let r = run_light(&mut sim);
     check(&r, |d| {
-        let (a, b) = (
-            net.endpoint_location[d.src as usize].0,
-            net.endpoint_location[d.dst as usize].0,
-        );
+        let (a, b) = (net.endpoint_location[d.src as usize].0, net.endpoint_location[d.dst as usize].0);
         let (locals, globals) = if a == b {
             (0, 0)
         } else if df.group(a) == df.group(b) {
@@ -175,9 +146,6 @@ fn dragonfly_min_zero_load_latency() {
             (u64::from(out_gw != a) + u64::from(in_gw != b), 1)
         };
         let hops = locals + globals;
-        (
-            hops as u16,
-            2 + locals * 3 + globals * 17 + (hops + 1) * 2 + 7,
-        )
+        (hops as u16, 2 + locals * 3 + globals * 17 + (hops + 1) * 2 + 7)
     });
 }

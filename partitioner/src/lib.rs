@@ -104,11 +104,7 @@ pub fn partition(graph: &PartGraph, parts: u32, method: Method) -> Result<Plan, 
         (Method::Blocks, Some(blocks)) => {
             let num_blocks = blocks.iter().map(|&b| b as usize + 1).max().unwrap_or(0);
             if (parts as usize) > num_blocks {
-                return Err(PartitionError::TooManyParts {
-                    parts,
-                    units: num_blocks,
-                    what: "blocks",
-                });
+                return Err(PartitionError::TooManyParts { parts, units: num_blocks, what: "blocks" });
             }
             let mut block_weight = vec![0u64; num_blocks];
             for (v, &b) in blocks.iter().enumerate() {
@@ -119,11 +115,7 @@ pub fn partition(graph: &PartGraph, parts: u32, method: Method) -> Result<Plan, 
         }
         _ => {
             if parts as usize > n {
-                return Err(PartitionError::TooManyParts {
-                    parts,
-                    units: n,
-                    what: "routers",
-                });
+                return Err(PartitionError::TooManyParts { parts, units: n, what: "routers" });
             }
             contiguous(&graph.vertex_weight, parts)
         }
@@ -139,11 +131,7 @@ pub fn evaluate(graph: &PartGraph, assignment: Vec<u32>, parts: u32, method: Met
     }
     let total: u64 = part_weights.iter().sum();
     let mean = total as f64 / parts as f64;
-    let imbalance = if total == 0 {
-        1.0
-    } else {
-        *part_weights.iter().max().unwrap_or(&0) as f64 / mean
-    };
+    let imbalance = if total == 0 { 1.0 } else { *part_weights.iter().max().unwrap_or(&0) as f64 / mean };
     let mut cut_edges = 0;
     let mut lookahead: Option<u64> = None;
     for &(a, b, lat) in &graph.edges {
@@ -152,15 +140,7 @@ pub fn evaluate(graph: &PartGraph, assignment: Vec<u32>, parts: u32, method: Met
             lookahead = Some(lookahead.map_or(lat, |l| l.min(lat)));
         }
     }
-    Plan {
-        assignment,
-        method,
-        parts,
-        part_weights,
-        imbalance,
-        cut_edges,
-        lookahead,
-    }
+    Plan { assignment, method, parts, part_weights, imbalance, cut_edges, lookahead }
 }
 
 #[cfg(test)]
@@ -173,11 +153,7 @@ mod tests {
             edges.push((i, (i + 1) % n, latency));
             edges.push(((i + 1) % n, i, latency));
         }
-        PartGraph {
-            vertex_weight: vec![1; n as usize],
-            edges,
-            blocks: None,
-        }
+        PartGraph { vertex_weight: vec![1; n as usize], edges, blocks: None }
     }
 
     #[test]
@@ -191,11 +167,7 @@ mod tests {
 
     #[test]
     fn every_part_gets_something_even_with_skewed_weights() {
-        let g = PartGraph {
-            vertex_weight: vec![100, 1, 1, 1],
-            edges: vec![],
-            blocks: None,
-        };
+        let g = PartGraph { vertex_weight: vec![100, 1, 1, 1], edges: vec![], blocks: None };
         let plan = partition(&g, 4, Method::Linear).unwrap();
         assert_eq!(plan.assignment, vec![0, 1, 2, 3]);
         let plan = partition(&g, 2, Method::Linear).unwrap();
@@ -218,10 +190,7 @@ mod tests {
         let plan = partition(&ring(5, 2), 1, Method::Linear).unwrap();
         assert_eq!(plan.cut_edges, 0);
         assert_eq!(plan.lookahead, None);
-        assert!(matches!(
-            partition(&ring(5, 2), 0, Method::Linear),
-            Err(PartitionError::ZeroParts)
-        ));
+        assert!(matches!(partition(&ring(5, 2), 0, Method::Linear), Err(PartitionError::ZeroParts)));
         assert!(partition(&ring(5, 2), 6, Method::Linear).is_err());
     }
 }

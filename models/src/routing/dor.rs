@@ -48,11 +48,7 @@ impl Routing for HyperXDor {
         for dim in 0..self.shape.sides.len() {
             let (own, to) = (self.shape.coord(at, dim), self.shape.coord(dst, dim));
             if own != to {
-                out.push(Candidate {
-                    port: self.shape.port_to(dim, own, to),
-                    vc: 0,
-                    penalty: 0,
-                });
+                out.push(Candidate { port: self.shape.port_to(dim, own, to), vc: 0, penalty: 0 });
                 return;
             }
         }
@@ -69,10 +65,7 @@ pub struct TorusDor {
 impl TorusDor {
     /// Routing for `shape`; `endpoint_switch[e]` is the switch of endpoint `e`.
     pub fn new(shape: TorusShape, endpoint_switch: Arc<Vec<SwitchId>>) -> Self {
-        Self {
-            shape,
-            endpoint_switch,
-        }
+        Self { shape, endpoint_switch }
     }
 
     /// Direction of travel in `dim` from `own` to `to` (`own != to`): true for positive.
@@ -98,12 +91,7 @@ impl Routing for TorusDor {
         }
     }
     fn max_hops(&self) -> u32 {
-        self.shape
-            .sides
-            .iter()
-            .zip(&self.shape.wrap)
-            .map(|(&k, &w)| if w { k / 2 } else { k - 1 })
-            .sum()
+        self.shape.sides.iter().zip(&self.shape.wrap).map(|(&k, &w)| if w { k / 2 } else { k - 1 }).sum()
     }
     fn candidates(
         &self,
@@ -121,19 +109,10 @@ impl Routing for TorusDor {
             }
             let k = self.shape.sides[dim];
             let positive = self.positive(dim, own, to);
-            let next = if positive {
-                (own + 1) % k
-            } else {
-                (own + k - 1) % k
-            };
+            let next = if positive { (own + 1) % k } else { (own + k - 1) % k };
             let src = self.shape.coord(self.endpoint_switch[p.src as usize], dim);
-            let past_dateline =
-                self.shape.wrap[dim] && if positive { next < src } else { next > src };
-            out.push(Candidate {
-                port: self.shape.port(dim, positive),
-                vc: past_dateline as u8,
-                penalty: 0,
-            });
+            let past_dateline = self.shape.wrap[dim] && if positive { next < src } else { next > src };
+            out.push(Candidate { port: self.shape.port(dim, positive), vc: past_dateline as u8, penalty: 0 });
             return;
         }
     }

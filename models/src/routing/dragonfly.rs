@@ -143,8 +143,7 @@ impl Routing for DragonflyRouting {
                 let min_hops = self.hops_to_group(at, s.group(dst)) + 1;
                 let val_hops = self.hops_to_group(at, p.route.intermediate) + 1 + 2;
                 let q_min = load.port_occupancy(min_port) as u64 * min_hops as u64;
-                let q_val =
-                    load.port_occupancy(val_port) as u64 * val_hops as u64 + threshold as u64;
+                let q_val = load.port_occupancy(val_port) as u64 * val_hops as u64 + threshold as u64;
                 if q_min <= q_val {
                     p.route.phase = TO_DESTINATION;
                     p.route.intermediate = NO_INTERMEDIATE;
@@ -165,11 +164,7 @@ impl Routing for DragonflyRouting {
                 s.local_port(s.router_in_group(at), s.router_in_group(gateway))
             }
         };
-        out.push(Candidate {
-            port,
-            vc,
-            penalty: 0,
-        });
+        out.push(Candidate { port, vc, penalty: 0 });
     }
 
     fn on_forward(&self, _at: SwitchId, chosen: Candidate, p: &mut Packet) {

@@ -45,13 +45,7 @@ impl Minimal {
             adj.extend(net.neighbours(s));
             adj_offsets.push(adj.len() as u32);
         }
-        Ok(Self {
-            dist,
-            adj_offsets,
-            adj,
-            single_path,
-            diameter,
-        })
+        Ok(Self { dist, adj_offsets, adj, single_path, diameter })
     }
 
     /// Switch-to-switch distance.
@@ -88,23 +82,16 @@ impl Routing for Minimal {
     ) {
         let here = self.dist.get(at, dst);
         let first = out.len();
-        let neighbours = &self.adj
-            [self.adj_offsets[at as usize] as usize..self.adj_offsets[at as usize + 1] as usize];
+        let neighbours =
+            &self.adj[self.adj_offsets[at as usize] as usize..self.adj_offsets[at as usize + 1] as usize];
         for &(port, n) in neighbours {
             if self.dist.get(n, dst) + 1 == here {
-                out.push(Candidate {
-                    port,
-                    vc: 0,
-                    penalty: 0,
-                });
+                out.push(Candidate { port, vc: 0, penalty: 0 });
             }
         }
         if self.single_path && out.len() > first + 1 {
             let count = (out.len() - first) as u64;
-            let pick = (at as u64)
-                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                .wrapping_add(dst as u64)
-                % count;
+            let pick = (at as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(dst as u64) % count;
             let keep = out[first + pick as usize];
             out.truncate(first);
             out.push(keep);

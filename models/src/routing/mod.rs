@@ -103,9 +103,8 @@ impl Selection {
                 let mut ties = 0u64;
                 let mut chosen = cands[0];
                 for c in cands {
-                    let cost = load.vc_occupancy(c.port, c.vc)
-                        + load.port_occupancy(c.port)
-                        + c.penalty as u32;
+                    let cost =
+                        load.vc_occupancy(c.port, c.vc) + load.port_occupancy(c.port) + c.penalty as u32;
                     if cost < best {
                         best = cost;
                         ties = 1;

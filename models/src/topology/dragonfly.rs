@@ -10,8 +10,8 @@
 //! Links `j >= g - 1` are left unconnected.
 
 use super::{
-    check_latency, check_size, link_classes, terminal_port, Network, Port, PortId, PortTarget,
-    Shape, TopologyError,
+    check_latency, check_size, link_classes, terminal_port, Network, Port, PortId, PortTarget, Shape,
+    TopologyError,
 };
 use serde::{Deserialize, Serialize};
 
@@ -69,19 +69,11 @@ pub fn build(prm: &DragonflyParams) -> Result<Network, TopologyError> {
     let key = if prm.groups.is_some() { "groups" } else { "a" };
     check_size(key, switches, prm.p as u128, radix)?;
     if groups > u32::MAX as u64 {
-        return Err(TopologyError::new(
-            key,
-            format!("{groups} groups do not fit in u32"),
-        ));
+        return Err(TopologyError::new(key, format!("{groups} groups do not fit in u32")));
     }
 
-    let shape = DragonflyShape {
-        p: prm.p,
-        a: prm.a,
-        h: prm.h,
-        groups: groups as u32,
-        arrangement: prm.arrangement,
-    };
+    let shape =
+        DragonflyShape { p: prm.p, a: prm.a, h: prm.h, groups: groups as u32, arrangement: prm.arrangement };
     let (a, h) = (prm.a, prm.h);
     let mut lists = Vec::with_capacity(switches as usize);
     for s in 0..switches as u32 {
@@ -90,10 +82,7 @@ pub fn build(prm: &DragonflyParams) -> Result<Network, TopologyError> {
         ports.resize(prm.p as usize, terminal_port());
         for other in (0..a).filter(|&o| o != r) {
             ports.push(Port {
-                target: PortTarget::Switch {
-                    switch: g * a + other,
-                    port: shape.local_port(other, r),
-                },
+                target: PortTarget::Switch { switch: g * a + other, port: shape.local_port(other, r) },
                 class: 1,
             });
         }
@@ -115,10 +104,7 @@ pub fn build(prm: &DragonflyParams) -> Result<Network, TopologyError> {
         Arrangement::Relative => "relative",
         Arrangement::Palmtree => "palmtree",
     };
-    let name = format!(
-        "dragonfly(p={}, a={}, h={}, g={}, {arr})",
-        prm.p, prm.a, prm.h, groups
-    );
+    let name = format!("dragonfly(p={}, a={}, h={}, g={}, {arr})", prm.p, prm.a, prm.h, groups);
     Ok(Network::from_port_lists(
         name,
         lists,
@@ -209,10 +195,7 @@ impl DragonflyShape {
     /// Router (switch id) of group `from` that owns the global link to group `to`, and its port.
     pub fn gateway(&self, from: u32, to: u32) -> (u32, PortId) {
         let j = self.global_link(from, to);
-        (
-            from * self.a + j / self.h,
-            (self.p + self.a - 1 + j % self.h) as PortId,
-        )
+        (from * self.a + j / self.h, (self.p + self.a - 1 + j % self.h) as PortId)
     }
 
     /// Local port of router index `own` leading to router index `to` in the same group.
@@ -246,11 +229,7 @@ mod tests {
         }
     }
 
-    const ALL: [Arrangement; 3] = [
-        Arrangement::Absolute,
-        Arrangement::Relative,
-        Arrangement::Palmtree,
-    ];
+    const ALL: [Arrangement; 3] = [Arrangement::Absolute, Arrangement::Relative, Arrangement::Palmtree];
 
     /// Global links per unordered group pair.
     fn group_pair_links(net: &Network, shape: &DragonflyShape) -> Vec<Vec<u32>> {
@@ -277,9 +256,7 @@ mod tests {
         for arr in ALL {
             let net = build(&params(6, 12, 6, None, arr)).unwrap();
             check_network(&net);
-            let Shape::Dragonfly(shape) = &net.shape else {
-                panic!("wrong shape")
-            };
+            let Shape::Dragonfly(shape) = &net.shape else { panic!("wrong shape") };
             assert_eq!(shape.groups, 73);
             let sum = summarize(&net);
             assert_eq!(sum.switches, 876);
@@ -309,9 +286,7 @@ mod tests {
         for arr in ALL {
             let net = build(&params(2, 4, 2, Some(5), arr)).unwrap();
             check_network(&net);
-            let Shape::Dragonfly(shape) = &net.shape else {
-                panic!("wrong shape")
-            };
+            let Shape::Dragonfly(shape) = &net.shape else { panic!("wrong shape") };
             let sum = summarize(&net);
             assert_eq!(sum.switches, 20);
             assert_eq!(sum.unconnected_ports, 5 * (8 - 4));
@@ -346,9 +321,7 @@ mod tests {
     #[test]
     fn gateway_matches_wiring() {
         let net = build(&params(2, 3, 2, None, Arrangement::Relative)).unwrap();
-        let Shape::Dragonfly(shape) = &net.shape else {
-            panic!("wrong shape")
-        };
+        let Shape::Dragonfly(shape) = &net.shape else { panic!("wrong shape") };
         for from in 0..shape.groups {
             for to in (0..shape.groups).filter(|&t| t != from) {
                 let (s, port) = shape.gateway(from, to);
@@ -387,10 +360,7 @@ mod tests {
         let p: DragonflyParams = toml::from_str("p = 2\na = 4\nh = 2").unwrap();
         assert_eq!(p.groups, None);
         assert_eq!(p.arrangement, Arrangement::Absolute);
-        assert_eq!(
-            (p.terminal_latency, p.local_latency, p.global_latency),
-            (1, 1, 1)
-        );
+        assert_eq!((p.terminal_latency, p.local_latency, p.global_latency), (1, 1, 1));
         let p: DragonflyParams =
             toml::from_str("p = 2\na = 4\nh = 2\ngroups = 3\narrangement = \"palmtree\"").unwrap();
         assert_eq!(p.arrangement, Arrangement::Palmtree);

@@ -6,8 +6,8 @@
 //! port `w_l` (digits of `w` in base `k`, digit 0 least significant).
 
 use super::{
-    check_latency, check_size, link_classes, terminal_port, Network, Port, PortId, PortTarget,
-    Shape, TopologyError,
+    check_latency, check_size, link_classes, terminal_port, Network, Port, PortId, PortTarget, Shape,
+    TopologyError,
 };
 use serde::{Deserialize, Serialize};
 
@@ -31,10 +31,7 @@ pub struct FatTreeParams {
 /// Builds a k-ary n-tree. Link classes: 0 `terminal`, 1 `network`.
 pub fn build(p: &FatTreeParams) -> Result<Network, TopologyError> {
     if p.k < 2 {
-        return Err(TopologyError::new(
-            "k",
-            format!("must be >= 2, got {}", p.k),
-        ));
+        return Err(TopologyError::new("k", format!("must be >= 2, got {}", p.k)));
     }
     if p.n == 0 {
         return Err(TopologyError::new("n", "must be >= 1, got 0"));
@@ -43,15 +40,10 @@ pub fn build(p: &FatTreeParams) -> Result<Network, TopologyError> {
     check_latency("link_latency", p.link_latency)?;
     let radix = p.k as u128 * if p.n == 1 { 1 } else { 2 };
     check_size("k", 1, 0, radix)?;
-    let endpoints = (0..p.n).try_fold(1u128, |acc, _| {
-        acc.checked_mul(p.k as u128)
-            .filter(|&e| e <= u64::MAX as u128)
-    });
+    let endpoints =
+        (0..p.n).try_fold(1u128, |acc, _| acc.checked_mul(p.k as u128).filter(|&e| e <= u64::MAX as u128));
     let Some(endpoints) = endpoints else {
-        return Err(TopologyError::new(
-            "n",
-            format!("k^n = {}^{} endpoints must fit in u32", p.k, p.n),
-        ));
+        return Err(TopologyError::new("n", format!("k^n = {}^{} endpoints must fit in u32", p.k, p.n)));
     };
     let per_level = endpoints / p.k as u128;
     let switches = per_level * p.n as u128;
@@ -95,10 +87,7 @@ pub fn build(p: &FatTreeParams) -> Result<Network, TopologyError> {
             for j in 0..k {
                 let w2 = w - own * stride + j * stride;
                 ports.push(Port {
-                    target: PortTarget::Switch {
-                        switch: (l + 1) * per_level + w2,
-                        port: own as PortId,
-                    },
+                    target: PortTarget::Switch { switch: (l + 1) * per_level + w2, port: own as PortId },
                     class: 1,
                 });
             }
@@ -109,10 +98,7 @@ pub fn build(p: &FatTreeParams) -> Result<Network, TopologyError> {
     Ok(Network::from_port_lists(
         name,
         lists,
-        link_classes(&[
-            ("terminal", p.terminal_latency),
-            ("network", p.link_latency),
-        ]),
+        link_classes(&[("terminal", p.terminal_latency), ("network", p.link_latency)]),
         Shape::FatTree(shape),
     ))
 }
@@ -160,12 +146,7 @@ mod tests {
     use crate::topology::testutil::check_network;
 
     fn params(k: u32, n: u32) -> FatTreeParams {
-        FatTreeParams {
-            k,
-            n,
-            terminal_latency: 1,
-            link_latency: 1,
-        }
+        FatTreeParams { k, n, terminal_latency: 1, link_latency: 1 }
     }
 
     #[test]
@@ -199,9 +180,7 @@ mod tests {
     fn leaf_distance_is_twice_the_common_ancestor_level() {
         let net = build(&params(3, 3)).unwrap();
         check_network(&net);
-        let Shape::FatTree(shape) = &net.shape else {
-            panic!("wrong shape")
-        };
+        let Shape::FatTree(shape) = &net.shape else { panic!("wrong shape") };
         let table = DistanceTable::compute(&net).unwrap();
         for a in 0..9 {
             for b in 0..9 {
@@ -219,17 +198,14 @@ mod tests {
     fn wiring_follows_the_documented_layout() {
         let net = build(&params(3, 4)).unwrap();
         check_network(&net);
-        let Shape::FatTree(shape) = &net.shape else {
-            panic!("wrong shape")
-        };
+        let Shape::FatTree(shape) = &net.shape else { panic!("wrong shape") };
         let k = 3;
         for s in 0..net.num_switches() as u32 {
             let (l, w) = (shape.level(s), shape.index(s));
             assert_eq!(s, l * 27 + w);
             if l + 1 < 4 {
                 for j in 0..k {
-                    let PortTarget::Switch { switch, port } = net.ports(s)[(k + j) as usize].target
-                    else {
+                    let PortTarget::Switch { switch, port } = net.ports(s)[(k + j) as usize].target else {
                         panic!("up port unconnected")
                     };
                     assert_eq!(shape.level(switch), l + 1);

@@ -6,8 +6,8 @@
 //! other switches of that dimension, in increasing coordinate order.
 
 use super::{
-    check_latency, check_size, link_classes, terminal_port, Network, Port, PortId, PortTarget,
-    Shape, TopologyError,
+    check_latency, check_size, link_classes, terminal_port, Network, Port, PortId, PortTarget, Shape,
+    TopologyError,
 };
 use serde::{Deserialize, Serialize};
 
@@ -31,40 +31,23 @@ pub struct HyperXParams {
 /// Builds a HyperX. Link classes: 0 `terminal`, 1 `network`.
 pub fn build(p: &HyperXParams) -> Result<Network, TopologyError> {
     if p.sides.is_empty() {
-        return Err(TopologyError::new(
-            "sides",
-            "needs at least one dimension, got an empty list",
-        ));
+        return Err(TopologyError::new("sides", "needs at least one dimension, got an empty list"));
     }
     for (i, &side) in p.sides.iter().enumerate() {
         if side < 2 {
-            return Err(TopologyError::new(
-                format!("sides[{i}]"),
-                format!("must be >= 2, got {side}"),
-            ));
+            return Err(TopologyError::new(format!("sides[{i}]"), format!("must be >= 2, got {side}")));
         }
     }
     if p.endpoints_per_switch == 0 {
-        return Err(TopologyError::new(
-            "endpoints_per_switch",
-            "must be >= 1, got 0",
-        ));
+        return Err(TopologyError::new("endpoints_per_switch", "must be >= 1, got 0"));
     }
     check_latency("terminal_latency", p.terminal_latency)?;
     check_latency("link_latency", p.link_latency)?;
-    let switches = p
-        .sides
-        .iter()
-        .try_fold(1u128, |acc, &s| acc.checked_mul(s as u128))
-        .unwrap_or(u128::MAX);
-    let radix =
-        p.endpoints_per_switch as u128 + p.sides.iter().map(|&s| s as u128 - 1).sum::<u128>();
+    let switches = p.sides.iter().try_fold(1u128, |acc, &s| acc.checked_mul(s as u128)).unwrap_or(u128::MAX);
+    let radix = p.endpoints_per_switch as u128 + p.sides.iter().map(|&s| s as u128 - 1).sum::<u128>();
     check_size("sides", switches, p.endpoints_per_switch as u128, radix)?;
 
-    let shape = HyperXShape {
-        sides: p.sides.clone(),
-        endpoints_per_switch: p.endpoints_per_switch,
-    };
+    let shape = HyperXShape { sides: p.sides.clone(), endpoints_per_switch: p.endpoints_per_switch };
     let n = switches as u32;
     let t = p.endpoints_per_switch as usize;
     let mut lists = Vec::with_capacity(n as usize);
@@ -90,10 +73,7 @@ pub fn build(p: &HyperXParams) -> Result<Network, TopologyError> {
     Ok(Network::from_port_lists(
         name,
         lists,
-        link_classes(&[
-            ("terminal", p.terminal_latency),
-            ("network", p.link_latency),
-        ]),
+        link_classes(&[("terminal", p.terminal_latency), ("network", p.link_latency)]),
         Shape::HyperX(shape),
     ))
 }
@@ -139,12 +119,7 @@ mod tests {
     use crate::topology::testutil::check_network;
 
     fn params(sides: &[u32], t: u32) -> HyperXParams {
-        HyperXParams {
-            sides: sides.to_vec(),
-            endpoints_per_switch: t,
-            terminal_latency: 1,
-            link_latency: 1,
-        }
+        HyperXParams { sides: sides.to_vec(), endpoints_per_switch: t, terminal_latency: 1, link_latency: 1 }
     }
 
     /// Mean switch distance of an `L`-dimensional HyperX of equal sides `s` over ordered
@@ -191,15 +166,11 @@ mod tests {
     fn distance_is_number_of_differing_coordinates() {
         let net = build(&params(&[3, 4, 2], 1)).unwrap();
         check_network(&net);
-        let Shape::HyperX(shape) = &net.shape else {
-            panic!("wrong shape")
-        };
+        let Shape::HyperX(shape) = &net.shape else { panic!("wrong shape") };
         let table = DistanceTable::compute(&net).unwrap();
         for a in 0..24 {
             for b in 0..24 {
-                let differ = (0..3)
-                    .filter(|&d| shape.coord(a, d) != shape.coord(b, d))
-                    .count();
+                let differ = (0..3).filter(|&d| shape.coord(a, d) != shape.coord(b, d)).count();
                 assert_eq!(table.get(a, b) as usize, differ, "{a} -> {b}");
             }
         }
@@ -208,9 +179,7 @@ mod tests {
     #[test]
     fn ports_follow_the_documented_layout() {
         let net = build(&params(&[3, 5], 2)).unwrap();
-        let Shape::HyperX(shape) = &net.shape else {
-            panic!("wrong shape")
-        };
+        let Shape::HyperX(shape) = &net.shape else { panic!("wrong shape") };
         for s in 0..15 {
             assert_eq!(net.radix(s), 2 + 2 + 4);
             for dim in 0..2 {
@@ -246,10 +215,7 @@ mod tests {
         let p: HyperXParams =
             toml::from_str("sides = [4]\nendpoints_per_switch = 2\nlink_latency = 7").unwrap();
         assert_eq!(build(&p).unwrap().link_classes[1].latency, 7);
-        assert!(
-            toml::from_str::<HyperXParams>("sides = [4]\nendpoints_per_switch = 2\nfoo = 1")
-                .is_err()
-        );
+        assert!(toml::from_str::<HyperXParams>("sides = [4]\nendpoints_per_switch = 2\nfoo = 1").is_err());
     }
 
     #[test]
@@ -268,10 +234,7 @@ mod tests {
 
     #[test]
     fn error_no_endpoints() {
-        assert_eq!(
-            build(&params(&[4], 0)).unwrap_err().key,
-            "endpoints_per_switch"
-        );
+        assert_eq!(build(&params(&[4], 0)).unwrap_err().key, "endpoints_per_switch");
     }
 
     #[test]

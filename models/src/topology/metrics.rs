@@ -24,10 +24,7 @@ impl Adjacency {
             neighbours.extend(net.neighbours(s).map(|(_, v)| v));
             offsets.push(neighbours.len() as u32);
         }
-        Adjacency {
-            offsets,
-            neighbours,
-        }
+        Adjacency { offsets, neighbours }
     }
 
     fn of(&self, s: u32) -> &[u32] {
@@ -228,11 +225,7 @@ pub fn summarize(net: &Network) -> TopologySummary {
         switches: n,
         endpoints: net.num_endpoints(),
         network_links: net.num_network_links() / 2,
-        unconnected_ports: net
-            .ports
-            .iter()
-            .filter(|p| p.target == PortTarget::Unconnected)
-            .count(),
+        unconnected_ports: net.ports.iter().filter(|p| p.target == PortTarget::Unconnected).count(),
         min_radix: radix.clone().min().unwrap_or(0),
         max_radix: radix.max().unwrap_or(0),
         diameter: total.diameter,
@@ -245,9 +238,7 @@ pub fn summarize(net: &Network) -> TopologySummary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{
-        dragonfly, fattree, hyperx, link_classes, rrg, terminal_port, torus, Port, Shape,
-    };
+    use crate::topology::{dragonfly, fattree, hyperx, link_classes, rrg, terminal_port, torus, Port, Shape};
 
     fn small_networks() -> Vec<Network> {
         vec![
@@ -277,13 +268,8 @@ mod tests {
                 global_latency: 1,
             })
             .unwrap(),
-            fattree::build(&fattree::FatTreeParams {
-                k: 3,
-                n: 3,
-                terminal_latency: 1,
-                link_latency: 1,
-            })
-            .unwrap(),
+            fattree::build(&fattree::FatTreeParams { k: 3, n: 3, terminal_latency: 1, link_latency: 1 })
+                .unwrap(),
             rrg::build(
                 &rrg::RrgParams {
                     switches: 30,
@@ -302,13 +288,7 @@ mod tests {
     /// Two switches with one endpoint each and no link between them.
     fn disconnected() -> Network {
         let lists = vec![
-            vec![
-                terminal_port(),
-                Port {
-                    target: PortTarget::Unconnected,
-                    class: 1,
-                },
-            ],
+            vec![terminal_port(), Port { target: PortTarget::Unconnected, class: 1 }],
             vec![terminal_port()],
         ];
         Network::from_port_lists(
@@ -358,11 +338,7 @@ mod tests {
             let avg = sum as f64 / (n * (n - 1)) as f64;
             assert!((s.average_distance - avg).abs() < 1e-12, "{}", net.name);
             let ep_avg = ep_sum as f64 / ep_pairs as f64;
-            assert!(
-                (s.endpoint_average_distance - ep_avg).abs() < 1e-12,
-                "{}",
-                net.name
-            );
+            assert!((s.endpoint_average_distance - ep_avg).abs() < 1e-12, "{}", net.name);
             assert_eq!(s.endpoints, net.num_endpoints());
             assert_eq!(s.network_links * 2, net.num_network_links());
         }
@@ -372,18 +348,11 @@ mod tests {
     fn summary_is_independent_of_thread_count() {
         let net = &small_networks()[4];
         let run = |threads| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| summarize(net))
+            rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| summarize(net))
         };
         let (a, b) = (run(1), run(3));
         assert_eq!(a.average_distance.to_bits(), b.average_distance.to_bits());
-        assert_eq!(
-            a.endpoint_average_distance.to_bits(),
-            b.endpoint_average_distance.to_bits()
-        );
+        assert_eq!(a.endpoint_average_distance.to_bits(), b.endpoint_average_distance.to_bits());
         assert_eq!(a.diameter, b.diameter);
     }
 

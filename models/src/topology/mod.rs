@@ -105,8 +105,7 @@ impl Network {
 
     /// Ports of switch `s`.
     pub fn ports(&self, s: SwitchId) -> &[Port] {
-        &self.ports
-            [self.port_offsets[s as usize] as usize..self.port_offsets[s as usize + 1] as usize]
+        &self.ports[self.port_offsets[s as usize] as usize..self.port_offsets[s as usize + 1] as usize]
     }
 
     /// Radix (port count) of switch `s`.
@@ -116,10 +115,7 @@ impl Network {
 
     /// Largest radix over all switches.
     pub fn max_radix(&self) -> usize {
-        (0..self.num_switches() as u32)
-            .map(|s| self.radix(s))
-            .max()
-            .unwrap_or(0)
+        (0..self.num_switches() as u32).map(|s| self.radix(s)).max().unwrap_or(0)
     }
 
     /// Latency of the link leaving port `port` of switch `s`.
@@ -129,21 +125,15 @@ impl Network {
 
     /// Neighbouring switches of `s` with the local port leading to each (network ports only).
     pub fn neighbours(&self, s: SwitchId) -> impl Iterator<Item = (PortId, SwitchId)> + '_ {
-        self.ports(s)
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| match p.target {
-                PortTarget::Switch { switch, .. } => Some((i as PortId, switch)),
-                _ => None,
-            })
+        self.ports(s).iter().enumerate().filter_map(|(i, p)| match p.target {
+            PortTarget::Switch { switch, .. } => Some((i as PortId, switch)),
+            _ => None,
+        })
     }
 
     /// Number of directed switch-to-switch links.
     pub fn num_network_links(&self) -> usize {
-        self.ports
-            .iter()
-            .filter(|p| matches!(p.target, PortTarget::Switch { .. }))
-            .count()
+        self.ports.iter().filter(|p| matches!(p.target, PortTarget::Switch { .. })).count()
     }
 
     /// Builds the network from per-switch port lists and fills in the endpoint numbering.
@@ -174,15 +164,7 @@ impl Network {
             terminals.push(t);
             port_offsets.push(ports.len() as u32);
         }
-        Network {
-            name,
-            port_offsets,
-            ports,
-            terminals,
-            endpoint_location,
-            link_classes,
-            shape,
-        }
+        Network { name, port_offsets, ports, terminals, endpoint_location, link_classes, shape }
     }
 
     /// Checks the wiring is consistent: every network port's peer points back at it.
@@ -191,18 +173,13 @@ impl Network {
             for (i, p) in self.ports(s).iter().enumerate() {
                 if let PortTarget::Switch { switch, port } = p.target {
                     let back = self.ports(switch).get(port as usize).map(|q| q.target);
-                    if back
-                        != Some(PortTarget::Switch {
-                            switch: s,
-                            port: i as PortId,
-                        })
-                    {
-                        return Err(format!("switch {s} port {i} -> switch {switch} port {port} does not point back"));
+                    if back != Some(PortTarget::Switch { switch: s, port: i as PortId }) {
+                        return Err(format!(
+                            "switch {s} port {i} -> switch {switch} port {port} does not point back"
+                        ));
                     }
                     if self.ports(switch)[port as usize].class != p.class {
-                        return Err(format!(
-                            "switch {s} port {i}: link classes differ at its two ends"
-                        ));
+                        return Err(format!("switch {s} port {i}: link classes differ at its two ends"));
                     }
                 }
             }
@@ -224,10 +201,7 @@ pub struct TopologyError {
 impl TopologyError {
     /// Builds an error naming `key`.
     pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            key: key.into(),
-            message: message.into(),
-        }
+        Self { key: key.into(), message: message.into() }
     }
 }
 
@@ -238,10 +212,7 @@ pub(crate) fn one() -> u64 {
 
 /// A terminal port; `from_port_lists` assigns the endpoint id.
 pub(crate) fn terminal_port() -> Port {
-    Port {
-        target: PortTarget::Endpoint(0),
-        class: 0,
-    }
+    Port { target: PortTarget::Endpoint(0), class: 0 }
 }
 
 /// Checks a latency parameter is at least one cycle.
@@ -265,9 +236,7 @@ pub(crate) fn check_size(
     if switches > max {
         return Err(TopologyError::new(
             key,
-            format!(
-                "the network would have {switches} switches; the total must fit in u32 (<= {max})"
-            ),
+            format!("the network would have {switches} switches; the total must fit in u32 (<= {max})"),
         ));
     }
     let endpoints = switches * endpoints_per_switch;
@@ -280,10 +249,7 @@ pub(crate) fn check_size(
     if radix > u16::MAX as u128 {
         return Err(TopologyError::new(
             key,
-            format!(
-                "switches would have {radix} ports; the radix must fit in u16 (<= {})",
-                u16::MAX
-            ),
+            format!("switches would have {radix} ports; the radix must fit in u16 (<= {})", u16::MAX),
         ));
     }
     let ports = switches * radix;
@@ -298,12 +264,7 @@ pub(crate) fn check_size(
 
 /// Link classes from `(name, latency)` pairs, in order.
 pub(crate) fn link_classes(list: &[(&str, u64)]) -> Vec<LinkClass> {
-    list.iter()
-        .map(|&(name, latency)| LinkClass {
-            name: name.to_string(),
-            latency,
-        })
-        .collect()
+    list.iter().map(|&(name, latency)| LinkClass { name: name.to_string(), latency }).collect()
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@
 //! If construction still fails, it is retried with a derived seed, recorded in
 //! [`RrgShape::seed_used`]; building with that seed reproduces the graph at once.
 use super::{
-    check_latency, check_size, link_classes, terminal_port, Network, Port, PortId, PortTarget,
-    Shape, TopologyError,
+    check_latency, check_size, link_classes, terminal_port, Network, Port, PortId, PortTarget, Shape,
+    TopologyError,
 };
 use crate::rng::{below, stream, Purpose, Rng};
 use rand_core::Rng as _;
@@ -63,10 +63,7 @@ const SAMPLES: u32 = 64;
 /// Link classes: 0 `terminal`, 1 `network`.
 pub fn build(p: &RrgParams, default_seed: u64) -> Result<Network, TopologyError> {
     if p.degree < 2 {
-        return Err(TopologyError::new(
-            "degree",
-            format!("must be >= 2, got {}", p.degree),
-        ));
+        return Err(TopologyError::new("degree", format!("must be >= 2, got {}", p.degree)));
     }
     if p.degree >= p.switches {
         return Err(TopologyError::new(
@@ -77,17 +74,11 @@ pub fn build(p: &RrgParams, default_seed: u64) -> Result<Network, TopologyError>
     if (p.switches as u64 * p.degree as u64) & 1 == 1 {
         return Err(TopologyError::new(
             "degree",
-            format!(
-                "switches * degree must be even, got {} * {}",
-                p.switches, p.degree
-            ),
+            format!("switches * degree must be even, got {} * {}", p.switches, p.degree),
         ));
     }
     if p.endpoints_per_switch == 0 {
-        return Err(TopologyError::new(
-            "endpoints_per_switch",
-            "must be >= 1, got 0",
-        ));
+        return Err(TopologyError::new("endpoints_per_switch", "must be >= 1, got 0"));
     }
     check_latency("terminal_latency", p.terminal_latency)?;
     check_latency("link_latency", p.link_latency)?;
@@ -96,11 +87,7 @@ pub fn build(p: &RrgParams, default_seed: u64) -> Result<Network, TopologyError>
 
     let seed = p.seed.unwrap_or(default_seed);
     for attempt in 0..MAX_ATTEMPTS {
-        let seed_used = if attempt == 0 {
-            seed
-        } else {
-            stream(seed, Purpose::Topology, attempt).next_u64()
-        };
+        let seed_used = if attempt == 0 { seed } else { stream(seed, Purpose::Topology, attempt).next_u64() };
         let mut rng = stream(seed_used, Purpose::Topology, 0);
         let mut g = Graph::new(p.switches, p.degree);
         if !g.construct(&mut rng) || !g.connect(&mut rng) || !g.verify() {
@@ -131,9 +118,7 @@ impl Graph {
     fn new(n: u32, degree: u32) -> Self {
         Graph {
             degree: degree as usize,
-            adj: (0..n)
-                .map(|_| Vec::with_capacity(degree as usize))
-                .collect(),
+            adj: (0..n).map(|_| Vec::with_capacity(degree as usize)).collect(),
             open: (0..n).collect(),
             pos: (0..n).collect(),
         }
@@ -254,9 +239,8 @@ impl Graph {
         }
         while !self.open.is_empty() {
             if let Some(s) = self.open.iter().copied().find(|&s| self.free(s) >= 2) {
-                let found = self.find_edge(rng, |x, y| {
-                    x != s && y != s && !self.adjacent(s, x) && !self.adjacent(s, y)
-                });
+                let found = self
+                    .find_edge(rng, |x, y| x != s && y != s && !self.adjacent(s, x) && !self.adjacent(s, y));
                 let Some((x, y)) = found else {
                     return false;
                 };
@@ -273,9 +257,8 @@ impl Graph {
                     self.insert_edge(s, t);
                     continue;
                 }
-                let found = self.find_edge(rng, |x, y| {
-                    x != s && y != t && !self.adjacent(s, x) && !self.adjacent(t, y)
-                });
+                let found = self
+                    .find_edge(rng, |x, y| x != s && y != t && !self.adjacent(s, x) && !self.adjacent(t, y));
                 let Some((x, y)) = found else {
                     return false;
                 };
@@ -370,31 +353,21 @@ impl Graph {
                 let mut ports = Vec::with_capacity(t + self.degree);
                 ports.resize(t, terminal_port());
                 for &v in &self.adj[s] {
-                    let back = self.adj[v as usize]
-                        .binary_search(&(s as u32))
-                        .expect("symmetric");
+                    let back = self.adj[v as usize].binary_search(&(s as u32)).expect("symmetric");
                     ports.push(Port {
-                        target: PortTarget::Switch {
-                            switch: v,
-                            port: (t + back) as PortId,
-                        },
+                        target: PortTarget::Switch { switch: v, port: (t + back) as PortId },
                         class: 1,
                     });
                 }
                 ports
             })
             .collect();
-        let name = format!(
-            "rrg({}, d={}, t={}, seed={seed_used})",
-            p.switches, p.degree, p.endpoints_per_switch
-        );
+        let name =
+            format!("rrg({}, d={}, t={}, seed={seed_used})", p.switches, p.degree, p.endpoints_per_switch);
         Network::from_port_lists(
             name,
             lists,
-            link_classes(&[
-                ("terminal", p.terminal_latency),
-                ("network", p.link_latency),
-            ]),
+            link_classes(&[("terminal", p.terminal_latency), ("network", p.link_latency)]),
             Shape::RandomRegular(RrgShape {
                 switches: p.switches,
                 degree: p.degree,
@@ -413,14 +386,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn params(switches: u32, degree: u32, t: u32, seed: Option<u64>) -> RrgParams {
-        RrgParams {
-            switches,
-            degree,
-            endpoints_per_switch: t,
-            seed,
-            terminal_latency: 1,
-            link_latency: 1,
-        }
+        RrgParams { switches, degree, endpoints_per_switch: t, seed, terminal_latency: 1, link_latency: 1 }
     }
 
     /// Neighbour lists (network ports only), asserting regular, simple, sorted ports.
@@ -451,9 +417,7 @@ mod tests {
         assert_eq!((sum.min_radix, sum.max_radix), (23, 23));
         assert_eq!(sum.unconnected_ports, 0);
         assert!(sum.diameter <= 4, "{}", sum.diameter);
-        let Shape::RandomRegular(shape) = &net.shape else {
-            panic!("wrong shape")
-        };
+        let Shape::RandomRegular(shape) = &net.shape else { panic!("wrong shape") };
         // Same seed: same graph; another seed: another graph.
         let again = build(&params(876, 17, 6, Some(42)), 0).unwrap();
         assert_eq!(again.ports, net.ports);
@@ -495,15 +459,12 @@ mod tests {
         // The largest size the simulator targets: 65,536 switches of degree 16.
         let net = build(&params(65_536, 16, 1, Some(5)), 0).unwrap();
         check_regular(&net, 16);
-        assert!(crate::topology::metrics::bfs(&net, 0)
-            .iter()
-            .all(|&d| d != u32::MAX));
+        assert!(crate::topology::metrics::bfs(&net, 0).iter().all(|&d| d != u32::MAX));
     }
 
     #[test]
     fn config_parses_with_defaults() {
-        let p: RrgParams =
-            toml::from_str("switches = 10\ndegree = 3\nendpoints_per_switch = 2").unwrap();
+        let p: RrgParams = toml::from_str("switches = 10\ndegree = 3\nendpoints_per_switch = 2").unwrap();
         assert_eq!(p, params(10, 3, 2, None));
         assert!(toml::from_str::<RrgParams>(
             "switches = 10\ndegree = 3\nendpoints_per_switch = 2\nseeds = 1"

@@ -5,8 +5,8 @@
 //! `T + 2*dim + 1` to coordinate `-1`. On a mesh the ports at the edges stay unconnected.
 
 use super::{
-    check_latency, check_size, link_classes, terminal_port, Network, Port, PortId, PortTarget,
-    Shape, TopologyError,
+    check_latency, check_size, link_classes, terminal_port, Network, Port, PortId, PortTarget, Shape,
+    TopologyError,
 };
 use serde::{Deserialize, Serialize};
 
@@ -38,17 +38,11 @@ pub struct TorusParams {
 /// the other.
 pub fn build(p: &TorusParams) -> Result<Network, TopologyError> {
     if p.sides.is_empty() {
-        return Err(TopologyError::new(
-            "sides",
-            "needs at least one dimension, got an empty list",
-        ));
+        return Err(TopologyError::new("sides", "needs at least one dimension, got an empty list"));
     }
     for (i, &side) in p.sides.iter().enumerate() {
         if side < 2 {
-            return Err(TopologyError::new(
-                format!("sides[{i}]"),
-                format!("must be >= 2, got {side}"),
-            ));
+            return Err(TopologyError::new(format!("sides[{i}]"), format!("must be >= 2, got {side}")));
         }
     }
     let wrap = match &p.wrap {
@@ -57,35 +51,20 @@ pub fn build(p: &TorusParams) -> Result<Network, TopologyError> {
         Some(w) => {
             return Err(TopologyError::new(
                 "wrap",
-                format!(
-                    "must have one entry per dimension ({}), got {}",
-                    p.sides.len(),
-                    w.len()
-                ),
+                format!("must have one entry per dimension ({}), got {}", p.sides.len(), w.len()),
             ))
         }
     };
     if p.endpoints_per_switch == 0 {
-        return Err(TopologyError::new(
-            "endpoints_per_switch",
-            "must be >= 1, got 0",
-        ));
+        return Err(TopologyError::new("endpoints_per_switch", "must be >= 1, got 0"));
     }
     check_latency("terminal_latency", p.terminal_latency)?;
     check_latency("link_latency", p.link_latency)?;
-    let switches = p
-        .sides
-        .iter()
-        .try_fold(1u128, |acc, &s| acc.checked_mul(s as u128))
-        .unwrap_or(u128::MAX);
+    let switches = p.sides.iter().try_fold(1u128, |acc, &s| acc.checked_mul(s as u128)).unwrap_or(u128::MAX);
     let radix = p.endpoints_per_switch as u128 + 2 * p.sides.len() as u128;
     check_size("sides", switches, p.endpoints_per_switch as u128, radix)?;
 
-    let shape = TorusShape {
-        sides: p.sides.clone(),
-        wrap,
-        endpoints_per_switch: p.endpoints_per_switch,
-    };
+    let shape = TorusShape { sides: p.sides.clone(), wrap, endpoints_per_switch: p.endpoints_per_switch };
     let n = switches as u32;
     let mut lists = Vec::with_capacity(n as usize);
     let mut stride = Vec::with_capacity(p.sides.len());
@@ -102,9 +81,7 @@ pub fn build(p: &TorusParams) -> Result<Network, TopologyError> {
             let base = s - c * stride[dim];
             for positive in [true, false] {
                 let next = if positive {
-                    (c + 1 < side)
-                        .then_some(c + 1)
-                        .or(shape.wrap[dim].then_some(0))
+                    (c + 1 < side).then_some(c + 1).or(shape.wrap[dim].then_some(0))
                 } else {
                     c.checked_sub(1).or(shape.wrap[dim].then_some(side - 1))
                 };
@@ -126,21 +103,14 @@ pub fn build(p: &TorusParams) -> Result<Network, TopologyError> {
     } else if shape.wrap.iter().all(|&w| !w) {
         "mesh".to_string()
     } else {
-        let w: Vec<&str> = shape
-            .wrap
-            .iter()
-            .map(|&w| if w { "t" } else { "m" })
-            .collect();
+        let w: Vec<&str> = shape.wrap.iter().map(|&w| if w { "t" } else { "m" }).collect();
         format!("grid[{}]", w.join(""))
     };
     let name = format!("{kind}({}, t={})", dims.join("x"), p.endpoints_per_switch);
     Ok(Network::from_port_lists(
         name,
         lists,
-        link_classes(&[
-            ("terminal", p.terminal_latency),
-            ("network", p.link_latency),
-        ]),
+        link_classes(&[("terminal", p.terminal_latency), ("network", p.link_latency)]),
         Shape::Torus(shape),
     ))
 }
@@ -220,14 +190,10 @@ mod tests {
         assert_eq!(sum.diameter, 14);
         assert!(sum.connected);
         let table = DistanceTable::compute(&net).unwrap();
-        let Shape::Torus(shape) = &net.shape else {
-            panic!("wrong shape")
-        };
+        let Shape::Torus(shape) = &net.shape else { panic!("wrong shape") };
         for a in 0..64 {
             for b in 0..64 {
-                let manhattan: u32 = (0..2)
-                    .map(|d| shape.coord(a, d).abs_diff(shape.coord(b, d)))
-                    .sum();
+                let manhattan: u32 = (0..2).map(|d| shape.coord(a, d).abs_diff(shape.coord(b, d))).sum();
                 assert_eq!(table.get(a, b) as u32, manhattan);
             }
         }
@@ -238,9 +204,7 @@ mod tests {
         let net = build(&params(&[5, 3], Some(vec![true, false]), 1)).unwrap();
         check_network(&net);
         assert_eq!(net.name, "grid[tm](5x3, t=1)");
-        let Shape::Torus(shape) = &net.shape else {
-            panic!("wrong shape")
-        };
+        let Shape::Torus(shape) = &net.shape else { panic!("wrong shape") };
         for s in 0..15u32 {
             for port in 1..5 {
                 let (dim, positive) = shape.port_direction(port).unwrap();
@@ -273,14 +237,8 @@ mod tests {
         assert_eq!(sum.network_links, 8);
         assert_eq!(sum.diameter, 2);
         // + port of switch 0 in dimension 0 pairs with the - port of switch 1.
-        assert_eq!(
-            net.ports(0)[1].target,
-            PortTarget::Switch { switch: 1, port: 2 }
-        );
-        assert_eq!(
-            net.ports(0)[2].target,
-            PortTarget::Switch { switch: 1, port: 1 }
-        );
+        assert_eq!(net.ports(0)[1].target, PortTarget::Switch { switch: 1, port: 2 });
+        assert_eq!(net.ports(0)[2].target, PortTarget::Switch { switch: 1, port: 1 });
         let mesh = build(&params(&[2], Some(vec![false]), 1)).unwrap();
         check_network(&mesh);
         assert_eq!(summarize(&mesh).network_links, 1);
@@ -300,12 +258,9 @@ mod tests {
         let p: TorusParams = toml::from_str("sides = [4, 4]\nendpoints_per_switch = 1").unwrap();
         assert_eq!(p, params(&[4, 4], None, 1));
         let p: TorusParams =
-            toml::from_str("sides = [4, 4]\nwrap = [false, true]\nendpoints_per_switch = 1")
-                .unwrap();
+            toml::from_str("sides = [4, 4]\nwrap = [false, true]\nendpoints_per_switch = 1").unwrap();
         assert_eq!(p.wrap, Some(vec![false, true]));
-        assert!(
-            toml::from_str::<TorusParams>("sides = [4]\nendpoints_per_switch = 1\nx = 1").is_err()
-        );
+        assert!(toml::from_str::<TorusParams>("sides = [4]\nendpoints_per_switch = 1\nx = 1").is_err());
     }
 
     #[test]
@@ -322,10 +277,7 @@ mod tests {
 
     #[test]
     fn error_no_endpoints_or_latency() {
-        assert_eq!(
-            build(&params(&[4], None, 0)).unwrap_err().key,
-            "endpoints_per_switch"
-        );
+        assert_eq!(build(&params(&[4], None, 0)).unwrap_err().key, "endpoints_per_switch");
         let mut p = params(&[4], None, 1);
         p.link_latency = 0;
         assert_eq!(build(&p).unwrap_err().key, "link_latency");
