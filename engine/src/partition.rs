@@ -105,7 +105,7 @@ impl<L: LogicalProcess> Partition<L> {
             lps,
             global_ids,
             seqs: vec![0; n],
-            queue: EventQueue::new(),
+            queue: EventQueue::new(n),
             outboxes: (0..partitions).map(|_| Vec::new()).collect(),
             sent_min: Time::MAX,
             events_processed: 0,

@@ -24,11 +24,6 @@ pub struct Event<M> {
     pub msg: M,
 }
 
-impl<M> Event<M> {
-    fn order_key(&self) -> (u32, u64) {
-        (self.lp, self.tie)
-    }
-}
 
 struct Far<M>(Event<M>);
 impl<M> PartialEq for Far<M> {
@@ -63,10 +58,17 @@ pub(crate) struct EventQueue<M> {
     /// Emptied bucket vectors, reused so that only the buckets in use hold memory and the
     /// memory they hold stays warm in cache.
     pool: Vec<Vec<Event<M>>>,
+    /// Scratch for sorting a batch: `(lp, tie, index)` packed in 128 bits.
+    keys: Vec<u128>,
+    /// Scratch for the counting sort by LP: one counter per LP, and the permutation.
+    lp_counts: Vec<u32>,
+    order: Vec<u32>,
+    num_lps: usize,
 }
 
 impl<M> EventQueue<M> {
-    pub(crate) fn new() -> Self {
+    /// A queue for a partition of `num_lps` LPs (events name LPs `0..num_lps`).
+    pub(crate) fn new(num_lps: usize) -> Self {
         Self {
             buckets: (0..WHEEL_SIZE).map(|_| Vec::new()).collect(),
             occupied: [0; WORDS],
@@ -74,6 +76,10 @@ impl<M> EventQueue<M> {
             in_wheel: 0,
             far: BinaryHeap::new(),
             pool: Vec::new(),
+            keys: Vec::new(),
+            lp_counts: vec![0; num_lps + 1],
+            order: Vec::new(),
+            num_lps,
         }
     }
 
@@ -146,8 +152,67 @@ impl<M> EventQueue<M> {
         let mut batch = std::mem::take(&mut self.buckets[slot]);
         self.occupied[slot / 64] &= !(1 << (slot % 64));
         self.in_wheel -= batch.len();
-        batch.sort_unstable_by_key(Event::order_key);
+        self.sort(&mut batch);
         batch
+    }
+
+    /// Sorts by `(lp, tie)`. Events are large, so the sort computes a permutation and the
+    /// events then move once, following its cycles. A busy cycle has many events per LP:
+    /// a counting sort by LP followed by tiny per-LP sorts by tie is linear. A sparse one
+    /// (few events among many LPs) sorts packed 128-bit keys instead.
+    fn sort(&mut self, batch: &mut [Event<M>]) {
+        let n = batch.len();
+        if n < 2 {
+            return;
+        }
+        self.order.clear();
+        if self.num_lps <= 4 * n {
+            let counts = &mut self.lp_counts;
+            counts.iter_mut().for_each(|c| *c = 0);
+            for e in batch.iter() {
+                counts[e.lp as usize + 1] += 1;
+            }
+            for lp in 0..self.num_lps {
+                counts[lp + 1] += counts[lp];
+            }
+            self.order.resize(n, 0);
+            for (i, e) in batch.iter().enumerate() {
+                let at = &mut counts[e.lp as usize];
+                self.order[*at as usize] = i as u32;
+                *at += 1;
+            }
+            // `counts[lp]` is now the end of LP `lp`'s run; sort each run by tie.
+            let mut start = 0;
+            for lp in 0..self.num_lps {
+                let end = counts[lp] as usize;
+                if end - start > 1 {
+                    self.order[start..end].sort_unstable_by_key(|&i| batch[i as usize].tie);
+                }
+                start = end;
+            }
+        } else {
+            self.keys.clear();
+            self.keys.extend(
+                batch.iter().enumerate().map(|(i, e)| (e.lp as u128) << 96 | (e.tie as u128) << 32 | i as u128),
+            );
+            self.keys.sort_unstable();
+            self.order.extend(self.keys.iter().map(|&k| k as u32));
+        }
+        // Slot j takes the event at `order[j]`; visited slots are marked `order[j] = j`.
+        let perm = &mut self.order;
+        for start in 0..n {
+            let mut j = start;
+            while perm[j] as usize != start {
+                let k = perm[j] as usize;
+                if k == j {
+                    break;
+                }
+                batch.swap(j, k);
+                perm[j] = j as u32;
+                j = k;
+            }
+            perm[j] = j as u32;
+        }
     }
 
     pub(crate) fn recycle(&mut self, mut batch: Vec<Event<M>>) {
@@ -168,7 +233,7 @@ mod tests {
 
     #[test]
     fn next_time_finds_near_far_and_wrapped_events() {
-        let mut q = EventQueue::new();
+        let mut q = EventQueue::new(100);
         assert_eq!(q.next_time(), None);
         q.push(ev(5000, 0, 0));
         assert_eq!(q.next_time(), Some(5000));
@@ -190,8 +255,37 @@ mod tests {
     }
 
     #[test]
+    fn large_shuffled_batches_come_out_sorted_with_payloads_intact() {
+        let mut q = EventQueue::new(100);
+        let mut x = 12345u64;
+        let mut expected = Vec::new();
+        for i in 0..5000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let (lp, tie) = ((x >> 40) as u32 % 97, (x >> 8) % 1000 * 10_000 + i);
+            q.push(Event { time: 42, lp, tie, msg: (lp, tie) });
+            expected.push((lp, tie));
+        }
+        expected.sort_unstable();
+        let b = q.take_batch(42);
+        let got: Vec<_> = b.iter().map(|e| e.msg).collect();
+        assert_eq!(got, expected);
+        assert!(b.iter().all(|e| (e.lp, e.tie) == e.msg));
+    }
+
+    #[test]
+    fn sparse_batches_use_the_key_sort_and_come_out_sorted() {
+        let mut q = EventQueue::new(1_000_000);
+        for (lp, tie) in [(999_999, 1), (5, 9), (999_999, 0), (5, 3), (70_000, 2)] {
+            q.push(ev(7, lp, tie));
+        }
+        let b = q.take_batch(7);
+        let keys: Vec<_> = b.iter().map(|e| (e.lp, e.tie)).collect();
+        assert_eq!(keys, vec![(5, 3), (5, 9), (70_000, 2), (999_999, 0), (999_999, 1)]);
+    }
+
+    #[test]
     fn batch_is_sorted_by_lp_then_tie() {
-        let mut q = EventQueue::new();
+        let mut q = EventQueue::new(100);
         for (lp, tie) in [(2, 1), (1, 9), (2, 0), (1, 3)] {
             q.push(ev(7, lp, tie));
         }

@@ -277,6 +277,12 @@ struct RouterState {
     scheduled_allocations: Vec<u64>,
     candidates: Vec<Candidate>,
     requests: Vec<(PortId, PortId, u8)>,
+    /// Per input port: the best `(rank, output, vc)` proposal of the current pass.
+    proposal: Vec<(u16, PortId, u8)>,
+    /// Per output port: the best `(rank, input, vc)` request of the current pass.
+    grant_choice: Vec<(u16, PortId, u8)>,
+    /// Input ports with a proposal in the current pass.
+    touched: Vec<PortId>,
     stats: RouterStats,
 }
 
@@ -354,6 +360,9 @@ impl Router {
             scheduled_allocations: Vec::new(),
             candidates: Vec::new(),
             requests: Vec::new(),
+            proposal: vec![(u16::MAX, 0, 0); n],
+            grant_choice: vec![(u16::MAX, 0, 0); n],
+            touched: Vec::new(),
             stats: RouterStats { port_phits: vec![0; n], vc_phits: vec![0; vcs], ..Default::default() },
         };
         Router { shared, state }
@@ -762,35 +771,46 @@ impl RouterState {
             }
         }
         let transfer = size.div_ceil(sh.params.speedup as u32) as u64;
-        // Input arbitration: one VC per input, round-robin from the input's pointer.
-        let rr = &self.in_vc_rr;
-        self.requests.sort_unstable_by_key(|&(_, i, v)| (i, (v as usize + vcs - rr[i as usize] as usize) % vcs));
-        let mut last_input = None;
-        let proposed = self.requests.len();
-        self.requests.retain(|&(_, i, _)| {
-            let first = last_input != Some(i);
-            last_input = Some(i);
-            first
-        });
-        if self.requests.len() < proposed {
-            // VCs that could not propose come back when the crossbar frees.
+        // Input arbitration: each input proposes the VC with the smallest round-robin rank
+        // from its pointer.
+        self.touched.clear();
+        let mut outvoted = false;
+        for &(o, i, v) in &self.requests {
+            let rank = ((v as usize + vcs - self.in_vc_rr[i as usize] as usize) % vcs) as u16;
+            let slot = &mut self.proposal[i as usize];
+            if slot.0 == u16::MAX {
+                self.touched.push(i);
+            } else {
+                outvoted = true;
+            }
+            if rank < slot.0 {
+                *slot = (rank, o, v);
+            }
+        }
+        // Output arbitration: each output grants the proposing input with the smallest
+        // round-robin rank from its pointer.
+        let ports = self.outputs.len();
+        let mut outputs_touched = std::mem::take(&mut self.requests);
+        outputs_touched.clear();
+        for &i in &self.touched {
+            let (_, o, v) = std::mem::replace(&mut self.proposal[i as usize], (u16::MAX, 0, 0));
+            let rank = ((i as usize + ports - self.outputs[o as usize].grant_rr as usize) % ports) as u16;
+            let slot = &mut self.grant_choice[o as usize];
+            if slot.0 == u16::MAX {
+                outputs_touched.push((o, 0, 0));
+            } else {
+                outvoted = true;
+            }
+            if rank < slot.0 {
+                *slot = (rank, i, v);
+            }
+        }
+        if outvoted {
+            // The losers come back when the crossbar frees.
             retry_at = retry_at.min(t + transfer);
         }
-        // Output arbitration: per output, the first requesting input at or after its pointer.
-        let ports = self.outputs.len();
-        let outputs = &self.outputs;
-        self.requests.sort_unstable_by_key(|&(o, i, _)| {
-            let ptr = outputs[o as usize].grant_rr as usize;
-            (o, (i as usize + ports - ptr) % ports)
-        });
-        let mut last_output = None;
-        for r in 0..self.requests.len() {
-            let (o, i, v) = self.requests[r];
-            if last_output == Some(o) {
-                retry_at = retry_at.min(t + transfer);
-                continue;
-            }
-            last_output = Some(o);
+        for &(o, _, _) in &outputs_touched {
+            let (_, i, v) = std::mem::replace(&mut self.grant_choice[o as usize], (u16::MAX, 0, 0));
             self.grant(sh, o, i, v, transfer, ctx);
             // Packets left at this input wait for its crossbar port.
             let first = i as usize * vcs;
@@ -798,6 +818,7 @@ impl RouterState {
                 retry_at = retry_at.min(t + transfer);
             }
         }
+        self.requests = outputs_touched;
         if retry_at != u64::MAX && self.waiting > 0 {
             self.request_allocation(retry_at, ctx);
         }

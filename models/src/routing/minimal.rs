@@ -80,12 +80,14 @@ impl Routing for Minimal {
         _rng: &mut Rng,
         out: &mut Vec<Candidate>,
     ) {
-        let here = self.dist.get(at, dst);
+        // Distances are symmetric (links are bidirectional); reading the row of `dst`
+        // keeps all the lookups of this call in one cache-friendly row.
+        let here = self.dist.get(dst, at);
         let first = out.len();
         let neighbours =
             &self.adj[self.adj_offsets[at as usize] as usize..self.adj_offsets[at as usize + 1] as usize];
         for &(port, n) in neighbours {
-            if self.dist.get(n, dst) + 1 == here {
+            if self.dist.get(dst, n) + 1 == here {
                 out.push(Candidate { port, vc: 0, penalty: 0 });
             }
         }
