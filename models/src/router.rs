@@ -98,23 +98,11 @@ pub enum Msg {
         /// Phits freed.
         phits: u16,
     },
-    /// The tail of a packet has left output `port`: its buffer room is free again.
-    OutputFree {
+    /// The link of output `port` is free again (the last tail has left). Scheduled only
+    /// when something waits for it: a queued packet, or the allocator waiting for room.
+    LinkFree {
         /// Output port.
         port: PortId,
-        /// VC whose output buffer is freed.
-        vc: u8,
-        /// Phits freed.
-        phits: u16,
-    },
-    /// Credits return to endpoint `nic` for the router's terminal input VC `vc`.
-    NicCredit {
-        /// Local endpoint index.
-        nic: u16,
-        /// VC.
-        vc: u8,
-        /// Phits.
-        phits: u16,
     },
     /// The tail of `packet` reaches endpoint `nic`.
     Deliver {
@@ -162,6 +150,16 @@ struct OutputVc {
     space_waiter: bool,
 }
 
+/// The output buffer room held by the packet on the link, released when its tail leaves.
+/// Only one packet is on a link at a time, so one slot per port suffices; the release is
+/// applied lazily, without an event, by whoever next looks at the buffer.
+#[derive(Clone, Copy, Default)]
+struct PendingFree {
+    at: u64,
+    vc: u8,
+    phits: u16,
+}
+
 struct OutputPort {
     link_busy_until: u64,
     xbar_busy_until: u64,
@@ -175,6 +173,9 @@ struct OutputPort {
     /// Port at the far end of the link.
     peer_port: PortId,
     connected: bool,
+    pending_free: PendingFree,
+    /// A `LinkFree` event is scheduled.
+    wake_scheduled: bool,
 }
 
 /// A delivered packet, as recorded for tests and traces.
@@ -209,6 +210,10 @@ pub struct Nic {
     link_busy_until: u64,
     /// An `Inject` event is pending for this NIC.
     inject_scheduled: bool,
+    /// Credits on their way back from the router: `(arrival, vc, phits)`, in time order.
+    credit_returns: VecDeque<(u64, u8, u16)>,
+    /// The head of the source queue waits for credits.
+    blocked_on_credits: bool,
     next_seq: u32,
     rng: Rng,
     /// Phits generated during the measurement period.
@@ -309,6 +314,8 @@ impl Router {
                         credits: vec![p.input_buffer; vcs],
                         link_busy_until: 0,
                         inject_scheduled: false,
+                        credit_returns: VecDeque::new(),
+                        blocked_on_credits: false,
                         next_seq: 0,
                         rng: rng::stream(shared.seed, Purpose::Traffic, e as u64),
                         generated_phits: 0,
@@ -330,6 +337,8 @@ impl Router {
                 latency,
                 peer_port,
                 connected,
+                pending_free: PendingFree::default(),
+                wake_scheduled: false,
             });
         }
         let n = ports.len();
@@ -468,18 +477,12 @@ impl LogicalProcess for Router {
                 state.out_vcs[port as usize * state.vcs + vc as usize].credits += phits as u32;
                 state.try_transmit(sh, port, ctx);
             }
-            Msg::OutputFree { port, vc, phits } => {
-                let ovc = &mut state.out_vcs[port as usize * state.vcs + vc as usize];
-                ovc.used -= phits as u32;
-                let rerun = std::mem::take(&mut ovc.space_waiter);
-                state.try_transmit(sh, port, ctx);
-                if rerun {
+            Msg::LinkFree { port } => {
+                state.outputs[port as usize].wake_scheduled = false;
+                if state.settle(port as usize, ctx.now()) {
                     state.request_allocation(ctx.now(), ctx);
                 }
-            }
-            Msg::NicCredit { nic, vc, phits } => {
-                state.nics[nic as usize].credits[vc as usize] += phits as u32;
-                state.try_inject(sh, nic, ctx);
+                state.try_transmit(sh, port, ctx);
             }
             Msg::Deliver { nic, packet } => state.on_deliver(sh, nic, packet, ctx.now()),
             Msg::Generate { nic } => state.on_generate(sh, nic, ctx),
@@ -514,14 +517,18 @@ fn first_set_bit(words: &[u64], from: usize) -> Option<usize> {
 
 struct Load<'a> {
     out_vcs: &'a [OutputVc],
+    outputs: &'a [OutputPort],
     vcs: usize,
     capacity: u32,
+    now: u64,
 }
 
 impl LoadView for Load<'_> {
     fn vc_occupancy(&self, port: PortId, vc: u8) -> u32 {
         let o = &self.out_vcs[port as usize * self.vcs + vc as usize];
-        o.used + self.capacity.saturating_sub(o.credits)
+        let f = self.outputs[port as usize].pending_free;
+        let released = if f.at <= self.now && f.vc == vc { f.phits as u32 } else { 0 };
+        o.used - released + self.capacity.saturating_sub(o.credits)
     }
     fn port_occupancy(&self, port: PortId) -> u32 {
         (0..self.vcs as u8).map(|v| self.vc_occupancy(port, v)).sum()
@@ -531,6 +538,19 @@ impl LoadView for Load<'_> {
 impl RouterState {
     fn in_measurement(sh: &Shared, t: u64) -> bool {
         t >= sh.warmup && t < sh.end
+    }
+
+    /// Applies output `o`'s pending buffer release if its time has come. Returns true if
+    /// the allocator was waiting for that room.
+    fn settle(&mut self, o: usize, t: u64) -> bool {
+        let f = self.outputs[o].pending_free;
+        if f.phits == 0 || f.at > t {
+            return false;
+        }
+        self.outputs[o].pending_free.phits = 0;
+        let ovc = &mut self.out_vcs[o * self.vcs + f.vc as usize];
+        ovc.used -= f.phits as u32;
+        std::mem::take(&mut ovc.space_waiter)
     }
 
     fn request_allocation(&mut self, at: u64, ctx: &mut RouterCtx<'_>) {
@@ -593,9 +613,25 @@ impl RouterState {
         }
         let size = front.size;
         let vc = 0usize;
+        // Credits come back lazily: apply those whose time has come.
+        while let Some(&(at, v, phits)) = nic.credit_returns.front() {
+            if at > t {
+                break;
+            }
+            nic.credits[v as usize] += phits as u32;
+            nic.credit_returns.pop_front();
+        }
         if nic.credits[vc] < size as u32 {
+            nic.blocked_on_credits = true;
+            if let Some(&(at, _, _)) = nic.credit_returns.front() {
+                if !nic.inject_scheduled {
+                    nic.inject_scheduled = true;
+                    ctx.schedule(at - t, P_INJECT, Msg::Inject { nic: nic_index });
+                }
+            }
             return;
         }
+        nic.blocked_on_credits = false;
         let mut packet = nic.source_queue.pop_front().expect("non-empty");
         nic.credits[vc] -= size as u32;
         nic.link_busy_until = t + size as u64;
@@ -675,13 +711,19 @@ impl RouterState {
     }
 
     /// Routes the head of an input VC: candidates, VC policy, selection.
-    fn route(&mut self, sh: &Shared, input: usize) -> Candidate {
+    fn route(&mut self, sh: &Shared, input: usize, now: u64) -> Candidate {
         let dst_endpoint = self.inputs[input].front().expect("head").packet.dst;
         let (dst_switch, dst_port) = sh.net.endpoint_location[dst_endpoint as usize];
         if dst_switch == self.id {
             return Candidate { port: dst_port, vc: 0, penalty: 0 };
         }
-        let load = Load { out_vcs: &self.out_vcs, vcs: self.vcs, capacity: sh.params.input_buffer };
+        let load = Load {
+            out_vcs: &self.out_vcs,
+            outputs: &self.outputs,
+            vcs: self.vcs,
+            capacity: sh.params.input_buffer,
+            now,
+        };
         let head = &mut self.inputs[input].front_mut().expect("head").packet;
         self.candidates.clear();
         sh.routing.candidates(self.id, dst_switch, head, &load, &mut self.rng, &mut self.candidates);
@@ -731,7 +773,7 @@ impl RouterState {
             // Route when the head can actually leave: adaptive choices then see the
             // freshest occupancy.
             if self.head_ready[input] <= t && self.in_xbar_busy_until[input / vcs] <= t {
-                let c = self.route(sh, input);
+                let c = self.route(sh, input, t);
                 self.head_choice[input] = Some(c);
                 self.requesters[c.port as usize].push(input as u32);
                 self.wanted_outputs[c.port as usize / 64] |= 1 << (c.port % 64);
@@ -754,6 +796,8 @@ impl RouterState {
                 retry_at = retry_at.min(busy);
                 continue;
             }
+            self.settle(o, t);
+            let pending = self.outputs[o].pending_free;
             for &x in &self.requesters[o] {
                 let (i, v) = (x as usize / vcs, x as usize % vcs);
                 let in_busy = self.in_xbar_busy_until[i];
@@ -764,7 +808,11 @@ impl RouterState {
                 let vc = self.head_choice[x as usize].expect("requesters are routed").vc;
                 let ovc = &mut self.out_vcs[o * vcs + vc as usize];
                 if ovc.used + size > out_cap {
-                    ovc.space_waiter = true; // OutputFree will call the allocator again.
+                    if pending.phits > 0 && pending.vc == vc {
+                        retry_at = retry_at.min(pending.at); // room frees when that tail leaves
+                    } else {
+                        ovc.space_waiter = true; // the next transmission will call us again
+                    }
                     continue;
                 }
                 self.requests.push((o as PortId, i as PortId, v as u8));
@@ -853,7 +901,14 @@ impl RouterState {
         // Credits for the freed input buffer go back upstream.
         let in_port = &self.outputs[i as usize];
         if let Some(nic) = in_port.nic {
-            ctx.schedule(in_port.latency, P_ARRIVAL, Msg::NicCredit { nic, vc: packet.vc, phits: size });
+            let back = t + in_port.latency;
+            let nic = &mut self.nics[nic as usize];
+            nic.credit_returns.push_back((back, packet.vc, size));
+            if nic.blocked_on_credits && !nic.inject_scheduled {
+                nic.inject_scheduled = true;
+                let index = self.outputs[i as usize].nic.expect("terminal port");
+                ctx.schedule(back - t, P_INJECT, Msg::Inject { nic: index });
+            }
         } else {
             ctx.send(in_port.link, Msg::Credit { port: in_port.peer_port, vc: packet.vc, phits: size });
         }
@@ -870,10 +925,22 @@ impl RouterState {
 
     fn try_transmit(&mut self, sh: &Shared, o: PortId, ctx: &mut RouterCtx<'_>) {
         let t = ctx.now();
-        let out = &self.outputs[o as usize];
-        if out.link_busy_until > t || !out.connected {
+        let out = &mut self.outputs[o as usize];
+        if !out.connected {
             return;
         }
+        if out.link_busy_until > t {
+            // Come back when the link frees (once).
+            if !out.wake_scheduled {
+                out.wake_scheduled = true;
+                ctx.schedule(out.link_busy_until - t, P_FREE, Msg::LinkFree { port: o });
+            }
+            return;
+        }
+        if self.settle(o as usize, t) {
+            self.request_allocation(t, ctx);
+        }
+        let out = &self.outputs[o as usize];
         let to_nic = out.nic;
         let start = out.vc_rr as usize;
         let mut chosen = None;
@@ -894,9 +961,17 @@ impl RouterState {
         if to_nic.is_none() {
             ovc.credits -= size as u32;
         }
+        let wake = ovc.space_waiter;
+        let first = o as usize * self.vcs;
+        let queued = self.out_vcs[first..first + self.vcs].iter().any(|q| !q.queue.is_empty());
         let out = &mut self.outputs[o as usize];
         out.vc_rr = ((v + 1) % self.vcs) as u8;
         out.link_busy_until = t + size as u64;
+        out.pending_free = PendingFree { at: t + size as u64, vc: v as u8, phits: size };
+        if (wake || queued) && !out.wake_scheduled {
+            out.wake_scheduled = true;
+            ctx.schedule(size as u64, P_FREE, Msg::LinkFree { port: o });
+        }
         self.stats.departures += 1;
         self.stats.period.link_transmissions += 1;
         if Self::in_measurement(sh, t) {
@@ -905,7 +980,6 @@ impl RouterState {
                 self.stats.vc_phits[v] += size as u64;
             }
         }
-        ctx.schedule(size as u64, P_FREE, Msg::OutputFree { port: o, vc: v as u8, phits: size });
         match to_nic {
             Some(nic) => {
                 let arrival = out.latency + size as u64 - 1;
