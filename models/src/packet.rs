@@ -15,7 +15,7 @@ pub struct RouteState {
 }
 
 /// A packet in flight. Times are in cycles.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Packet {
     /// Unique id: source endpoint in the high 32 bits, its packet counter in the low 32.
     pub id: u64,

@@ -134,14 +134,18 @@ const P_GENERATE: u16 = 3;
 const P_INJECT: u16 = 4;
 const P_ALLOCATE: u16 = 5;
 
-struct Waiting {
+/// A packet held by the router, in its slab slot.
+#[derive(Clone, Copy)]
+struct Held {
     packet: Packet,
+    /// Cycle from which it may be allocated (head arrival + router delay).
     ready: u64,
 }
 
 #[derive(Default)]
 struct OutputVc {
-    queue: VecDeque<Packet>,
+    /// Slab slots of the packets queued for the link, in order.
+    queue: VecDeque<u32>,
     /// Output buffer phits reserved by packets in or entering the queue.
     used: u32,
     /// Free phits in the downstream input VC buffer.
@@ -261,7 +265,13 @@ struct RouterState {
     id: SwitchId,
     rng: Rng,
     vcs: usize,
-    inputs: Vec<VecDeque<Waiting>>,
+    /// Every packet in the router's buffers lives in one slot of this slab from arrival
+    /// to departure; queues hold slot numbers. Freed slots are reused first, so the
+    /// packet data a router touches stays in few, warm cache lines.
+    slab: Vec<Held>,
+    free_slots: Vec<u32>,
+    /// Slab slots of the packets in each input VC (`port * vcs + vc`), in order.
+    inputs: Vec<VecDeque<u32>>,
     /// Ready time of each input VC's head packet (`u64::MAX` when empty), kept beside the
     /// queues so the allocator's scan stays in one cache-friendly array.
     head_ready: Vec<u64>,
@@ -354,6 +364,8 @@ impl Router {
             id,
             rng: rng::stream(shared.seed, Purpose::Routing, id as u64),
             vcs,
+            slab: Vec::new(),
+            free_slots: Vec::new(),
             inputs: (0..n * vcs).map(|_| VecDeque::new()).collect(),
             head_ready: vec![u64::MAX; n * vcs],
             head_choice: vec![None; n * vcs],
@@ -429,7 +441,7 @@ impl Router {
                     ovc.used,
                     ovc.credits,
                     inq.len(),
-                    inq.front().map(|w| (w.ready, s.head_choice[p * s.vcs + v].map(|c| (c.port, c.vc))))
+                    inq.front().map(|&w| (s.slab[w as usize].ready, s.head_choice[p * s.vcs + v].map(|c| (c.port, c.vc))))
                 );
             }
             out += "\n";
@@ -664,7 +676,17 @@ impl RouterState {
             self.head_ready[input] = ready;
             self.unrouted.push(input as u32);
         }
-        self.inputs[input].push_back(Waiting { packet, ready });
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.slab[slot as usize] = Held { packet, ready };
+                slot
+            }
+            None => {
+                self.slab.push(Held { packet, ready });
+                self.slab.len() as u32 - 1
+            }
+        };
+        self.inputs[input].push_back(slot);
         self.waiting += 1;
         self.request_allocation(ready, ctx);
     }
@@ -712,7 +734,8 @@ impl RouterState {
 
     /// Routes the head of an input VC: candidates, VC policy, selection.
     fn route(&mut self, sh: &Shared, input: usize, now: u64) -> Candidate {
-        let dst_endpoint = self.inputs[input].front().expect("head").packet.dst;
+        let slot = *self.inputs[input].front().expect("head") as usize;
+        let dst_endpoint = self.slab[slot].packet.dst;
         let (dst_switch, dst_port) = sh.net.endpoint_location[dst_endpoint as usize];
         if dst_switch == self.id {
             return Candidate { port: dst_port, vc: 0, penalty: 0 };
@@ -724,7 +747,7 @@ impl RouterState {
             capacity: sh.params.input_buffer,
             now,
         };
-        let head = &mut self.inputs[input].front_mut().expect("head").packet;
+        let head = &mut self.slab[slot].packet;
         self.candidates.clear();
         sh.routing.candidates(self.id, dst_switch, head, &load, &mut self.rng, &mut self.candidates);
         assert!(
@@ -875,7 +898,7 @@ impl RouterState {
     fn grant(&mut self, sh: &Shared, o: PortId, i: PortId, v: u8, transfer: u64, ctx: &mut RouterCtx<'_>) {
         let t = ctx.now();
         let input = i as usize * self.vcs + v as usize;
-        let Waiting { mut packet, .. } = self.inputs[input].pop_front().expect("requested head");
+        let slot = self.inputs[input].pop_front().expect("requested head");
         let choice = self.head_choice[input].take().expect("granted heads are routed");
         let waiters = &mut self.requesters[o as usize];
         let at = waiters.iter().position(|&x| x as usize == input).expect("granted input requested");
@@ -884,8 +907,8 @@ impl RouterState {
             self.wanted_outputs[o as usize / 64] &= !(1 << (o % 64));
         }
         match self.inputs[input].front() {
-            Some(next) => {
-                self.head_ready[input] = next.ready;
+            Some(&next) => {
+                self.head_ready[input] = self.slab[next as usize].ready;
                 self.unrouted.push(input as u32);
             }
             None => self.head_ready[input] = u64::MAX,
@@ -897,29 +920,31 @@ impl RouterState {
         let out = &mut self.outputs[o as usize];
         out.xbar_busy_until = t + transfer;
         out.grant_rr = (i + 1) % ports;
+        let packet = &mut self.slab[slot as usize].packet;
         let size = packet.size;
+        let in_vc = packet.vc;
+        if self.outputs[o as usize].nic.is_none() {
+            sh.routing.on_forward(self.id, choice, packet);
+            packet.hops += 1;
+        }
+        packet.vc = choice.vc;
         // Credits for the freed input buffer go back upstream.
         let in_port = &self.outputs[i as usize];
         if let Some(nic) = in_port.nic {
             let back = t + in_port.latency;
             let nic = &mut self.nics[nic as usize];
-            nic.credit_returns.push_back((back, packet.vc, size));
+            nic.credit_returns.push_back((back, in_vc, size));
             if nic.blocked_on_credits && !nic.inject_scheduled {
                 nic.inject_scheduled = true;
                 let index = self.outputs[i as usize].nic.expect("terminal port");
                 ctx.schedule(back - t, P_INJECT, Msg::Inject { nic: index });
             }
         } else {
-            ctx.send(in_port.link, Msg::Credit { port: in_port.peer_port, vc: packet.vc, phits: size });
+            ctx.send(in_port.link, Msg::Credit { port: in_port.peer_port, vc: in_vc, phits: size });
         }
-        if self.outputs[o as usize].nic.is_none() {
-            sh.routing.on_forward(self.id, choice, &mut packet);
-            packet.hops += 1;
-        }
-        packet.vc = choice.vc;
         let ovc = &mut self.out_vcs[o as usize * self.vcs + choice.vc as usize];
         ovc.used += size as u32;
-        ovc.queue.push_back(packet);
+        ovc.queue.push_back(slot);
         self.try_transmit(sh, o, ctx);
     }
 
@@ -947,8 +972,8 @@ impl RouterState {
         for k in 0..self.vcs {
             let v = (start + k) % self.vcs;
             let ovc = &self.out_vcs[o as usize * self.vcs + v];
-            if let Some(p) = ovc.queue.front() {
-                if to_nic.is_some() || ovc.credits >= p.size as u32 {
+            if let Some(&slot) = ovc.queue.front() {
+                if to_nic.is_some() || ovc.credits >= self.slab[slot as usize].packet.size as u32 {
                     chosen = Some(v);
                     break;
                 }
@@ -956,7 +981,9 @@ impl RouterState {
         }
         let Some(v) = chosen else { return };
         let ovc = &mut self.out_vcs[o as usize * self.vcs + v];
-        let packet = ovc.queue.pop_front().expect("chosen VC has a packet");
+        let slot = ovc.queue.pop_front().expect("chosen VC has a packet");
+        let packet = self.slab[slot as usize].packet;
+        self.free_slots.push(slot);
         let size = packet.size;
         if to_nic.is_none() {
             ovc.credits -= size as u32;
