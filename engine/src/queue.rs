@@ -24,7 +24,6 @@ pub struct Event<M> {
     pub msg: M,
 }
 
-
 struct Far<M>(Event<M>);
 impl<M> PartialEq for Far<M> {
     fn eq(&self, other: &Self) -> bool {
@@ -193,7 +192,10 @@ impl<M> EventQueue<M> {
         } else {
             self.keys.clear();
             self.keys.extend(
-                batch.iter().enumerate().map(|(i, e)| (e.lp as u128) << 96 | (e.tie as u128) << 32 | i as u128),
+                batch
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| (e.lp as u128) << 96 | (e.tie as u128) << 32 | i as u128),
             );
             self.keys.sort_unstable();
             self.order.extend(self.keys.iter().map(|&k| k as u32));

@@ -269,6 +269,8 @@ struct RouterState {
     /// to departure; queues hold slot numbers. Freed slots are reused first, so the
     /// packet data a router touches stays in few, warm cache lines.
     slab: Vec<Held>,
+    /// Packets on their way to an own endpoint: `(delivery time, nic, packet)`, in order.
+    deliveries: VecDeque<(u64, u16, Packet)>,
     free_slots: Vec<u32>,
     /// Slab slots of the packets in each input VC (`port * vcs + vc`), in order.
     inputs: Vec<VecDeque<u32>>,
@@ -365,6 +367,7 @@ impl Router {
             rng: rng::stream(shared.seed, Purpose::Routing, id as u64),
             vcs,
             slab: Vec::new(),
+            deliveries: VecDeque::new(),
             free_slots: Vec::new(),
             inputs: (0..n * vcs).map(|_| VecDeque::new()).collect(),
             head_ready: vec![u64::MAX; n * vcs],
@@ -400,8 +403,11 @@ impl Router {
     }
 
     /// Takes the counters of the current sampling period, resetting them.
-    pub fn take_period(&mut self) -> Counters {
-        std::mem::take(&mut self.state.stats.period)
+    /// `now` is the checkpoint time: deliveries before it are accounted first.
+    pub fn take_period(&mut self, now: u64) -> Counters {
+        let Router { shared, state } = self;
+        state.flush_deliveries(shared, now);
+        std::mem::take(&mut state.stats.period)
     }
 
     /// The attached endpoints.
@@ -441,7 +447,10 @@ impl Router {
                     ovc.used,
                     ovc.credits,
                     inq.len(),
-                    inq.front().map(|&w| (s.slab[w as usize].ready, s.head_choice[p * s.vcs + v].map(|c| (c.port, c.vc))))
+                    inq.front().map(|&w| (
+                        s.slab[w as usize].ready,
+                        s.head_choice[p * s.vcs + v].map(|c| (c.port, c.vc))
+                    ))
                 );
             }
             out += "\n";
@@ -689,6 +698,17 @@ impl RouterState {
         self.inputs[input].push_back(slot);
         self.waiting += 1;
         self.request_allocation(ready, ctx);
+    }
+
+    /// Accounts the queued deliveries whose time is before `now`.
+    fn flush_deliveries(&mut self, sh: &Shared, now: u64) {
+        while let Some(&(at, nic, packet)) = self.deliveries.front() {
+            if at >= now {
+                break;
+            }
+            self.deliveries.pop_front();
+            self.on_deliver(sh, nic, packet, at);
+        }
     }
 
     fn on_deliver(&mut self, sh: &Shared, nic_index: u16, packet: Packet, t: u64) {
@@ -1009,8 +1029,17 @@ impl RouterState {
         }
         match to_nic {
             Some(nic) => {
-                let arrival = out.latency + size as u64 - 1;
-                ctx.schedule(arrival, P_DELIVER, Msg::Deliver { nic, packet });
+                // The tail reaches the endpoint `latency + size - 1` cycles from now. Nothing
+                // can change that, so the delivery is queued here and accounted when its time
+                // has passed, without an event, unless packets of different sizes would
+                // break the queue's time order.
+                let at = t + out.latency + size as u64 - 1;
+                self.flush_deliveries(sh, t);
+                if self.deliveries.back().is_none_or(|d| d.0 <= at) {
+                    self.deliveries.push_back((at, nic, packet));
+                } else {
+                    ctx.schedule(at - t, P_DELIVER, Msg::Deliver { nic, packet });
+                }
             }
             None => {
                 let port = out.peer_port;

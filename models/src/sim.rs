@@ -236,13 +236,15 @@ impl Simulation {
                     ),
                 ))
             }
-            VcPolicy::Ladder if routing.max_hops() > vcs as u32 => return Err(ConfigError::new(
-                "router.vcs",
-                format!(
+            VcPolicy::Ladder if routing.max_hops() > vcs as u32 => {
+                return Err(ConfigError::new(
+                    "router.vcs",
+                    format!(
                     "the ladder VC policy needs one VC per hop of the longest route: {} VCs, {vcs} available",
                     routing.max_hops()
                 ),
-            )),
+                ))
+            }
             _ => {}
         }
         let pattern = Pattern::build(&config.traffic.pattern, &net, config.simulation.seed)?;
@@ -347,10 +349,10 @@ impl Simulation {
             &self.links,
             assignment,
             &RunConfig { end_time: cfg.simulation.cycles, checkpoint_period: period },
-            |routers: &mut [Router], _t| {
+            |routers: &mut [Router], t| {
                 let mut c = Counters::default();
                 for r in routers.iter_mut() {
-                    c.merge(&r.take_period());
+                    c.merge(&r.take_period(t));
                 }
                 c
             },
