@@ -205,12 +205,19 @@ pub const PATTERNS: &[(&str, &str)] = &[
     ("hot_spot", "fraction of packets to one endpoint (fraction, endpoint), the rest uniform"),
 ];
 
+/// Deserializes `table` as section `name`; errors name the full key path.
+fn typed<T: DeserializeOwned>(name: &str, table: &Table) -> Result<T, ConfigError> {
+    serde_path_to_error::deserialize(Value::Table(table.clone())).map_err(|e| {
+        let path = e.path().to_string();
+        let key = if path == "." || path.is_empty() { name.to_string() } else { format!("{name}.{path}") };
+        ConfigError::new(key, e.into_inner().message().trim())
+    })
+}
+
 fn section<T: DeserializeOwned>(doc: &Table, name: &str, default: Option<T>) -> Result<T, ConfigError> {
     match doc.get(name) {
         None => default.ok_or_else(|| ConfigError::new(name, "missing section")),
-        Some(Value::Table(t)) => Value::Table(t.clone())
-            .try_into()
-            .map_err(|e: toml::de::Error| ConfigError::new(name, e.message().trim())),
+        Some(Value::Table(t)) => typed(name, t),
         Some(other) => Err(ConfigError::new(name, format!("must be a table, got {}", other.type_str()))),
     }
 }
@@ -400,16 +407,21 @@ fn parse_traffic(doc: &Table) -> Result<TrafficSection, ConfigError> {
         }
         _ => {}
     }
-    let pattern: PatternSpec = Value::Table(t)
-        .try_into()
-        .map_err(|e: toml::de::Error| ConfigError::new("traffic", e.message().trim()))?;
+    let pattern: PatternSpec = typed("traffic", &t)?;
+    // Unit variants (e.g. `uniform`) ignore extra keys: compare with what was understood.
+    let understood = Value::try_from(&pattern).ok().and_then(|v| v.as_table().cloned()).unwrap_or_default();
+    if let Some(extra) = t.keys().find(|k| !understood.contains_key(*k)) {
+        let name = understood.get("pattern").and_then(Value::as_str).unwrap_or("?");
+        return Err(ConfigError::new(
+            format!("traffic.{extra}"),
+            format!("unknown key for pattern `{name}`"),
+        ));
+    }
     Ok(TrafficSection { pattern, load, loads })
 }
 
 fn params<T: DeserializeOwned>(table: &Table) -> Result<T, ConfigError> {
-    Value::Table(table.clone())
-        .try_into()
-        .map_err(|e: toml::de::Error| ConfigError::new("topology", e.message().trim()))
+    typed("topology", table)
 }
 
 /// Builds a network from a `[topology]` table; `seed` is the default for random graphs.

@@ -1,0 +1,108 @@
+//! Bad configurations give errors that name the offending key and say what is allowed.
+
+use xnet_models::config::Config;
+use xnet_models::sim::Simulation;
+
+const BASE: &str = r#"
+[simulation]
+cycles = 1000
+[topology]
+kind = "hyperx"
+sides = [4, 4]
+endpoints_per_switch = 2
+[router]
+vcs = 2
+[routing]
+algorithm = "dor"
+[traffic]
+pattern = "uniform"
+load = 0.3
+"#;
+
+/// The error message for BASE with `overrides`, from parsing or from building.
+fn error(overrides: &[&str]) -> String {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    match Config::parse(BASE, &o) {
+        Err(e) => e.to_string(),
+        Ok(cfg) => match Simulation::build(cfg) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{overrides:?} was accepted"),
+        },
+    }
+}
+
+fn assert_mentions(message: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(message.contains(p), "`{message}` does not mention `{p}`");
+    }
+}
+
+#[test]
+fn the_base_config_is_valid() {
+    Simulation::build(Config::parse(BASE, &[]).unwrap()).unwrap();
+}
+
+#[test]
+fn unknown_keys_are_named() {
+    assert_mentions(&error(&["router.vc=2"]), &["router", "unknown field `vc`", "vcs"]);
+    assert_mentions(&error(&["simulation.cycels=5"]), &["simulation", "cycels"]);
+    assert_mentions(&error(&["topology.sidez=[2]"]), &["topology", "sidez"]);
+    assert_mentions(&error(&["traffic.fractoin=0.1"]), &["traffic", "fractoin"]);
+    assert_mentions(&error(&["extra.key=1"]), &["extra", "unknown section"]);
+}
+
+#[test]
+fn wrong_types_are_named() {
+    assert_mentions(&error(&["router.vcs=\"two\""]), &["router", "vcs"]);
+    assert_mentions(&error(&["traffic.load=\"high\""]), &["traffic.load", "number"]);
+    assert_mentions(&error(&["topology.sides=4"]), &["topology", "sides"]);
+}
+
+#[test]
+fn out_of_range_values_are_named_with_the_allowed_range() {
+    assert_mentions(&error(&["router.vcs=0"]), &["router.vcs", "1..=64", "got 0"]);
+    assert_mentions(&error(&["router.input_buffer=8"]), &["router.input_buffer", "packet"]);
+    assert_mentions(&error(&["traffic.load=1.5"]), &["traffic.load", "[0, 1]"]);
+    assert_mentions(&error(&["simulation.warmup=1000"]), &["simulation.warmup", "less than"]);
+    assert_mentions(&error(&["topology.sides=[4, 1]"]), &["topology.sides[1]"]);
+    assert_mentions(&error(&["traffic.loads=[0.1, 2.0]"]), &["traffic.loads[1]"]);
+}
+
+#[test]
+fn unknown_names_list_the_known_ones() {
+    assert_mentions(&error(&["topology.kind=\"ring\""]), &["topology.kind", "ring", "hyperx", "dragonfly"]);
+    assert_mentions(
+        &error(&["routing.algorithm=\"magic\""]),
+        &["routing.algorithm", "magic", "dor", "minimal"],
+    );
+    assert_mentions(&error(&["traffic.pattern=\"chaos\""]), &["traffic.pattern", "chaos", "uniform"]);
+    assert_mentions(&error(&["routing.selection=\"best\""]), &["routing", "best", "adaptive"]);
+}
+
+#[test]
+fn missing_keys_are_named() {
+    let e = Config::parse("[simulation]\ncycles = 10\n", &[]).unwrap_err().to_string();
+    assert_mentions(&e, &["routing"]);
+    let no_load = BASE.replace("load = 0.3", "");
+    assert_mentions(&Config::parse(&no_load, &[]).unwrap_err().to_string(), &["traffic.load", "missing"]);
+}
+
+#[test]
+fn routing_and_topology_must_fit() {
+    assert_mentions(&error(&["routing.algorithm=\"dragonfly_min\""]), &["routing.algorithm", "dragonfly"]);
+    let torus = ["topology.kind=\"torus\"", "router.vcs=1"];
+    assert_mentions(&error(&torus), &["router.vcs", "needs 2 VCs, 1 available"]);
+    assert_mentions(&error(&["routing.algorithm=\"minimal\"", "router.vcs=1"]), &["router.vcs", "ladder"]);
+    assert_mentions(
+        &error(&["traffic.pattern=\"bit_reversal\"", "topology.sides=[3, 3]"]),
+        &["traffic.pattern", "power-of-two"],
+    );
+}
+
+#[test]
+fn malformed_overrides_and_syntax_errors_are_reported() {
+    assert_mentions(&error(&["nonsense"]), &["nonsense", "section.key=value"]);
+    assert_mentions(&error(&["load=0.3"]), &["load", "section.key"]);
+    let e = Config::parse("[simulation\ncycles = 1", &[]).unwrap_err().to_string();
+    assert_mentions(&e, &["config", "line 1"]);
+}
