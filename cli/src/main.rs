@@ -256,24 +256,50 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common) -> Result<i
         3 => "deadlock",
         _ => "interrupted",
     };
-    file.set_wall_seconds(started.elapsed().as_secs_f64())?;
+    let peak = peak_rss_bytes();
+    file.set_resources(started.elapsed().as_secs_f64(), peak)?;
     file.set_status(final_status, "")?;
     if !quiet {
         print_summary(&results);
+        if let Some(bytes) = peak {
+            println!(
+                "peak memory {:.1} MiB ({:.1} KiB per endpoint)",
+                bytes as f64 / (1 << 20) as f64,
+                bytes as f64 / 1024.0 / sim.net.num_endpoints() as f64
+            );
+        }
         println!("results: {}", path.display());
     }
     Ok(exit)
 }
 
+/// Peak resident set size of this process (Linux `VmHWM`), if known.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 fn print_summary(results: &[RunResult]) {
     println!(
-        "{:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>6} {:>11} {:>8}",
-        "load", "offered", "accepted", "lat.mean", "lat.p99", "net.mean", "hops", "jain", "status", "wall s"
+        "{:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>6} {:>11} {:>8} {:>10}",
+        "load",
+        "offered",
+        "accepted",
+        "lat.mean",
+        "lat.p99",
+        "net.mean",
+        "hops",
+        "jain",
+        "status",
+        "wall s",
+        "Mhops/s"
     );
     for r in results {
         let s = &r.summary;
         println!(
-            "{:>7.3} {:>9.4} {:>9.4} {:>9.1} {:>9.0} {:>8.1} {:>8.3} {:>6.3} {:>11} {:>8.2}",
+            "{:>7.3} {:>9.4} {:>9.4} {:>9.1} {:>9.0} {:>8.1} {:>8.3} {:>6.3} {:>11} {:>8.2} {:>10.2}",
             r.load,
             s.offered_load,
             s.accepted_load,
@@ -283,7 +309,8 @@ fn print_summary(results: &[RunResult]) {
             s.hops_mean,
             s.jain_accepted,
             r.status.as_str(),
-            r.wall_seconds
+            r.wall_seconds,
+            r.packet_hops as f64 / r.wall_seconds.max(1e-9) / 1e6
         );
     }
 }

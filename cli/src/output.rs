@@ -246,9 +246,13 @@ impl ResultFile {
         Ok(())
     }
 
-    /// Records total wall-clock time.
-    pub fn set_wall_seconds(&self, seconds: f64) -> Result<()> {
-        attr(&self.file, "wall_seconds", seconds)
+    /// Records total wall-clock time and the peak resident memory of the process.
+    pub fn set_resources(&self, seconds: f64, peak_rss_bytes: Option<u64>) -> Result<()> {
+        attr(&self.file, "wall_seconds", seconds)?;
+        if let Some(bytes) = peak_rss_bytes {
+            attr(&self.file, "peak_rss_bytes", bytes)?;
+        }
+        Ok(())
     }
 }
 
@@ -332,6 +336,8 @@ impl PointWriter {
         // counts of the same run.
         let e = &r.engine;
         attr(g, "wall_seconds", r.wall_seconds)?;
+        attr(g, "packet_hops", r.packet_hops)?;
+        attr(g, "packet_hops_per_second", r.packet_hops as f64 / r.wall_seconds.max(1e-9))?;
         attr(g, "windows", e.windows)?;
         attr(g, "lookahead", e.lookahead.unwrap_or(0))?;
         attr_vec(g, "partition_events", &e.events)?;

@@ -150,6 +150,8 @@ pub struct RunResult {
     pub on_wires_end: u64,
     /// Every delivered packet, sorted by id (only with `record_deliveries`).
     pub deliveries: Vec<crate::router::Delivery>,
+    /// Packet-hops simulated: link traversals, injection and ejection links included.
+    pub packet_hops: u64,
     /// Engine counters and wall-clock timings (the only non-deterministic part).
     pub engine: RunStats,
     /// Wall-clock seconds of the run.
@@ -481,6 +483,8 @@ impl Simulation {
             in_flight_end: generated - delivered,
             source_queued_end: queued,
         };
+        let packet_hops =
+            samples.iter().map(|s| s.counters.link_transmissions + s.counters.injected_packets).sum();
         RunResult {
             status,
             time: outcome.time,
@@ -499,6 +503,7 @@ impl Simulation {
             on_wires_end: departures - arrivals,
             deliveries,
             engine: outcome.stats,
+            packet_hops,
             wall_seconds: start.elapsed().as_secs_f64(),
         }
     }

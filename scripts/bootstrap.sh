@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what xnet needs to build, run and test on a fresh Debian/Ubuntu machine:
+# the HDF5 C library (output files), pkg-config, and a Python venv with h5py/pandas for
+# post-processing. Safe to run again: it skips what is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(libhdf5-dev hdf5-tools pkg-config)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null; then SUDO="sudo"; else
+      echo "bootstrap: need root (or sudo) to apt-get install ${missing[*]}" >&2; exit 1
+    fi
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v cargo >/dev/null; then
+  echo "bootstrap: cargo not found; install Rust from https://rustup.rs" >&2
+  exit 1
+fi
+
+# Python for reading results (scripts/read_results.py, the h5py test).
+if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c "import h5py, pandas" 2>/dev/null; then
+  if python3 -m venv .venv 2>/dev/null && .venv/bin/pip install -q h5py pandas; then
+    echo "bootstrap: Python venv ready in .venv (h5py, pandas)"
+  else
+    echo "bootstrap: WARNING: could not set up .venv with h5py; the h5py reading test will be skipped" >&2
+  fi
+fi
+echo "bootstrap: ready"
