@@ -125,9 +125,8 @@ pub enum Msg {
     Allocate,
 }
 
-// Self-event priorities within a cycle: arrivals, then frees, then deliveries and
-// generation, then injection, then allocation (which sees everything that arrived).
-const P_ARRIVAL: u16 = 0;
+// Self-event priorities within a cycle (link arrivals always come first): link frees,
+// deliveries, generation, injection, then allocation, which sees everything that arrived.
 const P_FREE: u16 = 1;
 const P_DELIVER: u16 = 2;
 const P_GENERATE: u16 = 3;
@@ -493,7 +492,7 @@ impl LogicalProcess for Router {
         let Router { shared, state } = self;
         let sh: &Shared = shared;
         match msg {
-            Msg::Head { port, packet } => state.on_head(sh, port, packet, ctx),
+            Msg::Head { port, packet } => state.on_head(sh, port, packet, ctx.now(), ctx),
             Msg::Credit { port, vc, phits } => {
                 state.out_vcs[port as usize * state.vcs + vc as usize].credits += phits as u32;
                 state.try_transmit(sh, port, ctx);
@@ -670,15 +669,19 @@ impl RouterState {
             self.stats.measured.injected_packets += 1;
             self.stats.measured.injected_phits += size as u64;
         }
-        ctx.schedule(latency, P_ARRIVAL, Msg::Head { port, packet });
+        // The head reaches the router's input after the terminal link's latency. Nothing can
+        // overtake it on that link, so it is queued at once with its ready time instead of
+        // travelling as an event; the allocator ignores it until then.
         if !nic.source_queue.is_empty() && !nic.inject_scheduled {
             nic.inject_scheduled = true;
             ctx.schedule(size as u64, P_INJECT, Msg::Inject { nic: nic_index });
         }
+        self.on_head(sh, port, packet, t + latency, ctx);
     }
 
-    fn on_head(&mut self, sh: &Shared, port: PortId, packet: Packet, ctx: &mut RouterCtx<'_>) {
-        let ready = ctx.now() + sh.params.router_delay;
+    /// A head arriving at input `port` at time `arrival` (now, or later for own endpoints).
+    fn on_head(&mut self, sh: &Shared, port: PortId, packet: Packet, arrival: u64, ctx: &mut RouterCtx<'_>) {
+        let ready = arrival + sh.params.router_delay;
         self.stats.arrivals += 1;
         let input = port as usize * self.vcs + packet.vc as usize;
         if self.inputs[input].is_empty() {
