@@ -1,0 +1,681 @@
+//! Integration tests of the `xnet` binary: they run the real executable and read back the
+//! HDF5 files it writes (layout: docs/output-format.md).
+//!
+//! Every run here is small (well under 2 s in release); configs are written into a
+//! temporary directory, which is also the working directory of each run.
+
+use hdf5::types::{TypeDescriptor, VarLenAscii, VarLenUnicode};
+use hdf5::{Attribute, Dataset, Datatype, File, Group, H5Type, Location};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+const XNET: &str = env!("CARGO_BIN_EXE_xnet");
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("cli/ has a parent").to_path_buf()
+}
+
+/// Runs `xnet args...` in `dir` and returns its output.
+fn xnet(dir: &Path, args: &[&str]) -> Output {
+    Command::new(XNET)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start {XNET}: {e}"))
+}
+
+fn describe(out: &Output) -> String {
+    format!(
+        "exit status {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Runs `xnet args...` and asserts it exited with `code`.
+fn xnet_expect(dir: &Path, args: &[&str], code: i32) -> Output {
+    let out = xnet(dir, args);
+    assert_eq!(out.status.code(), Some(code), "xnet {}: {}", args.join(" "), describe(&out));
+    out
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write config");
+    path
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+const DRAGONFLY: &str = r#"
+[simulation]
+cycles = 3000
+warmup = 500
+seed = 7
+sample_period = 100
+
+[topology]
+kind = "dragonfly"
+p = 2
+a = 4
+h = 2
+local_latency = 2
+global_latency = 10
+
+[router]
+vcs = 3
+
+[routing]
+algorithm = "dragonfly_ugal"
+
+[traffic]
+pattern = "uniform"
+load = 0.4
+"#;
+
+const RANDOM_REGULAR: &str = r#"
+[simulation]
+cycles = 3000
+warmup = 500
+seed = 3
+sample_period = 100
+
+[topology]
+kind = "random_regular"
+switches = 32
+degree = 5
+endpoints_per_switch = 3
+
+[router]
+vcs = 4
+packet_size = 4
+input_buffer = 16
+output_buffer = 8
+
+[routing]
+algorithm = "minimal"
+
+[traffic]
+pattern = "uniform"
+load = 0.4
+"#;
+
+/// A 1D ring with one VC and DOR without datelines: deadlocks at full load.
+const DEADLOCKING_RING: &str = r#"
+[simulation]
+cycles = 50000
+warmup = 0
+sample_period = 100
+watchdog = 1000
+
+[topology]
+kind = "torus"
+sides = [8]
+endpoints_per_switch = 2
+
+[router]
+vcs = 1
+packet_size = 4
+input_buffer = 4
+output_buffer = 4
+
+[routing]
+algorithm = "dor"
+vc_policy = "any"
+
+[traffic]
+pattern = "uniform"
+load = 1.0
+"#;
+
+// ---------------------------------------------------------------------------------------
+// Reading result files
+// ---------------------------------------------------------------------------------------
+
+fn open(path: &Path) -> File {
+    File::open(path).unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()))
+}
+
+fn attr_str(loc: &Location, name: &str) -> String {
+    let a = loc.attr(name).unwrap_or_else(|e| panic!("attribute {name} missing on {}: {e}", loc.name()));
+    a.read_scalar::<VarLenUnicode>().unwrap_or_else(|e| panic!("attribute {name}: {e}")).as_str().to_string()
+}
+
+fn attr_f64(loc: &Location, name: &str) -> f64 {
+    loc.attr(name)
+        .and_then(|a| a.read_scalar::<f64>())
+        .unwrap_or_else(|e| panic!("attribute {name} on {}: {e}", loc.name()))
+}
+
+fn attr_u64(loc: &Location, name: &str) -> u64 {
+    loc.attr(name)
+        .and_then(|a| a.read_scalar::<u64>())
+        .unwrap_or_else(|e| panic!("attribute {name} on {}: {e}", loc.name()))
+}
+
+/// A subset of the columns of `/points/NNN/timeseries` (HDF5 matches members by name).
+#[derive(H5Type, Clone, Copy, Debug)]
+#[repr(C)]
+struct TimeRow {
+    time: u64,
+    generated_packets: u64,
+    delivered_packets: u64,
+    in_flight: u64,
+    accepted_load: f64,
+}
+
+/// A subset of the columns of `/summary`.
+#[derive(H5Type, Clone, Copy, Debug)]
+#[repr(C)]
+struct SummaryRow {
+    point: u32,
+    completed: u8,
+    load: f64,
+    offered_load: f64,
+    accepted_load: f64,
+    measured_delivered: u64,
+}
+
+/// A subset of the columns of `/points/NNN/blocked_channels`.
+#[derive(H5Type, Clone, Copy, Debug)]
+#[repr(C)]
+struct BlockedRow {
+    switch: u32,
+    packets: u32,
+}
+
+fn rows<T: H5Type>(file: &File, path: &str) -> Vec<T> {
+    file.dataset(path)
+        .unwrap_or_else(|e| panic!("dataset {path}: {e}"))
+        .read_raw::<T>()
+        .unwrap_or_else(|e| panic!("reading {path}: {e}"))
+}
+
+// Raw reads: hdf5-metno can only read into a compile-time `H5Type`, so reading every
+// dataset of a file whatever its type goes through `H5Dread` itself, into a packed copy of
+// the dataset's own type (HDF5 drops the padding of the C-layout file type, whose bytes
+// are not meaningful). hid_t is 64 bits since HDF5 1.10; H5S_ALL and H5P_DEFAULT are 0.
+// The symbol comes from the libhdf5 that the `hdf5` crate links.
+extern "C" {
+    fn H5Dread(
+        dset_id: i64,
+        mem_type_id: i64,
+        mem_space_id: i64,
+        file_space_id: i64,
+        plist_id: i64,
+        buf: *mut std::ffi::c_void,
+    ) -> std::ffi::c_int;
+}
+
+fn has_varlen(t: &TypeDescriptor) -> bool {
+    match t {
+        TypeDescriptor::VarLenArray(_) | TypeDescriptor::VarLenAscii | TypeDescriptor::VarLenUnicode => true,
+        TypeDescriptor::Compound(c) => c.fields.iter().any(|f| has_varlen(&f.ty)),
+        TypeDescriptor::FixedArray(t, _) => has_varlen(t),
+        _ => false,
+    }
+}
+
+/// The dataset's type and shape as text, and its elements as packed bytes.
+fn dataset_bytes(ds: &Dataset) -> (String, Vec<u8>) {
+    let name = ds.name();
+    let desc = ds.dtype().and_then(|t| t.to_descriptor()).unwrap_or_else(|e| panic!("type of {name}: {e}"));
+    assert!(!has_varlen(&desc), "{name}: variable-length data cannot be compared as bytes");
+    let packed = desc.to_packed_repr();
+    let mem = Datatype::from_descriptor(&packed).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let n = ds.size();
+    let mut buf = vec![0u8; n * mem.size()];
+    if n > 0 {
+        let rc = hdf5::sync::sync(|| unsafe { H5Dread(ds.id(), mem.id(), 0, 0, 0, buf.as_mut_ptr().cast()) });
+        assert!(rc >= 0, "H5Dread of {name} failed ({rc})");
+    }
+    (format!("{packed:?} shape {:?}", ds.shape()), buf)
+}
+
+/// An attribute's type, shape and value as text (floats by their bits, so NaN == NaN).
+fn attr_text(a: &Attribute) -> String {
+    let desc = a.dtype().and_then(|t| t.to_descriptor()).expect("attribute type");
+    let values = match &desc {
+        TypeDescriptor::VarLenUnicode => {
+            format!(
+                "{:?}",
+                a.read_raw::<VarLenUnicode>().unwrap().iter().map(|v| v.as_str()).collect::<Vec<_>>()
+            )
+        }
+        TypeDescriptor::VarLenAscii => {
+            format!(
+                "{:?}",
+                a.read_raw::<VarLenAscii>().unwrap().iter().map(|v| v.as_str()).collect::<Vec<_>>()
+            )
+        }
+        TypeDescriptor::Float(_) => {
+            let v = a.read_raw::<f64>().unwrap();
+            format!("{v:?} bits {:x?}", v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+        }
+        TypeDescriptor::Unsigned(_) => format!("{:?}", a.read_raw::<u64>().unwrap()),
+        TypeDescriptor::Integer(_) => format!("{:?}", a.read_raw::<i64>().unwrap()),
+        TypeDescriptor::Boolean => format!("{:?}", a.read_raw::<bool>().unwrap()),
+        other => panic!("attribute {}: unexpected type {other}", a.name()),
+    };
+    format!("{desc} shape {:?} = {values}", a.shape())
+}
+
+/// Every dataset (path -> type and bytes) and attribute (path@name -> text) of a file.
+#[derive(Default)]
+struct Dump {
+    datasets: BTreeMap<String, (String, Vec<u8>)>,
+    attrs: BTreeMap<String, String>,
+}
+
+fn dump_attrs(loc: &Location, dump: &mut Dump) {
+    for name in loc.attr_names().expect("attribute names") {
+        let a = loc.attr(&name).expect("attribute");
+        dump.attrs.insert(format!("{}@{name}", loc.name()), attr_text(&a));
+    }
+}
+
+fn dump_group(g: &Group, dump: &mut Dump) {
+    dump_attrs(g, dump);
+    for ds in g.datasets().expect("datasets") {
+        dump_attrs(&ds, dump);
+        dump.datasets.insert(ds.name(), dataset_bytes(&ds));
+    }
+    for sub in g.groups().expect("groups") {
+        dump_group(&sub, dump);
+    }
+}
+
+fn dump(path: &Path) -> Dump {
+    let mut d = Dump::default();
+    dump_group(&open(path), &mut d);
+    d
+}
+
+/// Attributes that record the run's environment or wall-clock time, allowed to differ
+/// between thread counts (docs/output-format.md lists them): besides those named in the
+/// brief, `peak_rss_bytes` (memory) and `packet_hops_per_second` (a wall-clock rate).
+fn environment_attr(key: &str) -> bool {
+    let name = key.rsplit('@').next().unwrap();
+    matches!(
+        name,
+        "threads"
+            | "partitions"
+            | "lookahead"
+            | "wall_seconds"
+            | "windows"
+            | "command"
+            | "routing_build_seconds"
+            | "peak_rss_bytes"
+            | "packet_hops_per_second"
+    ) || name.starts_with("partition_")
+}
+
+/// Differences between two dumps (empty: identical up to environment attributes).
+fn differences(a: &Dump, b: &Dump) -> Vec<String> {
+    let mut diffs = Vec::new();
+    let keys = |m: &BTreeMap<String, (String, Vec<u8>)>| m.keys().cloned().collect::<Vec<_>>();
+    if keys(&a.datasets) != keys(&b.datasets) {
+        diffs.push(format!("dataset sets differ: {:?} vs {:?}", keys(&a.datasets), keys(&b.datasets)));
+    }
+    for (path, (ta, ba)) in &a.datasets {
+        let Some((tb, bb)) = b.datasets.get(path) else { continue };
+        if ta != tb {
+            diffs.push(format!("{path}: type/shape {ta} vs {tb}"));
+        } else if ba != bb {
+            let at = ba.iter().zip(bb).position(|(x, y)| x != y).unwrap_or(ba.len().min(bb.len()));
+            diffs.push(format!("{path}: bytes differ from offset {at} ({} bytes)", ba.len()));
+        }
+    }
+    let names = a.attrs.keys().chain(b.attrs.keys()).filter(|k| !environment_attr(k));
+    for key in names.collect::<std::collections::BTreeSet<_>>() {
+        let (va, vb) = (a.attrs.get(key), b.attrs.get(key));
+        if va != vb {
+            diffs.push(format!("attribute {key}: {va:?} vs {vb:?}"));
+        }
+    }
+    diffs
+}
+
+// ---------------------------------------------------------------------------------------
+// Determinism
+// ---------------------------------------------------------------------------------------
+
+fn check_determinism(config: &str) {
+    let dir = TempDir::new().unwrap();
+    let cfg = write(dir.path(), "net.toml", config);
+    let mut dumps = Vec::new();
+    for threads in ["1", "2", "4"] {
+        let out = dir.path().join(format!("t{threads}.h5"));
+        xnet_expect(dir.path(), &["run", s(&cfg), "-q", "-t", threads, "-o", s(&out)], 0);
+        dumps.push((threads, dump(&out)));
+    }
+    let (_, first) = &dumps[0];
+    // The comparison is not vacuous: the file has its tables, traffic went through, and
+    // the environment attributes were read (they differ between thread counts).
+    for path in ["/summary", "/points/000/timeseries", "/points/000/links", "/points/000/endpoints"] {
+        let (_, bytes) = first.datasets.get(path).unwrap_or_else(|| panic!("{path} missing"));
+        assert!(!bytes.is_empty(), "{path} is empty");
+    }
+    for path in ["/points/000/latency_histogram", "/points/000/vc_phits", "/points/000/blocked_channels"] {
+        assert!(first.datasets.contains_key(path), "{path} missing");
+    }
+    assert!(first.attrs.contains_key("/@status"), "root attributes not read: {:?}", first.attrs.keys());
+    for (threads, d) in &dumps {
+        assert_eq!(d.attrs["/@threads"], format!("uint32 shape [] = [{threads}]"));
+    }
+    let file = open(&dir.path().join("t1.h5"));
+    assert_eq!(attr_str(&file, "status"), "completed");
+    assert!(attr_u64(&file.group("points/000").unwrap(), "delivered_total") > 1000);
+    for (threads, d) in &dumps[1..] {
+        let diffs = differences(first, d);
+        assert!(diffs.is_empty(), "-t 1 and -t {threads} differ:\n{}", diffs.join("\n"));
+    }
+    // ... and it would notice a different run: another seed changes the data.
+    let other = dir.path().join("seed.h5");
+    xnet_expect(
+        dir.path(),
+        &["run", s(&cfg), "-q", "-t", "1", "--set", "simulation.seed=99", "-o", s(&other)],
+        0,
+    );
+    let diffs = differences(first, &dump(&other));
+    assert!(diffs.iter().any(|d| d.starts_with("/points/000/timeseries")), "seed change not seen: {diffs:?}");
+}
+
+#[test]
+fn dragonfly_ugal_results_are_identical_for_1_2_and_4_threads() {
+    check_determinism(DRAGONFLY);
+}
+
+#[test]
+fn random_regular_minimal_results_are_identical_for_1_2_and_4_threads() {
+    check_determinism(RANDOM_REGULAR);
+}
+
+// ---------------------------------------------------------------------------------------
+// Runs
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn run_without_config_uses_the_built_in_quick_hyperx() {
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("tmp").join("x.h5");
+    std::fs::create_dir(out.parent().unwrap()).unwrap();
+    let args =
+        ["run", "-q", "-o", s(&out), "--set", "simulation.cycles=2000", "--set", "simulation.warmup=500"];
+    let o = xnet_expect(dir.path(), &args, 0);
+    assert!(o.stdout.is_empty(), "-q still printed: {}", describe(&o));
+    let f = open(&out);
+    assert_eq!(attr_str(&f, "status"), "completed");
+    assert_eq!(attr_str(&f, "format"), "xnet-results-1");
+    assert!(attr_str(&f, "topology").starts_with("hyperx"), "{}", attr_str(&f, "topology"));
+    assert_eq!(attr_u64(&f, "switches"), 64);
+    assert_eq!(attr_u64(&f, "endpoints"), 512);
+    let (cycles, period) = (attr_u64(&f, "cycles"), attr_u64(&f, "sample_period"));
+    assert_eq!((cycles, period, attr_u64(&f, "warmup")), (2000, 500, 500));
+    let g = f.group("points/000").unwrap();
+    assert_eq!(attr_str(&g, "status"), "completed");
+    assert_eq!(attr_f64(&g, "load"), 0.4);
+    assert_eq!(attr_u64(&g, "time_reached"), 2000);
+    let ts: Vec<TimeRow> = rows(&f, "points/000/timeseries");
+    assert_eq!(ts.len() as u64, cycles / period, "{ts:?}");
+    assert_eq!(ts.iter().map(|r| r.time).collect::<Vec<_>>(), [500, 1000, 1500, 2000]);
+    assert!(ts.iter().all(|r| r.delivered_packets > 0 && r.accepted_load > 0.3), "{ts:?}");
+    let summary: Vec<SummaryRow> = rows(&f, "summary");
+    assert_eq!(summary.len(), 1);
+    let r = summary[0];
+    assert_eq!((r.point, r.completed, r.load), (0, 1, 0.4));
+    assert!((r.offered_load - 0.4).abs() < 0.02, "{r:?}");
+    assert!((r.accepted_load - r.offered_load).abs() < 0.02, "{r:?}");
+    assert_eq!(attr_f64(&g, "accepted_load"), r.accepted_load);
+}
+
+#[test]
+fn sweep_writes_one_point_per_load_and_a_summary_row_each() {
+    let dir = TempDir::new().unwrap();
+    let cfg = write(dir.path(), "rrg.toml", RANDOM_REGULAR);
+    let out = dir.path().join("sweep.h5");
+    xnet_expect(dir.path(), &["sweep", s(&cfg), "--loads", "0.1,0.3", "-q", "-t", "2", "-o", s(&out)], 0);
+    let f = open(&out);
+    assert_eq!(attr_str(&f, "status"), "completed");
+    let points = f.group("points").unwrap().member_names().unwrap();
+    assert_eq!(points, ["000", "001"]);
+    for (name, load) in [("000", 0.1), ("001", 0.3)] {
+        let g = f.group(&format!("points/{name}")).unwrap();
+        assert_eq!(attr_f64(&g, "load"), load, "point {name}");
+        assert_eq!(attr_str(&g, "status"), "completed", "point {name}");
+        let ts: Vec<TimeRow> = rows(&f, &format!("points/{name}/timeseries"));
+        assert_eq!(ts.len(), 30, "point {name}");
+    }
+    let summary: Vec<SummaryRow> = rows(&f, "summary");
+    assert_eq!(summary.len(), 2, "{summary:?}");
+    assert_eq!(summary.iter().map(|r| (r.point, r.load)).collect::<Vec<_>>(), [(0, 0.1), (1, 0.3)]);
+    assert!(summary.iter().all(|r| r.completed == 1 && r.measured_delivered > 0), "{summary:?}");
+    assert!(summary[1].accepted_load > summary[0].accepted_load + 0.1, "{summary:?}");
+    for r in &summary {
+        assert!((r.accepted_load - r.load).abs() < 0.03, "{r:?}");
+    }
+}
+
+#[test]
+fn deadlock_exits_3_and_keeps_the_data() {
+    let dir = TempDir::new().unwrap();
+    let cfg = write(dir.path(), "ring.toml", DEADLOCKING_RING);
+    let out = dir.path().join("ring.h5");
+    let o = xnet_expect(dir.path(), &["run", s(&cfg), "-q", "-t", "2", "-o", s(&out)], 3);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("deadlock") && !stderr.contains("panicked"), "{}", describe(&o));
+    let f = open(&out);
+    assert_eq!(attr_str(&f, "status"), "deadlock");
+    let g = f.group("points/000").unwrap();
+    assert_eq!(attr_str(&g, "status"), "deadlock");
+    let reached = attr_u64(&g, "time_reached");
+    assert!(reached < 50_000 && reached.is_multiple_of(100), "time_reached {reached}");
+    let blocked: Vec<BlockedRow> = rows(&f, "points/000/blocked_channels");
+    assert!(!blocked.is_empty(), "no blocked channels recorded");
+    assert!(blocked.iter().all(|b| b.switch < 8 && b.packets > 0), "{blocked:?}");
+    let ts: Vec<TimeRow> = rows(&f, "points/000/timeseries");
+    assert_eq!(ts.len() as u64, reached / 100);
+    assert!(ts.last().unwrap().in_flight > 0, "{ts:?}");
+    let summary: Vec<SummaryRow> = rows(&f, "summary");
+    assert_eq!(summary.len(), 1);
+    assert_eq!(summary[0].completed, 0);
+}
+
+#[test]
+fn sigint_exits_130_and_keeps_the_time_series() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    let out = dir.path().join("long.h5");
+    let mut child = Command::new(XNET)
+        .args(["run", s(&quick), "-q", "-t", "2", "--set", "simulation.cycles=100000000", "-o", s(&out)])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start xnet");
+    std::thread::sleep(Duration::from_millis(1500));
+    if let Some(status) = child.try_wait().unwrap() {
+        panic!("the long run ended by itself ({status}): {}", describe(&child.wait_with_output().unwrap()));
+    }
+    let pid = child.id().to_string();
+    let kill = Command::new("kill").args(["-INT", &pid]).status().expect("run kill");
+    assert!(kill.success(), "kill -INT {pid} failed");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("xnet did not stop within 30 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", describe(&o));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"), "{}", describe(&o));
+    let f = open(&out);
+    assert_eq!(attr_str(&f, "status"), "interrupted");
+    let g = f.group("points/000").unwrap();
+    assert_eq!(attr_str(&g, "status"), "interrupted");
+    let reached = attr_u64(&g, "time_reached");
+    assert!(reached > 0 && reached < 100_000_000, "time_reached {reached}");
+    let ts: Vec<TimeRow> = rows(&f, "points/000/timeseries");
+    assert!(!ts.is_empty(), "no time-series rows");
+    assert_eq!(ts.last().unwrap().time, reached);
+    assert_eq!(ts.len() as u64, reached / 500);
+    assert_eq!(rows::<SummaryRow>(&f, "summary").len(), 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------
+
+/// Runs a command that must fail with exit code 1, a one-line `error:` naming each of
+/// `expected`, no panic, and no output file.
+fn expect_error(dir: &Path, args: &[&str], expected: &[&str]) {
+    let out = dir.join("never.h5");
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["-q", "-o", s(&out)]);
+    let o = xnet(dir, &all);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let what = format!("xnet {}: {}", all.join(" "), describe(&o));
+    assert_eq!(o.status.code(), Some(1), "{what}");
+    assert!(!stderr.contains("panicked"), "{what}");
+    assert!(stderr.starts_with("error: "), "{what}");
+    for e in expected {
+        assert!(stderr.contains(e), "stderr lacks {e:?}; {what}");
+    }
+    assert!(!out.exists(), "an output file was created; {what}");
+}
+
+#[test]
+fn bad_input_gives_a_clear_error_and_exit_code_1() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "df.toml", DRAGONFLY);
+    let cfg = s(&cfg);
+    let bad_key = write(d, "bad_key.toml", &DRAGONFLY.replace("vcs = 3", "vcs = 3\nbogus_knob = 1"));
+    expect_error(d, &["run", s(&bad_key)], &["router", "bogus_knob"]);
+    expect_error(d, &["run", cfg, "--set", "simulation.cycles=-3"], &["simulation.cycles", "-3"]);
+    expect_error(d, &["run", cfg, "--set", "router.vcs=\"two\""], &["router.vcs", "two"]);
+    expect_error(d, &["run", cfg, "--set", "router.vcs=0"], &["router.vcs", "0"]);
+    expect_error(
+        d,
+        &["run", cfg, "--set", "topology.kind=banana"],
+        &["topology.kind", "banana", "hyperx", "dragonfly", "torus", "mesh", "fat_tree", "random_regular"],
+    );
+    expect_error(
+        d,
+        &["run", cfg, "--set", "routing.algorithm=teleport"],
+        &["routing.algorithm", "teleport", "minimal", "dragonfly_ugal"],
+    );
+    expect_error(
+        d,
+        &["run", cfg, "--set", "routing.algorithm=dragonfly_valiant", "--set", "router.vcs=2"],
+        &["router.vcs", "dragonfly_valiant", "needs 3"],
+    );
+    expect_error(d, &["run", "does-not-exist.toml"], &["does-not-exist.toml", "cannot read"]);
+    expect_error(d, &["run", cfg, "--set", "nonsense"], &["nonsense", "section.key=value"]);
+    expect_error(d, &["sweep", cfg, "--loads", "0.1,1.5"], &["--loads", "1.5"]);
+    expect_error(d, &["run", cfg, "--set", "traffic.load=1.5"], &["traffic.load", "1.5"]);
+}
+
+// ---------------------------------------------------------------------------------------
+// topo and list
+// ---------------------------------------------------------------------------------------
+
+/// The value column of the line of `text` whose first word is `key`.
+fn field<'a>(text: &'a str, key: &str) -> &'a str {
+    let line = text.lines().find(|l| l.split_whitespace().next() == Some(key));
+    let line = line.unwrap_or_else(|| panic!("no `{key}` line in:\n{text}"));
+    line.split_whitespace().nth(1).unwrap_or("")
+}
+
+#[test]
+fn topo_describes_the_quick_hyperx() {
+    let quick = workspace().join("configs/quick.toml");
+    let o = xnet_expect(&workspace(), &["topo", s(&quick)], 0);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(field(&out, "switches"), "64", "{out}");
+    assert_eq!(field(&out, "endpoints"), "512", "{out}");
+    assert_eq!(field(&out, "diameter"), "2", "{out}");
+    assert_eq!(field(&out, "connected"), "true", "{out}");
+}
+
+#[test]
+fn list_names_topologies_routings_and_patterns() {
+    let o = xnet_expect(&workspace(), &["list"], 0);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let firsts: Vec<&str> = out.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    for name in
+        ["topologies:", "routings:", "dragonfly", "hyperx", "dor", "minimal", "dragonfly_ugal", "uniform"]
+    {
+        assert!(firsts.contains(&name), "`{name}` not listed:\n{out}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// scripts/read_results.py
+// ---------------------------------------------------------------------------------------
+
+/// A Python with h5py: $XNET_PYTHON, then `.venv/bin/python3` of the workspace, then
+/// `python3` on the PATH.
+fn python_with_h5py() -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> =
+        std::env::var_os("XNET_PYTHON").map(PathBuf::from).into_iter().collect();
+    candidates.push(workspace().join(".venv/bin/python3"));
+    candidates.push(PathBuf::from("python3"));
+    candidates.into_iter().find(|py| {
+        Command::new(py)
+            .args(["-c", "import h5py"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+#[test]
+fn read_results_script_prints_a_result_file() {
+    let Some(python) = python_with_h5py() else {
+        eprintln!(
+            "\n*** SKIPPED: h5py not installed (tried $XNET_PYTHON, .venv/bin/python3, python3); \
+             scripts/read_results.py was NOT tested ***\n"
+        );
+        return;
+    };
+    let script = workspace().join("scripts/read_results.py");
+    let dir = TempDir::new().unwrap();
+    let cfg = write(dir.path(), "df.toml", DRAGONFLY);
+    let out = dir.path().join("df.h5");
+    xnet_expect(dir.path(), &["sweep", s(&cfg), "--loads", "0.1,0.3", "-q", "-t", "1", "-o", s(&out)], 0);
+    let py = |file: &Path| Command::new(&python).arg(&script).arg(file).output().expect("run python");
+    let o = py(&out);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    let f = open(&out);
+    for expected in [
+        "completed".to_string(),
+        attr_str(&f, "topology"),
+        attr_str(&f, "routing"),
+        "accepted_load".into(),
+        "point 000".into(),
+        "point 001".into(),
+        "time=3000".into(),
+    ] {
+        assert!(text.contains(&expected), "output lacks {expected:?}:\n{text}");
+    }
+    // Unreadable input: not HDF5 at all, and missing.
+    let junk = write(dir.path(), "junk.h5", "not an HDF5 file");
+    for file in [junk, dir.path().join("missing.h5")] {
+        let o = py(&file);
+        assert_ne!(o.status.code(), Some(0), "{}: {}", file.display(), describe(&o));
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("Traceback"), "{}", describe(&o));
+    }
+}
