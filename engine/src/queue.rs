@@ -182,8 +182,8 @@ impl<M> EventQueue<M> {
             }
             // `counts[lp]` is now the end of LP `lp`'s run; sort each run by tie.
             let mut start = 0;
-            for lp in 0..self.num_lps {
-                let end = counts[lp] as usize;
+            for &end in &counts[..self.num_lps] {
+                let end = end as usize;
                 if end - start > 1 {
                     self.order[start..end].sort_unstable_by_key(|&i| batch[i as usize].tie);
                 }

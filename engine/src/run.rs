@@ -175,7 +175,7 @@ where
     };
 
     let first = parts.remove(0);
-    let mut results: Vec<Result<PartitionResult<L>, EngineError>> = std::thread::scope(|scope| {
+    let results: Vec<Result<PartitionResult<L>, EngineError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = parts
             .into_iter()
             .map(|part| {
@@ -206,15 +206,21 @@ where
     // Report the partition that failed, not the ones its failure stopped.
     let aborted =
         |e: &EngineError| matches!(e, EngineError::WorkerPanic { message, .. } if message == ABORTED);
-    if let Some(e) = results
-        .iter()
-        .position(|r| r.as_ref().is_err_and(|e| !aborted(e)))
-        .or_else(|| results.iter().position(Result::is_err))
-    {
-        return Err(results.swap_remove(e).err().expect("an error"));
+    let mut ok = Vec::with_capacity(results.len());
+    let mut first_error: Option<EngineError> = None;
+    for r in results {
+        match r {
+            Ok(r) => ok.push(r),
+            Err(e) if first_error.as_ref().is_none_or(aborted) && !aborted(&e) => first_error = Some(e),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
     }
-    let mut results: Vec<PartitionResult<L>> =
-        results.into_iter().map(|r| r.ok().expect("no errors")).collect();
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let mut results = ok;
 
     let mut stats = RunStats { lookahead: look, windows: results[0].windows, ..Default::default() };
     let time = results[0].time;

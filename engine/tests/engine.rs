@@ -43,7 +43,7 @@ impl LogicalProcess for Gossip {
         self.state = mix(self.state ^ msg.0 ^ ctx.now().rotate_left(17));
         // Every token lives on: forwarded over a link, or now and then kept for a while.
         let r = self.state;
-        if r % 5 == 0 {
+        if r.is_multiple_of(5) {
             ctx.schedule((r >> 16) % 3, ((r >> 20) % 4) as u16, Token(r >> 1));
         } else {
             let link = self.out_links[(r >> 8) as usize % self.out_links.len()];

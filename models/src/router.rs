@@ -181,6 +181,23 @@ struct OutputPort {
     wake_scheduled: bool,
 }
 
+/// An input VC that held packets when a deadlock was declared.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BlockedChannel {
+    /// Switch.
+    pub switch: SwitchId,
+    /// Input port.
+    pub port: PortId,
+    /// VC.
+    pub vc: u8,
+    /// Packets queued.
+    pub packets: u32,
+    /// Output port and VC its head waits for (`u16::MAX`/`u8::MAX` if not routed yet).
+    pub wants_port: PortId,
+    /// Output VC the head waits for.
+    pub wants_vc: u8,
+}
+
 /// A delivered packet, as recorded for tests and traces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Delivery {
@@ -457,16 +474,24 @@ impl Router {
         out
     }
 
-    /// Input VCs holding packets, as `(port, vc, packets, wanted (port, vc))`.
-    pub fn occupied_inputs(&self) -> Vec<(PortId, u8, usize, Option<(PortId, u8)>)> {
+    /// Input VCs holding packets, with the output each head waits for.
+    pub fn occupied_inputs(&self) -> Vec<BlockedChannel> {
         let s = &self.state;
         s.inputs
             .iter()
             .enumerate()
             .filter(|(_, q)| !q.is_empty())
             .map(|(i, q)| {
-                let want = s.head_choice[i].map(|c| (c.port, c.vc));
-                ((i / s.vcs) as PortId, (i % s.vcs) as u8, q.len(), want)
+                let (wants_port, wants_vc) =
+                    s.head_choice[i].map_or((PortId::MAX, u8::MAX), |c| (c.port, c.vc));
+                BlockedChannel {
+                    switch: s.id,
+                    port: (i / s.vcs) as PortId,
+                    vc: (i % s.vcs) as u8,
+                    packets: q.len() as u32,
+                    wants_port,
+                    wants_vc,
+                }
             })
             .collect()
     }

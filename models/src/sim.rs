@@ -1,6 +1,7 @@
 //! A simulation: the built network, routing and traffic, run on the engine.
 
 use crate::config::{Config, ConfigError};
+pub use crate::router::BlockedChannel;
 use crate::router::{Router, RouterParams, Shared};
 use crate::routing::dor::{HyperXDor, TorusDor};
 use crate::routing::dragonfly::{DragonflyMode, DragonflyRouting};
@@ -51,23 +52,6 @@ pub struct Sample {
     pub accepted_load: f64,
     /// Mean latency of the packets delivered in the period (NaN if none).
     pub mean_latency: f64,
-}
-
-/// An input VC that held packets when a deadlock was declared.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct BlockedChannel {
-    /// Switch.
-    pub switch: SwitchId,
-    /// Input port.
-    pub port: PortId,
-    /// VC.
-    pub vc: u8,
-    /// Packets queued.
-    pub packets: u32,
-    /// Output port and VC its head waits for (`u16::MAX`/`u8::MAX` if not routed yet).
-    pub wants_port: PortId,
-    /// Output VC the head waits for.
-    pub wants_vc: u8,
 }
 
 /// Headline figures of a run over its measurement period.
@@ -444,17 +428,7 @@ impl Simulation {
             generated += s.generated_total;
             delivered += s.delivered_total;
             if status == Status::Deadlock {
-                for (port, vc, packets, want) in r.occupied_inputs() {
-                    let (wants_port, wants_vc) = want.unwrap_or((PortId::MAX, u8::MAX));
-                    blocked.push(BlockedChannel {
-                        switch: r.id(),
-                        port,
-                        vc,
-                        packets: packets as u32,
-                        wants_port,
-                        wants_vc,
-                    });
-                }
+                blocked.extend(r.occupied_inputs());
             }
         }
         deliveries.sort_unstable_by_key(|d| d.id);

@@ -106,13 +106,13 @@ impl Pattern {
                     (_, Some(b)) => *b,
                     (_, None) => {
                         let mut b = (switches as f64).sqrt() as u32;
-                        while b > 1 && switches % b != 0 {
+                        while b > 1 && !switches.is_multiple_of(b) {
                             b -= 1;
                         }
                         b.max(1)
                     }
                 };
-                if block == 0 || switches % block != 0 || block == switches {
+                if block == 0 || !switches.is_multiple_of(block) || block == switches {
                     return Err(err(
                         "block_switches",
                         format!("{block} must divide the {switches} switches into at least 2 blocks"),
@@ -147,7 +147,7 @@ impl Pattern {
                         }
                     })
                 } else {
-                    if bits % 2 != 0 {
+                    if !bits.is_multiple_of(2) {
                         return Err(err(
                             "pattern",
                             format!("transpose needs an even power of two endpoints, the network has {n}"),

@@ -1,7 +1,7 @@
-//! Zero-load latency equals the analytic value: for a packet crossing `h` switch-to-switch
-//! links (so `h + 1` switches), `2 * terminal + sum(link latencies) + (h + 1) * router_delay
-//! + (packet_size - 1)`, from the head leaving the source to the tail reaching the
-//! destination.
+//! Zero-load latency equals the analytic value. A packet crossing `h` switch-to-switch
+//! links (so `h + 1` switches) takes `2 * terminal + sum(link latencies) +
+//! (h + 1) * router_delay + (packet_size - 1)` cycles from the head leaving the source to
+//! the tail reaching the destination.
 
 mod common;
 use common::build;

@@ -83,7 +83,7 @@ fn contiguous(weights: &[u64], parts: u32) -> Vec<u32> {
         let remaining_parts = (parts - part) as usize;
         let boundary = total as u128 * (part as u128 + 1) / parts as u128;
         if part + 1 < parts
-            && (remaining_items <= remaining_parts - 1
+            && (remaining_items < remaining_parts
                 || (acc as u128 * 2 + w as u128) > boundary * 2 && out.last() == Some(&part))
         {
             part += 1;
