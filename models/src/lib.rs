@@ -6,6 +6,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod config;
+mod fixed_queue;
 pub mod packet;
 pub mod rng;
 pub mod router;

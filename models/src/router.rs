@@ -21,6 +21,7 @@
 //! buffer never holds more than its capacity. Output buffer room is freed when the tail
 //! has left (`S` cycles after the head).
 
+use crate::fixed_queue::FixedQueues;
 use crate::packet::Packet;
 use crate::rng::{self, Purpose, Rng};
 use crate::routing::{Candidate, LoadView, Routing, Selection, VcPolicy};
@@ -143,8 +144,6 @@ struct Held {
 
 #[derive(Default)]
 struct OutputVc {
-    /// Slab slots of the packets queued for the link, in order.
-    queue: VecDeque<u32>,
     /// Output buffer phits reserved by packets in or entering the queue.
     used: u32,
     /// Free phits in the downstream input VC buffer.
@@ -289,7 +288,9 @@ struct RouterState {
     deliveries: VecDeque<(u64, u16, Packet)>,
     free_slots: Vec<u32>,
     /// Slab slots of the packets in each input VC (`port * vcs + vc`), in order.
-    inputs: Vec<VecDeque<u32>>,
+    inputs: FixedQueues,
+    /// Slab slots of the packets in each output VC buffer, in order.
+    out_queues: FixedQueues,
     /// Ready time of each input VC's head packet (`u64::MAX` when empty), kept beside the
     /// queues so the allocator's scan stays in one cache-friendly array.
     head_ready: Vec<u64>,
@@ -372,7 +373,6 @@ impl Router {
         let n = ports.len();
         let out_vcs = (0..n * vcs)
             .map(|_| OutputVc {
-                queue: VecDeque::new(),
                 used: 0,
                 credits: p.input_buffer,
                 space_waiter: false,
@@ -385,7 +385,9 @@ impl Router {
             slab: Vec::new(),
             deliveries: VecDeque::new(),
             free_slots: Vec::new(),
-            inputs: (0..n * vcs).map(|_| VecDeque::new()).collect(),
+            // Credits bound every buffer to `buffer / packet_size` packets.
+            inputs: FixedQueues::new(n * vcs, (p.input_buffer / p.packet_size as u32) as usize),
+            out_queues: FixedQueues::new(n * vcs, (p.output_buffer / p.packet_size as u32) as usize),
             head_ready: vec![u64::MAX; n * vcs],
             head_choice: vec![None; n * vcs],
             in_xbar_busy_until: vec![0; n],
@@ -435,8 +437,8 @@ impl Router {
     pub fn resident_packets(&self) -> u64 {
         let s = &self.state;
         let queued: usize = s.nics.iter().map(|n| n.source_queue.len()).sum();
-        let inputs: usize = s.inputs.iter().map(VecDeque::len).sum();
-        let outputs: usize = s.out_vcs.iter().map(|o| o.queue.len()).sum();
+        let inputs = s.inputs.total_len();
+        let outputs = s.out_queues.total_len();
         (queued + inputs + outputs) as u64
     }
 
@@ -445,50 +447,19 @@ impl Router {
         self.state.nics.iter().map(|n| n.source_queue.len() as u64).sum()
     }
 
-    /// A human-readable dump of the router's buffers, for debugging.
-    pub fn debug_state(&self) -> String {
-        let s = &self.state;
-        let mut out = format!("router {} waiting {} allocs {:?}\n", s.id, s.waiting, s.scheduled_allocations);
-        for (p, o) in s.outputs.iter().enumerate() {
-            out += &format!(
-                "  port {p}: link_busy {} xbar_out {} xbar_in {}",
-                o.link_busy_until, o.xbar_busy_until, s.in_xbar_busy_until[p]
-            );
-            for v in 0..s.vcs {
-                let ovc = &s.out_vcs[p * s.vcs + v];
-                let inq = &s.inputs[p * s.vcs + v];
-                out += &format!(
-                    " | vc{v}: out q{} used {} cred {} in q{} head {:?}",
-                    ovc.queue.len(),
-                    ovc.used,
-                    ovc.credits,
-                    inq.len(),
-                    inq.front().map(|&w| (
-                        s.slab[w as usize].ready,
-                        s.head_choice[p * s.vcs + v].map(|c| (c.port, c.vc))
-                    ))
-                );
-            }
-            out += "\n";
-        }
-        out
-    }
-
     /// Input VCs holding packets, with the output each head waits for.
     pub fn occupied_inputs(&self) -> Vec<BlockedChannel> {
         let s = &self.state;
-        s.inputs
-            .iter()
-            .enumerate()
-            .filter(|(_, q)| !q.is_empty())
-            .map(|(i, q)| {
+        (0..s.outputs.len() * s.vcs)
+            .filter(|&i| !s.inputs.is_empty(i))
+            .map(|i| {
                 let (wants_port, wants_vc) =
                     s.head_choice[i].map_or((PortId::MAX, u8::MAX), |c| (c.port, c.vc));
                 BlockedChannel {
                     switch: s.id,
                     port: (i / s.vcs) as PortId,
                     vc: (i % s.vcs) as u8,
-                    packets: q.len() as u32,
+                    packets: s.inputs.len(i) as u32,
                     wants_port,
                     wants_vc,
                 }
@@ -709,7 +680,7 @@ impl RouterState {
         let ready = arrival + sh.params.router_delay;
         self.stats.arrivals += 1;
         let input = port as usize * self.vcs + packet.vc as usize;
-        if self.inputs[input].is_empty() {
+        if self.inputs.is_empty(input) {
             self.head_ready[input] = ready;
             self.unrouted.push(input as u32);
         }
@@ -723,7 +694,7 @@ impl RouterState {
                 self.slab.len() as u32 - 1
             }
         };
-        self.inputs[input].push_back(slot);
+        self.inputs.push_back(input, slot);
         self.waiting += 1;
         self.request_allocation(ready, ctx);
     }
@@ -782,7 +753,7 @@ impl RouterState {
 
     /// Routes the head of an input VC: candidates, VC policy, selection.
     fn route(&mut self, sh: &Shared, input: usize, now: u64) -> Candidate {
-        let slot = *self.inputs[input].front().expect("head") as usize;
+        let slot = self.inputs.front(input).expect("head") as usize;
         let dst_endpoint = self.slab[slot].packet.dst;
         let (dst_switch, dst_port) = sh.net.endpoint_location[dst_endpoint as usize];
         if dst_switch == self.id {
@@ -946,7 +917,7 @@ impl RouterState {
     fn grant(&mut self, sh: &Shared, o: PortId, i: PortId, v: u8, transfer: u64, ctx: &mut RouterCtx<'_>) {
         let t = ctx.now();
         let input = i as usize * self.vcs + v as usize;
-        let slot = self.inputs[input].pop_front().expect("requested head");
+        let slot = self.inputs.pop_front(input).expect("requested head");
         let choice = self.head_choice[input].take().expect("granted heads are routed");
         let waiters = &mut self.requesters[o as usize];
         let at = waiters.iter().position(|&x| x as usize == input).expect("granted input requested");
@@ -954,8 +925,8 @@ impl RouterState {
         if waiters.is_empty() {
             self.wanted_outputs[o as usize / 64] &= !(1 << (o % 64));
         }
-        match self.inputs[input].front() {
-            Some(&next) => {
+        match self.inputs.front(input) {
+            Some(next) => {
                 self.head_ready[input] = self.slab[next as usize].ready;
                 self.unrouted.push(input as u32);
             }
@@ -992,7 +963,7 @@ impl RouterState {
         }
         let ovc = &mut self.out_vcs[o as usize * self.vcs + choice.vc as usize];
         ovc.used += size as u32;
-        ovc.queue.push_back(slot);
+        self.out_queues.push_back(o as usize * self.vcs + choice.vc as usize, slot);
         self.try_transmit(sh, o, ctx);
     }
 
@@ -1020,7 +991,7 @@ impl RouterState {
         for k in 0..self.vcs {
             let v = (start + k) % self.vcs;
             let ovc = &self.out_vcs[o as usize * self.vcs + v];
-            if let Some(&slot) = ovc.queue.front() {
+            if let Some(slot) = self.out_queues.front(o as usize * self.vcs + v) {
                 if to_nic.is_some() || ovc.credits >= self.slab[slot as usize].packet.size as u32 {
                     chosen = Some(v);
                     break;
@@ -1029,7 +1000,7 @@ impl RouterState {
         }
         let Some(v) = chosen else { return };
         let ovc = &mut self.out_vcs[o as usize * self.vcs + v];
-        let slot = ovc.queue.pop_front().expect("chosen VC has a packet");
+        let slot = self.out_queues.pop_front(o as usize * self.vcs + v).expect("chosen VC has a packet");
         let packet = self.slab[slot as usize].packet;
         self.free_slots.push(slot);
         let size = packet.size;
@@ -1038,7 +1009,7 @@ impl RouterState {
         }
         let wake = ovc.space_waiter;
         let first = o as usize * self.vcs;
-        let queued = self.out_vcs[first..first + self.vcs].iter().any(|q| !q.queue.is_empty());
+        let queued = (first..first + self.vcs).any(|q| !self.out_queues.is_empty(q));
         let out = &mut self.outputs[o as usize];
         out.vc_rr = ((v + 1) % self.vcs) as u8;
         out.link_busy_until = t + size as u64;
