@@ -372,11 +372,7 @@ impl Router {
         }
         let n = ports.len();
         let out_vcs = (0..n * vcs)
-            .map(|_| OutputVc {
-                used: 0,
-                credits: p.input_buffer,
-                space_waiter: false,
-            })
+            .map(|_| OutputVc { used: 0, credits: p.input_buffer, space_waiter: false })
             .collect();
         let state = RouterState {
             id,
