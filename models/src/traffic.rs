@@ -243,3 +243,110 @@ pub fn geometric_gap(rng: &mut Rng, p: f64) -> Option<u64> {
     let u = 1.0 - unit(rng);
     Some((u.ln() / (-p).ln_1p()).floor() as u64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{dragonfly, hyperx};
+
+    fn hyperx(sides: Vec<u32>, t: u32) -> Network {
+        hyperx::build(&hyperx::HyperXParams {
+            sides,
+            endpoints_per_switch: t,
+            terminal_latency: 1,
+            link_latency: 1,
+        })
+        .unwrap()
+    }
+
+    fn map(spec: PatternSpec, net: &Network) -> Vec<u32> {
+        match Pattern::build(&spec, net, 9).unwrap() {
+            Pattern::Map(m) => m,
+            other => panic!("expected a fixed map, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn random_permutation_is_a_derangement() {
+        let net = hyperx(vec![4, 4], 2);
+        let m = map(PatternSpec::RandomPermutation, &net);
+        let mut seen = m.clone();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..32).collect::<Vec<_>>());
+        assert!(m.iter().enumerate().all(|(i, &d)| d != i as u32));
+    }
+
+    #[test]
+    fn bit_reversal_and_transpose() {
+        let net = hyperx(vec![4, 4], 1); // 16 endpoints, 4 bits
+        let m = map(PatternSpec::BitReversal, &net);
+        assert_eq!((m[1], m[2], m[3], m[8]), (8, 4, 12, 1));
+        let m = map(PatternSpec::Transpose, &net);
+        assert_eq!((m[1], m[4], m[0b0110]), (4, 1, 0b1001));
+        let odd = hyperx(vec![2, 4], 1); // 8 endpoints: 3 bits, no transpose
+        assert!(Pattern::build(&PatternSpec::Transpose, &odd, 1).is_err());
+    }
+
+    #[test]
+    fn tornado_shifts_every_coordinate_by_just_under_half() {
+        let net = hyperx(vec![8, 5], 1);
+        let m = map(PatternSpec::Tornado, &net);
+        // Switch (x, y) = (1, 2) -> (1 + 3, 2 + 2) = (4, 4), ids x + 8 y.
+        assert_eq!(m[1 + 8 * 2], 4 + 8 * 4);
+    }
+
+    #[test]
+    fn group_shift_on_a_dragonfly_goes_to_the_same_place_in_the_next_group() {
+        let params = dragonfly::DragonflyParams {
+            p: 2,
+            a: 4,
+            h: 2,
+            groups: None,
+            arrangement: Default::default(),
+            terminal_latency: 1,
+            local_latency: 1,
+            global_latency: 1,
+        };
+        let net = dragonfly::build(&params).unwrap();
+        let m = map(PatternSpec::GroupShift { block_switches: None }, &net);
+        let per_group = 8;
+        for (src, &dst) in m.iter().enumerate() {
+            assert_eq!(dst as usize, (src + per_group) % (9 * per_group));
+        }
+    }
+
+    #[test]
+    fn hot_spot_sends_the_given_fraction_to_the_hot_endpoint() {
+        let net = hyperx(vec![4, 4], 4);
+        let p = Pattern::build(&PatternSpec::HotSpot { fraction: 0.25, endpoint: 7 }, &net, 1).unwrap();
+        let mut rng = crate::rng::stream(1, Purpose::Traffic, 0);
+        let hot = (0..40_000).filter(|_| p.destination(3, &mut rng) == 7).count() as f64 / 40_000.0;
+        // 0.25 directly, plus the uniform share 0.75 / 63.
+        assert!((hot - (0.25 + 0.75 / 63.0)).abs() < 0.01, "{hot}");
+    }
+
+    #[test]
+    fn uniform_never_picks_the_source_and_covers_the_rest() {
+        let net = hyperx(vec![2, 2], 2);
+        let p = Pattern::build(&PatternSpec::Uniform, &net, 1).unwrap();
+        let mut rng = crate::rng::stream(1, Purpose::Traffic, 0);
+        let mut counts = [0u32; 8];
+        for _ in 0..7000 {
+            counts[p.destination(5, &mut rng) as usize] += 1;
+        }
+        assert_eq!(counts[5], 0);
+        assert!(counts.iter().enumerate().all(|(i, &c)| i == 5 || (850..1150).contains(&c)), "{counts:?}");
+    }
+
+    #[test]
+    fn geometric_gaps_have_the_bernoulli_mean() {
+        let mut rng = crate::rng::stream(3, Purpose::Traffic, 0);
+        let p = 0.05;
+        let n = 20_000;
+        let total: u64 = (0..n).map(|_| geometric_gap(&mut rng, p).unwrap() + 1).sum();
+        let mean = total as f64 / n as f64;
+        assert!((mean - 1.0 / p).abs() < 0.5, "{mean}");
+        assert_eq!(geometric_gap(&mut rng, 0.0), None);
+        assert_eq!(geometric_gap(&mut rng, 1.0), Some(0));
+    }
+}
