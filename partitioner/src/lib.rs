@@ -25,7 +25,9 @@
 //!    supervertex graph gives imbalance at most
 //!    [`PartitionOptions::lookahead_imbalance`], that partition is taken: only links of
 //!    this class or longer are cut, so the lookahead is at least its latency. Otherwise
-//!    the next class is tried; the last class contracts nothing.
+//!    the next class is tried (at most 16 classes are partitioned this way, classes that
+//!    give the same components as a failed one are skipped); the last class contracts
+//!    nothing.
 //! 2. **Balance.** Part weights stay within [`PartitionOptions::max_imbalance`] times
 //!    the mean (1.03 by default) wherever the vertex weights allow it.
 //! 3. **Cut weight.** The weight of the cut links is minimised. A directed edge weighs its
@@ -50,8 +52,8 @@
 //!   Every part ends up non-empty.
 //!
 //! Everything is deterministic: fixed visiting orders, ties broken by vertex id, no hash
-//! map iteration and no random numbers; the result depends only on the graph (not even
-//! on the order of its edges) and the options.
+//! map iteration and no random numbers; the result depends only on the graph and the
+//! options (without traffic data, not even on the order of the edges).
 //!
 //! ## Message estimate
 //!
@@ -358,6 +360,9 @@ impl UnionFind {
     }
 }
 
+/// Latency classes tried with contraction before partitioning the whole graph.
+const MAX_LOOKAHEAD_ATTEMPTS: usize = 16;
+
 /// The multilevel assignment with latency classes (see the crate documentation).
 fn multilevel_assignment(graph: &PartGraph, parts: u32, options: &PartitionOptions) -> Vec<u32> {
     let n = graph.vertex_weight.len();
@@ -379,6 +384,7 @@ fn multilevel_assignment(graph: &PartGraph, parts: u32, options: &PartitionOptio
         let mut ncomp = n;
         let mut max_w = vw.iter().copied().max().unwrap_or(0);
         let mut feasible = vec![false; lats.len()];
+        let mut components = vec![0usize; lats.len()];
         let mut next = 0;
         for (i, &t) in lats.iter().enumerate() {
             while next < order.len() && graph.edges[order[next]].2 < t {
@@ -392,11 +398,19 @@ fn multilevel_assignment(graph: &PartGraph, parts: u32, options: &PartitionOptio
                 }
                 next += 1;
             }
+            components[i] = ncomp;
             feasible[i] = ncomp >= parts as usize && (max_w as f64) <= look_ub * total as f64 / parts as f64;
         }
+        let mut attempts = 0;
         for i in (1..lats.len()).rev() {
-            if !feasible[i] {
+            // The same number of components means the same components (they only merge as
+            // the threshold rises), which already failed.
+            if !feasible[i] || (i + 1 < lats.len() && feasible[i + 1] && components[i + 1] == components[i]) {
                 continue;
+            }
+            attempts += 1;
+            if attempts > MAX_LOOKAHEAD_ATTEMPTS {
+                break;
             }
             let t = lats[i];
             let mut uf = UnionFind::new(n);
