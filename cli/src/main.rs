@@ -3,10 +3,12 @@
 //! This is the only crate that reads files, parses arguments and writes output; the
 //! libraries below it (engine, models, partitioner) do neither.
 
+mod cluster;
 mod output;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
+use cluster::Cluster;
 use indicatif::{ProgressBar, ProgressStyle};
 use models::config::{Config, PATTERNS, ROUTINGS, TOPOLOGIES};
 use models::sim::{RunResult, Simulation, Status};
@@ -76,16 +78,23 @@ enum Command {
 
 fn main() {
     let cli = Cli::parse();
-    match run_cli(cli) {
-        Ok(code) => std::process::exit(code),
+    let mut cluster = Cluster::join();
+    let code = match run_cli(cli, &mut cluster) {
+        Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
-            std::process::exit(1);
+            // Every rank meets the same configuration errors; one message is enough.
+            if cluster.rank() == 0 {
+                eprintln!("error: {e:#}");
+            }
+            1
         }
-    }
+    };
+    drop(cluster); // finalises MPI before exiting
+    std::process::exit(code);
 }
 
-fn run_cli(cli: Cli) -> Result<i32> {
+fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
+    let rank0 = cluster.rank() == 0;
     match cli.command {
         Command::Run { config, common } => {
             let (text, name) = match &config {
@@ -94,7 +103,7 @@ fn run_cli(cli: Cli) -> Result<i32> {
             };
             let cfg = Config::parse(&text, &common.set)?;
             let load = cfg.traffic.load;
-            simulate(cfg, &name, &[load], &common)
+            simulate(cfg, &name, &[load], &common, cluster)
         }
         Command::Sweep { config, loads, common } => {
             let cfg = Config::parse(&read(&config)?, &common.set)?;
@@ -105,14 +114,19 @@ fn run_cli(cli: Cli) -> Result<i32> {
             if let Some(bad) = loads.iter().find(|l| !(0.0..=1.0).contains(*l)) {
                 bail!("--loads: {bad} is outside [0, 1] phits/cycle/endpoint");
             }
-            simulate(cfg, &stem(&config), &loads, &common)
+            simulate(cfg, &stem(&config), &loads, &common, cluster)
         }
         Command::Topo { config, set } => {
             let cfg = Config::parse(&read(&config)?, &set)?;
-            topo(&cfg)?;
+            if rank0 {
+                topo(&cfg)?;
+            }
             Ok(0)
         }
         Command::List => {
+            if !rank0 {
+                return Ok(0);
+            }
             for (title, list) in
                 [("topologies", TOPOLOGIES), ("routings", ROUTINGS), ("traffic patterns", PATTERNS)]
             {
@@ -162,9 +176,18 @@ fn topo(cfg: &Config) -> Result<()> {
     Ok(())
 }
 
-fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common) -> Result<i32> {
-    let threads =
-        common.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+/// Rank 0 tells the others whether it could prepare (e.g. create the output file), so
+/// that no rank enters the simulation's collectives alone.
+fn agree(cluster: &mut Cluster, ok: bool) -> bool {
+    cluster.comm.broadcast(vec![u8::from(ok)]).first() == Some(&1)
+}
+
+fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common, cluster: &mut Cluster) -> Result<i32> {
+    let ranks = cluster.size() as u32;
+    let rank0 = cluster.rank() == 0;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    // One rank: all cores. Several ranks (which may share a node): one thread each unless told.
+    let threads = common.threads.unwrap_or(if ranks == 1 { cores } else { 1 });
     if threads == 0 {
         bail!("--threads must be at least 1");
     }
@@ -175,22 +198,41 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common) -> Result<i
         let flag = interrupted.clone();
         let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
     }
-    let quiet = common.quiet;
+    let quiet = common.quiet || !rank0;
     let sim = Simulation::build(cfg)?;
-    let plan = sim.plan(threads.min(sim.net.num_switches() as u32))?;
+    let switches = sim.net.num_switches() as u32;
+    if ranks > switches {
+        bail!("{ranks} ranks for {switches} switches: use at most one rank per switch");
+    }
+    // Partitions are numbered rank by rank: partition p runs on rank p / threads.
+    let per_rank = threads.min(switches / ranks).max(1);
+    let plan = sim.plan(ranks * per_rank)?;
+    let partition_rank: Vec<u32> = (0..plan.parts).map(|p| p / per_rank).collect();
     let path = common.output.clone().unwrap_or_else(|| PathBuf::from(format!("xnet-{name}.h5")));
     let command: Vec<String> = std::env::args().collect();
-    let mut file =
-        ResultFile::create(&path, &sim, &RunMeta { command: &command.join(" "), threads: plan.parts })?;
-    file.write_partition(&plan)?;
+    let prepared = if rank0 {
+        ResultFile::create(&path, &sim, &RunMeta { command: &command.join(" "), threads: per_rank, ranks })
+            .and_then(|f| f.write_partition(&plan).map(|_| f))
+    } else {
+        Err(anyhow::anyhow!("not rank 0"))
+    };
+    let go = agree(cluster, !rank0 || prepared.is_ok());
+    if !go {
+        return match prepared {
+            Err(e) if rank0 => Err(e),
+            _ => Ok(1),
+        };
+    }
+    let mut file = prepared.ok();
     if !quiet {
         eprintln!(
-            "{}: {} switches, {} endpoints, routing {}, {} partition(s), lookahead {}",
+            "{}: {} switches, {} endpoints, routing {}, {} rank(s) x {} thread(s), lookahead {}",
             sim.net.name,
             sim.net.num_switches(),
             sim.net.num_endpoints(),
             sim.routing().name(),
-            plan.parts,
+            ranks,
+            per_rank,
             plan.lookahead.map_or("-".into(), |l| l.to_string())
         );
     }
@@ -198,7 +240,10 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common) -> Result<i
     let mut results: Vec<RunResult> = Vec::new();
     let mut exit = 0;
     for (i, &load) in loads.iter().enumerate() {
-        let mut point = file.point(i, load)?;
+        let mut point = match file.as_ref() {
+            Some(f) => Some(f.point(i, load)?),
+            None => None,
+        };
         let cycles = sim.config.simulation.cycles;
         let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(cycles) };
         bar.set_style(
@@ -208,47 +253,60 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common) -> Result<i
         );
         bar.set_prefix(format!("load {load:.3}"));
         let mut write_error = None;
-        let outcome = sim.run(
+        let outcome = sim.run_on(
             load,
             &plan.assignment,
+            &partition_rank,
+            cluster.comm.as_mut(),
             &mut |s| {
                 bar.set_position(s.time);
-                if write_error.is_none() {
-                    write_error = point.append(s).err();
+                if let (Some(p), None) = (point.as_mut(), &write_error) {
+                    write_error = p.append(s).err();
                 }
             },
             Some(&interrupted),
         );
         bar.finish_and_clear();
-        if let Some(e) = write_error {
-            file.set_status("failed", &format!("writing the time series: {e:#}"))?;
-            return Err(e);
-        }
-        let r = match outcome {
+        let result = match outcome {
             Ok(r) => r,
             Err(e) => {
                 let message = format!("{e}");
-                file.set_status("failed", &message)?;
-                bail!("run failed at load {load}: {message} (partial results kept in {})", path.display());
+                if let Some(f) = &file {
+                    f.set_status("failed", &message)?;
+                    bail!(
+                        "run failed at load {load}: {message} (partial results kept in {})",
+                        path.display()
+                    );
+                }
+                bail!("run failed at load {load}: {message}");
             }
         };
-        point.finish(&sim, &r)?;
-        file.add_summary(i, &r)?;
-        let status = r.status;
-        results.push(r);
-        match status {
-            Status::Completed => {}
-            Status::Deadlock => {
+        // Rank 0 decides how to go on and tells the others (a sweep stops when interrupted).
+        let mut code = 0u8;
+        if let (Some(r), Some(f), Some(p)) = (result, file.as_mut(), point.as_ref()) {
+            if let Some(e) = write_error.take() {
+                f.set_status("failed", &format!("writing the time series: {e:#}"))?;
+                return Err(e);
+            }
+            p.finish(&sim, &r)?;
+            f.add_summary(i, &r)?;
+            code = match r.status {
+                Status::Completed => 0,
+                Status::Deadlock => 3,
+                Status::Interrupted => 130,
+            };
+            if r.status == Status::Deadlock {
                 eprintln!(
                     "load {load}: deadlock detected (no packet moved for {} cycles); see blocked_channels",
                     sim.config.simulation.watchdog
                 );
-                exit = 3;
             }
-            Status::Interrupted => {
-                exit = 130;
-                break;
-            }
+            results.push(r);
+        }
+        code = cluster.comm.broadcast(vec![code]).first().copied().unwrap_or(1);
+        exit = exit.max(code as i32);
+        if code == 130 {
+            break;
         }
     }
     let final_status = match exit {
@@ -256,16 +314,25 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common) -> Result<i
         3 => "deadlock",
         _ => "interrupted",
     };
-    let peak = peak_rss_bytes();
-    file.set_resources(started.elapsed().as_secs_f64(), peak)?;
-    file.set_status(final_status, "")?;
+    // Peak memory of every rank.
+    let peak = peak_rss_bytes().unwrap_or(0);
+    let peaks: Option<Vec<u64>> = cluster
+        .comm
+        .gather(peak.to_le_bytes().to_vec())
+        .map(|all| all.iter().map(|b| u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8]))).collect());
+    if let (Some(f), Some(peaks)) = (&file, &peaks) {
+        f.set_resources(started.elapsed().as_secs_f64(), peaks)?;
+        f.set_status(final_status, "")?;
+    }
     if !quiet {
         print_summary(&results);
-        if let Some(bytes) = peak {
+        if let Some(peaks) = peaks {
+            let most = peaks.iter().copied().max().unwrap_or(0);
             println!(
-                "peak memory {:.1} MiB ({:.1} KiB per endpoint)",
-                bytes as f64 / (1 << 20) as f64,
-                bytes as f64 / 1024.0 / sim.net.num_endpoints() as f64
+                "peak memory {:.1} MiB per rank at most ({:.1} KiB per endpoint over {} rank(s))",
+                most as f64 / (1 << 20) as f64,
+                peaks.iter().sum::<u64>() as f64 / 1024.0 / sim.net.num_endpoints() as f64,
+                peaks.len()
             );
         }
         println!("results: {}", path.display());

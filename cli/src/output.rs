@@ -13,7 +13,8 @@ use models::sim::{RunResult, Sample, Simulation};
 use models::topology::PortTarget;
 use std::path::Path;
 
-/// One row of `/points/NNN/timeseries`.
+/// One row of `/points/NNN/timeseries`. (All rows are laid out without padding, so files
+/// are byte-identical for identical results.)
 #[derive(H5Type, Clone, Copy, Debug)]
 #[repr(C)]
 pub struct TimeRow {
@@ -37,7 +38,7 @@ pub struct TimeRow {
 #[repr(C)]
 pub struct SummaryRow {
     point: u32,
-    completed: u8,
+    completed: u32,
     load: f64,
     offered_load: f64,
     injected_load: f64,
@@ -82,8 +83,8 @@ struct EndpointRow {
 #[repr(C)]
 struct LinkRow {
     switch: u32,
-    port: u16,
-    class: u8,
+    port: u32,
+    class: u32,
     peer_switch: u32,
     phits: u64,
     utilisation: f64,
@@ -93,11 +94,11 @@ struct LinkRow {
 #[repr(C)]
 struct BlockedRow {
     switch: u32,
-    port: u16,
-    vc: u8,
+    port: u32,
+    vc: u32,
     packets: u32,
-    wants_port: u16,
-    wants_vc: u8,
+    wants_port: u32,
+    wants_vc: u32,
 }
 
 fn attr_str(loc: &Location, name: &str, value: &str) -> Result<()> {
@@ -144,8 +145,10 @@ fn table<T: H5Type>(group: &Group, name: &str, rows: &[T]) -> Result<Dataset> {
 pub struct RunMeta<'a> {
     /// The command line.
     pub command: &'a str,
-    /// Threads (partitions) used.
+    /// Threads per rank.
     pub threads: u32,
+    /// MPI ranks.
+    pub ranks: u32,
 }
 
 /// The result file of one run or sweep.
@@ -168,6 +171,7 @@ impl ResultFile {
         attr_str(&file, "command", meta.command)?;
         attr(&file, "seed", cfg.simulation.seed)?;
         attr(&file, "threads", meta.threads)?;
+        attr(&file, "ranks", meta.ranks)?;
         attr_str(&file, "topology", &net.name)?;
         attr(&file, "switches", net.num_switches() as u64)?;
         attr(&file, "endpoints", net.num_endpoints() as u64)?;
@@ -208,7 +212,7 @@ impl ResultFile {
         let s = &r.summary;
         self.summary_rows.push(SummaryRow {
             point: index as u32,
-            completed: u8::from(r.status == models::sim::Status::Completed),
+            completed: u32::from(r.status == models::sim::Status::Completed),
             load: r.load,
             offered_load: s.offered_load,
             injected_load: s.injected_load,
@@ -246,12 +250,11 @@ impl ResultFile {
         Ok(())
     }
 
-    /// Records total wall-clock time and the peak resident memory of the process.
-    pub fn set_resources(&self, seconds: f64, peak_rss_bytes: Option<u64>) -> Result<()> {
+    /// Records total wall-clock time and the peak resident memory of every rank.
+    pub fn set_resources(&self, seconds: f64, rank_peak_rss_bytes: &[u64]) -> Result<()> {
         attr(&self.file, "wall_seconds", seconds)?;
-        if let Some(bytes) = peak_rss_bytes {
-            attr(&self.file, "peak_rss_bytes", bytes)?;
-        }
+        attr(&self.file, "peak_rss_bytes", rank_peak_rss_bytes.iter().copied().max().unwrap_or(0))?;
+        attr_vec(&self.file, "rank_peak_rss_bytes", rank_peak_rss_bytes)?;
         Ok(())
     }
 }
@@ -334,16 +337,25 @@ impl PointWriter {
         }
         // Wall-clock and engine figures: the only attributes that differ between thread
         // counts of the same run.
-        let e = &r.engine;
-        attr(g, "wall_seconds", r.wall_seconds)?;
-        attr(g, "packet_hops", r.packet_hops)?;
-        attr(g, "packet_hops_per_second", r.packet_hops as f64 / r.wall_seconds.max(1e-9))?;
-        attr(g, "windows", e.windows)?;
-        attr(g, "lookahead", e.lookahead.unwrap_or(0))?;
-        attr_vec(g, "partition_events", &e.events)?;
-        attr_vec(g, "partition_compute_seconds", &e.compute_seconds)?;
-        attr_vec(g, "partition_sync_seconds", &e.sync_seconds)?;
-        attr_vec(g, "partition_boundary_messages", &e.boundary_messages)?;
+        let ranks = &r.engine;
+        let flat =
+            |f: &dyn Fn(&engine::RunStats) -> Vec<f64>| -> Vec<f64> { ranks.iter().flat_map(f).collect() };
+        attr(g, "windows", ranks.first().map_or(0, |e| e.windows))?;
+        attr(g, "lookahead", ranks.first().and_then(|e| e.lookahead).unwrap_or(0))?;
+        attr(g, "ranks", ranks.len() as u64)?;
+        let ids: Vec<u64> = ranks.iter().flat_map(|e| e.partitions.iter().map(|&p| p as u64)).collect();
+        attr_vec(g, "partition_ids", &ids)?;
+        let events: Vec<u64> = ranks.iter().flat_map(|e| e.events.clone()).collect();
+        attr_vec(g, "partition_events", &events)?;
+        attr_vec(g, "partition_compute_seconds", &flat(&|e| e.compute_seconds.clone()))?;
+        attr_vec(g, "partition_sync_seconds", &flat(&|e| e.sync_seconds.clone()))?;
+        let boundary: Vec<u64> = ranks.iter().flat_map(|e| e.boundary_messages.clone()).collect();
+        attr_vec(g, "partition_boundary_messages", &boundary)?;
+        attr_vec(g, "rank_exchange_seconds", &flat(&|e| vec![e.exchange_seconds]))?;
+        let sent: Vec<u64> = ranks.iter().map(|e| e.rank_messages_sent).collect();
+        attr_vec(g, "rank_messages_sent", &sent)?;
+        let bytes: Vec<u64> = ranks.iter().map(|e| e.rank_bytes_sent).collect();
+        attr_vec(g, "rank_bytes_sent", &bytes)?;
 
         let hist = |h: &models::stats::Histogram| -> Vec<HistRow> {
             h.buckets().map(|(low, count)| HistRow { low, count }).collect()
@@ -375,8 +387,8 @@ impl PointWriter {
                 };
                 LinkRow {
                     switch,
-                    port,
-                    class: p.class,
+                    port: port as u32,
+                    class: p.class as u32,
                     peer_switch,
                     phits,
                     utilisation: phits as f64 / cycles,
@@ -392,11 +404,11 @@ impl PointWriter {
             .iter()
             .map(|b| BlockedRow {
                 switch: b.switch,
-                port: b.port,
-                vc: b.vc,
+                port: b.port as u32,
+                vc: b.vc as u32,
                 packets: b.packets,
-                wants_port: b.wants_port,
-                wants_vc: b.wants_vc,
+                wants_port: b.wants_port as u32,
+                wants_vc: b.wants_vc as u32,
             })
             .collect();
         table(g, "blocked_channels", &blocked)?;

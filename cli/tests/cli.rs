@@ -300,7 +300,8 @@ fn dump(path: &Path) -> Dump {
 
 /// Attributes that record the run's environment or wall-clock time, allowed to differ
 /// between thread counts (docs/output-format.md lists them): besides those named in the
-/// brief, `peak_rss_bytes` (memory) and `packet_hops_per_second` (a wall-clock rate).
+/// brief, `peak_rss_bytes` (memory), `packet_hops_per_second` (a wall-clock rate), and
+/// the MPI layout: `ranks` and the per-rank `rank_*` figures.
 fn environment_attr(key: &str) -> bool {
     let name = key.rsplit('@').next().unwrap();
     matches!(
@@ -314,7 +315,9 @@ fn environment_attr(key: &str) -> bool {
             | "routing_build_seconds"
             | "peak_rss_bytes"
             | "packet_hops_per_second"
+            | "ranks"
     ) || name.starts_with("partition_")
+        || name.starts_with("rank_")
 }
 
 /// Differences between two dumps (empty: identical up to environment attributes).
@@ -678,4 +681,93 @@ fn read_results_script_prints_a_result_file() {
         assert_ne!(o.status.code(), Some(0), "{}: {}", file.display(), describe(&o));
         assert!(!String::from_utf8_lossy(&o.stderr).contains("Traceback"), "{}", describe(&o));
     }
+}
+
+const HYPERX: &str = r#"
+[simulation]
+cycles = 3000
+warmup = 500
+seed = 5
+sample_period = 250
+[topology]
+kind = "hyperx"
+sides = [4, 4]
+endpoints_per_switch = 4
+link_latency = 2
+[router]
+vcs = 2
+packet_size = 8
+input_buffer = 32
+output_buffer = 16
+[routing]
+algorithm = "minimal"
+[traffic]
+pattern = "uniform"
+load = 0.5
+"#;
+
+/// Runs `xnet args` under `mpiexec -n ranks` (MPICH's hydra, oversubscribing as needed).
+fn mpiexec(dir: &Path, ranks: &str, args: &[&str]) -> Output {
+    let mut full = vec!["-n", ranks, XNET];
+    full.extend_from_slice(args);
+    let out =
+        Command::new("mpiexec").args(&full).current_dir(dir).stdin(Stdio::null()).output().unwrap_or_else(
+            |e| panic!("cannot start mpiexec ({e}): run scripts/bootstrap.sh, which installs MPICH"),
+        );
+    assert_eq!(out.status.code(), Some(0), "mpiexec {}: {}", full.join(" "), describe(&out));
+    out
+}
+
+/// Identical results for 1 rank x 1 thread, 1 x 2, 2 x 1, 2 x 2 and 4 x 1 (oversubscribed).
+fn check_ranks(config: &str) {
+    let dir = TempDir::new().unwrap();
+    let cfg = write(dir.path(), "net.toml", config);
+    let reference = dir.path().join("1x1.h5");
+    xnet_expect(dir.path(), &["run", s(&cfg), "-q", "-t", "1", "-o", s(&reference)], 0);
+    let first = dump(&reference);
+    assert!(attr_u64(&open(&reference).group("points/000").unwrap(), "delivered_total") > 1000);
+    let one_by_two = dir.path().join("1x2.h5");
+    xnet_expect(dir.path(), &["run", s(&cfg), "-q", "-t", "2", "-o", s(&one_by_two)], 0);
+    let mut runs = vec![("1x2", one_by_two)];
+    for (ranks, threads) in [("2", "1"), ("2", "2"), ("4", "1")] {
+        let out = dir.path().join(format!("{ranks}x{threads}.h5"));
+        mpiexec(dir.path(), ranks, &["run", s(&cfg), "-q", "-t", threads, "-o", s(&out)]);
+        let file = open(&out);
+        assert_eq!(attr_u64(&file, "ranks").to_string(), ranks, "the run did not use {ranks} MPI ranks");
+        runs.push((
+            if ranks == "2" && threads == "1" {
+                "2x1"
+            } else if ranks == "2" {
+                "2x2"
+            } else {
+                "4x1"
+            },
+            out,
+        ));
+    }
+    for (layout, path) in &runs {
+        let diffs = differences(&first, &dump(path));
+        assert!(diffs.is_empty(), "1x1 and {layout} differ:\n{}", diffs.join("\n"));
+    }
+    // Per-rank figures are recorded for every rank.
+    let four = open(&dir.path().join("4x1.h5"));
+    let sent =
+        four.group("points/000").unwrap().attr("rank_messages_sent").unwrap().read_raw::<u64>().unwrap();
+    assert_eq!(sent.len(), 4);
+    assert!(sent.iter().all(|&m| m > 0), "every rank exchanges messages: {sent:?}");
+}
+
+#[test]
+fn mpi_dragonfly_is_identical_for_every_rank_and_thread_layout() {
+    check_ranks(DRAGONFLY);
+}
+
+#[test]
+fn mpi_hyperx_is_identical_for_every_rank_and_thread_layout() {
+    check_ranks(HYPERX);
+}
+
+#[test]
+fn mpi_random_regular_is_identical_for_every_rank_and_thread_layout() {
+    check_ranks(RANDOM_REGULAR);
 }

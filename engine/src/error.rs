@@ -35,6 +35,43 @@ pub enum EngineError {
     /// A partition holds no LP.
     #[error("partition {0} is empty; use fewer partitions than LPs")]
     EmptyPartition(u32),
+    /// This rank hosts no partition.
+    #[error("rank {rank} hosts no partition; use at most as many ranks as partitions")]
+    NoLocalPartition {
+        /// The rank.
+        rank: usize,
+    },
+    /// An LP was given to a rank that does not host its partition.
+    #[error("LP {lp} belongs to partition {partition}, which is not on rank {rank}")]
+    ForeignLp {
+        /// The LP.
+        lp: LpId,
+        /// Its partition.
+        partition: u32,
+        /// This rank.
+        rank: usize,
+    },
+    /// A local partition did not get all its LPs.
+    #[error("partition {partition} got {got} LPs, expected {expected}")]
+    MissingLps {
+        /// The partition.
+        partition: u32,
+        /// LPs given.
+        got: usize,
+        /// LPs it has in the partition map.
+        expected: usize,
+    },
+    /// The model failed (panicked) in a partition; the whole run stopped at the next
+    /// synchronisation.
+    #[error("rank {rank}, partition {partition} failed: {message}")]
+    PartitionFailed {
+        /// Rank of the failing partition (`usize::MAX` if not known on this rank).
+        rank: usize,
+        /// The failing partition (`u32::MAX` for a failure in the exchange itself).
+        partition: u32,
+        /// What went wrong.
+        message: String,
+    },
     /// A worker thread panicked.
     #[error("partition {partition} failed: {message}")]
     WorkerPanic {

@@ -51,20 +51,24 @@
 //!     lps.iter().map(|p| p.count).sum::<u32>()
 //! }, |cp: Checkpoint<u32>| { assert!(cp.time <= 100); Control::Continue }).unwrap();
 //! // The ball is hit at t = 5, 10, ..., 95: 19 times.
-//! assert_eq!(out.lps.iter().map(|p| p.count).sum::<u32>(), 19);
+//! assert_eq!(out.lps.iter().map(|(_, p)| p.count).sum::<u32>(), 19);
 //! ```
 #![warn(missing_docs, unreachable_pub)]
 
 mod barrier;
+pub mod comm;
 mod error;
 mod partition;
 mod queue;
 mod run;
 
+pub use comm::{RankComm, SingleRank};
 pub use error::EngineError;
 pub use partition::Ctx;
 pub use queue::Event;
-pub use run::{run_partitions, Checkpoint, Control, RunConfig, RunOutcome, RunStats};
+pub use run::{
+    run_distributed, run_partitions, Checkpoint, Control, Layout, RunConfig, RunOutcome, RunStats,
+};
 
 use serde::{de::DeserializeOwned, Serialize};
 

@@ -81,7 +81,7 @@ fn run(lps: Vec<Gossip>, links: &[LinkSpec], parts: &[u32]) -> Result<Vec<Gossip
     )?;
     assert_eq!(out.time, 3_000);
     assert!(!out.stopped_early);
-    Ok(out.lps)
+    Ok(out.lps.into_iter().map(|(_, l)| l).collect())
 }
 
 #[test]
@@ -103,11 +103,11 @@ fn a_failing_partition_stops_the_run_with_its_name() {
     lps[15].panic_at = Some(100);
     let parts: Vec<u32> = (0..20).map(|i| i / 10).collect();
     match run(lps, &links, &parts) {
-        Err(EngineError::WorkerPanic { partition, message }) => {
-            assert_eq!(partition, 1);
+        Err(EngineError::PartitionFailed { rank, partition, message }) => {
+            assert_eq!((rank, partition), (0, 1));
             assert!(message.contains("model failure in LP 15"), "{message}");
         }
-        other => panic!("expected a worker failure, got {other:?}"),
+        other => panic!("expected a partition failure, got {other:?}"),
     }
 }
 
@@ -152,4 +152,151 @@ fn the_coordinator_can_stop_early_and_sees_every_checkpoint() {
         out.stats.lookahead,
         Some(links.iter().filter(|l| (l.src < 5) != (l.dst < 5)).map(|l| l.latency).min().unwrap())
     );
+}
+
+/// An in-process stand-in for MPI: ranks are threads that meet at a barrier.
+mod local_ranks {
+    use std::sync::{Arc, Barrier, Mutex};
+    use xnet_engine::RankComm;
+
+    pub struct Hub {
+        size: usize,
+        barrier: Barrier,
+        matrix: Mutex<Vec<Vec<Vec<u8>>>>,
+        values: Mutex<Vec<(u64, u64)>>,
+        blobs: Mutex<Vec<Vec<u8>>>,
+    }
+
+    pub struct LocalComm {
+        rank: usize,
+        hub: Arc<Hub>,
+    }
+
+    pub fn comms(size: usize) -> Vec<LocalComm> {
+        let hub = Arc::new(Hub {
+            size,
+            barrier: Barrier::new(size),
+            matrix: Mutex::new(vec![vec![Vec::new(); size]; size]),
+            values: Mutex::new(vec![(0, 0); size]),
+            blobs: Mutex::new(vec![Vec::new(); size]),
+        });
+        (0..size).map(|rank| LocalComm { rank, hub: hub.clone() }).collect()
+    }
+
+    impl RankComm for LocalComm {
+        fn rank(&self) -> usize {
+            self.rank
+        }
+        fn size(&self) -> usize {
+            self.hub.size
+        }
+        fn exchange(&mut self, send: Vec<Vec<u8>>, min: u64, max: u64) -> (Vec<Vec<u8>>, u64, u64) {
+            self.hub.matrix.lock().unwrap()[self.rank] = send;
+            self.hub.values.lock().unwrap()[self.rank] = (min, max);
+            self.hub.barrier.wait();
+            let got = {
+                let mut m = self.hub.matrix.lock().unwrap();
+                (0..self.hub.size).map(|r| std::mem::take(&mut m[r][self.rank])).collect()
+            };
+            let v = self.hub.values.lock().unwrap().clone();
+            self.hub.barrier.wait();
+            (got, v.iter().map(|x| x.0).min().unwrap(), v.iter().map(|x| x.1).max().unwrap())
+        }
+        fn gather(&mut self, data: Vec<u8>) -> Option<Vec<Vec<u8>>> {
+            self.hub.blobs.lock().unwrap()[self.rank] = data;
+            self.hub.barrier.wait();
+            let all = (self.rank == 0).then(|| self.hub.blobs.lock().unwrap().clone());
+            self.hub.barrier.wait();
+            all
+        }
+        fn broadcast(&mut self, data: Vec<u8>) -> Vec<u8> {
+            if self.rank == 0 {
+                self.hub.blobs.lock().unwrap()[0] = data;
+            }
+            self.hub.barrier.wait();
+            let v = self.hub.blobs.lock().unwrap()[0].clone();
+            self.hub.barrier.wait();
+            v
+        }
+    }
+}
+
+/// Runs the gossip model on `ranks` in-process ranks, partitions dealt out in blocks.
+fn run_ranks(
+    lps: Vec<Gossip>,
+    links: &[LinkSpec],
+    parts: &[u32],
+    partition_rank: &[u32],
+) -> Vec<Result<Vec<(u32, Gossip)>, EngineError>> {
+    let ranks = partition_rank.iter().max().unwrap() + 1;
+    let comms = local_ranks::comms(ranks as usize);
+    let cfg = RunConfig { end_time: 3_000, checkpoint_period: 250 };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = comms
+            .into_iter()
+            .map(|mut comm| {
+                let mine: Vec<(u32, Gossip)> = lps
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| {
+                        partition_rank[parts[*i] as usize] as usize == xnet_engine::RankComm::rank(&comm)
+                    })
+                    .map(|(i, l)| (i as u32, l.clone()))
+                    .collect();
+                let cfg = &cfg;
+                s.spawn(move || {
+                    let layout = xnet_engine::Layout { partition_of: parts, partition_rank };
+                    let mut seen = 0;
+                    xnet_engine::run_distributed(
+                        mine,
+                        links,
+                        &layout,
+                        &mut comm,
+                        cfg,
+                        |lps: &mut [Gossip], _| lps.iter().map(|l| l.events).sum::<u64>(),
+                        |cp: Checkpoint<u64>| {
+                            assert_eq!(cp.reports.len(), partition_rank.len());
+                            seen += 1;
+                            Control::Continue
+                        },
+                    )
+                    .map(|o| o.lps)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[test]
+fn ranks_times_threads_give_the_single_thread_result() {
+    let (lps, links) = network(60, 7);
+    let reference = run(lps.clone(), &links, &[0; 60]).unwrap();
+    // 2 ranks x 2 threads and 4 ranks x 1 thread, with scattered LPs.
+    let parts: Vec<u32> = (0..60).map(|i| (mix(i as u64 + 100) % 4) as u32).collect();
+    for partition_rank in [vec![0, 0, 1, 1], vec![0, 1, 2, 3], vec![1, 0, 0, 1]] {
+        let mut merged: Vec<(u32, Gossip)> = run_ranks(lps.clone(), &links, &parts, &partition_rank)
+            .into_iter()
+            .flat_map(|r| r.unwrap())
+            .collect();
+        merged.sort_by_key(|(i, _)| *i);
+        let merged: Vec<Gossip> = merged.into_iter().map(|(_, l)| l).collect();
+        assert_eq!(merged, reference, "ranks {partition_rank:?}");
+    }
+}
+
+#[test]
+fn a_failure_on_another_rank_stops_every_rank_and_rank_0_names_it() {
+    let (mut lps, links) = network(40, 11);
+    lps[33].panic_at = Some(400);
+    let parts: Vec<u32> = (0..40).map(|i| i / 10).collect();
+    let results = run_ranks(lps, &links, &parts, &[0, 0, 1, 1]);
+    match &results[0] {
+        Err(EngineError::PartitionFailed { rank, partition, message }) => {
+            assert_eq!((*rank, *partition), (1, 3));
+            assert!(message.contains("model failure in LP 33"), "{message}");
+        }
+        other => panic!("rank 0 should report the failure, got {:?}", other.as_ref().map(|_| ())),
+    }
+    assert!(results[1].is_err(), "rank 1 must stop too");
 }

@@ -181,7 +181,7 @@ struct OutputPort {
 }
 
 /// An input VC that held packets when a deadlock was declared.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BlockedChannel {
     /// Switch.
     pub switch: SwitchId,
@@ -198,7 +198,7 @@ pub struct BlockedChannel {
 }
 
 /// A delivered packet, as recorded for tests and traces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Delivery {
     /// Packet id.
     pub id: u64,

@@ -10,9 +10,13 @@ use crate::routing::{Routing, VcPolicy};
 use crate::stats::{jain, Counters, Histogram};
 use crate::topology::{Network, PortId, PortTarget, Shape, SwitchId};
 use crate::traffic::Pattern;
-use engine::{run_partitions, Checkpoint, Control, EngineError, LinkSpec, RunConfig, RunStats};
+use engine::comm::{decode, encode};
+use engine::{
+    run_distributed, Checkpoint, Control, EngineError, Layout, LinkSpec, RankComm, RunConfig, RunStats,
+    SingleRank,
+};
 use partitioner::{Method, PartGraph, Plan};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -136,8 +140,8 @@ pub struct RunResult {
     pub deliveries: Vec<crate::router::Delivery>,
     /// Packet-hops simulated: link traversals, injection and ejection links included.
     pub packet_hops: u64,
-    /// Engine counters and wall-clock timings (the only non-deterministic part).
-    pub engine: RunStats,
+    /// Engine counters and wall-clock timings per rank (the only non-deterministic part).
+    pub engine: Vec<RunStats>,
     /// Wall-clock seconds of the run.
     pub wall_seconds: f64,
 }
@@ -293,8 +297,9 @@ impl Simulation {
         partitioner::partition(&graph, parts, method)
     }
 
-    /// Runs at offered `load` with the given partition. `on_sample` sees every time-series
-    /// row as it is produced; `interrupt` stops the run at the next sample when set.
+    /// Runs at offered `load` in this process, one thread per partition of `assignment`.
+    /// `on_sample` sees every time-series row as it is produced; `interrupt` stops the run
+    /// at the next sample when set.
     pub fn run(
         &self,
         load: f64,
@@ -302,6 +307,25 @@ impl Simulation {
         on_sample: &mut dyn FnMut(&Sample),
         interrupt: Option<&AtomicBool>,
     ) -> Result<RunResult, EngineError> {
+        let parts = assignment.iter().max().map_or(1, |&m| m as usize + 1);
+        let ranks = vec![0u32; parts];
+        let result = self.run_on(load, assignment, &ranks, &mut SingleRank, on_sample, interrupt)?;
+        Ok(result.expect("rank 0 gets the result"))
+    }
+
+    /// Runs this rank's share of a distributed run: partition `p` of `assignment` runs on
+    /// rank `partition_rank[p]`, one thread per partition. Every rank calls this with the
+    /// same arguments; `on_sample` and `interrupt` matter on rank 0 only, which alone
+    /// returns the result (the others return `None`).
+    pub fn run_on(
+        &self,
+        load: f64,
+        assignment: &[u32],
+        partition_rank: &[u32],
+        comm: &mut dyn RankComm,
+        on_sample: &mut dyn FnMut(&Sample),
+        interrupt: Option<&AtomicBool>,
+    ) -> Result<Option<RunResult>, EngineError> {
         let start = std::time::Instant::now();
         let cfg = &self.config;
         let params: RouterParams = cfg.router_params();
@@ -320,8 +344,12 @@ impl Simulation {
             seed: cfg.simulation.seed,
             record_deliveries: self.record_deliveries,
         });
-        let routers: Vec<Router> =
-            (0..self.net.num_switches() as SwitchId).map(|s| Router::new(shared.clone(), s)).collect();
+        let rank = comm.rank() as u32;
+        // Only this rank's routers are built.
+        let routers: Vec<(SwitchId, Router)> = (0..self.net.num_switches() as SwitchId)
+            .filter(|&s| partition_rank[assignment[s as usize] as usize] == rank)
+            .map(|s| (s, Router::new(shared.clone(), s)))
+            .collect();
         let period = cfg.sample_period();
         let watchdog = cfg.simulation.watchdog;
         let endpoints = self.net.num_endpoints() as f64;
@@ -330,10 +358,12 @@ impl Simulation {
         let mut last_progress = 0u64;
         let mut status = Status::Completed;
         let mut last_time = 0u64;
-        let outcome = run_partitions(
+        let layout = Layout { partition_of: assignment, partition_rank };
+        let outcome = run_distributed(
             routers,
             &self.links,
-            assignment,
+            &layout,
+            comm,
             &RunConfig { end_time: cfg.simulation.cycles, checkpoint_period: period },
             |routers: &mut [Router], t| {
                 let mut c = Counters::default();
@@ -378,62 +408,103 @@ impl Simulation {
                 Control::Continue
             },
         )?;
-        Ok(self.collect(load, status, outcome, samples, start))
+        // Every rank summarises its routers; rank 0 merges the summaries in rank order.
+        let time = outcome.time;
+        let part = self.partial(&outcome);
+        let Some(blobs) = comm.gather(encode(&part)) else { return Ok(None) };
+        let parts: Vec<Partial> =
+            blobs.iter().map(|b| decode(b)).collect::<Result<_, _>>().map_err(|message| {
+                EngineError::PartitionFailed { rank: usize::MAX, partition: u32::MAX, message }
+            })?;
+        Ok(Some(self.merge(load, status, time, parts, samples, start)))
     }
 
-    fn collect(
+    /// What one rank contributes to the result.
+    fn partial(&self, outcome: &engine::RunOutcome<Router>) -> Partial {
+        let net = &self.net;
+        let mut p = Partial {
+            vc_phits: vec![0; self.config.router.vcs as usize],
+            engine: outcome.stats.clone(),
+            ..Default::default()
+        };
+        for (_, r) in &outcome.lps {
+            let s = r.stats();
+            p.measured.merge(&s.measured);
+            p.latency.merge(&s.latency);
+            p.network_latency.merge(&s.network_latency);
+            p.hops.merge(&s.hops);
+            for n in r.nics() {
+                p.endpoints.push((n.endpoint, n.generated_phits, n.accepted_phits));
+                p.deliveries.extend_from_slice(&n.deliveries);
+            }
+            for (port, info) in net.ports(r.id()).iter().enumerate() {
+                if matches!(info.target, PortTarget::Switch { .. }) {
+                    p.link_phits.push((r.id(), port as PortId, s.port_phits[port]));
+                }
+            }
+            for (v, x) in s.vc_phits.iter().enumerate() {
+                p.vc_phits[v] += x;
+            }
+            p.resident += r.resident_packets();
+            p.queued += r.source_queued_packets();
+            p.departures += s.departures;
+            p.arrivals += s.arrivals;
+            p.generated += s.generated_total;
+            p.delivered += s.delivered_total;
+            if outcome.stopped_early {
+                p.blocked.extend(r.occupied_inputs());
+            }
+        }
+        p
+    }
+
+    fn merge(
         &self,
         load: f64,
         status: Status,
-        outcome: engine::RunOutcome<Router>,
+        time: u64,
+        parts: Vec<Partial>,
         samples: Vec<Sample>,
         start: std::time::Instant,
     ) -> RunResult {
         let cfg = &self.config;
         let net = &self.net;
-        let mut measured = Counters::default();
-        let (mut latency, mut network_latency, mut hops) =
-            (Histogram::default(), Histogram::default(), Histogram::default());
+        let mut all = Partial { vc_phits: vec![0; cfg.router.vcs as usize], ..Default::default() };
         let mut endpoint_generated = vec![0; net.num_endpoints()];
         let mut endpoint_accepted = vec![0; net.num_endpoints()];
-        let mut link_phits = Vec::new();
-        let mut vc_phits = vec![0u64; cfg.router.vcs as usize];
-        let mut blocked = Vec::new();
-        let (mut resident, mut departures, mut arrivals, mut generated, mut delivered, mut queued) =
-            (0, 0, 0, 0, 0, 0);
-        let mut deliveries = Vec::new();
-        for r in &outcome.lps {
-            let s = r.stats();
-            measured.merge(&s.measured);
-            latency.merge(&s.latency);
-            network_latency.merge(&s.network_latency);
-            hops.merge(&s.hops);
-            for n in r.nics() {
-                endpoint_generated[n.endpoint as usize] = n.generated_phits;
-                endpoint_accepted[n.endpoint as usize] = n.accepted_phits;
-                deliveries.extend_from_slice(&n.deliveries);
+        let mut engine = Vec::with_capacity(parts.len());
+        for p in parts {
+            all.measured.merge(&p.measured);
+            all.latency.merge(&p.latency);
+            all.network_latency.merge(&p.network_latency);
+            all.hops.merge(&p.hops);
+            for (e, g, a) in p.endpoints {
+                endpoint_generated[e as usize] = g;
+                endpoint_accepted[e as usize] = a;
             }
-            for (p, port) in net.ports(r.id()).iter().enumerate() {
-                if matches!(port.target, PortTarget::Switch { .. }) {
-                    link_phits.push((r.id(), p as PortId, s.port_phits[p]));
-                }
+            all.deliveries.extend(p.deliveries);
+            all.link_phits.extend(p.link_phits);
+            for (v, x) in p.vc_phits.iter().enumerate() {
+                all.vc_phits[v] += x;
             }
-            for (v, x) in s.vc_phits.iter().enumerate() {
-                vc_phits[v] += x;
-            }
-            resident += r.resident_packets();
-            queued += r.source_queued_packets();
-            departures += s.departures;
-            arrivals += s.arrivals;
-            generated += s.generated_total;
-            delivered += s.delivered_total;
-            if status == Status::Deadlock {
-                blocked.extend(r.occupied_inputs());
-            }
+            all.resident += p.resident;
+            all.queued += p.queued;
+            all.departures += p.departures;
+            all.arrivals += p.arrivals;
+            all.generated += p.generated;
+            all.delivered += p.delivered;
+            all.blocked.extend(p.blocked);
+            engine.push(p.engine);
         }
-        deliveries.sort_unstable_by_key(|d| d.id);
-        let cycles =
-            (cfg.simulation.cycles.min(outcome.time).saturating_sub(cfg.simulation.warmup)).max(1) as f64;
+        all.deliveries.sort_unstable_by_key(|d| d.id);
+        all.link_phits.sort_unstable_by_key(|&(s, p, _)| (s, p));
+        all.blocked.sort_unstable_by_key(|b| (b.switch, b.port, b.vc));
+        if status != Status::Deadlock {
+            all.blocked.clear();
+        }
+        let (measured, latency, network_latency, hops) =
+            (&all.measured, &all.latency, &all.network_latency, &all.hops);
+        let cycles = (cfg.simulation.cycles.min(time).saturating_sub(cfg.simulation.warmup)).max(1) as f64;
         let per = |phits: u64| phits as f64 / cycles / net.num_endpoints() as f64;
         let summary = Summary {
             offered_load: per(measured.generated_phits),
@@ -452,33 +523,54 @@ impl Simulation {
             hops_mean: hops.mean(),
             jain_generated: jain(endpoint_generated.iter().copied()),
             jain_accepted: jain(endpoint_accepted.iter().copied()),
-            generated_total: generated,
-            delivered_total: delivered,
-            in_flight_end: generated - delivered,
-            source_queued_end: queued,
+            generated_total: all.generated,
+            delivered_total: all.delivered,
+            in_flight_end: all.generated - all.delivered,
+            source_queued_end: all.queued,
         };
         let packet_hops =
             samples.iter().map(|s| s.counters.link_transmissions + s.counters.injected_packets).sum();
         RunResult {
             status,
-            time: outcome.time,
+            time,
             load,
             summary,
-            latency,
-            network_latency,
-            hops,
+            latency: all.latency,
+            network_latency: all.network_latency,
+            hops: all.hops,
             endpoint_generated,
             endpoint_accepted,
-            link_phits,
-            vc_phits,
+            link_phits: all.link_phits,
+            vc_phits: all.vc_phits,
             samples,
-            blocked,
-            resident_end: resident,
-            on_wires_end: departures - arrivals,
-            deliveries,
-            engine: outcome.stats,
+            blocked: all.blocked,
+            resident_end: all.resident,
+            on_wires_end: all.departures - all.arrivals,
+            deliveries: all.deliveries,
+            engine,
             packet_hops,
             wall_seconds: start.elapsed().as_secs_f64(),
         }
     }
+}
+
+/// One rank's share of a run's results, sent to rank 0.
+#[derive(Default, Serialize, Deserialize)]
+struct Partial {
+    measured: Counters,
+    latency: Histogram,
+    network_latency: Histogram,
+    hops: Histogram,
+    endpoints: Vec<(u32, u64, u64)>,
+    link_phits: Vec<(SwitchId, PortId, u64)>,
+    vc_phits: Vec<u64>,
+    blocked: Vec<BlockedChannel>,
+    resident: u64,
+    queued: u64,
+    departures: u64,
+    arrivals: u64,
+    generated: u64,
+    delivered: u64,
+    deliveries: Vec<crate::router::Delivery>,
+    engine: RunStats,
 }

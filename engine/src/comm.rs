@@ -1,0 +1,56 @@
+//! Communication between the ranks (processes) of a distributed run.
+//!
+//! The engine stays free of MPI: a distributed run gets a [`RankComm`], which the binary
+//! implements with MPI. Only one thread per rank (the one that called the engine) uses it,
+//! always in the same order on every rank, so a funnelled MPI library suffices.
+
+/// Collective operations among the ranks of one run. Every rank calls the same operations
+/// in the same order.
+pub trait RankComm {
+    /// This rank's number, `0..size`.
+    fn rank(&self) -> usize;
+    /// Number of ranks.
+    fn size(&self) -> usize;
+    /// The per-window step: all-to-all exchange where `send[r]` goes to rank `r` (the own
+    /// entry is ignored), fused with a reduction. Returns what every rank sent to this one
+    /// (indexed by sender), the minimum of `min` and the maximum of `max` over all ranks.
+    fn exchange(&mut self, send: Vec<Vec<u8>>, min: u64, max: u64) -> (Vec<Vec<u8>>, u64, u64);
+    /// Gathers `data` at rank 0: `Some(per-rank data)` there, `None` elsewhere.
+    fn gather(&mut self, data: Vec<u8>) -> Option<Vec<Vec<u8>>>;
+    /// Rank 0's `data`, on every rank (other ranks' argument is ignored).
+    fn broadcast(&mut self, data: Vec<u8>) -> Vec<u8>;
+}
+
+/// The communicator of a run in a single process.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SingleRank;
+
+impl RankComm for SingleRank {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn size(&self) -> usize {
+        1
+    }
+    fn exchange(&mut self, _send: Vec<Vec<u8>>, min: u64, max: u64) -> (Vec<Vec<u8>>, u64, u64) {
+        (vec![Vec::new()], min, max)
+    }
+    fn gather(&mut self, data: Vec<u8>) -> Option<Vec<Vec<u8>>> {
+        Some(vec![data])
+    }
+    fn broadcast(&mut self, data: Vec<u8>) -> Vec<u8> {
+        data
+    }
+}
+
+/// Serialises with the project's wire format (bincode 2, standard configuration).
+pub fn encode<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    bincode::serde::encode_to_vec(value, bincode::config::standard()).expect("in-memory encoding cannot fail")
+}
+
+/// Reverses [`encode`]. A failure means the ranks run different builds or configurations.
+pub fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+    bincode::serde::decode_from_slice(bytes, bincode::config::standard())
+        .map(|(v, _)| v)
+        .map_err(|e| format!("cannot decode a message from another rank: {e}"))
+}
