@@ -72,8 +72,50 @@ enum Command {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
+    /// Show how a configuration would be split over ranks and threads: balance, cut
+    /// links, lookahead and the messages expected per synchronisation window.
+    Partition {
+        /// TOML configuration.
+        config: PathBuf,
+        /// MPI ranks.
+        #[arg(long, default_value_t = 1)]
+        ranks: u32,
+        /// Threads per rank.
+        #[arg(long, short = 't', default_value_t = 1)]
+        threads: u32,
+        /// Partitioning method.
+        #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
+        method: MethodArg,
+        /// Override a config key (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
     /// List the known topologies, routings and traffic patterns.
     List,
+}
+
+/// Partitioning methods (see the partitioner crate).
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum MethodArg {
+    /// Dragonfly groups when there are enough, else the better of linear and multilevel.
+    Auto,
+    /// Contiguous ranges of switch ids (slabs of HyperX and tori).
+    Linear,
+    /// Whole natural blocks (Dragonfly groups).
+    Blocks,
+    /// Multilevel graph partitioning (METIS-style), cutting the longest links first.
+    Multilevel,
+}
+
+impl From<MethodArg> for partitioner::Method {
+    fn from(m: MethodArg) -> Self {
+        match m {
+            MethodArg::Auto => partitioner::Method::Auto,
+            MethodArg::Linear => partitioner::Method::Linear,
+            MethodArg::Blocks => partitioner::Method::Blocks,
+            MethodArg::Multilevel => partitioner::Method::Multilevel,
+        }
+    }
 }
 
 fn main() {
@@ -123,6 +165,13 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             }
             Ok(0)
         }
+        Command::Partition { config, ranks, threads, method, set } => {
+            let cfg = Config::parse(&read(&config)?, &set)?;
+            if rank0 {
+                describe_partition(cfg, ranks, threads, method.into())?;
+            }
+            Ok(0)
+        }
         Command::List => {
             if !rank0 {
                 return Ok(0);
@@ -146,6 +195,52 @@ fn read(path: &Path) -> Result<String> {
 
 fn stem(path: &Path) -> String {
     path.file_stem().map_or("run".into(), |s| s.to_string_lossy().into_owned())
+}
+
+fn describe_partition(cfg: Config, ranks: u32, threads: u32, method: partitioner::Method) -> Result<()> {
+    if ranks == 0 || threads == 0 {
+        bail!("--ranks and --threads must be at least 1");
+    }
+    let sim = Simulation::build(cfg)?;
+    let t0 = Instant::now();
+    let plan = sim.plan_with(ranks * threads, method)?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let graph = sim.partition_graph();
+    let rank_of = |v: u32| plan.assignment[v as usize] / threads;
+    let rank_cut: Vec<u64> =
+        graph.edges.iter().filter(|&&(a, b, _)| rank_of(a) != rank_of(b)).map(|&(_, _, l)| l).collect();
+    let weights = &plan.part_weights;
+    println!(
+        "network          {} ({} switches, {} endpoints)",
+        sim.net.name,
+        sim.net.num_switches(),
+        sim.net.num_endpoints()
+    );
+    println!(
+        "partitions       {} = {ranks} rank(s) x {threads} thread(s), method {:?} ({seconds:.3} s)",
+        plan.parts, plan.method
+    );
+    println!(
+        "balance          imbalance {:.3} (weights {}..{}, weight = ports + endpoints per switch)",
+        plan.imbalance,
+        weights.iter().min().unwrap_or(&0),
+        weights.iter().max().unwrap_or(&0)
+    );
+    println!(
+        "cut links        {} directed links cross partitions, {} cross ranks",
+        plan.cut_edges,
+        rank_cut.len()
+    );
+    println!(
+        "lookahead        {} cycles between partitions, {} between ranks",
+        plan.lookahead.map_or("none".into(), |l| l.to_string()),
+        rank_cut.iter().min().map_or("none".into(), |l| l.to_string())
+    );
+    println!(
+        "messages/window  {:.1} expected across partitions (links carrying the configured load {})",
+        plan.expected_messages_per_window, sim.config.traffic.load
+    );
+    Ok(())
 }
 
 fn topo(cfg: &Config) -> Result<()> {

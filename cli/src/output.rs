@@ -193,6 +193,7 @@ impl ResultFile {
         attr(&self.file, "partition_imbalance", plan.imbalance)?;
         attr(&self.file, "partition_cut_links", plan.cut_edges)?;
         attr(&self.file, "lookahead", plan.lookahead.unwrap_or(0))?;
+        attr(&self.file, "partition_expected_messages_per_window", plan.expected_messages_per_window)?;
         attr_vec(&self.file, "partition_weights", &plan.part_weights)?;
         Ok(())
     }

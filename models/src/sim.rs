@@ -286,15 +286,23 @@ impl Simulation {
         PartGraph { vertex_weight, edges, blocks }
     }
 
-    /// A partition into `parts` (groups for Dragonfly when possible, else linear).
-    pub fn plan(&self, parts: u32) -> Result<Plan, partitioner::PartitionError> {
+    /// A partition into `parts` with `method` (`Auto`: Dragonfly groups when there are
+    /// enough, else the better of linear slabs and the multilevel partitioner). Message
+    /// estimates assume every link carries the configured load (a packet and its credit
+    /// per `packet_size` cycles at full load).
+    pub fn plan_with(&self, parts: u32, method: Method) -> Result<Plan, partitioner::PartitionError> {
         let graph = self.partition_graph();
-        let method = if graph.blocks.as_ref().is_some_and(|b| b.iter().max().map_or(0, |m| m + 1) >= parts) {
-            Method::Blocks
-        } else {
-            Method::Linear
+        let per_link = 2.0 * self.config.traffic.load / self.config.router.packet_size as f64;
+        let options = partitioner::PartitionOptions {
+            edge_traffic: Some(vec![per_link.max(1e-9); graph.edges.len()]),
+            ..Default::default()
         };
-        partitioner::partition(&graph, parts, method)
+        partitioner::partition_with(&graph, parts, method, &options)
+    }
+
+    /// [`plan_with`](Self::plan_with) with the automatic method.
+    pub fn plan(&self, parts: u32) -> Result<Plan, partitioner::PartitionError> {
+        self.plan_with(parts, Method::Auto)
     }
 
     /// Runs at offered `load` in this process, one thread per partition of `assignment`.
