@@ -338,6 +338,9 @@ impl PointWriter {
         }
         // Wall-clock and engine figures: the only attributes that differ between thread
         // counts of the same run.
+        attr(g, "wall_seconds", r.wall_seconds)?;
+        attr(g, "packet_hops", r.packet_hops)?;
+        attr(g, "packet_hops_per_second", r.packet_hops as f64 / r.wall_seconds.max(1e-9))?;
         let ranks = &r.engine;
         let flat =
             |f: &dyn Fn(&engine::RunStats) -> Vec<f64>| -> Vec<f64> { ranks.iter().flat_map(f).collect() };

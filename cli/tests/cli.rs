@@ -437,6 +437,13 @@ fn run_without_config_uses_the_built_in_quick_hyperx() {
     assert!((r.offered_load - 0.4).abs() < 0.02, "{r:?}");
     assert!((r.accepted_load - r.offered_load).abs() < 0.02, "{r:?}");
     assert_eq!(attr_f64(&g, "accepted_load"), r.accepted_load);
+    // Timings, work and memory are recorded.
+    assert!(attr_f64(&g, "wall_seconds") > 0.0 && attr_f64(&f, "wall_seconds") > 0.0);
+    let hops = attr_u64(&g, "packet_hops");
+    assert!(hops > ts.iter().map(|r| r.delivered_packets).sum::<u64>(), "{hops}");
+    assert!(attr_f64(&g, "packet_hops_per_second") > 0.0);
+    assert!(attr_u64(&f, "peak_rss_bytes") > 1 << 20);
+    assert_eq!((attr_u64(&f, "ranks"), attr_u64(&g, "ranks")), (1, 1));
 }
 
 #[test]
