@@ -42,6 +42,8 @@ impl<M> Ord for Far<M> {
     }
 }
 
+/// Cycles ahead for which a bucket may take a pooled (large) vector.
+const NEAR_CYCLES: Time = 16;
 const WHEEL_BITS: u32 = 10;
 const WHEEL_SIZE: usize = 1 << WHEEL_BITS;
 const WORDS: usize = WHEEL_SIZE / 64;
@@ -91,7 +93,10 @@ impl<M> EventQueue<M> {
         if ev.time - self.now < WHEEL_SIZE as Time {
             let slot = (ev.time as usize) & (WHEEL_SIZE - 1);
             let bucket = &mut self.buckets[slot];
-            if bucket.capacity() == 0 {
+            // Pooled vectors are large (a busy cycle's worth of events): they serve the
+            // next few cycles only. Farther buckets (e.g. endpoints' next packet) start
+            // small and grow, so sparse future cycles do not pin big allocations.
+            if bucket.capacity() == 0 && ev.time - self.now < NEAR_CYCLES {
                 if let Some(v) = self.pool.pop() {
                     *bucket = v;
                 }
@@ -218,7 +223,8 @@ impl<M> EventQueue<M> {
     }
 
     pub(crate) fn recycle(&mut self, mut batch: Vec<Event<M>>) {
-        if batch.capacity() > 0 {
+        // Keep a handful: enough for the near buckets, not one per past cycle.
+        if batch.capacity() > 0 && self.pool.len() < NEAR_CYCLES as usize {
             batch.clear();
             self.pool.push(batch);
         }
