@@ -281,6 +281,12 @@ impl Simulation {
         let edges = self.links.iter().map(|l| (l.src, l.dst, l.latency)).collect();
         let blocks = match &net.shape {
             Shape::Dragonfly(d) => Some((0..net.num_switches() as u32).map(|s| d.group(s)).collect()),
+            // Pods of a k-ary n-tree: below the top level, links between levels l and l+1
+            // change digit l of the switch index, so the highest digit (n-2) names the pod;
+            // top-level switches join the pod of their own highest digit.
+            Shape::FatTree(f) if f.n >= 2 => {
+                Some((0..net.num_switches() as u32).map(|s| f.digit(f.index(s), f.n - 2)).collect())
+            }
             _ => None,
         };
         PartGraph { vertex_weight, edges, blocks }
