@@ -24,7 +24,7 @@
 use crate::fixed_queue::FixedQueues;
 use crate::packet::Packet;
 use crate::rng::{self, Purpose, Rng};
-use crate::routing::{Candidate, LoadView, Routing, Selection, VcPolicy};
+use crate::routing::{next_hops, Candidate, Hop, LoadView, Routing, Selection, VcPolicy};
 use crate::stats::{Counters, Histogram};
 use crate::topology::{EndpointId, Network, PortId, PortTarget, SwitchId};
 use crate::traffic::{geometric_gap, Pattern};
@@ -763,33 +763,14 @@ impl RouterState {
             now,
         };
         let head = &mut self.slab[slot].packet;
-        self.candidates.clear();
-        sh.routing.candidates(self.id, dst_switch, head, &load, &mut self.rng, &mut self.candidates);
-        assert!(
-            !self.candidates.is_empty(),
-            "routing {} offered no candidate at switch {} for packet {} to switch {dst_switch}",
-            sh.routing.name(),
-            self.id,
-            head.id
-        );
-        match sh.vc_policy {
-            VcPolicy::Routing => {}
-            VcPolicy::Ladder => {
-                for c in &mut self.candidates {
-                    c.vc = head.hops as u8;
-                }
-            }
-            VcPolicy::Any => {
-                let n = self.candidates.len();
-                for i in 0..n {
-                    for vc in 1..self.vcs as u8 {
-                        let c = Candidate { vc, ..self.candidates[i] };
-                        self.candidates.push(c);
-                    }
-                    self.candidates[i].vc = 0;
-                }
-            }
-        }
+        let hop = Hop {
+            net: &sh.net,
+            at: self.id,
+            in_port: (input / self.vcs) as PortId,
+            dst: dst_switch,
+            vcs: self.vcs as u8,
+        };
+        next_hops(&*sh.routing, sh.vc_policy, &hop, head, &load, &mut self.rng, &mut self.candidates);
         sh.selection.pick(&self.candidates, &load, &mut self.rng)
     }
 

@@ -11,7 +11,7 @@ pub mod minimal;
 
 use crate::packet::{Packet, RouteState};
 use crate::rng::Rng;
-use crate::topology::{PortId, SwitchId};
+use crate::topology::{Network, PortId, SwitchId};
 use serde::{Deserialize, Serialize};
 
 /// One way forward.
@@ -90,6 +90,64 @@ pub enum VcPolicy {
     /// Any VC, chosen by the selection policy like a port. Not deadlock-free in general:
     /// the watchdog will tell.
     Any,
+}
+
+/// Where a routing decision is taken: the switch, the port the packet arrived on, its
+/// destination switch, and the VCs available.
+#[derive(Clone, Copy)]
+pub struct Hop<'a> {
+    /// The network.
+    pub net: &'a Network,
+    /// The switch deciding.
+    pub at: SwitchId,
+    /// The input port the packet arrived on (a terminal port at the source switch).
+    pub in_port: PortId,
+    /// The packet's destination switch (not `at`).
+    pub dst: SwitchId,
+    /// VCs per port.
+    pub vcs: u8,
+}
+
+/// The candidates for `packet` at `hop`, with the VC policy applied: what the router
+/// chooses from, and what the deadlock verifier enumerates. Replaces `out`'s contents.
+/// Panics if the routing offers nothing (a routing bug, not a user error).
+pub fn next_hops(
+    routing: &dyn Routing,
+    vc_policy: VcPolicy,
+    hop: &Hop<'_>,
+    packet: &mut Packet,
+    load: &dyn LoadView,
+    rng: &mut Rng,
+    out: &mut Vec<Candidate>,
+) {
+    out.clear();
+    routing.candidates(hop.at, hop.dst, packet, load, rng, out);
+    assert!(
+        !out.is_empty(),
+        "routing {} offered no candidate at switch {} for packet {} to switch {}",
+        routing.name(),
+        hop.at,
+        packet.id,
+        hop.dst
+    );
+    match vc_policy {
+        VcPolicy::Routing => {}
+        VcPolicy::Ladder => {
+            for c in out.iter_mut() {
+                c.vc = packet.hops as u8;
+            }
+        }
+        VcPolicy::Any => {
+            let n = out.len();
+            for i in 0..n {
+                for vc in 1..hop.vcs {
+                    let c = Candidate { vc, ..out[i] };
+                    out.push(c);
+                }
+                out[i].vc = 0;
+            }
+        }
+    }
 }
 
 impl Selection {
