@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what xnet needs to build, run and test on a fresh Debian/Ubuntu machine:
 # the HDF5 C library (output files), pkg-config, and a Python venv with h5py/pandas for
-# post-processing. Safe to run again: it skips what is already there.
+# post-processing and matplotlib for scripts/scaling.py. Safe to run again: it skips what
+# is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,10 +28,10 @@ if ! command -v cargo >/dev/null; then
   exit 1
 fi
 
-# Python for reading results (scripts/read_results.py, the h5py test).
-if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c "import h5py, pandas" 2>/dev/null; then
-  if python3 -m venv .venv 2>/dev/null && .venv/bin/pip install -q h5py pandas; then
-    echo "bootstrap: Python venv ready in .venv (h5py, pandas)"
+# Python for reading results (scripts/read_results.py, scripts/scaling.py, the h5py tests).
+if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c "import h5py, pandas, matplotlib" 2>/dev/null; then
+  if python3 -m venv .venv 2>/dev/null && .venv/bin/pip install -q h5py pandas matplotlib; then
+    echo "bootstrap: Python venv ready in .venv (h5py, pandas, matplotlib)"
   else
     echo "bootstrap: WARNING: could not set up .venv with h5py; the h5py reading test will be skipped" >&2
   fi
