@@ -141,6 +141,16 @@ pub struct RoutingSection {
     /// UGAL: extra occupancy in phits the non-minimal path must beat. Default 0.
     #[serde(default)]
     pub ugal_threshold: u32,
+    /// ALLPATH(k): extra switch hops allowed over the shortest route. Default 1.
+    #[serde(default = "d_allpath_k")]
+    pub allpath_k: u32,
+    /// Up*/Down*: root switch. Default: the smallest eccentricity, ties to the lowest id.
+    #[serde(default)]
+    pub root: Option<u32>,
+}
+
+fn d_allpath_k() -> u32 {
+    1
 }
 
 /// `[traffic]`.
@@ -189,6 +199,10 @@ pub const ROUTINGS: &[(&str, &str)] = &[
     ("dragonfly_min", "Dragonfly minimal with Kim/Dally VCs (2 VCs)"),
     ("dragonfly_valiant", "Dragonfly Valiant via a random intermediate group (3 VCs)"),
     ("dragonfly_ugal", "Dragonfly UGAL-L: MIN or Valiant decided at the source router (3 VCs)"),
+    ("allpath", "ALLPATH(k): every next hop keeping the route within shortest + routing.allpath_k (default 1) hops; any topology; default VCs: ladder (diameter + k)"),
+    ("valiant", "Valiant via a random intermediate switch, minimal in both phases; any topology; default VCs: ladder (2 x diameter)"),
+    ("up_down", "Up*/Down* from routing.root (default: least eccentric switch): shortest legal up*-then-down* routes; any topology; 1 VC"),
+    ("spda", "SPDA: one BFS spanning tree per VC from random roots, a packet follows one tree on its VC; any topology; uses all router.vcs (>= 1)"),
 ];
 
 /// Traffic patterns known to `[traffic] pattern`.

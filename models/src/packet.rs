@@ -6,11 +6,13 @@ use serde::{Deserialize, Serialize};
 /// Per-packet routing state: what multi-phase routings remember between hops.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RouteState {
-    /// Routing phase (e.g. Valiant: 0 towards the intermediate, 1 towards the destination).
+    /// Routing phase (e.g. Valiant: 0 towards the intermediate, 1 towards the destination;
+    /// Up*/Down*: 1 once a down link was taken; SPDA: the spanning tree, which is the VC).
     pub phase: u8,
     /// Global (inter-group) hops taken so far, for Dragonfly VC classes.
     pub global_hops: u8,
-    /// Intermediate switch or group of a non-minimal route (`u32::MAX`: none).
+    /// Intermediate switch or group of a non-minimal route (`u32::MAX`: none); ALLPATH:
+    /// the switch-to-switch hops the packet may still take.
     pub intermediate: u32,
 }
 

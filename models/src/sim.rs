@@ -3,9 +3,13 @@
 use crate::config::{Config, ConfigError};
 pub use crate::router::BlockedChannel;
 use crate::router::{Router, RouterParams, Shared};
+use crate::routing::allpath::AllPath;
 use crate::routing::dor::{HyperXDor, TorusDor};
 use crate::routing::dragonfly::{DragonflyMode, DragonflyRouting};
 use crate::routing::minimal::Minimal;
+use crate::routing::spda::Spda;
+use crate::routing::updown::UpDown;
+use crate::routing::valiant::Valiant;
 use crate::routing::{Routing, VcPolicy};
 use crate::stats::{jain, Counters, Histogram};
 use crate::topology::{Network, PortId, PortTarget, Shape, SwitchId};
@@ -191,17 +195,55 @@ pub fn build_routing(
             };
             Arc::new(DragonflyRouting::new(d.clone(), mode))
         }
-        other => return Err(ConfigError::new("routing.algorithm", format!("unknown `{other}`"))),
+        "allpath" => {
+            let k = config.routing.allpath_k;
+            if k > 64 {
+                return Err(ConfigError::new("routing.allpath_k", format!("must be at most 64, got {k}")));
+            }
+            Arc::new(AllPath::new(net, k)?)
+        }
+        "valiant" => Arc::new(Valiant::new(net)?),
+        "up_down" => {
+            let root = config.routing.root;
+            if let Some(r) = root.filter(|&r| r as usize >= net.num_switches()) {
+                return Err(ConfigError::new(
+                    "routing.root",
+                    format!("switch {r} does not exist ({} switches)", net.num_switches()),
+                ));
+            }
+            Arc::new(UpDown::new(net, root)?)
+        }
+        "spda" => {
+            let mut rng = crate::rng::stream(config.simulation.seed, crate::rng::Purpose::Routing, u64::MAX);
+            Arc::new(Spda::new(net, config.router.vcs, &mut rng)?)
+        }
+        other => {
+            return Err(ConfigError::new(
+                "routing.algorithm",
+                format!(
+                    "unknown `{other}`; known: {}",
+                    crate::config::ROUTINGS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                ),
+            ))
+        }
     };
     Ok(routing)
 }
 
-/// The VC policy in force: `minimal` and `shortest_path` default to the ladder, since on
-/// an arbitrary graph their own single VC is not deadlock-free.
+/// The VC policy in force: `minimal`, `shortest_path`, `allpath` and `valiant` default to
+/// the ladder, since on an arbitrary graph their own single VC is not deadlock-free.
 pub fn effective_vc_policy(config: &Config) -> VcPolicy {
     match (config.routing.vc_policy, config.routing.algorithm.as_str()) {
-        (VcPolicy::Routing, "minimal" | "shortest_path") => VcPolicy::Ladder,
+        (VcPolicy::Routing, "minimal" | "shortest_path" | "allpath" | "valiant") => VcPolicy::Ladder,
         (p, _) => p,
+    }
+}
+
+fn davc_name(p: VcPolicy) -> &'static str {
+    match p {
+        VcPolicy::DavcNode => "davc_n",
+        VcPolicy::DavcPort => "davc_p",
+        _ => "davc_np",
     }
 }
 
@@ -233,6 +275,18 @@ impl Simulation {
                     "the ladder VC policy needs one VC per hop of the longest route: {} VCs, {vcs} available",
                     routing.max_hops()
                 ),
+                ))
+            }
+            p if p.is_davc() && routing.max_hops() > vcs as u32 => {
+                return Err(ConfigError::new(
+                    "router.vcs",
+                    format!(
+                        "the DAVC VC policy `{}` needs at most one VC per hop of the longest route \
+                         (a safe bound, Lemma 6.1 of the DAVC paper): {} VCs for routing `{}`, {vcs} available",
+                        davc_name(p),
+                        routing.max_hops(),
+                        routing.name()
+                    ),
                 ))
             }
             _ => {}

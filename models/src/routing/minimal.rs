@@ -5,18 +5,17 @@
 //! computed by a parallel BFS from every switch. In single-path mode one candidate is kept,
 //! chosen by a hash of `(s, d)` so that destinations spread over the minimal ports.
 
+use super::graph::{connected_diameter, SwitchGraph};
 use super::{Candidate, LoadView, Routing};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::topology::metrics::DistanceTable;
-use crate::topology::{Network, PortId, SwitchId, TopologyError};
+use crate::topology::{Network, SwitchId, TopologyError};
 
 /// Minimal routing over a distance table.
 pub struct Minimal {
     dist: DistanceTable,
-    /// Network neighbours of every switch, as `(port, neighbour)`, CSR by switch.
-    adj_offsets: Vec<u32>,
-    adj: Vec<(PortId, SwitchId)>,
+    graph: SwitchGraph,
     single_path: bool,
     diameter: u32,
 }
@@ -25,32 +24,23 @@ impl Minimal {
     /// Builds the table for `net`. `single_path` keeps one route per switch pair.
     pub fn new(net: &Network, single_path: bool) -> Result<Self, TopologyError> {
         let dist = DistanceTable::compute(net)?;
-        let n = net.num_switches();
-        let mut diameter = 0;
-        for a in 0..n as SwitchId {
-            for b in 0..n as SwitchId {
-                let d = dist.get(a, b);
-                if d == u8::MAX {
-                    return Err(TopologyError::new(
-                        "kind",
-                        format!("network is disconnected: no path from switch {a} to {b}"),
-                    ));
-                }
-                diameter = diameter.max(d as u32);
-            }
-        }
-        let mut adj_offsets = vec![0u32];
-        let mut adj = Vec::new();
-        for s in 0..n as SwitchId {
-            adj.extend(net.neighbours(s));
-            adj_offsets.push(adj.len() as u32);
-        }
-        Ok(Self { dist, adj_offsets, adj, single_path, diameter })
+        let diameter = connected_diameter(&dist)?;
+        Ok(Self { dist, graph: SwitchGraph::new(net), single_path, diameter })
     }
 
     /// Switch-to-switch distance.
     pub fn distance(&self, a: SwitchId, b: SwitchId) -> u32 {
         self.dist.get(a, b) as u32
+    }
+
+    /// The network's diameter.
+    pub fn diameter(&self) -> u32 {
+        self.diameter
+    }
+
+    /// The switch graph.
+    pub fn graph(&self) -> &SwitchGraph {
+        &self.graph
     }
 }
 
@@ -84,9 +74,7 @@ impl Routing for Minimal {
         // keeps all the lookups of this call in one cache-friendly row.
         let here = self.dist.get(dst, at);
         let first = out.len();
-        let neighbours =
-            &self.adj[self.adj_offsets[at as usize] as usize..self.adj_offsets[at as usize + 1] as usize];
-        for &(port, n) in neighbours {
+        for &(port, n) in self.graph.neighbours(at) {
             if self.dist.get(dst, n) + 1 == here {
                 out.push(Candidate { port, vc: 0, penalty: 0 });
             }

@@ -5,13 +5,18 @@
 //! Ejection at the destination switch is handled by the router, so routings only deal
 //! with switch-to-switch hops.
 
+pub mod allpath;
 pub mod dor;
 pub mod dragonfly;
+pub mod graph;
 pub mod minimal;
+pub mod spda;
+pub mod updown;
+pub mod valiant;
 
 use crate::packet::{Packet, RouteState};
 use crate::rng::Rng;
-use crate::topology::{Network, PortId, SwitchId};
+use crate::topology::{Network, PortId, PortTarget, SwitchId};
 use serde::{Deserialize, Serialize};
 
 /// One way forward.
@@ -90,6 +95,48 @@ pub enum VcPolicy {
     /// Any VC, chosen by the selection policy like a port. Not deadlock-free in general:
     /// the watchdog will tell.
     Any,
+    /// DAVC F_N (Pascual, Navaridas et al., ICS'18, Alg. 1): the VC goes up by one when
+    /// the next switch's id is `<=` the current switch's id. Deadlock-free with any routing.
+    #[serde(rename = "davc_n")]
+    DavcNode,
+    /// DAVC F_P (Alg. 2): the VC goes up by one when the outbound port id is `<=` the
+    /// inbound port id (the port the packet left the previous switch by).
+    #[serde(rename = "davc_p")]
+    DavcPort,
+    /// DAVC F_NP (Alg. 3): the VC goes up by one when the outbound port id is `<` the
+    /// inbound one, or equal to it and the next switch's id is `<=` the current one's.
+    #[serde(rename = "davc_np")]
+    DavcNodePort,
+}
+
+impl VcPolicy {
+    /// Whether this is one of the DAVC allocation functions.
+    pub fn is_davc(self) -> bool {
+        matches!(self, VcPolicy::DavcNode | VcPolicy::DavcPort | VcPolicy::DavcNodePort)
+    }
+
+    /// DAVC: whether the hop from switch `current` (reached through its neighbour's port
+    /// `inbound`, `None` at the source switch) by its port `outbound` to switch `next`
+    /// moves to the next VC. At the source switch the packet comes from a dedicated
+    /// terminal link and never changes VC (the seed's "injection uses VC 0"). `false` for
+    /// the non-DAVC policies.
+    pub fn davc_transition(
+        self,
+        current: SwitchId,
+        next: SwitchId,
+        inbound: Option<PortId>,
+        outbound: PortId,
+    ) -> bool {
+        let Some(inbound) = inbound else {
+            return false;
+        };
+        match self {
+            VcPolicy::DavcNode => next <= current,
+            VcPolicy::DavcPort => outbound <= inbound,
+            VcPolicy::DavcNodePort => outbound < inbound || (outbound == inbound && next <= current),
+            _ => false,
+        }
+    }
 }
 
 /// Where a routing decision is taken: the switch, the port the packet arrived on, its
@@ -146,6 +193,41 @@ pub fn next_hops(
                 }
                 out[i].vc = 0;
             }
+        }
+        VcPolicy::DavcNode | VcPolicy::DavcPort | VcPolicy::DavcNodePort => {
+            let ports = hop.net.ports(hop.at);
+            // The inbound port in the seed's sense is the previous switch's output port,
+            // which is the far end of the link the packet arrived on.
+            let inbound = match ports[hop.in_port as usize].target {
+                PortTarget::Switch { port, .. } => Some(port),
+                _ => None,
+            };
+            out.retain_mut(|c| {
+                let PortTarget::Switch { switch: next, .. } = ports[c.port as usize].target else {
+                    panic!(
+                        "routing {} offered non-network port {} at switch {}",
+                        routing.name(),
+                        c.port,
+                        hop.at
+                    )
+                };
+                let vc =
+                    packet.vc as u32 + u32::from(vc_policy.davc_transition(hop.at, next, inbound, c.port));
+                c.vc = vc as u8;
+                vc < hop.vcs as u32
+            });
+            assert!(
+                !out.is_empty(),
+                "DAVC ({vc_policy:?}) ran out of VCs: packet {} on VC {} at switch {} (to switch {}, {} hops \
+                 taken) needs VC {} but only {} VCs exist; give router.vcs >= the routing's longest route",
+                packet.id,
+                packet.vc,
+                hop.at,
+                hop.dst,
+                packet.hops,
+                packet.vc as u32 + 1,
+                hop.vcs
+            );
         }
     }
 }

@@ -1,0 +1,70 @@
+//! ALLPATH(k) for any topology (the DAVC paper's multipath routing): every next hop that
+//! keeps the route within `shortest + k` switch hops.
+//!
+//! At the source the packet gets a hop budget `dist(src, dst) + k` (kept in its route
+//! state's `intermediate` field); every hop spends one.
+//! At switch `s` the candidates are the neighbours `n` with `dist(n, dst) + 1 <= budget`,
+//! so the remaining slack is `budget - dist(s, dst)`. Routes may revisit switches when
+//! `k >= 2`; use a deadlock-free VC policy (ladder, the default, or DAVC).
+
+use super::minimal::Minimal;
+use super::{Candidate, LoadView, Routing};
+use crate::packet::{Packet, RouteState};
+use crate::rng::Rng;
+use crate::topology::{Network, SwitchId, TopologyError};
+
+/// ALLPATH(k) over a distance table.
+pub struct AllPath {
+    min: Minimal,
+    k: u32,
+}
+
+impl AllPath {
+    /// ALLPATH(k) on `net`.
+    pub fn new(net: &Network, k: u32) -> Result<Self, TopologyError> {
+        Ok(Self { min: Minimal::new(net, false)?, k })
+    }
+}
+
+impl Routing for AllPath {
+    fn name(&self) -> &'static str {
+        "allpath"
+    }
+
+    fn vcs_required(&self) -> u8 {
+        1
+    }
+
+    fn max_hops(&self) -> u32 {
+        self.min.diameter() + self.k
+    }
+
+    fn init(&self, src: SwitchId, dst: SwitchId, state: &mut RouteState, _rng: &mut Rng) {
+        state.intermediate = self.min.distance(src, dst) + self.k;
+    }
+
+    fn candidates(
+        &self,
+        at: SwitchId,
+        dst: SwitchId,
+        packet: &mut Packet,
+        _load: &dyn LoadView,
+        _rng: &mut Rng,
+        out: &mut Vec<Candidate>,
+    ) {
+        let budget = packet.route.intermediate;
+        let here = self.min.distance(dst, at);
+        for &(port, n) in self.min.graph().neighbours(at) {
+            let remaining = self.min.distance(dst, n) + 1;
+            if remaining <= budget {
+                // Non-minimal hops carry their extra length as a small penalty, so that
+                // the adaptive selection prefers minimal ones when loads tie.
+                out.push(Candidate { port, vc: 0, penalty: (remaining - here) as u16 });
+            }
+        }
+    }
+
+    fn on_forward(&self, _at: SwitchId, _chosen: Candidate, packet: &mut Packet) {
+        packet.route.intermediate = packet.route.intermediate.saturating_sub(1);
+    }
+}

@@ -1,0 +1,170 @@
+//! Up*/Down* routing (Autonet) for any topology, deadlock-free with one VC.
+//!
+//! BFS levels from a root switch order the switches by `(level, id)`; a link is "up" when
+//! it leads to a smaller `(level, id)`. A legal route never takes an up link after a down
+//! link. The candidates are the next hops on the shortest legal routes, from a table of
+//! legal distances over the states `(switch, phase)` (phase up: down links not yet taken;
+//! phase down), computed per destination by a backward BFS, in parallel.
+
+use super::graph::SwitchGraph;
+use super::{Candidate, LoadView, Routing};
+use crate::packet::Packet;
+use crate::rng::Rng;
+use crate::topology::metrics::{bfs, DistanceTable};
+use crate::topology::{Network, SwitchId, TopologyError};
+use rayon::prelude::*;
+
+/// Packet phase once it has taken a down link.
+const DOWN: u8 = 1;
+
+/// Up*/Down* routing.
+pub struct UpDown {
+    graph: SwitchGraph,
+    level: Vec<u32>,
+    root: SwitchId,
+    /// Per destination `d`: `2n` legal distances, `[d * 2n + s]` from `(s, up)` and
+    /// `[d * 2n + n + s]` from `(s, down)`; `u8::MAX` when no legal route exists.
+    dist: Vec<u8>,
+    max_hops: u32,
+}
+
+impl UpDown {
+    /// Up*/Down* on `net` rooted at `root` (default: smallest eccentricity, lowest id).
+    pub fn new(net: &Network, root: Option<SwitchId>) -> Result<Self, TopologyError> {
+        let n = net.num_switches();
+        let root = match root {
+            Some(r) => r,
+            None => {
+                let dist = DistanceTable::compute(net)?;
+                super::graph::connected_diameter(&dist)?;
+                (0..n as SwitchId)
+                    .min_by_key(|&s| ((0..n as SwitchId).map(|t| dist.get(s, t)).max().unwrap_or(0), s))
+                    .unwrap_or(0)
+            }
+        };
+        let level = bfs(net, root);
+        if let Some(s) = level.iter().position(|&l| l == u32::MAX) {
+            return Err(TopologyError::new(
+                "kind",
+                format!("network is disconnected: no path from switch {root} to {s}"),
+            ));
+        }
+        let graph = SwitchGraph::new(net);
+        let mut dist = vec![u8::MAX; n * 2 * n];
+        let rows = dist.par_chunks_mut((2 * n).max(1)).enumerate();
+        rows.try_for_each_init(Vec::new, |queue: &mut Vec<u32>, (d, row)| {
+            legal_distances(&graph, &level, d as SwitchId, row, queue)
+        })?;
+        let max_hops = (0..n).flat_map(|d| dist[d * 2 * n..d * 2 * n + n].iter()).map(|&x| x as u32).max();
+        Ok(Self { graph, level, root, dist, max_hops: max_hops.unwrap_or(0) })
+    }
+
+    /// The root switch.
+    pub fn root(&self) -> SwitchId {
+        self.root
+    }
+
+    /// Whether the link from `a` to its neighbour `b` is an up link.
+    pub fn is_up(&self, a: SwitchId, b: SwitchId) -> bool {
+        (self.level[b as usize], b) < (self.level[a as usize], a)
+    }
+
+    fn legal(&self, dst: SwitchId, s: SwitchId, phase: u8) -> u32 {
+        let n = self.graph.num_switches();
+        self.dist[dst as usize * 2 * n + phase as usize * n + s as usize] as u32
+    }
+}
+
+/// Backward BFS over `(switch, phase)` states from `d`: fills `row` (`2n` entries).
+fn legal_distances(
+    graph: &SwitchGraph,
+    level: &[u32],
+    d: SwitchId,
+    row: &mut [u8],
+    queue: &mut Vec<u32>,
+) -> Result<(), TopologyError> {
+    let n = graph.num_switches();
+    let is_up = |a: SwitchId, b: SwitchId| (level[b as usize], b) < (level[a as usize], a);
+    queue.clear();
+    row[d as usize] = 0;
+    row[n + d as usize] = 0;
+    queue.push(d);
+    queue.push(n as u32 + d);
+    let mut head = 0;
+    while head < queue.len() {
+        let state = queue[head];
+        head += 1;
+        let (x, phase) = ((state as usize % n) as SwitchId, state as usize / n);
+        let next = row[state as usize] as u32 + 1;
+        if next >= u8::MAX as u32 {
+            return Err(TopologyError::new(
+                "switches",
+                format!("an Up*/Down* route to switch {d} is longer than 254 hops"),
+            ));
+        }
+        for &(_, s) in graph.neighbours(x) {
+            // Predecessor states (s, p) with a legal move s -> x landing in `phase`.
+            let preds: &[usize] = if is_up(s, x) {
+                if phase == 0 {
+                    &[0]
+                } else {
+                    &[]
+                }
+            } else if phase == 1 {
+                &[0, 1]
+            } else {
+                &[]
+            };
+            for &p in preds {
+                let idx = p * n + s as usize;
+                if row[idx] == u8::MAX {
+                    row[idx] = next as u8;
+                    queue.push(idx as u32);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Routing for UpDown {
+    fn name(&self) -> &'static str {
+        "up_down"
+    }
+
+    fn vcs_required(&self) -> u8 {
+        1
+    }
+
+    fn max_hops(&self) -> u32 {
+        self.max_hops
+    }
+
+    fn candidates(
+        &self,
+        at: SwitchId,
+        dst: SwitchId,
+        packet: &mut Packet,
+        _load: &dyn LoadView,
+        _rng: &mut Rng,
+        out: &mut Vec<Candidate>,
+    ) {
+        let phase = packet.route.phase.min(DOWN);
+        let here = self.legal(dst, at, phase);
+        for &(port, n) in self.graph.neighbours(at) {
+            let up = self.is_up(at, n);
+            if up && phase == DOWN {
+                continue;
+            }
+            if self.legal(dst, n, if up { 0 } else { DOWN }) + 1 == here {
+                out.push(Candidate { port, vc: 0, penalty: 0 });
+            }
+        }
+    }
+
+    fn on_forward(&self, at: SwitchId, chosen: Candidate, packet: &mut Packet) {
+        if !self.is_up(at, self.graph.next_switch(at, chosen.port)) {
+            packet.route.phase = DOWN;
+        }
+    }
+}
