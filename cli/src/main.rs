@@ -5,6 +5,7 @@
 
 mod cluster;
 mod output;
+mod routes;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
@@ -90,6 +91,18 @@ enum Command {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
+    /// Verify and analyse a configuration's routes without simulating: deadlock freedom
+    /// (channel dependency graph), reachability, routing distance, link weights.
+    Routes {
+        /// TOML configuration.
+        config: PathBuf,
+        /// Override a config key (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Output HDF5 file. Default: `xnet-routes-<config name>.h5`.
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+    },
     /// List the known topologies, routings and traffic patterns.
     List,
 }
@@ -169,6 +182,15 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             let cfg = Config::parse(&read(&config)?, &set)?;
             if rank0 {
                 describe_partition(cfg, ranks, threads, method.into())?;
+            }
+            Ok(0)
+        }
+        Command::Routes { config, set, output } => {
+            let cfg = Config::parse(&read(&config)?, &set)?;
+            let output = output.unwrap_or_else(|| format!("xnet-routes-{}.h5", stem(&config)).into());
+            if rank0 {
+                let r = routes::routes(cfg, &output)?;
+                return Ok(if r.acyclic && r.unreachable_pairs == 0 { 0 } else { 4 });
             }
             Ok(0)
         }

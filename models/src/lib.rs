@@ -5,6 +5,7 @@
 //! `xnet-engine` crate runs.
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod analysis;
 pub mod config;
 mod fixed_queue;
 pub mod packet;

@@ -1,0 +1,144 @@
+//! `xnet routes CONFIG`: verify and analyse a configuration's routes without simulating
+//! (see docs/routes.md): prints a table and writes an HDF5 file.
+
+use anyhow::{Context, Result};
+use hdf5::types::VarLenUnicode;
+use hdf5::{File, Group, H5Type, Location};
+use models::analysis::{analyse, RoutesReport};
+use models::config::Config;
+use models::sim::Simulation;
+use std::path::Path;
+
+/// One row of `/link_weights`.
+#[derive(H5Type, Clone, Copy)]
+#[repr(C)]
+struct LinkWeightRow {
+    switch: u32,
+    port: u32,
+    weight: u64,
+}
+
+/// One row of `/cycle`.
+#[derive(H5Type, Clone, Copy)]
+#[repr(C)]
+struct ChannelRow {
+    switch: u32,
+    port: u32,
+    vc: u32,
+    escape: u32,
+}
+
+/// Analyses `cfg`, prints the report and writes it to `output`.
+pub(crate) fn routes(cfg: Config, output: &Path) -> Result<RoutesReport> {
+    let sim = Simulation::build(cfg)?;
+    let r = analyse(&sim);
+    print_report(&r);
+    write(&r, output).with_context(|| format!("writing {}", output.display()))?;
+    println!("written to {}", output.display());
+    Ok(r)
+}
+
+fn print_report(r: &RoutesReport) {
+    let row = |k: &str, v: String| println!("  {k:<28} {v}");
+    println!("routes of {} with {} (VC policy {:?}, {} VCs)", r.network, r.routing, r.vc_policy, r.vcs);
+    row("switches (sources/dests)", r.switches.to_string());
+    row("directed links", r.links.to_string());
+    row("routing states explored", r.states.to_string());
+    row("CDG channels / dependencies", format!("{} / {}", r.channels, r.dependencies));
+    row("acyclic (deadlock-free)", if r.acyclic { "yes".into() } else { "NO".into() });
+    if !r.acyclic {
+        let cycle: Vec<String> =
+            r.cycle.iter().map(|c| format!("(s{} p{} vc{})", c.switch, c.port, c.vc)).collect();
+        row("witness cycle", format!("{} channels: {}", r.cycle.len(), cycle.join(" -> ")));
+    }
+    row("unreachable pairs", r.unreachable_pairs.to_string());
+    for u in r.unreachable.iter().take(10) {
+        println!("    {} -> {}: at switch {}: {}", u.src, u.dst, u.at, u.reason);
+    }
+    row("average routing distance", format!("{:.4}", r.average_routing_distance));
+    row(
+        "link weight avg / std / max",
+        format!("{:.2} / {:.2} / {}", r.link_weight_avg, r.link_weight_std, r.link_weight_max),
+    );
+    row("sigma(4, R) (gamma_perfect)", format!("{:.3} ({:.2})", r.sigma, r.perfect_channel_load));
+    row("longest path (first path)", format!("{} ({}) hops", r.longest_path, r.longest_first_path));
+    row("VCs used", r.vcs_used.to_string());
+    row("time", format!("{:.3} s", r.seconds));
+}
+
+fn attr_str(loc: &Location, name: &str, value: &str) -> Result<()> {
+    let v: VarLenUnicode = value.parse().map_err(|e| anyhow::anyhow!("attribute {name}: {e:?}"))?;
+    loc.new_attr::<VarLenUnicode>().create(name)?.write_scalar(&v)?;
+    Ok(())
+}
+
+fn attr<T: H5Type>(loc: &Location, name: &str, value: T) -> Result<()> {
+    loc.new_attr::<T>().create(name)?.write_scalar(&value)?;
+    Ok(())
+}
+
+fn table<T: H5Type>(group: &Group, name: &str, rows: &[T]) -> Result<()> {
+    let ds = group
+        .new_dataset::<T>()
+        .chunk(rows.len().clamp(1, 65536))
+        .deflate(4)
+        .shape(rows.len())
+        .create(name)
+        .with_context(|| format!("creating dataset {name}"))?;
+    if !rows.is_empty() {
+        ds.write(rows)?;
+    }
+    Ok(())
+}
+
+fn write(r: &RoutesReport, path: &Path) -> Result<()> {
+    let file = File::create(path)?;
+    attr_str(&file, "network", &r.network)?;
+    attr_str(&file, "routing", &r.routing)?;
+    attr_str(&file, "vc_policy", &format!("{:?}", r.vc_policy))?;
+    attr(&file, "vcs", r.vcs as u32)?;
+    attr(&file, "switches", r.switches as u64)?;
+    attr(&file, "links", r.links as u64)?;
+    attr(&file, "acyclic", r.acyclic as u8)?;
+    attr(&file, "channels", r.channels as u64)?;
+    attr(&file, "dependencies", r.dependencies as u64)?;
+    attr(&file, "states", r.states)?;
+    attr(&file, "unreachable_pairs", r.unreachable_pairs)?;
+    attr(&file, "average_routing_distance", r.average_routing_distance)?;
+    attr(&file, "link_weight_avg", r.link_weight_avg)?;
+    attr(&file, "link_weight_std", r.link_weight_std)?;
+    attr(&file, "link_weight_max", r.link_weight_max)?;
+    attr(&file, "sigma", r.sigma)?;
+    attr(&file, "sigma_k", models::analysis::SIGMA_K)?;
+    attr(&file, "perfect_channel_load", r.perfect_channel_load)?;
+    attr(&file, "longest_path", r.longest_path)?;
+    attr(&file, "longest_first_path", r.longest_first_path)?;
+    attr(&file, "vcs_used", r.vcs_used)?;
+    attr(&file, "seconds", r.seconds)?;
+    let root: &Group = &file;
+    let weights: Vec<LinkWeightRow> = r
+        .link_weights
+        .iter()
+        .map(|l| LinkWeightRow { switch: l.switch, port: l.port as u32, weight: l.weight })
+        .collect();
+    table(root, "link_weights", &weights)?;
+    let cycle: Vec<ChannelRow> = r
+        .cycle
+        .iter()
+        .map(|c| ChannelRow {
+            switch: c.switch,
+            port: c.port as u32,
+            vc: c.vc as u32,
+            escape: c.escape as u32,
+        })
+        .collect();
+    table(root, "cycle", &cycle)?;
+    let lines: Vec<String> = r
+        .unreachable
+        .iter()
+        .map(|u| format!("{} -> {}: at switch {}: {}", u.src, u.dst, u.at, u.reason))
+        .collect();
+    attr_str(&file, "unreachable", &lines.join("\n"))?;
+    file.flush()?;
+    Ok(())
+}

@@ -1,0 +1,184 @@
+//! The route verifier (`xnet routes`): channel dependency graph acyclicity with witness
+//! cycles, reachability, and the survey's and Angara's path metrics on known cases.
+
+use xnet_models::analysis::{analyse, RoutesReport};
+use xnet_models::config::Config;
+use xnet_models::sim::Simulation;
+use xnet_models::topology::metrics::summarize;
+use xnet_models::topology::PortTarget;
+
+fn build(topology: &str, routing: &str, vcs: u8) -> Simulation {
+    let text = format!(
+        "[simulation]\ncycles = 1000\nwarmup = 100\nseed = 5\n[topology]\n{topology}\n\
+         [router]\nvcs = {vcs}\npacket_size = 4\ninput_buffer = 16\noutput_buffer = 8\n\
+         [routing]\n{routing}\n[traffic]\npattern = \"uniform\"\nload = 0.1\n"
+    );
+    let cfg = Config::parse(&text, &[]).unwrap_or_else(|e| panic!("config error: {e}"));
+    Simulation::build(cfg).unwrap_or_else(|e| panic!("build error: {e}"))
+}
+
+fn mesh(k: u32) -> Simulation {
+    build(&format!("kind = \"mesh\"\nsides = [{k}, {k}]\nendpoints_per_switch = 1"), "algorithm = \"dor\"", 1)
+}
+
+/// Mean over ordered pairs (self pairs included) of Manhattan distance + 1 on a k x k mesh.
+fn mesh_ard(k: i64) -> f64 {
+    let mut sum = 0i64;
+    for a in 0..k * k {
+        for b in 0..k * k {
+            sum += (a % k - b % k).abs() + (a / k - b / k).abs() + 1;
+        }
+    }
+    sum as f64 / (k * k * k * k) as f64
+}
+
+/// Sum of Manhattan distances over ordered pairs divided by the directed links.
+fn mesh_link_weight_avg(k: i64) -> f64 {
+    let n = k * k;
+    let hops = (mesh_ard(k) - 1.0) * (n * n) as f64;
+    hops / (4 * k * (k - 1)) as f64
+}
+
+fn assert_clean(r: &RoutesReport) {
+    assert!(r.acyclic, "cycle: {:?}", r.cycle);
+    assert!(r.cycle.is_empty());
+    assert_eq!(r.unreachable_pairs, 0, "{:?}", r.unreachable);
+}
+
+#[test]
+fn dor_on_meshes_matches_the_survey() {
+    for (k, ard, avg) in [(4, 3.50, 13.33), (8, 6.25, 96.00)] {
+        let r = analyse(&mesh(k as u32));
+        assert_clean(&r);
+        assert_eq!(r.switches, (k * k) as usize);
+        assert!((r.average_routing_distance - mesh_ard(k)).abs() < 1e-12, "{r:?}");
+        assert!((r.average_routing_distance - ard).abs() < 0.005);
+        assert!((r.link_weight_avg - mesh_link_weight_avg(k)).abs() < 1e-9);
+        assert!((r.link_weight_avg - avg).abs() < 0.005);
+        assert_eq!(r.links, (4 * k * (k - 1)) as usize);
+        assert_eq!(r.link_weights.len(), r.links);
+        assert_eq!(r.vcs_used, 1);
+        assert_eq!(r.longest_path, 2 * (k as u32 - 1));
+        assert_eq!(r.longest_first_path, r.longest_path);
+        // DOR is minimal: sigma measures the spread around gamma_perfect = the average.
+        assert!((r.perfect_channel_load - r.link_weight_avg).abs() < 1e-9);
+        assert!(r.sigma >= r.link_weight_std - 1e-9);
+        assert!(r.link_weight_max as f64 >= r.link_weight_avg);
+        // DOR on a mesh: XY routing; the middle X links carry the most.
+        let total: u64 = r.link_weights.iter().map(|l| l.weight).sum();
+        assert_eq!(total as f64, (r.average_routing_distance - 1.0) * (k * k * k * k) as f64);
+    }
+    // The survey's standard deviations for DOR on the 4x4 and 8x8 meshes (Table 3).
+    for (k, std) in [(4, 1.91), (8, 27.77)] {
+        let r = analyse(&mesh(k));
+        assert!((r.link_weight_std - std).abs() < 0.005, "std {}", r.link_weight_std);
+    }
+}
+
+fn torus(vc_policy: &str, vcs: u8, sides: &str) -> Simulation {
+    build(
+        &format!("kind = \"torus\"\nsides = {sides}\nendpoints_per_switch = 1"),
+        &format!("algorithm = \"dor\"\nvc_policy = \"{vc_policy}\""),
+        vcs,
+    )
+}
+
+#[test]
+fn dor_on_a_torus_without_datelines_is_cyclic() {
+    for sides in ["[6]", "[4, 4]"] {
+        let sim = torus("any", 1, sides);
+        let r = analyse(&sim);
+        assert!(!r.acyclic, "{sides}");
+        assert!(r.cycle.len() >= 2, "{:?}", r.cycle);
+        assert_eq!(r.unreachable_pairs, 0);
+        assert_eq!(r.vcs_used, 1);
+        let net = &sim.net;
+        // Each channel of the witness leads to the switch of the next one (the last to the
+        // first's): consecutive channels are really dependent.
+        for (i, c) in r.cycle.iter().enumerate() {
+            let next = r.cycle[(i + 1) % r.cycle.len()];
+            let PortTarget::Switch { switch, .. } = net.ports(c.switch)[c.port as usize].target else {
+                panic!("cycle channel {c:?} is not a network link");
+            };
+            assert_eq!(switch, next.switch, "{:?}", r.cycle);
+            assert_eq!(c.vc, 0);
+            assert!(!c.escape);
+        }
+        // The same torus with the routing's dateline VCs is deadlock-free.
+        let r = analyse(&torus("routing", 2, sides));
+        assert_clean(&r);
+        assert_eq!(r.vcs_used, 2);
+    }
+}
+
+fn dragonfly(routing: &str, vcs: u8) -> Simulation {
+    build("kind = \"dragonfly\"\np = 2\na = 4\nh = 2", &format!("algorithm = \"{routing}\""), vcs)
+}
+
+#[test]
+fn dragonfly_min_and_valiant() {
+    let r = analyse(&dragonfly("dragonfly_min", 2));
+    assert_clean(&r);
+    assert_eq!(r.vcs_used, 2);
+    assert_eq!(r.longest_path, 3);
+    assert_eq!(r.switches, 36);
+    let r = analyse(&dragonfly("dragonfly_valiant", 3));
+    assert_clean(&r);
+    assert_eq!(r.vcs_used, 3);
+    assert_eq!(r.longest_path, 5);
+    // Every intermediate group is enumerated: more states than MIN explores.
+    let min = analyse(&dragonfly("dragonfly_min", 3));
+    assert!(r.states > 5 * min.states, "{} vs {}", r.states, min.states);
+    // UGAL takes both the minimal and the Valiant routes.
+    let r = analyse(&dragonfly("dragonfly_ugal", 3));
+    assert_clean(&r);
+    assert_eq!(r.vcs_used, 3);
+    assert_eq!(r.longest_path, 5);
+}
+
+#[test]
+fn minimal_with_the_ladder_on_a_random_regular_graph() {
+    let sim = build(
+        "kind = \"random_regular\"\nswitches = 32\ndegree = 4\nendpoints_per_switch = 1",
+        "algorithm = \"minimal\"\nvc_policy = \"ladder\"",
+        8,
+    );
+    let diameter = summarize(&sim.net).diameter;
+    let r = analyse(&sim);
+    assert_clean(&r);
+    assert_eq!(r.vcs_used, diameter);
+    assert_eq!(r.longest_path, diameter);
+    // Minimal routes: gamma_perfect is the average link weight.
+    assert!((r.perfect_channel_load - r.link_weight_avg).abs() < 1e-9);
+    // Without the ladder (all on VC 0), minimal routing on this graph has a cycle.
+    let sim = build(
+        "kind = \"random_regular\"\nswitches = 32\ndegree = 4\nendpoints_per_switch = 1",
+        "algorithm = \"minimal\"\nvc_policy = \"any\"",
+        1,
+    );
+    assert!(!analyse(&sim).acyclic);
+}
+
+#[test]
+fn report_is_the_same_on_1_and_2_threads() {
+    let sims = [
+        dragonfly("dragonfly_valiant", 3),
+        torus("any", 1, "[4, 4]"),
+        build(
+            "kind = \"random_regular\"\nswitches = 24\ndegree = 5\nendpoints_per_switch = 2",
+            "algorithm = \"minimal\"",
+            8,
+        ),
+    ];
+    for sim in &sims {
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+            let mut r = pool.install(|| analyse(sim));
+            r.seconds = 0.0;
+            r
+        };
+        let one = run(1);
+        assert_eq!(one, run(2));
+        assert_eq!(one, run(2));
+    }
+}
