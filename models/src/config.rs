@@ -7,6 +7,7 @@
 
 use crate::router::RouterParams;
 use crate::routing::{Selection, VcPolicy};
+use crate::topology::faults::fail_random_links;
 use crate::topology::{dragonfly, fattree, hyperx, rrg, torus, Network, TopologyError};
 use crate::traffic::PatternSpec;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -441,6 +442,36 @@ fn params<T: DeserializeOwned>(table: &Table) -> Result<T, ConfigError> {
 /// Builds a network from a `[topology]` table; `seed` is the default for random graphs.
 pub fn build_topology(table: &Table, seed: u64) -> Result<Network, ConfigError> {
     let mut t = table.clone();
+    let failed_links = match t.remove("failed_links") {
+        None => 0,
+        Some(Value::Integer(n)) if (0..=u32::MAX as i64).contains(&n) => n as u32,
+        Some(other) => {
+            return Err(ConfigError::new(
+                "topology.failed_links",
+                format!("must be a count >= 0, got {other}"),
+            ))
+        }
+    };
+    let fault_seed = match t.remove("fault_seed") {
+        None => seed,
+        Some(Value::Integer(n)) if n >= 0 => n as u64,
+        Some(other) => {
+            return Err(ConfigError::new(
+                "topology.fault_seed",
+                format!("must be an integer >= 0, got {other}"),
+            ))
+        }
+    };
+    let mut net = build_family(&mut t, seed)?;
+    if failed_links > 0 {
+        fail_random_links(&mut net, failed_links, fault_seed)?;
+        net.name = format!("{} with {failed_links} failed links", net.name);
+        net.failed_links = failed_links;
+    }
+    Ok(net)
+}
+
+fn build_family(t: &mut Table, seed: u64) -> Result<Network, ConfigError> {
     let kind = match t.remove("kind") {
         Some(Value::String(k)) => k,
         Some(other) => {
@@ -454,9 +485,9 @@ pub fn build_topology(table: &Table, seed: u64) -> Result<Network, ConfigError> 
         }
     };
     Ok(match kind.as_str() {
-        "hyperx" => hyperx::build(&params(&t)?)?,
-        "dragonfly" => dragonfly::build(&params(&t)?)?,
-        "torus" => torus::build(&params(&t)?)?,
+        "hyperx" => hyperx::build(&params(t)?)?,
+        "dragonfly" => dragonfly::build(&params(t)?)?,
+        "torus" => torus::build(&params(t)?)?,
         "mesh" => {
             if t.contains_key("wrap") {
                 return Err(ConfigError::new(
@@ -466,10 +497,10 @@ pub fn build_topology(table: &Table, seed: u64) -> Result<Network, ConfigError> 
             }
             let sides = t.get("sides").and_then(Value::as_array).map_or(0, Vec::len);
             t.insert("wrap".into(), Value::Array(vec![Value::Boolean(false); sides]));
-            torus::build(&params(&t)?)?
+            torus::build(&params(t)?)?
         }
-        "fat_tree" => fattree::build(&params(&t)?)?,
-        "random_regular" => rrg::build(&params(&t)?, seed)?,
+        "fat_tree" => fattree::build(&params(t)?)?,
+        "random_regular" => rrg::build(&params(t)?, seed)?,
         other => {
             return Err(ConfigError::new(
                 "topology.kind",

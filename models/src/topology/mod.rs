@@ -10,6 +10,7 @@
 
 pub mod dragonfly;
 pub mod fattree;
+pub mod faults;
 pub mod hyperx;
 pub mod metrics;
 pub mod rrg;
@@ -90,6 +91,10 @@ pub struct Network {
     pub link_classes: Vec<LinkClass>,
     /// Topology-specific structure.
     pub shape: Shape,
+    /// Bidirectional switch-to-switch links removed by `topology.failed_links` (their
+    /// ports are `Unconnected`); algorithmic routings that assume the full shape refuse
+    /// a network with faults.
+    pub failed_links: u32,
 }
 
 impl Network {
@@ -164,7 +169,16 @@ impl Network {
             terminals.push(t);
             port_offsets.push(ports.len() as u32);
         }
-        Network { name, port_offsets, ports, terminals, endpoint_location, link_classes, shape }
+        Network {
+            name,
+            port_offsets,
+            ports,
+            terminals,
+            endpoint_location,
+            link_classes,
+            shape,
+            failed_links: 0,
+        }
     }
 
     /// Checks the wiring is consistent: every network port's peer points back at it.
