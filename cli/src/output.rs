@@ -101,7 +101,7 @@ struct BlockedRow {
     wants_vc: u32,
 }
 
-fn attr_str(loc: &Location, name: &str, value: &str) -> Result<()> {
+pub(crate) fn attr_str(loc: &Location, name: &str, value: &str) -> Result<()> {
     let v: VarLenUnicode = value.parse().map_err(|e| anyhow::anyhow!("attribute {name}: {e:?}"))?;
     if loc.attr(name).is_ok() {
         loc.delete_attr(name)?;
@@ -110,7 +110,7 @@ fn attr_str(loc: &Location, name: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
-fn attr<T: H5Type>(loc: &Location, name: &str, value: T) -> Result<()> {
+pub(crate) fn attr<T: H5Type>(loc: &Location, name: &str, value: T) -> Result<()> {
     if loc.attr(name).is_ok() {
         loc.delete_attr(name)?;
     }
@@ -118,7 +118,7 @@ fn attr<T: H5Type>(loc: &Location, name: &str, value: T) -> Result<()> {
     Ok(())
 }
 
-fn attr_vec<T: H5Type>(loc: &Location, name: &str, values: &[T]) -> Result<()> {
+pub(crate) fn attr_vec<T: H5Type>(loc: &Location, name: &str, values: &[T]) -> Result<()> {
     if loc.attr(name).is_ok() {
         loc.delete_attr(name)?;
     }
@@ -126,7 +126,7 @@ fn attr_vec<T: H5Type>(loc: &Location, name: &str, values: &[T]) -> Result<()> {
     Ok(())
 }
 
-fn table<T: H5Type>(group: &Group, name: &str, rows: &[T]) -> Result<Dataset> {
+pub(crate) fn table<T: H5Type>(group: &Group, name: &str, rows: &[T]) -> Result<Dataset> {
     let chunk = rows.len().clamp(1, 65536);
     let ds = group
         .new_dataset::<T>()

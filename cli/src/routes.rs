@@ -1,9 +1,9 @@
 //! `xnet routes CONFIG`: verify and analyse a configuration's routes without simulating
 //! (see docs/routes.md): prints a table and writes an HDF5 file.
 
+use crate::output::{attr, attr_str, table};
 use anyhow::{Context, Result};
-use hdf5::types::VarLenUnicode;
-use hdf5::{File, Group, H5Type, Location};
+use hdf5::{File, Group, H5Type};
 use models::analysis::{analyse, RoutesReport};
 use models::config::Config;
 use models::sim::Simulation;
@@ -64,31 +64,6 @@ fn print_report(r: &RoutesReport) {
     row("longest path (first path)", format!("{} ({}) hops", r.longest_path, r.longest_first_path));
     row("VCs used", r.vcs_used.to_string());
     row("time", format!("{:.3} s", r.seconds));
-}
-
-fn attr_str(loc: &Location, name: &str, value: &str) -> Result<()> {
-    let v: VarLenUnicode = value.parse().map_err(|e| anyhow::anyhow!("attribute {name}: {e:?}"))?;
-    loc.new_attr::<VarLenUnicode>().create(name)?.write_scalar(&v)?;
-    Ok(())
-}
-
-fn attr<T: H5Type>(loc: &Location, name: &str, value: T) -> Result<()> {
-    loc.new_attr::<T>().create(name)?.write_scalar(&value)?;
-    Ok(())
-}
-
-fn table<T: H5Type>(group: &Group, name: &str, rows: &[T]) -> Result<()> {
-    let ds = group
-        .new_dataset::<T>()
-        .chunk(rows.len().clamp(1, 65536))
-        .deflate(4)
-        .shape(rows.len())
-        .create(name)
-        .with_context(|| format!("creating dataset {name}"))?;
-    if !rows.is_empty() {
-        ds.write(rows)?;
-    }
-    Ok(())
 }
 
 fn write(r: &RoutesReport, path: &Path) -> Result<()> {
