@@ -203,6 +203,8 @@ pub const ROUTINGS: &[(&str, &str)] = &[
     ("allpath", "ALLPATH(k): every next hop keeping the route within shortest + routing.allpath_k (default 1) hops; any topology; default VCs: ladder (diameter + k)"),
     ("valiant", "Valiant via a random intermediate switch, minimal in both phases; any topology; default VCs: ladder (2 x diameter)"),
     ("up_down", "Up*/Down* from routing.root (default: least eccentric switch): shortest legal up*-then-down* routes; any topology; 1 VC"),
+    ("dfsssp", "DFSSSP: balanced shortest paths (one Dijkstra per destination), split into deadlock-free layers by cutting CDG cycles; any topology; 1 VC per layer"),
+    ("lash", "LASH: one shortest path per switch pair, both directions put in the first layer whose CDG stays acyclic; any topology; 1 VC per layer"),
     ("spda", "SPDA: one BFS spanning tree per VC from random roots, a packet follows one tree on its VC; any topology; uses all router.vcs (>= 1)"),
 ];
 

@@ -10,6 +10,7 @@ use crate::routing::minimal::Minimal;
 use crate::routing::spda::Spda;
 use crate::routing::updown::UpDown;
 use crate::routing::valiant::Valiant;
+use crate::routing::{dfsssp, lash};
 use crate::routing::{Routing, VcPolicy};
 use crate::stats::{jain, Counters, Histogram};
 use crate::topology::{Network, PortId, PortTarget, Shape, SwitchId};
@@ -226,6 +227,21 @@ pub fn build_routing(
         "spda" => {
             let mut rng = crate::rng::stream(config.simulation.seed, crate::rng::Purpose::Routing, u64::MAX);
             Arc::new(Spda::new(net, config.router.vcs, &mut rng)?)
+        }
+        "dfsssp" | "lash" => {
+            let r = if algo == "dfsssp" {
+                dfsssp::build(net, endpoint_switch)?
+            } else {
+                lash::build(net, endpoint_switch)?
+            };
+            let vcs = config.router.vcs;
+            if effective_vc_policy(config) == VcPolicy::Routing && r.layers() > vcs {
+                return Err(ConfigError::new(
+                    "router.vcs",
+                    format!("{algo} needs {} layers, {vcs} available (one VC per layer)", r.layers()),
+                ));
+            }
+            Arc::new(r)
         }
         other => {
             return Err(ConfigError::new(

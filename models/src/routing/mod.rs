@@ -6,9 +6,12 @@
 //! with switch-to-switch hops.
 
 pub mod allpath;
+pub mod dfsssp;
 pub mod dor;
 pub mod dragonfly;
 pub mod graph;
+pub mod lash;
+pub mod layered;
 pub mod minimal;
 pub mod spda;
 pub mod updown;

@@ -1,0 +1,207 @@
+//! DFSSSP, deadlock-free single-source shortest path routing (Domke, Hoefler, Nagel,
+//! IPDPS'11; OpenSM `dfsssp`).
+//!
+//! Routes: one Dijkstra per destination switch, in id order, towards it. Every directed
+//! link starts with the same weight; after each destination `d` the weight of each link
+//! grows by the number of (source endpoint, endpoint of `d`) pairs routed over it, so later
+//! destinations avoid busy links. The original starts the weights at P^2 (P = endpoints)
+//! so that balancing never lengthens a path; here the Dijkstra compares (hops, weight)
+//! lexicographically, which is that rule made exact (an infinite base weight): every route
+//! is a shortest path, and among those the lightest (ties: the lower switch id first).
+//! The weight updates make each Dijkstra depend on all earlier ones, so the Dijkstras run
+//! sequentially, as in the original. The result is a next-hop table, one port per
+//! (switch, destination).
+//!
+//! Layers: every path between switches with endpoints goes into layer 0's channel
+//! dependency graph (CDG). While the layer has a cycle, a deterministic DFS (channels and
+//! dependencies in a fixed order) finds one, the cycle's dependency carried by the fewest
+//! paths is cut (the first of the cycle's lightest), and those paths move to the next
+//! layer, which is processed the same way once the current one is acyclic. A packet keeps
+//! its pair's layer as its VC on every hop. Spare VCs are not used for balancing.
+
+use super::graph::connected_diameter;
+use super::layered::{Layered, Tables};
+use crate::topology::metrics::DistanceTable;
+use crate::topology::{Network, PortTarget, SwitchId, TopologyError};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+/// Builds the DFSSSP tables for `net`.
+pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, TopologyError> {
+    let dist = DistanceTable::compute(net)?;
+    connected_diameter(&dist)?;
+    let mut t = Tables::new(net, endpoint_switch);
+    let n = t.n;
+    let mut endpoints = vec![0u64; n];
+    for &s in endpoint_switch {
+        endpoints[s as usize] += 1;
+    }
+    route(net, &mut t, &endpoints);
+    let (layer, layers, max_hops) = layer_paths(&t);
+    t.finish("dfsssp", layer, layers, max_hops)
+}
+
+/// The balanced shortest-path next-hop table.
+fn route(net: &Network, t: &mut Tables, endpoints: &[u64]) {
+    let n = t.n;
+    let mut weight = vec![0u64; t.num_channels()];
+    let mut key = vec![(u32::MAX, u64::MAX); n];
+    let mut done = vec![false; n];
+    let mut order: Vec<SwitchId> = Vec::with_capacity(n);
+    let mut flow = vec![0u64; n];
+    let mut heap = BinaryHeap::new();
+    for d in 0..n as SwitchId {
+        key.fill((u32::MAX, u64::MAX));
+        done.fill(false);
+        order.clear();
+        key[d as usize] = (0, 0);
+        heap.push(Reverse((0u32, 0u64, d)));
+        while let Some(Reverse((h, w, v))) = heap.pop() {
+            if done[v as usize] {
+                continue;
+            }
+            done[v as usize] = true;
+            order.push(v);
+            for p in net.ports(v) {
+                // The link x -> v is the reverse of v's port towards x.
+                let PortTarget::Switch { switch: x, port: q } = p.target else { continue };
+                if done[x as usize] {
+                    continue;
+                }
+                let c = t.channel(x, q);
+                let k = (h + 1, w + weight[c as usize]);
+                if k < key[x as usize] {
+                    key[x as usize] = k;
+                    t.next[d as usize * n + x as usize] = q;
+                    heap.push(Reverse((k.0, k.1, x)));
+                }
+            }
+        }
+        // Balance: the endpoints of every switch flow towards d; settled farthest last.
+        let ed = endpoints[d as usize];
+        if ed == 0 {
+            continue;
+        }
+        for &s in &order {
+            flow[s as usize] = endpoints[s as usize];
+        }
+        for &s in order.iter().rev() {
+            if s == d {
+                continue;
+            }
+            let (c, next) = t.step(s, d);
+            flow[next as usize] += flow[s as usize];
+            weight[c as usize] += flow[s as usize] * ed;
+        }
+    }
+}
+
+/// Splits the paths into layers; returns the layer per pair (`src * n + dst`), the layer
+/// count and the longest path.
+fn layer_paths(t: &Tables) -> (Vec<u8>, usize, u32) {
+    let n = t.n;
+    let c = t.num_channels();
+    let mut pairs = Vec::new();
+    for &s in &t.terminals {
+        for &d in &t.terminals {
+            if s != d {
+                pairs.push((s, d));
+            }
+        }
+    }
+    let mut path_layer = vec![0u32; pairs.len()];
+    let mut max_hops = 0;
+    let mut deps = Vec::new();
+    let mut current: Vec<u32> = (0..pairs.len() as u32).collect();
+    let mut l = 0u32;
+    while !current.is_empty() {
+        // This layer's CDG: dependency -> (paths still carrying it, every path that did).
+        let mut edges: HashMap<(u32, u32), (u32, Vec<u32>)> = HashMap::new();
+        let mut succ: Vec<Vec<u32>> = vec![Vec::new(); c];
+        for &p in &current {
+            deps.clear();
+            let (s, d) = pairs[p as usize];
+            max_hops = max_hops.max(t.deps(s, d, &mut deps));
+            for &e in &deps {
+                let entry = edges.entry(e).or_insert_with(|| {
+                    succ[e.0 as usize].push(e.1);
+                    (0, Vec::new())
+                });
+                entry.0 += 1;
+                entry.1.push(p);
+            }
+        }
+        // Channels fully explored without a cycle stay so as dependencies are removed.
+        let mut colour = vec![0u8; c]; // 0 white, 1 on the DFS stack, 2 done
+        while let Some(cycle) = find_cycle(&succ, &mut colour) {
+            let mut cut = (cycle[cycle.len() - 1], cycle[0]);
+            let mut fewest = edges[&cut].0;
+            for w in cycle.windows(2) {
+                let e = (w[0], w[1]);
+                if edges[&e].0 < fewest {
+                    fewest = edges[&e].0;
+                    cut = e;
+                }
+            }
+            let moved: Vec<u32> =
+                edges[&cut].1.iter().copied().filter(|&p| path_layer[p as usize] == l).collect();
+            for p in moved {
+                path_layer[p as usize] = l + 1;
+                deps.clear();
+                let (s, d) = pairs[p as usize];
+                t.deps(s, d, &mut deps);
+                for e in &deps {
+                    let entry = edges.get_mut(e).expect("dependency of a path in the layer");
+                    entry.0 -= 1;
+                    if entry.0 == 0 {
+                        succ[e.0 as usize].retain(|&x| x != e.1);
+                    }
+                }
+            }
+            for x in colour.iter_mut().filter(|x| **x == 1) {
+                *x = 0;
+            }
+        }
+        l += 1;
+        current = (0..pairs.len() as u32).filter(|&p| path_layer[p as usize] == l).collect();
+    }
+    let mut layer = vec![0u8; n * n];
+    for (p, &(s, d)) in pairs.iter().enumerate() {
+        layer[s as usize * n + d as usize] = path_layer[p].min(255) as u8;
+    }
+    (layer, l as usize, max_hops)
+}
+
+/// A cycle of the graph `succ` as its nodes in order (the last depends on the first), by
+/// an iterative DFS from the nodes in id order, skipping those coloured done (2).
+fn find_cycle(succ: &[Vec<u32>], colour: &mut [u8]) -> Option<Vec<u32>> {
+    let mut stack: Vec<(u32, usize)> = Vec::new();
+    for start in 0..succ.len() as u32 {
+        if colour[start as usize] != 0 {
+            continue;
+        }
+        colour[start as usize] = 1;
+        stack.push((start, 0));
+        while let Some(top) = stack.last_mut() {
+            let (v, i) = *top;
+            if let Some(&w) = succ[v as usize].get(i) {
+                top.1 += 1;
+                match colour[w as usize] {
+                    0 => {
+                        colour[w as usize] = 1;
+                        stack.push((w, 0));
+                    }
+                    1 => {
+                        let from = stack.iter().position(|&(x, _)| x == w).expect("on the stack");
+                        return Some(stack[from..].iter().map(|&(x, _)| x).collect());
+                    }
+                    _ => {}
+                }
+            } else {
+                colour[v as usize] = 2;
+                stack.pop();
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,312 @@
+//! Shared machinery of the layered table routings (`dfsssp`, `lash`): a compact
+//! per-destination next-hop table, a layer (= VC) per (source switch, destination switch)
+//! pair kept on every hop, and an incrementally maintained acyclic channel dependency graph.
+//!
+//! A channel is a directed switch-to-switch link, numbered by its global port index
+//! (`port_offsets[switch] + port`). A path's dependencies are its consecutive channel pairs.
+
+use super::{Candidate, LoadView, Routing};
+use crate::packet::{Packet, RouteState};
+use crate::rng::Rng;
+use crate::topology::{Network, PortId, PortTarget, SwitchId, TopologyError};
+
+/// Most layers a table can hold (the layer is stored in a `u8`).
+pub const MAX_LAYERS: usize = 255;
+
+/// A destination-based next-hop table with one layer per switch pair.
+pub struct Layered {
+    name: &'static str,
+    n: usize,
+    /// `next[dst * n + at]`: the port `at` forwards on towards `dst`.
+    next: Vec<PortId>,
+    /// `layer[src * n + dst]`: the layer (VC) of the pair's path.
+    layer: Vec<u8>,
+    layers: u8,
+    max_hops: u32,
+}
+
+impl Layered {
+    /// Layers (VCs) used.
+    pub fn layers(&self) -> u8 {
+        self.layers
+    }
+
+    /// The layer of the path from switch `src` to switch `dst`.
+    pub fn layer_of(&self, src: SwitchId, dst: SwitchId) -> u8 {
+        self.layer[src as usize * self.n + dst as usize]
+    }
+}
+
+impl Routing for Layered {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn vcs_required(&self) -> u8 {
+        self.layers
+    }
+
+    fn max_hops(&self) -> u32 {
+        self.max_hops
+    }
+
+    fn init(&self, src: SwitchId, dst: SwitchId, state: &mut RouteState, _rng: &mut Rng) {
+        state.phase = self.layer_of(src, dst);
+    }
+
+    fn candidates(
+        &self,
+        at: SwitchId,
+        dst: SwitchId,
+        packet: &mut Packet,
+        _load: &dyn LoadView,
+        _rng: &mut Rng,
+        out: &mut Vec<Candidate>,
+    ) {
+        let port = self.next[dst as usize * self.n + at as usize];
+        out.push(Candidate { port, vc: packet.route.phase, penalty: 0 });
+    }
+}
+
+/// Builder state common to both engines: the next-hop table and the channel numbering.
+pub(crate) struct Tables {
+    pub(crate) n: usize,
+    pub(crate) next: Vec<PortId>,
+    port_offsets: Vec<u32>,
+    /// Switch behind each global port (`u32::MAX`: not a network port).
+    port_next: Vec<SwitchId>,
+    /// Switches with endpoints, in id order.
+    pub(crate) terminals: Vec<SwitchId>,
+}
+
+impl Tables {
+    /// An empty next-hop table for `net`; `endpoint_switch` gives the switch of each endpoint.
+    pub(crate) fn new(net: &Network, endpoint_switch: &[SwitchId]) -> Self {
+        let n = net.num_switches();
+        let mut port_next = Vec::with_capacity(net.ports.len());
+        for s in 0..n as SwitchId {
+            port_next.extend(net.ports(s).iter().map(|p| match p.target {
+                PortTarget::Switch { switch, .. } => switch,
+                _ => u32::MAX,
+            }));
+        }
+        let mut has = vec![false; n];
+        for &s in endpoint_switch {
+            has[s as usize] = true;
+        }
+        let terminals = (0..n as SwitchId).filter(|&s| has[s as usize]).collect();
+        Self {
+            n,
+            next: vec![PortId::MAX; n * n],
+            port_offsets: net.port_offsets.clone(),
+            port_next,
+            terminals,
+        }
+    }
+
+    /// Number of channel ids (global ports).
+    pub(crate) fn num_channels(&self) -> usize {
+        self.port_next.len()
+    }
+
+    /// Global id of port `port` of `s`.
+    pub(crate) fn channel(&self, s: SwitchId, port: PortId) -> u32 {
+        self.port_offsets[s as usize] + port as u32
+    }
+
+    /// The next switch from `at` towards `dst`.
+    pub(crate) fn step(&self, at: SwitchId, dst: SwitchId) -> (u32, SwitchId) {
+        let port = self.next[dst as usize * self.n + at as usize];
+        let c = self.channel(at, port);
+        (c, self.port_next[c as usize])
+    }
+
+    /// Appends the dependencies of the path `src -> dst` to `out`; returns its hops.
+    pub(crate) fn deps(&self, src: SwitchId, dst: SwitchId, out: &mut Vec<(u32, u32)>) -> u32 {
+        let mut at = src;
+        let mut prev = u32::MAX;
+        let mut hops = 0;
+        while at != dst {
+            let (c, nxt) = self.step(at, dst);
+            if prev != u32::MAX {
+                out.push((prev, c));
+            }
+            prev = c;
+            at = nxt;
+            hops += 1;
+            assert!(hops as usize <= self.n, "routing table loops from switch {src} to {dst}");
+        }
+        hops
+    }
+
+    /// The finished routing. `layer` is indexed `src * n + dst`.
+    pub(crate) fn finish(
+        self,
+        name: &'static str,
+        layer: Vec<u8>,
+        layers: usize,
+        max_hops: u32,
+    ) -> Result<Layered, TopologyError> {
+        if layers > MAX_LAYERS {
+            return Err(TopologyError::new(
+                "kind",
+                format!("{name} needs more than {MAX_LAYERS} layers on this network"),
+            ));
+        }
+        Ok(Layered { name, n: self.n, next: self.next, layer, layers: layers.max(1) as u8, max_hops })
+    }
+}
+
+/// What adding an edge to a [`DynDag`] did.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Added {
+    /// The edge was new and is now in the graph.
+    New,
+    /// The edge was already there.
+    Existing,
+    /// The edge would close a cycle; the graph is unchanged.
+    Cycle,
+}
+
+/// A directed acyclic graph kept acyclic under edge insertions, with a dynamic topological
+/// order (Pearce and Kelly, "A dynamic topological sort algorithm for directed acyclic
+/// graphs", JEA 2006): an insertion `u -> v` with `ord[u] < ord[v]` costs nothing; otherwise
+/// only the nodes whose order lies between `ord[v]` and `ord[u]` are searched. Removing an
+/// edge never invalidates the order.
+pub(crate) struct DynDag {
+    succ: Vec<Vec<u32>>,
+    pred: Vec<Vec<u32>>,
+    ord: Vec<u32>,
+    visited: Vec<bool>,
+    stack: Vec<u32>,
+    fwd: Vec<u32>,
+    back: Vec<u32>,
+}
+
+impl DynDag {
+    pub(crate) fn new(nodes: usize) -> Self {
+        Self {
+            succ: vec![Vec::new(); nodes],
+            pred: vec![Vec::new(); nodes],
+            ord: (0..nodes as u32).collect(),
+            visited: vec![false; nodes],
+            stack: Vec::new(),
+            fwd: Vec::new(),
+            back: Vec::new(),
+        }
+    }
+
+    /// Adds `u -> v` unless it closes a cycle.
+    pub(crate) fn add(&mut self, u: u32, v: u32) -> Added {
+        if self.succ[u as usize].contains(&v) {
+            return Added::Existing;
+        }
+        if u == v {
+            return Added::Cycle;
+        }
+        let (lb, ub) = (self.ord[v as usize], self.ord[u as usize]);
+        if lb < ub {
+            // Forward search from v among the nodes ordered before u.
+            self.fwd.clear();
+            self.stack.clear();
+            self.stack.push(v);
+            self.visited[v as usize] = true;
+            let mut cycle = false;
+            while let Some(x) = self.stack.pop() {
+                self.fwd.push(x);
+                for &w in &self.succ[x as usize] {
+                    let o = self.ord[w as usize];
+                    if o == ub {
+                        cycle = true;
+                        break;
+                    }
+                    if !self.visited[w as usize] && o < ub {
+                        self.visited[w as usize] = true;
+                        self.stack.push(w);
+                    }
+                }
+                if cycle {
+                    break;
+                }
+            }
+            if cycle {
+                for &x in self.fwd.iter().chain(self.stack.iter()) {
+                    self.visited[x as usize] = false;
+                }
+                return Added::Cycle;
+            }
+            // Backward search from u among the nodes ordered after v.
+            self.back.clear();
+            self.stack.push(u);
+            self.visited[u as usize] = true;
+            while let Some(x) = self.stack.pop() {
+                self.back.push(x);
+                for &w in &self.pred[x as usize] {
+                    if !self.visited[w as usize] && self.ord[w as usize] > lb {
+                        self.visited[w as usize] = true;
+                        self.stack.push(w);
+                    }
+                }
+            }
+            // Reorder: the backward set, then the forward set, over their pooled positions.
+            let ord = &self.ord;
+            self.back.sort_unstable_by_key(|&x| ord[x as usize]);
+            self.fwd.sort_unstable_by_key(|&x| ord[x as usize]);
+            let mut pool: Vec<u32> =
+                self.back.iter().chain(self.fwd.iter()).map(|&x| ord[x as usize]).collect();
+            pool.sort_unstable();
+            for (i, &x) in self.back.iter().chain(self.fwd.iter()).enumerate() {
+                self.ord[x as usize] = pool[i];
+                self.visited[x as usize] = false;
+            }
+        }
+        self.succ[u as usize].push(v);
+        self.pred[v as usize].push(u);
+        Added::New
+    }
+
+    /// Removes `u -> v` (present).
+    pub(crate) fn remove(&mut self, u: u32, v: u32) {
+        self.succ[u as usize].retain(|&w| w != v);
+        self.pred[v as usize].retain(|&w| w != u);
+    }
+
+    /// Adds all of `edges`, or none of them if together they would close a cycle.
+    pub(crate) fn add_all(&mut self, edges: &[(u32, u32)]) -> bool {
+        let mut added = Vec::new();
+        for &(u, v) in edges {
+            match self.add(u, v) {
+                Added::New => added.push((u, v)),
+                Added::Existing => {}
+                Added::Cycle => {
+                    for &(a, b) in &added {
+                        self.remove(a, b);
+                    }
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dyn_dag_refuses_cycles_and_rolls_back() {
+        let mut g = DynDag::new(5);
+        assert_eq!(g.add(3, 2), Added::New);
+        assert_eq!(g.add(2, 1), Added::New);
+        assert_eq!(g.add(3, 2), Added::Existing);
+        assert_eq!(g.add(1, 3), Added::Cycle);
+        assert_eq!(g.add(1, 0), Added::New);
+        assert_eq!(g.add(0, 3), Added::Cycle);
+        // The first edge is rolled back when the second closes a cycle.
+        assert!(!g.add_all(&[(4, 0), (0, 4)]));
+        assert_eq!(g.add(0, 4), Added::New);
+        assert_eq!(g.add(4, 3), Added::Cycle);
+        assert!(g.add_all(&[(3, 1), (2, 0)]));
+    }
+}

@@ -1,0 +1,151 @@
+//! The layered table routings (`dfsssp`, `lash`): complete shortest-path tables, layer
+//! counts the deadlock verifier agrees with, runs past saturation, and a clear error when
+//! the VCs are too few.
+
+mod common;
+use common::{build, run};
+use xnet_models::analysis::analyse;
+use xnet_models::config::Config;
+use xnet_models::sim::{Simulation, Status};
+
+const BASE: &str = r#"
+[simulation]
+cycles = 2000
+warmup = 300
+seed = 3
+[topology]
+TOPOLOGY
+endpoints_per_switch = 2
+[router]
+vcs = 8
+packet_size = 4
+input_buffer = 16
+output_buffer = 8
+[routing]
+algorithm = "lash"
+[traffic]
+pattern = "uniform"
+load = 1.0
+"#;
+
+const TORUS: &str = "kind = \"torus\"\nsides = [4, 4]";
+const RRG_24: &str = "kind = \"random_regular\"\nswitches = 24\ndegree = 4";
+const RRG_32: &str = "kind = \"random_regular\"\nswitches = 32\ndegree = 3";
+const FAULTY_MESH: &str = "kind = \"mesh\"\nsides = [6, 6]\nfailed_links = 5";
+
+fn text(net: &str) -> String {
+    BASE.replace("TOPOLOGY", net)
+}
+
+fn with(algo: &str, extra: &[&str]) -> Vec<String> {
+    let mut o = Vec::new();
+    o.push(format!("routing.algorithm=\"{algo}\""));
+    o.extend(extra.iter().map(|s| s.to_string()));
+    o
+}
+
+fn sim(net: &str, algo: &str, extra: &[&str]) -> Simulation {
+    let o = with(algo, extra);
+    let o: Vec<&str> = o.iter().map(|s| s.as_str()).collect();
+    build(&text(net), &o)
+}
+
+/// Checks `algo` on `net`; returns its layer count.
+fn check(net: &str, algo: &str) -> u8 {
+    let s = sim(net, algo, &[]);
+    let layers = s.routing().vcs_required();
+    assert!(layers >= 1);
+    let report = analyse(&s);
+    assert!(report.acyclic, "{algo} on {}: {:?}", s.net.name, report.cycle);
+    assert_eq!(report.unreachable_pairs, 0, "{algo} on {}", s.net.name);
+    assert_eq!(report.vcs_used, layers as u32, "{algo} on {}", s.net.name);
+    let minimal = analyse(&sim(net, "minimal", &["router.vcs=32"]));
+    // Shortest paths: the same average routing distance as minimal routing, and the
+    // longest route is the diameter.
+    assert!(
+        (report.average_routing_distance - minimal.average_routing_distance).abs() < 1e-9,
+        "{algo} on {}: ARD {} vs minimal {}",
+        s.net.name,
+        report.average_routing_distance,
+        minimal.average_routing_distance
+    );
+    assert_eq!(report.longest_path, minimal.longest_path, "{algo} on {}", s.net.name);
+    assert_eq!(s.routing().max_hops(), minimal.longest_path);
+
+    // Too few VCs: a clear error naming router.vcs and both numbers.
+    if layers > 1 {
+        let o = with(algo, &[&format!("router.vcs={}", layers - 1)]);
+        let e = Config::parse(&text(net), &o)
+            .and_then(Simulation::build)
+            .err()
+            .expect("must be refused")
+            .to_string();
+        assert!(e.contains("router.vcs"), "{e}");
+        assert!(e.contains(&format!("needs {layers} layers, {} available", layers - 1)), "{e}");
+    }
+    layers
+}
+
+fn runs_past_saturation(net: &str, algo: &str) {
+    let mut s = sim(net, algo, &[]);
+    s.record_deliveries = true;
+    let r = run(&s, 2);
+    assert_eq!(r.status, Status::Completed, "{algo} on {}", s.net.name);
+    assert!(r.summary.accepted_load > 0.05, "{:?}", r.summary);
+    assert_eq!(r.summary.generated_total, r.summary.delivered_total + r.resident_end + r.on_wires_end);
+    assert!(r.deliveries.iter().all(|d| d.received_by == d.dst));
+}
+
+#[test]
+fn a_4x4_torus_needs_several_layers_and_both_engines_are_verified() {
+    for algo in ["lash", "dfsssp"] {
+        let layers = check(TORUS, algo);
+        assert!(layers >= 2, "{algo}: {layers} layers");
+        runs_past_saturation(TORUS, algo);
+    }
+}
+
+#[test]
+fn random_regular_graphs_are_routed_deadlock_free_on_shortest_paths() {
+    for net in [RRG_24, RRG_32] {
+        for algo in ["lash", "dfsssp"] {
+            check(net, algo);
+        }
+    }
+    runs_past_saturation(RRG_24, "dfsssp");
+    runs_past_saturation(RRG_32, "lash");
+}
+
+#[test]
+fn a_mesh_with_failed_links_is_routed_around_the_faults() {
+    for algo in ["lash", "dfsssp"] {
+        let s = sim(FAULTY_MESH, algo, &[]);
+        assert_eq!(s.net.failed_links, 5);
+        check(FAULTY_MESH, algo);
+        runs_past_saturation(FAULTY_MESH, algo);
+    }
+}
+
+#[test]
+fn tables_are_deterministic() {
+    for algo in ["lash", "dfsssp"] {
+        let a = analyse(&sim(RRG_24, algo, &[]));
+        let b = analyse(&sim(RRG_24, algo, &[]));
+        assert_eq!(a.link_weights, b.link_weights);
+        assert_eq!(a.vcs_used, b.vcs_used);
+    }
+}
+
+#[test]
+fn one_vc_on_a_torus_is_refused_with_the_layer_count() {
+    let net = TORUS;
+    for algo in ["lash", "dfsssp"] {
+        let o = with(algo, &["router.vcs=1"]);
+        let e = Config::parse(&text(net), &o)
+            .and_then(Simulation::build)
+            .err()
+            .expect("must be refused")
+            .to_string();
+        assert!(e.contains("router.vcs") && e.contains(algo) && e.contains("1 available"), "{e}");
+    }
+}
