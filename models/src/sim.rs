@@ -182,7 +182,7 @@ pub fn build_routing(
             "routing.algorithm",
             format!(
                 "`{algo}` follows the intact topology and cannot route around the {} failed links; \
-                 use a table-based routing: minimal, shortest_path, allpath, valiant, up_down or spda",
+                 use a table-based routing: minimal, shortest_path, allpath, valiant, up_down, spda, dfsssp or lash",
                 net.failed_links
             ),
         ));
