@@ -4,19 +4,14 @@
 //! Every run here is small (well under 2 s in release); configs are written into a
 //! temporary directory, which is also the working directory of each run.
 
-use hdf5::types::{TypeDescriptor, VarLenAscii, VarLenUnicode};
-use hdf5::{Attribute, Dataset, Datatype, File, Group, H5Type, Location};
-use std::collections::BTreeMap;
+mod common;
+
+use common::*;
+use hdf5::H5Type;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
-
-const XNET: &str = env!("CARGO_BIN_EXE_xnet");
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("cli/ has a parent").to_path_buf()
-}
 
 /// Runs `xnet args...` in `dir` and returns its output.
 fn xnet(dir: &Path, args: &[&str]) -> Output {
@@ -28,16 +23,6 @@ fn xnet(dir: &Path, args: &[&str]) -> Output {
         .unwrap_or_else(|e| panic!("cannot start {XNET}: {e}"))
 }
 
-fn describe(out: &Output) -> String {
-    format!(
-        "exit status {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-/// Runs `xnet args...` and asserts it exited with `code`.
 fn xnet_expect(dir: &Path, args: &[&str], code: i32) -> Output {
     let out = xnet(dir, args);
     assert_eq!(out.status.code(), Some(code), "xnet {}: {}", args.join(" "), describe(&out));
@@ -48,10 +33,6 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).expect("write config");
     path
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
 }
 
 const DRAGONFLY: &str = r#"
@@ -139,28 +120,6 @@ load = 1.0
 // Reading result files
 // ---------------------------------------------------------------------------------------
 
-fn open(path: &Path) -> File {
-    File::open(path).unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()))
-}
-
-fn attr_str(loc: &Location, name: &str) -> String {
-    let a = loc.attr(name).unwrap_or_else(|e| panic!("attribute {name} missing on {}: {e}", loc.name()));
-    a.read_scalar::<VarLenUnicode>().unwrap_or_else(|e| panic!("attribute {name}: {e}")).as_str().to_string()
-}
-
-fn attr_f64(loc: &Location, name: &str) -> f64 {
-    loc.attr(name)
-        .and_then(|a| a.read_scalar::<f64>())
-        .unwrap_or_else(|e| panic!("attribute {name} on {}: {e}", loc.name()))
-}
-
-fn attr_u64(loc: &Location, name: &str) -> u64 {
-    loc.attr(name)
-        .and_then(|a| a.read_scalar::<u64>())
-        .unwrap_or_else(|e| panic!("attribute {name} on {}: {e}", loc.name()))
-}
-
-/// A subset of the columns of `/points/NNN/timeseries` (HDF5 matches members by name).
 #[derive(H5Type, Clone, Copy, Debug)]
 #[repr(C)]
 struct TimeRow {
@@ -189,161 +148,6 @@ struct SummaryRow {
 struct BlockedRow {
     switch: u32,
     packets: u32,
-}
-
-fn rows<T: H5Type>(file: &File, path: &str) -> Vec<T> {
-    file.dataset(path)
-        .unwrap_or_else(|e| panic!("dataset {path}: {e}"))
-        .read_raw::<T>()
-        .unwrap_or_else(|e| panic!("reading {path}: {e}"))
-}
-
-// Raw reads: hdf5-metno can only read into a compile-time `H5Type`, so reading every
-// dataset of a file whatever its type goes through `H5Dread` itself, into a packed copy of
-// the dataset's own type (HDF5 drops the padding of the C-layout file type, whose bytes
-// are not meaningful). hid_t is 64 bits since HDF5 1.10; H5S_ALL and H5P_DEFAULT are 0.
-// The symbol comes from the libhdf5 that the `hdf5` crate links.
-extern "C" {
-    fn H5Dread(
-        dset_id: i64,
-        mem_type_id: i64,
-        mem_space_id: i64,
-        file_space_id: i64,
-        plist_id: i64,
-        buf: *mut std::ffi::c_void,
-    ) -> std::ffi::c_int;
-}
-
-fn has_varlen(t: &TypeDescriptor) -> bool {
-    match t {
-        TypeDescriptor::VarLenArray(_) | TypeDescriptor::VarLenAscii | TypeDescriptor::VarLenUnicode => true,
-        TypeDescriptor::Compound(c) => c.fields.iter().any(|f| has_varlen(&f.ty)),
-        TypeDescriptor::FixedArray(t, _) => has_varlen(t),
-        _ => false,
-    }
-}
-
-/// The dataset's type and shape as text, and its elements as packed bytes.
-fn dataset_bytes(ds: &Dataset) -> (String, Vec<u8>) {
-    let name = ds.name();
-    let desc = ds.dtype().and_then(|t| t.to_descriptor()).unwrap_or_else(|e| panic!("type of {name}: {e}"));
-    assert!(!has_varlen(&desc), "{name}: variable-length data cannot be compared as bytes");
-    let packed = desc.to_packed_repr();
-    let mem = Datatype::from_descriptor(&packed).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let n = ds.size();
-    let mut buf = vec![0u8; n * mem.size()];
-    if n > 0 {
-        let rc = hdf5::sync::sync(|| unsafe { H5Dread(ds.id(), mem.id(), 0, 0, 0, buf.as_mut_ptr().cast()) });
-        assert!(rc >= 0, "H5Dread of {name} failed ({rc})");
-    }
-    (format!("{packed:?} shape {:?}", ds.shape()), buf)
-}
-
-/// An attribute's type, shape and value as text (floats by their bits, so NaN == NaN).
-fn attr_text(a: &Attribute) -> String {
-    let desc = a.dtype().and_then(|t| t.to_descriptor()).expect("attribute type");
-    let values = match &desc {
-        TypeDescriptor::VarLenUnicode => {
-            format!(
-                "{:?}",
-                a.read_raw::<VarLenUnicode>().unwrap().iter().map(|v| v.as_str()).collect::<Vec<_>>()
-            )
-        }
-        TypeDescriptor::VarLenAscii => {
-            format!(
-                "{:?}",
-                a.read_raw::<VarLenAscii>().unwrap().iter().map(|v| v.as_str()).collect::<Vec<_>>()
-            )
-        }
-        TypeDescriptor::Float(_) => {
-            let v = a.read_raw::<f64>().unwrap();
-            format!("{v:?} bits {:x?}", v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
-        }
-        TypeDescriptor::Unsigned(_) => format!("{:?}", a.read_raw::<u64>().unwrap()),
-        TypeDescriptor::Integer(_) => format!("{:?}", a.read_raw::<i64>().unwrap()),
-        TypeDescriptor::Boolean => format!("{:?}", a.read_raw::<bool>().unwrap()),
-        other => panic!("attribute {}: unexpected type {other}", a.name()),
-    };
-    format!("{desc} shape {:?} = {values}", a.shape())
-}
-
-/// Every dataset (path -> type and bytes) and attribute (path@name -> text) of a file.
-#[derive(Default)]
-struct Dump {
-    datasets: BTreeMap<String, (String, Vec<u8>)>,
-    attrs: BTreeMap<String, String>,
-}
-
-fn dump_attrs(loc: &Location, dump: &mut Dump) {
-    for name in loc.attr_names().expect("attribute names") {
-        let a = loc.attr(&name).expect("attribute");
-        dump.attrs.insert(format!("{}@{name}", loc.name()), attr_text(&a));
-    }
-}
-
-fn dump_group(g: &Group, dump: &mut Dump) {
-    dump_attrs(g, dump);
-    for ds in g.datasets().expect("datasets") {
-        dump_attrs(&ds, dump);
-        dump.datasets.insert(ds.name(), dataset_bytes(&ds));
-    }
-    for sub in g.groups().expect("groups") {
-        dump_group(&sub, dump);
-    }
-}
-
-fn dump(path: &Path) -> Dump {
-    let mut d = Dump::default();
-    dump_group(&open(path), &mut d);
-    d
-}
-
-/// Attributes that record the run's environment or wall-clock time, allowed to differ
-/// between thread counts (docs/output-format.md lists them): besides those named in the
-/// brief, `peak_rss_bytes` (memory), `packet_hops_per_second` (a wall-clock rate), and
-/// the MPI layout: `ranks` and the per-rank `rank_*` figures.
-fn environment_attr(key: &str) -> bool {
-    let name = key.rsplit('@').next().unwrap();
-    matches!(
-        name,
-        "threads"
-            | "partitions"
-            | "lookahead"
-            | "wall_seconds"
-            | "windows"
-            | "command"
-            | "routing_build_seconds"
-            | "peak_rss_bytes"
-            | "packet_hops_per_second"
-            | "ranks"
-    ) || name.starts_with("partition_")
-        || name.starts_with("rank_")
-}
-
-/// Differences between two dumps (empty: identical up to environment attributes).
-fn differences(a: &Dump, b: &Dump) -> Vec<String> {
-    let mut diffs = Vec::new();
-    let keys = |m: &BTreeMap<String, (String, Vec<u8>)>| m.keys().cloned().collect::<Vec<_>>();
-    if keys(&a.datasets) != keys(&b.datasets) {
-        diffs.push(format!("dataset sets differ: {:?} vs {:?}", keys(&a.datasets), keys(&b.datasets)));
-    }
-    for (path, (ta, ba)) in &a.datasets {
-        let Some((tb, bb)) = b.datasets.get(path) else { continue };
-        if ta != tb {
-            diffs.push(format!("{path}: type/shape {ta} vs {tb}"));
-        } else if ba != bb {
-            let at = ba.iter().zip(bb).position(|(x, y)| x != y).unwrap_or(ba.len().min(bb.len()));
-            diffs.push(format!("{path}: bytes differ from offset {at} ({} bytes)", ba.len()));
-        }
-    }
-    let names = a.attrs.keys().chain(b.attrs.keys()).filter(|k| !environment_attr(k));
-    for key in names.collect::<std::collections::BTreeSet<_>>() {
-        let (va, vb) = (a.attrs.get(key), b.attrs.get(key));
-        if va != vb {
-            diffs.push(format!("attribute {key}: {va:?} vs {vb:?}"));
-        }
-    }
-    diffs
 }
 
 // ---------------------------------------------------------------------------------------
@@ -634,26 +438,9 @@ fn list_names_topologies_routings_and_patterns() {
 // scripts/read_results.py
 // ---------------------------------------------------------------------------------------
 
-/// A Python with h5py: $XNET_PYTHON, then `.venv/bin/python3` of the workspace, then
-/// `python3` on the PATH.
-fn python_with_h5py() -> Option<PathBuf> {
-    let mut candidates: Vec<PathBuf> =
-        std::env::var_os("XNET_PYTHON").map(PathBuf::from).into_iter().collect();
-    candidates.push(workspace().join(".venv/bin/python3"));
-    candidates.push(PathBuf::from("python3"));
-    candidates.into_iter().find(|py| {
-        Command::new(py)
-            .args(["-c", "import h5py"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    })
-}
-
 #[test]
 fn read_results_script_prints_a_result_file() {
-    let Some(python) = python_with_h5py() else {
+    let Some(python) = common::python_with("h5py") else {
         eprintln!(
             "\n*** SKIPPED: h5py not installed (tried $XNET_PYTHON, .venv/bin/python3, python3); \
              scripts/read_results.py was NOT tested ***\n"

@@ -8,30 +8,14 @@
 //! skipped loudly, unless `XNET_REQUIRE_SLURM=1` (set by `.ci/run`), which makes a
 //! missing Slurm a failure.
 
-use hdf5::types::{TypeDescriptor, VarLenAscii, VarLenUnicode};
-use hdf5::{Attribute, Dataset, Datatype, File, Group, Location};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::*;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 use tempfile::TempDir;
 
-const XNET: &str = env!("CARGO_BIN_EXE_xnet");
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("cli/ has a parent").to_path_buf()
-}
-
-fn describe(out: &Output) -> String {
-    format!(
-        "exit status {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-/// Runs `program args...` in `dir` and asserts it exited 0.
 fn run_ok(dir: &Path, program: &str, args: &[&str]) -> Output {
     let out = Command::new(program)
         .args(args)
@@ -43,11 +27,6 @@ fn run_ok(dir: &Path, program: &str, args: &[&str]) -> Output {
     out
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
-
-/// HyperX 4x4, 4 endpoints per switch, 2000 cycles: well under a second.
 const HYPERX: &str = r#"
 [simulation]
 cycles = 2000
@@ -72,164 +51,6 @@ load = 0.5
 "#;
 
 // ---------------------------------------------------------------------------------------
-// Comparing result files (as in cli/tests/cli.rs)
-// ---------------------------------------------------------------------------------------
-
-fn open(path: &Path) -> File {
-    File::open(path).unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()))
-}
-
-fn attr_str(loc: &Location, name: &str) -> String {
-    let a = loc.attr(name).unwrap_or_else(|e| panic!("attribute {name} missing on {}: {e}", loc.name()));
-    a.read_scalar::<VarLenUnicode>().unwrap_or_else(|e| panic!("attribute {name}: {e}")).as_str().to_string()
-}
-
-fn attr_u64(loc: &Location, name: &str) -> u64 {
-    loc.attr(name)
-        .and_then(|a| a.read_scalar::<u64>())
-        .unwrap_or_else(|e| panic!("attribute {name} on {}: {e}", loc.name()))
-}
-
-// hdf5-metno reads only into compile-time types, so whole datasets of any type are read
-// through `H5Dread` into a packed copy of their own type (see cli/tests/cli.rs).
-extern "C" {
-    fn H5Dread(
-        dset_id: i64,
-        mem_type_id: i64,
-        mem_space_id: i64,
-        file_space_id: i64,
-        plist_id: i64,
-        buf: *mut std::ffi::c_void,
-    ) -> std::ffi::c_int;
-}
-
-fn has_varlen(t: &TypeDescriptor) -> bool {
-    match t {
-        TypeDescriptor::VarLenArray(_) | TypeDescriptor::VarLenAscii | TypeDescriptor::VarLenUnicode => true,
-        TypeDescriptor::Compound(c) => c.fields.iter().any(|f| has_varlen(&f.ty)),
-        TypeDescriptor::FixedArray(t, _) => has_varlen(t),
-        _ => false,
-    }
-}
-
-fn dataset_bytes(ds: &Dataset) -> (String, Vec<u8>) {
-    let name = ds.name();
-    let desc = ds.dtype().and_then(|t| t.to_descriptor()).unwrap_or_else(|e| panic!("type of {name}: {e}"));
-    assert!(!has_varlen(&desc), "{name}: variable-length data cannot be compared as bytes");
-    let packed = desc.to_packed_repr();
-    let mem = Datatype::from_descriptor(&packed).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let n = ds.size();
-    let mut buf = vec![0u8; n * mem.size()];
-    if n > 0 {
-        let rc = hdf5::sync::sync(|| unsafe { H5Dread(ds.id(), mem.id(), 0, 0, 0, buf.as_mut_ptr().cast()) });
-        assert!(rc >= 0, "H5Dread of {name} failed ({rc})");
-    }
-    (format!("{packed:?} shape {:?}", ds.shape()), buf)
-}
-
-fn attr_text(a: &Attribute) -> String {
-    let desc = a.dtype().and_then(|t| t.to_descriptor()).expect("attribute type");
-    let values = match &desc {
-        TypeDescriptor::VarLenUnicode => {
-            format!(
-                "{:?}",
-                a.read_raw::<VarLenUnicode>().unwrap().iter().map(|v| v.as_str()).collect::<Vec<_>>()
-            )
-        }
-        TypeDescriptor::VarLenAscii => {
-            format!(
-                "{:?}",
-                a.read_raw::<VarLenAscii>().unwrap().iter().map(|v| v.as_str()).collect::<Vec<_>>()
-            )
-        }
-        TypeDescriptor::Float(_) => {
-            let v = a.read_raw::<f64>().unwrap();
-            format!("{v:?} bits {:x?}", v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
-        }
-        TypeDescriptor::Unsigned(_) => format!("{:?}", a.read_raw::<u64>().unwrap()),
-        TypeDescriptor::Integer(_) => format!("{:?}", a.read_raw::<i64>().unwrap()),
-        TypeDescriptor::Boolean => format!("{:?}", a.read_raw::<bool>().unwrap()),
-        other => panic!("attribute {}: unexpected type {other}", a.name()),
-    };
-    format!("{desc} shape {:?} = {values}", a.shape())
-}
-
-#[derive(Default)]
-struct Dump {
-    datasets: BTreeMap<String, (String, Vec<u8>)>,
-    attrs: BTreeMap<String, String>,
-}
-
-fn dump_attrs(loc: &Location, dump: &mut Dump) {
-    for name in loc.attr_names().expect("attribute names") {
-        let a = loc.attr(&name).expect("attribute");
-        dump.attrs.insert(format!("{}@{name}", loc.name()), attr_text(&a));
-    }
-}
-
-fn dump_group(g: &Group, dump: &mut Dump) {
-    dump_attrs(g, dump);
-    for ds in g.datasets().expect("datasets") {
-        dump_attrs(&ds, dump);
-        dump.datasets.insert(ds.name(), dataset_bytes(&ds));
-    }
-    for sub in g.groups().expect("groups") {
-        dump_group(&sub, dump);
-    }
-}
-
-fn dump(path: &Path) -> Dump {
-    let mut d = Dump::default();
-    dump_group(&open(path), &mut d);
-    d
-}
-
-/// Attributes that record the environment, wall-clock time or the rank/thread layout
-/// (docs/output-format.md), allowed to differ between layouts.
-fn environment_attr(key: &str) -> bool {
-    let name = key.rsplit('@').next().unwrap();
-    matches!(
-        name,
-        "threads"
-            | "partitions"
-            | "lookahead"
-            | "wall_seconds"
-            | "windows"
-            | "command"
-            | "routing_build_seconds"
-            | "peak_rss_bytes"
-            | "packet_hops_per_second"
-            | "ranks"
-    ) || name.starts_with("partition_")
-        || name.starts_with("rank_")
-}
-
-fn differences(a: &Dump, b: &Dump) -> Vec<String> {
-    let mut diffs = Vec::new();
-    let keys = |m: &BTreeMap<String, (String, Vec<u8>)>| m.keys().cloned().collect::<Vec<_>>();
-    if keys(&a.datasets) != keys(&b.datasets) {
-        diffs.push(format!("dataset sets differ: {:?} vs {:?}", keys(&a.datasets), keys(&b.datasets)));
-    }
-    for (path, (ta, ba)) in &a.datasets {
-        let Some((tb, bb)) = b.datasets.get(path) else { continue };
-        if ta != tb {
-            diffs.push(format!("{path}: type/shape {ta} vs {tb}"));
-        } else if ba != bb {
-            let at = ba.iter().zip(bb).position(|(x, y)| x != y).unwrap_or(ba.len().min(bb.len()));
-            diffs.push(format!("{path}: bytes differ from offset {at} ({} bytes)", ba.len()));
-        }
-    }
-    let names = a.attrs.keys().chain(b.attrs.keys()).filter(|k| !environment_attr(k));
-    for key in names.collect::<std::collections::BTreeSet<_>>() {
-        let (va, vb) = (a.attrs.get(key), b.attrs.get(key));
-        if va != vb {
-            diffs.push(format!("attribute {key}: {va:?} vs {vb:?}"));
-        }
-    }
-    diffs
-}
-
-// ---------------------------------------------------------------------------------------
 // Slurm
 // ---------------------------------------------------------------------------------------
 
@@ -244,21 +65,6 @@ fn slurm_missing() -> Option<String> {
         Ok(o) if !o.status.success() => Some(format!("sinfo failed: {}", describe(&o))),
         Ok(_) => None,
     }
-}
-
-fn python_with_h5py() -> Option<PathBuf> {
-    let mut candidates: Vec<PathBuf> =
-        std::env::var_os("XNET_PYTHON").map(PathBuf::from).into_iter().collect();
-    candidates.push(workspace().join(".venv/bin/python3"));
-    candidates.push(PathBuf::from("python3"));
-    candidates.into_iter().find(|py| {
-        Command::new(py)
-            .args(["-c", "import h5py, matplotlib"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    })
 }
 
 #[test]
@@ -342,7 +148,7 @@ fn srun_and_sbatch_give_a_two_rank_run_identical_to_one_rank() {
     eprintln!("slurm: xnet, srun and sbatch runs took {:.1} s", t0.elapsed().as_secs_f64());
 
     // scripts/scaling.py: a table with one row per file, and the plot.
-    let Some(python) = python_with_h5py() else {
+    let Some(python) = common::python_with("h5py, matplotlib") else {
         eprintln!(
             "\n*** SKIPPED: no Python with h5py and matplotlib; scripts/scaling.py was NOT tested ***\n"
         );
