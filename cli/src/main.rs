@@ -102,6 +102,10 @@ enum Command {
         /// Output HDF5 file. Default: `xnet-routes-<config name>.h5`.
         #[arg(long, short = 'o')]
         output: Option<PathBuf>,
+        /// Compare routings side by side: comma-separated `algorithm` or
+        /// `algorithm:vc_policy` entries, each applied over the configuration.
+        #[arg(long, value_delimiter = ',')]
+        compare: Vec<String>,
     },
     /// List the known topologies, routings and traffic patterns.
     List,
@@ -132,6 +136,12 @@ impl From<MethodArg> for partitioner::Method {
 }
 
 fn main() {
+    // Rust ignores SIGPIPE, so printing into a closed pipe (`xnet routes ... | head`)
+    // would panic; the default action ends the process quietly, as for other tools.
+    // SAFETY: called first thing, before any thread exists; SIG_DFL is always valid.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let mut cluster = Cluster::join();
     let code = match run_cli(cli, &mut cluster) {
@@ -185,14 +195,20 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Routes { config, set, output } => {
-            let cfg = Config::parse(&read(&config)?, &set)?;
+        Command::Routes { config, set, output, compare } => {
+            let text = read(&config)?;
+            let cfg = Config::parse(&text, &set)?;
             let output = output.unwrap_or_else(|| format!("xnet-routes-{}.h5", stem(&config)).into());
-            if rank0 {
-                let r = routes::routes(cfg, &output)?;
-                return Ok(if r.acyclic && r.unreachable_pairs == 0 { 0 } else { 4 });
+            if !rank0 {
+                return Ok(0);
             }
-            Ok(0)
+            let reports = if compare.is_empty() {
+                vec![routes::routes(cfg, &output)?]
+            } else {
+                routes::compare(&text, &set, &compare, &output)?
+            };
+            let sound = reports.iter().all(|r| r.acyclic && r.unreachable_pairs == 0);
+            Ok(if sound { 0 } else { 4 })
         }
         Command::List => {
             if !rank0 {

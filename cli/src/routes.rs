@@ -33,9 +33,77 @@ pub(crate) fn routes(cfg: Config, output: &Path) -> Result<RoutesReport> {
     let sim = Simulation::build(cfg)?;
     let r = analyse(&sim);
     print_report(&r);
-    write(&r, output).with_context(|| format!("writing {}", output.display()))?;
+    let file = File::create(output).with_context(|| format!("creating {}", output.display()))?;
+    write(&r, &file).with_context(|| format!("writing {}", output.display()))?;
+    file.flush()?;
     println!("written to {}", output.display());
     Ok(r)
+}
+
+/// Analyses the configuration once per entry of `routings` (`algorithm` or
+/// `algorithm:vc_policy`, applied over `text` and `overrides`), prints them side by side
+/// and writes one group per routing (`/routings/NNN`) to `output`.
+pub(crate) fn compare(
+    text: &str,
+    overrides: &[String],
+    routings: &[String],
+    output: &Path,
+) -> Result<Vec<RoutesReport>> {
+    let mut reports = Vec::new();
+    for entry in routings {
+        let (algorithm, policy) = match entry.split_once(':') {
+            Some((a, p)) => (a, Some(p)),
+            None => (entry.as_str(), None),
+        };
+        let mut set = overrides.to_vec();
+        set.push(format!("routing.algorithm={algorithm}"));
+        if let Some(p) = policy {
+            set.push(format!("routing.vc_policy={p}"));
+        }
+        let cfg = Config::parse(text, &set).with_context(|| format!("--compare {entry}"))?;
+        let sim = Simulation::build(cfg).with_context(|| format!("--compare {entry}"))?;
+        reports.push(analyse(&sim));
+    }
+    print_side_by_side(routings, &reports);
+    let file = File::create(output).with_context(|| format!("creating {}", output.display()))?;
+    attr_str(&file, "routings", &routings.join(","))?;
+    let group = file.create_group("routings")?;
+    for (i, r) in reports.iter().enumerate() {
+        let g = group.create_group(&format!("{i:03}"))?;
+        write(r, &g).with_context(|| format!("writing {}", output.display()))?;
+    }
+    file.flush()?;
+    println!("written to {}", output.display());
+    Ok(reports)
+}
+
+type Column = dyn Fn(&RoutesReport) -> String;
+
+fn print_side_by_side(names: &[String], reports: &[RoutesReport]) {
+    let width = names.iter().map(String::len).max().unwrap_or(8).max(10) + 2;
+    print!("{:<28}", "");
+    for n in names {
+        print!("{n:>width$}");
+    }
+    println!();
+    let rows: [(&str, &Column); 9] = [
+        ("acyclic (deadlock-free)", &|r| if r.acyclic { "yes".into() } else { "NO".into() }),
+        ("unreachable pairs", &|r| r.unreachable_pairs.to_string()),
+        ("average routing distance", &|r| format!("{:.4}", r.average_routing_distance)),
+        ("link weight avg", &|r| format!("{:.2}", r.link_weight_avg)),
+        ("link weight std", &|r| format!("{:.2}", r.link_weight_std)),
+        ("link weight max", &|r| r.link_weight_max.to_string()),
+        ("sigma(4, R)", &|r| format!("{:.3}", r.sigma)),
+        ("longest path (hops)", &|r| r.longest_path.to_string()),
+        ("VCs used", &|r| r.vcs_used.to_string()),
+    ];
+    for (label, f) in rows {
+        print!("  {label:<26}");
+        for r in reports {
+            print!("{:>width$}", f(r));
+        }
+        println!();
+    }
 }
 
 fn print_report(r: &RoutesReport) {
@@ -66,31 +134,31 @@ fn print_report(r: &RoutesReport) {
     row("time", format!("{:.3} s", r.seconds));
 }
 
-fn write(r: &RoutesReport, path: &Path) -> Result<()> {
-    let file = File::create(path)?;
-    attr_str(&file, "network", &r.network)?;
-    attr_str(&file, "routing", &r.routing)?;
-    attr_str(&file, "vc_policy", &format!("{:?}", r.vc_policy))?;
-    attr(&file, "vcs", r.vcs as u32)?;
-    attr(&file, "switches", r.switches as u64)?;
-    attr(&file, "links", r.links as u64)?;
-    attr(&file, "acyclic", r.acyclic as u8)?;
-    attr(&file, "channels", r.channels as u64)?;
-    attr(&file, "dependencies", r.dependencies as u64)?;
-    attr(&file, "states", r.states)?;
-    attr(&file, "unreachable_pairs", r.unreachable_pairs)?;
-    attr(&file, "average_routing_distance", r.average_routing_distance)?;
-    attr(&file, "link_weight_avg", r.link_weight_avg)?;
-    attr(&file, "link_weight_std", r.link_weight_std)?;
-    attr(&file, "link_weight_max", r.link_weight_max)?;
-    attr(&file, "sigma", r.sigma)?;
-    attr(&file, "sigma_k", models::analysis::SIGMA_K)?;
-    attr(&file, "perfect_channel_load", r.perfect_channel_load)?;
-    attr(&file, "longest_path", r.longest_path)?;
-    attr(&file, "longest_first_path", r.longest_first_path)?;
-    attr(&file, "vcs_used", r.vcs_used)?;
-    attr(&file, "seconds", r.seconds)?;
-    let root: &Group = &file;
+/// Writes a report's attributes and tables into `file` (the file's root or a group).
+fn write(r: &RoutesReport, file: &Group) -> Result<()> {
+    attr_str(file, "network", &r.network)?;
+    attr_str(file, "routing", &r.routing)?;
+    attr_str(file, "vc_policy", &format!("{:?}", r.vc_policy))?;
+    attr(file, "vcs", r.vcs as u32)?;
+    attr(file, "switches", r.switches as u64)?;
+    attr(file, "links", r.links as u64)?;
+    attr(file, "acyclic", r.acyclic as u8)?;
+    attr(file, "channels", r.channels as u64)?;
+    attr(file, "dependencies", r.dependencies as u64)?;
+    attr(file, "states", r.states)?;
+    attr(file, "unreachable_pairs", r.unreachable_pairs)?;
+    attr(file, "average_routing_distance", r.average_routing_distance)?;
+    attr(file, "link_weight_avg", r.link_weight_avg)?;
+    attr(file, "link_weight_std", r.link_weight_std)?;
+    attr(file, "link_weight_max", r.link_weight_max)?;
+    attr(file, "sigma", r.sigma)?;
+    attr(file, "sigma_k", models::analysis::SIGMA_K)?;
+    attr(file, "perfect_channel_load", r.perfect_channel_load)?;
+    attr(file, "longest_path", r.longest_path)?;
+    attr(file, "longest_first_path", r.longest_first_path)?;
+    attr(file, "vcs_used", r.vcs_used)?;
+    attr(file, "seconds", r.seconds)?;
+    let root: &Group = file;
     let weights: Vec<LinkWeightRow> = r
         .link_weights
         .iter()
@@ -113,7 +181,6 @@ fn write(r: &RoutesReport, path: &Path) -> Result<()> {
         .iter()
         .map(|u| format!("{} -> {}: at switch {}: {}", u.src, u.dst, u.at, u.reason))
         .collect();
-    attr_str(&file, "unreachable", &lines.join("\n"))?;
-    file.flush()?;
+    attr_str(file, "unreachable", &lines.join("\n"))?;
     Ok(())
 }

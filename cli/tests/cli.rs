@@ -565,3 +565,57 @@ fn mpi_hyperx_is_identical_for_every_rank_and_thread_layout() {
 fn mpi_random_regular_is_identical_for_every_rank_and_thread_layout() {
     check_ranks(RANDOM_REGULAR);
 }
+
+#[test]
+fn routes_compares_routings_side_by_side_and_flags_cyclic_ones() {
+    let dir = TempDir::new().unwrap();
+    let mesh = write(
+        dir.path(),
+        "mesh.toml",
+        r#"
+[simulation]
+cycles = 100
+[topology]
+kind = "mesh"
+sides = [4, 4]
+endpoints_per_switch = 1
+[router]
+vcs = 4
+packet_size = 4
+input_buffer = 8
+output_buffer = 8
+[routing]
+algorithm = "dor"
+[traffic]
+pattern = "uniform"
+load = 0.1
+"#,
+    );
+    let out = dir.path().join("cmp.h5");
+    let o = xnet_expect(dir.path(), &["routes", s(&mesh), "--compare", "dor,up_down,lash", "-o", s(&out)], 0);
+    let text = String::from_utf8_lossy(&o.stdout);
+    for name in ["dor", "up_down", "lash", "average routing distance", "VCs used"] {
+        assert!(text.contains(name), "{name} missing from:\n{text}");
+    }
+    let f = open(&out);
+    assert_eq!(attr_str(&f, "routings"), "dor,up_down,lash");
+    for (i, routing) in ["dor", "up_down", "lash"].iter().enumerate() {
+        let g = f.group(&format!("routings/{i:03}")).unwrap();
+        assert_eq!(&attr_str(&g, "routing"), routing);
+        // Every routing here is minimal on a mesh: the survey's ARD for 4x4 is 3.5.
+        assert_eq!(attr_f64(&g, "average_routing_distance"), 3.5);
+    }
+    // DOR on a torus ring with one VC and no datelines is cyclic: exit code 4.
+    let ring = write(
+        dir.path(),
+        "ring.toml",
+        &std::fs::read_to_string(&mesh)
+            .unwrap()
+            .replace("kind = \"mesh\"", "kind = \"torus\"")
+            .replace("[4, 4]", "[6]"),
+    );
+    let bad = dir.path().join("ring.h5");
+    let args = ["routes", s(&ring), "--set", "router.vcs=1", "--compare", "dor:any", "-o", s(&bad)];
+    let o = xnet_expect(dir.path(), &args, 4);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("NO"), "{}", describe(&o));
+}
