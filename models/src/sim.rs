@@ -177,16 +177,6 @@ pub fn build_routing(
     let algo = config.routing.algorithm.as_str();
     let needs =
         |what: &str| ConfigError::new("routing.algorithm", format!("`{algo}` needs a {what} topology"));
-    if net.failed_links > 0 && (algo == "dor" || algo.starts_with("dragonfly_")) {
-        return Err(ConfigError::new(
-            "routing.algorithm",
-            format!(
-                "`{algo}` follows the intact topology and cannot route around the {} failed links; \
-                 use a table-based routing: minimal, shortest_path, allpath, valiant, up_down, spda, dfsssp or lash",
-                net.failed_links
-            ),
-        ));
-    }
     let routing: Arc<dyn Routing> = match algo {
         "minimal" => Arc::new(Minimal::new(net, false)?),
         "shortest_path" => Arc::new(Minimal::new(net, true)?),
@@ -253,6 +243,16 @@ pub fn build_routing(
             ))
         }
     };
+    if net.failed_links > 0 && routing.needs_intact_topology() {
+        return Err(ConfigError::new(
+            "routing.algorithm",
+            format!(
+                "`{algo}` follows the intact topology and cannot route around the {} failed links; \
+                 use a table-based routing: minimal, shortest_path, allpath, valiant, up_down, spda, dfsssp or lash",
+                net.failed_links
+            ),
+        ));
+    }
     Ok(routing)
 }
 

@@ -33,6 +33,9 @@ impl Routing for HyperXDor {
     fn vcs_required(&self) -> u8 {
         1
     }
+    fn needs_intact_topology(&self) -> bool {
+        true
+    }
     fn max_hops(&self) -> u32 {
         self.shape.sides.len() as u32
     }
@@ -89,6 +92,9 @@ impl Routing for TorusDor {
         } else {
             1
         }
+    }
+    fn needs_intact_topology(&self) -> bool {
+        true
     }
     fn max_hops(&self) -> u32 {
         self.shape.sides.iter().zip(&self.shape.wrap).map(|(&k, &w)| if w { k / 2 } else { k - 1 }).sum()

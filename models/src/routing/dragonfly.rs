@@ -103,6 +103,9 @@ impl Routing for DragonflyRouting {
         }
     }
 
+    fn needs_intact_topology(&self) -> bool {
+        true
+    }
     fn max_hops(&self) -> u32 {
         match self.mode {
             DragonflyMode::Min => 3,

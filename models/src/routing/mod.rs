@@ -71,6 +71,12 @@ pub trait Routing: Send + Sync {
 
     /// Called once the packet is granted `chosen` at `at`, before it leaves.
     fn on_forward(&self, _at: SwitchId, _chosen: Candidate, _packet: &mut Packet) {}
+
+    /// True for routings computed from the topology's shape (coordinates, groups) rather
+    /// than from its links: they cannot route around failed links.
+    fn needs_intact_topology(&self) -> bool {
+        false
+    }
 }
 
 /// How the router picks among candidates.
