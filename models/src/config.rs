@@ -205,6 +205,7 @@ pub const ROUTINGS: &[(&str, &str)] = &[
     ("up_down", "Up*/Down* from routing.root (default: least eccentric switch): shortest legal up*-then-down* routes; any topology; 1 VC"),
     ("dfsssp", "DFSSSP: balanced shortest paths (one Dijkstra per destination), split into deadlock-free layers by cutting CDG cycles; any topology; 1 VC per layer"),
     ("lash", "LASH: one shortest path per switch pair, both directions put in the first layer whose CDG stays acyclic; any topology; 1 VC per layer"),
+    ("nue", "Nue: destination-based routes grown on the channel dependency graph, one layer (VC) per destination region, escape tree fallback; deadlock-free with any router.vcs >= 1; any topology, routes around faults"),
     ("spda", "SPDA: one BFS spanning tree per VC from random roots, a packet follows one tree on its VC; any topology; uses all router.vcs (>= 1)"),
 ];
 

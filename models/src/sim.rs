@@ -10,7 +10,7 @@ use crate::routing::minimal::Minimal;
 use crate::routing::spda::Spda;
 use crate::routing::updown::UpDown;
 use crate::routing::valiant::Valiant;
-use crate::routing::{dfsssp, lash};
+use crate::routing::{dfsssp, lash, nue};
 use crate::routing::{Routing, VcPolicy};
 use crate::stats::{jain, Counters, Histogram};
 use crate::topology::{Network, PortId, PortTarget, Shape, SwitchId};
@@ -218,6 +218,11 @@ pub fn build_routing(
             let mut rng = crate::rng::stream(config.simulation.seed, crate::rng::Purpose::Routing, u64::MAX);
             Arc::new(Spda::new(net, config.router.vcs, &mut rng)?)
         }
+        "nue" => {
+            // Nue uses every VC as a layer and always fits: no layer check needed.
+            let (r, _stats) = nue::build(net, endpoint_switch, config.router.vcs as usize)?;
+            Arc::new(r)
+        }
         "dfsssp" | "lash" => {
             let r = if algo == "dfsssp" {
                 dfsssp::build(net, endpoint_switch)?
@@ -248,7 +253,7 @@ pub fn build_routing(
             "routing.algorithm",
             format!(
                 "`{algo}` follows the intact topology and cannot route around the {} failed links; \
-                 use a table-based routing: minimal, shortest_path, allpath, valiant, up_down, spda, dfsssp or lash",
+                 use a table-based routing: minimal, shortest_path, allpath, valiant, up_down, spda, dfsssp, lash or nue",
                 net.failed_links
             ),
         ));

@@ -20,7 +20,7 @@
 //! its pair's layer as its VC on every hop. Spare VCs are not used for balancing.
 
 use super::graph::connected_diameter;
-use super::layered::{Layered, Tables};
+use super::layered::{LayerOf, Layered, Tables};
 use crate::topology::metrics::DistanceTable;
 use crate::topology::{Network, PortTarget, SwitchId, TopologyError};
 use std::cmp::Reverse;
@@ -38,7 +38,7 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, Top
     }
     route(net, &mut t, &endpoints);
     let (layer, layers, max_hops) = layer_paths(&t);
-    t.finish("dfsssp", layer, layers, max_hops)
+    t.finish("dfsssp", LayerOf::Pair(layer), layers, max_hops)
 }
 
 /// The balanced shortest-path next-hop table.

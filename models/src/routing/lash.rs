@@ -9,7 +9,7 @@
 //! VC on every hop. The layers are not rebalanced afterwards.
 
 use super::graph::{connected_diameter, SwitchGraph};
-use super::layered::{DynDag, Layered, Tables};
+use super::layered::{DynDag, LayerOf, Layered, Tables};
 use crate::topology::metrics::DistanceTable;
 use crate::topology::{Network, PortId, SwitchId, TopologyError};
 
@@ -61,5 +61,5 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, Top
         }
     }
     let layers = dags.len();
-    t.finish("lash", layer, layers, max_hops)
+    t.finish("lash", LayerOf::Pair(layer), layers, max_hops)
 }

@@ -13,14 +13,21 @@ use crate::topology::{Network, PortId, PortTarget, SwitchId, TopologyError};
 /// Most layers a table can hold (the layer is stored in a `u8`).
 pub const MAX_LAYERS: usize = 255;
 
-/// A destination-based next-hop table with one layer per switch pair.
+/// Which layer (VC) a packet travels in.
+pub(crate) enum LayerOf {
+    /// `layer[src * n + dst]`: one layer per switch pair (LASH, DFSSSP).
+    Pair(Vec<u8>),
+    /// `layer[dst]`: one layer per destination switch (Nue).
+    Destination(Vec<u8>),
+}
+
+/// A destination-based next-hop table with a layer per switch pair or per destination.
 pub struct Layered {
     name: &'static str,
     n: usize,
     /// `next[dst * n + at]`: the port `at` forwards on towards `dst`.
     next: Vec<PortId>,
-    /// `layer[src * n + dst]`: the layer (VC) of the pair's path.
-    layer: Vec<u8>,
+    layer: LayerOf,
     layers: u8,
     max_hops: u32,
 }
@@ -33,7 +40,15 @@ impl Layered {
 
     /// The layer of the path from switch `src` to switch `dst`.
     pub fn layer_of(&self, src: SwitchId, dst: SwitchId) -> u8 {
-        self.layer[src as usize * self.n + dst as usize]
+        match &self.layer {
+            LayerOf::Pair(layer) => layer[src as usize * self.n + dst as usize],
+            LayerOf::Destination(layer) => layer[dst as usize],
+        }
+    }
+
+    /// The port `at` forwards on towards `dst`.
+    pub fn next_port(&self, at: SwitchId, dst: SwitchId) -> PortId {
+        self.next[dst as usize * self.n + at as usize]
     }
 }
 
@@ -63,8 +78,7 @@ impl Routing for Layered {
         _rng: &mut Rng,
         out: &mut Vec<Candidate>,
     ) {
-        let port = self.next[dst as usize * self.n + at as usize];
-        out.push(Candidate { port, vc: packet.route.phase, penalty: 0 });
+        out.push(Candidate { port: self.next_port(at, dst), vc: packet.route.phase, penalty: 0 });
     }
 }
 
@@ -139,11 +153,11 @@ impl Tables {
         hops
     }
 
-    /// The finished routing. `layer` is indexed `src * n + dst`.
+    /// The finished routing.
     pub(crate) fn finish(
         self,
         name: &'static str,
-        layer: Vec<u8>,
+        layer: LayerOf,
         layers: usize,
         max_hops: u32,
     ) -> Result<Layered, TopologyError> {

@@ -13,6 +13,7 @@ pub mod graph;
 pub mod lash;
 pub mod layered;
 pub mod minimal;
+pub mod nue;
 pub mod spda;
 pub mod updown;
 pub mod valiant;
