@@ -145,7 +145,7 @@ pub struct RoutingSection {
     /// ALLPATH(k): extra switch hops allowed over the shortest route. Default 1.
     #[serde(default = "d_allpath_k")]
     pub allpath_k: u32,
-    /// Up*/Down*: root switch. Default: the smallest eccentricity, ties to the lowest id.
+    /// Up*/Down*, MUD (first root), TOR, LASH-TOR: root switch. Default: the smallest eccentricity, ties to the lowest id.
     #[serde(default)]
     pub root: Option<u32>,
 }
@@ -205,6 +205,9 @@ pub const ROUTINGS: &[(&str, &str)] = &[
     ("up_down", "Up*/Down* from routing.root (default: least eccentric switch): shortest legal up*-then-down* routes; any topology; 1 VC"),
     ("dfsssp", "DFSSSP: balanced shortest paths (one Dijkstra per destination), split into deadlock-free layers by cutting CDG cycles; any topology; 1 VC per layer"),
     ("lash", "LASH: one shortest path per switch pair, both directions put in the first layer whose CDG stays acyclic; any topology; 1 VC per layer"),
+    ("mud", "MUD: one Up*/Down* instance per VC (min(router.vcs, switches)), roots spread apart from routing.root; a packet takes the instance with the shortest legal route; any topology; uses all router.vcs (>= 1)"),
+    ("tor", "TOR: minimal paths with the fewest forbidden Up*/Down* down->up turns, next VC at each such turn; any topology; 1 VC per layer"),
+    ("lash_tor", "LASH-TOR: one balanced shortest path per pair laid into layers, moving to the next layer where a dependency would close a cycle; last layer Up*/Down*; any topology; fits any router.vcs (>= 1)"),
     ("spda", "SPDA: one BFS spanning tree per VC from random roots, a packet follows one tree on its VC; any topology; uses all router.vcs (>= 1)"),
 ];
 

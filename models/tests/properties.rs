@@ -19,6 +19,9 @@ const MECHANISMS: &[(&str, &str)] = &[
     ("spda", "routing"),
     ("dfsssp", "routing"),
     ("lash", "routing"),
+    ("mud", "routing"),
+    ("tor", "routing"),
+    ("lash_tor", "routing"),
 ];
 
 fn topology() -> impl Strategy<Value = String> {

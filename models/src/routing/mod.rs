@@ -11,9 +11,12 @@ pub mod dor;
 pub mod dragonfly;
 pub mod graph;
 pub mod lash;
+pub mod lash_tor;
 pub mod layered;
 pub mod minimal;
+pub mod mud;
 pub mod spda;
+pub mod tor;
 pub mod updown;
 pub mod valiant;
 
