@@ -208,6 +208,8 @@ pub const ROUTINGS: &[(&str, &str)] = &[
     ("mud", "MUD: one Up*/Down* instance per VC (min(router.vcs, switches)), roots spread apart from routing.root; a packet takes the instance with the shortest legal route; any topology; uses all router.vcs (>= 1)"),
     ("tor", "TOR: minimal paths with the fewest forbidden Up*/Down* down->up turns, next VC at each such turn; any topology; 1 VC per layer"),
     ("lash_tor", "LASH-TOR: one balanced shortest path per pair laid into layers, moving to the next layer where a dependency would close a cycle; last layer Up*/Down*; any topology; fits any router.vcs (>= 1)"),
+    ("angara_bfs", "Angara routing graph (direction order, direction bits, First/Last Steps; datelines instead of bubbles) with BFS source-route tables; torus and mesh, faults allowed; 2 VCs on tori, 1 on meshes"),
+    ("angara_sssp", "Angara routing graph with load-balancing SSSP source-route tables (lower edge-forwarding index than angara_bfs); torus and mesh, faults allowed; 2 VCs on tori, 1 on meshes"),
     ("spda", "SPDA: one BFS spanning tree per VC from random roots, a packet follows one tree on its VC; any topology; uses all router.vcs (>= 1)"),
 ];
 

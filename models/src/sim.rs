@@ -4,6 +4,7 @@ use crate::config::{Config, ConfigError};
 pub use crate::router::BlockedChannel;
 use crate::router::{Router, RouterParams, Shared};
 use crate::routing::allpath::AllPath;
+use crate::routing::angara::{self, Angara};
 use crate::routing::dor::{HyperXDor, TorusDor};
 use crate::routing::dragonfly::{DragonflyMode, DragonflyRouting};
 use crate::routing::lash_tor::LashTor;
@@ -209,6 +210,13 @@ pub fn build_routing(
         "valiant" => Arc::new(Valiant::new(net)?),
         "up_down" => Arc::new(UpDown::new(net, checked_root(config, net)?)?),
         "mud" => Arc::new(Mud::new(net, config.router.vcs, checked_root(config, net)?)?),
+        "angara_bfs" | "angara_sssp" => {
+            let Shape::Torus(t) = &net.shape else {
+                return Err(needs("torus or mesh"));
+            };
+            let method = if algo == "angara_bfs" { angara::Method::Bfs } else { angara::Method::Sssp };
+            Arc::new(Angara::new(net, t, method, endpoint_switch)?)
+        }
         "lash_tor" => {
             Arc::new(LashTor::new(net, endpoint_switch, config.router.vcs, checked_root(config, net)?)?)
         }
@@ -245,7 +253,7 @@ pub fn build_routing(
             "routing.algorithm",
             format!(
                 "`{algo}` follows the intact topology and cannot route around the {} failed links; \
-                 use a table-based routing: minimal, shortest_path, allpath, valiant, up_down, spda, dfsssp, lash, mud, tor or lash_tor",
+                 use a table-based routing: minimal, shortest_path, allpath, valiant, up_down, spda, dfsssp, lash, mud, tor, lash_tor, angara_bfs or angara_sssp",
                 net.failed_links
             ),
         ));

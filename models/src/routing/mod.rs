@@ -6,6 +6,7 @@
 //! with switch-to-switch hops.
 
 pub mod allpath;
+pub mod angara;
 pub mod dfsssp;
 pub mod dor;
 pub mod dragonfly;
