@@ -32,6 +32,9 @@ use crate::topology::{Network, SwitchId, TopologyError};
 pub struct Mud {
     graph: SwitchGraph,
     instances: Vec<UdLegal>,
+    /// `choice[src * n + dst]`: the instance of the pair.
+    choice: Vec<u8>,
+    n: usize,
     max_hops: u32,
 }
 
@@ -52,17 +55,23 @@ impl Mud {
         let roots = spread_roots(net, first, m);
         let graph = SwitchGraph::new(net);
         let instances = roots.iter().map(|&r| UdLegal::new(&graph, net, r)).collect::<Result<Vec<_>, _>>()?;
-        let mut mud = Self { graph, instances, max_hops: 0 };
+        let mut choice = vec![0u8; n * n];
         let mut max_hops = 0;
+        let mut tied = Vec::new();
         for s in 0..n as SwitchId {
-            for d in 0..n as SwitchId {
-                if s != d {
-                    max_hops = max_hops.max(mud.instances[mud.instance_of(s, d) as usize].legal(d, s, 0));
-                }
+            for d in (0..n as SwitchId).filter(|&d| d != s) {
+                let best = instances.iter().map(|i| i.legal(d, s, 0)).min().unwrap_or(0);
+                tied.clear();
+                tied.extend(
+                    (0..instances.len() as u8).filter(|&i| instances[i as usize].legal(d, s, 0) == best),
+                );
+                let h = (s as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                    ^ (d as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+                choice[s as usize * n + d as usize] = tied[((h >> 17) % tied.len() as u64) as usize];
+                max_hops = max_hops.max(best);
             }
         }
-        mud.max_hops = max_hops;
-        Ok(mud)
+        Ok(Self { graph, instances, choice, n, max_hops })
     }
 
     /// The roots of the instances, in VC order.
@@ -70,15 +79,10 @@ impl Mud {
         self.instances.iter().map(|i| i.root()).collect()
     }
 
-    /// The instance (= VC) a packet from `src` to `dst` takes.
+    /// The instance (= VC) a packet from `src` to `dst` takes: one with the shortest legal
+    /// route, among ties the one a hash of the pair picks.
     pub fn instance_of(&self, src: SwitchId, dst: SwitchId) -> u8 {
-        let best = self.instances.iter().map(|i| i.legal(dst, src, 0)).min().unwrap_or(0);
-        let tied: Vec<u8> = (0..self.instances.len() as u8)
-            .filter(|&i| self.instances[i as usize].legal(dst, src, 0) == best)
-            .collect();
-        let h = (src as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            ^ (dst as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-        tied[((h >> 17) % tied.len() as u64) as usize]
+        self.choice[src as usize * self.n + dst as usize]
     }
 }
 
