@@ -145,7 +145,7 @@ pub struct RoutingSection {
     /// ALLPATH(k): extra switch hops allowed over the shortest route. Default 1.
     #[serde(default = "d_allpath_k")]
     pub allpath_k: u32,
-    /// Up*/Down*: root switch. Default: the smallest eccentricity, ties to the lowest id.
+    /// Up*/Down*, MUD (first root), TOR, LASH-TOR: root switch. Default: the smallest eccentricity, ties to the lowest id.
     #[serde(default)]
     pub root: Option<u32>,
 }
@@ -206,6 +206,11 @@ pub const ROUTINGS: &[(&str, &str)] = &[
     ("dfsssp", "DFSSSP: balanced shortest paths (one Dijkstra per destination), split into deadlock-free layers by cutting CDG cycles; any topology; 1 VC per layer"),
     ("lash", "LASH: one shortest path per switch pair, both directions put in the first layer whose CDG stays acyclic; any topology; 1 VC per layer"),
     ("nue", "Nue: destination-based routes grown on the channel dependency graph, one layer (VC) per destination region, escape tree fallback; deadlock-free with any router.vcs >= 1; any topology, routes around faults"),
+    ("mud", "MUD: one Up*/Down* instance per VC (min(router.vcs, switches)), roots spread apart from routing.root; a packet takes the instance with the shortest legal route; any topology; uses all router.vcs (>= 1)"),
+    ("tor", "TOR: minimal paths with the fewest forbidden Up*/Down* down->up turns, next VC at each such turn; any topology; 1 VC per layer"),
+    ("lash_tor", "LASH-TOR: one balanced shortest path per pair laid into layers, moving to the next layer where a dependency would close a cycle; last layer Up*/Down*; any topology; fits any router.vcs (>= 1)"),
+    ("angara_bfs", "Angara routing graph (direction order, direction bits, First/Last Steps; datelines instead of bubbles) with BFS source-route tables; torus and mesh, faults allowed; 2 VCs on tori, 1 on meshes"),
+    ("angara_sssp", "Angara routing graph with load-balancing SSSP source-route tables (lower edge-forwarding index than angara_bfs); torus and mesh, faults allowed; 2 VCs on tori, 1 on meshes"),
     ("spda", "SPDA: one BFS spanning tree per VC from random roots, a packet follows one tree on its VC; any topology; uses all router.vcs (>= 1)"),
 ];
 

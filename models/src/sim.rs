@@ -4,10 +4,14 @@ use crate::config::{Config, ConfigError};
 pub use crate::router::BlockedChannel;
 use crate::router::{Router, RouterParams, Shared};
 use crate::routing::allpath::AllPath;
+use crate::routing::angara::{self, Angara};
 use crate::routing::dor::{HyperXDor, TorusDor};
 use crate::routing::dragonfly::{DragonflyMode, DragonflyRouting};
+use crate::routing::lash_tor::LashTor;
 use crate::routing::minimal::Minimal;
+use crate::routing::mud::Mud;
 use crate::routing::spda::Spda;
+use crate::routing::tor::Tor;
 use crate::routing::updown::UpDown;
 use crate::routing::valiant::Valiant;
 use crate::routing::{dfsssp, lash, nue};
@@ -204,15 +208,22 @@ pub fn build_routing(
             Arc::new(AllPath::new(net, k)?)
         }
         "valiant" => Arc::new(Valiant::new(net)?),
-        "up_down" => {
-            let root = config.routing.root;
-            if let Some(r) = root.filter(|&r| r as usize >= net.num_switches()) {
-                return Err(ConfigError::new(
-                    "routing.root",
-                    format!("switch {r} does not exist ({} switches)", net.num_switches()),
-                ));
-            }
-            Arc::new(UpDown::new(net, root)?)
+        "up_down" => Arc::new(UpDown::new(net, checked_root(config, net)?)?),
+        "mud" => Arc::new(Mud::new(net, config.router.vcs, checked_root(config, net)?)?),
+        "angara_bfs" | "angara_sssp" => {
+            let Shape::Torus(t) = &net.shape else {
+                return Err(needs("torus or mesh"));
+            };
+            let method = if algo == "angara_bfs" { angara::Method::Bfs } else { angara::Method::Sssp };
+            Arc::new(Angara::new(net, t, method, endpoint_switch)?)
+        }
+        "lash_tor" => {
+            Arc::new(LashTor::new(net, endpoint_switch, config.router.vcs, checked_root(config, net)?)?)
+        }
+        "tor" => {
+            let r = Tor::new(net, checked_root(config, net)?, endpoint_switch)?;
+            check_layers(config, algo, r.layers())?;
+            Arc::new(r)
         }
         "spda" => {
             let mut rng = crate::rng::stream(config.simulation.seed, crate::rng::Purpose::Routing, u64::MAX);
@@ -229,13 +240,7 @@ pub fn build_routing(
             } else {
                 lash::build(net, endpoint_switch)?
             };
-            let vcs = config.router.vcs;
-            if effective_vc_policy(config) == VcPolicy::Routing && r.layers() > vcs {
-                return Err(ConfigError::new(
-                    "router.vcs",
-                    format!("{algo} needs {} layers, {vcs} available (one VC per layer)", r.layers()),
-                ));
-            }
+            check_layers(config, algo, r.layers())?;
             Arc::new(r)
         }
         other => {
@@ -253,12 +258,36 @@ pub fn build_routing(
             "routing.algorithm",
             format!(
                 "`{algo}` follows the intact topology and cannot route around the {} failed links; \
-                 use a table-based routing: minimal, shortest_path, allpath, valiant, up_down, spda, dfsssp, lash or nue",
+                 use a table-based routing: minimal, shortest_path, allpath, valiant, up_down, spda, dfsssp, lash, mud, tor, lash_tor, angara_bfs, angara_sssp or nue",
                 net.failed_links
             ),
         ));
     }
     Ok(routing)
+}
+
+/// `routing.root` if given and an existing switch.
+fn checked_root(config: &Config, net: &Network) -> Result<Option<SwitchId>, ConfigError> {
+    let root = config.routing.root;
+    if let Some(r) = root.filter(|&r| r as usize >= net.num_switches()) {
+        return Err(ConfigError::new(
+            "routing.root",
+            format!("switch {r} does not exist ({} switches)", net.num_switches()),
+        ));
+    }
+    Ok(root)
+}
+
+/// A layered routing's layers must fit in `router.vcs` when it assigns the VCs itself.
+fn check_layers(config: &Config, algo: &str, layers: u8) -> Result<(), ConfigError> {
+    let vcs = config.router.vcs;
+    if effective_vc_policy(config) == VcPolicy::Routing && layers > vcs {
+        return Err(ConfigError::new(
+            "router.vcs",
+            format!("{algo} needs {layers} layers, {vcs} available (one VC per layer)"),
+        ));
+    }
+    Ok(())
 }
 
 /// The VC policy in force: `minimal`, `shortest_path`, `allpath` and `valiant` default to

@@ -19,6 +19,10 @@ const MECHANISMS: &[(&str, &str)] = &[
     ("spda", "routing"),
     ("dfsssp", "routing"),
     ("lash", "routing"),
+    ("mud", "routing"),
+    ("tor", "routing"),
+    ("lash_tor", "routing"),
+    ("nue", "routing"),
 ];
 
 fn topology() -> impl Strategy<Value = String> {
@@ -84,5 +88,75 @@ proptest! {
                     "{routing}/{policy} used {} VCs, longest route {}", r.vcs_used, sim.routing().max_hops());
             }
         }
+    }
+}
+
+fn angara_torus() -> impl Strategy<Value = String> {
+    (prop::collection::vec((2u32..6, any::<bool>()), 1..5)).prop_map(|dims| {
+        let sides: Vec<String> = dims.iter().map(|d| d.0.to_string()).collect();
+        let wrap: Vec<String> = dims.iter().map(|d| d.1.to_string()).collect();
+        format!(
+            "kind = \"torus\"\nsides = [{}]\nwrap = [{}]\nendpoints_per_switch = 1",
+            sides.join(", "),
+            wrap.join(", ")
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// The Angara tables on random 1- to 4-D tori/meshes, with and without faults: acyclic,
+    /// complete, minimal without faults; with faults they may only refuse by naming
+    /// `topology.failed_links`.
+    #[test]
+    fn angara_tables_are_deadlock_free_and_complete_on_random_tori(
+        topology in angara_torus(),
+        faults in 0u32..4,
+        fault_seed in 0u64..1000,
+    ) {
+        for routing in ["angara_bfs", "angara_sssp"] {
+            let text = config(&topology, faults, fault_seed, routing, "routing");
+            let sim = match Simulation::build(Config::parse(&text, &[]).expect("valid config")) {
+                Ok(sim) => sim,
+                Err(e) if faults > 0 && e.key == "topology.failed_links" => continue,
+                Err(e) => panic!("{routing} on\n{topology}\nwith {faults} faults: {e}"),
+            };
+            let r = analyse(&sim);
+            prop_assert!(r.acyclic, "{routing} cyclic on {}: {:?}", r.network, r.cycle);
+            prop_assert_eq!(r.unreachable_pairs, 0, "{} on {}: {:?}", routing, r.network, r.unreachable);
+            prop_assert!(r.vcs_used <= 2);
+            if sim.net.failed_links == 0 {
+                let min = analyse(&Simulation::build(Config::parse(&config(&topology, 0, fault_seed, "minimal", "ladder"), &[]).unwrap()).unwrap());
+                prop_assert!((r.average_routing_distance - min.average_routing_distance).abs() < 1e-9,
+                    "{routing} not minimal on {}", r.network);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Nue is deadlock-free and complete with any number of layers k = 1..8 (the seed's
+    /// central claim), on random faulty tori, meshes and RRGs, and uses exactly its layers.
+    #[test]
+    fn nue_is_deadlock_free_and_complete_for_any_layer_count(
+        topology in topology(),
+        faults in 0u32..4,
+        fault_seed in 0u64..1000,
+        k in 1u8..=8,
+    ) {
+        let text = config(&topology, faults, fault_seed, "nue", "routing");
+        let cfg = Config::parse(&text, &[format!("router.vcs={k}")]).expect("valid config");
+        let sim = match Simulation::build(cfg) {
+            Ok(sim) => sim,
+            Err(e) if e.key == "topology.failed_links" => return Ok(()),
+            Err(e) => panic!("nue k={k} on\n{topology}\nwith {faults} faults: {e}"),
+        };
+        let r = analyse(&sim);
+        prop_assert!(r.acyclic, "nue k={} cyclic on {}: {:?}", k, r.network, r.cycle);
+        prop_assert_eq!(r.unreachable_pairs, 0, "nue k={} on {}: {:?}", k, r.network, r.unreachable);
+        prop_assert!(r.vcs_used <= k as u32);
     }
 }

@@ -42,7 +42,7 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, Top
 }
 
 /// The balanced shortest-path next-hop table.
-fn route(net: &Network, t: &mut Tables, endpoints: &[u64]) {
+pub(crate) fn route(net: &Network, t: &mut Tables, endpoints: &[u64]) {
     let n = t.n;
     let mut weight = vec![0u64; t.num_channels()];
     let mut key = vec![(u32::MAX, u64::MAX); n];

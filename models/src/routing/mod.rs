@@ -6,15 +6,19 @@
 //! with switch-to-switch hops.
 
 pub mod allpath;
+pub mod angara;
 pub mod dfsssp;
 pub mod dor;
 pub mod dragonfly;
 pub mod graph;
 pub mod lash;
+pub mod lash_tor;
 pub mod layered;
 pub mod minimal;
+pub mod mud;
 pub mod nue;
 pub mod spda;
+pub mod tor;
 pub mod updown;
 pub mod valiant;
 

@@ -11,15 +11,22 @@ use super::{Candidate, LoadView, Routing};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::topology::metrics::{bfs, DistanceTable};
-use crate::topology::{Network, SwitchId, TopologyError};
+use crate::topology::{Network, PortId, SwitchId, TopologyError};
 use rayon::prelude::*;
 
 /// Packet phase once it has taken a down link.
-const DOWN: u8 = 1;
+pub(crate) const DOWN: u8 = 1;
 
 /// Up*/Down* routing.
 pub struct UpDown {
     graph: SwitchGraph,
+    legal: UdLegal,
+}
+
+/// The Up*/Down* order of one root and its legal-distance table: shared by `up_down`,
+/// `mud` (one per VC), `tor` and `lash_tor`.
+pub(crate) struct UdLegal {
+    n: usize,
     level: Vec<u32>,
     root: SwitchId,
     /// Per destination `d`: `2n` legal distances, `[d * 2n + s]` from `(s, up)` and
@@ -28,20 +35,19 @@ pub struct UpDown {
     max_hops: u32,
 }
 
-impl UpDown {
-    /// Up*/Down* on `net` rooted at `root` (default: smallest eccentricity, lowest id).
-    pub fn new(net: &Network, root: Option<SwitchId>) -> Result<Self, TopologyError> {
+/// The least eccentric switch (lowest id on ties); an error if `net` is disconnected.
+pub(crate) fn central_switch(net: &Network, dist: &DistanceTable) -> Result<SwitchId, TopologyError> {
+    super::graph::connected_diameter(dist)?;
+    let n = net.num_switches();
+    Ok((0..n as SwitchId)
+        .min_by_key(|&s| ((0..n as SwitchId).map(|t| dist.get(s, t)).max().unwrap_or(0), s))
+        .unwrap_or(0))
+}
+
+impl UdLegal {
+    /// BFS levels from `root` and the legal distances of every state to every switch.
+    pub(crate) fn new(graph: &SwitchGraph, net: &Network, root: SwitchId) -> Result<Self, TopologyError> {
         let n = net.num_switches();
-        let root = match root {
-            Some(r) => r,
-            None => {
-                let dist = DistanceTable::compute(net)?;
-                super::graph::connected_diameter(&dist)?;
-                (0..n as SwitchId)
-                    .min_by_key(|&s| ((0..n as SwitchId).map(|t| dist.get(s, t)).max().unwrap_or(0), s))
-                    .unwrap_or(0)
-            }
-        };
         let level = bfs(net, root);
         if let Some(s) = level.iter().position(|&l| l == u32::MAX) {
             return Err(TopologyError::new(
@@ -49,29 +55,77 @@ impl UpDown {
                 format!("network is disconnected: no path from switch {root} to {s}"),
             ));
         }
-        let graph = SwitchGraph::new(net);
         let mut dist = vec![u8::MAX; n * 2 * n];
         let rows = dist.par_chunks_mut((2 * n).max(1)).enumerate();
         rows.try_for_each_init(Vec::new, |queue: &mut Vec<u32>, (d, row)| {
-            legal_distances(&graph, &level, d as SwitchId, row, queue)
+            legal_distances(graph, &level, d as SwitchId, row, queue)
         })?;
         let max_hops = (0..n).flat_map(|d| dist[d * 2 * n..d * 2 * n + n].iter()).map(|&x| x as u32).max();
-        Ok(Self { graph, level, root, dist, max_hops: max_hops.unwrap_or(0) })
+        Ok(Self { n, level, root, dist, max_hops: max_hops.unwrap_or(0) })
+    }
+
+    /// The root switch.
+    pub(crate) fn root(&self) -> SwitchId {
+        self.root
+    }
+
+    /// Longest shortest legal route from an up state.
+    pub(crate) fn max_hops(&self) -> u32 {
+        self.max_hops
+    }
+
+    /// Whether the link from `a` to its neighbour `b` is an up link.
+    pub(crate) fn is_up(&self, a: SwitchId, b: SwitchId) -> bool {
+        (self.level[b as usize], b) < (self.level[a as usize], a)
+    }
+
+    /// Hops of the shortest legal route from `s` in `phase` (0 up, 1 down) to `dst`.
+    pub(crate) fn legal(&self, dst: SwitchId, s: SwitchId, phase: u8) -> u32 {
+        self.dist[dst as usize * 2 * self.n + phase as usize * self.n + s as usize] as u32
+    }
+
+    /// Appends the ports of `at` on shortest legal routes to `dst` from `phase`.
+    pub(crate) fn next_ports(
+        &self,
+        graph: &SwitchGraph,
+        at: SwitchId,
+        dst: SwitchId,
+        phase: u8,
+        mut push: impl FnMut(PortId),
+    ) {
+        let here = self.legal(dst, at, phase);
+        for &(port, n) in graph.neighbours(at) {
+            let up = self.is_up(at, n);
+            if up && phase == DOWN {
+                continue;
+            }
+            if self.legal(dst, n, if up { 0 } else { DOWN }) + 1 == here {
+                push(port);
+            }
+        }
+    }
+}
+
+impl UpDown {
+    /// Up*/Down* on `net` rooted at `root` (default: smallest eccentricity, lowest id).
+    pub fn new(net: &Network, root: Option<SwitchId>) -> Result<Self, TopologyError> {
+        let root = match root {
+            Some(r) => r,
+            None => central_switch(net, &DistanceTable::compute(net)?)?,
+        };
+        let graph = SwitchGraph::new(net);
+        let legal = UdLegal::new(&graph, net, root)?;
+        Ok(Self { graph, legal })
     }
 
     /// The root switch.
     pub fn root(&self) -> SwitchId {
-        self.root
+        self.legal.root()
     }
 
     /// Whether the link from `a` to its neighbour `b` is an up link.
     pub fn is_up(&self, a: SwitchId, b: SwitchId) -> bool {
-        (self.level[b as usize], b) < (self.level[a as usize], a)
-    }
-
-    fn legal(&self, dst: SwitchId, s: SwitchId, phase: u8) -> u32 {
-        let n = self.graph.num_switches();
-        self.dist[dst as usize * 2 * n + phase as usize * n + s as usize] as u32
+        self.legal.is_up(a, b)
     }
 }
 
@@ -137,7 +191,7 @@ impl Routing for UpDown {
     }
 
     fn max_hops(&self) -> u32 {
-        self.max_hops
+        self.legal.max_hops()
     }
 
     fn candidates(
@@ -150,16 +204,8 @@ impl Routing for UpDown {
         out: &mut Vec<Candidate>,
     ) {
         let phase = packet.route.phase.min(DOWN);
-        let here = self.legal(dst, at, phase);
-        for &(port, n) in self.graph.neighbours(at) {
-            let up = self.is_up(at, n);
-            if up && phase == DOWN {
-                continue;
-            }
-            if self.legal(dst, n, if up { 0 } else { DOWN }) + 1 == here {
-                out.push(Candidate { port, vc: 0, penalty: 0 });
-            }
-        }
+        self.legal
+            .next_ports(&self.graph, at, dst, phase, |port| out.push(Candidate { port, vc: 0, penalty: 0 }));
     }
 
     fn on_forward(&self, at: SwitchId, chosen: Candidate, packet: &mut Packet) {

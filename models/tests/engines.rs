@@ -1,0 +1,259 @@
+//! The table engines of the survey and the Angara seed: `mud`, `tor`, `lash_tor`,
+//! `angara_bfs`, `angara_sssp`. Verified acyclic and complete, with the layer counts, the
+//! average routing distance and the link weights the sources report where they can be
+//! reproduced.
+
+mod common;
+use xnet_models::analysis::{analyse, RoutesReport};
+use xnet_models::config::Config;
+use xnet_models::sim::Simulation;
+
+fn text(topology: &str, algo: &str, vcs: u8, extra: &str) -> String {
+    format!(
+        "[simulation]\ncycles = 1000\nwarmup = 100\nseed = 5\n[topology]\n{topology}\nendpoints_per_switch = 1\n\
+         [router]\nvcs = {vcs}\npacket_size = 4\ninput_buffer = 16\noutput_buffer = 8\n\
+         [routing]\nalgorithm = \"{algo}\"\nselection = \"first\"\n{extra}\n[traffic]\npattern = \"uniform\"\nload = 0.1\n"
+    )
+}
+
+fn try_build(topology: &str, algo: &str, vcs: u8, extra: &str) -> Result<Simulation, String> {
+    let cfg = Config::parse(&text(topology, algo, vcs, extra), &[]).map_err(|e| e.to_string())?;
+    Simulation::build(cfg).map_err(|e| e.to_string())
+}
+
+fn build(topology: &str, algo: &str, vcs: u8) -> Simulation {
+    try_build(topology, algo, vcs, "").unwrap_or_else(|e| panic!("{algo} on {topology}: {e}"))
+}
+
+fn mesh(x: u32, y: u32) -> String {
+    format!("kind = \"mesh\"\nsides = [{x}, {y}]")
+}
+
+fn torus(x: u32, y: u32) -> String {
+    format!("kind = \"torus\"\nsides = [{x}, {y}]")
+}
+
+/// Analyses `algo`; asserts it is acyclic and complete and uses `vcs_required` VCs.
+fn verified(topology: &str, algo: &str, vcs: u8) -> (Simulation, RoutesReport) {
+    let sim = build(topology, algo, vcs);
+    let r = analyse(&sim);
+    assert!(r.acyclic, "{algo} on {}: cycle {:?}", r.network, r.cycle);
+    assert_eq!(r.unreachable_pairs, 0, "{algo} on {}: {:?}", r.network, r.unreachable);
+    assert_eq!(r.vcs_used, sim.routing().vcs_required() as u32, "{algo} on {}", r.network);
+    assert!(r.longest_path <= sim.routing().max_hops(), "{algo} on {}", r.network);
+    (sim, r)
+}
+
+/// ARD of minimal routing on `topology`.
+fn minimal_ard(topology: &str) -> f64 {
+    analyse(&build(topology, "minimal", 32)).average_routing_distance
+}
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol
+}
+
+/// Survey, Table 5 (ARD) and Table 4 (link weight average) for the meshes: every engine
+/// with 2 VCs is minimal there.
+#[test]
+fn on_meshes_every_engine_is_minimal_with_two_vcs() {
+    for (x, y, ard, avg) in [(4, 4, 3.50, 13.33), (8, 4, 4.875, 38.15), (8, 8, 6.25, 96.00)] {
+        let topo = mesh(x, y);
+        for algo in ["mud", "tor", "lash_tor"] {
+            let (_, r) = verified(&topo, algo, 2);
+            assert!(close(r.average_routing_distance, ard, 1e-9), "{algo} {}: {r:?}", r.network);
+            assert!(close(r.link_weight_avg, avg, 0.005), "{algo} {}: {}", r.network, r.link_weight_avg);
+            assert_eq!(r.longest_path, x + y - 2, "{algo} {}", r.network);
+        }
+    }
+}
+
+/// TOR is minimal on every torus of the survey with 2 layers (Table 5: 3.00, 4.00, 5.00,
+/// 7.00), like the survey's TOR on 2 VCs; the 4x4 torus even needs only 1.
+#[test]
+fn tor_is_minimal_on_the_surveys_tori_with_two_layers() {
+    for (x, y, ard, avg, layers) in
+        [(4, 4, 3.0, 8.0, 1), (8, 4, 4.0, 24.0, 2), (8, 8, 5.0, 64.0, 2), (16, 8, 7.0, 192.0, 2)]
+    {
+        let topo = torus(x, y);
+        let (sim, r) = verified(&topo, "tor", 2);
+        assert_eq!(sim.routing().vcs_required(), layers, "{}", r.network);
+        assert!(
+            close(r.average_routing_distance, ard, 1e-9),
+            "{}: {}",
+            r.network,
+            r.average_routing_distance
+        );
+        assert!(close(r.average_routing_distance, minimal_ard(&topo), 1e-9));
+        assert!(close(r.link_weight_avg, avg, 1e-9), "{}: {}", r.network, r.link_weight_avg);
+        assert_eq!(r.longest_path, x / 2 + y / 2);
+        assert!(close(r.perfect_channel_load, r.link_weight_avg, 1e-9));
+    }
+    // One VC is too few on the 8x8 torus: the error names the key and both numbers.
+    let e = try_build(&torus(8, 8), "tor", 1, "").err().expect("refused");
+    assert!(e.contains("router.vcs") && e.contains("tor needs 2 layers, 1 available"), "{e}");
+}
+
+/// MUD with 2 and 3 Up*/Down* instances reproduces the survey's ARD (Table 5: 4.00, 5.04,
+/// 7.08) and link weight averages (Table 4: 24.0, 64.6, 194.4; 3 VCs: 64.3) on the tori:
+/// non-minimal beyond 8x4, improving with a third instance. (The standard deviations
+/// differ: here the first candidate is the lowest port, the survey balanced the paths.)
+#[test]
+fn mud_is_non_minimal_on_larger_tori_as_in_the_survey() {
+    for (x, y, vcs, ard, avg) in [
+        (8, 4, 2, 4.00, 24.0),
+        (8, 8, 2, 5.04, 64.6),
+        (16, 8, 2, 7.08, 194.4),
+        (8, 4, 3, 4.00, 24.0),
+        (8, 8, 3, 5.02, 64.3),
+    ] {
+        let (sim, r) = verified(&torus(x, y), "mud", vcs);
+        assert_eq!(sim.routing().vcs_required(), vcs);
+        assert!(
+            close(r.average_routing_distance, ard, 0.005),
+            "{} {vcs}: {}",
+            r.network,
+            r.average_routing_distance
+        );
+        assert!(close(r.link_weight_avg, avg, 0.05), "{} {vcs}: {}", r.network, r.link_weight_avg);
+    }
+    let (_, two) = verified(&torus(8, 8), "mud", 2);
+    let (_, three) = verified(&torus(8, 8), "mud", 3);
+    assert!(
+        two.average_routing_distance > 5.0 && three.average_routing_distance < two.average_routing_distance
+    );
+}
+
+/// Roots: the least eccentric switch, then each maximising its distance to those chosen.
+#[test]
+fn mud_spreads_its_roots_and_with_one_vc_is_up_down() {
+    use xnet_models::routing::mud::Mud;
+    let sim = build(&mesh(8, 8), "mud", 3);
+    let mud = Mud::new(&sim.net, 3, None).unwrap();
+    // (3,3) is the first central switch; (7,7) is 8 hops away; (7,0) and (0,7) are 7 hops
+    // from both, the lower id wins.
+    assert_eq!(mud.roots(), vec![27, 63, 7]);
+    assert_eq!(Mud::new(&sim.net, 200, None).unwrap().roots().len(), 64);
+    let (_, one) = verified(&torus(6, 5), "mud", 1);
+    let ud = analyse(&build(&torus(6, 5), "up_down", 1));
+    assert_eq!(one.link_weights, ud.link_weights);
+    assert_eq!(one.vcs_used, 1);
+}
+
+/// LASH-TOR always fits the VCs given; with enough of them it is minimal. The survey's
+/// LASH-TOR is minimal on all its tori with 2 VCs; here the last layer falls back to
+/// Up*/Down* where a path's remaining dependencies do not fit, so on the larger tori a
+/// few paths are longer with 2 VCs (8x4: 4.055, 8x8: 5.144) and almost none with 3.
+#[test]
+fn lash_tor_fits_any_vcs_and_is_minimal_with_enough() {
+    for (x, y, vcs, ard) in [(4, 4, 2, 3.0), (8, 4, 3, 4.0), (8, 8, 2, 5.144), (8, 8, 3, 5.009)] {
+        let (sim, r) = verified(&torus(x, y), "lash_tor", vcs);
+        assert!(sim.routing().vcs_required() <= vcs);
+        assert!(
+            close(r.average_routing_distance, ard, 0.0005),
+            "{} {vcs}: {}",
+            r.network,
+            r.average_routing_distance
+        );
+    }
+    let rrg = "kind = \"random_regular\"\nswitches = 32\ndegree = 4";
+    let lash = build(rrg, "lash", 16).routing().vcs_required();
+    assert!(lash >= 3, "lash: {lash} layers");
+    for vcs in 1..=lash {
+        let (sim, r) = verified(rrg, "lash_tor", vcs);
+        assert!(sim.routing().vcs_required() <= vcs);
+        if vcs == lash {
+            assert!(
+                close(r.average_routing_distance, minimal_ard(rrg), 1e-9),
+                "{}",
+                r.average_routing_distance
+            );
+        }
+    }
+    // With 1 VC everything is in the Up*/Down* layer.
+    let (sim, _) = verified(&torus(5, 5), "lash_tor", 1);
+    assert_eq!(sim.routing().vcs_required(), 1);
+}
+
+/// The engines run in the simulator past saturation without deadlock, delivering everything
+/// to the right place.
+#[test]
+fn engines_run_past_saturation() {
+    for (topo, algo, vcs) in [
+        (torus(4, 4), "mud", 2),
+        (torus(4, 4), "tor", 2),
+        (torus(4, 4), "lash_tor", 2),
+        (torus(4, 4), "angara_sssp", 2),
+        ("kind = \"torus\"\nsides = [3, 3, 3]\nfailed_links = 2".to_string(), "angara_bfs", 2),
+        ("kind = \"random_regular\"\nswitches = 16\ndegree = 4".to_string(), "lash_tor", 2),
+    ] {
+        let cfg = Config::parse(&text(&topo, algo, vcs, ""), &["traffic.load=1.0".to_string()]).unwrap();
+        let mut sim = Simulation::build(cfg).unwrap();
+        sim.record_deliveries = true;
+        let r = common::run(&sim, 2);
+        assert_eq!(r.status, xnet_models::sim::Status::Completed, "{algo}");
+        assert!(r.summary.accepted_load > 0.05, "{algo}: {:?}", r.summary);
+        assert_eq!(r.summary.generated_total, r.summary.delivered_total + r.resident_end + r.on_wires_end);
+        assert!(r.deliveries.iter().all(|d| d.received_by == d.dst));
+    }
+}
+
+/// Angara on tori: BFS and SSSP tables are minimal, acyclic with the dateline VCs, and
+/// SSSP balances better: a lower edge-forwarding index (link weight max) and sigma(4, R).
+#[test]
+fn angara_tables_are_minimal_and_sssp_lowers_the_edge_forwarding_index() {
+    // (sides, BFS max, SSSP max): measured values, pinned.
+    for (sides, bfs_max, sssp_max) in [("[4, 4, 4]", 52, 35), ("[3, 3, 3, 3]", 46, 43), ("[8, 8]", 95, 68)] {
+        let topo = format!("kind = \"torus\"\nsides = {sides}");
+        let min = analyse(&build(&topo, "minimal", 32));
+        let mut got = Vec::new();
+        for algo in ["angara_bfs", "angara_sssp"] {
+            let (sim, r) = verified(&topo, algo, 2);
+            assert_eq!(r.vcs_used, 2, "{algo} {sides}");
+            assert!(close(r.average_routing_distance, min.average_routing_distance, 1e-9), "{algo} {sides}");
+            assert_eq!(r.longest_path, min.longest_path, "{algo} {sides}");
+            assert_eq!(sim.routing().max_hops(), min.longest_path);
+            assert!(close(r.perfect_channel_load, r.link_weight_avg, 1e-9));
+            got.push((r.link_weight_max, r.sigma));
+        }
+        let ((bm, bs), (sm, ss)) = (got[0], got[1]);
+        assert_eq!((bm, sm), (bfs_max, sssp_max), "{sides}: sigma {bs} / {ss}");
+        assert!(sm <= bm && ss < bs, "{sides}: BFS {bm} sigma {bs}, SSSP {sm} sigma {ss}");
+    }
+}
+
+/// The Desmos cluster of the seed's Table 2: a 4x2x2x2 torus whose size-2 dimensions are
+/// meshes ("when d_i is 2 ... mesh"), 32 nodes. The seed reports max gamma_c 48 (BFS) and
+/// 28 (SSSP), sigma(4, R) 12.25 and 6.30, max D 5. SSSP matches exactly (28, sigma 6.50
+/// here); the BFS tie-breaking is not fully specified in the seed and gives 36 here.
+#[test]
+fn angara_on_the_desmos_torus_matches_the_seeds_sssp_result() {
+    let topo = "kind = \"torus\"\nsides = [4, 2, 2, 2]\nwrap = [true, false, false, false]";
+    let (_, bfs) = verified(topo, "angara_bfs", 2);
+    let (_, sssp) = verified(topo, "angara_sssp", 2);
+    assert_eq!(sssp.link_weight_max, 28);
+    assert_eq!(bfs.link_weight_max, 36);
+    assert_eq!((bfs.longest_path, sssp.longest_path), (5, 5));
+    assert!((sssp.sigma - 6.50).abs() < 0.01, "{}", sssp.sigma);
+    assert!(sssp.sigma < bfs.sigma);
+}
+
+/// Meshes need one VC; failed links are routed around where the Angara rules allow and
+/// refused with the pair named otherwise; other topologies and too few VCs are refused.
+#[test]
+fn angara_on_meshes_faults_and_errors() {
+    let (sim, r) = verified("kind = \"mesh\"\nsides = [4, 4, 4]", "angara_sssp", 1);
+    assert_eq!((sim.routing().vcs_required(), r.vcs_used), (1, 1));
+    assert!(close(r.average_routing_distance, 4.75, 1e-9));
+    for algo in ["angara_bfs", "angara_sssp"] {
+        let (sim, r) = verified("kind = \"torus\"\nsides = [4, 4, 4]\nfailed_links = 4", algo, 2);
+        assert_eq!(sim.net.failed_links, 4);
+        assert!(r.average_routing_distance > 4.0, "detours around the faults");
+        let e = try_build("kind = \"mesh\"\nsides = [3, 3]\nfailed_links = 2", algo, 2, "").err().unwrap();
+        assert!(e.contains("topology.failed_links") && e.contains("no legal route from switch"), "{e}");
+        let e = try_build("kind = \"random_regular\"\nswitches = 16\ndegree = 4", algo, 2, "").err().unwrap();
+        assert!(e.contains("routing.algorithm") && e.contains("needs a torus or mesh"), "{e}");
+        let e = try_build(&torus(4, 4), algo, 1, "").err().unwrap();
+        assert!(e.contains("router.vcs") && e.contains("needs 2 VCs, 1 available"), "{e}");
+    }
+}
