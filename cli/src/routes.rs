@@ -113,8 +113,14 @@ fn print_report(r: &RoutesReport) {
     row("directed links", r.links.to_string());
     row("routing states explored", r.states.to_string());
     row("CDG channels / dependencies", format!("{} / {}", r.channels, r.dependencies));
+    if r.escape_vcs > 0 {
+        row("escape VCs (SurePath)", format!("{} of {}", r.escape_vcs, r.vcs));
+        row("whole CDG acyclic", if r.full_cdg_acyclic { "yes".into() } else { "no (allowed)".into() });
+        row("escape CDG acyclic (Duato)", if r.cycle.is_empty() { "yes".into() } else { "NO".into() });
+        row("dependencies out of escape", r.escape_back_dependencies.to_string());
+    }
     row("acyclic (deadlock-free)", if r.acyclic { "yes".into() } else { "NO".into() });
-    if !r.acyclic {
+    if !r.cycle.is_empty() {
         let cycle: Vec<String> =
             r.cycle.iter().map(|c| format!("(s{} p{} vc{})", c.switch, c.port, c.vc)).collect();
         row("witness cycle", format!("{} channels: {}", r.cycle.len(), cycle.join(" -> ")));
@@ -143,6 +149,9 @@ fn write(r: &RoutesReport, file: &Group) -> Result<()> {
     attr(file, "switches", r.switches as u64)?;
     attr(file, "links", r.links as u64)?;
     attr(file, "acyclic", r.acyclic as u8)?;
+    attr(file, "escape_vcs", r.escape_vcs as u32)?;
+    attr(file, "full_cdg_acyclic", r.full_cdg_acyclic as u8)?;
+    attr(file, "escape_back_dependencies", r.escape_back_dependencies)?;
     attr(file, "channels", r.channels as u64)?;
     attr(file, "dependencies", r.dependencies as u64)?;
     attr(file, "states", r.states)?;

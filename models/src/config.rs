@@ -148,6 +148,10 @@ pub struct RoutingSection {
     /// Up*/Down*, MUD (first root), TOR, LASH-TOR: root switch. Default: the smallest eccentricity, ties to the lowest id.
     #[serde(default)]
     pub root: Option<u32>,
+    /// SurePath escape subnetwork: VCs reserved for it at the top of `router.vcs`
+    /// (0 = none, default). Root: `routing.root` or the least eccentric switch.
+    #[serde(default)]
+    pub escape_vcs: u8,
 }
 
 fn d_allpath_k() -> u32 {
@@ -345,6 +349,25 @@ impl Config {
                 format!("unknown `{}`; known: {}", self.routing.algorithm, names(ROUTINGS)),
             ));
         }
+        let escape = self.routing.escape_vcs;
+        if escape > 0 && escape >= r.vcs {
+            return Err(ConfigError::new(
+                "routing.escape_vcs",
+                format!(
+                    "must be below router.vcs ({}) so that the routing keeps at least one VC, got {escape}",
+                    r.vcs
+                ),
+            ));
+        }
+        if escape > 0 && self.routing.selection != Selection::Adaptive {
+            return Err(ConfigError::new(
+                "routing.selection",
+                format!(
+                    "an escape subnetwork needs `adaptive` (occupancy + penalty decides when to escape), got `{}`",
+                    serde_plain_name(self.routing.selection)
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -369,6 +392,14 @@ impl Config {
     /// Builds the network described by `[topology]`.
     pub fn build_network(&self) -> Result<Network, ConfigError> {
         build_topology(&self.topology, self.simulation.seed)
+    }
+}
+
+fn serde_plain_name(s: Selection) -> &'static str {
+    match s {
+        Selection::First => "first",
+        Selection::Random => "random",
+        Selection::Adaptive => "adaptive",
     }
 }
 

@@ -24,7 +24,7 @@
 use crate::fixed_queue::FixedQueues;
 use crate::packet::Packet;
 use crate::rng::{self, Purpose, Rng};
-use crate::routing::{next_hops, Candidate, Hop, LoadView, Routing, Selection, VcPolicy};
+use crate::routing::{Candidate, Hop, LoadView, Routes, Selection};
 use crate::stats::{Counters, Histogram};
 use crate::topology::{EndpointId, Network, PortId, PortTarget, SwitchId};
 use crate::traffic::{geometric_gap, Pattern};
@@ -54,12 +54,10 @@ pub struct RouterParams {
 pub struct Shared {
     /// The network.
     pub net: Arc<Network>,
-    /// Routing algorithm.
-    pub routing: Arc<dyn Routing>,
+    /// Routing algorithm, VC policy and escape subnetwork.
+    pub routes: Routes,
     /// Candidate selection.
     pub selection: Selection,
-    /// VC policy.
-    pub vc_policy: VcPolicy,
     /// Destination pattern.
     pub pattern: Pattern,
     /// Router parameters.
@@ -535,12 +533,20 @@ struct Load<'a> {
     now: u64,
 }
 
-impl LoadView for Load<'_> {
-    fn vc_occupancy(&self, port: PortId, vc: u8) -> u32 {
+impl Load<'_> {
+    /// Phits in the output buffer of `vc` at `port`.
+    fn buffered(&self, port: PortId, vc: u8) -> u32 {
         let o = &self.out_vcs[port as usize * self.vcs + vc as usize];
         let f = self.outputs[port as usize].pending_free;
         let released = if f.at <= self.now && f.vc == vc { f.phits as u32 } else { 0 };
-        o.used - released + self.capacity.saturating_sub(o.credits)
+        o.used - released
+    }
+}
+
+impl LoadView for Load<'_> {
+    fn vc_occupancy(&self, port: PortId, vc: u8) -> u32 {
+        let o = &self.out_vcs[port as usize * self.vcs + vc as usize];
+        self.buffered(port, vc) + self.capacity.saturating_sub(o.credits)
     }
     fn port_occupancy(&self, port: PortId) -> u32 {
         (0..self.vcs as u8).map(|v| self.vc_occupancy(port, v)).sum()
@@ -651,7 +657,7 @@ impl RouterState {
         packet.vc = vc as u8;
         let src_switch = self.id;
         let dst_switch = sh.endpoint_switch[packet.dst as usize];
-        sh.routing.init(src_switch, dst_switch, &mut packet.route, &mut self.rng);
+        sh.routes.routing.init(src_switch, dst_switch, &mut packet.route, &mut self.rng);
         let port = nic.port;
         let latency = self.outputs[port as usize].latency;
         self.stats.departures += 1;
@@ -747,13 +753,17 @@ impl RouterState {
         }
     }
 
-    /// Routes the head of an input VC: candidates, VC policy, selection.
-    fn route(&mut self, sh: &Shared, input: usize, now: u64) -> Candidate {
+    /// Routes the head of an input VC: candidates, VC policy, selection. With an escape
+    /// subnetwork only candidates whose output VC has room for the packet are considered
+    /// (the seed's "if it satisfies flow-control requirements"), and `None` means none has:
+    /// the head is routed again later, so a packet blocked in the routing VCs can still
+    /// take the escape (Duato).
+    fn route(&mut self, sh: &Shared, input: usize, now: u64) -> Option<Candidate> {
         let slot = self.inputs.front(input).expect("head") as usize;
         let dst_endpoint = self.slab[slot].packet.dst;
         let (dst_switch, dst_port) = sh.net.endpoint_location[dst_endpoint as usize];
         if dst_switch == self.id {
-            return Candidate { port: dst_port, vc: 0, penalty: 0 };
+            return Some(Candidate { port: dst_port, vc: 0, penalty: 0 });
         }
         let load = Load {
             out_vcs: &self.out_vcs,
@@ -770,8 +780,15 @@ impl RouterState {
             dst: dst_switch,
             vcs: self.vcs as u8,
         };
-        next_hops(&*sh.routing, sh.vc_policy, &hop, head, &load, &mut self.rng, &mut self.candidates);
-        sh.selection.pick(&self.candidates, &load, &mut self.rng)
+        sh.routes.next_hops(&hop, head, &load, &mut self.rng, &mut self.candidates);
+        if sh.routes.escape.is_some() {
+            let (size, cap) = (sh.params.packet_size as u32, sh.params.output_buffer);
+            self.candidates.retain(|c| load.buffered(c.port, c.vc) + size <= cap);
+            if self.candidates.is_empty() {
+                return None;
+            }
+        }
+        Some(sh.selection.pick(&self.candidates, &load, &mut self.rng))
     }
 
     /// Separable allocator. Heads that became ready are routed; then every input with a
@@ -792,7 +809,12 @@ impl RouterState {
             // Route when the head can actually leave: adaptive choices then see the
             // freshest occupancy.
             if self.head_ready[input] <= t && self.in_xbar_busy_until[input / vcs] <= t {
-                let c = self.route(sh, input, t);
+                let Some(c) = self.route(sh, input, t) else {
+                    // No candidate has room (escape subnetwork only): try again next cycle.
+                    retry_at = retry_at.min(t + 1);
+                    k += 1;
+                    continue;
+                };
                 self.head_choice[input] = Some(c);
                 self.requesters[c.port as usize].push(input as u32);
                 self.wanted_outputs[c.port as usize / 64] |= 1 << (c.port % 64);
@@ -920,7 +942,7 @@ impl RouterState {
         let size = packet.size;
         let in_vc = packet.vc;
         if self.outputs[o as usize].nic.is_none() {
-            sh.routing.on_forward(self.id, choice, packet);
+            sh.routes.on_forward(self.id, choice, packet);
             packet.hops += 1;
         }
         packet.vc = choice.vc;

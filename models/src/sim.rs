@@ -7,6 +7,7 @@ use crate::routing::allpath::AllPath;
 use crate::routing::angara::{self, Angara};
 use crate::routing::dor::{HyperXDor, TorusDor};
 use crate::routing::dragonfly::{DragonflyMode, DragonflyRouting};
+use crate::routing::escape::Escape;
 use crate::routing::lash_tor::LashTor;
 use crate::routing::minimal::Minimal;
 use crate::routing::mud::Mud;
@@ -15,7 +16,7 @@ use crate::routing::tor::Tor;
 use crate::routing::updown::UpDown;
 use crate::routing::valiant::Valiant;
 use crate::routing::{dfsssp, lash, nue};
-use crate::routing::{Routing, VcPolicy};
+use crate::routing::{Routes, Routing, VcPolicy};
 use crate::stats::{jain, Counters, Histogram};
 use crate::topology::{Network, PortId, PortTarget, Shape, SwitchId};
 use crate::traffic::Pattern;
@@ -162,6 +163,7 @@ pub struct Simulation {
     /// The network.
     pub net: Arc<Network>,
     routing: Arc<dyn Routing>,
+    escape: Option<Arc<Escape>>,
     pattern: Pattern,
     links: Vec<LinkSpec>,
     link_of_port: Vec<u32>,
@@ -209,7 +211,7 @@ pub fn build_routing(
         }
         "valiant" => Arc::new(Valiant::new(net)?),
         "up_down" => Arc::new(UpDown::new(net, checked_root(config, net)?)?),
-        "mud" => Arc::new(Mud::new(net, config.router.vcs, checked_root(config, net)?)?),
+        "mud" => Arc::new(Mud::new(net, routing_vcs(config), checked_root(config, net)?)?),
         "angara_bfs" | "angara_sssp" => {
             let Shape::Torus(t) = &net.shape else {
                 return Err(needs("torus or mesh"));
@@ -218,7 +220,7 @@ pub fn build_routing(
             Arc::new(Angara::new(net, t, method, endpoint_switch)?)
         }
         "lash_tor" => {
-            Arc::new(LashTor::new(net, endpoint_switch, config.router.vcs, checked_root(config, net)?)?)
+            Arc::new(LashTor::new(net, endpoint_switch, routing_vcs(config), checked_root(config, net)?)?)
         }
         "tor" => {
             let r = Tor::new(net, checked_root(config, net)?, endpoint_switch)?;
@@ -227,11 +229,11 @@ pub fn build_routing(
         }
         "spda" => {
             let mut rng = crate::rng::stream(config.simulation.seed, crate::rng::Purpose::Routing, u64::MAX);
-            Arc::new(Spda::new(net, config.router.vcs, &mut rng)?)
+            Arc::new(Spda::new(net, routing_vcs(config), &mut rng)?)
         }
         "nue" => {
             // Nue uses every VC as a layer and always fits: no layer check needed.
-            let (r, _stats) = nue::build(net, endpoint_switch, config.router.vcs as usize)?;
+            let (r, _stats) = nue::build(net, endpoint_switch, routing_vcs(config) as usize)?;
             Arc::new(r)
         }
         "dfsssp" | "lash" => {
@@ -278,16 +280,32 @@ fn checked_root(config: &Config, net: &Network) -> Result<Option<SwitchId>, Conf
     Ok(root)
 }
 
+/// VCs the routing may use: `router.vcs` less those reserved for an escape subnetwork.
+pub fn routing_vcs(config: &Config) -> u8 {
+    config.router.vcs - config.routing.escape_vcs
+}
+
 /// A layered routing's layers must fit in `router.vcs` when it assigns the VCs itself.
 fn check_layers(config: &Config, algo: &str, layers: u8) -> Result<(), ConfigError> {
-    let vcs = config.router.vcs;
+    let vcs = routing_vcs(config);
     if effective_vc_policy(config) == VcPolicy::Routing && layers > vcs {
         return Err(ConfigError::new(
             "router.vcs",
-            format!("{algo} needs {layers} layers, {vcs} available (one VC per layer)"),
+            format!(
+                "{algo} needs {layers} layers, {vcs} available (one VC per layer){}",
+                escape_note(config)
+            ),
         ));
     }
     Ok(())
+}
+
+/// Explains a VC count reduced by the escape subnetwork.
+fn escape_note(config: &Config) -> String {
+    match config.routing.escape_vcs {
+        0 => String::new(),
+        e => format!(" after the {e} escape VCs (routing.escape_vcs)"),
+    }
 }
 
 /// The VC policy in force: `minimal`, `shortest_path`, `allpath` and `valiant` default to
@@ -315,19 +333,30 @@ impl Simulation {
             Arc::new(net.endpoint_location.iter().map(|&(s, _)| s).collect());
         let t0 = std::time::Instant::now();
         let routing = build_routing(&config, &net, &endpoint_switch)?;
+        let escape = match config.routing.escape_vcs {
+            0 => None,
+            e => {
+                let root = checked_root(&config, &net)?;
+                Some(Arc::new(Escape::new(&net, root, config.router.vcs - e, e)?))
+            }
+        };
         let routing_build_seconds = t0.elapsed().as_secs_f64();
-        let vcs = config.router.vcs;
+        let vcs = routing_vcs(&config);
         match effective_vc_policy(&config) {
             VcPolicy::Routing if routing.vcs_required() > vcs => {
                 return Err(ConfigError::new(
                     "router.vcs",
                     format!(
-                        "routing `{}` needs {} VCs, {vcs} available",
+                        "routing `{}` needs {} VCs, {vcs} available{}",
                         routing.name(),
-                        routing.vcs_required()
+                        routing.vcs_required(),
+                        escape_note(&config)
                     ),
                 ))
             }
+            // With an escape subnetwork, packets whose ladder or DAVC VCs run out are forced
+            // into the escape: no bound on the route length is needed.
+            _ if escape.is_some() => {}
             VcPolicy::Ladder if routing.max_hops() > vcs as u32 => {
                 return Err(ConfigError::new(
                     "router.vcs",
@@ -371,6 +400,7 @@ impl Simulation {
             config,
             net: Arc::new(net),
             routing,
+            escape,
             pattern,
             links,
             link_of_port,
@@ -383,6 +413,20 @@ impl Simulation {
     /// The routing in use.
     pub fn routing(&self) -> &dyn Routing {
         &*self.routing
+    }
+
+    /// The escape subnetwork, if `routing.escape_vcs > 0`.
+    pub fn escape(&self) -> Option<&Escape> {
+        self.escape.as_deref()
+    }
+
+    /// Routing, VC policy in force and escape subnetwork, as the routers use them.
+    pub fn routes(&self) -> Routes {
+        Routes {
+            routing: self.routing.clone(),
+            vc_policy: effective_vc_policy(&self.config),
+            escape: self.escape.clone(),
+        }
     }
 
     /// The graph the partitioner sees: routers weighted by ports + endpoints, links with
@@ -459,9 +503,8 @@ impl Simulation {
         let params: RouterParams = cfg.router_params();
         let shared = Arc::new(Shared {
             net: self.net.clone(),
-            routing: self.routing.clone(),
+            routes: self.routes(),
             selection: cfg.routing.selection,
-            vc_policy: effective_vc_policy(cfg),
             pattern: self.pattern.clone(),
             generation_probability: load / params.packet_size as f64,
             params,

@@ -160,3 +160,31 @@ proptest! {
         prop_assert!(r.vcs_used <= k as u32);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// SurePath's escape subnetwork (Up/Down + shortcuts on the last VC) makes base
+    /// routings that deadlock on their own safe per Duato on random faulty networks: the
+    /// escape dependencies are acyclic, nothing leaves the escape, every routing state is
+    /// offered the escape, and every destination is reached.
+    #[test]
+    fn the_escape_subnetwork_satisfies_duato_on_faulty_networks(
+        topology in topology(),
+        faults in 0u32..4,
+        fault_seed in 0u64..1000,
+        base in 0usize..3,
+    ) {
+        let (routing, policy, vcs) = [("minimal", "any", 2), ("valiant", "any", 2), ("allpath", "ladder", 3)][base];
+        let text = config(&topology, faults, fault_seed, routing, policy);
+        let overrides = [format!("router.vcs={vcs}"), "routing.escape_vcs=1".to_string()];
+        let sim = match Simulation::build(Config::parse(&text, &overrides).expect("valid config")) {
+            Ok(sim) => sim,
+            Err(e) if e.key == "topology.failed_links" => return Ok(()),
+            Err(e) => panic!("{routing}/{policy} + escape on\n{topology}\nwith {faults} faults: {e}"),
+        };
+        let r = analyse(&sim);
+        prop_assert!(r.acyclic, "{}/{} + escape on {}: cycle {:?}, {} back", routing, policy, r.network, r.cycle, r.escape_back_dependencies);
+        prop_assert_eq!(r.unreachable_pairs, 0, "{} on {}: {:?}", routing, r.network, r.unreachable);
+    }
+}

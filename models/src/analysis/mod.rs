@@ -57,10 +57,16 @@
 //! the cycle search walks nodes in sorted order. The report (but its time) is the same for
 //! any number of threads.
 //!
-//! # Not yet
-//! Escape subnetworks (Duato): [`Channel::escape`] is the hook; escape dependencies will be
-//! checked separately. Several routings of one configuration compared side by side is a
-//! later step.
+//! # Escape subnetworks (Duato)
+//! With `routing.escape_vcs > 0` the whole CDG may be cyclic (the routing VCs need not be
+//! deadlock-free on their own). Deadlock freedom then follows from Duato's condition for
+//! VCT: every state in the routing VCs is offered an escape channel (checked at every
+//! explored state; a miss counts as an unreachable pair), the escape channels'
+//! dependencies among themselves are acyclic, and no dependency leads from an escape
+//! channel back to a routing one (packets never leave the escape). `acyclic` reports that
+//! check, `full_cdg_acyclic` the whole graph, and a witness cycle lists escape channels.
+//! Escape reachability is part of the exploration: escape states are explored like any
+//! other, so an escape route that cannot reach its destination is reported.
 
 mod cdg;
 
@@ -68,8 +74,8 @@ pub use cdg::Channel;
 
 use crate::packet::{Packet, RouteState};
 use crate::rng::{stream, Purpose, Rng};
-use crate::routing::{next_hops, Candidate, Hop, LoadView, Routing, VcPolicy};
-use crate::sim::{effective_vc_policy, Simulation};
+use crate::routing::{Candidate, Hop, LoadView, Routes, Routing, VcPolicy};
+use crate::sim::Simulation;
 use crate::topology::metrics::bfs;
 use crate::topology::{EndpointId, Network, PortId, PortTarget, Shape, SwitchId};
 use rayon::prelude::*;
@@ -125,11 +131,22 @@ pub struct RoutesReport {
     pub switches: usize,
     /// Directed switch-to-switch links.
     pub links: usize,
-    /// Whether the channel dependency graph is acyclic.
+    /// VCs reserved for the escape subnetwork (0: none).
+    pub escape_vcs: u8,
+    /// Deadlock-free by the check that applies: without an escape subnetwork, the channel
+    /// dependency graph is acyclic; with one (Duato), the escape channels' dependencies
+    /// among themselves are acyclic, no dependency leads out of the escape, and every
+    /// state in the routing VCs was offered an escape channel (else it counts as
+    /// unreachable).
     pub acyclic: bool,
-    /// A cycle of the CDG when there is one: each channel's packets wait for the next
-    /// one's, and the last one's for the first.
+    /// A cycle when there is one (of the escape channels, with an escape subnetwork): each
+    /// channel's packets wait for the next one's, and the last one's for the first.
     pub cycle: Vec<Channel>,
+    /// Whether the whole CDG, routing VCs included, is acyclic (with an escape subnetwork
+    /// it need not be).
+    pub full_cdg_acyclic: bool,
+    /// Dependencies from an escape channel to a routing channel (must be 0).
+    pub escape_back_dependencies: u64,
     /// Channels `(link, VC)` used by some route.
     pub channels: usize,
     /// Dependencies between channels.
@@ -166,26 +183,16 @@ pub struct RoutesReport {
 
 /// Analyses the routes of `sim`'s configuration on the current rayon pool.
 pub fn analyse(sim: &Simulation) -> RoutesReport {
-    analyse_with(
-        &sim.net,
-        sim.routing(),
-        effective_vc_policy(&sim.config),
-        sim.config.router.vcs,
-        sim.config.simulation.seed,
-    )
+    analyse_with(&sim.net, &sim.routes(), sim.config.router.vcs, sim.config.simulation.seed)
 }
 
-/// Analyses `routing` with `vc_policy` and `vcs` VCs per port on `net`; `seed` picks the
-/// RNG streams given to `init` (as the simulation's `simulation.seed`).
-pub fn analyse_with(
-    net: &Network,
-    routing: &dyn Routing,
-    vc_policy: VcPolicy,
-    vcs: u8,
-    seed: u64,
-) -> RoutesReport {
+/// Analyses `routes` (routing, VC policy, escape subnetwork) with `vcs` VCs per port on
+/// `net`; `seed` picks the RNG streams given to `init` (as the simulation's
+/// `simulation.seed`).
+pub fn analyse_with(net: &Network, routes: &Routes, vcs: u8, seed: u64) -> RoutesReport {
     let t0 = Instant::now();
-    let ctx = Ctx::new(net, routing, vc_policy, vcs, seed);
+    let routing = &*routes.routing;
+    let ctx = Ctx::new(net, routes, vcs, seed);
     let acc = ctx
         .terminals
         .par_iter()
@@ -200,9 +207,24 @@ pub fn analyse_with(
         .reduce(|| Acc::new(net), Acc::merge);
     let mut edges: Vec<(u64, u64)> = acc.edges.into_iter().collect();
     edges.sort_unstable();
+    let is_escape = |k: u64| routes.is_escape((k & 0xff) as u8);
+    let to_channels = |keys: Vec<u64>| -> Vec<Channel> {
+        keys.into_iter().map(|k| Channel { escape: is_escape(k), ..cdg::channel(net, k) }).collect()
+    };
     let graph = cdg::Cdg::new(acc.nodes.into_iter().collect(), &edges);
-    let cycle: Vec<Channel> =
-        graph.find_cycle().unwrap_or_default().into_iter().map(|k| cdg::channel(net, k)).collect();
+    let full_cycle = graph.find_cycle();
+    let full_cdg_acyclic = full_cycle.is_none();
+    // Duato: with an escape subnetwork, what must be acyclic is the escape channels'
+    // dependencies among themselves, and no packet may leave the escape.
+    let (cycle, escape_back_dependencies) = if routes.escape.is_some() {
+        let escape_edges: Vec<(u64, u64)> =
+            edges.iter().copied().filter(|&(a, b)| is_escape(a) && is_escape(b)).collect();
+        let back = edges.iter().filter(|&&(a, b)| is_escape(a) && !is_escape(b)).count() as u64;
+        let escape_nodes = graph.nodes.iter().copied().filter(|&k| is_escape(k)).collect();
+        (to_channels(cdg::Cdg::new(escape_nodes, &escape_edges).find_cycle().unwrap_or_default()), back)
+    } else {
+        (to_channels(full_cycle.unwrap_or_default()), 0)
+    };
     let vcs_used = graph.nodes.iter().map(|&k| (k & 0xff) as u32 + 1).max().unwrap_or(0);
 
     let mut failures = acc.failures;
@@ -244,12 +266,15 @@ pub fn analyse_with(
     RoutesReport {
         network: net.name.clone(),
         routing: routing.name().to_string(),
-        vc_policy,
+        vc_policy: routes.vc_policy,
         vcs,
+        escape_vcs: routes.escape.as_ref().map_or(0, |e| vcs - e.first_vc()),
         switches: ctx.terminals.len(),
         links,
-        acyclic: cycle.is_empty(),
+        acyclic: cycle.is_empty() && escape_back_dependencies == 0,
         cycle,
+        full_cdg_acyclic,
+        escape_back_dependencies,
         channels: graph.nodes.len(),
         dependencies: graph.num_edges(),
         states: acc.states,
@@ -365,7 +390,7 @@ impl Acc {
 struct Ctx<'a> {
     net: &'a Network,
     routing: &'a dyn Routing,
-    policy: VcPolicy,
+    routes: &'a Routes,
     vcs: u8,
     seed: u64,
     /// Switches with endpoints, in order.
@@ -377,15 +402,20 @@ struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(net: &'a Network, routing: &'a dyn Routing, policy: VcPolicy, vcs: u8, seed: u64) -> Self {
+    fn new(net: &'a Network, routes: &'a Routes, vcs: u8, seed: u64) -> Self {
+        let routing = &*routes.routing;
         let mut endpoint = vec![None; net.num_switches()];
         for (e, &(s, p)) in net.endpoint_location.iter().enumerate().rev() {
             endpoint[s as usize] = Some((e as EndpointId, p));
         }
         let terminals =
             (0..net.num_switches() as SwitchId).filter(|&s| endpoint[s as usize].is_some()).collect();
-        let bound = (net.num_switches() as u32).saturating_add(routing.max_hops()).min(u16::MAX as u32 - 1);
-        Ctx { net, routing, policy, vcs, seed, terminals, endpoint, bound }
+        let escape_hops = routes.escape.as_ref().map_or(0, |e| e.max_hops());
+        let bound = (net.num_switches() as u32)
+            .saturating_add(routing.max_hops())
+            .saturating_add(escape_hops)
+            .min(u16::MAX as u32 - 1);
+        Ctx { net, routing, routes, vcs, seed, terminals, endpoint, bound }
     }
 
     fn packet(&self, src: SwitchId, dst: SwitchId, hops: u16, vc: u8, route: RouteState) -> Packet {
@@ -494,14 +524,27 @@ impl<'a> Ctx<'a> {
                 while i < probes.len() {
                     let load = Probe(probes[i]);
                     i += 1;
-                    scratch.clear();
-                    self.routing.candidates(st.at, d, &mut packet.clone(), &load, &mut rng, &mut scratch);
-                    if scratch.is_empty() {
-                        self.fail(acc, &st, d, format!("no candidate at switch {}", st.at));
-                        continue;
+                    if !self.routes.is_escape(st.vc) {
+                        scratch.clear();
+                        self.routing.candidates(st.at, d, &mut packet.clone(), &load, &mut rng, &mut scratch);
+                        if scratch.is_empty() {
+                            self.fail(
+                                acc,
+                                &st,
+                                d,
+                                format!("no candidate at switch {} (hop {}, VC {})", st.at, st.hops, st.vc),
+                            );
+                            continue;
+                        }
                     }
                     let mut p = packet;
-                    next_hops(self.routing, self.policy, &hop, &mut p, &load, &mut rng, &mut cands);
+                    self.routes.next_hops(&hop, &mut p, &load, &mut rng, &mut cands);
+                    if self.routes.escape.is_some()
+                        && !self.routes.is_escape(st.vc)
+                        && !cands.iter().any(|c| self.routes.is_escape(c.vc))
+                    {
+                        self.fail(acc, &st, d, format!("no escape candidate at switch {}", st.at));
+                    }
                     if st.hops == 0 && load.0.is_none() {
                         // Source decisions may depend on load: ask again with each
                         // proposed port loaded.
@@ -552,7 +595,7 @@ impl<'a> Ctx<'a> {
             acc.edges.insert((a, k));
         }
         let mut q = *p;
-        self.routing.on_forward(st.at, c, &mut q);
+        self.routes.on_forward(st.at, c, &mut q);
         q.hops += 1;
         q.vc = c.vc;
         if next == d {
@@ -585,14 +628,21 @@ impl<'a> Ctx<'a> {
             let mut used = Vec::new();
             while at != d {
                 let hop = Hop { net, at, in_port, dst: d, vcs: self.vcs };
-                cands.clear();
-                self.routing.candidates(at, d, &mut p.clone(), &load, &mut rng, &mut cands);
-                let st = State { src: s, at, in_port, vc: 0, hops: 0, route: p.route };
-                if cands.is_empty() {
-                    self.fail(acc, &st, d, format!("no candidate at switch {at}"));
-                    continue 'sources;
+                let st = State { src: s, at, in_port, vc: p.vc, hops: p.hops, route: p.route };
+                if !self.routes.is_escape(p.vc) {
+                    cands.clear();
+                    self.routing.candidates(at, d, &mut p.clone(), &load, &mut rng, &mut cands);
+                    if cands.is_empty() {
+                        self.fail(
+                            acc,
+                            &st,
+                            d,
+                            format!("no candidate at switch {at} (hop {}, VC {})", p.hops, p.vc),
+                        );
+                        continue 'sources;
+                    }
                 }
-                next_hops(self.routing, self.policy, &hop, &mut p, &load, &mut rng, &mut cands);
+                self.routes.next_hops(&hop, &mut p, &load, &mut rng, &mut cands);
                 let c = cands[0];
                 let target = net.ports(at).get(c.port as usize).map(|x| x.target);
                 let Some(PortTarget::Switch { switch, port }) = target else {
@@ -605,7 +655,7 @@ impl<'a> Ctx<'a> {
                     continue 'sources;
                 };
                 used.push(net.port_offsets[at as usize] as usize + c.port as usize);
-                self.routing.on_forward(at, c, &mut p);
+                self.routes.on_forward(at, c, &mut p);
                 p.hops += 1;
                 p.vc = c.vc;
                 if p.hops as u32 >= self.bound {

@@ -10,6 +10,7 @@ pub mod angara;
 pub mod dfsssp;
 pub mod dor;
 pub mod dragonfly;
+pub mod escape;
 pub mod graph;
 pub mod lash;
 pub mod lash_tor;
@@ -25,7 +26,9 @@ pub mod valiant;
 use crate::packet::{Packet, RouteState};
 use crate::rng::Rng;
 use crate::topology::{Network, PortId, PortTarget, SwitchId};
+use escape::Escape;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// One way forward.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,6 +172,65 @@ pub struct Hop<'a> {
     pub vcs: u8,
 }
 
+/// How packets are routed: a routing, the VC policy applied to its candidates, and
+/// optionally an escape subnetwork on the last VCs. The router and the deadlock verifier
+/// both ask it, so they see the same candidates.
+#[derive(Clone)]
+pub struct Routes {
+    /// The routing algorithm.
+    pub routing: Arc<dyn Routing>,
+    /// The VC policy in force.
+    pub vc_policy: VcPolicy,
+    /// SurePath's escape subnetwork, when `routing.escape_vcs > 0`.
+    pub escape: Option<Arc<Escape>>,
+}
+
+impl Routes {
+    /// The candidates for `packet` at `hop`: what the router chooses from, and what the
+    /// verifier enumerates. Replaces `out`'s contents. With an escape subnetwork the
+    /// routing's candidates are confined to the VCs below the escape set (those that do
+    /// not fit are dropped) and the escape candidates are always added; a packet already
+    /// in escape gets only escape candidates.
+    pub fn next_hops(
+        &self,
+        hop: &Hop<'_>,
+        packet: &mut Packet,
+        load: &dyn LoadView,
+        rng: &mut Rng,
+        out: &mut Vec<Candidate>,
+    ) {
+        let Some(escape) = &self.escape else {
+            return next_hops(&*self.routing, self.vc_policy, hop, packet, load, rng, out);
+        };
+        out.clear();
+        if !escape.is_escape(packet.vc) {
+            let confined = Hop { vcs: escape.first_vc(), ..*hop };
+            candidates_with_policy(&*self.routing, self.vc_policy, &confined, packet, load, rng, out, false);
+        }
+        escape.candidates(hop.at, hop.dst, packet, out);
+        assert!(
+            !out.is_empty(),
+            "no escape candidate at switch {} towards switch {} (packet {})",
+            hop.at,
+            hop.dst,
+            packet.id
+        );
+    }
+
+    /// Updates the packet's routing state for the granted `chosen`, before it leaves `at`.
+    pub fn on_forward(&self, at: SwitchId, chosen: Candidate, packet: &mut Packet) {
+        match &self.escape {
+            Some(escape) if escape.is_escape(chosen.vc) => escape.on_forward(at, chosen, packet),
+            _ => self.routing.on_forward(at, chosen, packet),
+        }
+    }
+
+    /// Whether `vc` belongs to the escape set.
+    pub fn is_escape(&self, vc: u8) -> bool {
+        self.escape.as_ref().is_some_and(|e| e.is_escape(vc))
+    }
+}
+
 /// The candidates for `packet` at `hop`, with the VC policy applied: what the router
 /// chooses from, and what the deadlock verifier enumerates. Replaces `out`'s contents.
 /// Panics if the routing offers nothing (a routing bug, not a user error).
@@ -182,6 +244,23 @@ pub fn next_hops(
     out: &mut Vec<Candidate>,
 ) {
     out.clear();
+    candidates_with_policy(routing, vc_policy, hop, packet, load, rng, out, true);
+}
+
+/// Fills the empty `out` with the routing's candidates, VC policy applied. With `strict`
+/// the configuration checks guarantee the VCs suffice (running out panics with an
+/// explanation); otherwise candidates whose VC would be `hop.vcs` or more are dropped.
+#[allow(clippy::too_many_arguments)]
+fn candidates_with_policy(
+    routing: &dyn Routing,
+    vc_policy: VcPolicy,
+    hop: &Hop<'_>,
+    packet: &mut Packet,
+    load: &dyn LoadView,
+    rng: &mut Rng,
+    out: &mut Vec<Candidate>,
+    strict: bool,
+) {
     routing.candidates(hop.at, hop.dst, packet, load, rng, out);
     assert!(
         !out.is_empty(),
@@ -192,8 +271,15 @@ pub fn next_hops(
         hop.dst
     );
     match vc_policy {
-        VcPolicy::Routing => {}
+        VcPolicy::Routing => {
+            if !strict {
+                out.retain(|c| c.vc < hop.vcs);
+            }
+        }
         VcPolicy::Ladder => {
+            if !strict && packet.hops >= hop.vcs as u16 {
+                out.clear();
+            }
             for c in out.iter_mut() {
                 c.vc = packet.hops as u8;
             }
@@ -231,7 +317,7 @@ pub fn next_hops(
                 vc < hop.vcs as u32
             });
             assert!(
-                !out.is_empty(),
+                !strict || !out.is_empty(),
                 "DAVC ({vc_policy:?}) ran out of VCs: packet {} on VC {} at switch {} (to switch {}, {} hops \
                  taken) needs VC {} but only {} VCs exist; give router.vcs >= the routing's longest route",
                 packet.id,

@@ -28,6 +28,9 @@ pub struct UpDown {
 pub(crate) struct UdLegal {
     n: usize,
     level: Vec<u32>,
+    /// Whether links between switches of equal level are up/down links (ordered by id, as
+    /// in Autonet) or left out ("horizontal", as in SurePath's escape subnetwork).
+    ties_by_id: bool,
     root: SwitchId,
     /// Per destination `d`: `2n` legal distances, `[d * 2n + s]` from `(s, up)` and
     /// `[d * 2n + n + s]` from `(s, down)`; `u8::MAX` when no legal route exists.
@@ -47,6 +50,25 @@ pub(crate) fn central_switch(net: &Network, dist: &DistanceTable) -> Result<Swit
 impl UdLegal {
     /// BFS levels from `root` and the legal distances of every state to every switch.
     pub(crate) fn new(graph: &SwitchGraph, net: &Network, root: SwitchId) -> Result<Self, TopologyError> {
+        Self::build(graph, net, root, true)
+    }
+
+    /// Like [`UdLegal::new`], but links between switches at the same BFS level are neither
+    /// up nor down and no legal route uses them (SurePath's "black" links only).
+    pub(crate) fn without_horizontal(
+        graph: &SwitchGraph,
+        net: &Network,
+        root: SwitchId,
+    ) -> Result<Self, TopologyError> {
+        Self::build(graph, net, root, false)
+    }
+
+    fn build(
+        graph: &SwitchGraph,
+        net: &Network,
+        root: SwitchId,
+        ties_by_id: bool,
+    ) -> Result<Self, TopologyError> {
         let n = net.num_switches();
         let level = bfs(net, root);
         if let Some(s) = level.iter().position(|&l| l == u32::MAX) {
@@ -58,10 +80,10 @@ impl UdLegal {
         let mut dist = vec![u8::MAX; n * 2 * n];
         let rows = dist.par_chunks_mut((2 * n).max(1)).enumerate();
         rows.try_for_each_init(Vec::new, |queue: &mut Vec<u32>, (d, row)| {
-            legal_distances(graph, &level, d as SwitchId, row, queue)
+            legal_distances(graph, &level, ties_by_id, d as SwitchId, row, queue)
         })?;
         let max_hops = (0..n).flat_map(|d| dist[d * 2 * n..d * 2 * n + n].iter()).map(|&x| x as u32).max();
-        Ok(Self { n, level, root, dist, max_hops: max_hops.unwrap_or(0) })
+        Ok(Self { n, level, ties_by_id, root, dist, max_hops: max_hops.unwrap_or(0) })
     }
 
     /// The root switch.
@@ -76,7 +98,12 @@ impl UdLegal {
 
     /// Whether the link from `a` to its neighbour `b` is an up link.
     pub(crate) fn is_up(&self, a: SwitchId, b: SwitchId) -> bool {
-        (self.level[b as usize], b) < (self.level[a as usize], a)
+        link_is_up(&self.level, self.ties_by_id, a, b)
+    }
+
+    /// BFS level (distance to the root) of `s`.
+    pub(crate) fn level(&self, s: SwitchId) -> u32 {
+        self.level[s as usize]
     }
 
     /// Hops of the shortest legal route from `s` in `phase` (0 up, 1 down) to `dst`.
@@ -129,16 +156,25 @@ impl UpDown {
     }
 }
 
+fn link_is_up(level: &[u32], ties_by_id: bool, a: SwitchId, b: SwitchId) -> bool {
+    if ties_by_id {
+        (level[b as usize], b) < (level[a as usize], a)
+    } else {
+        level[b as usize] < level[a as usize]
+    }
+}
+
 /// Backward BFS over `(switch, phase)` states from `d`: fills `row` (`2n` entries).
 fn legal_distances(
     graph: &SwitchGraph,
     level: &[u32],
+    ties_by_id: bool,
     d: SwitchId,
     row: &mut [u8],
     queue: &mut Vec<u32>,
 ) -> Result<(), TopologyError> {
     let n = graph.num_switches();
-    let is_up = |a: SwitchId, b: SwitchId| (level[b as usize], b) < (level[a as usize], a);
+    let is_up = |a: SwitchId, b: SwitchId| link_is_up(level, ties_by_id, a, b);
     queue.clear();
     row[d as usize] = 0;
     row[n + d as usize] = 0;
@@ -157,6 +193,9 @@ fn legal_distances(
             ));
         }
         for &(_, s) in graph.neighbours(x) {
+            if !ties_by_id && level[s as usize] == level[x as usize] {
+                continue;
+            }
             // Predecessor states (s, p) with a legal move s -> x landing in `phase`.
             let preds: &[usize] = if is_up(s, x) {
                 if phase == 0 {

@@ -1,0 +1,138 @@
+//! SurePath's escape subnetwork (Camarero et al., "SurePath: an efficient fault-tolerant
+//! routing mechanism for HyperX", section 3.2; the seed `surepath-*`), for any topology and
+//! any base routing.
+//!
+//! The VCs are split: the first `vcs - escape_vcs` carry the base routing (its own VCs or
+//! a VC policy, confined to them), the last `escape_vcs` are the escape set. Links are
+//! classified by the BFS distance of their ends to a root switch: Up/Down ("black") when
+//! the distances differ, horizontal ("red") when they are equal. The Up/Down distance
+//! `ud(x, t)` is the shortest route from `x` to `t` over black links going up (towards
+//! the root) then down. From a switch `x` towards `t` the escape candidates are
+//!
+//! * black up links on a shortest Up/Down route (only before the packet went down),
+//!   penalty 112 phits;
+//! * black down links on a shortest Up/Down route, penalty 96;
+//! * horizontal links to `y` with `ud(y, t) < ud(x, t)` (shortcuts, only before the packet
+//!   went down) **and `y < x` in switch id**, penalty 80, 64 or 48 for a reduction of 1, 2
+//!   or at least 3;
+//!
+//! each on every escape VC. A packet in the routing VCs is offered its routing candidates
+//! (penalties as the routing gives them) and always the escape candidates; a packet in the
+//! escape VCs only the escape candidates: never back from escape. A packet whose routing
+//! candidates do not fit the routing VCs (a ladder that ran out, a DAVC function that
+//! would need another VC) is forced into escape. The router then takes the candidate with
+//! the least occupancy + penalty (`selection = "adaptive"`), as the seed does.
+//!
+//! Deviation from the seed: shortcuts only lead to a switch with a smaller id. Taken in
+//! both directions, as the seed describes, shortcuts between switches of one level can
+//! close a cycle of escape channels: the property tests found one on a 5x3 torus (four
+//! horizontal links at the same level, each pair of consecutive ones used by a packet
+//! whose Up/Down distance they shorten), and a 4x4 HyperX has the same pattern
+//! ((1,1) -> (2,1) -> (2,2) -> (1,2) -> (1,1) towards the next corner each time). With the
+//! id order, every escape dependency in the up phase goes to a smaller (level, id) and
+//! every one in the down phase to a larger level, so the escape channel dependency graph
+//! is acyclic on any network. The cost is half the shortcuts.
+//!
+//! Deadlock freedom is Duato's condition: the escape channels' dependencies among
+//! themselves must be acyclic, and every state in the routing VCs must offer an escape
+//! channel. `xnet routes` checks both on the configuration's own routes (see `analysis`).
+
+use super::graph::SwitchGraph;
+use super::updown::{central_switch, UdLegal, DOWN};
+use super::Candidate;
+use crate::packet::Packet;
+use crate::topology::metrics::DistanceTable;
+use crate::topology::{Network, SwitchId, TopologyError};
+
+/// Penalty of an escape hop up towards the root, in phits (seed: 112).
+pub const PENALTY_UP: u16 = 112;
+/// Penalty of an escape hop down, away from the root (seed: 96).
+pub const PENALTY_DOWN: u16 = 96;
+/// Penalties of horizontal shortcuts reducing the Up/Down distance by 1, 2, >= 3 (seed:
+/// 80, 64, 48).
+pub const PENALTY_SHORTCUT: [u16; 3] = [80, 64, 48];
+
+/// The escape subnetwork of a network: Up/Down distances from one root plus shortcuts.
+pub struct Escape {
+    graph: SwitchGraph,
+    legal: UdLegal,
+    first_vc: u8,
+    vcs: u8,
+}
+
+impl Escape {
+    /// The escape subnetwork of `net` rooted at `root` (default: the least eccentric
+    /// switch) on VCs `first_vc .. first_vc + vcs`.
+    pub fn new(net: &Network, root: Option<SwitchId>, first_vc: u8, vcs: u8) -> Result<Self, TopologyError> {
+        let root = match root {
+            Some(r) => r,
+            None => central_switch(net, &DistanceTable::compute(net)?)?,
+        };
+        let graph = SwitchGraph::new(net);
+        let legal = UdLegal::without_horizontal(&graph, net, root)?;
+        Ok(Self { graph, legal, first_vc, vcs })
+    }
+
+    /// The root switch.
+    pub fn root(&self) -> SwitchId {
+        self.legal.root()
+    }
+
+    /// First escape VC; the routing VCs are those below it.
+    pub fn first_vc(&self) -> u8 {
+        self.first_vc
+    }
+
+    /// Whether `vc` belongs to the escape set.
+    pub fn is_escape(&self, vc: u8) -> bool {
+        vc >= self.first_vc
+    }
+
+    /// Longest shortest Up/Down route, in hops.
+    pub fn max_hops(&self) -> u32 {
+        self.legal.max_hops()
+    }
+
+    /// Up/Down distance from `s` to `dst`, in the up phase (`down = false`) or after the
+    /// packet went down.
+    pub fn distance(&self, s: SwitchId, dst: SwitchId, down: bool) -> u32 {
+        self.legal.legal(dst, s, if down { DOWN } else { 0 })
+    }
+
+    /// Appends the escape candidates of `packet` at `at` towards `dst` to `out`.
+    pub fn candidates(&self, at: SwitchId, dst: SwitchId, packet: &Packet, out: &mut Vec<Candidate>) {
+        let down = self.is_escape(packet.vc) && packet.route.phase == DOWN;
+        let here = self.distance(at, dst, down);
+        let level = self.legal.level(at);
+        for &(port, y) in self.graph.neighbours(at) {
+            let ly = self.legal.level(y);
+            let penalty = if ly < level {
+                (!down && self.distance(y, dst, false) + 1 == here).then_some(PENALTY_UP)
+            } else if ly > level {
+                (self.distance(y, dst, true) + 1 == here).then_some(PENALTY_DOWN)
+            } else if down || y > at {
+                None
+            } else {
+                let there = self.distance(y, dst, false);
+                (there < here).then(|| PENALTY_SHORTCUT[((here - there) as usize).min(3) - 1])
+            };
+            if let Some(penalty) = penalty {
+                for vc in self.first_vc..self.first_vc + self.vcs {
+                    out.push(Candidate { port, vc, penalty });
+                }
+            }
+        }
+    }
+
+    /// Updates the packet's escape phase for the granted escape candidate `chosen`. The
+    /// phase field is the escape's own once the packet is in escape: it never goes back.
+    pub fn on_forward(&self, at: SwitchId, chosen: Candidate, packet: &mut Packet) {
+        if !self.is_escape(packet.vc) {
+            packet.route.phase = 0;
+        }
+        let next = self.graph.next_switch(at, chosen.port);
+        if self.legal.level(next) > self.legal.level(at) {
+            packet.route.phase = DOWN;
+        }
+    }
+}
