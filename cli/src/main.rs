@@ -106,6 +106,14 @@ enum Command {
         /// `algorithm:vc_policy` entries, each applied over the configuration.
         #[arg(long, value_delimiter = ',')]
         compare: Vec<String>,
+        /// Threads for the table computations and the verification. Default: all cores.
+        #[arg(long, short = 't')]
+        threads: Option<u32>,
+        /// Check only this many evenly spaced destination switches (all sources): for
+        /// networks too large to verify whole. A cycle found is real; "acyclic" then covers
+        /// only the routes checked.
+        #[arg(long)]
+        destinations: Option<usize>,
     },
     /// List the known topologies, routings and traffic patterns.
     List,
@@ -195,15 +203,24 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Routes { config, set, output, compare } => {
+        Command::Routes { config, set, output, compare, threads, destinations } => {
             let text = read(&config)?;
             let cfg = Config::parse(&text, &set)?;
             let output = output.unwrap_or_else(|| format!("xnet-routes-{}.h5", stem(&config)).into());
             if !rank0 {
                 return Ok(0);
             }
+            if let Some(t) = threads {
+                if t == 0 {
+                    bail!("--threads must be at least 1");
+                }
+                let _ = rayon::ThreadPoolBuilder::new().num_threads(t as usize).build_global();
+            }
+            if destinations == Some(0) {
+                bail!("--destinations must be at least 1");
+            }
             let reports = if compare.is_empty() {
-                vec![routes::routes(cfg, &output)?]
+                vec![routes::routes(cfg, &output, destinations)?]
             } else {
                 routes::compare(&text, &set, &compare, &output)?
             };
@@ -474,7 +491,7 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common, cluster: &m
 }
 
 /// Peak resident set size of this process (Linux `VmHWM`), if known.
-fn peak_rss_bytes() -> Option<u64> {
+pub(crate) fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

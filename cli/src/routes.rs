@@ -4,7 +4,7 @@
 use crate::output::{attr, attr_str, table};
 use anyhow::{Context, Result};
 use hdf5::{File, Group, H5Type};
-use models::analysis::{analyse, RoutesReport};
+use models::analysis::{analyse, analyse_sampled, RoutesReport};
 use models::config::Config;
 use models::sim::Simulation;
 use std::path::Path;
@@ -28,13 +28,26 @@ struct ChannelRow {
     escape: u32,
 }
 
-/// Analyses `cfg`, prints the report and writes it to `output`.
-pub(crate) fn routes(cfg: Config, output: &Path) -> Result<RoutesReport> {
+/// Analyses `cfg` (only `destinations` evenly spaced destinations if given), prints the
+/// report with the routing build time and peak memory, and writes it to `output`.
+pub(crate) fn routes(cfg: Config, output: &Path, destinations: Option<usize>) -> Result<RoutesReport> {
     let sim = Simulation::build(cfg)?;
-    let r = analyse(&sim);
+    let r = match destinations {
+        Some(k) => analyse_sampled(&sim, k),
+        None => analyse(&sim),
+    };
     print_report(&r);
+    let peak = crate::peak_rss_bytes();
+    println!("  {:<28} {:.3} s", "routing tables built in", sim.routing_build_seconds);
+    println!("  {:<28} {}", "threads", rayon::current_num_threads());
+    if let Some(p) = peak {
+        println!("  {:<28} {:.1} MiB", "peak memory (process)", p as f64 / (1 << 20) as f64);
+    }
     let file = File::create(output).with_context(|| format!("creating {}", output.display()))?;
     write(&r, &file).with_context(|| format!("writing {}", output.display()))?;
+    attr(&file, "routing_build_seconds", sim.routing_build_seconds)?;
+    attr(&file, "threads", rayon::current_num_threads() as u32)?;
+    attr(&file, "peak_rss_bytes", peak.unwrap_or(0))?;
     file.flush()?;
     println!("written to {}", output.display());
     Ok(r)
@@ -110,6 +123,12 @@ fn print_report(r: &RoutesReport) {
     let row = |k: &str, v: String| println!("  {k:<28} {v}");
     println!("routes of {} with {} (VC policy {:?}, {} VCs)", r.network, r.routing, r.vc_policy, r.vcs);
     row("switches (sources/dests)", r.switches.to_string());
+    if r.destinations_checked < r.switches {
+        row(
+            "destinations checked",
+            format!("{} (sampled: acyclic covers these only)", r.destinations_checked),
+        );
+    }
     row("directed links", r.links.to_string());
     row("routing states explored", r.states.to_string());
     row("CDG channels / dependencies", format!("{} / {}", r.channels, r.dependencies));
@@ -147,6 +166,7 @@ fn write(r: &RoutesReport, file: &Group) -> Result<()> {
     attr_str(file, "vc_policy", &format!("{:?}", r.vc_policy))?;
     attr(file, "vcs", r.vcs as u32)?;
     attr(file, "switches", r.switches as u64)?;
+    attr(file, "destinations_checked", r.destinations_checked as u64)?;
     attr(file, "links", r.links as u64)?;
     attr(file, "acyclic", r.acyclic as u8)?;
     attr(file, "escape_vcs", r.escape_vcs as u32)?;

@@ -129,6 +129,9 @@ pub struct RoutesReport {
     pub vcs: u8,
     /// Source/destination switches (those with endpoints).
     pub switches: usize,
+    /// Destination switches whose routes were checked: all of them unless sampled
+    /// ([`analyse_sampled`]).
+    pub destinations_checked: usize,
     /// Directed switch-to-switch links.
     pub links: usize,
     /// VCs reserved for the escape subnetwork (0: none).
@@ -183,18 +186,44 @@ pub struct RoutesReport {
 
 /// Analyses the routes of `sim`'s configuration on the current rayon pool.
 pub fn analyse(sim: &Simulation) -> RoutesReport {
-    analyse_with(&sim.net, &sim.routes(), sim.config.router.vcs, sim.config.simulation.seed)
+    analyse_with(&sim.net, &sim.routes(), sim.config.router.vcs, sim.config.simulation.seed, None)
+}
+
+/// Like [`analyse`], but only for `destinations` evenly spaced destination switches (all
+/// sources): a cycle or an unreachable pair it finds is real, but an acyclic verdict
+/// covers only the routes towards those destinations. For networks too large to verify
+/// whole; the path metrics are over the same pairs.
+pub fn analyse_sampled(sim: &Simulation, destinations: usize) -> RoutesReport {
+    analyse_with(
+        &sim.net,
+        &sim.routes(),
+        sim.config.router.vcs,
+        sim.config.simulation.seed,
+        Some(destinations),
+    )
 }
 
 /// Analyses `routes` (routing, VC policy, escape subnetwork) with `vcs` VCs per port on
 /// `net`; `seed` picks the RNG streams given to `init` (as the simulation's
-/// `simulation.seed`).
-pub fn analyse_with(net: &Network, routes: &Routes, vcs: u8, seed: u64) -> RoutesReport {
+/// `simulation.seed`); `sample`: only that many evenly spaced destinations.
+pub fn analyse_with(
+    net: &Network,
+    routes: &Routes,
+    vcs: u8,
+    seed: u64,
+    sample: Option<usize>,
+) -> RoutesReport {
     let t0 = Instant::now();
     let routing = &*routes.routing;
     let ctx = Ctx::new(net, routes, vcs, seed);
-    let acc = ctx
-        .terminals
+    let destinations: Vec<SwitchId> = match sample {
+        Some(k) if k < ctx.terminals.len() => {
+            let n = ctx.terminals.len();
+            (0..k.max(1)).map(|i| ctx.terminals[i * n / k.max(1)]).collect()
+        }
+        _ => ctx.terminals.clone(),
+    };
+    let acc = destinations
         .par_iter()
         .fold(
             || Acc::new(net),
@@ -233,7 +262,7 @@ pub fn analyse_with(net: &Network, routes: &Routes, vcs: u8, seed: u64) -> Route
     let unreachable_pairs = failures.len() as u64;
     failures.truncate(MAX_LISTED_FAILURES);
 
-    let n = ctx.terminals.len() as f64;
+    let n = destinations.len() as f64;
     let mut link_weights = Vec::new();
     for s in 0..net.num_switches() as SwitchId {
         let base = net.port_offsets[s as usize] as usize;
@@ -246,14 +275,14 @@ pub fn analyse_with(net: &Network, routes: &Routes, vcs: u8, seed: u64) -> Route
     let total: u64 = link_weights.iter().map(|l| l.weight).sum();
     let avg = total as f64 / c;
     let var = link_weights.iter().map(|l| (l.weight as f64 - avg).powi(2)).sum::<f64>() / (c - 1.0).max(1.0);
-    let shortest_total: u64 = ctx
-        .terminals
+    // Links are bidirectional, so a BFS from each destination gives every source's distance.
+    let shortest_total: u64 = destinations
         .par_iter()
-        .map(|&s| {
-            let dist = bfs(net, s);
+        .map(|&d| {
+            let dist = bfs(net, d);
             ctx.terminals
                 .iter()
-                .map(|&t| dist[t as usize] as u64)
+                .map(|&s| dist[s as usize] as u64)
                 .filter(|&x| x != u32::MAX as u64)
                 .sum::<u64>()
         })
@@ -270,6 +299,7 @@ pub fn analyse_with(net: &Network, routes: &Routes, vcs: u8, seed: u64) -> Route
         vcs,
         escape_vcs: routes.escape.as_ref().map_or(0, |e| vcs - e.first_vc()),
         switches: ctx.terminals.len(),
+        destinations_checked: destinations.len(),
         links,
         acyclic: cycle.is_empty() && escape_back_dependencies == 0,
         cycle,
@@ -283,7 +313,7 @@ pub fn analyse_with(net: &Network, routes: &Routes, vcs: u8, seed: u64) -> Route
         average_routing_distance: if acc.pairs == 0 {
             0.0
         } else {
-            (acc.visited + ctx.terminals.len() as u64) as f64 / (acc.pairs as f64 + n)
+            (acc.visited + destinations.len() as u64) as f64 / (acc.pairs as f64 + n)
         },
         link_weight_avg: avg,
         link_weight_std: var.sqrt(),
