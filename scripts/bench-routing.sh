@@ -39,13 +39,17 @@ for c in "${cases[@]}"; do
   for t in 1 2; do
     # shellcheck disable=SC2086
     log=$(target/release/xnet routes "${config[$c]}" ${sets[$c]} -t "$t" "${dest[@]}" -o "$out/r.h5" || true)
-    field() { grep -m1 "$1" <<<"$log" | sed -E "s/^ *$1 +//"; }
-    tables=$(field "routing tables built in" | cut -d' ' -f1)
-    verify=$(field "time" | cut -d' ' -f1)
+    # The value of the report row labelled $1 (first word with $2 = 1).
+    field() {
+      awk -v k="$1" -v w="${2:-0}" 'index($0, "  " k " ") == 1 {
+        v = substr($0, length(k) + 3); sub(/^ +/, "", v); if (w) sub(/ .*/, "", v); print v; exit }' <<<"$log"
+    }
+    tables=$(field "routing tables built in" 1)
+    verify=$(field "time" 1)
     states=$(field "routing states explored")
-    verdict=$(field "acyclic \(deadlock-free\)")
+    verdict=$(field "acyclic (deadlock-free)")
     [ "$(field "unreachable pairs")" = 0 ] || verdict="unreachable"
-    peak=$(field "peak memory \(process\)" | cut -d' ' -f1)
+    peak=$(field "peak memory (process)" 1)
     printf "%-10s %7s %8s %10s %10s %12s %9s %10s\n" "$c" "$t" "${sample[$c]}" "$tables" "$verify" "$states" "$verdict" "$peak"
   done
 done

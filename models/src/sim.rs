@@ -242,7 +242,14 @@ pub fn build_routing(
             } else {
                 lash::build(net, endpoint_switch)?
             };
-            check_layers(config, algo, r.layers())?;
+            check_layers(config, algo, r.layers_needed())?;
+            let mut r = r;
+            if effective_vc_policy(config) == VcPolicy::Routing {
+                let mut terminals: Vec<SwitchId> = endpoint_switch.to_vec();
+                terminals.sort_unstable();
+                terminals.dedup();
+                r.spread_over(routing_vcs(config), &terminals);
+            }
             Arc::new(r)
         }
         other => {

@@ -66,3 +66,24 @@ fn another_seed_gives_other_results() {
     let b = fingerprint(&run(&build(RRG, &["simulation.seed=12"]), 1));
     assert_ne!(a, b);
 }
+
+#[test]
+fn escape_subnetwork_is_deterministic() {
+    // Heads blocked in the routing VCs are re-decided every cycle: still independent of
+    // the partitioning, also with faults.
+    same_for_all_partitions(
+        TORUS,
+        &[
+            "routing.algorithm=minimal",
+            "routing.vc_policy=any",
+            "routing.escape_vcs=1",
+            "topology.failed_links=3",
+            "traffic.load=0.9",
+        ],
+    );
+}
+
+#[test]
+fn nue_is_deterministic() {
+    same_for_all_partitions(RRG, &["routing.algorithm=nue", "traffic.load=0.6"]);
+}

@@ -58,7 +58,14 @@ fn check(net: &str, algo: &str) -> u8 {
     let report = analyse(&s);
     assert!(report.acyclic, "{algo} on {}: {:?}", s.net.name, report.cycle);
     assert_eq!(report.unreachable_pairs, 0, "{algo} on {}", s.net.name);
-    assert_eq!(report.vcs_used, layers as u32, "{algo} on {}", s.net.name);
+    // The spare VCs split the fullest layers: all of them are used.
+    assert_eq!(report.vcs_used, s.config.router.vcs as u32, "{algo} on {}", s.net.name);
+    // With exactly the layers needed, that many are used.
+    let exact = analyse(&sim(net, algo, &[&format!("router.vcs={layers}")]));
+    assert!(exact.acyclic && exact.unreachable_pairs == 0);
+    assert_eq!(exact.vcs_used, layers as u32, "{algo} on {}", s.net.name);
+    // Spreading moves pairs between VCs, never changes a path.
+    assert_eq!(exact.link_weights, report.link_weights);
     let minimal = analyse(&sim(net, "minimal", &["router.vcs=32"]));
     // Shortest paths: the same average routing distance as minimal routing, and the
     // longest route is the diameter.

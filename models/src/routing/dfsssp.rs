@@ -17,7 +17,8 @@
 //! dependencies in a fixed order) finds one, the cycle's dependency carried by the fewest
 //! paths is cut (the first of the cycle's lightest), and those paths move to the next
 //! layer, which is processed the same way once the current one is acyclic. A packet keeps
-//! its pair's layer as its VC on every hop. Spare VCs are not used for balancing.
+//! its pair's layer as its VC on every hop. Spare VCs then split the fullest layers
+//! (`Layered::spread_over`).
 
 use super::graph::connected_diameter;
 use super::layered::{LayerOf, Layered, Tables};

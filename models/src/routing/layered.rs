@@ -28,7 +28,10 @@ pub struct Layered {
     /// `next[dst * n + at]`: the port `at` forwards on towards `dst`.
     next: Vec<PortId>,
     layer: LayerOf,
+    /// Layers in use (after spreading over spare VCs).
     layers: u8,
+    /// Fewest layers the engine needed: the VCs a configuration must give it.
+    needed: u8,
     max_hops: u32,
 }
 
@@ -36,6 +39,55 @@ impl Layered {
     /// Layers (VCs) used.
     pub fn layers(&self) -> u8 {
         self.layers
+    }
+
+    /// Fewest layers (VCs) the tables need.
+    pub fn layers_needed(&self) -> u8 {
+        self.needed
+    }
+
+    /// Spreads per-pair layers over `vcs` VCs when there are spare ones: while a VC is
+    /// free, the layer holding the most switch pairs gives every other pair (in pair order)
+    /// to a new layer. A subset of an acyclic layer's dependencies is acyclic, so this stays
+    /// deadlock-free; it splits the traffic of each VC over more VCs, as OpenSM's DFSSSP
+    /// balances over spare virtual lanes. No-op for per-destination layers.
+    pub(crate) fn spread_over(&mut self, vcs: u8, terminals: &[SwitchId]) {
+        let LayerOf::Pair(layer) = &mut self.layer else { return };
+        let n = self.n;
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); self.layers as usize];
+        for &s in terminals {
+            for &d in terminals {
+                if s != d {
+                    let i = s as usize * n + d as usize;
+                    members[layer[i] as usize].push(i);
+                }
+            }
+        }
+        while members.len() < vcs as usize {
+            let (biggest, size) = members
+                .iter()
+                .enumerate()
+                .map(|(l, m)| (l, m.len()))
+                .max_by_key(|&(l, len)| (len, usize::MAX - l))
+                .unwrap_or((0, 0));
+            if size < 2 {
+                break;
+            }
+            let new = members.len() as u8;
+            let old = std::mem::take(&mut members[biggest]);
+            let (mut stay, mut go) = (Vec::with_capacity(size / 2 + 1), Vec::with_capacity(size / 2));
+            for (k, i) in old.into_iter().enumerate() {
+                if k % 2 == 0 {
+                    stay.push(i);
+                } else {
+                    layer[i] = new;
+                    go.push(i);
+                }
+            }
+            members[biggest] = stay;
+            members.push(go);
+        }
+        self.layers = members.len() as u8;
     }
 
     /// The layer of the path from switch `src` to switch `dst`.
@@ -58,7 +110,7 @@ impl Routing for Layered {
     }
 
     fn vcs_required(&self) -> u8 {
-        self.layers
+        self.needed
     }
 
     fn max_hops(&self) -> u32 {
@@ -167,7 +219,8 @@ impl Tables {
                 format!("{name} needs more than {MAX_LAYERS} layers on this network"),
             ));
         }
-        Ok(Layered { name, n: self.n, next: self.next, layer, layers: layers.max(1) as u8, max_hops })
+        let layers = layers.max(1) as u8;
+        Ok(Layered { name, n: self.n, next: self.next, layer, layers, needed: layers, max_hops })
     }
 }
 
