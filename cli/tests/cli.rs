@@ -619,3 +619,54 @@ load = 0.1
     let o = xnet_expect(dir.path(), &args, 4);
     assert!(String::from_utf8_lossy(&o.stdout).contains("NO"), "{}", describe(&o));
 }
+
+#[test]
+fn routes_checks_an_escape_subnetwork_on_a_sample_of_destinations() {
+    let dir = TempDir::new().unwrap();
+    let torus = write(
+        dir.path(),
+        "torus.toml",
+        r#"
+[simulation]
+cycles = 100
+[topology]
+kind = "torus"
+sides = [5, 4]
+endpoints_per_switch = 1
+failed_links = 2
+[router]
+vcs = 2
+packet_size = 4
+input_buffer = 8
+output_buffer = 8
+[routing]
+algorithm = "minimal"
+vc_policy = "any"
+escape_vcs = 1
+[traffic]
+pattern = "uniform"
+load = 0.1
+"#,
+    );
+    let out = dir.path().join("esc.h5");
+    let args = ["routes", s(&torus), "--destinations", "5", "-t", "1", "-o", s(&out)];
+    let o = xnet_expect(dir.path(), &args, 0);
+    let text = String::from_utf8_lossy(&o.stdout);
+    for line in [
+        "escape CDG acyclic (Duato)   yes",
+        "whole CDG acyclic            no",
+        "destinations checked",
+        "routing tables built in",
+    ] {
+        assert!(text.contains(line), "{line} missing from:\n{text}");
+    }
+    let f = open(&out);
+    assert_eq!(attr_u64(&f, "destinations_checked"), 5);
+    assert_eq!(attr_u64(&f, "switches"), 20);
+    // Without the escape the same routes are cyclic: exit status 4.
+    let bad = dir.path().join("bad.h5");
+    let args = ["routes", s(&torus), "--set", "routing.escape_vcs=0", "--destinations", "5", "-o", s(&bad)];
+    xnet_expect(dir.path(), &args, 4);
+    // A sample of zero destinations is refused.
+    xnet_expect(dir.path(), &["routes", s(&torus), "--destinations", "0", "-o", s(&bad)], 1);
+}
