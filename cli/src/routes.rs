@@ -39,6 +39,10 @@ pub(crate) fn routes(cfg: Config, output: &Path, destinations: Option<usize>) ->
     print_report(&r);
     let peak = crate::peak_rss_bytes();
     println!("  {:<28} {}", "VCs the routing needs", sim.routing().vcs_required());
+    let summary = sim.routing().build_summary();
+    if let Some(text) = &summary {
+        println!("  {:<28} {text}", "routing build");
+    }
     println!("  {:<28} {:.3} s", "routing tables built in", sim.routing_build_seconds);
     println!("  {:<28} {}", "threads", rayon::current_num_threads());
     if let Some(p) = peak {
@@ -48,6 +52,7 @@ pub(crate) fn routes(cfg: Config, output: &Path, destinations: Option<usize>) ->
     write(&r, &file).with_context(|| format!("writing {}", output.display()))?;
     attr(&file, "routing_build_seconds", sim.routing_build_seconds)?;
     attr(&file, "vcs_required", sim.routing().vcs_required() as u32)?;
+    attr_str(&file, "routing_build", summary.as_deref().unwrap_or(""))?;
     attr(&file, "threads", rayon::current_num_threads() as u32)?;
     attr(&file, "peak_rss_bytes", peak.unwrap_or(0))?;
     file.flush()?;

@@ -93,6 +93,12 @@ fn on_a_mesh_routes_stay_close_to_minimal_and_search_never_falls_back() {
         let (_, stats) = nue::build(&s.net, &endpoint_switch, k as usize).expect("nue");
         assert_eq!(stats.destinations, 64);
         assert_eq!(stats.fallbacks, 0, "k={k}: {stats:?}");
+        let summary = s.routing().build_summary().expect("nue reports its build");
+        assert!(
+            summary.starts_with("64 destinations")
+                && summary.ends_with("0 destinations routed over the escape tree"),
+            "{summary}"
+        );
     }
 }
 

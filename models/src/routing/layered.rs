@@ -33,12 +33,18 @@ pub struct Layered {
     /// Fewest layers the engine needed: the VCs a configuration must give it.
     needed: u8,
     max_hops: u32,
+    summary: Option<String>,
 }
 
 impl Layered {
     /// Layers (VCs) used.
     pub fn layers(&self) -> u8 {
         self.layers
+    }
+
+    /// Sets what [`Routing::build_summary`] reports.
+    pub(crate) fn set_summary(&mut self, summary: String) {
+        self.summary = Some(summary);
     }
 
     /// Fewest layers (VCs) the tables need.
@@ -115,6 +121,10 @@ impl Routing for Layered {
 
     fn max_hops(&self) -> u32 {
         self.max_hops
+    }
+
+    fn build_summary(&self) -> Option<String> {
+        self.summary.clone()
     }
 
     fn init(&self, src: SwitchId, dst: SwitchId, state: &mut RouteState, _rng: &mut Rng) {
@@ -220,7 +230,16 @@ impl Tables {
             ));
         }
         let layers = layers.max(1) as u8;
-        Ok(Layered { name, n: self.n, next: self.next, layer, layers, needed: layers, max_hops })
+        Ok(Layered {
+            name,
+            n: self.n,
+            next: self.next,
+            layer,
+            layers,
+            needed: layers,
+            max_hops,
+            summary: None,
+        })
     }
 }
 

@@ -85,6 +85,12 @@ pub trait Routing: Send + Sync {
     fn needs_intact_topology(&self) -> bool {
         false
     }
+
+    /// What building the tables took worth reporting (e.g. Nue's backtracks and escape
+    /// fallbacks), for `xnet routes`.
+    fn build_summary(&self) -> Option<String> {
+        None
+    }
 }
 
 /// How the router picks among candidates.

@@ -93,7 +93,13 @@ pub fn build(
         }
     }
     let layer_of_dst = part.iter().map(|&p| p as u8).collect();
-    Ok((t.finish("nue", LayerOf::Destination(layer_of_dst), layers, max_hops)?, stats))
+    let mut routing = t.finish("nue", LayerOf::Destination(layer_of_dst), layers, max_hops)?;
+    routing.set_summary(format!(
+        "{} destinations in {layers} layers: {} impasses resolved by local backtracking, {} destinations \
+         routed over the escape tree",
+        stats.destinations, stats.backtracks, stats.fallbacks
+    ));
+    Ok((routing, stats))
 }
 
 /// The switch graph with channel ids (global port numbers), both directions.
