@@ -152,6 +152,9 @@ pub struct RoutingSection {
     /// (0 = none, default). Root: `routing.root` or the least eccentric switch.
     #[serde(default)]
     pub escape_vcs: u8,
+    /// Nue: the order in which each layer's destinations are routed. Default `id`.
+    #[serde(default)]
+    pub nue_order: crate::routing::nue::DestinationOrder,
 }
 
 fn d_allpath_k() -> u32 {

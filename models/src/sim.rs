@@ -233,7 +233,8 @@ pub fn build_routing(
         }
         "nue" => {
             // Nue uses every VC as a layer and always fits: no layer check needed.
-            let (r, _stats) = nue::build(net, endpoint_switch, routing_vcs(config) as usize)?;
+            let (r, _stats) =
+                nue::build(net, endpoint_switch, routing_vcs(config) as usize, config.routing.nue_order)?;
             Arc::new(r)
         }
         "dfsssp" | "lash" => {

@@ -90,7 +90,8 @@ fn on_a_mesh_routes_stay_close_to_minimal_and_search_never_falls_back() {
             minimal.average_routing_distance
         );
         let endpoint_switch: Vec<u32> = s.net.endpoint_location.iter().map(|&(s, _)| s).collect();
-        let (_, stats) = nue::build(&s.net, &endpoint_switch, k as usize).expect("nue");
+        let (_, stats) =
+            nue::build(&s.net, &endpoint_switch, k as usize, nue::DestinationOrder::Id).expect("nue");
         assert_eq!(stats.destinations, 64);
         assert_eq!(stats.fallbacks, 0, "k={k}: {stats:?}");
         let summary = s.routing().build_summary().expect("nue reports its build");
@@ -131,6 +132,19 @@ fn tables_are_deterministic_across_thread_counts() {
     let two = analyse(&s);
     assert_eq!(one.link_weights, two.link_weights);
     assert_eq!(one.average_routing_distance, two.average_routing_distance);
+}
+
+#[test]
+fn both_destination_orders_are_deadlock_free_and_give_different_tables() {
+    for net in [FAULTY_TORUS, FAULTY_RRG] {
+        let id = analyse(&sim(net, &[]));
+        let far = analyse(&sim(net, &["routing.nue_order=\"farthest_first\""]));
+        assert!(far.acyclic && far.unreachable_pairs == 0, "{}: {:?}", far.network, far.cycle);
+        assert_ne!(id.link_weights, far.link_weights, "the order must shape the routes on {}", far.network);
+    }
+    let e = Config::parse(&BASE.replace("TOPOLOGY", MESH), &["routing.nue_order=\"random\"".to_string()])
+        .expect_err("unknown order refused");
+    assert_eq!(e.key, "routing.nue_order", "{e}");
 }
 
 #[test]

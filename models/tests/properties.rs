@@ -139,16 +139,20 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     /// Nue is deadlock-free and complete with any number of layers k = 1..8 (the seed's
-    /// central claim), on random faulty tori, meshes and RRGs, and uses exactly its layers.
+    /// central claim) and either destination order, on random faulty tori, meshes and
+    /// RRGs, and uses at most its layers.
     #[test]
     fn nue_is_deadlock_free_and_complete_for_any_layer_count(
         topology in topology(),
         faults in 0u32..4,
         fault_seed in 0u64..1000,
         k in 1u8..=8,
+        farthest_first in any::<bool>(),
     ) {
         let text = config(&topology, faults, fault_seed, "nue", "routing");
-        let cfg = Config::parse(&text, &[format!("router.vcs={k}")]).expect("valid config");
+        let order = if farthest_first { "farthest_first" } else { "id" };
+        let cfg = Config::parse(&text, &[format!("router.vcs={k}"), format!("routing.nue_order={order}")])
+            .expect("valid config");
         let sim = match Simulation::build(cfg) {
             Ok(sim) => sim,
             Err(e) if e.key == "topology.failed_links" => return Ok(()),

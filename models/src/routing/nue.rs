@@ -36,8 +36,24 @@ use crate::topology::metrics::bfs;
 use crate::topology::{Network, PortId, PortTarget, SwitchId, TopologyError};
 use partitioner::{partition, Method, PartGraph};
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
+
+/// The order in which a layer's destinations are routed. Each destination's search is
+/// constrained by the dependencies the earlier ones added, so the order shapes the routes
+/// (the seed leaves it open).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DestinationOrder {
+    /// Switch id order.
+    #[default]
+    Id,
+    /// Farthest from the layer's escape-tree root first (ties by id). On a healthy
+    /// 10x10x10 torus it removes the hot spot the id order leaves on some rings (see
+    /// docs/studies/nue.md); on RRGs the id order does better.
+    FarthestFirst,
+}
 
 /// How the destinations were routed, summed over the layers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,11 +66,13 @@ pub struct NueStats {
     pub fallbacks: u64,
 }
 
-/// Builds Nue tables with `layers` virtual layers (`1..=255`) for `net`.
+/// Builds Nue tables with `layers` virtual layers (`1..=255`) for `net`, routing each
+/// layer's destinations in `order`.
 pub fn build(
     net: &Network,
     endpoint_switch: &[SwitchId],
     layers: usize,
+    order: DestinationOrder,
 ) -> Result<(Layered, NueStats), TopologyError> {
     if layers == 0 || layers > super::layered::MAX_LAYERS {
         return Err(TopologyError::new(
@@ -78,7 +96,7 @@ pub fn build(
         .map(|l| {
             let dests: Vec<SwitchId> =
                 t.terminals.iter().copied().filter(|&d| part[d as usize] as usize == l).collect();
-            route_layer(net, &graph, &dests)
+            route_layer(net, &graph, &dests, order)
         })
         .collect();
     let mut stats = NueStats::default();
@@ -193,6 +211,7 @@ struct LayerResult {
 
 /// The escape spanning tree of a layer.
 struct EscapeTree {
+    root: SwitchId,
     parent: Vec<SwitchId>,
     /// Port of each switch towards its parent (`PortId::MAX` at the root).
     up_port: Vec<PortId>,
@@ -227,7 +246,7 @@ impl EscapeTree {
                 }
             }
         }
-        let tree = EscapeTree { parent, up_port, down_port };
+        let tree = EscapeTree { root, parent, up_port, down_port };
         let mut children: Vec<Vec<SwitchId>> = vec![Vec::new(); n];
         for &x in &order[1..] {
             children[tree.parent[x as usize] as usize].push(x);
@@ -319,7 +338,7 @@ struct Search {
     added: Vec<(u32, u32)>,
 }
 
-fn route_layer(net: &Network, g: &ChannelGraph, dests: &[SwitchId]) -> LayerResult {
+fn route_layer(net: &Network, g: &ChannelGraph, dests: &[SwitchId], order: DestinationOrder) -> LayerResult {
     let n = g.num_switches();
     let mut result =
         LayerResult { columns: Vec::with_capacity(dests.len()), backtracks: 0, fallbacks: 0, max_hops: 0 };
@@ -340,7 +359,12 @@ fn route_layer(net: &Network, g: &ChannelGraph, dests: &[SwitchId]) -> LayerResu
         heap: BinaryHeap::new(),
         added: Vec::new(),
     };
-    for &d in dests {
+    let mut sequence = dests.to_vec();
+    if order == DestinationOrder::FarthestFirst {
+        let dist = bfs(net, tree.root);
+        sequence.sort_by_key(|&d| (Reverse(dist[d as usize]), d));
+    }
+    for &d in &sequence {
         let mut column = vec![PortId::MAX; n];
         if route_destination(g, d, &mut dag, &mut blocked, &weight, &mut s, &mut result.backtracks) {
             // Unrouted switches without endpoints lie on no route; give them the tree's
