@@ -238,18 +238,14 @@ pub fn build_routing(
             Arc::new(r)
         }
         "dfsssp" | "lash" => {
-            let r = if algo == "dfsssp" {
+            let mut r = if algo == "dfsssp" {
                 dfsssp::build(net, endpoint_switch)?
             } else {
                 lash::build(net, endpoint_switch)?
             };
             check_layers(config, algo, r.layers_needed())?;
-            let mut r = r;
             if effective_vc_policy(config) == VcPolicy::Routing {
-                let mut terminals: Vec<SwitchId> = endpoint_switch.to_vec();
-                terminals.sort_unstable();
-                terminals.dedup();
-                r.spread_over(routing_vcs(config), &terminals);
+                r.spread_over(routing_vcs(config));
             }
             Arc::new(r)
         }

@@ -34,6 +34,8 @@ pub struct Layered {
     needed: u8,
     max_hops: u32,
     summary: Option<String>,
+    /// Switches with endpoints, in id order.
+    terminals: Vec<SwitchId>,
 }
 
 impl Layered {
@@ -57,12 +59,12 @@ impl Layered {
     /// to a new layer. A subset of an acyclic layer's dependencies is acyclic, so this stays
     /// deadlock-free; it splits the traffic of each VC over more VCs, as OpenSM's DFSSSP
     /// balances over spare virtual lanes. No-op for per-destination layers.
-    pub(crate) fn spread_over(&mut self, vcs: u8, terminals: &[SwitchId]) {
+    pub(crate) fn spread_over(&mut self, vcs: u8) {
         let LayerOf::Pair(layer) = &mut self.layer else { return };
         let n = self.n;
         let mut members: Vec<Vec<usize>> = vec![Vec::new(); self.layers as usize];
-        for &s in terminals {
-            for &d in terminals {
+        for &s in &self.terminals {
+            for &d in &self.terminals {
                 if s != d {
                     let i = s as usize * n + d as usize;
                     members[layer[i] as usize].push(i);
@@ -190,6 +192,11 @@ impl Tables {
         self.port_offsets[s as usize] + port as u32
     }
 
+    /// The switch channel `c` leads to.
+    pub(crate) fn channel_target(&self, c: u32) -> SwitchId {
+        self.port_next[c as usize]
+    }
+
     /// The next switch from `at` towards `dst`.
     pub(crate) fn step(&self, at: SwitchId, dst: SwitchId) -> (u32, SwitchId) {
         let port = self.next[dst as usize * self.n + at as usize];
@@ -239,6 +246,7 @@ impl Tables {
             needed: layers,
             max_hops,
             summary: None,
+            terminals: self.terminals,
         })
     }
 }

@@ -120,21 +120,21 @@ pub fn build(
     Ok((routing, stats))
 }
 
-/// The switch graph with channel ids (global port numbers), both directions.
-struct ChannelGraph {
+/// The switch graph with channel ids (global port numbers, see [`Tables::channel`]), both
+/// directions.
+struct ChannelGraph<'a> {
+    /// Channel numbering, switches with endpoints.
+    tables: &'a Tables,
     /// `out[s]`: `(port, neighbour, channel s -> neighbour)`.
     out: Vec<Vec<(PortId, SwitchId, u32)>>,
     /// `inbound[s]`: `(neighbour, its port, channel neighbour -> s)`.
     inbound: Vec<Vec<(SwitchId, PortId, u32)>>,
     /// Endpoints per switch.
     endpoints: Vec<u64>,
-    /// Switches with endpoints, in id order.
-    terminals: Vec<SwitchId>,
-    channels: usize,
 }
 
-impl ChannelGraph {
-    fn new(net: &Network, t: &Tables, endpoint_switch: &[SwitchId]) -> Self {
+impl<'a> ChannelGraph<'a> {
+    fn new(net: &Network, t: &'a Tables, endpoint_switch: &[SwitchId]) -> Self {
         let n = net.num_switches();
         let mut out = vec![Vec::new(); n];
         let mut inbound = vec![Vec::new(); n];
@@ -150,11 +150,19 @@ impl ChannelGraph {
         for &s in endpoint_switch {
             endpoints[s as usize] += 1;
         }
-        Self { out, inbound, endpoints, terminals: t.terminals.clone(), channels: t.num_channels() }
+        Self { tables: t, out, inbound, endpoints }
     }
 
     fn num_switches(&self) -> usize {
         self.out.len()
+    }
+
+    fn terminals(&self) -> &[SwitchId] {
+        &self.tables.terminals
+    }
+
+    fn num_channels(&self) -> usize {
+        self.tables.num_channels()
     }
 }
 
@@ -168,12 +176,12 @@ fn destination_layers(g: &ChannelGraph, layers: usize) -> Vec<u32> {
     }
     let round_robin = || {
         let mut part = vec![0u32; n];
-        for (i, &d) in g.terminals.iter().enumerate() {
+        for (i, &d) in g.terminals().iter().enumerate() {
             part[d as usize] = (i % layers) as u32;
         }
         part
     };
-    if g.terminals.len() < layers * 2 {
+    if g.terminals().len() < layers * 2 {
         return round_robin();
     }
     let graph = PartGraph {
@@ -187,7 +195,7 @@ fn destination_layers(g: &ChannelGraph, layers: usize) -> Vec<u32> {
         Ok(plan) => {
             // Every layer must get destinations; otherwise spread them round robin.
             let mut count = vec![0usize; layers];
-            for &d in &g.terminals {
+            for &d in g.terminals() {
                 count[plan.assignment[d as usize] as usize] += 1;
             }
             if count.contains(&0) {
@@ -239,9 +247,10 @@ impl EscapeTree {
                 if parent[y as usize] == u32::MAX {
                     parent[y as usize] = x;
                     down_port[y as usize] = q;
-                    // The reverse link: y's port towards x.
-                    let back = g.out[y as usize].iter().find(|&&(_, z, _)| z == x).map(|&(p, _, _)| p);
-                    up_port[y as usize] = back.expect("links are bidirectional");
+                    let PortTarget::Switch { port: back, .. } = net.ports(x)[q as usize].target else {
+                        unreachable!("channels lead to switches")
+                    };
+                    up_port[y as usize] = back;
                     order.push(y);
                 }
             }
@@ -301,7 +310,7 @@ impl EscapeTree {
 }
 
 fn channel_of(g: &ChannelGraph, s: SwitchId, port: PortId) -> u32 {
-    g.out[s as usize].iter().find(|&&(q, _, _)| q == port).map(|&(_, _, c)| c).expect("network port")
+    g.tables.channel(s, port)
 }
 
 /// A switch near the middle of `dests`: two BFS sweeps find distant destinations `a` and
@@ -345,10 +354,10 @@ fn route_layer(net: &Network, g: &ChannelGraph, dests: &[SwitchId], order: Desti
     if dests.is_empty() {
         return result;
     }
-    let mut dag = DynDag::new(g.channels);
+    let mut dag = DynDag::new(g.num_channels());
     let tree = EscapeTree::new(net, g, dests, &mut dag);
     let mut blocked: HashSet<(u32, u32)> = HashSet::new();
-    let mut weight = vec![0u64; g.channels];
+    let mut weight = vec![0u64; g.num_channels()];
     let mut s = Search {
         settled: vec![false; n],
         hops: vec![0; n],
@@ -384,12 +393,12 @@ fn route_layer(net: &Network, g: &ChannelGraph, dests: &[SwitchId], order: Desti
         }
         // Balance: every endpoint pair routed over a channel adds to its weight.
         let ed = g.endpoints[d as usize];
-        for &src in &g.terminals {
+        for &src in g.terminals() {
             let mut x = src;
             let mut hops = 0u32;
             while x != d {
-                let q = column[x as usize];
-                let (_, y, c) = *g.out[x as usize].iter().find(|&&(p, _, _)| p == q).expect("table port");
+                let c = g.tables.channel(x, column[x as usize]);
+                let y = g.tables.channel_target(c);
                 weight[c as usize] += g.endpoints[src as usize] * ed;
                 x = y;
                 hops += 1;
@@ -444,7 +453,7 @@ fn route_destination(
             settle(s, v, q, c, x, h, w);
             push_predecessors(g, v, weight, s);
         }
-        if g.terminals.iter().all(|&t| s.settled[t as usize]) {
+        if g.terminals().iter().all(|&t| s.settled[t as usize]) {
             return true;
         }
         if !backtrack(g, d, dag, blocked, weight, s) {
