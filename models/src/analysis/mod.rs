@@ -513,6 +513,33 @@ impl<'a> Ctx<'a> {
         acc.failures.push(Unreachable { src: st.src, dst, at: st.at, reason });
     }
 
+    /// Whether the routing itself offers no candidate to `packet` in state `st` (packets in
+    /// an escape subnetwork are not the routing's); records the failure. `next_hops` would
+    /// panic on such a routing bug, so the verifier asks first.
+    #[allow(clippy::too_many_arguments)]
+    fn routing_offers_nothing(
+        &self,
+        acc: &mut Acc,
+        st: &State,
+        d: SwitchId,
+        packet: &Packet,
+        load: &dyn LoadView,
+        rng: &mut Rng,
+        scratch: &mut Vec<Candidate>,
+    ) -> bool {
+        if self.routes.is_escape(packet.vc) {
+            return false;
+        }
+        scratch.clear();
+        self.routing.candidates(st.at, d, &mut packet.clone(), load, rng, scratch);
+        if !scratch.is_empty() {
+            return false;
+        }
+        let reason = format!("no candidate at switch {} (hop {}, VC {})", st.at, packet.hops, packet.vc);
+        self.fail(acc, st, d, reason);
+        true
+    }
+
     /// Explores every state of packets to `d` from every source, into `acc`.
     fn explore(&self, d: SwitchId, acc: &mut Acc) {
         let net = self.net;
@@ -554,18 +581,8 @@ impl<'a> Ctx<'a> {
                 while i < probes.len() {
                     let load = Probe(probes[i]);
                     i += 1;
-                    if !self.routes.is_escape(st.vc) {
-                        scratch.clear();
-                        self.routing.candidates(st.at, d, &mut packet.clone(), &load, &mut rng, &mut scratch);
-                        if scratch.is_empty() {
-                            self.fail(
-                                acc,
-                                &st,
-                                d,
-                                format!("no candidate at switch {} (hop {}, VC {})", st.at, st.hops, st.vc),
-                            );
-                            continue;
-                        }
+                    if self.routing_offers_nothing(acc, &st, d, &packet, &load, &mut rng, &mut scratch) {
+                        continue;
                     }
                     let mut p = packet;
                     self.routes.next_hops(&hop, &mut p, &load, &mut rng, &mut cands);
@@ -659,18 +676,8 @@ impl<'a> Ctx<'a> {
             while at != d {
                 let hop = Hop { net, at, in_port, dst: d, vcs: self.vcs };
                 let st = State { src: s, at, in_port, vc: p.vc, hops: p.hops, route: p.route };
-                if !self.routes.is_escape(p.vc) {
-                    cands.clear();
-                    self.routing.candidates(at, d, &mut p.clone(), &load, &mut rng, &mut cands);
-                    if cands.is_empty() {
-                        self.fail(
-                            acc,
-                            &st,
-                            d,
-                            format!("no candidate at switch {at} (hop {}, VC {})", p.hops, p.vc),
-                        );
-                        continue 'sources;
-                    }
+                if self.routing_offers_nothing(acc, &st, d, &p, &load, &mut rng, &mut cands) {
+                    continue 'sources;
                 }
                 self.routes.next_hops(&hop, &mut p, &load, &mut rng, &mut cands);
                 let c = cands[0];
