@@ -211,10 +211,7 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
                 return Ok(0);
             }
             if let Some(t) = threads {
-                if t == 0 {
-                    bail!("--threads must be at least 1");
-                }
-                let _ = rayon::ThreadPoolBuilder::new().num_threads(t as usize).build_global();
+                use_threads(t)?;
             }
             if destinations == Some(0) {
                 bail!("--destinations must be at least 1");
@@ -326,6 +323,16 @@ fn topo(cfg: &Config) -> Result<()> {
     Ok(())
 }
 
+/// Sets the number of threads of rayon's global pool (tables, verification); `--threads`
+/// must be at least 1.
+fn use_threads(threads: u32) -> Result<()> {
+    if threads == 0 {
+        bail!("--threads must be at least 1");
+    }
+    let _ = rayon::ThreadPoolBuilder::new().num_threads(threads as usize).build_global();
+    Ok(())
+}
+
 /// Rank 0 tells the others whether it could prepare (e.g. create the output file), so
 /// that no rank enters the simulation's collectives alone.
 fn agree(cluster: &mut Cluster, ok: bool) -> bool {
@@ -338,11 +345,8 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common, cluster: &m
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     // One rank: all cores. Several ranks (which may share a node): one thread each unless told.
     let threads = common.threads.unwrap_or(if ranks == 1 { cores } else { 1 });
-    if threads == 0 {
-        bail!("--threads must be at least 1");
-    }
     // Table computations (rayon) use the same number of threads.
-    let _ = rayon::ThreadPoolBuilder::new().num_threads(threads as usize).build_global();
+    use_threads(threads)?;
     let interrupted = Arc::new(AtomicBool::new(false));
     {
         let flag = interrupted.clone();
