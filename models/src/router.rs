@@ -774,7 +774,7 @@ impl RouterState {
         };
         let head = &mut self.slab[slot].packet;
         let hop = Hop {
-            net: &sh.net,
+            ports: sh.net.ports(self.id),
             at: self.id,
             in_port: (input / self.vcs) as PortId,
             dst: dst_switch,

@@ -205,7 +205,7 @@ fn davc_next_hops_raises_the_vc_on_the_ring() {
     let sim = build(RING, &[]);
     let net = &sim.net;
     // A packet on switch 4's link into switch 3, heading for switch 2.
-    let hop = Hop { net, at: 3, in_port: port_to(net, 3, 4), dst: 2, vcs: 4 };
+    let hop = Hop { ports: net.ports(3), at: 3, in_port: port_to(net, 3, 4), dst: 2, vcs: 4 };
     let mut p = packet();
     p.vc = 2;
     let mut out = Vec::new();
@@ -215,7 +215,7 @@ fn davc_next_hops_raises_the_vc_on_the_ring() {
     assert_eq!(next_switch(net, 3, out[0].port), 2);
     assert_eq!(out[0].vc, 3);
     // Going up in id keeps the VC.
-    let hop = Hop { net, at: 3, in_port: port_to(net, 3, 2), dst: 4, vcs: 4 };
+    let hop = Hop { ports: net.ports(3), at: 3, in_port: port_to(net, 3, 2), dst: 4, vcs: 4 };
     next_hops(sim.routing(), VcPolicy::DavcNode, &hop, &mut p, &Idle, &mut rng, &mut out);
     assert_eq!(out[0].vc, 2);
 }
@@ -225,7 +225,7 @@ fn davc_next_hops_raises_the_vc_on_the_ring() {
 fn davc_next_hops_never_clamps() {
     let sim = build(RING, &[]);
     let net = &sim.net;
-    let hop = Hop { net, at: 3, in_port: port_to(net, 3, 4), dst: 2, vcs: 4 };
+    let hop = Hop { ports: net.ports(3), at: 3, in_port: port_to(net, 3, 4), dst: 2, vcs: 4 };
     let mut p = packet();
     p.vc = 3;
     let mut rng = stream(1, Purpose::Routing, 0);

@@ -563,7 +563,7 @@ impl<'a> Ctx<'a> {
             }
             while let Some(st) = stack.pop() {
                 acc.states += 1;
-                let hop = Hop { net, at: st.at, in_port: st.in_port, dst: d, vcs: self.vcs };
+                let hop = Hop { ports: net.ports(st.at), at: st.at, in_port: st.in_port, dst: d, vcs: self.vcs };
                 let packet = self.packet(st.src, d, st.hops, st.vc, st.route);
                 let arrival = if st.hops > 0 {
                     match net.ports(st.at)[st.in_port as usize].target {
@@ -674,7 +674,7 @@ impl<'a> Ctx<'a> {
             let mut in_port = self.endpoint[s as usize].expect("endpoint").1;
             let mut used = Vec::new();
             while at != d {
-                let hop = Hop { net, at, in_port, dst: d, vcs: self.vcs };
+                let hop = Hop { ports: net.ports(at), at, in_port, dst: d, vcs: self.vcs };
                 let st = State { src: s, at, in_port, vc: p.vc, hops: p.hops, route: p.route };
                 if self.routing_offers_nothing(acc, &st, d, &p, &load, &mut rng, &mut cands) {
                     continue 'sources;

@@ -25,7 +25,7 @@ pub mod valiant;
 
 use crate::packet::{Packet, RouteState};
 use crate::rng::Rng;
-use crate::topology::{Network, PortId, PortTarget, SwitchId};
+use crate::topology::{Port, PortId, PortTarget, SwitchId};
 use escape::Escape;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -162,12 +162,13 @@ impl VcPolicy {
     }
 }
 
-/// Where a routing decision is taken: the switch, the port the packet arrived on, its
-/// destination switch, and the VCs available.
+/// Where a routing decision is taken: the switch and its ports, the port the packet
+/// arrived on, its destination switch, and the VCs available. It carries only the deciding
+/// switch's ports, so a rank that holds only its own switches can build it.
 #[derive(Clone, Copy)]
 pub struct Hop<'a> {
-    /// The network.
-    pub net: &'a Network,
+    /// The ports of the deciding switch (`Network::ports(at)`).
+    pub ports: &'a [Port],
     /// The switch deciding.
     pub at: SwitchId,
     /// The input port the packet arrived on (a terminal port at the source switch).
@@ -301,7 +302,7 @@ fn candidates_with_policy(
             }
         }
         VcPolicy::DavcNode | VcPolicy::DavcPort | VcPolicy::DavcNodePort => {
-            let ports = hop.net.ports(hop.at);
+            let ports = hop.ports;
             // The inbound port in the seed's sense is the previous switch's output port,
             // which is the far end of the link the packet arrived on.
             let inbound = match ports[hop.in_port as usize].target {
