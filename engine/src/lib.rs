@@ -35,10 +35,11 @@
 //! struct Ball;
 //! impl LogicalProcess for Player {
 //!     type Msg = Ball;
-//!     fn start(&mut self, ctx: &mut Ctx<'_, Ball>) {
+//!     type Local = ();
+//!     fn start(&mut self, ctx: &mut Ctx<'_, Ball>, _: &mut ()) {
 //!         if ctx.lp() == 0 { ctx.send(self.out_link, Ball); }
 //!     }
-//!     fn handle(&mut self, _msg: Ball, ctx: &mut Ctx<'_, Ball>) {
+//!     fn handle(&mut self, _msg: Ball, ctx: &mut Ctx<'_, Ball>, _: &mut ()) {
 //!         self.count += 1;
 //!         ctx.send(self.out_link, Ball);
 //!     }
@@ -47,7 +48,7 @@
 //! let lps = vec![Player { out_link: 0, count: 0 }, Player { out_link: 1, count: 0 }];
 //! let cfg = RunConfig { end_time: 100, checkpoint_period: 50 };
 //! // Both LPs in their own partition: two threads, lookahead 5.
-//! let out = run_partitions(lps, &links, &[0, 1], &cfg, |lps: &mut [Player], _t| {
+//! let out = run_partitions(lps, &links, &[0, 1], &cfg, |lps: &mut [Player], _: &mut (), _t| {
 //!     lps.iter().map(|p| p.count).sum::<u32>()
 //! }, |cp: Checkpoint<u32>| { assert!(cp.time <= 100); Control::Continue }).unwrap();
 //! // The ball is hit at t = 5, 10, ..., 95: 19 times.
@@ -95,14 +96,22 @@ pub struct LinkSpec {
 /// time 0 and [`handle`](LogicalProcess::handle) for every event addressed to it.
 pub trait LogicalProcess: Send {
     /// Message type carried by links and self-scheduled events. It crosses threads and
-    /// (later) processes, so it is `Send` and serialisable.
+    /// processes, so it is `Send` and serialisable.
     type Msg: Send + Serialize + DeserializeOwned;
 
+    /// State shared by the LPs of one partition: scratch space and accumulators (for
+    /// example statistics that merge by addition), so that every LP need not carry its
+    /// own. Each partition has one, created with `Default`; the LPs of a partition run one
+    /// at a time, so they take turns with it. It must not carry information from one LP to
+    /// another (which LPs share a partition depends on the partitioning, and results must
+    /// not): use it for scratch that is cleared after use and for order-independent sums.
+    type Local: Default + Send;
+
     /// Schedules the LP's initial events.
-    fn start(&mut self, ctx: &mut Ctx<'_, Self::Msg>);
+    fn start(&mut self, ctx: &mut Ctx<'_, Self::Msg>, local: &mut Self::Local);
 
     /// Handles one event at time `ctx.now()`.
-    fn handle(&mut self, msg: Self::Msg, ctx: &mut Ctx<'_, Self::Msg>);
+    fn handle(&mut self, msg: Self::Msg, ctx: &mut Ctx<'_, Self::Msg>, local: &mut Self::Local);
 }
 
 /// Minimum latency of the links whose ends lie in different partitions, or `None` when no

@@ -95,6 +95,8 @@ pub(crate) struct Partition<L: LogicalProcess> {
     /// Earliest arrival time among the messages sent since the last exchange.
     pub(crate) sent_min: Time,
     pub(crate) events_processed: u64,
+    /// The model's per-partition state.
+    pub(crate) local: L::Local,
 }
 
 impl<L: LogicalProcess> Partition<L> {
@@ -109,6 +111,7 @@ impl<L: LogicalProcess> Partition<L> {
             outboxes: (0..partitions).map(|_| Vec::new()).collect(),
             sent_min: Time::MAX,
             events_processed: 0,
+            local: L::Local::default(),
         }
     }
 
@@ -117,7 +120,7 @@ impl<L: LogicalProcess> Partition<L> {
         local: u32,
         now: Time,
         links: &'a [LinkRoute],
-    ) -> (&'a mut L, Ctx<'a, L::Msg>) {
+    ) -> (&'a mut L, Ctx<'a, L::Msg>, &'a mut L::Local) {
         let lp = &mut self.lps[local as usize];
         let ctx = Ctx {
             now,
@@ -130,13 +133,13 @@ impl<L: LogicalProcess> Partition<L> {
             links,
             sent_min: &mut self.sent_min,
         };
-        (lp, ctx)
+        (lp, ctx, &mut self.local)
     }
 
     pub(crate) fn start(&mut self, links: &[LinkRoute]) {
         for local in 0..self.lps.len() as u32 {
-            let (lp, mut ctx) = self.ctx_parts(local, 0, links);
-            lp.start(&mut ctx);
+            let (lp, mut ctx, state) = self.ctx_parts(local, 0, links);
+            lp.start(&mut ctx, state);
         }
     }
 
@@ -156,8 +159,8 @@ impl<L: LogicalProcess> Partition<L> {
                 }
                 self.events_processed += batch.len() as u64;
                 for ev in batch.drain(..) {
-                    let (lp, mut ctx) = self.ctx_parts(ev.lp, t, links);
-                    lp.handle(ev.msg, &mut ctx);
+                    let (lp, mut ctx, state) = self.ctx_parts(ev.lp, t, links);
+                    lp.handle(ev.msg, &mut ctx, state);
                 }
                 self.queue.recycle(batch);
             }

@@ -97,9 +97,12 @@ pub struct RunStats {
 }
 
 /// The result of a run: this rank's LPs in their final state, with the time reached.
-pub struct RunOutcome<L> {
+pub struct RunOutcome<L: LogicalProcess> {
     /// This rank's logical processes with their global ids, in id order.
     pub lps: Vec<(LpId, L)>,
+    /// The per-partition model state ([`LogicalProcess::Local`]) of this rank's
+    /// partitions, in the order of [`RunStats::partitions`].
+    pub locals: Vec<L::Local>,
     /// Time reached: `end_time`, or the checkpoint where the coordinator stopped the run.
     pub time: Time,
     /// True when the coordinator stopped the run before `end_time`.
@@ -141,8 +144,9 @@ impl<M, R> Shared<M, R> {
     }
 }
 
-struct PartitionResult<L> {
+struct PartitionResult<L: LogicalProcess> {
     lps: Vec<L>,
+    local: L::Local,
     global_ids: Vec<u32>,
     partition: u32,
     events: u64,
@@ -179,7 +183,7 @@ pub fn run_partitions<L, R, O, C>(
 where
     L: LogicalProcess,
     R: Send + Serialize + DeserializeOwned,
-    O: Fn(&mut [L], Time) -> R + Sync,
+    O: Fn(&mut [L], &mut L::Local, Time) -> R + Sync,
     C: FnMut(Checkpoint<R>) -> Control,
 {
     if partition_of.len() != lps.len() {
@@ -209,7 +213,7 @@ pub fn run_distributed<L, R, O, C>(
 where
     L: LogicalProcess,
     R: Send + Serialize + DeserializeOwned,
-    O: Fn(&mut [L], Time) -> R + Sync,
+    O: Fn(&mut [L], &mut L::Local, Time) -> R + Sync,
     C: FnMut(Checkpoint<R>) -> Control,
 {
     let partition_of = layout.partition_of;
@@ -363,7 +367,9 @@ where
     let time = ok[0].time;
     let stopped_early = ok[0].stopped;
     let mut out_lps = Vec::new();
+    let mut locals = Vec::with_capacity(ok.len());
     for r in ok.iter_mut() {
+        locals.push(std::mem::take(&mut r.local));
         stats.partitions.push(r.partition);
         stats.events.push(r.events);
         stats.compute_seconds.push(r.compute);
@@ -373,7 +379,7 @@ where
         out_lps.extend(r.global_ids.iter().copied().zip(std::mem::take(&mut r.lps)));
     }
     out_lps.sort_by_key(|(id, _)| *id);
-    Ok(RunOutcome { lps: out_lps, time, stopped_early, stats })
+    Ok(RunOutcome { lps: out_lps, locals, time, stopped_early, stats })
 }
 
 /// Runs a partition's loop; a panic outside the model's code (an engine bug) becomes an
@@ -416,7 +422,7 @@ fn window_loop<L, R, O, C>(
 where
     L: LogicalProcess,
     R: Send + Serialize + DeserializeOwned,
-    O: Fn(&mut [L], Time) -> R + Sync,
+    O: Fn(&mut [L], &mut L::Local, Time) -> R + Sync,
     C: FnMut(Checkpoint<R>) -> Control,
 {
     let me = shared.local_index[part.id as usize] as usize;
@@ -492,7 +498,7 @@ where
 
         if window_end == next_checkpoint {
             let report = if alive {
-                match catch_unwind(AssertUnwindSafe(|| observe(&mut part.lps, window_end))) {
+                match catch_unwind(AssertUnwindSafe(|| observe(&mut part.lps, &mut part.local, window_end))) {
                     Ok(r) => Some(r),
                     Err(p) => {
                         shared.fail(part.id, panic_message(&p));
@@ -530,6 +536,7 @@ where
         partition: part.id,
         global_ids: std::mem::take(&mut part.global_ids),
         lps: std::mem::take(&mut part.lps),
+        local: std::mem::take(&mut part.local),
         compute,
         sync,
         boundary,

@@ -29,17 +29,20 @@ struct Token(u64);
 
 impl LogicalProcess for Gossip {
     type Msg = Token;
-    fn start(&mut self, ctx: &mut Ctx<'_, Token>) {
+    /// Events handled by the partition's LPs.
+    type Local = u64;
+    fn start(&mut self, ctx: &mut Ctx<'_, Token>, _: &mut u64) {
         self.state = mix(ctx.lp() as u64);
         for k in 0..3 {
             ctx.schedule(k, (k % 2) as u16, Token(self.state ^ k));
         }
     }
-    fn handle(&mut self, msg: Token, ctx: &mut Ctx<'_, Token>) {
+    fn handle(&mut self, msg: Token, ctx: &mut Ctx<'_, Token>, handled: &mut u64) {
         if self.panic_at.is_some_and(|t| ctx.now() >= t) {
             panic!("model failure in LP {}", ctx.lp());
         }
         self.events += 1;
+        *handled += 1;
         self.state = mix(self.state ^ msg.0 ^ ctx.now().rotate_left(17));
         // Every token lives on: forwarded over a link, or now and then kept for a while.
         let r = self.state;
@@ -76,11 +79,15 @@ fn run(lps: Vec<Gossip>, links: &[LinkSpec], parts: &[u32]) -> Result<Vec<Gossip
         links,
         parts,
         &cfg,
-        |lps: &mut [Gossip], _| lps.len(),
+        |lps: &mut [Gossip], _: &mut u64, _| lps.len(),
         |_: Checkpoint<usize>| Control::Continue,
     )?;
     assert_eq!(out.time, 3_000);
     assert!(!out.stopped_early);
+    // Each partition's local state counted the events of its own LPs.
+    assert_eq!(out.locals.len(), out.stats.partitions.len());
+    assert_eq!(out.locals.iter().sum::<u64>(), out.lps.iter().map(|(_, l)| l.events).sum::<u64>());
+    assert_eq!(out.locals, out.stats.events, "events per partition");
     Ok(out.lps.into_iter().map(|(_, l)| l).collect())
 }
 
@@ -131,7 +138,7 @@ fn the_coordinator_can_stop_early_and_sees_every_checkpoint() {
         &links,
         &[0, 0, 0, 0, 0, 1, 1, 1, 1, 1],
         &cfg,
-        |lps: &mut [Gossip], t| (t, lps.len()),
+        |lps: &mut [Gossip], _: &mut u64, t| (t, lps.len()),
         |cp: Checkpoint<(u64, usize)>| {
             assert_eq!(cp.reports.len(), 2);
             assert!(cp.reports.iter().all(|&(t, _)| t == cp.time));
@@ -253,7 +260,7 @@ fn run_ranks(
                         &layout,
                         &mut comm,
                         cfg,
-                        |lps: &mut [Gossip], _| lps.iter().map(|l| l.events).sum::<u64>(),
+                        |lps: &mut [Gossip], _: &mut u64, _| lps.iter().map(|l| l.events).sum::<u64>(),
                         |cp: Checkpoint<u64>| {
                             assert_eq!(cp.reports.len(), partition_rank.len());
                             seen += 1;

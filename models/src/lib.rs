@@ -7,7 +7,6 @@
 
 pub mod analysis;
 pub mod config;
-mod fixed_queue;
 pub mod packet;
 pub mod rng;
 pub mod router;

@@ -21,7 +21,17 @@
 //! buffer never holds more than its capacity. Output buffer room is freed when the tail
 //! has left (`S` cycles after the head).
 
-use crate::fixed_queue::FixedQueues;
+//!
+//! # Layout of the state
+//! At a million endpoints the routers' state is far larger than the caches, so the cost of
+//! an event is mostly the cache lines it touches. Everything about one port (both
+//! directions, crossbar, link, arbitration pointers, statistics) is one 64-byte [`Port`];
+//! everything about one VC of a port (input buffer, output buffer, credits, routed head)
+//! is one [`Vc`], the VCs of a port side by side. Buffered packets live in a per-router
+//! slab and the buffers are linked lists through it, so a router holds memory for the
+//! packets it has, not for its buffers' capacity. Scratch space of the allocator and the
+//! statistics that merge by addition live once per partition ([`PartitionState`]).
+
 use crate::packet::Packet;
 use crate::rng::{self, Purpose, Rng};
 use crate::routing::{Candidate, Hop, LoadView, Routes, Selection};
@@ -132,50 +142,121 @@ const P_GENERATE: u16 = 3;
 const P_INJECT: u16 = 4;
 const P_ALLOCATE: u16 = 5;
 
+/// "No slot": the end of a slab list.
+const NIL: u32 = u32::MAX;
+/// `Port::nic` of a network or unconnected port.
+const NO_NIC: u16 = u16::MAX;
+
 /// A packet held by the router, in its slab slot.
 #[derive(Clone, Copy)]
 struct Held {
     packet: Packet,
     /// Cycle from which it may be allocated (head arrival + router delay).
     ready: u64,
+    /// Next slot of the buffer (or of the free list) this slot is in.
+    next: u32,
 }
 
-#[derive(Default)]
-struct OutputVc {
-    /// Output buffer phits reserved by packets in or entering the queue.
-    used: u32,
-    /// Free phits in the downstream input VC buffer.
-    credits: u32,
-    /// A packet found this buffer full; freeing room must rerun the allocator.
-    space_waiter: bool,
+/// A FIFO of slab slots, linked through [`Held::next`].
+#[derive(Clone, Copy)]
+struct Queue {
+    head: u32,
+    tail: u32,
+    len: u32,
 }
 
-/// The output buffer room held by the packet on the link, released when its tail leaves.
-/// Only one packet is on a link at a time, so one slot per port suffices; the release is
-/// applied lazily, without an event, by whoever next looks at the buffer.
-#[derive(Clone, Copy, Default)]
-struct PendingFree {
-    at: u64,
-    vc: u8,
-    phits: u16,
+impl Queue {
+    const EMPTY: Queue = Queue { head: NIL, tail: NIL, len: 0 };
+
+    #[inline]
+    fn front(&self) -> Option<u32> {
+        (self.head != NIL).then_some(self.head)
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+
+    #[inline]
+    fn push_back(&mut self, slot: u32, slab: &mut [Held]) {
+        slab[slot as usize].next = NIL;
+        if self.tail == NIL {
+            self.head = slot;
+        } else {
+            slab[self.tail as usize].next = slot;
+        }
+        self.tail = slot;
+        self.len += 1;
+    }
+
+    #[inline]
+    fn pop_front(&mut self, slab: &[Held]) -> Option<u32> {
+        let slot = self.front()?;
+        self.head = slab[slot as usize].next;
+        if self.head == NIL {
+            self.tail = NIL;
+        }
+        self.len -= 1;
+        Some(slot)
+    }
 }
 
-struct OutputPort {
+/// One port: the output side (link, output crossbar port, VC and grant pointers) and the
+/// input side (input crossbar port, VC pointer), in one cache line.
+#[derive(Clone, Copy)]
+#[repr(align(64))]
+struct Port {
+    /// The output link is busy until this cycle (the last packet's tail leaves then).
     link_busy_until: u64,
+    /// The output crossbar port is busy until this cycle.
     xbar_busy_until: u64,
-    vc_rr: u8,
-    grant_rr: u16,
-    /// Local endpoint index for terminal ports.
-    nic: Option<u16>,
-    /// Engine link and latency for network ports; the latency for terminal ports.
-    link: u32,
+    /// The input crossbar port is busy until this cycle.
+    in_xbar_busy_until: u64,
+    /// Latency of the link (terminal or network).
     latency: u64,
+    /// Phits sent during the measurement period.
+    phits: u64,
+    /// Engine link of a network port.
+    link: u32,
     /// Port at the far end of the link.
     peer_port: PortId,
+    /// Output arbitration: the input with the highest priority.
+    grant_rr: u16,
+    /// Local endpoint index of a terminal port, `NO_NIC` otherwise.
+    nic: u16,
+    /// Output buffer room held by the packet on the link, released when its tail leaves
+    /// at `link_busy_until`. Only one packet is on a link at a time, so one pending
+    /// release per port suffices; it is applied lazily, without an event, by whoever
+    /// next looks at the buffer (see `settle`).
+    pending_phits: u16,
+    /// VC of the pending release.
+    pending_vc: u8,
+    /// Link arbitration: the output VC with the highest priority.
+    vc_rr: u8,
+    /// Input arbitration: the input VC with the highest priority.
+    in_vc_rr: u8,
     connected: bool,
-    pending_free: PendingFree,
     /// A `LinkFree` event is scheduled.
     wake_scheduled: bool,
+}
+
+/// One VC of one port: its input buffer (packets that arrived on it), its output buffer
+/// (packets granted to it, waiting for the link) and the downstream credits.
+#[derive(Clone, Copy)]
+struct Vc {
+    /// Ready time of the input buffer's head packet (`u64::MAX` when empty).
+    head_ready: u64,
+    /// Output chosen for the input buffer's head packet once it has been routed.
+    choice: Option<Candidate>,
+    input: Queue,
+    output: Queue,
+    /// Output buffer phits reserved by packets in or entering the output buffer.
+    used: u32,
+    /// Free phits in the downstream input buffer of this VC.
+    credits: u32,
+    /// A packet found the output buffer full; freeing room must rerun the allocator.
+    space_waiter: bool,
 }
 
 /// An input VC that held packets when a deadlock was declared.
@@ -222,28 +303,27 @@ pub struct Nic {
     pub endpoint: EndpointId,
     /// Terminal port on the router.
     port: PortId,
-    source_queue: VecDeque<Packet>,
-    credits: Vec<u32>,
-    link_busy_until: u64,
     /// An `Inject` event is pending for this NIC.
     inject_scheduled: bool,
-    /// Credits on their way back from the router: `(arrival, vc, phits)`, in time order.
-    credit_returns: VecDeque<(u64, u8, u16)>,
     /// The head of the source queue waits for credits.
     blocked_on_credits: bool,
     next_seq: u32,
+    link_busy_until: u64,
+    source_queue: VecDeque<Packet>,
+    credits: Vec<u32>,
+    /// Credits on their way back from the router: `(arrival, vc, phits)`, in time order.
+    credit_returns: VecDeque<(u64, u8, u16)>,
     rng: Rng,
     /// Phits generated during the measurement period.
     pub generated_phits: u64,
     /// Phits delivered to this endpoint during the measurement period.
     pub accepted_phits: u64,
-    /// Every delivered packet (only with `record_deliveries`).
-    pub deliveries: Vec<Delivery>,
 }
 
-/// Per-router statistics.
+/// Statistics of the routers of one partition. Integer sums and histograms: merging the
+/// partitions' statistics gives the same totals however the routers were spread.
 #[derive(Default)]
-pub struct RouterStats {
+pub struct PartitionStats {
     /// Counters since the last sample.
     pub period: Counters,
     /// Counters over the measurement period.
@@ -254,8 +334,6 @@ pub struct RouterStats {
     pub network_latency: Histogram,
     /// Switch-to-switch hops of measured packets.
     pub hops: Histogram,
-    /// Phits sent per output port during the measurement period.
-    pub port_phits: Vec<u64>,
     /// Phits sent per VC over network links during the measurement period.
     pub vc_phits: Vec<u64>,
     /// Packets that left an endpoint or an output port (all time).
@@ -266,6 +344,44 @@ pub struct RouterStats {
     pub generated_total: u64,
     /// Packets delivered (all time).
     pub delivered_total: u64,
+    /// Every delivered packet (only with `record_deliveries`).
+    pub deliveries: Vec<Delivery>,
+}
+
+/// The allocator's scratch space, reused by every router of a partition: each pass
+/// leaves it as it found it.
+#[derive(Default)]
+struct Scratch {
+    candidates: Vec<Candidate>,
+    /// `(output, input, vc)` requests of the current pass.
+    requests: Vec<(PortId, PortId, u8)>,
+    /// Per input port: the best `(rank, output, vc)` proposal of the current pass.
+    proposal: Vec<(u16, PortId, u8)>,
+    /// Per output port: the best `(rank, input, vc)` request of the current pass.
+    grant_choice: Vec<(u16, PortId, u8)>,
+    /// Input ports with a proposal in the current pass.
+    touched: Vec<PortId>,
+    /// Output ports with a grant in the current pass.
+    granted: Vec<PortId>,
+}
+
+impl Scratch {
+    /// Makes the per-port arrays at least `ports` long.
+    fn fit(&mut self, ports: usize) {
+        if self.proposal.len() < ports {
+            self.proposal.resize(ports, (u16::MAX, 0, 0));
+            self.grant_choice.resize(ports, (u16::MAX, 0, 0));
+        }
+    }
+}
+
+/// What the routers of one partition share: statistics and scratch space
+/// ([`LogicalProcess::Local`]).
+#[derive(Default)]
+pub struct PartitionState {
+    /// Statistics of the partition's routers.
+    pub stats: PartitionStats,
+    scratch: Scratch,
 }
 
 /// A switch and its endpoints.
@@ -276,30 +392,20 @@ pub struct Router {
 
 struct RouterState {
     id: SwitchId,
-    rng: Rng,
     vcs: usize,
+    /// Packets in input buffers.
+    waiting: u32,
+    /// Head of the slab's free list.
+    free_slot: u32,
+    rng: Rng,
+    ports: Vec<Port>,
+    /// `port * vcs + vc`.
+    channels: Vec<Vc>,
     /// Every packet in the router's buffers lives in one slot of this slab from arrival
-    /// to departure; queues hold slot numbers. Freed slots are reused first, so the
+    /// to departure; buffers are lists of slots. Freed slots are reused first, so the
     /// packet data a router touches stays in few, warm cache lines.
     slab: Vec<Held>,
-    /// Packets on their way to an own endpoint: `(delivery time, nic, packet)`, in order.
-    deliveries: VecDeque<(u64, u16, Packet)>,
-    free_slots: Vec<u32>,
-    /// Slab slots of the packets in each input VC (`port * vcs + vc`), in order.
-    inputs: FixedQueues,
-    /// Slab slots of the packets in each output VC buffer, in order.
-    out_queues: FixedQueues,
-    /// Ready time of each input VC's head packet (`u64::MAX` when empty), kept beside the
-    /// queues so the allocator's scan stays in one cache-friendly array.
-    head_ready: Vec<u64>,
-    /// Output chosen for each input VC's head once it has been routed.
-    head_choice: Vec<Option<Candidate>>,
-    in_xbar_busy_until: Vec<u64>,
-    in_vc_rr: Vec<u8>,
-    outputs: Vec<OutputPort>,
-    out_vcs: Vec<OutputVc>,
     nics: Vec<Nic>,
-    waiting: u32,
     /// Input VCs (`port * vcs + vc`) whose head packet has not been routed yet.
     unrouted: Vec<u32>,
     /// Per output port, the input VCs whose routed head packet waits for it.
@@ -307,15 +413,8 @@ struct RouterState {
     /// One bit per output port with requesters: the allocator looks only at these.
     wanted_outputs: Vec<u64>,
     scheduled_allocations: Vec<u64>,
-    candidates: Vec<Candidate>,
-    requests: Vec<(PortId, PortId, u8)>,
-    /// Per input port: the best `(rank, output, vc)` proposal of the current pass.
-    proposal: Vec<(u16, PortId, u8)>,
-    /// Per output port: the best `(rank, input, vc)` request of the current pass.
-    grant_choice: Vec<(u16, PortId, u8)>,
-    /// Input ports with a proposal in the current pass.
-    touched: Vec<PortId>,
-    stats: RouterStats,
+    /// Packets on their way to an own endpoint: `(delivery time, nic, packet)`, in order.
+    deliveries: VecDeque<(u64, u16, Packet)>,
 }
 
 type RouterCtx<'a> = Ctx<'a, Msg>;
@@ -329,7 +428,7 @@ impl Router {
         let ports = net.ports(id);
         let base = net.port_offsets[id as usize] as usize;
         let mut nics = Vec::new();
-        let mut outputs = Vec::with_capacity(ports.len());
+        let mut states = Vec::with_capacity(ports.len());
         for (i, port) in ports.iter().enumerate() {
             let latency = net.link_classes[port.class as usize].latency;
             let (nic, link, peer_port, connected) = match port.target {
@@ -337,69 +436,65 @@ impl Router {
                     nics.push(Nic {
                         endpoint: e,
                         port: i as PortId,
-                        source_queue: VecDeque::new(),
-                        credits: vec![p.input_buffer; vcs],
-                        link_busy_until: 0,
                         inject_scheduled: false,
-                        credit_returns: VecDeque::new(),
                         blocked_on_credits: false,
                         next_seq: 0,
+                        link_busy_until: 0,
+                        source_queue: VecDeque::new(),
+                        credits: vec![p.input_buffer; vcs],
+                        credit_returns: VecDeque::new(),
                         rng: rng::stream(shared.seed, Purpose::Traffic, e as u64),
                         generated_phits: 0,
                         accepted_phits: 0,
-                        deliveries: Vec::new(),
                     });
-                    (Some(nics.len() as u16 - 1), u32::MAX, 0, true)
+                    (nics.len() as u16 - 1, u32::MAX, 0, true)
                 }
-                PortTarget::Switch { port, .. } => (None, shared.link_of_port[base + i], port, true),
-                PortTarget::Unconnected => (None, u32::MAX, 0, false),
+                PortTarget::Switch { port, .. } => (NO_NIC, shared.link_of_port[base + i], port, true),
+                PortTarget::Unconnected => (NO_NIC, u32::MAX, 0, false),
             };
-            outputs.push(OutputPort {
+            states.push(Port {
                 link_busy_until: 0,
                 xbar_busy_until: 0,
-                vc_rr: 0,
+                in_xbar_busy_until: 0,
+                latency,
+                phits: 0,
+                link,
+                peer_port,
                 grant_rr: 0,
                 nic,
-                link,
-                latency,
-                peer_port,
+                pending_phits: 0,
+                pending_vc: 0,
+                vc_rr: 0,
+                in_vc_rr: 0,
                 connected,
-                pending_free: PendingFree::default(),
                 wake_scheduled: false,
             });
         }
         let n = ports.len();
-        let out_vcs = (0..n * vcs)
-            .map(|_| OutputVc { used: 0, credits: p.input_buffer, space_waiter: false })
-            .collect();
+        let channel = Vc {
+            head_ready: u64::MAX,
+            choice: None,
+            input: Queue::EMPTY,
+            output: Queue::EMPTY,
+            used: 0,
+            credits: p.input_buffer,
+            space_waiter: false,
+        };
         let state = RouterState {
             id,
-            rng: rng::stream(shared.seed, Purpose::Routing, id as u64),
             vcs,
-            slab: Vec::new(),
-            deliveries: VecDeque::new(),
-            free_slots: Vec::new(),
-            // Credits bound every buffer to `buffer / packet_size` packets.
-            inputs: FixedQueues::new(n * vcs, (p.input_buffer / p.packet_size as u32) as usize),
-            out_queues: FixedQueues::new(n * vcs, (p.output_buffer / p.packet_size as u32) as usize),
-            head_ready: vec![u64::MAX; n * vcs],
-            head_choice: vec![None; n * vcs],
-            in_xbar_busy_until: vec![0; n],
-            in_vc_rr: vec![0; n],
-            outputs,
-            out_vcs,
-            nics,
             waiting: 0,
+            free_slot: NIL,
+            rng: rng::stream(shared.seed, Purpose::Routing, id as u64),
+            ports: states,
+            channels: vec![channel; n * vcs],
+            slab: Vec::new(),
+            nics,
             unrouted: Vec::new(),
             requesters: vec![Vec::new(); n],
             wanted_outputs: vec![0; n.div_ceil(64)],
             scheduled_allocations: Vec::new(),
-            candidates: Vec::new(),
-            requests: Vec::new(),
-            proposal: vec![(u16::MAX, 0, 0); n],
-            grant_choice: vec![(u16::MAX, 0, 0); n],
-            touched: Vec::new(),
-            stats: RouterStats { port_phits: vec![0; n], vc_phits: vec![0; vcs], ..Default::default() },
+            deliveries: VecDeque::new(),
         };
         Router { shared, state }
     }
@@ -409,17 +504,20 @@ impl Router {
         self.state.id
     }
 
-    /// Statistics gathered so far.
-    pub fn stats(&self) -> &RouterStats {
-        &self.state.stats
+    /// Phits sent through each port during the measurement period.
+    pub fn port_phits(&self) -> impl Iterator<Item = u64> + '_ {
+        self.state.ports.iter().map(|p| p.phits)
     }
 
-    /// Takes the counters of the current sampling period, resetting them.
-    /// `now` is the checkpoint time: deliveries before it are accounted first.
-    pub fn take_period(&mut self, now: u64) -> Counters {
-        let Router { shared, state } = self;
-        state.flush_deliveries(shared, now);
-        std::mem::take(&mut state.stats.period)
+    /// Takes the partition's counters of the current sampling period, resetting them.
+    /// `now` is the checkpoint time: every router's deliveries before it are accounted
+    /// first.
+    pub fn take_period(routers: &mut [Router], part: &mut PartitionState, now: u64) -> Counters {
+        for r in routers.iter_mut() {
+            let Router { shared, state } = r;
+            state.flush_deliveries(shared, now, &mut part.stats);
+        }
+        std::mem::take(&mut part.stats.period)
     }
 
     /// The attached endpoints.
@@ -431,9 +529,8 @@ impl Router {
     pub fn resident_packets(&self) -> u64 {
         let s = &self.state;
         let queued: usize = s.nics.iter().map(|n| n.source_queue.len()).sum();
-        let inputs = s.inputs.total_len();
-        let outputs = s.out_queues.total_len();
-        (queued + inputs + outputs) as u64
+        let buffered: u32 = s.channels.iter().map(|c| c.input.len + c.output.len).sum();
+        queued as u64 + buffered as u64
     }
 
     /// Packets waiting in source queues.
@@ -444,16 +541,16 @@ impl Router {
     /// Input VCs holding packets, with the output each head waits for.
     pub fn occupied_inputs(&self) -> Vec<BlockedChannel> {
         let s = &self.state;
-        (0..s.outputs.len() * s.vcs)
-            .filter(|&i| !s.inputs.is_empty(i))
+        (0..s.channels.len())
+            .filter(|&i| !s.channels[i].input.is_empty())
             .map(|i| {
-                let (wants_port, wants_vc) =
-                    s.head_choice[i].map_or((PortId::MAX, u8::MAX), |c| (c.port, c.vc));
+                let c = &s.channels[i];
+                let (wants_port, wants_vc) = c.choice.map_or((PortId::MAX, u8::MAX), |c| (c.port, c.vc));
                 BlockedChannel {
                     switch: s.id,
                     port: (i / s.vcs) as PortId,
                     vc: (i % s.vcs) as u8,
-                    packets: s.inputs.len(i) as u32,
+                    packets: c.input.len,
                     wants_port,
                     wants_vc,
                 }
@@ -464,8 +561,9 @@ impl Router {
 
 impl LogicalProcess for Router {
     type Msg = Msg;
+    type Local = PartitionState;
 
-    fn start(&mut self, ctx: &mut RouterCtx<'_>) {
+    fn start(&mut self, ctx: &mut RouterCtx<'_>, _part: &mut PartitionState) {
         let Router { shared, state } = self;
         let p = shared.generation_probability;
         for (i, nic) in state.nics.iter_mut().enumerate() {
@@ -478,29 +576,30 @@ impl LogicalProcess for Router {
     }
 
     #[inline]
-    fn handle(&mut self, msg: Msg, ctx: &mut RouterCtx<'_>) {
+    fn handle(&mut self, msg: Msg, ctx: &mut RouterCtx<'_>, part: &mut PartitionState) {
         let Router { shared, state } = self;
         let sh: &Shared = shared;
+        let stats = &mut part.stats;
         match msg {
-            Msg::Head { port, packet } => state.on_head(sh, port, packet, ctx.now(), ctx),
+            Msg::Head { port, packet } => state.on_head(sh, port, packet, ctx.now(), ctx, stats),
             Msg::Credit { port, vc, phits } => {
-                state.out_vcs[port as usize * state.vcs + vc as usize].credits += phits as u32;
-                state.try_transmit(sh, port, ctx);
+                state.channels[port as usize * state.vcs + vc as usize].credits += phits as u32;
+                state.try_transmit(sh, port, ctx, stats);
             }
             Msg::LinkFree { port } => {
-                state.outputs[port as usize].wake_scheduled = false;
+                state.ports[port as usize].wake_scheduled = false;
                 if state.settle(port as usize, ctx.now()) {
                     state.request_allocation(ctx.now(), ctx);
                 }
-                state.try_transmit(sh, port, ctx);
+                state.try_transmit(sh, port, ctx, stats);
             }
-            Msg::Deliver { nic, packet } => state.on_deliver(sh, nic, packet, ctx.now()),
-            Msg::Generate { nic } => state.on_generate(sh, nic, ctx),
+            Msg::Deliver { nic, packet } => state.on_deliver(sh, nic, packet, ctx.now(), stats),
+            Msg::Generate { nic } => state.on_generate(sh, nic, ctx, stats),
             Msg::Inject { nic } => {
                 state.nics[nic as usize].inject_scheduled = false;
-                state.try_inject(sh, nic, ctx)
+                state.try_inject(sh, nic, ctx, stats)
             }
-            Msg::Allocate => state.allocate(sh, ctx),
+            Msg::Allocate => state.allocate(sh, ctx, part),
         }
     }
 }
@@ -526,8 +625,8 @@ fn first_set_bit(words: &[u64], from: usize) -> Option<usize> {
 }
 
 struct Load<'a> {
-    out_vcs: &'a [OutputVc],
-    outputs: &'a [OutputPort],
+    channels: &'a [Vc],
+    ports: &'a [Port],
     vcs: usize,
     capacity: u32,
     now: u64,
@@ -536,17 +635,18 @@ struct Load<'a> {
 impl Load<'_> {
     /// Phits in the output buffer of `vc` at `port`.
     fn buffered(&self, port: PortId, vc: u8) -> u32 {
-        let o = &self.out_vcs[port as usize * self.vcs + vc as usize];
-        let f = self.outputs[port as usize].pending_free;
-        let released = if f.at <= self.now && f.vc == vc { f.phits as u32 } else { 0 };
-        o.used - released
+        let c = &self.channels[port as usize * self.vcs + vc as usize];
+        let p = &self.ports[port as usize];
+        let released =
+            if p.link_busy_until <= self.now && p.pending_vc == vc { p.pending_phits as u32 } else { 0 };
+        c.used - released
     }
 }
 
 impl LoadView for Load<'_> {
     fn vc_occupancy(&self, port: PortId, vc: u8) -> u32 {
-        let o = &self.out_vcs[port as usize * self.vcs + vc as usize];
-        self.buffered(port, vc) + self.capacity.saturating_sub(o.credits)
+        let c = &self.channels[port as usize * self.vcs + vc as usize];
+        self.buffered(port, vc) + self.capacity.saturating_sub(c.credits)
     }
     fn port_occupancy(&self, port: PortId) -> u32 {
         (0..self.vcs as u8).map(|v| self.vc_occupancy(port, v)).sum()
@@ -558,17 +658,35 @@ impl RouterState {
         t >= sh.warmup && t < sh.end
     }
 
+    /// Puts `held` in a free slab slot.
+    fn store(&mut self, held: Held) -> u32 {
+        if self.free_slot == NIL {
+            self.slab.push(held);
+            return self.slab.len() as u32 - 1;
+        }
+        let slot = self.free_slot;
+        self.free_slot = self.slab[slot as usize].next;
+        self.slab[slot as usize] = held;
+        slot
+    }
+
+    fn release(&mut self, slot: u32) {
+        self.slab[slot as usize].next = self.free_slot;
+        self.free_slot = slot;
+    }
+
     /// Applies output `o`'s pending buffer release if its time has come. Returns true if
     /// the allocator was waiting for that room.
     fn settle(&mut self, o: usize, t: u64) -> bool {
-        let f = self.outputs[o].pending_free;
-        if f.phits == 0 || f.at > t {
+        let p = &mut self.ports[o];
+        if p.pending_phits == 0 || p.link_busy_until > t {
             return false;
         }
-        self.outputs[o].pending_free.phits = 0;
-        let ovc = &mut self.out_vcs[o * self.vcs + f.vc as usize];
-        ovc.used -= f.phits as u32;
-        std::mem::take(&mut ovc.space_waiter)
+        let (vc, phits) = (p.pending_vc, p.pending_phits);
+        p.pending_phits = 0;
+        let c = &mut self.channels[o * self.vcs + vc as usize];
+        c.used -= phits as u32;
+        std::mem::take(&mut c.space_waiter)
     }
 
     fn request_allocation(&mut self, at: u64, ctx: &mut RouterCtx<'_>) {
@@ -578,7 +696,7 @@ impl RouterState {
         }
     }
 
-    fn on_generate(&mut self, sh: &Shared, nic_index: u16, ctx: &mut RouterCtx<'_>) {
+    fn on_generate(&mut self, sh: &Shared, nic_index: u16, ctx: &mut RouterCtx<'_>, st: &mut PartitionStats) {
         let t = ctx.now();
         let size = sh.params.packet_size;
         let nic = &mut self.nics[nic_index as usize];
@@ -597,13 +715,13 @@ impl RouterState {
         nic.next_seq = nic.next_seq.wrapping_add(1);
         let was_idle = nic.source_queue.is_empty();
         nic.source_queue.push_back(packet);
-        self.stats.generated_total += 1;
-        self.stats.period.generated_packets += 1;
-        self.stats.period.generated_phits += size as u64;
+        st.generated_total += 1;
+        st.period.generated_packets += 1;
+        st.period.generated_phits += size as u64;
         if Self::in_measurement(sh, t) {
             nic.generated_phits += size as u64;
-            self.stats.measured.generated_packets += 1;
-            self.stats.measured.generated_phits += size as u64;
+            st.measured.generated_packets += 1;
+            st.measured.generated_phits += size as u64;
         }
         if let Some(gap) = geometric_gap(&mut nic.rng, sh.generation_probability) {
             if t + 1 + gap < sh.end {
@@ -611,11 +729,11 @@ impl RouterState {
             }
         }
         if was_idle {
-            self.try_inject(sh, nic_index, ctx);
+            self.try_inject(sh, nic_index, ctx, st);
         }
     }
 
-    fn try_inject(&mut self, sh: &Shared, nic_index: u16, ctx: &mut RouterCtx<'_>) {
+    fn try_inject(&mut self, sh: &Shared, nic_index: u16, ctx: &mut RouterCtx<'_>, st: &mut PartitionStats) {
         let t = ctx.now();
         let nic = &mut self.nics[nic_index as usize];
         let Some(front) = nic.source_queue.front() else {
@@ -659,13 +777,13 @@ impl RouterState {
         let dst_switch = sh.endpoint_switch[packet.dst as usize];
         sh.routes.routing.init(src_switch, dst_switch, &mut packet.route, &mut self.rng);
         let port = nic.port;
-        let latency = self.outputs[port as usize].latency;
-        self.stats.departures += 1;
-        self.stats.period.injected_packets += 1;
-        self.stats.period.injected_phits += size as u64;
+        let latency = self.ports[port as usize].latency;
+        st.departures += 1;
+        st.period.injected_packets += 1;
+        st.period.injected_phits += size as u64;
         if Self::in_measurement(sh, t) {
-            self.stats.measured.injected_packets += 1;
-            self.stats.measured.injected_phits += size as u64;
+            st.measured.injected_packets += 1;
+            st.measured.injected_phits += size as u64;
         }
         // The head reaches the router's input after the terminal link's latency. Nothing can
         // overtake it on that link, so it is queued at once with its ready time instead of
@@ -674,50 +792,53 @@ impl RouterState {
             nic.inject_scheduled = true;
             ctx.schedule(size as u64, P_INJECT, Msg::Inject { nic: nic_index });
         }
-        self.on_head(sh, port, packet, t + latency, ctx);
+        self.on_head(sh, port, packet, t + latency, ctx, st);
     }
 
     /// A head arriving at input `port` at time `arrival` (now, or later for own endpoints).
-    fn on_head(&mut self, sh: &Shared, port: PortId, packet: Packet, arrival: u64, ctx: &mut RouterCtx<'_>) {
+    fn on_head(
+        &mut self,
+        sh: &Shared,
+        port: PortId,
+        packet: Packet,
+        arrival: u64,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
         let ready = arrival + sh.params.router_delay;
-        self.stats.arrivals += 1;
+        st.arrivals += 1;
         let input = port as usize * self.vcs + packet.vc as usize;
-        if self.inputs.is_empty(input) {
-            self.head_ready[input] = ready;
+        if self.channels[input].input.is_empty() {
+            self.channels[input].head_ready = ready;
             self.unrouted.push(input as u32);
         }
-        let slot = match self.free_slots.pop() {
-            Some(slot) => {
-                self.slab[slot as usize] = Held { packet, ready };
-                slot
-            }
-            None => {
-                self.slab.push(Held { packet, ready });
-                self.slab.len() as u32 - 1
-            }
-        };
-        self.inputs.push_back(input, slot);
+        let slot = self.store(Held { packet, ready, next: NIL });
+        self.channels[input].input.push_back(slot, &mut self.slab);
+        debug_assert!(
+            self.channels[input].input.len * sh.params.packet_size as u32 <= sh.params.input_buffer,
+            "input buffer {input} of switch {} overflows: flow control violated",
+            self.id
+        );
         self.waiting += 1;
         self.request_allocation(ready, ctx);
     }
 
     /// Accounts the queued deliveries whose time is before `now`.
-    fn flush_deliveries(&mut self, sh: &Shared, now: u64) {
+    fn flush_deliveries(&mut self, sh: &Shared, now: u64, st: &mut PartitionStats) {
         while let Some(&(at, nic, packet)) = self.deliveries.front() {
             if at >= now {
                 break;
             }
             self.deliveries.pop_front();
-            self.on_deliver(sh, nic, packet, at);
+            self.on_deliver(sh, nic, packet, at, st);
         }
     }
 
-    fn on_deliver(&mut self, sh: &Shared, nic_index: u16, packet: Packet, t: u64) {
+    fn on_deliver(&mut self, sh: &Shared, nic_index: u16, packet: Packet, t: u64, s: &mut PartitionStats) {
         let nic = &mut self.nics[nic_index as usize];
         let size = packet.size as u64;
         let latency = t - packet.created;
         let network_latency = t - packet.injected;
-        let s = &mut self.stats;
         s.arrivals += 1;
         s.delivered_total += 1;
         let period = &mut s.period;
@@ -740,7 +861,7 @@ impl RouterState {
             s.hops.record(packet.hops as u64);
         }
         if sh.record_deliveries {
-            nic.deliveries.push(Delivery {
+            s.deliveries.push(Delivery {
                 id: packet.id,
                 src: packet.src,
                 dst: packet.dst,
@@ -758,16 +879,22 @@ impl RouterState {
     /// (the seed's "if it satisfies flow-control requirements"), and `None` means none has:
     /// the head is routed again later, so a packet blocked in the routing VCs can still
     /// take the escape (Duato).
-    fn route(&mut self, sh: &Shared, input: usize, now: u64) -> Option<Candidate> {
-        let slot = self.inputs.front(input).expect("head") as usize;
+    fn route(
+        &mut self,
+        sh: &Shared,
+        input: usize,
+        now: u64,
+        candidates: &mut Vec<Candidate>,
+    ) -> Option<Candidate> {
+        let slot = self.channels[input].input.front().expect("head") as usize;
         let dst_endpoint = self.slab[slot].packet.dst;
         let (dst_switch, dst_port) = sh.net.endpoint_location[dst_endpoint as usize];
         if dst_switch == self.id {
             return Some(Candidate { port: dst_port, vc: 0, penalty: 0 });
         }
         let load = Load {
-            out_vcs: &self.out_vcs,
-            outputs: &self.outputs,
+            channels: &self.channels,
+            ports: &self.ports,
             vcs: self.vcs,
             capacity: sh.params.input_buffer,
             now,
@@ -780,95 +907,104 @@ impl RouterState {
             dst: dst_switch,
             vcs: self.vcs as u8,
         };
-        sh.routes.next_hops(&hop, head, &load, &mut self.rng, &mut self.candidates);
+        sh.routes.next_hops(&hop, head, &load, &mut self.rng, candidates);
         if sh.routes.escape.is_some() {
             let (size, cap) = (sh.params.packet_size as u32, sh.params.output_buffer);
-            self.candidates.retain(|c| load.buffered(c.port, c.vc) + size <= cap);
-            if self.candidates.is_empty() {
+            candidates.retain(|c| load.buffered(c.port, c.vc) + size <= cap);
+            if candidates.is_empty() {
                 return None;
             }
         }
-        Some(sh.selection.pick(&self.candidates, &load, &mut self.rng))
+        Some(sh.selection.pick(candidates, &load, &mut self.rng))
     }
 
     /// Separable allocator. Heads that became ready are routed; then every input with a
     /// ready head for a free output proposes one VC (round-robin over its VCs), and every
     /// output grants one proposing input (round-robin over inputs). Only outputs that have
     /// waiting heads are visited.
-    fn allocate(&mut self, sh: &Shared, ctx: &mut RouterCtx<'_>) {
+    fn allocate(&mut self, sh: &Shared, ctx: &mut RouterCtx<'_>, part: &mut PartitionState) {
         let t = ctx.now();
         self.scheduled_allocations.retain(|&x| x != t);
         if self.waiting == 0 {
             return;
         }
+        let PartitionState { stats, scratch } = part;
         let vcs = self.vcs;
         let mut retry_at = u64::MAX;
         let mut k = 0;
         while k < self.unrouted.len() {
             let input = self.unrouted[k] as usize;
+            let ready = self.channels[input].head_ready;
+            let in_busy = self.ports[input / vcs].in_xbar_busy_until;
             // Route when the head can actually leave: adaptive choices then see the
             // freshest occupancy.
-            if self.head_ready[input] <= t && self.in_xbar_busy_until[input / vcs] <= t {
-                let Some(c) = self.route(sh, input, t) else {
+            if ready <= t && in_busy <= t {
+                let Some(c) = self.route(sh, input, t, &mut scratch.candidates) else {
                     // No candidate has room (escape subnetwork only): try again next cycle.
                     retry_at = retry_at.min(t + 1);
                     k += 1;
                     continue;
                 };
-                self.head_choice[input] = Some(c);
+                self.channels[input].choice = Some(c);
                 self.requesters[c.port as usize].push(input as u32);
                 self.wanted_outputs[c.port as usize / 64] |= 1 << (c.port % 64);
                 self.unrouted.swap_remove(k);
             } else {
-                if self.head_ready[input] <= t {
-                    retry_at = retry_at.min(self.in_xbar_busy_until[input / vcs]);
+                if ready <= t {
+                    retry_at = retry_at.min(in_busy);
                 }
                 k += 1;
             }
         }
         let size = sh.params.packet_size as u32;
         let out_cap = sh.params.output_buffer;
-        self.requests.clear();
+        let requests = &mut scratch.requests;
+        requests.clear();
         let mut next = first_set_bit(&self.wanted_outputs, 0);
         while let Some(o) = next {
             next = first_set_bit(&self.wanted_outputs, o + 1);
-            let busy = self.outputs[o].xbar_busy_until;
+            let busy = self.ports[o].xbar_busy_until;
             if busy > t {
                 retry_at = retry_at.min(busy);
                 continue;
             }
             self.settle(o, t);
-            let pending = self.outputs[o].pending_free;
+            let (pending_phits, pending_vc, pending_at) = {
+                let p = &self.ports[o];
+                (p.pending_phits, p.pending_vc, p.link_busy_until)
+            };
             for &x in &self.requesters[o] {
                 let (i, v) = (x as usize / vcs, x as usize % vcs);
-                let in_busy = self.in_xbar_busy_until[i];
+                let in_busy = self.ports[i].in_xbar_busy_until;
                 if in_busy > t {
                     retry_at = retry_at.min(in_busy);
                     continue;
                 }
-                let vc = self.head_choice[x as usize].expect("requesters are routed").vc;
-                let ovc = &mut self.out_vcs[o * vcs + vc as usize];
-                if ovc.used + size > out_cap {
-                    if pending.phits > 0 && pending.vc == vc {
-                        retry_at = retry_at.min(pending.at); // room frees when that tail leaves
+                let vc = self.channels[x as usize].choice.expect("requesters are routed").vc;
+                let out = &mut self.channels[o * vcs + vc as usize];
+                if out.used + size > out_cap {
+                    if pending_phits > 0 && pending_vc == vc {
+                        retry_at = retry_at.min(pending_at); // room frees when that tail leaves
                     } else {
-                        ovc.space_waiter = true; // the next transmission will call us again
+                        out.space_waiter = true; // the next transmission will call us again
                     }
                     continue;
                 }
-                self.requests.push((o as PortId, i as PortId, v as u8));
+                requests.push((o as PortId, i as PortId, v as u8));
             }
         }
         let transfer = size.div_ceil(sh.params.speedup as u32) as u64;
+        let ports = self.ports.len();
+        scratch.fit(ports);
         // Input arbitration: each input proposes the VC with the smallest round-robin rank
         // from its pointer.
-        self.touched.clear();
+        scratch.touched.clear();
         let mut outvoted = false;
-        for &(o, i, v) in &self.requests {
-            let rank = ((v as usize + vcs - self.in_vc_rr[i as usize] as usize) % vcs) as u16;
-            let slot = &mut self.proposal[i as usize];
+        for &(o, i, v) in scratch.requests.iter() {
+            let rank = ((v as usize + vcs - self.ports[i as usize].in_vc_rr as usize) % vcs) as u16;
+            let slot = &mut scratch.proposal[i as usize];
             if slot.0 == u16::MAX {
-                self.touched.push(i);
+                scratch.touched.push(i);
             } else {
                 outvoted = true;
             }
@@ -878,15 +1014,13 @@ impl RouterState {
         }
         // Output arbitration: each output grants the proposing input with the smallest
         // round-robin rank from its pointer.
-        let ports = self.outputs.len();
-        let mut outputs_touched = std::mem::take(&mut self.requests);
-        outputs_touched.clear();
-        for &i in &self.touched {
-            let (_, o, v) = std::mem::replace(&mut self.proposal[i as usize], (u16::MAX, 0, 0));
-            let rank = ((i as usize + ports - self.outputs[o as usize].grant_rr as usize) % ports) as u16;
-            let slot = &mut self.grant_choice[o as usize];
+        scratch.granted.clear();
+        for &i in &scratch.touched {
+            let (_, o, v) = std::mem::replace(&mut scratch.proposal[i as usize], (u16::MAX, 0, 0));
+            let rank = ((i as usize + ports - self.ports[o as usize].grant_rr as usize) % ports) as u16;
+            let slot = &mut scratch.grant_choice[o as usize];
             if slot.0 == u16::MAX {
-                outputs_touched.push((o, 0, 0));
+                scratch.granted.push(o);
             } else {
                 outvoted = true;
             }
@@ -898,151 +1032,207 @@ impl RouterState {
             // The losers come back when the crossbar frees.
             retry_at = retry_at.min(t + transfer);
         }
-        for &(o, _, _) in &outputs_touched {
-            let (_, i, v) = std::mem::replace(&mut self.grant_choice[o as usize], (u16::MAX, 0, 0));
-            self.grant(sh, o, i, v, transfer, ctx);
+        for g in 0..scratch.granted.len() {
+            let o = scratch.granted[g];
+            let (_, i, v) = std::mem::replace(&mut scratch.grant_choice[o as usize], (u16::MAX, 0, 0));
+            self.grant(sh, o, i, v, transfer, ctx, stats);
             // Packets left at this input wait for its crossbar port.
             let first = i as usize * vcs;
-            if (first..first + vcs).any(|x| self.head_ready[x] != u64::MAX) {
+            if (first..first + vcs).any(|x| self.channels[x].head_ready != u64::MAX) {
                 retry_at = retry_at.min(t + transfer);
             }
         }
-        self.requests = outputs_touched;
         if retry_at != u64::MAX && self.waiting > 0 {
             self.request_allocation(retry_at, ctx);
         }
     }
 
-    fn grant(&mut self, sh: &Shared, o: PortId, i: PortId, v: u8, transfer: u64, ctx: &mut RouterCtx<'_>) {
+    #[allow(clippy::too_many_arguments)]
+    fn grant(
+        &mut self,
+        sh: &Shared,
+        o: PortId,
+        i: PortId,
+        v: u8,
+        transfer: u64,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
         let t = ctx.now();
-        let input = i as usize * self.vcs + v as usize;
-        let slot = self.inputs.pop_front(input).expect("requested head");
-        let choice = self.head_choice[input].take().expect("granted heads are routed");
+        let vcs = self.vcs;
+        let input = i as usize * vcs + v as usize;
+        let slot = self.channels[input].input.pop_front(&self.slab).expect("requested head");
+        let choice = self.channels[input].choice.take().expect("granted heads are routed");
         let waiters = &mut self.requesters[o as usize];
         let at = waiters.iter().position(|&x| x as usize == input).expect("granted input requested");
         waiters.swap_remove(at);
         if waiters.is_empty() {
             self.wanted_outputs[o as usize / 64] &= !(1 << (o % 64));
         }
-        match self.inputs.front(input) {
+        match self.channels[input].input.front() {
             Some(next) => {
-                self.head_ready[input] = self.slab[next as usize].ready;
+                self.channels[input].head_ready = self.slab[next as usize].ready;
                 self.unrouted.push(input as u32);
             }
-            None => self.head_ready[input] = u64::MAX,
+            None => self.channels[input].head_ready = u64::MAX,
         }
         self.waiting -= 1;
-        self.in_vc_rr[i as usize] = (v + 1) % self.vcs as u8;
-        self.in_xbar_busy_until[i as usize] = t + transfer;
-        let ports = self.outputs.len() as PortId;
-        let out = &mut self.outputs[o as usize];
+        let ports = self.ports.len() as PortId;
+        let in_port = &mut self.ports[i as usize];
+        in_port.in_vc_rr = (v + 1) % vcs as u8;
+        in_port.in_xbar_busy_until = t + transfer;
+        let (in_nic, in_latency, in_link, in_peer) =
+            (in_port.nic, in_port.latency, in_port.link, in_port.peer_port);
+        let out = &mut self.ports[o as usize];
         out.xbar_busy_until = t + transfer;
         out.grant_rr = (i + 1) % ports;
+        let to_nic = out.nic != NO_NIC;
         let packet = &mut self.slab[slot as usize].packet;
         let size = packet.size;
         let in_vc = packet.vc;
-        if self.outputs[o as usize].nic.is_none() {
+        if !to_nic {
             sh.routes.on_forward(self.id, choice, packet);
             packet.hops += 1;
         }
         packet.vc = choice.vc;
         // Credits for the freed input buffer go back upstream.
-        let in_port = &self.outputs[i as usize];
-        if let Some(nic) = in_port.nic {
-            let back = t + in_port.latency;
-            let nic = &mut self.nics[nic as usize];
+        if in_nic != NO_NIC {
+            let back = t + in_latency;
+            let nic = &mut self.nics[in_nic as usize];
             nic.credit_returns.push_back((back, in_vc, size));
             if nic.blocked_on_credits && !nic.inject_scheduled {
                 nic.inject_scheduled = true;
-                let index = self.outputs[i as usize].nic.expect("terminal port");
-                ctx.schedule(back - t, P_INJECT, Msg::Inject { nic: index });
+                ctx.schedule(back - t, P_INJECT, Msg::Inject { nic: in_nic });
             }
         } else {
-            ctx.send(in_port.link, Msg::Credit { port: in_port.peer_port, vc: in_vc, phits: size });
+            ctx.send(in_link, Msg::Credit { port: in_peer, vc: in_vc, phits: size });
         }
-        let ovc = &mut self.out_vcs[o as usize * self.vcs + choice.vc as usize];
-        ovc.used += size as u32;
-        self.out_queues.push_back(o as usize * self.vcs + choice.vc as usize, slot);
-        self.try_transmit(sh, o, ctx);
+        let out_vc = o as usize * vcs + choice.vc as usize;
+        self.channels[out_vc].used += size as u32;
+        self.channels[out_vc].output.push_back(slot, &mut self.slab);
+        self.try_transmit(sh, o, ctx, st);
     }
 
-    fn try_transmit(&mut self, sh: &Shared, o: PortId, ctx: &mut RouterCtx<'_>) {
+    fn try_transmit(&mut self, sh: &Shared, o: PortId, ctx: &mut RouterCtx<'_>, st: &mut PartitionStats) {
         let t = ctx.now();
-        let out = &mut self.outputs[o as usize];
-        if !out.connected {
+        let vcs = self.vcs;
+        let port = &mut self.ports[o as usize];
+        if !port.connected {
             return;
         }
-        if out.link_busy_until > t {
+        if port.link_busy_until > t {
             // Come back when the link frees (once).
-            if !out.wake_scheduled {
-                out.wake_scheduled = true;
-                ctx.schedule(out.link_busy_until - t, P_FREE, Msg::LinkFree { port: o });
+            if !port.wake_scheduled {
+                port.wake_scheduled = true;
+                ctx.schedule(port.link_busy_until - t, P_FREE, Msg::LinkFree { port: o });
             }
             return;
         }
         if self.settle(o as usize, t) {
             self.request_allocation(t, ctx);
         }
-        let out = &self.outputs[o as usize];
-        let to_nic = out.nic;
-        let start = out.vc_rr as usize;
+        let port = &self.ports[o as usize];
+        let to_nic = port.nic != NO_NIC;
+        let start = port.vc_rr as usize;
+        let first = o as usize * vcs;
         let mut chosen = None;
-        for k in 0..self.vcs {
-            let v = (start + k) % self.vcs;
-            let ovc = &self.out_vcs[o as usize * self.vcs + v];
-            if let Some(slot) = self.out_queues.front(o as usize * self.vcs + v) {
-                if to_nic.is_some() || ovc.credits >= self.slab[slot as usize].packet.size as u32 {
+        for k in 0..vcs {
+            let v = (start + k) % vcs;
+            let c = &self.channels[first + v];
+            if let Some(slot) = c.output.front() {
+                if to_nic || c.credits >= self.slab[slot as usize].packet.size as u32 {
                     chosen = Some(v);
                     break;
                 }
             }
         }
         let Some(v) = chosen else { return };
-        let ovc = &mut self.out_vcs[o as usize * self.vcs + v];
-        let slot = self.out_queues.pop_front(o as usize * self.vcs + v).expect("chosen VC has a packet");
+        let slot = self.channels[first + v].output.pop_front(&self.slab).expect("chosen VC has a packet");
         let packet = self.slab[slot as usize].packet;
-        self.free_slots.push(slot);
+        self.release(slot);
         let size = packet.size;
-        if to_nic.is_none() {
-            ovc.credits -= size as u32;
+        let c = &mut self.channels[first + v];
+        if !to_nic {
+            c.credits -= size as u32;
         }
-        let wake = ovc.space_waiter;
-        let first = o as usize * self.vcs;
-        let queued = (first..first + self.vcs).any(|q| !self.out_queues.is_empty(q));
-        let out = &mut self.outputs[o as usize];
-        out.vc_rr = ((v + 1) % self.vcs) as u8;
-        out.link_busy_until = t + size as u64;
-        out.pending_free = PendingFree { at: t + size as u64, vc: v as u8, phits: size };
-        if (wake || queued) && !out.wake_scheduled {
-            out.wake_scheduled = true;
+        let wake = c.space_waiter;
+        let queued = (first..first + vcs).any(|q| !self.channels[q].output.is_empty());
+        let port = &mut self.ports[o as usize];
+        port.vc_rr = ((v + 1) % vcs) as u8;
+        port.link_busy_until = t + size as u64;
+        port.pending_vc = v as u8;
+        port.pending_phits = size;
+        if (wake || queued) && !port.wake_scheduled {
+            port.wake_scheduled = true;
             ctx.schedule(size as u64, P_FREE, Msg::LinkFree { port: o });
         }
-        self.stats.departures += 1;
-        self.stats.period.link_transmissions += 1;
+        st.departures += 1;
+        st.period.link_transmissions += 1;
         if Self::in_measurement(sh, t) {
-            self.stats.port_phits[o as usize] += size as u64;
-            if to_nic.is_none() {
-                self.stats.vc_phits[v] += size as u64;
-            }
-        }
-        match to_nic {
-            Some(nic) => {
-                // The tail reaches the endpoint `latency + size - 1` cycles from now. Nothing
-                // can change that, so the delivery is queued here and accounted when its time
-                // has passed, without an event, unless packets of different sizes would
-                // break the queue's time order.
-                let at = t + out.latency + size as u64 - 1;
-                self.flush_deliveries(sh, t);
-                if self.deliveries.back().is_none_or(|d| d.0 <= at) {
-                    self.deliveries.push_back((at, nic, packet));
-                } else {
-                    ctx.schedule(at - t, P_DELIVER, Msg::Deliver { nic, packet });
+            port.phits += size as u64;
+            if !to_nic {
+                if st.vc_phits.len() < vcs {
+                    st.vc_phits.resize(vcs, 0);
                 }
-            }
-            None => {
-                let port = out.peer_port;
-                ctx.send(out.link, Msg::Head { port, packet });
+                st.vc_phits[v] += size as u64;
             }
         }
+        let (nic, latency, link, peer_port) = (port.nic, port.latency, port.link, port.peer_port);
+        if to_nic {
+            // The tail reaches the endpoint `latency + size - 1` cycles from now. Nothing
+            // can change that, so the delivery is queued here and accounted when its time
+            // has passed, without an event, unless packets of different sizes would break
+            // the queue's time order.
+            let at = t + latency + size as u64 - 1;
+            self.flush_deliveries(sh, t, st);
+            if self.deliveries.back().is_none_or(|d| d.0 <= at) {
+                self.deliveries.push_back((at, nic, packet));
+            } else {
+                ctx.schedule(at - t, P_DELIVER, Msg::Deliver { nic, packet });
+            }
+        } else {
+            ctx.send(link, Msg::Head { port: peer_port, packet });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hot_state_is_compact() {
+        // One port in one cache line; a VC in under one.
+        assert_eq!(std::mem::size_of::<Port>(), 64);
+        assert!(std::mem::size_of::<Vc>() <= 64, "{}", std::mem::size_of::<Vc>());
+    }
+
+    #[test]
+    fn slab_queues_are_fifos_that_share_one_slab() {
+        let packet = Packet {
+            id: 0,
+            src: 0,
+            dst: 0,
+            size: 1,
+            hops: 0,
+            vc: 0,
+            route: Default::default(),
+            created: 0,
+            injected: 0,
+        };
+        let mut slab = vec![Held { packet, ready: 0, next: NIL }; 4];
+        let (mut a, mut b) = (Queue::EMPTY, Queue::EMPTY);
+        a.push_back(0, &mut slab);
+        b.push_back(1, &mut slab);
+        a.push_back(2, &mut slab);
+        assert_eq!((a.len, a.front(), b.front()), (2, Some(0), Some(1)));
+        assert_eq!(a.pop_front(&slab), Some(0));
+        a.push_back(3, &mut slab);
+        assert_eq!(a.pop_front(&slab), Some(2));
+        assert_eq!(a.pop_front(&slab), Some(3));
+        assert_eq!(a.pop_front(&slab), None);
+        assert!(a.is_empty() && !b.is_empty());
+        assert_eq!(b.pop_front(&slab), Some(1));
+        assert!(b.is_empty() && b.tail == NIL);
     }
 }

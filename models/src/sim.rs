@@ -2,7 +2,7 @@
 
 use crate::config::{Config, ConfigError};
 pub use crate::router::BlockedChannel;
-use crate::router::{Router, RouterParams, Shared};
+use crate::router::{PartitionState, Router, RouterParams, Shared};
 use crate::routing::allpath::AllPath;
 use crate::routing::angara::{self, Angara};
 use crate::routing::dor::{HyperXDor, TorusDor};
@@ -540,13 +540,7 @@ impl Simulation {
             &layout,
             comm,
             &RunConfig { end_time: cfg.simulation.cycles, checkpoint_period: period },
-            |routers: &mut [Router], t| {
-                let mut c = Counters::default();
-                for r in routers.iter_mut() {
-                    c.merge(&r.take_period(t));
-                }
-                c
-            },
+            |routers: &mut [Router], part: &mut PartitionState, t| Router::take_period(routers, part, t),
             |cp: Checkpoint<Counters>| {
                 let mut c = Counters::default();
                 for r in &cp.reports {
@@ -602,30 +596,32 @@ impl Simulation {
             engine: outcome.stats.clone(),
             ..Default::default()
         };
-        for (_, r) in &outcome.lps {
-            let s = r.stats();
+        for part in &outcome.locals {
+            let s = &part.stats;
             p.measured.merge(&s.measured);
             p.latency.merge(&s.latency);
             p.network_latency.merge(&s.network_latency);
             p.hops.merge(&s.hops);
-            for n in r.nics() {
-                p.endpoints.push((n.endpoint, n.generated_phits, n.accepted_phits));
-                p.deliveries.extend_from_slice(&n.deliveries);
-            }
-            for (port, info) in net.ports(r.id()).iter().enumerate() {
-                if matches!(info.target, PortTarget::Switch { .. }) {
-                    p.link_phits.push((r.id(), port as PortId, s.port_phits[port]));
-                }
-            }
+            p.deliveries.extend_from_slice(&s.deliveries);
             for (v, x) in s.vc_phits.iter().enumerate() {
                 p.vc_phits[v] += x;
             }
-            p.resident += r.resident_packets();
-            p.queued += r.source_queued_packets();
             p.departures += s.departures;
             p.arrivals += s.arrivals;
             p.generated += s.generated_total;
             p.delivered += s.delivered_total;
+        }
+        for (_, r) in &outcome.lps {
+            for n in r.nics() {
+                p.endpoints.push((n.endpoint, n.generated_phits, n.accepted_phits));
+            }
+            for ((port, info), phits) in net.ports(r.id()).iter().enumerate().zip(r.port_phits()) {
+                if matches!(info.target, PortTarget::Switch { .. }) {
+                    p.link_phits.push((r.id(), port as PortId, phits));
+                }
+            }
+            p.resident += r.resident_packets();
+            p.queued += r.source_queued_packets();
             if outcome.stopped_early {
                 p.blocked.extend(r.occupied_inputs());
             }

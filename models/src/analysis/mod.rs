@@ -563,7 +563,8 @@ impl<'a> Ctx<'a> {
             }
             while let Some(st) = stack.pop() {
                 acc.states += 1;
-                let hop = Hop { ports: net.ports(st.at), at: st.at, in_port: st.in_port, dst: d, vcs: self.vcs };
+                let hop =
+                    Hop { ports: net.ports(st.at), at: st.at, in_port: st.in_port, dst: d, vcs: self.vcs };
                 let packet = self.packet(st.src, d, st.hops, st.vc, st.route);
                 let arrival = if st.hops > 0 {
                     match net.ports(st.at)[st.in_port as usize].target {
