@@ -112,6 +112,27 @@ pub trait LogicalProcess: Send {
 
     /// Handles one event at time `ctx.now()`.
     fn handle(&mut self, msg: Self::Msg, ctx: &mut Ctx<'_, Self::Msg>, local: &mut Self::Local);
+
+    /// A hint that `msg` will be handled soon: the LP may ask the CPU to fetch the memory
+    /// it will touch (see [`prefetch`]). The engine calls it a few events ahead of
+    /// [`handle`](LogicalProcess::handle); it must not change anything. Default: nothing.
+    #[inline]
+    fn prefetch(&self, _msg: &Self::Msg) {}
+}
+
+/// Asks the CPU to bring the cache line holding `value` closer (a hint, no effect on
+/// results; a no-op on CPUs without a prefetch instruction). For
+/// [`LogicalProcess::prefetch`].
+#[inline(always)]
+pub fn prefetch<T>(value: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint: it never faults and has no effect on memory, whatever
+    // the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(value as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
 }
 
 /// Minimum latency of the links whose ends lie in different partitions, or `None` when no

@@ -319,6 +319,13 @@ impl Config {
         if s.cycles == 0 {
             return Err(ConfigError::new("simulation.cycles", "must be at least 1"));
         }
+        if s.cycles > u32::MAX as u64 {
+            // Packets keep their times in 32 bits (half of every event's size).
+            return Err(ConfigError::new(
+                "simulation.cycles",
+                format!("must be at most {} (2^32 - 1), got {}", u32::MAX, s.cycles),
+            ));
+        }
         if s.warmup >= s.cycles {
             return Err(ConfigError::new(
                 "simulation.warmup",

@@ -1,10 +1,17 @@
 //! Packets, the unit the router model moves.
+//!
+//! A packet is 32 bytes: it is copied into every event that carries it and into the slab
+//! of every router that buffers it, so its size is part of the memory traffic of every
+//! packet-hop. Times are stored in 32 bits (`simulation.cycles` is checked to fit).
 
 use crate::topology::EndpointId;
 use serde::{Deserialize, Serialize};
 
-/// Per-packet routing state: what multi-phase routings remember between hops.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Per-packet routing state: what multi-phase routings remember between hops. Packed to
+/// 6 bytes so that a [`Packet`] fits 32; read and assign its fields by value (no
+/// references to them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[repr(C, packed(2))]
 pub struct RouteState {
     /// Routing phase (e.g. Valiant: 0 towards the intermediate, 1 towards the destination;
     /// Up*/Down*: 1 once a down link was taken; SPDA: the spanning tree, which is the VC).
@@ -21,10 +28,12 @@ pub struct RouteState {
 pub struct Packet {
     /// Unique id: source endpoint in the high 32 bits, its packet counter in the low 32.
     pub id: u64,
-    /// Source endpoint.
-    pub src: EndpointId,
     /// Destination endpoint.
     pub dst: EndpointId,
+    /// Cycle the packet was generated (entered the source queue).
+    pub created: u32,
+    /// Cycle its head left the source endpoint.
+    pub injected: u32,
     /// Length in phits.
     pub size: u16,
     /// Switch-to-switch hops taken so far.
@@ -33,8 +42,45 @@ pub struct Packet {
     pub vc: u8,
     /// Routing state.
     pub route: RouteState,
-    /// Cycle the packet was generated (entered the source queue).
-    pub created: u64,
-    /// Cycle its head left the source endpoint.
-    pub injected: u64,
+}
+
+impl Packet {
+    /// A new packet: the `seq`-th of endpoint `src`, to `dst`, generated at `created`.
+    pub fn new(src: EndpointId, seq: u32, dst: EndpointId, size: u16, created: u64) -> Self {
+        Packet {
+            id: (src as u64) << 32 | seq as u64,
+            dst,
+            created: time32(created),
+            injected: 0,
+            size,
+            hops: 0,
+            vc: 0,
+            route: RouteState::default(),
+        }
+    }
+
+    /// Source endpoint.
+    #[inline]
+    pub fn src(&self) -> EndpointId {
+        (self.id >> 32) as EndpointId
+    }
+}
+
+/// A time stored in a packet; runs are checked to end before 2^32 cycles.
+#[inline]
+pub fn time32(t: u64) -> u32 {
+    debug_assert!(t <= u32::MAX as u64, "time {t} does not fit a packet's 32-bit times");
+    t as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packet_is_half_a_cache_line() {
+        assert_eq!(std::mem::size_of::<Packet>(), 32);
+        let p = Packet::new(7, 9, 3, 16, 100);
+        assert_eq!((p.src(), p.id & 0xffff_ffff, p.created), (7, 9, 100));
+    }
 }

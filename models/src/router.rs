@@ -32,11 +32,11 @@
 //! packets it has, not for its buffers' capacity. Scratch space of the allocator and the
 //! statistics that merge by addition live once per partition ([`PartitionState`]).
 
-use crate::packet::Packet;
+use crate::packet::{time32, Packet};
 use crate::rng::{self, Purpose, Rng};
 use crate::routing::{Candidate, Hop, LoadView, Routes, Selection};
 use crate::stats::{Counters, Histogram};
-use crate::topology::{EndpointId, Network, PortId, PortTarget, SwitchId};
+use crate::topology::{EndpointId, EndpointMap, Network, PortId, PortTarget, SwitchId};
 use crate::traffic::{geometric_gap, Pattern};
 use engine::{Ctx, LogicalProcess};
 use serde::{Deserialize, Serialize};
@@ -80,8 +80,8 @@ pub struct Shared {
     pub end: u64,
     /// Engine link id of every network port (indexed like `Network::ports`), or `u32::MAX`.
     pub link_of_port: Vec<u32>,
-    /// Switch of every endpoint.
-    pub endpoint_switch: Arc<Vec<SwitchId>>,
+    /// Where every endpoint is.
+    pub endpoints: EndpointMap,
     /// Run seed.
     pub seed: u64,
     /// Record every delivered packet (for tests).
@@ -153,7 +153,7 @@ struct Held {
     packet: Packet,
     /// Cycle from which it may be allocated (head arrival + router delay).
     ready: u64,
-    /// Next slot of the buffer (or of the free list) this slot is in.
+    /// Next slot of the buffer this slot is in.
     next: u32,
 }
 
@@ -395,8 +395,8 @@ struct RouterState {
     vcs: usize,
     /// Packets in input buffers.
     waiting: u32,
-    /// Head of the slab's free list.
-    free_slot: u32,
+    /// Free slab slots, most recently freed last.
+    free_slots: Vec<u32>,
     rng: Rng,
     ports: Vec<Port>,
     /// `port * vcs + vc`.
@@ -484,7 +484,7 @@ impl Router {
             id,
             vcs,
             waiting: 0,
-            free_slot: NIL,
+            free_slots: Vec::new(),
             rng: rng::stream(shared.seed, Purpose::Routing, id as u64),
             ports: states,
             channels: vec![channel; n * vcs],
@@ -602,6 +602,34 @@ impl LogicalProcess for Router {
             Msg::Allocate => state.allocate(sh, ctx, part),
         }
     }
+
+    #[inline]
+    fn prefetch(&self, msg: &Msg) {
+        let s = &self.state;
+        let channel =
+            |port: PortId, vc: u8| s.channels.as_ptr().wrapping_add(port as usize * s.vcs + vc as usize);
+        match msg {
+            Msg::Head { port, packet } => {
+                engine::prefetch(s.ports.as_ptr().wrapping_add(*port as usize));
+                engine::prefetch(channel(*port, packet.vc));
+            }
+            Msg::Credit { port, vc, .. } => {
+                engine::prefetch(s.ports.as_ptr().wrapping_add(*port as usize));
+                engine::prefetch(channel(*port, *vc));
+            }
+            Msg::LinkFree { port } => {
+                engine::prefetch(s.ports.as_ptr().wrapping_add(*port as usize));
+                engine::prefetch(channel(*port, 0));
+            }
+            Msg::Generate { nic } | Msg::Inject { nic } | Msg::Deliver { nic, .. } => {
+                engine::prefetch(s.nics.as_ptr().wrapping_add(*nic as usize));
+            }
+            Msg::Allocate => {
+                engine::prefetch(s.unrouted.as_ptr());
+                engine::prefetch(s.wanted_outputs.as_ptr());
+            }
+        }
+    }
 }
 
 /// Index of the first set bit at or after `from`.
@@ -658,21 +686,23 @@ impl RouterState {
         t >= sh.warmup && t < sh.end
     }
 
-    /// Puts `held` in a free slab slot.
+    /// Puts `held` in a free slab slot (the most recently freed: its cache line is the
+    /// likeliest to be warm).
     fn store(&mut self, held: Held) -> u32 {
-        if self.free_slot == NIL {
-            self.slab.push(held);
-            return self.slab.len() as u32 - 1;
+        match self.free_slots.pop() {
+            Some(slot) => {
+                self.slab[slot as usize] = held;
+                slot
+            }
+            None => {
+                self.slab.push(held);
+                self.slab.len() as u32 - 1
+            }
         }
-        let slot = self.free_slot;
-        self.free_slot = self.slab[slot as usize].next;
-        self.slab[slot as usize] = held;
-        slot
     }
 
     fn release(&mut self, slot: u32) {
-        self.slab[slot as usize].next = self.free_slot;
-        self.free_slot = slot;
+        self.free_slots.push(slot);
     }
 
     /// Applies output `o`'s pending buffer release if its time has come. Returns true if
@@ -701,17 +731,7 @@ impl RouterState {
         let size = sh.params.packet_size;
         let nic = &mut self.nics[nic_index as usize];
         let dst = sh.pattern.destination(nic.endpoint, &mut nic.rng);
-        let packet = Packet {
-            id: (nic.endpoint as u64) << 32 | nic.next_seq as u64,
-            src: nic.endpoint,
-            dst,
-            size,
-            hops: 0,
-            vc: 0,
-            route: Default::default(),
-            created: t,
-            injected: 0,
-        };
+        let packet = Packet::new(nic.endpoint, nic.next_seq, dst, size, t);
         nic.next_seq = nic.next_seq.wrapping_add(1);
         let was_idle = nic.source_queue.is_empty();
         nic.source_queue.push_back(packet);
@@ -771,10 +791,10 @@ impl RouterState {
         let mut packet = nic.source_queue.pop_front().expect("non-empty");
         nic.credits[vc] -= size as u32;
         nic.link_busy_until = t + size as u64;
-        packet.injected = t;
+        packet.injected = time32(t);
         packet.vc = vc as u8;
         let src_switch = self.id;
-        let dst_switch = sh.endpoint_switch[packet.dst as usize];
+        let (dst_switch, _) = sh.endpoints.locate(packet.dst);
         sh.routes.routing.init(src_switch, dst_switch, &mut packet.route, &mut self.rng);
         let port = nic.port;
         let latency = self.ports[port as usize].latency;
@@ -837,8 +857,9 @@ impl RouterState {
     fn on_deliver(&mut self, sh: &Shared, nic_index: u16, packet: Packet, t: u64, s: &mut PartitionStats) {
         let nic = &mut self.nics[nic_index as usize];
         let size = packet.size as u64;
-        let latency = t - packet.created;
-        let network_latency = t - packet.injected;
+        let (created, injected) = (packet.created as u64, packet.injected as u64);
+        let latency = t - created;
+        let network_latency = t - injected;
         s.arrivals += 1;
         s.delivered_total += 1;
         let period = &mut s.period;
@@ -852,7 +873,7 @@ impl RouterState {
             s.measured.delivered_phits += size;
             s.measured.delivered_packets += 1;
         }
-        if Self::in_measurement(sh, packet.created) {
+        if Self::in_measurement(sh, created) {
             s.measured.latency_sum += latency;
             s.measured.network_latency_sum += network_latency;
             s.measured.hops_sum += packet.hops as u64;
@@ -863,11 +884,11 @@ impl RouterState {
         if sh.record_deliveries {
             s.deliveries.push(Delivery {
                 id: packet.id,
-                src: packet.src,
+                src: packet.src(),
                 dst: packet.dst,
                 received_by: nic.endpoint,
-                created: packet.created,
-                injected: packet.injected,
+                created,
+                injected,
                 delivered: t,
                 hops: packet.hops,
             });
@@ -888,7 +909,7 @@ impl RouterState {
     ) -> Option<Candidate> {
         let slot = self.channels[input].input.front().expect("head") as usize;
         let dst_endpoint = self.slab[slot].packet.dst;
-        let (dst_switch, dst_port) = sh.net.endpoint_location[dst_endpoint as usize];
+        let (dst_switch, dst_port) = sh.endpoints.locate(dst_endpoint);
         if dst_switch == self.id {
             return Some(Candidate { port: dst_port, vc: 0, penalty: 0 });
         }
@@ -1209,17 +1230,7 @@ mod tests {
 
     #[test]
     fn slab_queues_are_fifos_that_share_one_slab() {
-        let packet = Packet {
-            id: 0,
-            src: 0,
-            dst: 0,
-            size: 1,
-            hops: 0,
-            vc: 0,
-            route: Default::default(),
-            created: 0,
-            injected: 0,
-        };
+        let packet = Packet::new(0, 0, 0, 1, 0);
         let mut slab = vec![Held { packet, ready: 0, next: NIL }; 4];
         let (mut a, mut b) = (Queue::EMPTY, Queue::EMPTY);
         a.push_back(0, &mut slab);

@@ -167,7 +167,6 @@ pub struct Simulation {
     pattern: Pattern,
     links: Vec<LinkSpec>,
     link_of_port: Vec<u32>,
-    endpoint_switch: Arc<Vec<SwitchId>>,
     /// Seconds spent building the routing state.
     pub routing_build_seconds: f64,
     /// Record every delivered packet (tests).
@@ -408,7 +407,6 @@ impl Simulation {
             pattern,
             links,
             link_of_port,
-            endpoint_switch,
             routing_build_seconds,
             record_deliveries: false,
         })
@@ -515,7 +513,7 @@ impl Simulation {
             warmup: cfg.simulation.warmup,
             end: cfg.simulation.cycles,
             link_of_port: self.link_of_port.clone(),
-            endpoint_switch: self.endpoint_switch.clone(),
+            endpoints: self.net.endpoint_map(),
             seed: cfg.simulation.seed,
             record_deliveries: self.record_deliveries,
         });

@@ -115,17 +115,7 @@ fn candidates_and_penalties_follow_the_seeds_hyperx_example() {
     let esc = s.escape().expect("escape");
     assert_eq!(esc.root(), 0);
     let id = |x: u32, y: u32| x + 4 * y;
-    let p = Packet {
-        id: 0,
-        src: 0,
-        dst: 0,
-        size: 4,
-        hops: 0,
-        vc: 0,
-        route: RouteState::default(),
-        created: 0,
-        injected: 0,
-    };
+    let p = Packet::new(0, 0, 0, 4, 0);
     // (1,0) and (2,0) are at Up/Down distance 2 (one up, one down); their link is horizontal.
     assert_eq!(esc.distance(id(1, 0), id(2, 0), false), 2);
     // From (0,0) to (1,1): two Up/Down routes, both first hops are down links.

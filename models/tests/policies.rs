@@ -4,7 +4,7 @@
 mod common;
 use common::*;
 use xnet_models::config::Config;
-use xnet_models::packet::{Packet, RouteState};
+use xnet_models::packet::Packet;
 use xnet_models::rng::{stream, Purpose};
 use xnet_models::routing::{next_hops, Candidate, Hop, LoadView, Routing, VcPolicy};
 use xnet_models::sim::{RunResult, Simulation, Status};
@@ -22,17 +22,7 @@ impl LoadView for Idle {
 }
 
 fn packet() -> Packet {
-    Packet {
-        id: 0,
-        src: 0,
-        dst: 0,
-        size: 1,
-        hops: 0,
-        vc: 0,
-        route: RouteState::default(),
-        created: 0,
-        injected: 0,
-    }
+    Packet::new(0, 0, 0, 1, 0)
 }
 
 fn next_switch(net: &Network, s: SwitchId, port: PortId) -> SwitchId {

@@ -449,17 +449,9 @@ impl<'a> Ctx<'a> {
     }
 
     fn packet(&self, src: SwitchId, dst: SwitchId, hops: u16, vc: u8, route: RouteState) -> Packet {
-        Packet {
-            id: 0,
-            src: self.endpoint[src as usize].expect("source endpoint").0,
-            dst: self.endpoint[dst as usize].expect("destination endpoint").0,
-            size: 1,
-            hops,
-            vc,
-            route,
-            created: 0,
-            injected: 0,
-        }
+        let src = self.endpoint[src as usize].expect("source endpoint").0;
+        let dst = self.endpoint[dst as usize].expect("destination endpoint").0;
+        Packet { hops, vc, route, ..Packet::new(src, 0, dst, 1, 0) }
     }
 
     /// The route state `init` gives at `src` with the configuration's stream.

@@ -705,7 +705,7 @@ impl Routing for Angara {
         _rng: &mut Rng,
         out: &mut Vec<Candidate>,
     ) {
-        let src = self.endpoint_switch[packet.src as usize];
+        let src = self.endpoint_switch[packet.src() as usize];
         let (port, vc) = self.route(src, dst)[packet.hops as usize];
         out.push(Candidate { port, vc, penalty: 0 });
     }

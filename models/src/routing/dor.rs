@@ -116,7 +116,7 @@ impl Routing for TorusDor {
             let k = self.shape.sides[dim];
             let positive = self.positive(dim, own, to);
             let next = if positive { (own + 1) % k } else { (own + k - 1) % k };
-            let src = self.shape.coord(self.endpoint_switch[p.src as usize], dim);
+            let src = self.shape.coord(self.endpoint_switch[p.src() as usize], dim);
             let past_dateline = self.shape.wrap[dim] && if positive { next < src } else { next > src };
             out.push(Candidate { port: self.shape.port(dim, positive), vc: past_dateline as u8, penalty: 0 });
             return;

@@ -59,6 +59,66 @@ pub struct LinkClass {
     pub latency: u64,
 }
 
+/// Where every endpoint is, computed instead of stored: the endpoints of a switch are
+/// consecutive and in terminal-port order, so the first endpoint of each switch (or, when
+/// every switch has the same number, that number) says it all. 4 bytes per switch at most,
+/// against 8 per endpoint for a table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndpointMap {
+    /// Endpoints per switch when all switches have the same number.
+    uniform: Option<u32>,
+    /// First endpoint of every switch and the total at the end (empty when uniform).
+    first: Vec<EndpointId>,
+    endpoints: u32,
+}
+
+impl EndpointMap {
+    /// The map of a network with `terminals[s]` endpoints on switch `s`.
+    pub fn new(terminals: &[u16]) -> Self {
+        let endpoints = terminals.iter().map(|&t| t as u32).sum();
+        match terminals.first() {
+            Some(&t) if t > 0 && terminals.iter().all(|&x| x == t) => {
+                EndpointMap { uniform: Some(t as u32), first: Vec::new(), endpoints }
+            }
+            _ => {
+                let mut first = Vec::with_capacity(terminals.len() + 1);
+                let mut at = 0;
+                for &t in terminals {
+                    first.push(at);
+                    at += t as u32;
+                }
+                first.push(at);
+                EndpointMap { uniform: None, first, endpoints }
+            }
+        }
+    }
+
+    /// Number of endpoints.
+    pub fn len(&self) -> usize {
+        self.endpoints as usize
+    }
+
+    /// Whether there are no endpoints.
+    pub fn is_empty(&self) -> bool {
+        self.endpoints == 0
+    }
+
+    /// Switch and terminal port of endpoint `e` (`e` < [`len`](Self::len)).
+    #[inline]
+    pub fn locate(&self, e: EndpointId) -> (SwitchId, PortId) {
+        debug_assert!(e < self.endpoints, "endpoint {e} of {}", self.endpoints);
+        match self.uniform {
+            Some(t) => (e / t, (e % t) as PortId),
+            None => {
+                // The last switch whose first endpoint is <= e (switches without endpoints
+                // share their successor's first endpoint and are skipped).
+                let s = self.first.partition_point(|&f| f <= e) - 1;
+                (s as SwitchId, (e - self.first[s]) as PortId)
+            }
+        }
+    }
+}
+
 /// Topology-specific parameters kept for algorithmic routing and for partitioning.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum Shape {
@@ -134,6 +194,11 @@ impl Network {
             PortTarget::Switch { switch, .. } => Some((i as PortId, switch)),
             _ => None,
         })
+    }
+
+    /// Where every endpoint is, in compact form.
+    pub fn endpoint_map(&self) -> EndpointMap {
+        EndpointMap::new(&self.terminals)
     }
 
     /// Number of directed switch-to-switch links.
@@ -279,6 +344,35 @@ pub(crate) fn check_size(
 /// Link classes from `(name, latency)` pairs, in order.
 pub(crate) fn link_classes(list: &[(&str, u64)]) -> Vec<LinkClass> {
     list.iter().map(|&(name, latency)| LinkClass { name: name.to_string(), latency }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_map_agrees_with_the_endpoint_table() {
+        for terminals in [vec![3u16, 3, 3, 3], vec![2, 0, 0, 5, 1, 0], vec![0, 4, 4], vec![1]] {
+            let lists: Vec<Vec<Port>> =
+                terminals.iter().map(|&t| (0..t).map(|_| terminal_port()).collect()).collect();
+            let net = Network::from_port_lists(
+                "test".into(),
+                lists,
+                link_classes(&[("terminal", 1)]),
+                Shape::RandomRegular(rrg::RrgShape {
+                    switches: terminals.len() as u32,
+                    degree: 0,
+                    endpoints_per_switch: 0,
+                    seed_used: 0,
+                }),
+            );
+            let map = net.endpoint_map();
+            assert_eq!(map.len(), net.num_endpoints());
+            for (e, &at) in net.endpoint_location.iter().enumerate() {
+                assert_eq!(map.locate(e as EndpointId), at, "{terminals:?}, endpoint {e}");
+            }
+        }
+    }
 }
 
 #[cfg(test)]
