@@ -46,10 +46,14 @@ impl Cluster {
 #[cfg(feature = "mpi")]
 mod mpi_comm {
     use engine::RankComm;
-    use mpi::datatype::{Partition, PartitionMut};
+    use mpi::collective::SystemOperation;
+    use mpi::datatype::PartitionMut;
     use mpi::topology::SimpleCommunicator;
     use mpi::traits::*;
     use mpi::Count;
+
+    /// Tag of the per-window messages between neighbouring ranks.
+    const WINDOW_TAG: i32 = 17;
 
     pub(crate) struct MpiComm {
         world: SimpleCommunicator,
@@ -93,29 +97,49 @@ mod mpi_comm {
             self.size
         }
 
-        fn exchange(&mut self, mut send: Vec<Vec<u8>>, min: u64, max: u64) -> (Vec<Vec<u8>>, u64, u64) {
-            send[self.rank].clear();
-            // One all-to-all carries every rank's (bytes for you, its minimum, its maximum).
-            let header: Vec<u64> = send.iter().flat_map(|b| [b.len() as u64, min, max]).collect();
-            let mut headers = vec![0u64; 3 * self.size];
-            self.world.all_to_all_into(&header[..], &mut headers[..]);
-            let recv_counts: Vec<Count> = headers.chunks(3).map(|h| h[0] as Count).collect();
-            let min = headers.chunks(3).map(|h| h[1]).min().unwrap_or(min);
-            let max = headers.chunks(3).map(|h| h[2]).max().unwrap_or(max);
-            let send_counts: Vec<Count> = send.iter().map(|b| b.len() as Count).collect();
-            let total: usize = recv_counts.iter().map(|&c| c as usize).sum();
-            if total == 0 && send_counts.iter().all(|&c| c == 0) {
-                return (vec![Vec::new(); self.size], min, max);
+        fn senders(&mut self, receivers: &[usize]) -> Vec<usize> {
+            let mut flags = vec![0u8; self.size];
+            for &r in receivers {
+                flags[r] = 1;
             }
-            let flat: Vec<u8> = send.concat();
-            let mut buf = vec![0u8; total];
-            {
-                let (sd, rd) = (displacements(&send_counts), displacements(&recv_counts));
-                let out = Partition::new(&flat[..], &send_counts[..], &sd[..]);
-                let mut inp = PartitionMut::new(&mut buf[..], &recv_counts[..], &rd[..]);
-                self.world.all_to_all_varcount_into(&out, &mut inp);
-            }
-            (split(buf, &recv_counts), min, max)
+            let mut got = vec![0u8; self.size];
+            self.world.all_to_all_into(&flags[..], &mut got[..]);
+            (0..self.size).filter(|&r| got[r] == 1).collect()
+        }
+
+        fn exchange(&mut self, send: Vec<(usize, Vec<u8>)>, from: &[usize], min: &mut [u64]) -> Vec<Vec<u8>> {
+            let world = &self.world;
+            let mut received = Vec::with_capacity(from.len());
+            mpi::request::scope(|scope| {
+                // Point to point with the neighbours only; the reduction runs while the
+                // messages travel.
+                let requests: Vec<_> = send
+                    .iter()
+                    .map(|(rank, bytes)| {
+                        world.process_at_rank(*rank as i32).immediate_send_with_tag(
+                            scope,
+                            &bytes[..],
+                            WINDOW_TAG,
+                        )
+                    })
+                    .collect();
+                let local = min.to_vec();
+                world.all_reduce_into(&local[..], min, SystemOperation::min());
+                for &rank in from {
+                    let (bytes, _) =
+                        world.process_at_rank(rank as i32).receive_vec_with_tag::<u8>(WINDOW_TAG);
+                    received.push(bytes);
+                }
+                for request in requests {
+                    request.wait();
+                }
+            });
+            received
+        }
+
+        fn min_all(&mut self, values: &mut [u64]) {
+            let local = values.to_vec();
+            self.world.all_reduce_into(&local[..], values, SystemOperation::min());
         }
 
         fn gather(&mut self, data: Vec<u8>) -> Option<Vec<Vec<u8>>> {

@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 use cluster::Cluster;
 use indicatif::{ProgressBar, ProgressStyle};
 use models::config::{Config, PATTERNS, ROUTINGS, TOPOLOGIES};
-use models::sim::{RunResult, Simulation, Status};
+use models::sim::{setup, RankModel, RunResult, Status};
 use models::topology::metrics::summarize;
 use output::{ResultFile, RunMeta};
 use std::path::{Path, PathBuf};
@@ -253,20 +253,20 @@ fn describe_partition(cfg: Config, ranks: u32, threads: u32, method: partitioner
     if ranks == 0 || threads == 0 {
         bail!("--ranks and --threads must be at least 1");
     }
-    let sim = Simulation::build(cfg)?;
+    let net = cfg.build_network()?;
     let t0 = Instant::now();
-    let plan = sim.plan_with(ranks * threads, method)?;
+    let plan = setup::plan(&cfg, &net, ranks * threads, method)?;
     let seconds = t0.elapsed().as_secs_f64();
-    let graph = sim.partition_graph();
+    let graph = setup::partition_graph(&net);
     let rank_of = |v: u32| plan.assignment[v as usize] / threads;
     let rank_cut: Vec<u64> =
         graph.edges.iter().filter(|&&(a, b, _)| rank_of(a) != rank_of(b)).map(|&(_, _, l)| l).collect();
     let weights = &plan.part_weights;
     println!(
         "network          {} ({} switches, {} endpoints)",
-        sim.net.name,
-        sim.net.num_switches(),
-        sim.net.num_endpoints()
+        net.name,
+        net.num_switches(),
+        net.num_endpoints()
     );
     println!(
         "partitions       {} = {ranks} rank(s) x {threads} thread(s), method {:?} ({seconds:.3} s)",
@@ -290,7 +290,7 @@ fn describe_partition(cfg: Config, ranks: u32, threads: u32, method: partitioner
     );
     println!(
         "messages/window  {:.1} expected across partitions (links carrying the configured load {})",
-        plan.expected_messages_per_window, sim.config.traffic.load
+        plan.expected_messages_per_window, cfg.traffic.load
     );
     Ok(())
 }
@@ -353,15 +353,19 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common, cluster: &m
         let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
     }
     let quiet = common.quiet || !rank0;
-    let sim = Simulation::build(cfg)?;
-    let switches = sim.net.num_switches() as u32;
+    // Every rank builds the whole network and partitions it (deterministically, so they
+    // agree), keeps its own share and lets the rest go.
+    let net = cfg.build_network()?;
+    let switches = net.num_switches() as u32;
     if ranks > switches {
         bail!("{ranks} ranks for {switches} switches: use at most one rank per switch");
     }
     // Partitions are numbered rank by rank: partition p runs on rank p / threads.
     let per_rank = threads.min(switches / ranks).max(1);
-    let plan = sim.plan(ranks * per_rank)?;
+    let plan = setup::plan(&cfg, &net, ranks * per_rank, partitioner::Method::Auto)?;
     let partition_rank: Vec<u32> = (0..plan.parts).map(|p| p / per_rank).collect();
+    let rank = cluster.rank() as u32;
+    let sim = RankModel::build(cfg, net, plan.assignment.clone(), partition_rank, rank)?;
     let path = common.output.clone().unwrap_or_else(|| PathBuf::from(format!("xnet-{name}.h5")));
     let command: Vec<String> = std::env::args().collect();
     let prepared = if rank0 {
@@ -381,10 +385,10 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common, cluster: &m
     if !quiet {
         eprintln!(
             "{}: {} switches, {} endpoints, routing {}, {} rank(s) x {} thread(s), lookahead {}",
-            sim.net.name,
-            sim.net.num_switches(),
-            sim.net.num_endpoints(),
-            sim.routing().name(),
+            sim.info.name,
+            sim.info.switches,
+            sim.info.endpoints,
+            sim.routes().routing.name(),
             ranks,
             per_rank,
             plan.lookahead.map_or("-".into(), |l| l.to_string())
@@ -407,10 +411,8 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common, cluster: &m
         );
         bar.set_prefix(format!("load {load:.3}"));
         let mut write_error = None;
-        let outcome = sim.run_on(
+        let outcome = sim.run(
             load,
-            &plan.assignment,
-            &partition_rank,
             cluster.comm.as_mut(),
             &mut |s| {
                 bar.set_position(s.time);
@@ -485,7 +487,7 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common, cluster: &m
             println!(
                 "peak memory {:.1} MiB per rank at most ({:.1} KiB per endpoint over {} rank(s))",
                 most as f64 / (1 << 20) as f64,
-                peaks.iter().sum::<u64>() as f64 / 1024.0 / sim.net.num_endpoints() as f64,
+                peaks.iter().sum::<u64>() as f64 / 1024.0 / sim.info.endpoints as f64,
                 peaks.len()
             );
         }

@@ -9,8 +9,7 @@
 use anyhow::{Context, Result};
 use hdf5::types::VarLenUnicode;
 use hdf5::{Dataset, Extent, File, Group, H5Type, Location};
-use models::sim::{RunResult, Sample, Simulation};
-use models::topology::PortTarget;
+use models::sim::{RankModel, RunResult, Sample};
 use std::path::Path;
 
 /// One row of `/points/NNN/timeseries`. (All rows are laid out without padding, so files
@@ -159,11 +158,11 @@ pub struct ResultFile {
 
 impl ResultFile {
     /// Creates `path` (replacing it) and writes the run's description.
-    pub fn create(path: &Path, sim: &Simulation, meta: &RunMeta<'_>) -> Result<Self> {
+    pub fn create(path: &Path, sim: &RankModel, meta: &RunMeta<'_>) -> Result<Self> {
         let file =
             File::create(path).with_context(|| format!("cannot create output file {}", path.display()))?;
         let cfg = &sim.config;
-        let net = &sim.net;
+        let net = &sim.info;
         attr_str(&file, "xnet_version", env!("CARGO_PKG_VERSION"))?;
         attr_str(&file, "format", "xnet-results-1")?;
         attr_str(&file, "status", "running")?;
@@ -173,9 +172,9 @@ impl ResultFile {
         attr(&file, "threads", meta.threads)?;
         attr(&file, "ranks", meta.ranks)?;
         attr_str(&file, "topology", &net.name)?;
-        attr(&file, "switches", net.num_switches() as u64)?;
-        attr(&file, "endpoints", net.num_endpoints() as u64)?;
-        attr_str(&file, "routing", sim.routing().name())?;
+        attr(&file, "switches", net.switches as u64)?;
+        attr(&file, "endpoints", net.endpoints as u64)?;
+        attr_str(&file, "routing", sim.routes().routing.name())?;
         attr(&file, "cycles", cfg.simulation.cycles)?;
         attr(&file, "warmup", cfg.simulation.warmup)?;
         attr(&file, "sample_period", cfg.sample_period())?;
@@ -302,9 +301,9 @@ impl PointWriter {
     }
 
     /// Writes the point's final tables and attributes.
-    pub fn finish(&self, sim: &Simulation, r: &RunResult) -> Result<()> {
+    pub fn finish(&self, sim: &RankModel, r: &RunResult) -> Result<()> {
         let g = &self.group;
-        let net = &sim.net;
+        let net = &sim.info;
         let s = &r.summary;
         attr_str(g, "status", r.status.as_str())?;
         attr(g, "time_reached", r.time)?;
@@ -369,10 +368,10 @@ impl PointWriter {
         table(g, "hops_histogram", &hist(&r.hops))?;
         let cycles = (r.time.min(sim.config.simulation.cycles).saturating_sub(sim.config.simulation.warmup))
             .max(1) as f64;
-        let endpoints: Vec<EndpointRow> = (0..net.num_endpoints())
+        let endpoints: Vec<EndpointRow> = (0..net.endpoints)
             .map(|e| EndpointRow {
                 endpoint: e as u32,
-                switch: net.endpoint_location[e].0,
+                switch: sim.endpoints.locate(e as u32).0,
                 generated_phits: r.endpoint_generated[e],
                 accepted_phits: r.endpoint_accepted[e],
                 offered_load: r.endpoint_generated[e] as f64 / cycles,
@@ -381,22 +380,15 @@ impl PointWriter {
             .collect();
         table(g, "endpoints", &endpoints)?;
         let links: Vec<LinkRow> = r
-            .link_phits
+            .links
             .iter()
-            .map(|&(switch, port, phits)| {
-                let p = net.ports(switch)[port as usize];
-                let peer_switch = match p.target {
-                    PortTarget::Switch { switch, .. } => switch,
-                    _ => u32::MAX,
-                };
-                LinkRow {
-                    switch,
-                    port: port as u32,
-                    class: p.class as u32,
-                    peer_switch,
-                    phits,
-                    utilisation: phits as f64 / cycles,
-                }
+            .map(|l| LinkRow {
+                switch: l.switch,
+                port: l.port as u32,
+                class: l.class as u32,
+                peer_switch: l.peer,
+                phits: l.phits,
+                utilisation: l.phits as f64 / cycles,
             })
             .collect();
         table(g, "links", &links)?;

@@ -11,10 +11,17 @@ pub trait RankComm {
     fn rank(&self) -> usize;
     /// Number of ranks.
     fn size(&self) -> usize;
-    /// The per-window step: all-to-all exchange where `send[r]` goes to rank `r` (the own
-    /// entry is ignored), fused with a reduction. Returns what every rank sent to this one
-    /// (indexed by sender), the minimum of `min` and the maximum of `max` over all ranks.
-    fn exchange(&mut self, send: Vec<Vec<u8>>, min: u64, max: u64) -> (Vec<Vec<u8>>, u64, u64);
+    /// Set-up, once: given the ranks this rank will send to at every window, returns the
+    /// ranks that will send to it, in increasing order.
+    fn senders(&mut self, receivers: &[usize]) -> Vec<usize>;
+    /// The per-window step, between neighbours only: sends `send[k].1` to rank `send[k].0`
+    /// (one message to each receiver named at set-up, empty ones included, so that
+    /// receivers know what to wait for) and returns one message from each rank of `from`,
+    /// in that order. Fused with one reduction: `min` becomes its element-wise minimum
+    /// over all ranks.
+    fn exchange(&mut self, send: Vec<(usize, Vec<u8>)>, from: &[usize], min: &mut [u64]) -> Vec<Vec<u8>>;
+    /// Element-wise minimum of `values` over all ranks, in place.
+    fn min_all(&mut self, values: &mut [u64]);
     /// Gathers `data` at rank 0: `Some(per-rank data)` there, `None` elsewhere.
     fn gather(&mut self, data: Vec<u8>) -> Option<Vec<Vec<u8>>>;
     /// Rank 0's `data`, on every rank (other ranks' argument is ignored).
@@ -32,9 +39,13 @@ impl RankComm for SingleRank {
     fn size(&self) -> usize {
         1
     }
-    fn exchange(&mut self, _send: Vec<Vec<u8>>, min: u64, max: u64) -> (Vec<Vec<u8>>, u64, u64) {
-        (vec![Vec::new()], min, max)
+    fn senders(&mut self, _receivers: &[usize]) -> Vec<usize> {
+        Vec::new()
     }
+    fn exchange(&mut self, _send: Vec<(usize, Vec<u8>)>, from: &[usize], _min: &mut [u64]) -> Vec<Vec<u8>> {
+        vec![Vec::new(); from.len()]
+    }
+    fn min_all(&mut self, _values: &mut [u64]) {}
     fn gather(&mut self, data: Vec<u8>) -> Option<Vec<Vec<u8>>> {
         Some(vec![data])
     }

@@ -24,6 +24,17 @@ pub enum EngineError {
         /// How many LPs there are.
         num_lps: usize,
     },
+    /// A link given to a rank starts at an LP the rank does not host (a rank gets only the
+    /// links that leave its own LPs).
+    #[error("link {link} starts at LP {src}, which rank {rank} does not host")]
+    ForeignLink {
+        /// The offending link (index in the rank's list).
+        link: LinkId,
+        /// Its sender.
+        src: LpId,
+        /// This rank.
+        rank: usize,
+    },
     /// The partition map does not cover every LP.
     #[error("partition map has {got} entries for {num_lps} LPs")]
     PartitionMapLength {

@@ -20,8 +20,8 @@
 //!
 //! ## Determinism
 //! Events at the same time for the same LP are processed in a total order that does not
-//! depend on the partitioning: messages arriving over links first (ordered by link id,
-//! then by the sender's sequence number), then self-scheduled events (ordered by the
+//! depend on the partitioning: messages arriving over links first (ordered by the link's
+//! [`tie`](LinkSpec::tie), then by the sender's sequence number), then self-scheduled events (ordered by the
 //! priority the model gave, then by the LP's own sequence number). Different LPs never
 //! interact within a cycle, so the interleaving between LPs cannot leak into results.
 //!
@@ -44,7 +44,10 @@
 //!         ctx.send(self.out_link, Ball);
 //!     }
 //! }
-//! let links = vec![LinkSpec { src: 0, dst: 1, latency: 5 }, LinkSpec { src: 1, dst: 0, latency: 5 }];
+//! let links = vec![
+//!     LinkSpec { src: 0, dst: 1, latency: 5, tie: 0 },
+//!     LinkSpec { src: 1, dst: 0, latency: 5, tie: 1 },
+//! ];
 //! let lps = vec![Player { out_link: 0, count: 0 }, Player { out_link: 1, count: 0 }];
 //! let cfg = RunConfig { end_time: 100, checkpoint_period: 50 };
 //! // Both LPs in their own partition: two threads, lookahead 5.
@@ -90,6 +93,10 @@ pub struct LinkSpec {
     pub dst: LpId,
     /// Delay in cycles, at least 1.
     pub latency: Time,
+    /// Orders messages that reach the same LP at the same time over different links
+    /// (smaller first): distinct among the links into one LP and independent of the
+    /// partitioning, e.g. a global link number.
+    pub tie: u32,
 }
 
 /// A simulated component. The engine calls [`start`](LogicalProcess::start) once at
@@ -135,8 +142,8 @@ pub fn prefetch<T>(value: *const T) {
     let _ = value;
 }
 
-/// Minimum latency of the links whose ends lie in different partitions, or `None` when no
-/// link crosses (one partition, or disconnected parts).
+/// Minimum latency of the links (of those given) whose ends lie in different partitions, or
+/// `None` when none crosses. A distributed run reduces this over the ranks' links.
 pub fn lookahead(links: &[LinkSpec], partition_of: &[u32]) -> Option<Time> {
     links
         .iter()

@@ -10,6 +10,7 @@ pub(crate) struct LinkRoute {
     pub(crate) dst_partition: u32,
     pub(crate) dst_local: u32,
     pub(crate) latency: Time,
+    pub(crate) tie: u32,
 }
 
 /// Events ahead of the one being handled whose LPs are asked to prefetch.
@@ -85,7 +86,7 @@ impl<M> Ctx<'_, M> {
         let ev = Event {
             time: self.now + route.latency,
             lp: route.dst_local,
-            tie: (link as u64) << 32 | seq,
+            tie: (route.tie as u64) << 32 | seq,
             msg,
         };
         if route.dst_partition == self.partition {

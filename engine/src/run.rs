@@ -24,7 +24,7 @@ use crate::barrier::SpinBarrier;
 use crate::comm::{decode, encode, RankComm, SingleRank};
 use crate::partition::{LinkRoute, Partition};
 use crate::queue::Event;
-use crate::{lookahead, EngineError, LinkSpec, LogicalProcess, LpId, Time};
+use crate::{EngineError, LinkSpec, LogicalProcess, LpId, Time};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -121,6 +121,9 @@ type Batch<M> = (u32, Vec<Event<M>>);
 struct Shared<M, R> {
     barrier: SpinBarrier,
     multi_rank: bool,
+    /// Ranks this rank's links lead to, and ranks whose links lead here.
+    receivers: Vec<usize>,
+    senders: Vec<usize>,
     /// Local index of every global partition (`u32::MAX`: on another rank).
     local_index: Vec<u32>,
     partition_rank: Vec<u32>,
@@ -197,9 +200,13 @@ where
 }
 
 /// Runs this rank's share of a distributed model. `lps` are exactly the LPs of the
-/// partitions that `layout` puts on `comm.rank()`, with their global ids; every rank calls
-/// this with the same `links`, `layout` and `cfg`. `on_checkpoint` is called on rank 0
-/// only, with the reports of all partitions of all ranks.
+/// partitions that `layout` puts on `comm.rank()`, with their global ids; `links` are the
+/// links that leave those LPs (a rank holds nothing of the rest of the model but the
+/// partition map), and an LP sends over link `i` of this list with
+/// [`Ctx::send`](crate::Ctx::send)`(i, ..)`. Every rank calls this with the same `layout`
+/// and `cfg`. Partitions exchange messages only with the ranks their links reach, and
+/// agree on the next window in one reduction. `on_checkpoint` is called on rank 0 only,
+/// with the reports of all partitions of all ranks.
 #[allow(clippy::too_many_arguments)]
 pub fn run_distributed<L, R, O, C>(
     lps: Vec<(LpId, L)>,
@@ -247,23 +254,58 @@ where
         within[lp] = counters[p as usize];
         counters[p as usize] += 1;
     }
+    // This rank's outgoing links: where each delivers, the smallest latency of those that
+    // cross partitions, and the ranks they reach.
     let mut routes = Vec::with_capacity(links.len());
+    let mut cut_min = Time::MAX;
+    let mut receivers = std::collections::BTreeSet::new();
+    let mut setup_error = None;
     for (i, l) in links.iter().enumerate() {
-        for lp in [l.src, l.dst] {
-            if lp as usize >= num_lps {
-                return Err(EngineError::UnknownLp { link: i as u32, lp, num_lps });
-            }
+        let link = i as u32;
+        if let Some(&lp) = [l.src, l.dst].iter().find(|&&lp| lp as usize >= num_lps) {
+            setup_error.get_or_insert(EngineError::UnknownLp { link, lp, num_lps });
+            continue;
         }
         if l.latency == 0 {
-            return Err(EngineError::ZeroLatency { link: i as u32, src: l.src, dst: l.dst });
+            setup_error.get_or_insert(EngineError::ZeroLatency { link, src: l.src, dst: l.dst });
+            continue;
+        }
+        let (sp, dp) = (partition_of[l.src as usize], partition_of[l.dst as usize]);
+        if layout.partition_rank[sp as usize] as usize != me {
+            setup_error.get_or_insert(EngineError::ForeignLink { link, src: l.src, rank: me });
+            continue;
+        }
+        if sp != dp {
+            cut_min = cut_min.min(l.latency);
+        }
+        let dst_rank = layout.partition_rank[dp as usize] as usize;
+        if dst_rank != me {
+            receivers.insert(dst_rank);
         }
         routes.push(LinkRoute {
-            dst_partition: partition_of[l.dst as usize],
+            dst_partition: dp,
             dst_local: within[l.dst as usize],
             latency: l.latency,
+            tie: l.tie,
         });
     }
-    let look = lookahead(links, partition_of);
+    // The ranks agree on the lookahead (the smallest latency of any cut link) and on
+    // whether every rank could set up, in one reduction; then on who sends to whom.
+    let mut agreed = [cut_min, u64::MAX - u64::from(setup_error.is_some())];
+    comm.min_all(&mut agreed);
+    if let Some(e) = setup_error {
+        return Err(e);
+    }
+    if agreed[1] != u64::MAX {
+        return Err(EngineError::PartitionFailed {
+            rank: usize::MAX,
+            partition: u32::MAX,
+            message: "another rank could not set up its share of the model".into(),
+        });
+    }
+    let look = (agreed[0] != Time::MAX).then_some(agreed[0]);
+    let receivers: Vec<usize> = receivers.into_iter().collect();
+    let senders = comm.senders(&receivers);
 
     // Distribute the local LPs.
     let mut members: Vec<Vec<(LpId, L)>> = (0..local.len()).map(|_| Vec::new()).collect();
@@ -294,6 +336,8 @@ where
     let shared: Shared<L::Msg, R> = Shared {
         barrier: SpinBarrier::new(local.len()),
         multi_rank: ranks > 1,
+        receivers,
+        senders,
         local_index,
         partition_rank: layout.partition_rank.to_vec(),
         mail: (0..local.len()).map(|_| [Mutex::new(Vec::new()), Mutex::new(Vec::new())]).collect(),
@@ -592,19 +636,22 @@ where
     }
     if let Some(c) = coordinator.as_deref_mut() {
         let t0 = Instant::now();
-        let ranks = c.comm.size();
-        let mut send = vec![Vec::new(); ranks];
-        for (rank, buffer) in send.iter_mut().enumerate() {
+        let mut send = Vec::with_capacity(shared.receivers.len());
+        for &rank in &shared.receivers {
             let batches = std::mem::take(&mut *shared.remote[rank].lock().expect("rank outbox"));
-            if !batches.is_empty() {
+            let bytes = if batches.is_empty() {
+                Vec::new()
+            } else {
                 c.messages_sent += batches.iter().map(|(_, e)| e.len() as u64).sum::<u64>();
-                *buffer = encode(&batches);
-                c.bytes_sent += buffer.len() as u64;
-            }
+                encode(&batches)
+            };
+            c.bytes_sent += bytes.len() as u64;
+            send.push((rank, bytes));
         }
-        let local_min = shared.next[slot].load(Ordering::Acquire);
-        let local_failed = u64::from(shared.failed.load(Ordering::Acquire));
-        let (received, min, failed) = c.comm.exchange(send, local_min, local_failed);
+        // One reduction: the next window's start, and whether any partition failed.
+        let failed = u64::from(shared.failed.load(Ordering::Acquire));
+        let mut min = [shared.next[slot].load(Ordering::Acquire), u64::MAX - failed];
+        let received = c.comm.exchange(send, &shared.senders, &mut min);
         for bytes in received.iter().filter(|b| !b.is_empty()) {
             match decode::<Vec<Batch<M>>>(bytes) {
                 Ok(batches) => {
@@ -616,6 +663,7 @@ where
                 Err(e) => shared.fail(u32::MAX, e),
             }
         }
+        let (min, failed) = (min[0], u64::MAX - min[1]);
         shared.next[slot].store(min, Ordering::Release);
         if failed != 0 {
             shared.verdict.store(FAILED, Ordering::Release);

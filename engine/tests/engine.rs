@@ -66,7 +66,8 @@ fn network(n: u32, seed: u64) -> (Vec<Gossip>, Vec<LinkSpec>) {
             r = mix(r);
             let dst = if k == 0 { (src + 1) % n } else { (r % n as u64) as u32 };
             lps[src as usize].out_links.push(links.len() as u32);
-            links.push(LinkSpec { src, dst, latency: 1 + (r >> 32) % 6 });
+            let tie = links.len() as u32;
+            links.push(LinkSpec { src, dst, latency: 1 + (r >> 32) % 6, tie });
         }
     }
     (lps, links)
@@ -169,8 +170,9 @@ mod local_ranks {
     pub struct Hub {
         size: usize,
         barrier: Barrier,
-        matrix: Mutex<Vec<Vec<Vec<u8>>>>,
-        values: Mutex<Vec<(u64, u64)>>,
+        /// `matrix[from][to]`: what `from` sends to `to` this step (`None`: nothing sent).
+        matrix: Mutex<Vec<Vec<Option<Vec<u8>>>>>,
+        values: Mutex<Vec<Vec<u64>>>,
         blobs: Mutex<Vec<Vec<u8>>>,
     }
 
@@ -183,11 +185,23 @@ mod local_ranks {
         let hub = Arc::new(Hub {
             size,
             barrier: Barrier::new(size),
-            matrix: Mutex::new(vec![vec![Vec::new(); size]; size]),
-            values: Mutex::new(vec![(0, 0); size]),
+            matrix: Mutex::new(vec![vec![None; size]; size]),
+            values: Mutex::new(vec![Vec::new(); size]),
             blobs: Mutex::new(vec![Vec::new(); size]),
         });
         (0..size).map(|rank| LocalComm { rank, hub: hub.clone() }).collect()
+    }
+
+    impl LocalComm {
+        fn min_in_place(&mut self, values: &mut [u64]) {
+            self.hub.values.lock().unwrap()[self.rank] = values.to_vec();
+            self.hub.barrier.wait();
+            let all = self.hub.values.lock().unwrap().clone();
+            self.hub.barrier.wait();
+            for (i, v) in values.iter_mut().enumerate() {
+                *v = all.iter().map(|x| x[i]).min().unwrap();
+            }
+        }
     }
 
     impl RankComm for LocalComm {
@@ -197,17 +211,35 @@ mod local_ranks {
         fn size(&self) -> usize {
             self.hub.size
         }
-        fn exchange(&mut self, send: Vec<Vec<u8>>, min: u64, max: u64) -> (Vec<Vec<u8>>, u64, u64) {
-            self.hub.matrix.lock().unwrap()[self.rank] = send;
-            self.hub.values.lock().unwrap()[self.rank] = (min, max);
+        fn senders(&mut self, receivers: &[usize]) -> Vec<usize> {
+            for &r in receivers {
+                self.hub.matrix.lock().unwrap()[self.rank][r] = Some(Vec::new());
+            }
             self.hub.barrier.wait();
-            let got = {
+            let from = {
                 let mut m = self.hub.matrix.lock().unwrap();
-                (0..self.hub.size).map(|r| std::mem::take(&mut m[r][self.rank])).collect()
+                (0..self.hub.size).filter(|&r| m[r][self.rank].take().is_some()).collect()
             };
-            let v = self.hub.values.lock().unwrap().clone();
             self.hub.barrier.wait();
-            (got, v.iter().map(|x| x.0).min().unwrap(), v.iter().map(|x| x.1).max().unwrap())
+            from
+        }
+        fn exchange(&mut self, send: Vec<(usize, Vec<u8>)>, from: &[usize], min: &mut [u64]) -> Vec<Vec<u8>> {
+            for (to, bytes) in send {
+                self.hub.matrix.lock().unwrap()[self.rank][to] = Some(bytes);
+            }
+            self.min_in_place(min);
+            let mut m = self.hub.matrix.lock().unwrap();
+            // Exactly one message from each sender, nothing from anybody else.
+            for r in 0..self.hub.size {
+                assert_eq!(m[r][self.rank].is_some(), from.contains(&r), "rank {r} -> {}", self.rank);
+            }
+            let got = from.iter().map(|&r| m[r][self.rank].take().unwrap()).collect();
+            drop(m);
+            self.hub.barrier.wait();
+            got
+        }
+        fn min_all(&mut self, values: &mut [u64]) {
+            self.min_in_place(values);
         }
         fn gather(&mut self, data: Vec<u8>) -> Option<Vec<Vec<u8>>> {
             self.hub.blobs.lock().unwrap()[self.rank] = data;
@@ -242,21 +274,32 @@ fn run_ranks(
         let handles: Vec<_> = comms
             .into_iter()
             .map(|mut comm| {
+                // A rank gets its own LPs and the links that leave them, renumbered.
+                let rank = xnet_engine::RankComm::rank(&comm);
+                let here = |lp: u32| partition_rank[parts[lp as usize] as usize] as usize == rank;
+                let mut local_links = Vec::new();
+                let mut renumber = vec![u32::MAX; links.len()];
+                for (i, l) in links.iter().enumerate().filter(|(_, l)| here(l.src)) {
+                    renumber[i] = local_links.len() as u32;
+                    local_links.push(*l);
+                }
                 let mine: Vec<(u32, Gossip)> = lps
                     .iter()
                     .enumerate()
-                    .filter(|(i, _)| {
-                        partition_rank[parts[*i] as usize] as usize == xnet_engine::RankComm::rank(&comm)
+                    .filter(|(i, _)| here(*i as u32))
+                    .map(|(i, l)| {
+                        let mut l = l.clone();
+                        l.out_links = l.out_links.iter().map(|&k| renumber[k as usize]).collect();
+                        (i as u32, l)
                     })
-                    .map(|(i, l)| (i as u32, l.clone()))
                     .collect();
-                let cfg = &cfg;
+                let (cfg, lps) = (&cfg, &lps);
                 s.spawn(move || {
                     let layout = xnet_engine::Layout { partition_of: parts, partition_rank };
                     let mut seen = 0;
                     xnet_engine::run_distributed(
                         mine,
-                        links,
+                        &local_links,
                         &layout,
                         &mut comm,
                         cfg,
@@ -267,7 +310,14 @@ fn run_ranks(
                             Control::Continue
                         },
                     )
-                    .map(|o| o.lps)
+                    .map(|o| {
+                        // Back to the global link numbers, for comparison with other runs.
+                        let restore = |(i, mut l): (u32, Gossip)| {
+                            l.out_links = lps[i as usize].out_links.clone();
+                            (i, l)
+                        };
+                        o.lps.into_iter().map(restore).collect()
+                    })
                 })
             })
             .collect();

@@ -25,9 +25,9 @@
 //! # Layout of the state
 //! At a million endpoints the routers' state is far larger than the caches, so the cost of
 //! an event is mostly the cache lines it touches. Everything about one port (both
-//! directions, crossbar, link, arbitration pointers, statistics) is one 64-byte [`Port`];
+//! directions, crossbar, link, arbitration pointers, statistics) is one 64-byte `PortState`;
 //! everything about one VC of a port (input buffer, output buffer, credits, routed head)
-//! is one [`Vc`], the VCs of a port side by side. Buffered packets live in a per-router
+//! is one `VcState`, the VCs of a port side by side. Buffered packets live in a per-router
 //! slab and the buffers are linked lists through it, so a router holds memory for the
 //! packets it has, not for its buffers' capacity. Scratch space of the allocator and the
 //! statistics that merge by addition live once per partition ([`PartitionState`]).
@@ -36,7 +36,7 @@ use crate::packet::{time32, Packet};
 use crate::rng::{self, Purpose, Rng};
 use crate::routing::{Candidate, Hop, LoadView, Routes, Selection};
 use crate::stats::{Counters, Histogram};
-use crate::topology::{EndpointId, EndpointMap, Network, PortId, PortTarget, SwitchId};
+use crate::topology::{EndpointId, EndpointMap, Port, PortId, PortTarget, SwitchId};
 use crate::traffic::{geometric_gap, Pattern};
 use engine::{Ctx, LogicalProcess};
 use serde::{Deserialize, Serialize};
@@ -60,10 +60,38 @@ pub struct RouterParams {
     pub router_delay: u64,
 }
 
+/// The ports of a rank's switches and the engine link of each: all a router needs of the
+/// network besides the [`EndpointMap`].
+#[derive(Clone, Debug, Default)]
+pub struct LocalPorts {
+    /// `ports[start[i]..start[i + 1]]` are the ports of the rank's `i`-th switch.
+    pub start: Vec<u32>,
+    /// The ports, switch by switch.
+    pub ports: Vec<Port>,
+    /// The engine link (index in the rank's link list) of every port in `ports`;
+    /// `u32::MAX` for terminal and unconnected ports.
+    pub links: Vec<u32>,
+    /// Latency of every link class.
+    pub class_latency: Vec<u64>,
+}
+
+impl LocalPorts {
+    /// Ports of the rank's `i`-th switch.
+    #[inline]
+    pub fn of(&self, i: usize) -> &[Port] {
+        &self.ports[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+
+    /// Engine links of the rank's `i`-th switch's ports.
+    pub fn links_of(&self, i: usize) -> &[u32] {
+        &self.links[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+}
+
 /// Everything the routers share, read-only during the run.
 pub struct Shared {
-    /// The network.
-    pub net: Arc<Network>,
+    /// The ports of this rank's switches.
+    pub ports: Arc<LocalPorts>,
     /// Routing algorithm, VC policy and escape subnetwork.
     pub routes: Routes,
     /// Candidate selection.
@@ -78,8 +106,6 @@ pub struct Shared {
     pub warmup: u64,
     /// End of the run; nothing is generated from here on.
     pub end: u64,
-    /// Engine link id of every network port (indexed like `Network::ports`), or `u32::MAX`.
-    pub link_of_port: Vec<u32>,
     /// Where every endpoint is.
     pub endpoints: EndpointMap,
     /// Run seed.
@@ -144,7 +170,7 @@ const P_ALLOCATE: u16 = 5;
 
 /// "No slot": the end of a slab list.
 const NIL: u32 = u32::MAX;
-/// `Port::nic` of a network or unconnected port.
+/// `PortState::nic` of a network or unconnected port.
 const NO_NIC: u16 = u16::MAX;
 
 /// A packet held by the router, in its slab slot.
@@ -206,7 +232,7 @@ impl Queue {
 /// input side (input crossbar port, VC pointer), in one cache line.
 #[derive(Clone, Copy)]
 #[repr(align(64))]
-struct Port {
+struct PortState {
     /// The output link is busy until this cycle (the last packet's tail leaves then).
     link_busy_until: u64,
     /// The output crossbar port is busy until this cycle.
@@ -244,7 +270,7 @@ struct Port {
 /// One VC of one port: its input buffer (packets that arrived on it), its output buffer
 /// (packets granted to it, waiting for the link) and the downstream credits.
 #[derive(Clone, Copy)]
-struct Vc {
+struct VcState {
     /// Ready time of the input buffer's head packet (`u64::MAX` when empty).
     head_ready: u64,
     /// Output chosen for the input buffer's head packet once it has been routed.
@@ -392,15 +418,17 @@ pub struct Router {
 
 struct RouterState {
     id: SwitchId,
+    /// Index of the switch among the rank's switches ([`LocalPorts`]).
+    local: u32,
     vcs: usize,
     /// Packets in input buffers.
     waiting: u32,
     /// Free slab slots, most recently freed last.
     free_slots: Vec<u32>,
     rng: Rng,
-    ports: Vec<Port>,
+    ports: Vec<PortState>,
     /// `port * vcs + vc`.
-    channels: Vec<Vc>,
+    channels: Vec<VcState>,
     /// Every packet in the router's buffers lives in one slot of this slab from arrival
     /// to departure; buffers are lists of slots. Freed slots are reused first, so the
     /// packet data a router touches stays in few, warm cache lines.
@@ -420,17 +448,16 @@ struct RouterState {
 type RouterCtx<'a> = Ctx<'a, Msg>;
 
 impl Router {
-    /// Builds switch `id`'s router and its endpoints.
-    pub fn new(shared: Arc<Shared>, id: SwitchId) -> Self {
-        let net = &shared.net;
+    /// Builds the router of switch `id`, the rank's `local`-th switch, and its endpoints.
+    pub fn new(shared: Arc<Shared>, local: usize, id: SwitchId) -> Self {
         let p = &shared.params;
         let vcs = p.vcs as usize;
-        let ports = net.ports(id);
-        let base = net.port_offsets[id as usize] as usize;
+        let ports = shared.ports.of(local);
+        let links = shared.ports.links_of(local);
         let mut nics = Vec::new();
         let mut states = Vec::with_capacity(ports.len());
         for (i, port) in ports.iter().enumerate() {
-            let latency = net.link_classes[port.class as usize].latency;
+            let latency = shared.ports.class_latency[port.class as usize];
             let (nic, link, peer_port, connected) = match port.target {
                 PortTarget::Endpoint(e) => {
                     nics.push(Nic {
@@ -449,10 +476,10 @@ impl Router {
                     });
                     (nics.len() as u16 - 1, u32::MAX, 0, true)
                 }
-                PortTarget::Switch { port, .. } => (NO_NIC, shared.link_of_port[base + i], port, true),
+                PortTarget::Switch { port, .. } => (NO_NIC, links[i], port, true),
                 PortTarget::Unconnected => (NO_NIC, u32::MAX, 0, false),
             };
-            states.push(Port {
+            states.push(PortState {
                 link_busy_until: 0,
                 xbar_busy_until: 0,
                 in_xbar_busy_until: 0,
@@ -471,7 +498,7 @@ impl Router {
             });
         }
         let n = ports.len();
-        let channel = Vc {
+        let channel = VcState {
             head_ready: u64::MAX,
             choice: None,
             input: Queue::EMPTY,
@@ -482,6 +509,7 @@ impl Router {
         };
         let state = RouterState {
             id,
+            local: local as u32,
             vcs,
             waiting: 0,
             free_slots: Vec::new(),
@@ -502,6 +530,11 @@ impl Router {
     /// Switch id.
     pub fn id(&self) -> SwitchId {
         self.state.id
+    }
+
+    /// Index of the switch among the rank's switches.
+    pub fn local_index(&self) -> usize {
+        self.state.local as usize
     }
 
     /// Phits sent through each port during the measurement period.
@@ -653,8 +686,8 @@ fn first_set_bit(words: &[u64], from: usize) -> Option<usize> {
 }
 
 struct Load<'a> {
-    channels: &'a [Vc],
-    ports: &'a [Port],
+    channels: &'a [VcState],
+    ports: &'a [PortState],
     vcs: usize,
     capacity: u32,
     now: u64,
@@ -922,7 +955,7 @@ impl RouterState {
         };
         let head = &mut self.slab[slot].packet;
         let hop = Hop {
-            ports: sh.net.ports(self.id),
+            ports: sh.ports.of(self.local as usize),
             at: self.id,
             in_port: (input / self.vcs) as PortId,
             dst: dst_switch,
@@ -1224,8 +1257,8 @@ mod tests {
     #[test]
     fn hot_state_is_compact() {
         // One port in one cache line; a VC in under one.
-        assert_eq!(std::mem::size_of::<Port>(), 64);
-        assert!(std::mem::size_of::<Vc>() <= 64, "{}", std::mem::size_of::<Vc>());
+        assert_eq!(std::mem::size_of::<PortState>(), 64);
+        assert!(std::mem::size_of::<VcState>() <= 64, "{}", std::mem::size_of::<VcState>());
     }
 
     #[test]

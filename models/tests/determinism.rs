@@ -16,7 +16,7 @@ fn fingerprint(r: &RunResult) -> String {
         r.hops,
         r.endpoint_generated,
         r.endpoint_accepted,
-        r.link_phits,
+        r.links,
         r.vc_phits,
         r.samples,
         r.resident_end,

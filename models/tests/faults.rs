@@ -73,9 +73,9 @@ fn minimal_routing_avoids_failed_links_on_a_random_regular_graph() {
     assert_eq!(r.status, Status::Completed);
     assert!((r.summary.accepted_load - r.summary.offered_load).abs() < 0.03, "{:?}", r.summary);
     // No phit ever crossed a failed link: every link with traffic is connected.
-    for &(s, p, phits) in &r.link_phits {
-        if phits > 0 {
-            assert!(sim.net.neighbours(s).any(|(q, _)| q == p));
+    for l in &r.links {
+        if l.phits > 0 {
+            assert!(sim.net.neighbours(l.switch).any(|(q, n)| q == l.port && n == l.peer));
         }
     }
     assert!(analyse(&sim).acyclic);

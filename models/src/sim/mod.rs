@@ -1,0 +1,117 @@
+//! A simulation: the built network, routing and traffic, run on the engine.
+//!
+//! * [`Simulation`]: the whole network in one process, with routing state for every
+//!   switch: what `xnet routes`, the tests and single-process runs use.
+//! * [`RankModel`]: one rank's share of a run, which keeps only the rank's switches and a
+//!   compact description of the rest; distributed runs (and the CLI's runs) use it.
+//! * [`setup`]: the routing factory with its VC checks, and partitioning.
+//! * [`result`]: what a run produces and how the ranks' shares are merged.
+
+mod rank;
+mod result;
+pub mod setup;
+
+pub use crate::router::BlockedChannel;
+pub use rank::{NetworkInfo, RankModel};
+pub use result::{LinkLoad, RunResult, Sample, Status, Summary};
+pub use setup::{build_routes, build_routing, effective_vc_policy, partition_graph, routing_vcs};
+
+use crate::config::{Config, ConfigError};
+use crate::routing::escape::Escape;
+use crate::routing::{Routes, Routing};
+use crate::topology::Network;
+use crate::traffic::Pattern;
+use engine::{EngineError, SingleRank};
+use partitioner::{Method, PartGraph, Plan};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// A network with its routing and traffic pattern, ready to run at any load, all in this
+/// process.
+pub struct Simulation {
+    /// The configuration.
+    pub config: Config,
+    /// The network.
+    pub net: Arc<Network>,
+    routes: Routes,
+    pattern: Pattern,
+    /// Seconds spent building the routing state.
+    pub routing_build_seconds: f64,
+    /// Record every delivered packet (tests).
+    pub record_deliveries: bool,
+}
+
+impl Simulation {
+    /// Builds network, routing and traffic pattern; checks the VCs suffice.
+    pub fn build(config: Config) -> Result<Self, ConfigError> {
+        let net = config.build_network()?;
+        let (routes, routing_build_seconds) = build_routes(&config, &net, None)?;
+        let pattern = Pattern::build(&config.traffic.pattern, &net, config.simulation.seed)?;
+        Ok(Self {
+            config,
+            net: Arc::new(net),
+            routes,
+            pattern,
+            routing_build_seconds,
+            record_deliveries: false,
+        })
+    }
+
+    /// The routing in use.
+    pub fn routing(&self) -> &dyn Routing {
+        &*self.routes.routing
+    }
+
+    /// The escape subnetwork, if `routing.escape_vcs > 0`.
+    pub fn escape(&self) -> Option<&Escape> {
+        self.routes.escape.as_deref()
+    }
+
+    /// Routing, VC policy in force and escape subnetwork, as the routers use them.
+    pub fn routes(&self) -> Routes {
+        self.routes.clone()
+    }
+
+    /// The graph the partitioner sees (see [`partition_graph`]).
+    pub fn partition_graph(&self) -> PartGraph {
+        partition_graph(&self.net)
+    }
+
+    /// A partition into `parts` with `method` (see [`setup::plan`]).
+    pub fn plan_with(&self, parts: u32, method: Method) -> Result<Plan, partitioner::PartitionError> {
+        setup::plan(&self.config, &self.net, parts, method)
+    }
+
+    /// [`plan_with`](Self::plan_with) with the automatic method.
+    pub fn plan(&self, parts: u32) -> Result<Plan, partitioner::PartitionError> {
+        self.plan_with(parts, Method::Auto)
+    }
+
+    /// This simulation as one rank holding every switch, with partitions `assignment`.
+    pub fn as_rank(&self, assignment: &[u32]) -> RankModel {
+        let mut model = RankModel::whole(
+            self.config.clone(),
+            &self.net,
+            self.routes.clone(),
+            self.pattern.clone(),
+            self.routing_build_seconds,
+            assignment.to_vec(),
+        );
+        model.record_deliveries = self.record_deliveries;
+        model
+    }
+
+    /// Runs at offered `load` in this process, one thread per partition of `assignment`.
+    /// `on_sample` sees every time-series row as it is produced; `interrupt` stops the run
+    /// at the next sample when set.
+    pub fn run(
+        &self,
+        load: f64,
+        assignment: &[u32],
+        on_sample: &mut dyn FnMut(&Sample),
+        interrupt: Option<&AtomicBool>,
+    ) -> Result<RunResult, EngineError> {
+        let result = self.as_rank(assignment).run(load, &mut SingleRank, on_sample, interrupt)?;
+        Ok(result.expect("rank 0 gets the result"))
+    }
+}

@@ -1,0 +1,342 @@
+//! One rank's share of a run: the rank's switches, their ports and links, the routing
+//! state they need, and a compact description of the rest of the network.
+//!
+//! A rank never keeps the whole network. It is built from the whole [`Network`] (which
+//! every rank constructs the same way, deterministically) and then drops it; what remains
+//! is proportional to the rank's own switches, apart from a few bytes per switch (the
+//! partition map, the endpoint numbering) and whatever global state the routing needs
+//! (none for the algorithmic routings, the rows of the rank's switches and their
+//! neighbours for table-based minimal routing).
+
+use super::result::{merge, LinkLoad, MergeContext, Partial, Sample, Status};
+use super::setup::build_routes;
+use super::RunResult;
+use crate::config::{Config, ConfigError};
+use crate::router::{LocalPorts, PartitionState, Router, RouterParams, Shared};
+use crate::routing::Routes;
+use crate::stats::Counters;
+use crate::topology::{EndpointMap, LinkClass, Network, PortId, PortTarget, SwitchId};
+use crate::traffic::Pattern;
+use engine::comm::{decode, encode};
+use engine::{run_distributed, Checkpoint, Control, EngineError, Layout, LinkSpec, RankComm, RunConfig};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// What the output needs to know of the whole network.
+#[derive(Clone, Debug)]
+pub struct NetworkInfo {
+    /// Short description, e.g. `hyperx(16x16, t=16)`.
+    pub name: String,
+    /// Switches in the whole network.
+    pub switches: usize,
+    /// Endpoints in the whole network.
+    pub endpoints: usize,
+    /// Link classes (names and latencies).
+    pub link_classes: Vec<LinkClass>,
+}
+
+/// One rank's share of a simulation, ready to run at any load.
+pub struct RankModel {
+    /// The configuration.
+    pub config: Config,
+    /// Name and sizes of the whole network.
+    pub info: NetworkInfo,
+    /// Where every endpoint is.
+    pub endpoints: EndpointMap,
+    /// Partition of every switch.
+    assignment: Vec<u32>,
+    /// Rank of every partition.
+    partition_rank: Vec<u32>,
+    rank: u32,
+    /// This rank's switches, in id order.
+    switches: Vec<SwitchId>,
+    /// Their ports and links.
+    ports: Arc<LocalPorts>,
+    /// The links leaving them, in (switch, port) order.
+    links: Vec<LinkSpec>,
+    routes: Routes,
+    pattern: Pattern,
+    /// Seconds spent building the routing state.
+    pub routing_build_seconds: f64,
+    /// Record every delivered packet (tests).
+    pub record_deliveries: bool,
+}
+
+impl RankModel {
+    /// Builds `rank`'s share of `net` (the whole network, dropped at the end), where switch
+    /// `s` runs in partition `assignment[s]` and partition `p` on rank `partition_rank[p]`.
+    /// The routing state is built for the rank's switches and their neighbours only.
+    pub fn build(
+        config: Config,
+        net: Network,
+        assignment: Vec<u32>,
+        partition_rank: Vec<u32>,
+        rank: u32,
+    ) -> Result<Self, ConfigError> {
+        let mine = |s: SwitchId| partition_rank[assignment[s as usize] as usize] == rank;
+        let switches: Vec<SwitchId> = (0..net.num_switches() as SwitchId).filter(|&s| mine(s)).collect();
+        // A packet is routed at the switches of this rank; minimal routing also reads the
+        // distances of their neighbours.
+        let mut needed = vec![false; net.num_switches()];
+        for &s in &switches {
+            needed[s as usize] = true;
+            for (_, n) in net.neighbours(s) {
+                needed[n as usize] = true;
+            }
+        }
+        let needed: Vec<SwitchId> =
+            (0..net.num_switches() as SwitchId).filter(|&s| needed[s as usize]).collect();
+        let (routes, seconds) = build_routes(&config, &net, Some(&needed))?;
+        drop(needed);
+        let pattern = Pattern::build(&config.traffic.pattern, &net, config.simulation.seed)?;
+        Ok(Self::assemble(config, &net, switches, routes, pattern, seconds, assignment, partition_rank, rank))
+    }
+
+    /// The whole of `net` on one rank (`sim`'s routes and pattern, any partitions).
+    pub(crate) fn whole(
+        config: Config,
+        net: &Network,
+        routes: Routes,
+        pattern: Pattern,
+        routing_build_seconds: f64,
+        assignment: Vec<u32>,
+    ) -> Self {
+        let parts = assignment.iter().max().map_or(1, |&m| m as usize + 1);
+        let switches = (0..net.num_switches() as SwitchId).collect();
+        Self::assemble(
+            config,
+            net,
+            switches,
+            routes,
+            pattern,
+            routing_build_seconds,
+            assignment,
+            vec![0; parts],
+            0,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        config: Config,
+        net: &Network,
+        switches: Vec<SwitchId>,
+        routes: Routes,
+        pattern: Pattern,
+        routing_build_seconds: f64,
+        assignment: Vec<u32>,
+        partition_rank: Vec<u32>,
+        rank: u32,
+    ) -> Self {
+        let mut ports = LocalPorts {
+            start: Vec::with_capacity(switches.len() + 1),
+            class_latency: net.link_classes.iter().map(|c| c.latency).collect(),
+            ..Default::default()
+        };
+        let mut links = Vec::new();
+        ports.start.push(0);
+        for &s in &switches {
+            let first_port = net.port_offsets[s as usize];
+            for (i, p) in net.ports(s).iter().enumerate() {
+                let link = match p.target {
+                    PortTarget::Switch { switch, .. } => {
+                        links.push(LinkSpec {
+                            src: s,
+                            dst: switch,
+                            latency: ports.class_latency[p.class as usize],
+                            // The global port number orders simultaneous arrivals the same
+                            // way however the network is split.
+                            tie: first_port + i as u32,
+                        });
+                        links.len() as u32 - 1
+                    }
+                    _ => u32::MAX,
+                };
+                ports.ports.push(*p);
+                ports.links.push(link);
+            }
+            ports.start.push(ports.ports.len() as u32);
+        }
+        RankModel {
+            info: NetworkInfo {
+                name: net.name.clone(),
+                switches: net.num_switches(),
+                endpoints: net.num_endpoints(),
+                link_classes: net.link_classes.clone(),
+            },
+            endpoints: net.endpoint_map(),
+            config,
+            assignment,
+            partition_rank,
+            rank,
+            switches,
+            ports: Arc::new(ports),
+            links,
+            routes,
+            pattern,
+            routing_build_seconds,
+            record_deliveries: false,
+        }
+    }
+
+    /// The routing, VC policy and escape subnetwork in use.
+    pub fn routes(&self) -> &Routes {
+        &self.routes
+    }
+
+    /// This rank's switches, in id order.
+    pub fn switches(&self) -> &[SwitchId] {
+        &self.switches
+    }
+
+    /// Runs this rank's share at offered `load`, one thread per local partition. Every rank
+    /// calls this with the same load; `on_sample` and `interrupt` matter on rank 0 only,
+    /// which alone returns the result (the others return `None`).
+    pub fn run(
+        &self,
+        load: f64,
+        comm: &mut dyn RankComm,
+        on_sample: &mut dyn FnMut(&Sample),
+        interrupt: Option<&AtomicBool>,
+    ) -> Result<Option<RunResult>, EngineError> {
+        let start = std::time::Instant::now();
+        let cfg = &self.config;
+        let params: RouterParams = cfg.router_params();
+        let shared = Arc::new(Shared {
+            ports: self.ports.clone(),
+            routes: self.routes.clone(),
+            selection: cfg.routing.selection,
+            pattern: self.pattern.clone(),
+            generation_probability: load / params.packet_size as f64,
+            params,
+            warmup: cfg.simulation.warmup,
+            end: cfg.simulation.cycles,
+            endpoints: self.endpoints.clone(),
+            seed: cfg.simulation.seed,
+            record_deliveries: self.record_deliveries,
+        });
+        let routers: Vec<(SwitchId, Router)> =
+            self.switches.iter().enumerate().map(|(i, &s)| (s, Router::new(shared.clone(), i, s))).collect();
+        let period = cfg.sample_period();
+        let watchdog = cfg.simulation.watchdog;
+        let endpoints = self.info.endpoints as f64;
+        let mut samples = Vec::new();
+        let mut in_flight = 0u64;
+        let mut last_progress = 0u64;
+        let mut status = Status::Completed;
+        let mut last_time = 0u64;
+        let layout = Layout { partition_of: &self.assignment, partition_rank: &self.partition_rank };
+        debug_assert_eq!(comm.rank() as u32, self.rank);
+        let outcome = run_distributed(
+            routers,
+            &self.links,
+            &layout,
+            comm,
+            &RunConfig { end_time: cfg.simulation.cycles, checkpoint_period: period },
+            |routers: &mut [Router], part: &mut PartitionState, t| Router::take_period(routers, part, t),
+            |cp: Checkpoint<Counters>| {
+                let mut c = Counters::default();
+                for r in &cp.reports {
+                    c.merge(r);
+                }
+                in_flight = in_flight + c.generated_packets - c.delivered_packets;
+                let span = (cp.time - last_time).max(1);
+                last_time = cp.time;
+                let sample = Sample {
+                    time: cp.time,
+                    accepted_load: c.delivered_phits as f64 / span as f64 / endpoints,
+                    mean_latency: if c.delivered_packets == 0 {
+                        f64::NAN
+                    } else {
+                        c.latency_sum as f64 / c.delivered_packets as f64
+                    },
+                    counters: c,
+                    in_flight,
+                };
+                on_sample(&sample);
+                let moved = sample.counters.link_transmissions > 0;
+                samples.push(sample);
+                if moved || in_flight == 0 {
+                    last_progress = cp.time;
+                }
+                if watchdog > 0 && cp.time - last_progress >= watchdog {
+                    status = Status::Deadlock;
+                    return Control::Stop;
+                }
+                if interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
+                    status = Status::Interrupted;
+                    return Control::Stop;
+                }
+                Control::Continue
+            },
+        )?;
+        // Every rank summarises its routers (and lets them go); rank 0 merges the summaries
+        // in rank order.
+        let time = outcome.time;
+        let part = self.partial(outcome);
+        let Some(blobs) = comm.gather(encode(&part)) else { return Ok(None) };
+        drop(part);
+        let parts: Vec<Partial> =
+            blobs.iter().map(|b| decode(b)).collect::<Result<_, _>>().map_err(|message| {
+                EngineError::PartitionFailed { rank: usize::MAX, partition: u32::MAX, message }
+            })?;
+        let ctx = MergeContext {
+            load,
+            status,
+            time,
+            cycles: cfg.simulation.cycles,
+            warmup: cfg.simulation.warmup,
+            vcs: cfg.router.vcs as usize,
+            endpoints: self.info.endpoints,
+            wall_seconds: start.elapsed().as_secs_f64(),
+        };
+        Ok(Some(merge(ctx, parts, samples)))
+    }
+
+    /// What this rank contributes to the result.
+    fn partial(&self, outcome: engine::RunOutcome<Router>) -> Partial {
+        let mut p = Partial {
+            vc_phits: vec![0; self.config.router.vcs as usize],
+            engine: outcome.stats.clone(),
+            ..Default::default()
+        };
+        for part in &outcome.locals {
+            let s = &part.stats;
+            p.measured.merge(&s.measured);
+            p.latency.merge(&s.latency);
+            p.network_latency.merge(&s.network_latency);
+            p.hops.merge(&s.hops);
+            p.deliveries.extend_from_slice(&s.deliveries);
+            for (v, x) in s.vc_phits.iter().enumerate() {
+                p.vc_phits[v] += x;
+            }
+            p.departures += s.departures;
+            p.arrivals += s.arrivals;
+            p.generated += s.generated_total;
+            p.delivered += s.delivered_total;
+        }
+        for (_, r) in &outcome.lps {
+            for n in r.nics() {
+                p.endpoints.push((n.endpoint, n.generated_phits, n.accepted_phits));
+            }
+            let ports = self.ports.of(r.local_index());
+            for ((port, info), phits) in ports.iter().enumerate().zip(r.port_phits()) {
+                if let PortTarget::Switch { switch, .. } = info.target {
+                    p.links.push(LinkLoad {
+                        switch: r.id(),
+                        port: port as PortId,
+                        class: info.class,
+                        peer: switch,
+                        phits,
+                    });
+                }
+            }
+            p.resident += r.resident_packets();
+            p.queued += r.source_queued_packets();
+            if outcome.stopped_early {
+                p.blocked.extend(r.occupied_inputs());
+            }
+        }
+        p
+    }
+}

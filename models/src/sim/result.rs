@@ -1,0 +1,271 @@
+//! What a run produces: its status, time series, summary and tables, and how the ranks'
+//! shares of them are merged at rank 0.
+
+use crate::router::{BlockedChannel, Delivery};
+use crate::stats::{jain, Counters, Histogram};
+use crate::topology::{EndpointId, PortId, SwitchId};
+use engine::RunStats;
+use serde::{Deserialize, Serialize};
+
+/// One directed switch-to-switch link and its load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkLoad {
+    /// The switch the link leaves.
+    pub switch: SwitchId,
+    /// Its output port.
+    pub port: PortId,
+    /// Link class (index into the network's link classes).
+    pub class: u8,
+    /// The switch at the other end.
+    pub peer: SwitchId,
+    /// Phits sent during the measurement period.
+    pub phits: u64,
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Ran to the configured number of cycles.
+    Completed,
+    /// The watchdog saw packets in flight and no movement.
+    Deadlock,
+    /// Stopped from outside (signal).
+    Interrupted,
+}
+
+impl Status {
+    /// Lower-case name, as stored in the output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Completed => "completed",
+            Status::Deadlock => "deadlock",
+            Status::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One row of the time series: what happened during `(time - period, time]`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Sample {
+    /// End of the period (cycles).
+    pub time: u64,
+    /// Counters of the period.
+    pub counters: Counters,
+    /// Packets generated but not yet delivered at `time`.
+    pub in_flight: u64,
+    /// Delivered phits per cycle per endpoint in the period.
+    pub accepted_load: f64,
+    /// Mean latency of the packets delivered in the period (NaN if none).
+    pub mean_latency: f64,
+}
+
+/// Headline figures of a run over its measurement period.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    /// Offered load: phits generated per cycle per endpoint.
+    pub offered_load: f64,
+    /// Injected load: phits that entered the network per cycle per endpoint.
+    pub injected_load: f64,
+    /// Accepted load: phits delivered per cycle per endpoint.
+    pub accepted_load: f64,
+    /// Packets generated in the measurement period.
+    pub measured_packets: u64,
+    /// Of those, delivered before the end.
+    pub measured_delivered: u64,
+    /// Packet latency (creation to delivery): mean, p50, p99, max.
+    pub latency_mean: f64,
+    /// Median packet latency.
+    pub latency_p50: f64,
+    /// 99th percentile packet latency.
+    pub latency_p99: f64,
+    /// Largest packet latency.
+    pub latency_max: f64,
+    /// Network latency (injection to delivery): mean.
+    pub network_latency_mean: f64,
+    /// Median network latency.
+    pub network_latency_p50: f64,
+    /// 99th percentile network latency.
+    pub network_latency_p99: f64,
+    /// Largest network latency.
+    pub network_latency_max: f64,
+    /// Mean switch-to-switch hops.
+    pub hops_mean: f64,
+    /// Jain index of the load generated per endpoint.
+    pub jain_generated: f64,
+    /// Jain index of the load accepted per endpoint.
+    pub jain_accepted: f64,
+    /// Packets generated over the whole run.
+    pub generated_total: u64,
+    /// Packets delivered over the whole run.
+    pub delivered_total: u64,
+    /// Packets in flight at the end (generated, not delivered).
+    pub in_flight_end: u64,
+    /// Of those, still waiting in source queues.
+    pub source_queued_end: u64,
+}
+
+/// Everything a run produced.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// How it ended.
+    pub status: Status,
+    /// Cycle reached.
+    pub time: u64,
+    /// Offered load asked for.
+    pub load: f64,
+    /// Headline figures.
+    pub summary: Summary,
+    /// Packet latency histogram (measured packets).
+    pub latency: Histogram,
+    /// Network latency histogram.
+    pub network_latency: Histogram,
+    /// Hop-count histogram.
+    pub hops: Histogram,
+    /// Per endpoint: phits generated and accepted during measurement.
+    pub endpoint_generated: Vec<u64>,
+    /// Phits accepted per endpoint during measurement.
+    pub endpoint_accepted: Vec<u64>,
+    /// Every directed network link with the phits it carried during measurement, in
+    /// `(switch, port)` order.
+    pub links: Vec<LinkLoad>,
+    /// Phits sent per VC over network links during measurement.
+    pub vc_phits: Vec<u64>,
+    /// The time series.
+    pub samples: Vec<Sample>,
+    /// Blocked input VCs found by the watchdog (empty unless deadlocked).
+    pub blocked: Vec<BlockedChannel>,
+    /// Packets held in routers at the end (source queues and buffers).
+    pub resident_end: u64,
+    /// Packets on links (heads sent, not yet arrived or delivered) at the end.
+    pub on_wires_end: u64,
+    /// Every delivered packet, sorted by id (only with `record_deliveries`).
+    pub deliveries: Vec<Delivery>,
+    /// Packet-hops simulated: link traversals, injection and ejection links included.
+    pub packet_hops: u64,
+    /// Engine counters and wall-clock timings per rank (the only non-deterministic part).
+    pub engine: Vec<RunStats>,
+    /// Wall-clock seconds of the run.
+    pub wall_seconds: f64,
+}
+
+/// One rank's share of a run's results, sent to rank 0.
+#[derive(Default, Serialize, Deserialize)]
+pub(crate) struct Partial {
+    pub(crate) measured: Counters,
+    pub(crate) latency: Histogram,
+    pub(crate) network_latency: Histogram,
+    pub(crate) hops: Histogram,
+    /// `(endpoint, phits generated, phits accepted)` during measurement.
+    pub(crate) endpoints: Vec<(EndpointId, u64, u64)>,
+    pub(crate) links: Vec<LinkLoad>,
+    pub(crate) vc_phits: Vec<u64>,
+    pub(crate) blocked: Vec<BlockedChannel>,
+    pub(crate) resident: u64,
+    pub(crate) queued: u64,
+    pub(crate) departures: u64,
+    pub(crate) arrivals: u64,
+    pub(crate) generated: u64,
+    pub(crate) delivered: u64,
+    pub(crate) deliveries: Vec<Delivery>,
+    pub(crate) engine: RunStats,
+}
+
+/// What [`merge`] needs to know of the run besides the partial results.
+pub(crate) struct MergeContext {
+    pub(crate) load: f64,
+    pub(crate) status: Status,
+    pub(crate) time: u64,
+    pub(crate) cycles: u64,
+    pub(crate) warmup: u64,
+    pub(crate) vcs: usize,
+    pub(crate) endpoints: usize,
+    pub(crate) wall_seconds: f64,
+}
+
+/// Merges the ranks' shares (in rank order) into the run's result.
+pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>) -> RunResult {
+    let MergeContext { load, status, time, cycles, warmup, vcs, endpoints, wall_seconds } = ctx;
+    let mut all = Partial { vc_phits: vec![0; vcs], ..Default::default() };
+    let mut endpoint_generated = vec![0; endpoints];
+    let mut endpoint_accepted = vec![0; endpoints];
+    let mut engine = Vec::with_capacity(parts.len());
+    for p in parts {
+        all.measured.merge(&p.measured);
+        all.latency.merge(&p.latency);
+        all.network_latency.merge(&p.network_latency);
+        all.hops.merge(&p.hops);
+        for (e, g, a) in p.endpoints {
+            endpoint_generated[e as usize] = g;
+            endpoint_accepted[e as usize] = a;
+        }
+        all.deliveries.extend(p.deliveries);
+        all.links.extend(p.links);
+        for (v, x) in p.vc_phits.iter().enumerate() {
+            all.vc_phits[v] += x;
+        }
+        all.resident += p.resident;
+        all.queued += p.queued;
+        all.departures += p.departures;
+        all.arrivals += p.arrivals;
+        all.generated += p.generated;
+        all.delivered += p.delivered;
+        all.blocked.extend(p.blocked);
+        engine.push(p.engine);
+    }
+    all.deliveries.sort_unstable_by_key(|d| d.id);
+    all.links.sort_unstable_by_key(|l| (l.switch, l.port));
+    all.blocked.sort_unstable_by_key(|b| (b.switch, b.port, b.vc));
+    if status != Status::Deadlock {
+        all.blocked.clear();
+    }
+    let (measured, latency, network_latency, hops) =
+        (&all.measured, &all.latency, &all.network_latency, &all.hops);
+    let window = (cycles.min(time).saturating_sub(warmup)).max(1) as f64;
+    let per = |phits: u64| phits as f64 / window / endpoints as f64;
+    let summary = Summary {
+        offered_load: per(measured.generated_phits),
+        injected_load: per(measured.injected_phits),
+        accepted_load: per(measured.delivered_phits),
+        measured_packets: measured.generated_packets,
+        measured_delivered: latency.count(),
+        latency_mean: latency.mean(),
+        latency_p50: latency.quantile(0.5),
+        latency_p99: latency.quantile(0.99),
+        latency_max: latency.max() as f64,
+        network_latency_mean: network_latency.mean(),
+        network_latency_p50: network_latency.quantile(0.5),
+        network_latency_p99: network_latency.quantile(0.99),
+        network_latency_max: network_latency.max() as f64,
+        hops_mean: hops.mean(),
+        jain_generated: jain(endpoint_generated.iter().copied()),
+        jain_accepted: jain(endpoint_accepted.iter().copied()),
+        generated_total: all.generated,
+        delivered_total: all.delivered,
+        in_flight_end: all.generated - all.delivered,
+        source_queued_end: all.queued,
+    };
+    let packet_hops =
+        samples.iter().map(|s| s.counters.link_transmissions + s.counters.injected_packets).sum();
+    RunResult {
+        status,
+        time,
+        load,
+        summary,
+        latency: all.latency,
+        network_latency: all.network_latency,
+        hops: all.hops,
+        endpoint_generated,
+        endpoint_accepted,
+        links: all.links,
+        vc_phits: all.vc_phits,
+        samples,
+        blocked: all.blocked,
+        resident_end: all.resident,
+        on_wires_end: all.departures - all.arrivals,
+        deliveries: all.deliveries,
+        engine,
+        packet_hops,
+        wall_seconds,
+    }
+}
