@@ -78,10 +78,10 @@ pub struct RouterSection {
     /// Virtual channels per port, 1..=64. Default 2.
     #[serde(default = "d_vcs")]
     pub vcs: u8,
-    /// Input buffer per VC in phits, at least `packet_size`. Default 64.
+    /// Input buffer per VC in phits, `packet_size..=65535`. Default 64.
     #[serde(default = "d_in")]
     pub input_buffer: u32,
-    /// Output buffer per VC in phits, at least `packet_size`. Default 32.
+    /// Output buffer per VC in phits, `packet_size..=65535`. Default 32.
     #[serde(default = "d_out")]
     pub output_buffer: u32,
     /// Packet length in phits, 1..=4096. Default 16.
@@ -347,12 +347,19 @@ impl Config {
         range("packet_size", r.packet_size as u64, 1, 4096)?;
         range("speedup", r.speedup as u64, 1, 16)?;
         range("router_delay", r.router_delay, 0, 1000)?;
-        range("input_buffer", r.input_buffer as u64, r.packet_size as u64, 1 << 20).map_err(|e| {
+        // Buffer occupancies and credits are kept in 16 bits (a router's state per VC is a
+        // third of a cache line).
+        range("input_buffer", r.input_buffer as u64, r.packet_size as u64, u16::MAX as u64).map_err(|e| {
             ConfigError::new(e.key, format!("{} (it must hold one packet of packet_size phits)", e.message))
         })?;
-        range("output_buffer", r.output_buffer as u64, r.packet_size as u64, 1 << 20).map_err(|e| {
-            ConfigError::new(e.key, format!("{} (it must hold one packet of packet_size phits)", e.message))
-        })?;
+        range("output_buffer", r.output_buffer as u64, r.packet_size as u64, u16::MAX as u64).map_err(
+            |e| {
+                ConfigError::new(
+                    e.key,
+                    format!("{} (it must hold one packet of packet_size phits)", e.message),
+                )
+            },
+        )?;
         if !ROUTINGS.iter().any(|(n, _)| *n == self.routing.algorithm) {
             return Err(ConfigError::new(
                 "routing.algorithm",
