@@ -253,6 +253,9 @@ struct PortState {
     grant_rr: u16,
     /// Local endpoint index of a terminal port, `NO_NIC` otherwise.
     nic: u16,
+    /// The first input VC (`port * vcs + vc`) whose routed head waits for this output;
+    /// the others follow through [`VcState::next_requester`].
+    first_requester: u32,
     /// Output buffer room held by the packet on the link, released when its tail leaves
     /// at `link_busy_until`. Only one packet is on a link at a time, so one pending
     /// release per port suffices; it is applied lazily, without an event, by whoever
@@ -277,6 +280,8 @@ struct VcState {
     head_ready: u64,
     /// Output chosen for the input buffer's head packet once it has been routed.
     choice: Option<Candidate>,
+    /// The next input VC waiting for the same output (`NIL`: the last).
+    next_requester: u32,
     input: Queue,
     output: Queue,
     /// Output buffer phits reserved by packets in or entering the output buffer.
@@ -442,8 +447,6 @@ struct RouterState {
     nics: Vec<Nic>,
     /// Input VCs (`port * vcs + vc`) whose head packet has not been routed yet.
     unrouted: Vec<u32>,
-    /// Per output port, the input VCs whose routed head packet waits for it.
-    requesters: Vec<Vec<u32>>,
     /// One bit per output port with requesters: the allocator looks only at these.
     wanted_outputs: Vec<u64>,
     scheduled_allocations: Vec<u64>,
@@ -496,6 +499,7 @@ impl Router {
                 peer_port,
                 grant_rr: 0,
                 nic,
+                first_requester: NIL,
                 pending_phits: 0,
                 pending_vc: 0,
                 vc_rr: 0,
@@ -508,6 +512,7 @@ impl Router {
         let channel = VcState {
             head_ready: u64::MAX,
             choice: None,
+            next_requester: NIL,
             input: Queue::EMPTY,
             output: Queue::EMPTY,
             used: 0,
@@ -528,7 +533,6 @@ impl Router {
             slab: Vec::new(),
             nics,
             unrouted: Vec::new(),
-            requesters: vec![Vec::new(); n],
             wanted_outputs: vec![0; n.div_ceil(64)],
             scheduled_allocations: Vec::new(),
             deliveries: VecDeque::new(),
@@ -1025,7 +1029,10 @@ impl RouterState {
                     continue;
                 };
                 self.channels[input].choice = Some(c);
-                self.requesters[c.port as usize].push(input as u32);
+                // Join the output's requesters (a list through the VCs, newest first).
+                let out = &mut self.ports[c.port as usize];
+                self.channels[input].next_requester =
+                    std::mem::replace(&mut out.first_requester, input as u32);
                 self.wanted_outputs[c.port as usize / 64] |= 1 << (c.port % 64);
                 self.unrouted.swap_remove(k);
             } else {
@@ -1052,14 +1059,17 @@ impl RouterState {
                 let p = &self.ports[o];
                 (p.pending_phits, p.pending_vc, p.link_busy_until)
             };
-            for &x in &self.requesters[o] {
+            let mut x = self.ports[o].first_requester;
+            while x != NIL {
                 let (i, v) = (x as usize / vcs, x as usize % vcs);
+                let requester = x as usize;
+                x = self.channels[requester].next_requester;
                 let in_busy = self.ports[i].in_xbar_busy_until;
                 if in_busy > t {
                     retry_at = retry_at.min(in_busy);
                     continue;
                 }
-                let vc = self.channels[x as usize].choice.expect("requesters are routed").vc;
+                let vc = self.channels[requester].choice.expect("requesters are routed").vc;
                 let out = &mut self.channels[o * vcs + vc as usize];
                 if out.used as u32 + size > out_cap {
                     if pending_phits > 0 && pending_vc == vc {
@@ -1111,6 +1121,9 @@ impl RouterState {
             // The losers come back when the crossbar frees.
             retry_at = retry_at.min(t + transfer);
         }
+        // Grants take effect in output order, so that nothing depends on the order in
+        // which requests were listed.
+        scratch.granted.sort_unstable();
         for g in 0..scratch.granted.len() {
             let o = scratch.granted[g];
             let (_, i, v) = std::mem::replace(&mut scratch.grant_choice[o as usize], (u16::MAX, 0, 0));
@@ -1142,10 +1155,20 @@ impl RouterState {
         let input = i as usize * vcs + v as usize;
         let slot = self.channels[input].input.pop_front(&self.slab).expect("requested head");
         let choice = self.channels[input].choice.take().expect("granted heads are routed");
-        let waiters = &mut self.requesters[o as usize];
-        let at = waiters.iter().position(|&x| x as usize == input).expect("granted input requested");
-        waiters.swap_remove(at);
-        if waiters.is_empty() {
+        // Leave the output's requesters.
+        let after = self.channels[input].next_requester;
+        let first = &mut self.ports[o as usize].first_requester;
+        if *first as usize == input {
+            *first = after;
+        } else {
+            let mut x = *first;
+            while self.channels[x as usize].next_requester as usize != input {
+                x = self.channels[x as usize].next_requester;
+                assert!(x != NIL, "granted input {input} did not request output {o}");
+            }
+            self.channels[x as usize].next_requester = after;
+        }
+        if self.ports[o as usize].first_requester == NIL {
             self.wanted_outputs[o as usize / 64] &= !(1 << (o % 64));
         }
         match self.channels[input].input.front() {
