@@ -13,8 +13,11 @@ pub(crate) struct LinkRoute {
     pub(crate) tie: u32,
 }
 
-/// Events ahead of the one being handled whose LPs are asked to prefetch.
-const PREFETCH_DISTANCE: usize = 8;
+/// Events ahead of the one being handled whose LP is asked to prefetch.
+const PREFETCH_DISTANCE: usize = 4;
+
+/// Longest span (cycles processed LP by LP at once).
+const MAX_SPAN: Time = 64;
 
 /// Prefetches the first cache lines (up to 256 bytes) of an LP's struct.
 #[inline(always)]
@@ -41,6 +44,30 @@ pub struct Ctx<'a, M> {
     outboxes: &'a mut [Vec<Event<M>>],
     links: &'a [LinkRoute],
     sent_min: &'a mut Time,
+    /// End of the span being processed: self events before it stay with the LP.
+    horizon: Time,
+    /// Generation of the event being handled (see [`Pending`]).
+    generation: u32,
+    /// Self events scheduled before `horizon`, for the LP's pending list.
+    diverted: &'a mut Vec<Pending<M>>,
+}
+
+/// An event of the LP being processed, within the current span. Events of one LP run in
+/// `(time, generation, tie)` order: an event scheduled with zero delay while generation
+/// `g` runs belongs to generation `g + 1` of the same cycle, every other one to generation
+/// 0. That is the order of a cycle-by-cycle simulation, where zero-delay events form the
+/// next batch of the cycle.
+pub(crate) struct Pending<M> {
+    time: Time,
+    generation: u32,
+    tie: u64,
+    msg: M,
+}
+
+impl<M> Pending<M> {
+    fn key(&self) -> (Time, u32, u64) {
+        (self.time, self.generation, self.tie)
+    }
 }
 
 impl<M> Ctx<'_, M> {
@@ -69,12 +96,14 @@ impl<M> Ctx<'_, M> {
     #[inline]
     pub fn schedule(&mut self, delay: Time, priority: u16, msg: M) {
         let seq = self.next_seq();
-        self.queue.push(Event {
-            time: self.now + delay,
-            lp: self.lp_local,
-            tie: SELF_EVENT_BIT | (priority as u64) << 32 | seq,
-            msg,
-        });
+        let time = self.now + delay;
+        let tie = SELF_EVENT_BIT | (priority as u64) << 32 | seq;
+        if time < self.horizon {
+            let generation = if delay == 0 { self.generation + 1 } else { 0 };
+            self.diverted.push(Pending { time, generation, tie, msg });
+        } else {
+            self.queue.push(Event { time, lp: self.lp_local, tie, msg });
+        }
     }
 
     /// Sends `msg` over `link`; it arrives after the link's latency. The link must start
@@ -89,6 +118,7 @@ impl<M> Ctx<'_, M> {
             tie: (route.tie as u64) << 32 | seq,
             msg,
         };
+        debug_assert!(ev.time >= self.horizon, "a link shorter than the span");
         if route.dst_partition == self.partition {
             self.queue.push(ev);
         } else {
@@ -111,10 +141,17 @@ pub(crate) struct Partition<L: LogicalProcess> {
     pub(crate) events_processed: u64,
     /// The model's per-partition state.
     pub(crate) local: L::Local,
+    /// Length of a span: the smallest latency of the links leaving this partition's LPs
+    /// (at most `MAX_SPAN`). No message sent within a span can arrive within it.
+    span: Time,
+    /// The LP being processed: its pending events, and those it schedules.
+    pending: Vec<Pending<L::Msg>>,
+    diverted: Vec<Pending<L::Msg>>,
 }
 
 impl<L: LogicalProcess> Partition<L> {
-    pub(crate) fn new(id: u32, lps: Vec<L>, global_ids: Vec<LpId>, partitions: usize) -> Self {
+    /// A partition of `lps`; `span` is the smallest latency of the links leaving them.
+    pub(crate) fn new(id: u32, lps: Vec<L>, global_ids: Vec<LpId>, partitions: usize, span: Time) -> Self {
         let n = lps.len();
         Self {
             id,
@@ -126,76 +163,117 @@ impl<L: LogicalProcess> Partition<L> {
             sent_min: Time::MAX,
             events_processed: 0,
             local: L::Local::default(),
+            span: span.clamp(1, MAX_SPAN),
+            pending: Vec::new(),
+            diverted: Vec::new(),
         }
-    }
-
-    fn ctx_parts<'a>(
-        &'a mut self,
-        local: u32,
-        now: Time,
-        links: &'a [LinkRoute],
-    ) -> (&'a mut L, Ctx<'a, L::Msg>, &'a mut L::Local) {
-        let lp = &mut self.lps[local as usize];
-        let ctx = Ctx {
-            now,
-            lp_global: self.global_ids[local as usize],
-            lp_local: local,
-            partition: self.id,
-            seq: &mut self.seqs[local as usize],
-            queue: &mut self.queue,
-            outboxes: &mut self.outboxes,
-            links,
-            sent_min: &mut self.sent_min,
-        };
-        (lp, ctx, &mut self.local)
     }
 
     pub(crate) fn start(&mut self, links: &[LinkRoute]) {
-        for local in 0..self.lps.len() as u32 {
-            let (lp, mut ctx, state) = self.ctx_parts(local, 0, links);
-            lp.start(&mut ctx, state);
+        for local in 0..self.lps.len() {
+            let ctx = Ctx {
+                now: 0,
+                lp_global: self.global_ids[local],
+                lp_local: local as u32,
+                partition: self.id,
+                seq: &mut self.seqs[local],
+                queue: &mut self.queue,
+                outboxes: &mut self.outboxes,
+                links,
+                sent_min: &mut self.sent_min,
+                horizon: 0,
+                generation: 0,
+                diverted: &mut self.diverted,
+            };
+            let mut ctx = ctx;
+            self.lps[local].start(&mut ctx, &mut self.local);
         }
     }
 
-    /// Processes every event with time `< until`.
+    /// Processes every event with time `< until`, a span at a time.
+    ///
+    /// Within a span `[t, t + span)` the LPs cannot affect each other (every link is at
+    /// least `span` long), so each LP runs all its events of the span at once, in its own
+    /// order, before the next LP: its state is fetched into the cache once per span rather
+    /// than once per cycle. The result is the same as processing cycle by cycle.
     pub(crate) fn run_window(&mut self, until: Time, links: &[LinkRoute]) {
         while let Some(t) = self.queue.next_time() {
             if t >= until {
                 break;
             }
-            // Zero-delay events scheduled while a batch runs land in the same cycle's
-            // bucket and form the next batch.
-            loop {
-                let mut batch = self.queue.take_batch(t);
-                if batch.is_empty() {
-                    self.queue.recycle(batch);
-                    break;
+            let end = until.min(t + self.span);
+            let mut buckets = self.queue.take_span(t, end);
+            self.run_span(&mut buckets, t, end, links);
+            for b in buckets {
+                self.queue.recycle(b);
+            }
+        }
+    }
+
+    /// Runs the events of `buckets` (cycle `from + k` in bucket `k`, each sorted by LP and
+    /// tie) LP by LP, with the self events they schedule before `end`.
+    fn run_span(&mut self, buckets: &mut [Vec<Event<L::Msg>>], from: Time, end: Time, links: &[LinkRoute]) {
+        let mut cycles: Vec<_> = buckets.iter_mut().map(|b| b.drain(..)).collect();
+        let next_lp = |cycles: &[std::vec::Drain<'_, Event<L::Msg>>]| {
+            cycles.iter().filter_map(|c| c.as_slice().first().map(|e| e.lp)).min()
+        };
+        let mut current = next_lp(&cycles);
+        while let Some(lp) = current {
+            // Gather the LP's events of the span, in time order (cycle by cycle).
+            let mut pending = std::mem::take(&mut self.pending);
+            for (k, cycle) in cycles.iter_mut().enumerate() {
+                while cycle.as_slice().first().is_some_and(|e| e.lp == lp) {
+                    let e = cycle.next().expect("peeked");
+                    debug_assert_eq!(e.time, from + k as Time);
+                    pending.push(Pending { time: e.time, generation: 0, tie: e.tie, msg: e.msg });
                 }
-                self.events_processed += batch.len() as u64;
-                // Prefetching: at scale an event's cost is its cache misses, and the sorted
-                // batch says which LPs come next. Two steps ahead, the LP's own struct is
-                // fetched; one step ahead, the LP asks for what the event will touch
-                // (which needs the pointers in its struct, fetched by then).
-                for (k, ev) in batch.iter().take(2 * PREFETCH_DISTANCE).enumerate() {
-                    prefetch_lp(&self.lps[ev.lp as usize]);
-                    if k < PREFETCH_DISTANCE {
-                        self.lps[ev.lp as usize].prefetch(&ev.msg);
+            }
+            // While this LP runs, the next one's state travels into the cache.
+            current = next_lp(&cycles);
+            if let Some(next) = current {
+                prefetch_lp(&self.lps[next as usize]);
+                for cycle in &cycles {
+                    if let Some(e) = cycle.as_slice().first().filter(|e| e.lp == next) {
+                        self.lps[next as usize].prefetch(&e.msg);
+                        break;
                     }
                 }
-                let mut events = batch.drain(..);
-                while let Some(ev) = events.next() {
-                    let rest = events.as_slice();
-                    if let Some(far) = rest.get(2 * PREFETCH_DISTANCE - 1) {
-                        prefetch_lp(&self.lps[far.lp as usize]);
-                    }
-                    if let Some(near) = rest.get(PREFETCH_DISTANCE - 1) {
-                        self.lps[near.lp as usize].prefetch(&near.msg);
-                    }
-                    let (lp, mut ctx, state) = self.ctx_parts(ev.lp, t, links);
-                    lp.handle(ev.msg, &mut ctx, state);
-                }
-                drop(events);
-                self.queue.recycle(batch);
+            }
+            self.run_lp(lp, &mut pending, end, links);
+            self.pending = pending;
+        }
+    }
+
+    /// Runs LP `lp`'s `pending` events (in time order) and those they schedule before
+    /// `end`.
+    fn run_lp(&mut self, lp: u32, pending: &mut Vec<Pending<L::Msg>>, end: Time, links: &[LinkRoute]) {
+        let local = lp as usize;
+        // Latest first, so that the next event is popped from the end.
+        pending.reverse();
+        while let Some(ev) = pending.pop() {
+            if let Some(ahead) = pending.len().checked_sub(PREFETCH_DISTANCE).map(|k| &pending[k]) {
+                self.lps[local].prefetch(&ahead.msg);
+            }
+            let mut ctx = Ctx {
+                now: ev.time,
+                lp_global: self.global_ids[local],
+                lp_local: lp,
+                partition: self.id,
+                seq: &mut self.seqs[local],
+                queue: &mut self.queue,
+                outboxes: &mut self.outboxes,
+                links,
+                sent_min: &mut self.sent_min,
+                horizon: end,
+                generation: ev.generation,
+                diverted: &mut self.diverted,
+            };
+            self.lps[local].handle(ev.msg, &mut ctx, &mut self.local);
+            self.events_processed += 1;
+            for d in self.diverted.drain(..) {
+                // New events never precede the one just run; most run soon, near the end.
+                let at = pending.partition_point(|p| p.key() > d.key());
+                pending.insert(at, d);
             }
         }
     }

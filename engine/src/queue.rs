@@ -146,18 +146,30 @@ impl<M> EventQueue<M> {
         }
     }
 
-    /// Takes the events of cycle `time` in their deterministic order. Returns an empty
-    /// batch when none are left. Give the batch back with [`recycle`](Self::recycle).
-    pub(crate) fn take_batch(&mut self, time: Time) -> Vec<Event<M>> {
-        if time != self.now {
-            self.advance_to(time);
+    /// Takes the events of cycles `from..to` (at most `WHEEL_SIZE` cycles, `from` not
+    /// before the earliest pending event): one vector per cycle, each in its deterministic
+    /// order (by LP, then tie). Give the vectors back with [`recycle`](Self::recycle).
+    pub(crate) fn take_span(&mut self, from: Time, to: Time) -> Vec<Vec<Event<M>>> {
+        debug_assert!(to > from && to - from <= WHEEL_SIZE as Time);
+        if from != self.now {
+            self.advance_to(from);
         }
-        let slot = (time as usize) & (WHEEL_SIZE - 1);
-        let mut batch = std::mem::take(&mut self.buckets[slot]);
-        self.occupied[slot / 64] &= !(1 << (slot % 64));
-        self.in_wheel -= batch.len();
-        self.sort(&mut batch);
-        batch
+        (from..to)
+            .map(|time| {
+                let slot = (time as usize) & (WHEEL_SIZE - 1);
+                let mut bucket = std::mem::take(&mut self.buckets[slot]);
+                self.occupied[slot / 64] &= !(1 << (slot % 64));
+                self.in_wheel -= bucket.len();
+                self.sort(&mut bucket);
+                bucket
+            })
+            .collect()
+    }
+
+    /// Takes the events of cycle `time` in their deterministic order (tests).
+    #[cfg(test)]
+    pub(crate) fn take_batch(&mut self, time: Time) -> Vec<Event<M>> {
+        self.take_span(time, time + 1).pop().expect("one cycle")
     }
 
     /// Sorts by `(lp, tie)`. Events are large, so the sort computes a permutation and the

@@ -321,6 +321,12 @@ where
         }
         members[li as usize].push((id, lp));
     }
+    // A partition's LPs run a span at a time, the span being its shortest outgoing link.
+    let mut spans = vec![Time::MAX; local.len()];
+    for l in links {
+        let li = local_index[partition_of[l.src as usize] as usize] as usize;
+        spans[li] = spans[li].min(l.latency);
+    }
     let mut parts: Vec<Partition<L>> = Vec::with_capacity(local.len());
     for (li, mut m) in members.into_iter().enumerate() {
         let p = local[li];
@@ -329,7 +335,7 @@ where
             return Err(EngineError::MissingLps { partition: p, got: m.len(), expected: sizes[p as usize] });
         }
         let (ids, lps): (Vec<u32>, Vec<L>) = m.into_iter().unzip();
-        parts.push(Partition::new(p, lps, ids, partitions));
+        parts.push(Partition::new(p, lps, ids, partitions, spans[li]));
     }
 
     let ranks = comm.size();
