@@ -4,15 +4,18 @@ use crate::{LinkId, LpId};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EngineError {
-    /// A link has latency 0, which would give a lookahead of 0.
-    #[error("link {link} ({src} -> {dst}) has latency 0; every link needs latency >= 1 cycle")]
-    ZeroLatency {
+    /// A link has latency 0 (which would give a lookahead of 0) or one that does not fit
+    /// 32 bits.
+    #[error("link {link} ({src} -> {dst}) has latency {latency}; every link needs 1..2^32 cycles")]
+    BadLatency {
         /// The offending link.
         link: LinkId,
         /// Its sender.
         src: LpId,
         /// Its receiver.
         dst: LpId,
+        /// Its latency.
+        latency: crate::Time,
     },
     /// A link names an LP that does not exist.
     #[error("link {link} names LP {lp}, but there are only {num_lps} LPs")]

@@ -68,7 +68,7 @@ mod run;
 
 pub use comm::{RankComm, SingleRank};
 pub use error::EngineError;
-pub use partition::Ctx;
+pub use partition::{link_routes, Ctx, LinkRoute};
 pub use queue::Event;
 pub use run::{
     run_distributed, run_partitions, Checkpoint, Control, Layout, RunConfig, RunOutcome, RunStats,

@@ -1,16 +1,61 @@
 //! One partition: a set of LPs, their pending events and their outgoing boundary messages.
 
 use crate::queue::{Event, EventQueue};
-use crate::{LinkId, LogicalProcess, LpId, Time};
+use crate::{EngineError, LinkId, LinkSpec, LogicalProcess, LpId, Time};
 
-/// Where a link delivers: the receiving partition, the receiver's index there, and the
-/// latency.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct LinkRoute {
-    pub(crate) dst_partition: u32,
-    pub(crate) dst_local: u32,
-    pub(crate) latency: Time,
-    pub(crate) tie: u32,
+/// Where a link delivers under a partitioning: the receiving partition, the receiver's
+/// index there, the latency and the tie. [`link_routes`] resolves them; an LP that sends
+/// often may keep its links' routes and send with [`Ctx::send_on`], which saves looking
+/// the link up (often a cache miss) on every message.
+///
+/// `LinkRoute::default()` leads nowhere useful (partition 0, its first LP): a placeholder
+/// for a model's ports without a link, never to be sent on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkRoute {
+    dst_partition: u32,
+    dst_local: u32,
+    latency: u32,
+    tie: u32,
+}
+
+impl LinkRoute {
+    /// The link's latency in cycles.
+    pub fn latency(&self) -> Time {
+        self.latency as Time
+    }
+}
+
+/// The routes of `links` when LP `i` runs in partition `partition_of[i]` (the LPs of a
+/// partition are numbered within it in id order). Fails on a link that names an unknown
+/// LP or has a latency of 0 or of 2^32 cycles or more.
+pub fn link_routes(links: &[LinkSpec], partition_of: &[u32]) -> Result<Vec<LinkRoute>, EngineError> {
+    let num_lps = partition_of.len();
+    let partitions = partition_of.iter().map(|&p| p as usize + 1).max().unwrap_or(0);
+    let mut within = vec![0u32; num_lps];
+    let mut counters = vec![0u32; partitions];
+    for (lp, &p) in partition_of.iter().enumerate() {
+        within[lp] = counters[p as usize];
+        counters[p as usize] += 1;
+    }
+    links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let link = i as u32;
+            if let Some(&lp) = [l.src, l.dst].iter().find(|&&lp| lp as usize >= num_lps) {
+                return Err(EngineError::UnknownLp { link, lp, num_lps });
+            }
+            if l.latency == 0 || l.latency > u32::MAX as Time {
+                return Err(EngineError::BadLatency { link, src: l.src, dst: l.dst, latency: l.latency });
+            }
+            Ok(LinkRoute {
+                dst_partition: partition_of[l.dst as usize],
+                dst_local: within[l.dst as usize],
+                latency: l.latency as u32,
+                tie: l.tie,
+            })
+        })
+        .collect()
 }
 
 /// Events ahead of the one being handled whose LP is asked to prefetch.
@@ -111,9 +156,16 @@ impl<M> Ctx<'_, M> {
     #[inline]
     pub fn send(&mut self, link: LinkId, msg: M) {
         let route = self.links[link as usize];
+        self.send_on(route, msg);
+    }
+
+    /// Sends `msg` over the link whose route (from [`link_routes`] for this run's
+    /// partitioning) is `route`: the same as [`send`](Self::send) without the lookup.
+    #[inline]
+    pub fn send_on(&mut self, route: LinkRoute, msg: M) {
         let seq = self.next_seq();
         let ev = Event {
-            time: self.now + route.latency,
+            time: self.now + route.latency as Time,
             lp: route.dst_local,
             tie: (route.tie as u64) << 32 | seq,
             msg,

@@ -22,7 +22,7 @@
 
 use crate::barrier::SpinBarrier;
 use crate::comm::{decode, encode, RankComm, SingleRank};
-use crate::partition::{LinkRoute, Partition};
+use crate::partition::{link_routes, LinkRoute, Partition};
 use crate::queue::Event;
 use crate::{EngineError, LinkSpec, LogicalProcess, LpId, Time};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -247,32 +247,19 @@ where
     for (i, &p) in local.iter().enumerate() {
         local_index[p as usize] = i as u32;
     }
-    // Each LP's index within its partition (LPs of a partition in id order).
-    let mut within = vec![0u32; num_lps];
-    let mut counters = vec![0u32; partitions];
-    for (lp, &p) in partition_of.iter().enumerate() {
-        within[lp] = counters[p as usize];
-        counters[p as usize] += 1;
-    }
     // This rank's outgoing links: where each delivers, the smallest latency of those that
     // cross partitions, and the ranks they reach.
-    let mut routes = Vec::with_capacity(links.len());
+    let (routes, mut setup_error) = match link_routes(links, partition_of) {
+        Ok(routes) => (routes, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
     let mut cut_min = Time::MAX;
     let mut receivers = std::collections::BTreeSet::new();
-    let mut setup_error = None;
-    for (i, l) in links.iter().enumerate() {
-        let link = i as u32;
-        if let Some(&lp) = [l.src, l.dst].iter().find(|&&lp| lp as usize >= num_lps) {
-            setup_error.get_or_insert(EngineError::UnknownLp { link, lp, num_lps });
-            continue;
-        }
-        if l.latency == 0 {
-            setup_error.get_or_insert(EngineError::ZeroLatency { link, src: l.src, dst: l.dst });
-            continue;
-        }
+    let checked = if setup_error.is_none() { links } else { &[] };
+    for (i, l) in checked.iter().enumerate() {
         let (sp, dp) = (partition_of[l.src as usize], partition_of[l.dst as usize]);
         if layout.partition_rank[sp as usize] as usize != me {
-            setup_error.get_or_insert(EngineError::ForeignLink { link, src: l.src, rank: me });
+            setup_error.get_or_insert(EngineError::ForeignLink { link: i as u32, src: l.src, rank: me });
             continue;
         }
         if sp != dp {
@@ -282,12 +269,6 @@ where
         if dst_rank != me {
             receivers.insert(dst_rank);
         }
-        routes.push(LinkRoute {
-            dst_partition: dp,
-            dst_local: within[l.dst as usize],
-            latency: l.latency,
-            tie: l.tie,
-        });
     }
     // The ranks agree on the lookahead (the smallest latency of any cut link) and on
     // whether every rank could set up, in one reduction; then on who sends to whom.

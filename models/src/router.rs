@@ -38,7 +38,7 @@ use crate::routing::{Candidate, Hop, LoadView, Routes, Selection};
 use crate::stats::{Counters, Histogram};
 use crate::topology::{EndpointId, EndpointMap, Port, PortId, PortTarget, SwitchId};
 use crate::traffic::{geometric_gap, Pattern};
-use engine::{Ctx, LogicalProcess};
+use engine::{Ctx, LinkRoute, LogicalProcess};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -71,6 +71,8 @@ pub struct LocalPorts {
     /// The engine link (index in the rank's link list) of every port in `ports`;
     /// `u32::MAX` for terminal and unconnected ports.
     pub links: Vec<u32>,
+    /// Where every link of the rank's list delivers, for the run's partitioning.
+    pub routes: Vec<LinkRoute>,
     /// Latency of every link class.
     pub class_latency: Vec<u64>,
 }
@@ -170,8 +172,10 @@ const P_ALLOCATE: u16 = 5;
 
 /// "No slot": the end of a slab list.
 const NIL: u32 = u32::MAX;
-/// `PortState::nic` of a network or unconnected port.
-const NO_NIC: u16 = u16::MAX;
+/// `PortState::nic` of a network port.
+const NETWORK: u16 = u16::MAX;
+/// `PortState::nic` of a port left unconnected.
+const UNCONNECTED: u16 = u16::MAX - 1;
 
 /// A packet held by the router, in its slab slot.
 #[derive(Clone, Copy)]
@@ -241,17 +245,19 @@ struct PortState {
     xbar_busy_until: u64,
     /// The input crossbar port is busy until this cycle.
     in_xbar_busy_until: u64,
+    /// Where the link delivers (network ports), kept here so that sending touches no
+    /// other memory.
+    route: LinkRoute,
     /// Latency of the link (terminal or network).
-    latency: u64,
-    /// Phits sent during the measurement period.
-    phits: u64,
-    /// Engine link of a network port.
-    link: u32,
+    latency: u32,
+    /// Phits sent during the measurement period (one per cycle at most: fits 32 bits).
+    phits: u32,
     /// Port at the far end of the link.
     peer_port: PortId,
     /// Output arbitration: the input with the highest priority.
     grant_rr: u16,
-    /// Local endpoint index of a terminal port, `NO_NIC` otherwise.
+    /// What is behind the port: the local index of an endpoint, `NETWORK` or
+    /// `UNCONNECTED`.
     nic: u16,
     /// The first input VC (`port * vcs + vc`) whose routed head waits for this output;
     /// the others follow through [`VcState::next_requester`].
@@ -267,9 +273,15 @@ struct PortState {
     vc_rr: u8,
     /// Input arbitration: the input VC with the highest priority.
     in_vc_rr: u8,
-    connected: bool,
     /// A `LinkFree` event is scheduled.
     wake_scheduled: bool,
+}
+
+impl PortState {
+    /// Whether the port leads to an endpoint of this router.
+    fn to_nic(&self) -> bool {
+        self.nic < UNCONNECTED
+    }
 }
 
 /// One VC of one port: its input buffer (packets that arrived on it), its output buffer
@@ -469,8 +481,9 @@ impl Router {
         let mut nics = Vec::new();
         let mut states = Vec::with_capacity(ports.len());
         for (i, port) in ports.iter().enumerate() {
-            let latency = shared.ports.class_latency[port.class as usize];
-            let (nic, link, peer_port, connected) = match port.target {
+            // Link latencies are checked to fit 32 bits (engine::link_routes).
+            let latency = shared.ports.class_latency[port.class as usize] as u32;
+            let (nic, route, peer_port) = match port.target {
                 PortTarget::Endpoint(e) => {
                     nics.push(Nic {
                         endpoint: e,
@@ -484,18 +497,18 @@ impl Router {
                         generated_phits: 0,
                         accepted_phits: 0,
                     });
-                    (nics.len() as u16 - 1, u32::MAX, 0, true)
+                    (nics.len() as u16 - 1, LinkRoute::default(), 0)
                 }
-                PortTarget::Switch { port, .. } => (NO_NIC, links[i], port, true),
-                PortTarget::Unconnected => (NO_NIC, u32::MAX, 0, false),
+                PortTarget::Switch { port, .. } => (NETWORK, shared.ports.routes[links[i] as usize], port),
+                PortTarget::Unconnected => (UNCONNECTED, LinkRoute::default(), 0),
             };
             states.push(PortState {
                 link_busy_until: 0,
                 xbar_busy_until: 0,
                 in_xbar_busy_until: 0,
+                route,
                 latency,
                 phits: 0,
-                link,
                 peer_port,
                 grant_rr: 0,
                 nic,
@@ -504,7 +517,6 @@ impl Router {
                 pending_vc: 0,
                 vc_rr: 0,
                 in_vc_rr: 0,
-                connected,
                 wake_scheduled: false,
             });
         }
@@ -553,7 +565,7 @@ impl Router {
 
     /// Phits sent through each port during the measurement period.
     pub fn port_phits(&self) -> impl Iterator<Item = u64> + '_ {
-        self.state.ports.iter().map(|p| p.phits)
+        self.state.ports.iter().map(|p| p.phits as u64)
     }
 
     /// Takes the partition's counters of the current sampling period, resetting them.
@@ -859,7 +871,7 @@ impl RouterState {
         let src_switch = self.id;
         let (dst_switch, _) = sh.endpoints.locate(packet.dst);
         sh.routes.routing.init(src_switch, dst_switch, &mut packet.route, &mut self.rng);
-        let latency = self.ports[port as usize].latency;
+        let latency = self.ports[port as usize].latency as u64;
         st.departures += 1;
         st.period.injected_packets += 1;
         st.period.injected_phits += size as u64;
@@ -1183,12 +1195,12 @@ impl RouterState {
         let in_port = &mut self.ports[i as usize];
         in_port.in_vc_rr = (v + 1) % vcs as u8;
         in_port.in_xbar_busy_until = t + transfer;
-        let (in_nic, in_latency, in_link, in_peer) =
-            (in_port.nic, in_port.latency, in_port.link, in_port.peer_port);
+        let (in_to_nic, in_nic, in_latency, in_route, in_peer) =
+            (in_port.to_nic(), in_port.nic, in_port.latency as u64, in_port.route, in_port.peer_port);
         let out = &mut self.ports[o as usize];
         out.xbar_busy_until = t + transfer;
         out.grant_rr = (i + 1) % ports;
-        let to_nic = out.nic != NO_NIC;
+        let to_nic = out.to_nic();
         let packet = &mut self.slab[slot as usize].packet;
         let size = packet.size;
         let in_vc = packet.vc;
@@ -1198,7 +1210,7 @@ impl RouterState {
         }
         packet.vc = choice.vc;
         // Credits for the freed input buffer go back upstream.
-        if in_nic != NO_NIC {
+        if in_to_nic {
             let back = t + in_latency;
             let ret = (back, in_nic, in_vc, size);
             // Terminal links share one latency, so returns arrive in the order they leave;
@@ -1216,7 +1228,7 @@ impl RouterState {
                 ctx.schedule(back - t, P_INJECT, Msg::Inject { nic: in_nic });
             }
         } else {
-            ctx.send(in_link, Msg::Credit { port: in_peer, vc: in_vc, phits: size });
+            ctx.send_on(in_route, Msg::Credit { port: in_peer, vc: in_vc, phits: size });
         }
         let out_vc = o as usize * vcs + choice.vc as usize;
         self.channels[out_vc].used += size;
@@ -1228,7 +1240,7 @@ impl RouterState {
         let t = ctx.now();
         let vcs = self.vcs;
         let port = &mut self.ports[o as usize];
-        if !port.connected {
+        if port.nic == UNCONNECTED {
             return;
         }
         if port.link_busy_until > t {
@@ -1243,7 +1255,7 @@ impl RouterState {
             self.request_allocation(t, ctx);
         }
         let port = &self.ports[o as usize];
-        let to_nic = port.nic != NO_NIC;
+        let to_nic = port.to_nic();
         let start = port.vc_rr as usize;
         let first = o as usize * vcs;
         let mut chosen = None;
@@ -1280,7 +1292,7 @@ impl RouterState {
         st.departures += 1;
         st.period.link_transmissions += 1;
         if Self::in_measurement(sh, t) {
-            port.phits += size as u64;
+            port.phits += size as u32;
             if !to_nic {
                 if st.vc_phits.len() < vcs {
                     st.vc_phits.resize(vcs, 0);
@@ -1288,7 +1300,7 @@ impl RouterState {
                 st.vc_phits[v] += size as u64;
             }
         }
-        let (nic, latency, link, peer_port) = (port.nic, port.latency, port.link, port.peer_port);
+        let (nic, latency, route, peer_port) = (port.nic, port.latency as u64, port.route, port.peer_port);
         if to_nic {
             // The tail reaches the endpoint `latency + size - 1` cycles from now. Nothing
             // can change that, so the delivery is queued here and accounted when its time
@@ -1302,7 +1314,7 @@ impl RouterState {
                 ctx.schedule(at - t, P_DELIVER, Msg::Deliver { nic, packet });
             }
         } else {
-            ctx.send(link, Msg::Head { port: peer_port, packet });
+            ctx.send_on(route, Msg::Head { port: peer_port, packet });
         }
     }
 }

@@ -157,6 +157,9 @@ impl RankModel {
             }
             ports.start.push(ports.ports.len() as u32);
         }
+        // Every link is checked when the network is built (latency >= 1); the routes cannot
+        // fail.
+        ports.routes = engine::link_routes(&links, &assignment).expect("links of a built network are valid");
         RankModel {
             info: NetworkInfo {
                 name: net.name.clone(),

@@ -294,10 +294,11 @@ pub(crate) fn terminal_port() -> Port {
     Port { target: PortTarget::Endpoint(0), class: 0 }
 }
 
-/// Checks a latency parameter is at least one cycle.
+/// Checks a latency parameter is at least one cycle and fits 32 bits (the engine keeps
+/// latencies in 32 bits).
 pub(crate) fn check_latency(key: &str, value: u64) -> Result<(), TopologyError> {
-    if value == 0 {
-        return Err(TopologyError::new(key, "must be >= 1 cycle, got 0"));
+    if value == 0 || value > u32::MAX as u64 {
+        return Err(TopologyError::new(key, format!("must be in 1..={} cycles, got {value}", u32::MAX)));
     }
     Ok(())
 }
