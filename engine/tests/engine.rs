@@ -123,7 +123,10 @@ fn a_failing_partition_stops_the_run_with_its_name() {
 fn bad_graphs_are_rejected() {
     let (lps, mut links) = network(4, 1);
     links[2].latency = 0;
-    assert!(matches!(run(lps.clone(), &links, &[0, 0, 1, 1]), Err(EngineError::BadLatency { link: 2, latency: 0, .. })));
+    assert!(matches!(
+        run(lps.clone(), &links, &[0, 0, 1, 1]),
+        Err(EngineError::BadLatency { link: 2, latency: 0, .. })
+    ));
     let (lps, links) = network(4, 1);
     assert!(matches!(run(lps.clone(), &links, &[0, 0, 2, 2]), Err(EngineError::EmptyPartition(1))));
     assert!(matches!(run(lps, &links, &[0, 0]), Err(EngineError::PartitionMapLength { got: 2, num_lps: 4 })));

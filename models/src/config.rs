@@ -42,6 +42,9 @@ impl From<crate::traffic::PatternError> for ConfigError {
     }
 }
 
+/// Longest run, in cycles.
+pub const MAX_CYCLES: u64 = 1 << 31;
+
 fn default_seed() -> u64 {
     1
 }
@@ -319,11 +322,12 @@ impl Config {
         if s.cycles == 0 {
             return Err(ConfigError::new("simulation.cycles", "must be at least 1"));
         }
-        if s.cycles > u32::MAX as u64 {
-            // Packets keep their times in 32 bits (half of every event's size).
+        if s.cycles > MAX_CYCLES {
+            // Packets and routers keep times in 32 bits (half of an event's size), with room
+            // for the cycles after the end that a router looks ahead.
             return Err(ConfigError::new(
                 "simulation.cycles",
-                format!("must be at most {} (2^32 - 1), got {}", u32::MAX, s.cycles),
+                format!("must be at most {MAX_CYCLES} (2^31), got {}", s.cycles),
             ));
         }
         if s.warmup >= s.cycles {

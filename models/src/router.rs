@@ -240,11 +240,14 @@ impl Queue {
 #[repr(align(64))]
 struct PortState {
     /// The output link is busy until this cycle (the last packet's tail leaves then).
-    link_busy_until: u64,
+    /// Times a router keeps fit 32 bits: runs end before 2^31 cycles.
+    link_busy_until: u32,
     /// The output crossbar port is busy until this cycle.
-    xbar_busy_until: u64,
+    xbar_busy_until: u32,
     /// The input crossbar port is busy until this cycle.
-    in_xbar_busy_until: u64,
+    in_xbar_busy_until: u32,
+    /// One bit per VC whose input buffer holds packets.
+    in_occupied: u64,
     /// Where the link delivers (network ports), kept here so that sending touches no
     /// other memory.
     route: LinkRoute,
@@ -506,6 +509,7 @@ impl Router {
                 link_busy_until: 0,
                 xbar_busy_until: 0,
                 in_xbar_busy_until: 0,
+                in_occupied: 0,
                 route,
                 latency,
                 phits: 0,
@@ -684,8 +688,11 @@ impl LogicalProcess for Router {
                 engine::prefetch(s.nics.as_ptr().wrapping_add(*nic as usize));
             }
             Msg::Allocate => {
-                engine::prefetch(s.unrouted.as_ptr());
                 engine::prefetch(s.wanted_outputs.as_ptr());
+                for &x in s.unrouted.iter().take(4) {
+                    engine::prefetch(s.channels.as_ptr().wrapping_add(x as usize));
+                    engine::prefetch(s.ports.as_ptr().wrapping_add(x as usize / s.vcs));
+                }
             }
         }
     }
@@ -724,7 +731,8 @@ impl Load<'_> {
     fn buffered(&self, port: PortId, vc: u8) -> u32 {
         let c = &self.channels[port as usize * self.vcs + vc as usize];
         let p = &self.ports[port as usize];
-        let released = if p.link_busy_until <= self.now && p.pending_vc == vc { p.pending_phits } else { 0 };
+        let released =
+            if p.link_busy_until as u64 <= self.now && p.pending_vc == vc { p.pending_phits } else { 0 };
         (c.used - released) as u32
     }
 }
@@ -767,7 +775,7 @@ impl RouterState {
     /// the allocator was waiting for that room.
     fn settle(&mut self, o: usize, t: u64) -> bool {
         let p = &mut self.ports[o];
-        if p.pending_phits == 0 || p.link_busy_until > t {
+        if p.pending_phits == 0 || p.link_busy_until as u64 > t {
             return false;
         }
         let (vc, phits) = (p.pending_vc, p.pending_phits);
@@ -905,6 +913,7 @@ impl RouterState {
         if self.channels[input].input.is_empty() {
             self.channels[input].head_ready = ready;
             self.unrouted.push(input as u32);
+            self.ports[port as usize].in_occupied |= 1 << packet.vc;
         }
         let slot = self.store(Held { packet, ready, next: NIL });
         self.channels[input].input.push_back(slot, &mut self.slab);
@@ -1030,7 +1039,7 @@ impl RouterState {
         while k < self.unrouted.len() {
             let input = self.unrouted[k] as usize;
             let ready = self.channels[input].head_ready;
-            let in_busy = self.ports[input / vcs].in_xbar_busy_until;
+            let in_busy = self.ports[input / vcs].in_xbar_busy_until as u64;
             // Route when the head can actually leave: adaptive choices then see the
             // freshest occupancy.
             if ready <= t && in_busy <= t {
@@ -1061,7 +1070,7 @@ impl RouterState {
         let mut next = first_set_bit(&self.wanted_outputs, 0);
         while let Some(o) = next {
             next = first_set_bit(&self.wanted_outputs, o + 1);
-            let busy = self.ports[o].xbar_busy_until;
+            let busy = self.ports[o].xbar_busy_until as u64;
             if busy > t {
                 retry_at = retry_at.min(busy);
                 continue;
@@ -1069,14 +1078,14 @@ impl RouterState {
             self.settle(o, t);
             let (pending_phits, pending_vc, pending_at) = {
                 let p = &self.ports[o];
-                (p.pending_phits, p.pending_vc, p.link_busy_until)
+                (p.pending_phits, p.pending_vc, p.link_busy_until as u64)
             };
             let mut x = self.ports[o].first_requester;
             while x != NIL {
                 let (i, v) = (x as usize / vcs, x as usize % vcs);
                 let requester = x as usize;
                 x = self.channels[requester].next_requester;
-                let in_busy = self.ports[i].in_xbar_busy_until;
+                let in_busy = self.ports[i].in_xbar_busy_until as u64;
                 if in_busy > t {
                     retry_at = retry_at.min(in_busy);
                     continue;
@@ -1141,8 +1150,7 @@ impl RouterState {
             let (_, i, v) = std::mem::replace(&mut scratch.grant_choice[o as usize], (u16::MAX, 0, 0));
             self.grant(sh, o, i, v, transfer, ctx, stats);
             // Packets left at this input wait for its crossbar port.
-            let first = i as usize * vcs;
-            if (first..first + vcs).any(|x| self.channels[x].head_ready != u64::MAX) {
+            if self.ports[i as usize].in_occupied != 0 {
                 retry_at = retry_at.min(t + transfer);
             }
         }
@@ -1188,17 +1196,20 @@ impl RouterState {
                 self.channels[input].head_ready = self.slab[next as usize].ready;
                 self.unrouted.push(input as u32);
             }
-            None => self.channels[input].head_ready = u64::MAX,
+            None => {
+                self.channels[input].head_ready = u64::MAX;
+                self.ports[i as usize].in_occupied &= !(1 << v);
+            }
         }
         self.waiting -= 1;
         let ports = self.ports.len() as PortId;
         let in_port = &mut self.ports[i as usize];
         in_port.in_vc_rr = (v + 1) % vcs as u8;
-        in_port.in_xbar_busy_until = t + transfer;
+        in_port.in_xbar_busy_until = (t + transfer) as u32;
         let (in_to_nic, in_nic, in_latency, in_route, in_peer) =
             (in_port.to_nic(), in_port.nic, in_port.latency as u64, in_port.route, in_port.peer_port);
         let out = &mut self.ports[o as usize];
-        out.xbar_busy_until = t + transfer;
+        out.xbar_busy_until = (t + transfer) as u32;
         out.grant_rr = (i + 1) % ports;
         let to_nic = out.to_nic();
         let packet = &mut self.slab[slot as usize].packet;
@@ -1243,11 +1254,11 @@ impl RouterState {
         if port.nic == UNCONNECTED {
             return;
         }
-        if port.link_busy_until > t {
+        if port.link_busy_until as u64 > t {
             // Come back when the link frees (once).
             if !port.wake_scheduled {
                 port.wake_scheduled = true;
-                ctx.schedule(port.link_busy_until - t, P_FREE, Msg::LinkFree { port: o });
+                ctx.schedule(port.link_busy_until as u64 - t, P_FREE, Msg::LinkFree { port: o });
             }
             return;
         }
@@ -1282,7 +1293,7 @@ impl RouterState {
         let queued = (first..first + vcs).any(|q| !self.channels[q].output.is_empty());
         let port = &mut self.ports[o as usize];
         port.vc_rr = ((v + 1) % vcs) as u8;
-        port.link_busy_until = t + size as u64;
+        port.link_busy_until = (t + size as u64) as u32;
         port.pending_vc = v as u8;
         port.pending_phits = size;
         if (wake || queued) && !port.wake_scheduled {
