@@ -566,6 +566,41 @@ fn mpi_random_regular_is_identical_for_every_rank_and_thread_layout() {
     check_ranks(RANDOM_REGULAR);
 }
 
+/// The million-endpoint configurations, shrunk (same routing, VC policy, latencies and
+/// traffic; smaller sizes), give the same results on 1 and 2 MPI ranks.
+#[test]
+fn million_endpoint_configs_shrunk_are_identical_on_1_and_2_ranks() {
+    let shrunk: [(&str, &str, &[&str]); 3] = [
+        ("dragonfly-23-46-23", "dragonfly_ugal", &["topology.p=3", "topology.a=6", "topology.h=3"]),
+        (
+            "rrg-65536-48-32",
+            "minimal",
+            &["topology.switches=512", "topology.degree=8", "topology.endpoints_per_switch=4"],
+        ),
+        ("hyperx-3d-32", "minimal", &["topology.sides=[4, 4, 4]", "topology.endpoints_per_switch=4"]),
+    ];
+    for (name, routing, sizes) in shrunk {
+        let dir = TempDir::new().unwrap();
+        let cfg = workspace().join("configs").join(format!("{name}.toml"));
+        let mut args = vec!["run", s(&cfg), "-q", "-t", "1"];
+        for o in ["simulation.cycles=3000", "simulation.warmup=1000", "simulation.sample_period=500"]
+            .iter()
+            .chain(sizes)
+        {
+            args.extend(["--set", o]);
+        }
+        let (one, two) = (dir.path().join("1.h5"), dir.path().join("2.h5"));
+        xnet_expect(dir.path(), &[&args[..], &["-o", s(&one)]].concat(), 0);
+        mpiexec(dir.path(), "2", &[&args[..], &["-o", s(&two)]].concat());
+        let (a, b) = (open(&one), open(&two));
+        assert_eq!(attr_u64(&b, "ranks"), 2, "{name}: the run did not use 2 MPI ranks");
+        assert_eq!(attr_str(&a, "routing"), routing, "{name}");
+        assert!(attr_u64(&a.group("points/000").unwrap(), "delivered_total") > 1000, "{name}");
+        let diffs = differences(&dump(&one), &dump(&two));
+        assert!(diffs.is_empty(), "{name}: 1 and 2 ranks differ:\n{}", diffs.join("\n"));
+    }
+}
+
 #[test]
 fn routes_compares_routings_side_by_side_and_flags_cyclic_ones() {
     let dir = TempDir::new().unwrap();
