@@ -90,6 +90,10 @@ enum Command {
         /// Override a config key (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Also write one CSV row per rank (switches, endpoints, weight, links to other
+        /// ranks, neighbour ranks): the inputs of the scaling model (docs/scaling.md).
+        #[arg(long, value_name = "FILE")]
+        csv: Option<PathBuf>,
     },
     /// Verify and analyse a configuration's routes without simulating: deadlock freedom
     /// (channel dependency graph), reachability, routing distance, link weights.
@@ -196,10 +200,10 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Partition { config, ranks, threads, method, set } => {
+        Command::Partition { config, ranks, threads, method, set, csv } => {
             let cfg = Config::parse(&read(&config)?, &set)?;
             if rank0 {
-                describe_partition(cfg, ranks, threads, method.into())?;
+                describe_partition(cfg, ranks, threads, method.into(), csv.as_deref())?;
             }
             Ok(0)
         }
@@ -249,7 +253,13 @@ fn stem(path: &Path) -> String {
     path.file_stem().map_or("run".into(), |s| s.to_string_lossy().into_owned())
 }
 
-fn describe_partition(cfg: Config, ranks: u32, threads: u32, method: partitioner::Method) -> Result<()> {
+fn describe_partition(
+    cfg: Config,
+    ranks: u32,
+    threads: u32,
+    method: partitioner::Method,
+    csv: Option<&Path>,
+) -> Result<()> {
     if ranks == 0 || threads == 0 {
         bail!("--ranks and --threads must be at least 1");
     }
@@ -292,7 +302,58 @@ fn describe_partition(cfg: Config, ranks: u32, threads: u32, method: partitioner
         "messages/window  {:.1} expected across partitions (links carrying the configured load {})",
         plan.expected_messages_per_window, cfg.traffic.load
     );
+    if let Some(path) = csv {
+        write_rank_csv(path, &net, &graph, &plan.assignment, threads, ranks)?;
+        println!("per rank         {}", path.display());
+    }
     Ok(())
+}
+
+/// One row per rank: what the scaling model needs to know of the partition.
+fn write_rank_csv(
+    path: &Path,
+    net: &models::topology::Network,
+    graph: &partitioner::PartGraph,
+    assignment: &[u32],
+    threads: u32,
+    ranks: u32,
+) -> Result<()> {
+    use std::fmt::Write as _;
+    let r = ranks as usize;
+    let rank_of = |v: u32| (assignment[v as usize] / threads) as usize;
+    let (mut switches, mut endpoints, mut weight) = (vec![0u64; r], vec![0u64; r], vec![0u64; r]);
+    for v in 0..net.num_switches() as u32 {
+        let k = rank_of(v);
+        switches[k] += 1;
+        endpoints[k] += net.terminals[v as usize] as u64;
+        weight[k] += graph.vertex_weight[v as usize];
+    }
+    let mut cut_out = vec![0u64; r];
+    let mut min_latency = vec![u64::MAX; r];
+    let mut neighbours: Vec<std::collections::BTreeSet<usize>> = vec![Default::default(); r];
+    for &(a, b, latency) in &graph.edges {
+        let (ra, rb) = (rank_of(a), rank_of(b));
+        if ra != rb {
+            cut_out[ra] += 1;
+            min_latency[ra] = min_latency[ra].min(latency);
+            neighbours[ra].insert(rb);
+        }
+    }
+    let mut text =
+        String::from("rank,switches,endpoints,weight,cut_links_out,neighbour_ranks,min_cut_latency\n");
+    for k in 0..r {
+        let latency = if min_latency[k] == u64::MAX { 0 } else { min_latency[k] };
+        let _ = writeln!(
+            text,
+            "{k},{},{},{},{},{},{latency}",
+            switches[k],
+            endpoints[k],
+            weight[k],
+            cut_out[k],
+            neighbours[k].len()
+        );
+    }
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn topo(cfg: &Config) -> Result<()> {
