@@ -282,7 +282,7 @@ struct PortState {
 
 impl PortState {
     /// Whether the port leads to an endpoint of this router.
-    fn to_nic(&self) -> bool {
+    fn leads_to_nic(&self) -> bool {
         self.nic < UNCONNECTED
     }
 }
@@ -1207,11 +1207,11 @@ impl RouterState {
         in_port.in_vc_rr = (v + 1) % vcs as u8;
         in_port.in_xbar_busy_until = (t + transfer) as u32;
         let (in_to_nic, in_nic, in_latency, in_route, in_peer) =
-            (in_port.to_nic(), in_port.nic, in_port.latency as u64, in_port.route, in_port.peer_port);
+            (in_port.leads_to_nic(), in_port.nic, in_port.latency as u64, in_port.route, in_port.peer_port);
         let out = &mut self.ports[o as usize];
         out.xbar_busy_until = (t + transfer) as u32;
         out.grant_rr = (i + 1) % ports;
-        let to_nic = out.to_nic();
+        let to_nic = out.leads_to_nic();
         let packet = &mut self.slab[slot as usize].packet;
         let size = packet.size;
         let in_vc = packet.vc;
@@ -1266,7 +1266,7 @@ impl RouterState {
             self.request_allocation(t, ctx);
         }
         let port = &self.ports[o as usize];
-        let to_nic = port.to_nic();
+        let to_nic = port.leads_to_nic();
         let start = port.vc_rr as usize;
         let first = o as usize * vcs;
         let mut chosen = None;
