@@ -248,6 +248,10 @@ struct PortState {
     in_xbar_busy_until: u32,
     /// One bit per VC whose input buffer holds packets.
     in_occupied: u64,
+    /// Occupancy of the output over all its VCs, as the adaptive selection counts it:
+    /// output buffer phits reserved plus downstream credits in use (pending releases not
+    /// yet subtracted; see `Load::port_occupancy`).
+    occupancy: u32,
     /// Where the link delivers (network ports), kept here so that sending touches no
     /// other memory.
     route: LinkRoute,
@@ -510,6 +514,7 @@ impl Router {
                 xbar_busy_until: 0,
                 in_xbar_busy_until: 0,
                 in_occupied: 0,
+                occupancy: 0,
                 route,
                 latency,
                 phits: 0,
@@ -647,6 +652,7 @@ impl LogicalProcess for Router {
             Msg::Head { port, packet } => state.on_head(sh, port, packet, ctx.now(), ctx, stats),
             Msg::Credit { port, vc, phits } => {
                 state.channels[port as usize * state.vcs + vc as usize].credits += phits;
+                state.ports[port as usize].occupancy -= phits as u32;
                 state.try_transmit(sh, port, ctx, stats);
             }
             Msg::LinkFree { port } => {
@@ -743,7 +749,14 @@ impl LoadView for Load<'_> {
         self.buffered(port, vc) + self.capacity.saturating_sub(c.credits as u32)
     }
     fn port_occupancy(&self, port: PortId) -> u32 {
-        (0..self.vcs as u8).map(|v| self.vc_occupancy(port, v)).sum()
+        // The sum over the VCs, kept up to date in the port: one cache line to read.
+        let p = &self.ports[port as usize];
+        let released = if p.link_busy_until as u64 <= self.now { p.pending_phits as u32 } else { 0 };
+        debug_assert_eq!(
+            p.occupancy - released,
+            (0..self.vcs as u8).map(|v| self.vc_occupancy(port, v)).sum::<u32>()
+        );
+        p.occupancy - released
     }
 }
 
@@ -782,7 +795,8 @@ impl RouterState {
         p.pending_phits = 0;
         let c = &mut self.channels[o * self.vcs + vc as usize];
         c.used -= phits;
-        std::mem::take(&mut c.space_waiter)
+        self.ports[o].occupancy -= phits as u32;
+        std::mem::take(&mut self.channels[o * self.vcs + vc as usize].space_waiter)
     }
 
     fn request_allocation(&mut self, at: u64, ctx: &mut RouterCtx<'_>) {
@@ -1243,6 +1257,7 @@ impl RouterState {
         }
         let out_vc = o as usize * vcs + choice.vc as usize;
         self.channels[out_vc].used += size;
+        self.ports[o as usize].occupancy += size as u32;
         self.channels[out_vc].output.push_back(slot, &mut self.slab);
         self.try_transmit(sh, o, ctx, st);
     }
@@ -1290,6 +1305,9 @@ impl RouterState {
             c.credits -= size;
         }
         let wake = c.space_waiter;
+        if !to_nic {
+            self.ports[o as usize].occupancy += size as u32;
+        }
         let queued = (first..first + vcs).any(|q| !self.channels[q].output.is_empty());
         let port = &mut self.ports[o as usize];
         port.vc_rr = ((v + 1) % vcs) as u8;
