@@ -304,6 +304,17 @@ impl PairStats {
             unreachable: self.unreachable + o.unreachable,
         }
     }
+
+    /// The diameter of a connected network; an error naming the first disconnected pair.
+    pub(crate) fn connected_diameter(&self) -> Result<u32, TopologyError> {
+        match self.first_unreachable {
+            Some((a, b)) => Err(TopologyError::new(
+                "kind",
+                format!("network is disconnected: no path from switch {a} to {b}"),
+            )),
+            None => Ok(self.diameter),
+        }
+    }
 }
 
 /// Runs the BFS of every source in `sources` (in batches of [`BATCH`], in parallel): for
@@ -754,6 +765,7 @@ mod tests {
         let (_, stats) = all_pairs(&adj, &[0, 1], vec![()], |_, ()| (), |_, _, _, _| {}, |_| ());
         assert_eq!(stats.first_unreachable, Some((0, 1)));
         assert_eq!(stats.unreachable, 2);
+        assert!(stats.connected_diameter().unwrap_err().message.contains("no path from switch 0 to 1"));
         let s = summarize(&net);
         assert!(!s.connected);
         assert_eq!(s.unconnected_ports, 1);
