@@ -8,7 +8,7 @@
 //! `k >= 2`; use a deadlock-free VC policy (ladder, the default, or DAVC).
 
 use super::minimal::Minimal;
-use super::{Candidate, LoadView, Routing};
+use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use crate::rng::Rng;
 use crate::topology::{Network, SwitchId, TopologyError};
@@ -37,6 +37,10 @@ impl Routing for AllPath {
 
     fn vcs_required(&self) -> u8 {
         1
+    }
+
+    fn reads(&self) -> Reads {
+        Reads::NOTHING
     }
 
     fn max_hops(&self) -> u32 {

@@ -20,7 +20,7 @@
 //! used.
 
 use super::graph::{DistanceRows, Encoding, SwitchGraph};
-use super::{Candidate, LoadView, Routing};
+use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::topology::hyperx::HyperXShape;
@@ -226,6 +226,10 @@ impl Routing for Minimal {
 
     fn max_hops(&self) -> u32 {
         self.diameter
+    }
+
+    fn reads(&self) -> Reads {
+        Reads::NOTHING
     }
 
     fn candidates(
