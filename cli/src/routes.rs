@@ -4,7 +4,7 @@
 use crate::output::{attr, attr_str, table};
 use anyhow::{Context, Result};
 use hdf5::{File, Group, H5Type};
-use models::analysis::{analyse, analyse_sampled, RoutesReport};
+use models::analysis::{try_analyse, Options, RoutesReport};
 use models::config::Config;
 use models::sim::Simulation;
 use std::path::Path;
@@ -28,14 +28,25 @@ struct ChannelRow {
     escape: u32,
 }
 
+/// Analysis options: the destinations checked, and the memory the CDG may take (what the
+/// machine has available, if known).
+fn options(destinations: Option<usize>) -> Options {
+    Options { destinations, memory_limit: available_memory(), exhaustive: false }
+}
+
+/// `MemAvailable` of `/proc/meminfo` in bytes.
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// Analyses `cfg` (only `destinations` evenly spaced destinations if given), prints the
 /// report with the routing build time and peak memory, and writes it to `output`.
 pub(crate) fn routes(cfg: Config, output: &Path, destinations: Option<usize>) -> Result<RoutesReport> {
     let sim = Simulation::build(cfg)?;
-    let r = match destinations {
-        Some(k) => analyse_sampled(&sim, k),
-        None => analyse(&sim),
-    };
+    let r = try_analyse(&sim, options(destinations))?;
     print_report(&r);
     let peak = crate::peak_rss_bytes();
     println!("  {:<28} {}", "VCs the routing needs", sim.routing().vcs_required());
@@ -82,7 +93,7 @@ pub(crate) fn compare(
         }
         let cfg = Config::parse(text, &set).with_context(|| format!("--compare {entry}"))?;
         let sim = Simulation::build(cfg).with_context(|| format!("--compare {entry}"))?;
-        reports.push(analyse(&sim));
+        reports.push(try_analyse(&sim, options(None)).with_context(|| format!("--compare {entry}"))?);
     }
     print_side_by_side(routings, &reports);
     let file = File::create(output).with_context(|| format!("creating {}", output.display()))?;

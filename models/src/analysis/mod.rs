@@ -3,42 +3,60 @@
 //! destination, and the path metrics of the routing survey and the Angara seed.
 //!
 //! # What is enumerated
-//! The verifier asks the routing exactly what the router asks it: [`next_hops`] with the
-//! configuration's VC policy applied, under a [`LoadView`] that reports empty buffers.
-//! For every destination switch `d` (in parallel) and every source switch, it explores all
-//! states reachable from injection. A state is `(source, switch, input port, VC, hops,
-//! route state)`; the source is part of it because a routing may read the packet's source
-//! (torus DOR places its dateline relative to it). From a state, every candidate `(port,
-//! vc)` is a channel use, and a dependency goes from the channel the packet arrived on to
-//! it. The packet is updated as the router does on a grant: `on_forward`, `hops += 1`,
-//! `vc = chosen.vc`.
+//! The verifier asks the routing exactly what the router asks it: [`Routes::next_hops`]
+//! with the configuration's VC policy applied, under a [`LoadView`] that reports empty
+//! buffers. For every destination switch `d` (in parallel) it explores all routing states
+//! of packets towards `d` reachable from injection at any source. A state is `(switch, VC,
+//! hops, route state)`, plus
+//!
+//! * the packet's **source** when the routing reads it ([`Routing::reads`]: torus DOR
+//!   places its dateline relative to it, Angara's source routes are indexed by it);
+//! * the **input port** when the VC policy reads it (the DAVC policies, through
+//!   [`Hop::in_port`]; routings are never given it).
+//!
+//! Where they are not read, packets from different sources, or arriving through different
+//! ports, in the same state get the same candidates and move to the same states: they
+//! are one state. Its candidates are computed once, and each of the channels it is entered
+//! by (its *arrivals*: the links into its switch through the recorded input ports, on the
+//! state's VC) depends on each candidate channel. States are explored level by level,
+//! a level being the hops taken (every move adds one), so the arrivals of a level's
+//! states are all known when the level is expanded. The CDG is the same as that of the
+//! exploration per source and input port ([`Options::exhaustive`], tested): only the
+//! number of states differs. Following a candidate updates the packet as the router does
+//! on a grant: `on_forward`, `hops += 1`, `vc = chosen.vc`.
 //!
 //! * Multipath and adaptive routings list all their candidates (the selection happens
 //!   after `next_hops`), so all of them are followed.
 //! * Random choices at injection ([`Routing::init`]): for the Dragonfly Valiant and UGAL
 //!   routings every intermediate group is enumerated exactly (every group but the source's
 //!   and the destination's, or the minimal state when the routing itself picks none). For
-//!   other routings `init` is called with the configuration's RNG stream and 31 further
-//!   seeds, and the distinct states are kept (a sample, not a proof, for routings with
-//!   many random states).
+//!   other routings whose `init` draws from its stream ([`Reads::random_init`]) `init` is
+//!   called with the configuration's RNG stream and 31 further seeds, and the distinct
+//!   states are kept (a sample, not a proof, for routings with many random states); one
+//!   call suffices for the others.
 //! * Load-dependent decisions at the source switch (UGAL choosing between the minimal and
-//!   the Valiant path): at hop 0 the routing is asked again with each port it proposed
-//!   under zero load reported as heavily loaded, and every outcome is followed. Decisions
-//!   after the first hop must show up as candidates, as the [`Routing`] contract asks.
+//!   the Valiant path, [`Reads::load`]): at hop 0 the routing is asked again with each port
+//!   it proposed under zero load reported as heavily loaded, and every outcome is followed.
+//!   Decisions after the first hop must show up as candidates, as the [`Routing`] contract
+//!   asks.
 //!
 //! Only switches with endpoints are sources and destinations (a packet needs a source
 //! endpoint): for meshes, tori, HyperX, Dragonfly and RRG that is every switch.
 //!
 //! A pair fails to reach its destination when a state has no candidate, a candidate leads
 //! to a port without a switch behind it, or a route grows longer than the number of
-//! switches plus the routing's `max_hops` (a loop).
+//! switches plus the routing's `max_hops` (a loop). When a destination has a failing
+//! route and states merged sources, that destination is explored again per source, to
+//! name every failing pair exactly.
 //!
 //! # Path metrics
 //! Average routing distance, link weights and sigma use one path per ordered pair: the
 //! path taken when the first candidate is always chosen (like `selection = "first"`, with
 //! zero load), starting from the route state that `init` draws from the configuration's
-//! routing stream of the source switch. The longest path, in contrast, is over all routes
-//! the verifier explored.
+//! routing stream of the source switch. Per destination, the exploration carries the
+//! number of such paths passing through each state to the state its first candidate leads
+//! to, and adds it to that link's weight (a walk per pair where a route fails). The
+//! longest path, in contrast, is over all routes the verifier explored.
 //!
 //! * ARD (survey, section 6.2): switches visited summed over all `N^2` ordered pairs of
 //!   switches, a self pair counting 1, divided by `N^2` (pairs that fail are left out).
@@ -51,10 +69,16 @@
 //!   whose every route is minimal, i.e. the sum of shortest distances over the ordered
 //!   pairs divided by `|C|` (the number of directed links). `k = 4`, as the seed uses.
 //!
+//! # Memory
+//! The CDG is a bit matrix per switch, input `(port, VC)` by output `(port, VC)` over its
+//! network ports ([`cdg`]): 252 MB for the 65,536-switch RRG of degree 32 with 5 VCs. An
+//! analysis whose bitmaps would exceed [`Options::memory_limit`] is refused with an error.
+//! The exploration holds two levels of one destination per thread.
+//!
 //! # Determinism
-//! Destinations are processed with rayon; the CDG is a set of edges (union is order
-//! independent) sorted before use, counters are integer sums, failure lists are sorted, and
-//! the cycle search walks nodes in sorted order. The report (but its time) is the same for
+//! Destinations are processed with rayon; the CDG bits are set with atomic ORs (order
+//! independent), counters are integer sums, failure lists are sorted, and the cycle search
+//! walks channels and dependencies in key order. The report (but its time) is the same for
 //! any number of threads.
 //!
 //! # Escape subnetworks (Duato)
@@ -69,18 +93,20 @@
 //! other, so an escape route that cannot reach its destination is reported.
 
 mod cdg;
+mod explore;
 
 pub use cdg::Channel;
 
 use crate::packet::{Packet, RouteState};
 use crate::rng::{stream, Purpose, Rng};
-use crate::routing::{Candidate, Hop, LoadView, Routes, Routing, VcPolicy};
+use crate::routing::{Hop, LoadView, Reads, Routes, Routing, VcPolicy};
 use crate::sim::Simulation;
-use crate::topology::metrics::bfs;
+use crate::topology::metrics::{all_pairs, count, Adjacency, BATCH};
 use crate::topology::{EndpointId, Network, PortId, PortTarget, Shape, SwitchId};
+use cdg::CdgBits;
+use explore::Explorer;
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::HashSet;
 use std::time::Instant;
 
 /// The exponent `k` of the reported `sigma(k, R)`.
@@ -184,78 +210,146 @@ pub struct RoutesReport {
     pub seconds: f64,
 }
 
-/// Analyses the routes of `sim`'s configuration on the current rayon pool.
+/// How to analyse.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Check only this many evenly spaced destination switches (all sources): a cycle or
+    /// an unreachable pair found is real, but an acyclic verdict covers only the routes
+    /// towards them. The path metrics are over the same pairs.
+    pub destinations: Option<usize>,
+    /// Refuse an analysis whose CDG bitmaps would take more bytes than this.
+    pub memory_limit: Option<u64>,
+    /// Keep the packet's source and input port in every state, even where the routing and
+    /// the VC policy do not read them (the per-source exploration; for tests: same report
+    /// but for the number of states).
+    pub exhaustive: bool,
+}
+
+/// Why an analysis could not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct AnalysisError(pub String);
+
+/// Analyses the routes of `sim`'s configuration on the current rayon pool. Panics if the
+/// CDG would not fit in memory addressing (see [`try_analyse`]).
 pub fn analyse(sim: &Simulation) -> RoutesReport {
-    analyse_with(&sim.net, &sim.routes(), sim.config.router.vcs, sim.config.simulation.seed, None)
+    try_analyse(sim, Options::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Like [`analyse`], but only for `destinations` evenly spaced destination switches (all
-/// sources): a cycle or an unreachable pair it finds is real, but an acyclic verdict
-/// covers only the routes towards those destinations. For networks too large to verify
-/// whole; the path metrics are over the same pairs.
+/// Like [`analyse`], but only for `destinations` evenly spaced destination switches (see
+/// [`Options::destinations`]).
 pub fn analyse_sampled(sim: &Simulation, destinations: usize) -> RoutesReport {
-    analyse_with(
-        &sim.net,
-        &sim.routes(),
-        sim.config.router.vcs,
-        sim.config.simulation.seed,
-        Some(destinations),
-    )
+    try_analyse(sim, Options { destinations: Some(destinations), ..Options::default() })
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Analyses `routes` (routing, VC policy, escape subnetwork) with `vcs` VCs per port on
-/// `net`; `seed` picks the RNG streams given to `init` (as the simulation's
-/// `simulation.seed`); `sample`: only that many evenly spaced destinations.
-pub fn analyse_with(
+/// Analyses the routes of `sim`'s configuration with `options`.
+pub fn try_analyse(sim: &Simulation, options: Options) -> Result<RoutesReport, AnalysisError> {
+    analyse_with(&sim.net, &sim.routes(), sim.config.router.vcs, sim.config.simulation.seed, options)
+}
+
+/// Every dependency of the CDG of `routes` on `net` (arguments as [`analyse_with`]),
+/// sorted, and the states explored: for tests and tools comparing explorations.
+pub fn dependencies(
     net: &Network,
     routes: &Routes,
     vcs: u8,
     seed: u64,
-    sample: Option<usize>,
-) -> RoutesReport {
-    let t0 = Instant::now();
-    let routing = &*routes.routing;
-    let ctx = Ctx::new(net, routes, vcs, seed);
-    let destinations: Vec<SwitchId> = match sample {
+    options: Options,
+) -> Result<(Vec<(Channel, Channel)>, u64), AnalysisError> {
+    let (run, _) = run(net, routes, vcs, seed, options)?;
+    let edges =
+        run.cdg.edge_keys().into_iter().map(|(a, b)| (cdg::channel(net, a), cdg::channel(net, b))).collect();
+    Ok((edges, run.acc.states))
+}
+
+/// The explored routes: the CDG and the accumulated counts.
+struct Run {
+    cdg: cdg::Cdg,
+    acc: Acc,
+    destinations: Vec<SwitchId>,
+}
+
+/// Explores the routes towards the checked destinations.
+fn run<'a>(
+    net: &'a Network,
+    routes: &'a Routes,
+    vcs: u8,
+    seed: u64,
+    options: Options,
+) -> Result<(Run, Ctx<'a>), AnalysisError> {
+    let bytes = cdg::bitmap_bytes(net, vcs);
+    let limit = options.memory_limit.unwrap_or(isize::MAX as u64);
+    if bytes.is_none_or(|b| b > limit) {
+        let ports = (0..net.num_switches() as SwitchId)
+            .map(|s| net.radix(s) - net.terminals[s as usize] as usize)
+            .max()
+            .unwrap_or(0);
+        return Err(AnalysisError(format!(
+            "the channel dependency graph of {} switches with up to {ports} network ports and {vcs} VCs \
+             needs {} as bitmaps ((ports x VCs)^2 bits per switch), more than the {:.1} GiB available",
+            net.num_switches(),
+            bytes.map_or("more than 2^64 bytes".into(), |b| format!(
+                "{:.1} GiB",
+                b as f64 / (1u64 << 30) as f64
+            )),
+            limit as f64 / (1u64 << 30) as f64
+        )));
+    }
+    let ctx = Ctx::new(net, routes, vcs, seed, options.exhaustive);
+    let destinations: Vec<SwitchId> = match options.destinations {
         Some(k) if k < ctx.terminals.len() => {
             let n = ctx.terminals.len();
             (0..k.max(1)).map(|i| ctx.terminals[i * n / k.max(1)]).collect()
         }
         _ => ctx.terminals.clone(),
     };
+    let bits = CdgBits::new(net, vcs);
+    // Chunks of destinations, several per thread so that threads finish together.
+    let chunk = destinations.len().div_ceil(rayon::current_num_threads() * 16).max(1);
     let acc = destinations
-        .par_iter()
-        .fold(
-            || Acc::new(net),
-            |mut acc, &d| {
-                ctx.explore(d, &mut acc);
-                ctx.first_paths(d, &mut acc);
-                acc
-            },
-        )
+        .par_chunks(chunk)
+        .map(|chunk| {
+            let mut acc = Acc::new(net);
+            let mut explorer = Explorer::new(&ctx, &bits);
+            for &d in chunk {
+                ctx.destination(d, &mut explorer, &mut acc);
+            }
+            acc
+        })
         .reduce(|| Acc::new(net), Acc::merge);
-    let mut edges: Vec<(u64, u64)> = acc.edges.into_iter().collect();
-    edges.sort_unstable();
-    let is_escape = |k: u64| routes.is_escape((k & 0xff) as u8);
+    Ok((Run { cdg: bits.freeze(net), acc, destinations }, ctx))
+}
+
+/// Analyses `routes` (routing, VC policy, escape subnetwork) with `vcs` VCs per port on
+/// `net`; `seed` picks the RNG streams given to `init` (as the simulation's
+/// `simulation.seed`).
+pub fn analyse_with(
+    net: &Network,
+    routes: &Routes,
+    vcs: u8,
+    seed: u64,
+    options: Options,
+) -> Result<RoutesReport, AnalysisError> {
+    let t0 = Instant::now();
+    let routing = &*routes.routing;
+    let (Run { cdg: graph, acc, destinations }, ctx) = run(net, routes, vcs, seed, options)?;
+    let is_escape = |vc: u8| routes.is_escape(vc);
     let to_channels = |keys: Vec<u64>| -> Vec<Channel> {
-        keys.into_iter().map(|k| Channel { escape: is_escape(k), ..cdg::channel(net, k) }).collect()
+        keys.into_iter()
+            .map(|k| Channel { escape: is_escape((k & 0xff) as u8), ..cdg::channel(net, k) })
+            .collect()
     };
-    let graph = cdg::Cdg::new(acc.nodes.into_iter().collect(), &edges);
-    let full_cycle = graph.find_cycle();
+    let full_cycle = graph.find_cycle(|_| true);
     let full_cdg_acyclic = full_cycle.is_none();
     // Duato: with an escape subnetwork, what must be acyclic is the escape channels'
     // dependencies among themselves, and no packet may leave the escape.
     let (cycle, escape_back_dependencies) = if routes.escape.is_some() {
-        let escape_edges: Vec<(u64, u64)> =
-            edges.iter().copied().filter(|&(a, b)| is_escape(a) && is_escape(b)).collect();
-        let back = edges.iter().filter(|&&(a, b)| is_escape(a) && !is_escape(b)).count() as u64;
-        let escape_nodes = graph.nodes.iter().copied().filter(|&k| is_escape(k)).collect();
-        (to_channels(cdg::Cdg::new(escape_nodes, &escape_edges).find_cycle().unwrap_or_default()), back)
+        (to_channels(graph.find_cycle(is_escape).unwrap_or_default()), graph.count_leaving(is_escape))
     } else {
         (to_channels(full_cycle.unwrap_or_default()), 0)
     };
-    let vcs_used = graph.nodes.iter().map(|&k| (k & 0xff) as u32 + 1).max().unwrap_or(0);
-
+    let vcs_used = graph.vcs_used();
     let mut failures = acc.failures;
     failures.sort();
     failures.dedup_by(|a, b| (a.src, a.dst) == (b.src, b.dst));
@@ -275,24 +369,12 @@ pub fn analyse_with(
     let total: u64 = link_weights.iter().map(|l| l.weight).sum();
     let avg = total as f64 / c;
     let var = link_weights.iter().map(|l| (l.weight as f64 - avg).powi(2)).sum::<f64>() / (c - 1.0).max(1.0);
-    // Links are bidirectional, so a BFS from each destination gives every source's distance.
-    let shortest_total: u64 = destinations
-        .par_iter()
-        .map(|&d| {
-            let dist = bfs(net, d);
-            ctx.terminals
-                .iter()
-                .map(|&s| dist[s as usize] as u64)
-                .filter(|&x| x != u32::MAX as u64)
-                .sum::<u64>()
-        })
-        .sum();
-    let perfect = shortest_total as f64 / c;
+    let perfect = shortest_total(net, &ctx.terminals, &destinations) as f64 / c;
     let sigma =
         (link_weights.iter().map(|l| (perfect - l.weight as f64).abs().powi(SIGMA_K as i32)).sum::<f64>()
             / c)
             .powf(1.0 / SIGMA_K as f64);
-    RoutesReport {
+    Ok(RoutesReport {
         network: net.name.clone(),
         routing: routing.name().to_string(),
         vc_policy: routes.vc_policy,
@@ -305,7 +387,7 @@ pub fn analyse_with(
         cycle,
         full_cdg_acyclic,
         escape_back_dependencies,
-        channels: graph.nodes.len(),
+        channels: graph.num_nodes(),
         dependencies: graph.num_edges(),
         states: acc.states,
         unreachable_pairs,
@@ -325,7 +407,34 @@ pub fn analyse_with(
         vcs_used,
         link_weights,
         seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// Sum of the shortest distances from every terminal switch to every destination
+/// (unreachable pairs left out): bit-parallel BFS from the destinations (links are
+/// bidirectional).
+fn shortest_total(net: &Network, terminals: &[SwitchId], destinations: &[SwitchId]) -> u64 {
+    let adj = Adjacency::new(net);
+    let mut is_terminal = vec![false; net.num_switches()];
+    for &s in terminals {
+        is_terminal[s as usize] = true;
     }
+    let mut sorted = destinations.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let (sums, _) = all_pairs(
+        &adj,
+        &sorted,
+        vec![(); sorted.len().div_ceil(BATCH)],
+        |_, ()| 0u64,
+        |sum, level, v, new| {
+            if is_terminal[v as usize] {
+                *sum += level as u64 * count(new) as u64;
+            }
+        },
+        |sum| sum,
+    );
+    sums.into_iter().sum()
 }
 
 /// A load view with every buffer empty but (optionally) one port's.
@@ -344,32 +453,8 @@ impl LoadView for Probe {
     }
 }
 
-/// A routing state: what the routing's decisions may depend on.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct State {
-    src: SwitchId,
-    at: SwitchId,
-    in_port: PortId,
-    vc: u8,
-    hops: u16,
-    route: RouteState,
-}
-
-impl std::hash::Hash for State {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        // Equal states hash equal: the route state is hashed through some of its fields.
-        (self.src, self.at, self.in_port, self.vc, self.hops, route_key(&self.route)).hash(h);
-    }
-}
-
-fn route_key(r: &RouteState) -> (u8, u8, u32) {
-    (r.phase, r.global_hops, r.intermediate)
-}
-
 /// Per-thread results, merged in any order with an order-independent result.
 struct Acc {
-    edges: HashSet<(u64, u64)>,
-    nodes: HashSet<u64>,
     failures: Vec<Unreachable>,
     states: u64,
     longest: u32,
@@ -383,8 +468,6 @@ struct Acc {
 impl Acc {
     fn new(net: &Network) -> Self {
         Acc {
-            edges: HashSet::new(),
-            nodes: HashSet::new(),
             failures: Vec::new(),
             states: 0,
             longest: 0,
@@ -396,14 +479,6 @@ impl Acc {
     }
 
     fn merge(mut self, mut other: Self) -> Self {
-        if self.edges.len() < other.edges.len() {
-            std::mem::swap(&mut self.edges, &mut other.edges);
-        }
-        self.edges.extend(other.edges);
-        if self.nodes.len() < other.nodes.len() {
-            std::mem::swap(&mut self.nodes, &mut other.nodes);
-        }
-        self.nodes.extend(other.nodes);
         self.failures.append(&mut other.failures);
         self.states += other.states;
         self.longest = self.longest.max(other.longest);
@@ -421,6 +496,10 @@ struct Ctx<'a> {
     net: &'a Network,
     routing: &'a dyn Routing,
     routes: &'a Routes,
+    reads: Reads,
+    /// States keep the packet's source / input port.
+    keep_src: bool,
+    keep_in: bool,
     vcs: u8,
     seed: u64,
     /// Switches with endpoints, in order.
@@ -432,7 +511,7 @@ struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(net: &'a Network, routes: &'a Routes, vcs: u8, seed: u64) -> Self {
+    fn new(net: &'a Network, routes: &'a Routes, vcs: u8, seed: u64, exhaustive: bool) -> Self {
         let routing = &*routes.routing;
         let mut endpoint = vec![None; net.num_switches()];
         for (e, &(s, p)) in net.endpoint_location.iter().enumerate().rev() {
@@ -445,243 +524,141 @@ impl<'a> Ctx<'a> {
             .saturating_add(routing.max_hops())
             .saturating_add(escape_hops)
             .min(u16::MAX as u32 - 1);
-        Ctx { net, routing, routes, vcs, seed, terminals, endpoint, bound }
+        let reads = routing.reads();
+        Ctx {
+            net,
+            routing,
+            routes,
+            reads,
+            keep_src: exhaustive || reads.source,
+            keep_in: exhaustive || routes.vc_policy.is_davc(),
+            vcs,
+            seed,
+            terminals,
+            endpoint,
+            bound,
+        }
     }
 
+    /// The packet the verifier asks about: from (the first endpoint of) switch `src` to
+    /// switch `dst`, with `hops`, `vc` and `route`. Every packet of the verifier is made
+    /// here.
     fn packet(&self, src: SwitchId, dst: SwitchId, hops: u16, vc: u8, route: RouteState) -> Packet {
         let src = self.endpoint[src as usize].expect("source endpoint").0;
         let dst = self.endpoint[dst as usize].expect("destination endpoint").0;
         Packet { hops, vc, route, ..Packet::new(src, 0, dst, 1, 0) }
     }
 
-    /// The route state `init` gives at `src` with the configuration's stream.
-    fn default_init(&self, src: SwitchId, dst: SwitchId) -> RouteState {
+    /// The route state `init` gives at `src` with the configuration's stream (`unused`
+    /// stands in for it when `init` draws nothing).
+    fn default_init(&self, src: SwitchId, dst: SwitchId, unused: &mut Rng) -> RouteState {
         let mut r = RouteState::default();
-        self.routing.init(src, dst, &mut r, &mut stream(self.seed, Purpose::Routing, src as u64));
+        if self.reads.random_init {
+            self.routing.init(src, dst, &mut r, &mut stream(self.seed, Purpose::Routing, src as u64));
+        } else {
+            self.routing.init(src, dst, &mut r, unused);
+        }
         r
     }
 
-    /// Every route state a packet from `src` to `dst` may start with.
-    fn init_states(&self, src: SwitchId, dst: SwitchId) -> Vec<RouteState> {
-        let base = self.default_init(src, dst);
-        let mut states = match (&self.net.shape, self.routing.name()) {
+    /// Every route state a packet from `src` to `dst` may start with, `base` being the
+    /// default one, into `states`.
+    fn init_states(&self, src: SwitchId, dst: SwitchId, base: RouteState, states: &mut Vec<RouteState>) {
+        states.clear();
+        match (&self.net.shape, self.routing.name()) {
             (Shape::Dragonfly(df), "dragonfly_valiant" | "dragonfly_ugal") => {
                 if base.intermediate == u32::MAX {
-                    vec![base]
+                    states.push(base);
                 } else {
                     let (gs, gd) = (df.group(src), df.group(dst));
-                    (0..df.groups)
-                        .filter(|&g| g != gs && g != gd)
-                        .map(|g| {
-                            let mut r = base;
-                            r.intermediate = g;
-                            r
-                        })
-                        .collect()
+                    states.extend(
+                        (0..df.groups)
+                            .filter(|&g| g != gs && g != gd)
+                            .map(|g| RouteState { intermediate: g, ..base }),
+                    );
                 }
             }
             _ => {
-                let mut v = vec![base];
-                for i in 1..INIT_SAMPLES {
-                    let mut r = RouteState::default();
-                    let id = (src as u64) << 32 | i;
-                    self.routing.init(
-                        src,
-                        dst,
-                        &mut r,
-                        &mut stream(self.seed ^ 0x5eed_1e55, Purpose::Routing, id),
-                    );
-                    v.push(r);
+                states.push(base);
+                if self.reads.random_init {
+                    for i in 1..INIT_SAMPLES {
+                        let mut r = RouteState::default();
+                        let id = (src as u64) << 32 | i;
+                        self.routing.init(
+                            src,
+                            dst,
+                            &mut r,
+                            &mut stream(self.seed ^ 0x5eed_1e55, Purpose::Routing, id),
+                        );
+                        states.push(r);
+                    }
                 }
-                v
             }
-        };
+        }
         states.sort_by_key(route_key);
         states.dedup();
-        states
     }
 
-    fn fail(&self, acc: &mut Acc, st: &State, dst: SwitchId, reason: String) {
-        acc.failures.push(Unreachable { src: st.src, dst, at: st.at, reason });
-    }
-
-    /// Whether the routing itself offers no candidate to `packet` in state `st` (packets in
-    /// an escape subnetwork are not the routing's); records the failure. `next_hops` would
-    /// panic on such a routing bug, so the verifier asks first.
-    #[allow(clippy::too_many_arguments)]
-    fn routing_offers_nothing(
-        &self,
-        acc: &mut Acc,
-        st: &State,
-        d: SwitchId,
-        packet: &Packet,
-        load: &dyn LoadView,
-        rng: &mut Rng,
-        scratch: &mut Vec<Candidate>,
-    ) -> bool {
-        if self.routes.is_escape(packet.vc) {
-            return false;
-        }
-        scratch.clear();
-        self.routing.candidates(st.at, d, &mut packet.clone(), load, rng, scratch);
-        if !scratch.is_empty() {
-            return false;
-        }
-        let reason = format!("no candidate at switch {} (hop {}, VC {})", st.at, packet.hops, packet.vc);
-        self.fail(acc, st, d, reason);
-        true
-    }
-
-    /// Explores every state of packets to `d` from every source, into `acc`.
-    fn explore(&self, d: SwitchId, acc: &mut Acc) {
-        let net = self.net;
-        let mut rng: Rng = stream(self.seed, Purpose::Routing, d as u64 | 1 << 40);
-        let mut visited: HashSet<State> = HashSet::new();
-        let mut stack: Vec<State> = Vec::new();
-        let mut cands: Vec<Candidate> = Vec::new();
-        let mut scratch: Vec<Candidate> = Vec::new();
-        let mut probes: Vec<Option<PortId>> = Vec::new();
-        for &s in &self.terminals {
-            if s == d {
-                continue;
+    /// Explores destination `d` into `explorer`'s CDG and `acc`: merged states first; when
+    /// a route fails, states keeping the source name every failing pair, and the
+    /// first-candidate paths are walked per source.
+    fn destination(&self, d: SwitchId, explorer: &mut Explorer<'_>, acc: &mut Acc) {
+        let found = explorer.explore(d, self.keep_src, self.keep_in);
+        acc.states += found.states;
+        acc.longest = acc.longest.max(found.longest);
+        if !found.failed && !found.first_path_failed {
+            for (link, count) in found.links {
+                acc.link_counts[link as usize] += count as u64;
             }
-            visited.clear();
-            let in_port = self.endpoint[s as usize].expect("endpoint").1;
-            for r in self.init_states(s, d) {
-                let st = State { src: s, at: s, in_port, vc: 0, hops: 0, route: r };
-                if visited.insert(st) {
-                    stack.push(st);
-                }
-            }
-            while let Some(st) = stack.pop() {
-                acc.states += 1;
-                let hop =
-                    Hop { ports: net.ports(st.at), at: st.at, in_port: st.in_port, dst: d, vcs: self.vcs };
-                let packet = self.packet(st.src, d, st.hops, st.vc, st.route);
-                let arrival = if st.hops > 0 {
-                    match net.ports(st.at)[st.in_port as usize].target {
-                        PortTarget::Switch { switch, port } => {
-                            Some(cdg::key(net.port_offsets[switch as usize] as usize + port as usize, st.vc))
-                        }
-                        _ => None,
-                    }
-                } else {
-                    None
-                };
-                probes.clear();
-                probes.push(None);
-                let mut i = 0;
-                while i < probes.len() {
-                    let load = Probe(probes[i]);
-                    i += 1;
-                    if self.routing_offers_nothing(acc, &st, d, &packet, &load, &mut rng, &mut scratch) {
-                        continue;
-                    }
-                    let mut p = packet;
-                    self.routes.next_hops(&hop, &mut p, &load, &mut rng, &mut cands);
-                    if self.routes.escape.is_some()
-                        && !self.routes.is_escape(st.vc)
-                        && !cands.iter().any(|c| self.routes.is_escape(c.vc))
-                    {
-                        self.fail(acc, &st, d, format!("no escape candidate at switch {}", st.at));
-                    }
-                    if st.hops == 0 && load.0.is_none() {
-                        // Source decisions may depend on load: ask again with each
-                        // proposed port loaded.
-                        for c in &cands {
-                            if !probes.contains(&Some(c.port)) {
-                                probes.push(Some(c.port));
-                            }
-                        }
-                    }
-                    for &c in &cands {
-                        self.step(d, &st, &p, c, arrival, acc, &mut visited, &mut stack);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Follows candidate `c` of state `st` (packet `p` after the routing's decision).
-    #[allow(clippy::too_many_arguments)]
-    fn step(
-        &self,
-        d: SwitchId,
-        st: &State,
-        p: &Packet,
-        c: Candidate,
-        arrival: Option<u64>,
-        acc: &mut Acc,
-        visited: &mut HashSet<State>,
-        stack: &mut Vec<State>,
-    ) {
-        let net = self.net;
-        let Some(port) = net.ports(st.at).get(c.port as usize) else {
-            self.fail(acc, st, d, format!("candidate port {} of switch {} does not exist", c.port, st.at));
+            acc.visited += found.visited;
+            acc.pairs += found.pairs;
+            acc.longest_first = acc.longest_first.max(found.longest_first);
             return;
+        }
+        let failures = if found.failed && !self.keep_src {
+            let exact = explorer.explore(d, true, self.keep_in);
+            acc.states += exact.states;
+            exact.failures
+        } else {
+            found.failures
         };
-        let PortTarget::Switch { switch: next, port: next_in } = port.target else {
-            self.fail(
-                acc,
-                st,
-                d,
-                format!("candidate port {} of switch {} leads to no switch", c.port, st.at),
-            );
-            return;
-        };
-        let k = cdg::key(net.port_offsets[st.at as usize] as usize + c.port as usize, c.vc);
-        acc.nodes.insert(k);
-        if let Some(a) = arrival {
-            acc.edges.insert((a, k));
-        }
-        let mut q = *p;
-        self.routes.on_forward(st.at, c, &mut q);
-        q.hops += 1;
-        q.vc = c.vc;
-        if next == d {
-            acc.longest = acc.longest.max(q.hops as u32);
-            return;
-        }
-        if q.hops as u32 >= self.bound {
-            self.fail(acc, st, d, format!("route longer than {} hops (a loop?)", self.bound));
-            return;
-        }
-        let ns = State { src: st.src, at: next, in_port: next_in, vc: q.vc, hops: q.hops, route: q.route };
-        if visited.insert(ns) {
-            stack.push(ns);
-        }
+        acc.failures.extend(failures);
+        self.first_paths(d, acc);
     }
 
-    /// The first-candidate path of every source to `d`, into the path metrics of `acc`.
+    fn fail(&self, acc: &mut Acc, src: SwitchId, at: SwitchId, dst: SwitchId, reason: String) {
+        acc.failures.push(Unreachable { src, dst, at, reason });
+    }
+
+    /// The first-candidate path of every source to `d`, walked one by one, into the path
+    /// metrics of `acc` (for destinations with failing routes).
     fn first_paths(&self, d: SwitchId, acc: &mut Acc) {
         let net = self.net;
         let mut rng: Rng = stream(self.seed, Purpose::Routing, d as u64 | 2 << 40);
+        let mut unused = stream(0, Purpose::Routing, 0);
         let mut cands = Vec::new();
         let load = Probe(None);
         'sources: for &s in &self.terminals {
             if s == d {
                 continue;
             }
-            let mut p = self.packet(s, d, 0, 0, self.default_init(s, d));
+            let mut p = self.packet(s, d, 0, 0, self.default_init(s, d, &mut unused));
             let mut at = s;
             let mut in_port = self.endpoint[s as usize].expect("endpoint").1;
             let mut used = Vec::new();
             while at != d {
                 let hop = Hop { ports: net.ports(at), at, in_port, dst: d, vcs: self.vcs };
-                let st = State { src: s, at, in_port, vc: p.vc, hops: p.hops, route: p.route };
-                if self.routing_offers_nothing(acc, &st, d, &p, &load, &mut rng, &mut cands) {
+                let (hops, vc) = (p.hops, p.vc);
+                if !self.routes.try_next_hops(&hop, &mut p, &load, &mut rng, &mut cands) {
+                    let reason = format!("no candidate at switch {at} (hop {hops}, VC {vc})");
+                    self.fail(acc, s, at, d, reason);
                     continue 'sources;
                 }
-                self.routes.next_hops(&hop, &mut p, &load, &mut rng, &mut cands);
                 let c = cands[0];
                 let target = net.ports(at).get(c.port as usize).map(|x| x.target);
                 let Some(PortTarget::Switch { switch, port }) = target else {
-                    self.fail(
-                        acc,
-                        &st,
-                        d,
-                        format!("candidate port {} of switch {at} leads to no switch", c.port),
-                    );
+                    let reason = format!("candidate port {} of switch {at} leads to no switch", c.port);
+                    self.fail(acc, s, at, d, reason);
                     continue 'sources;
                 };
                 used.push(net.port_offsets[at as usize] as usize + c.port as usize);
@@ -689,7 +666,7 @@ impl<'a> Ctx<'a> {
                 p.hops += 1;
                 p.vc = c.vc;
                 if p.hops as u32 >= self.bound {
-                    self.fail(acc, &st, d, format!("route longer than {} hops (a loop?)", self.bound));
+                    self.fail(acc, s, at, d, format!("route longer than {} hops (a loop?)", self.bound));
                     continue 'sources;
                 }
                 at = switch;
@@ -703,4 +680,8 @@ impl<'a> Ctx<'a> {
             acc.longest_first = acc.longest_first.max(p.hops as u32);
         }
     }
+}
+
+fn route_key(r: &RouteState) -> (u8, u8, u32) {
+    (r.phase, r.global_hops, r.intermediate)
 }

@@ -8,12 +8,16 @@
 //! `k >= 2`; use a deadlock-free VC policy (ladder, the default, or DAVC).
 
 use super::minimal::Minimal;
-use super::{Candidate, LoadView, Routing};
+use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use crate::rng::Rng;
 use crate::topology::{Network, SwitchId, TopologyError};
 
-/// ALLPATH(k) over a distance table.
+/// ALLPATH(k) over exact distances: from coordinates on HyperX, tori and meshes without
+/// failed links, else from a table of one byte per switch pair. The slack
+/// `budget - dist(s, dst)` needs absolute distances, which the two-bit table of
+/// [`Minimal`] does not hold (it only tells a neighbour's distance relative to the
+/// switch's); recovering them would cost a walk to the destination per decision.
 pub struct AllPath {
     min: Minimal,
     k: u32,
@@ -22,7 +26,7 @@ pub struct AllPath {
 impl AllPath {
     /// ALLPATH(k) on `net`.
     pub fn new(net: &Network, k: u32) -> Result<Self, TopologyError> {
-        Ok(Self { min: Minimal::new(net, false)?, k })
+        Ok(Self { min: Minimal::with_exact_distances(net)?, k })
     }
 }
 
@@ -33,6 +37,10 @@ impl Routing for AllPath {
 
     fn vcs_required(&self) -> u8 {
         1
+    }
+
+    fn reads(&self) -> Reads {
+        Reads::NOTHING
     }
 
     fn max_hops(&self) -> u32 {
@@ -53,15 +61,14 @@ impl Routing for AllPath {
         out: &mut Vec<Candidate>,
     ) {
         let budget = packet.route.intermediate;
-        let here = self.min.distance(dst, at);
-        for &(port, n) in self.min.graph().neighbours(at) {
-            let remaining = self.min.distance(dst, n) + 1;
+        self.min.distances_around(at, dst, |port, here, there| {
+            let remaining = there + 1;
             if remaining <= budget {
                 // Non-minimal hops carry their extra length as a small penalty, so that
                 // the adaptive selection prefers minimal ones when loads tie.
                 out.push(Candidate { port, vc: 0, penalty: (remaining - here) as u16 });
             }
-        }
+        });
     }
 
     fn on_forward(&self, _at: SwitchId, _chosen: Candidate, packet: &mut Packet) {

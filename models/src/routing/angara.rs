@@ -57,7 +57,7 @@
 //! missing edges; a pair without a legal route is a configuration error naming it.
 
 use super::layered::{Added, DynDag};
-use super::{Candidate, LoadView, Routing};
+use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::topology::torus::TorusShape;
@@ -690,6 +690,11 @@ impl Routing for Angara {
 
     fn vcs_required(&self) -> u8 {
         self.vcs
+    }
+
+    fn reads(&self) -> Reads {
+        // Source routes: the table is indexed by the packet's source switch.
+        Reads { source: true, ..Reads::NOTHING }
     }
 
     fn max_hops(&self) -> u32 {

@@ -6,7 +6,7 @@
 //! target coordinate lies past the wrap-around link, seen from the packet's source
 //! coordinate, travels on VC 1, all others on VC 0 (Dally and Seitz). Meshes need 1 VC.
 
-use super::{Candidate, LoadView, Routing};
+use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::topology::hyperx::HyperXShape;
@@ -36,6 +36,10 @@ impl Routing for HyperXDor {
     fn needs_intact_topology(&self) -> bool {
         true
     }
+    fn reads(&self) -> Reads {
+        Reads::NOTHING
+    }
+
     fn max_hops(&self) -> u32 {
         self.shape.sides.len() as u32
     }
@@ -96,6 +100,11 @@ impl Routing for TorusDor {
     fn needs_intact_topology(&self) -> bool {
         true
     }
+    fn reads(&self) -> Reads {
+        // The dateline is placed relative to the packet's source coordinate.
+        Reads { source: true, ..Reads::NOTHING }
+    }
+
     fn max_hops(&self) -> u32 {
         self.shape.sides.iter().zip(&self.shape.wrap).map(|(&k, &w)| if w { k / 2 } else { k - 1 }).sum()
     }

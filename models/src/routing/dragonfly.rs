@@ -7,7 +7,7 @@
 //! intermediate group, then MIN to the destination. UGAL-L decides at the source router
 //! between MIN and Valiant by comparing `occupancy x hops` of the first output of each.
 
-use super::{Candidate, LoadView, Routing};
+use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use crate::rng::{below, Rng};
 use crate::topology::dragonfly::DragonflyShape;
@@ -106,6 +106,15 @@ impl Routing for DragonflyRouting {
     fn needs_intact_topology(&self) -> bool {
         true
     }
+    fn reads(&self) -> Reads {
+        match self.mode {
+            DragonflyMode::Min => Reads::NOTHING,
+            DragonflyMode::Valiant => Reads { random_init: true, ..Reads::NOTHING },
+            // UGAL-L compares output occupancies at the source router.
+            DragonflyMode::UgalLocal { .. } => Reads { random_init: true, load: true, source: false },
+        }
+    }
+
     fn max_hops(&self) -> u32 {
         match self.mode {
             DragonflyMode::Min => 3,

@@ -40,7 +40,7 @@ use super::dfsssp;
 use super::graph::{connected_diameter, SwitchGraph};
 use super::layered::{Added, DynDag, Tables};
 use super::updown::{central_switch, UdLegal, DOWN};
-use super::{Candidate, LoadView, Routing};
+use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use crate::rng::Rng;
 use crate::topology::metrics::DistanceTable;
@@ -317,6 +317,11 @@ impl Routing for LashTor {
 
     fn vcs_required(&self) -> u8 {
         self.used
+    }
+
+    fn reads(&self) -> Reads {
+        // `on_forward` reads the packet's destination endpoint, not its source.
+        Reads::NOTHING
     }
 
     fn max_hops(&self) -> u32 {

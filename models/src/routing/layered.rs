@@ -5,7 +5,7 @@
 //! A channel is a directed switch-to-switch link, numbered by its global port index
 //! (`port_offsets[switch] + port`). A path's dependencies are its consecutive channel pairs.
 
-use super::{Candidate, LoadView, Routing};
+use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use crate::rng::Rng;
 use crate::topology::{Network, PortId, PortTarget, SwitchId, TopologyError};
@@ -119,6 +119,10 @@ impl Routing for Layered {
 
     fn vcs_required(&self) -> u8 {
         self.needed
+    }
+
+    fn reads(&self) -> Reads {
+        Reads::NOTHING
     }
 
     fn max_hops(&self) -> u32 {

@@ -50,6 +50,30 @@ pub trait LoadView {
     fn port_occupancy(&self, port: PortId) -> u32;
 }
 
+/// What a routing's decisions read besides the deciding switch, the destination switch and
+/// the packet's hops, VC and route state. The deadlock verifier merges routing states that
+/// differ only in what is not read (`xnet routes`, see `analysis`); a routing that claims
+/// not to read something it reads would be verified wrongly, so [`Reads::EVERYTHING`] is
+/// the default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reads {
+    /// `candidates` or `on_forward` read the packet's source (`packet.src`, or `packet.id`,
+    /// which encodes it).
+    pub source: bool,
+    /// `candidates` read the [`LoadView`] (a load-dependent choice such as UGAL's).
+    pub load: bool,
+    /// `init` draws from its random stream (a random route state at injection, such as a
+    /// Valiant intermediate); if not, one call gives every possible initial state.
+    pub random_init: bool,
+}
+
+impl Reads {
+    /// Reads everything: the safe default.
+    pub const EVERYTHING: Reads = Reads { source: true, load: true, random_init: true };
+    /// Reads none of the above.
+    pub const NOTHING: Reads = Reads { source: false, load: false, random_init: false };
+}
+
 /// A routing algorithm.
 pub trait Routing: Send + Sync {
     /// Registry name, e.g. `"dor"`.
@@ -79,6 +103,12 @@ pub trait Routing: Send + Sync {
 
     /// Called once the packet is granted `chosen` at `at`, before it leaves.
     fn on_forward(&self, _at: SwitchId, _chosen: Candidate, _packet: &mut Packet) {}
+
+    /// What `init`, `candidates` and `on_forward` read (see [`Reads`]); by default
+    /// everything. Override only with what the code really reads.
+    fn reads(&self) -> Reads {
+        Reads::EVERYTHING
+    }
 
     /// True for routings computed from the topology's shape (coordinates, groups) rather
     /// than from its links: they cannot route around failed links.
@@ -206,13 +236,40 @@ impl Routes {
         rng: &mut Rng,
         out: &mut Vec<Candidate>,
     ) {
-        let Some(escape) = &self.escape else {
-            return next_hops(&*self.routing, self.vc_policy, hop, packet, load, rng, out);
-        };
+        if !self.try_next_hops(hop, packet, load, rng, out) {
+            no_candidate(&*self.routing, hop, packet);
+        }
+    }
+
+    /// Like [`Routes::next_hops`], but returns `false` (and leaves `out` empty) instead of
+    /// panicking when the routing itself offers no candidate to a packet outside the escape
+    /// subnetwork: the verifier reports such states.
+    pub fn try_next_hops(
+        &self,
+        hop: &Hop<'_>,
+        packet: &mut Packet,
+        load: &dyn LoadView,
+        rng: &mut Rng,
+        out: &mut Vec<Candidate>,
+    ) -> bool {
         out.clear();
+        let Some(escape) = &self.escape else {
+            return candidates_with_policy(&*self.routing, self.vc_policy, hop, packet, load, rng, out, true);
+        };
         if !escape.is_escape(packet.vc) {
             let confined = Hop { vcs: escape.first_vc(), ..*hop };
-            candidates_with_policy(&*self.routing, self.vc_policy, &confined, packet, load, rng, out, false);
+            if !candidates_with_policy(
+                &*self.routing,
+                self.vc_policy,
+                &confined,
+                packet,
+                load,
+                rng,
+                out,
+                false,
+            ) {
+                return false;
+            }
         }
         escape.candidates(hop.at, hop.dst, packet, out);
         assert!(
@@ -222,6 +279,7 @@ impl Routes {
             hop.dst,
             packet.id
         );
+        true
     }
 
     /// Updates the packet's routing state for the granted `chosen`, before it leaves `at`.
@@ -251,12 +309,26 @@ pub fn next_hops(
     out: &mut Vec<Candidate>,
 ) {
     out.clear();
-    candidates_with_policy(routing, vc_policy, hop, packet, load, rng, out, true);
+    if !candidates_with_policy(routing, vc_policy, hop, packet, load, rng, out, true) {
+        no_candidate(routing, hop, packet);
+    }
 }
 
-/// Fills the empty `out` with the routing's candidates, VC policy applied. With `strict`
-/// the configuration checks guarantee the VCs suffice (running out panics with an
-/// explanation); otherwise candidates whose VC would be `hop.vcs` or more are dropped.
+/// The panic of a routing that offers nothing (a routing bug, not a user error).
+fn no_candidate(routing: &dyn Routing, hop: &Hop<'_>, packet: &Packet) -> ! {
+    panic!(
+        "routing {} offered no candidate at switch {} for packet {} to switch {}",
+        routing.name(),
+        hop.at,
+        packet.id,
+        hop.dst
+    )
+}
+
+/// Fills the empty `out` with the routing's candidates, VC policy applied; `false` (and
+/// `out` empty) if the routing offers none. With `strict` the configuration checks
+/// guarantee the VCs suffice (running out panics with an explanation); otherwise
+/// candidates whose VC would be `hop.vcs` or more are dropped.
 #[allow(clippy::too_many_arguments)]
 fn candidates_with_policy(
     routing: &dyn Routing,
@@ -267,16 +339,11 @@ fn candidates_with_policy(
     rng: &mut Rng,
     out: &mut Vec<Candidate>,
     strict: bool,
-) {
+) -> bool {
     routing.candidates(hop.at, hop.dst, packet, load, rng, out);
-    assert!(
-        !out.is_empty(),
-        "routing {} offered no candidate at switch {} for packet {} to switch {}",
-        routing.name(),
-        hop.at,
-        packet.id,
-        hop.dst
-    );
+    if out.is_empty() {
+        return false;
+    }
     match vc_policy {
         VcPolicy::Routing => {
             if !strict {
@@ -337,6 +404,7 @@ fn candidates_with_policy(
             );
         }
     }
+    true
 }
 
 impl Selection {

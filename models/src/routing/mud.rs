@@ -22,7 +22,7 @@
 
 use super::graph::SwitchGraph;
 use super::updown::{central_switch, UdLegal, DOWN};
-use super::{Candidate, LoadView, Routing};
+use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use crate::rng::Rng;
 use crate::topology::metrics::{bfs, DistanceTable};
@@ -112,6 +112,10 @@ impl Routing for Mud {
 
     fn vcs_required(&self) -> u8 {
         self.instances.len() as u8
+    }
+
+    fn reads(&self) -> Reads {
+        Reads::NOTHING
     }
 
     fn max_hops(&self) -> u32 {

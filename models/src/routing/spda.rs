@@ -3,7 +3,7 @@
 //! random and follows the tree path (up to the lowest common ancestor, then down) on the
 //! VC of that tree. Tree paths never go down then up, so each VC is deadlock-free alone.
 
-use super::{Candidate, LoadView, Routing};
+use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use crate::rng::{below, Rng};
 use crate::topology::{Network, PortId, SwitchId, TopologyError};
@@ -87,6 +87,11 @@ impl Routing for Spda {
 
     fn vcs_required(&self) -> u8 {
         1
+    }
+
+    fn reads(&self) -> Reads {
+        // The spanning tree is drawn at injection.
+        Reads { random_init: true, ..Reads::NOTHING }
     }
 
     fn max_hops(&self) -> u32 {

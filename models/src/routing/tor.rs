@@ -26,7 +26,7 @@
 
 use super::graph::{connected_diameter, SwitchGraph};
 use super::updown::central_switch;
-use super::{Candidate, LoadView, Routing};
+use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use crate::rng::Rng;
 use crate::topology::metrics::{bfs, DistanceTable};
@@ -155,6 +155,10 @@ impl Routing for Tor {
 
     fn vcs_required(&self) -> u8 {
         self.layers
+    }
+
+    fn reads(&self) -> Reads {
+        Reads::NOTHING
     }
 
     fn max_hops(&self) -> u32 {

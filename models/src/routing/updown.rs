@@ -7,7 +7,7 @@
 //! phase down), computed per destination by a backward BFS, in parallel.
 
 use super::graph::SwitchGraph;
-use super::{Candidate, LoadView, Routing};
+use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::topology::metrics::{bfs, DistanceTable};
@@ -227,6 +227,10 @@ impl Routing for UpDown {
 
     fn vcs_required(&self) -> u8 {
         1
+    }
+
+    fn reads(&self) -> Reads {
+        Reads::NOTHING
     }
 
     fn max_hops(&self) -> u32 {

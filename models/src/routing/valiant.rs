@@ -3,7 +3,7 @@
 //! switch hops; use a deadlock-free VC policy (ladder, the default, or DAVC).
 
 use super::minimal::Minimal;
-use super::{Candidate, LoadView, Routing};
+use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use crate::rng::{below, Rng};
 use crate::topology::{Network, SwitchId, TopologyError};
@@ -32,6 +32,10 @@ impl Routing for Valiant {
 
     fn vcs_required(&self) -> u8 {
         1
+    }
+
+    fn reads(&self) -> Reads {
+        Reads { random_init: true, ..Reads::NOTHING }
     }
 
     fn max_hops(&self) -> u32 {

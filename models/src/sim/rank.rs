@@ -75,19 +75,8 @@ impl RankModel {
     ) -> Result<Self, ConfigError> {
         let mine = |s: SwitchId| partition_rank[assignment[s as usize] as usize] == rank;
         let switches: Vec<SwitchId> = (0..net.num_switches() as SwitchId).filter(|&s| mine(s)).collect();
-        // A packet is routed at the switches of this rank; minimal routing also reads the
-        // distances of their neighbours.
-        let mut needed = vec![false; net.num_switches()];
-        for &s in &switches {
-            needed[s as usize] = true;
-            for (_, n) in net.neighbours(s) {
-                needed[n as usize] = true;
-            }
-        }
-        let needed: Vec<SwitchId> =
-            (0..net.num_switches() as SwitchId).filter(|&s| needed[s as usize]).collect();
-        let (routes, seconds) = build_routes(&config, &net, Some(&needed))?;
-        drop(needed);
+        // Packets are routed at this rank's switches only: routing state for them alone.
+        let (routes, seconds) = build_routes(&config, &net, Some(&switches))?;
         let pattern = Pattern::build(&config.traffic.pattern, &net, config.simulation.seed)?;
         Ok(Self::assemble(config, &net, switches, routes, pattern, seconds, assignment, partition_rank, rank))
     }

@@ -21,9 +21,10 @@ use partitioner::{Method, PartGraph, Plan};
 use std::sync::Arc;
 
 /// The routing, VC policy and escape subnetwork of `config` on `net`, checked against the
-/// VCs available, and the seconds it took to build them. With `switches`, routings that
-/// keep per-switch state build it only for those switches (a rank's switches and their
-/// neighbours); packets may then be routed only at those switches.
+/// VCs available, and the seconds it took to build them. With `switches` (a rank's own
+/// switches), routings that keep per-switch state build only what decisions at those
+/// switches need (minimal routing: the distances of those switches and their neighbours);
+/// packets may then be routed only there.
 pub fn build_routes(
     config: &Config,
     net: &Network,
@@ -83,20 +84,25 @@ pub fn build_routes(
     Ok((Routes { routing, vc_policy: effective_vc_policy(config), escape }, seconds))
 }
 
-/// Builds the routing named in the config for `net`.
+/// Builds the routing named in the config for `net`, for decisions at `switches` only
+/// where given (see [`build_routes`]).
 pub fn build_routing(
     config: &Config,
     net: &Network,
     endpoint_switch: &Arc<Vec<SwitchId>>,
     switches: Option<&[SwitchId]>,
 ) -> Result<Arc<dyn Routing>, ConfigError> {
-    let _ = switches; // routing state for a subset of switches: see `build_routes`
     let algo = config.routing.algorithm.as_str();
     let needs =
         |what: &str| ConfigError::new("routing.algorithm", format!("`{algo}` needs a {what} topology"));
     let routing: Arc<dyn Routing> = match algo {
-        "minimal" => Arc::new(Minimal::new(net, false)?),
-        "shortest_path" => Arc::new(Minimal::new(net, true)?),
+        "minimal" | "shortest_path" => {
+            let single_path = algo == "shortest_path";
+            Arc::new(match switches {
+                Some(s) => Minimal::for_switches(net, single_path, s)?,
+                None => Minimal::new(net, single_path)?,
+            })
+        }
         "dor" => match &net.shape {
             Shape::HyperX(h) => Arc::new(HyperXDor::new(h.clone())),
             Shape::Torus(t) => Arc::new(TorusDor::new(t.clone(), endpoint_switch.clone())),
