@@ -6,8 +6,14 @@ use crate::topology::metrics::{
 };
 use crate::topology::{Network, PortId, PortTarget, SwitchId, TopologyError};
 
-/// Neighbours of every switch and the switch behind every port.
+/// Neighbours of every switch (or of some: [`SwitchGraph::for_switches`]) and the switch
+/// behind every port.
 pub struct SwitchGraph {
+    /// Switches in the network.
+    switches: usize,
+    /// Position of every switch among those held (`u32::MAX`: not held); `None`: every
+    /// switch is held at its id.
+    index: Option<Vec<u32>>,
     adj_offsets: Vec<u32>,
     adj: Vec<(PortId, SwitchId)>,
     port_offsets: Vec<u32>,
@@ -18,35 +24,78 @@ pub struct SwitchGraph {
 impl SwitchGraph {
     /// The graph of `net`.
     pub fn new(net: &Network) -> Self {
+        Self::build(net, None)
+    }
+
+    /// The neighbours of `switches` only (a rank's own switches), for routings that take
+    /// decisions there alone: a few bytes per switch for the rest. Asking about another
+    /// switch panics.
+    pub fn for_switches(net: &Network, switches: &[SwitchId]) -> Self {
+        Self::build(net, Some(switches))
+    }
+
+    fn build(net: &Network, held: Option<&[SwitchId]>) -> Self {
         let n = net.num_switches();
-        let mut adj_offsets = Vec::with_capacity(n + 1);
+        let (index, list): (Option<Vec<u32>>, Vec<SwitchId>) = match held {
+            None => (None, (0..n as SwitchId).collect()),
+            Some(h) => {
+                let mut list = h.to_vec();
+                list.sort_unstable();
+                list.dedup();
+                let mut index = vec![u32::MAX; n];
+                for (k, &s) in list.iter().enumerate() {
+                    index[s as usize] = k as u32;
+                }
+                (Some(index), list)
+            }
+        };
+        let mut adj_offsets = Vec::with_capacity(list.len() + 1);
+        let mut port_offsets = Vec::with_capacity(list.len() + 1);
         adj_offsets.push(0u32);
+        port_offsets.push(0u32);
         let mut adj = Vec::new();
-        let mut port_next = Vec::with_capacity(net.ports.len());
-        for s in 0..n as SwitchId {
+        let mut port_next = Vec::new();
+        for &s in &list {
             adj.extend(net.neighbours(s));
             adj_offsets.push(adj.len() as u32);
             port_next.extend(net.ports(s).iter().map(|p| match p.target {
                 PortTarget::Switch { switch, .. } => switch,
                 _ => u32::MAX,
             }));
+            port_offsets.push(port_next.len() as u32);
         }
-        Self { adj_offsets, adj, port_offsets: net.port_offsets.clone(), port_next }
+        Self { switches: n, index, adj_offsets, adj, port_offsets, port_next }
     }
 
-    /// Number of switches.
+    /// Number of switches in the network.
     pub fn num_switches(&self) -> usize {
-        self.adj_offsets.len() - 1
+        self.switches
+    }
+
+    #[inline]
+    fn position(&self, s: SwitchId) -> usize {
+        match &self.index {
+            None => s as usize,
+            Some(index) => {
+                let k = index[s as usize];
+                assert!(
+                    k != u32::MAX,
+                    "switch {s}: this graph does not hold its neighbours (only some switches')"
+                );
+                k as usize
+            }
+        }
     }
 
     /// `(port, neighbour)` of every network port of `s`.
     pub fn neighbours(&self, s: SwitchId) -> &[(PortId, SwitchId)] {
-        &self.adj[self.adj_offsets[s as usize] as usize..self.adj_offsets[s as usize + 1] as usize]
+        let k = self.position(s);
+        &self.adj[self.adj_offsets[k] as usize..self.adj_offsets[k + 1] as usize]
     }
 
     /// The switch behind port `port` of `s` (`u32::MAX` if it is not a network port).
     pub fn next_switch(&self, s: SwitchId, port: PortId) -> SwitchId {
-        self.port_next[self.port_offsets[s as usize] as usize + port as usize]
+        self.port_next[self.port_offsets[self.position(s)] as usize + port as usize]
     }
 }
 

@@ -40,7 +40,9 @@ enum Source {
 /// Minimal routing over coordinates or a distance table.
 pub struct Minimal {
     source: Source,
-    graph: SwitchGraph,
+    /// Neighbours of the switches where decisions are taken; none when they come from
+    /// coordinates and only some switches take decisions (a rank's).
+    graph: Option<SwitchGraph>,
     single_path: bool,
     diameter: u32,
 }
@@ -89,7 +91,12 @@ impl Minimal {
             }
             Source::Table(rows) => rows.diameter(),
         };
-        Ok(Self { source, graph: SwitchGraph::new(net), single_path, diameter })
+        let graph = match (&source, switches) {
+            (Source::HyperX(_) | Source::Torus(_), Some(_)) => None,
+            (_, Some(list)) => Some(SwitchGraph::for_switches(net, list)),
+            (_, None) => Some(SwitchGraph::new(net)),
+        };
+        Ok(Self { source, graph, single_path, diameter })
     }
 
     /// Switch-to-switch distance. From coordinates or an exact table; with a modulo-3
@@ -112,7 +119,7 @@ impl Minimal {
                     rows.closer_neighbours(at, b, |i| {
                         next = next.or(Some(i));
                     });
-                    at = self.graph.neighbours(at)[next.expect("a connected network")].1;
+                    at = self.graph().neighbours(at)[next.expect("a connected network")].1;
                     hops += 1;
                 }
                 hops
@@ -124,7 +131,7 @@ impl Minimal {
     /// distance from `at` to `dst` and `there` that from the switch behind the port. Needs
     /// exact distances: coordinates or [`Minimal::with_exact_distances`].
     pub(crate) fn distances_around(&self, at: SwitchId, dst: SwitchId, mut f: impl FnMut(u16, u32, u32)) {
-        let nbrs = self.graph.neighbours(at);
+        let nbrs = self.graph().neighbours(at);
         match &self.source {
             Source::Table(rows) => {
                 rows.neighbour_distances(at, dst, |i, here, there| f(nbrs[i].0, here, there))
@@ -143,9 +150,9 @@ impl Minimal {
         self.diameter
     }
 
-    /// The switch graph.
+    /// The switch graph (of the decision switches).
     pub fn graph(&self) -> &SwitchGraph {
-        &self.graph
+        self.graph.as_ref().expect("routing from coordinates at some switches keeps no graph")
     }
 
     /// Memory of the distance table in bytes (0 when routing from coordinates).
@@ -194,7 +201,7 @@ impl Minimal {
                 }
             }
             Source::Table(rows) => {
-                let nbrs = self.graph.neighbours(at);
+                let nbrs = self.graph().neighbours(at);
                 rows.closer_neighbours(at, dst, |i| push(out, nbrs[i].0));
             }
         }
