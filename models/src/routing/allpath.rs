@@ -43,6 +43,10 @@ impl Routing for AllPath {
         Reads::NOTHING
     }
 
+    fn build_summary(&self) -> Option<String> {
+        Some(self.min.describe())
+    }
+
     fn max_hops(&self) -> u32 {
         self.min.diameter() + self.k
     }

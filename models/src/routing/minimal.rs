@@ -163,6 +163,23 @@ impl Minimal {
         }
     }
 
+    /// What the routing state is, for `xnet routes`: coordinates, or the table's size.
+    pub fn describe(&self) -> String {
+        match &self.source {
+            Source::Table(rows) => format!(
+                "distance table {} ({} per entry, {} destinations x {} switches)",
+                human_bytes(rows.bytes()),
+                match rows.encoding() {
+                    Encoding::Mod3 => "2 bits",
+                    Encoding::Exact => "1 byte",
+                },
+                self.graph.num_switches(),
+                rows.columns()
+            ),
+            _ => "minimal next hops from coordinates, no table".to_string(),
+        }
+    }
+
     /// Appends the minimal next hops from `at` towards `dst` (`at != dst`), in port order.
     fn minimal_ports(&self, at: SwitchId, dst: SwitchId, out: &mut Vec<Candidate>) {
         let push = |out: &mut Vec<Candidate>, port: u16| out.push(Candidate { port, vc: 0, penalty: 0 });
@@ -208,6 +225,16 @@ impl Minimal {
     }
 }
 
+/// `bytes` in KiB, MiB or GiB.
+fn human_bytes(bytes: usize) -> String {
+    let b = bytes as f64;
+    match bytes {
+        _ if bytes >= 1 << 30 => format!("{:.2} GiB", b / (1u64 << 30) as f64),
+        _ if bytes >= 1 << 20 => format!("{:.1} MiB", b / (1u64 << 20) as f64),
+        _ => format!("{:.1} KiB", b / 1024.0),
+    }
+}
+
 /// Hops between coordinates `a` and `b` of dimension `k` of a torus or mesh.
 fn torus_distance(t: &TorusShape, k: usize, a: u32, b: u32) -> u32 {
     let d = a.abs_diff(b);
@@ -237,6 +264,10 @@ impl Routing for Minimal {
 
     fn reads(&self) -> Reads {
         Reads::NOTHING
+    }
+
+    fn build_summary(&self) -> Option<String> {
+        Some(self.describe())
     }
 
     fn candidates(
@@ -374,6 +405,7 @@ mod tests {
             for single in [false, true] {
                 let r = Minimal::new(net, single).unwrap();
                 assert!(r.table_bytes() > 0);
+                assert!(r.describe().contains("2 bits per entry"), "{}", r.describe());
                 check_all_pairs(net, &r, single);
             }
             let dist = DistanceTable::compute(net).unwrap();
@@ -451,6 +483,7 @@ mod tests {
             for single in [false, true] {
                 let r = Minimal::new(net, single).unwrap();
                 assert_eq!(r.table_bytes(), 0, "{}: coordinates, no table", net.name);
+                assert_eq!(r.build_summary().unwrap(), "minimal next hops from coordinates, no table");
                 check_all_pairs(net, &r, single);
             }
             let r = Minimal::new(net, false).unwrap();

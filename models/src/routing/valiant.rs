@@ -38,6 +38,10 @@ impl Routing for Valiant {
         Reads { random_init: true, ..Reads::NOTHING }
     }
 
+    fn build_summary(&self) -> Option<String> {
+        Some(self.min.describe())
+    }
+
     fn max_hops(&self) -> u32 {
         2 * self.min.diameter()
     }
