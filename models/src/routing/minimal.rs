@@ -173,7 +173,7 @@ impl Minimal {
                     Encoding::Mod3 => "2 bits",
                     Encoding::Exact => "1 byte",
                 },
-                self.graph.num_switches(),
+                self.graph().num_switches(),
                 rows.columns()
             ),
             _ => "minimal next hops from coordinates, no table".to_string(),
