@@ -4,6 +4,7 @@
 //! libraries below it (engine, models, partitioner) do neither.
 
 mod cluster;
+mod hugepages;
 mod output;
 mod routes;
 
@@ -19,6 +20,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+
+/// Large arrays on transparent huge pages (see `hugepages.rs`).
+#[global_allocator]
+static ALLOCATOR: hugepages::HugePageAlloc = hugepages::HugePageAlloc;
 
 /// The configuration used when `xnet run` gets no file: a quick HyperX run.
 const DEFAULT_CONFIG: &str = include_str!("../../configs/quick.toml");

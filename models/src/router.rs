@@ -928,6 +928,11 @@ impl RouterState {
             self.channels[input].head_ready = ready;
             self.unrouted.push(input as u32);
             self.ports[port as usize].in_occupied |= 1 << packet.vc;
+            // Routed in `router_delay` cycles: let the routing's table entries load meanwhile.
+            let (dst_switch, _) = sh.endpoints.locate(packet.dst);
+            if dst_switch != self.id {
+                sh.routes.routing.prefetch(self.id, dst_switch);
+            }
         }
         let slot = self.store(Held { packet, ready, next: NIL });
         self.channels[input].input.push_back(slot, &mut self.slab);

@@ -180,6 +180,14 @@ impl Minimal {
         }
     }
 
+    /// See [`Routing::prefetch`]: the table's entries for a decision at `at`.
+    #[inline]
+    fn prefetch_entries(&self, at: SwitchId, dst: SwitchId) {
+        if let Source::Table(rows) = &self.source {
+            rows.prefetch(at, dst);
+        }
+    }
+
     /// Appends the minimal next hops from `at` towards `dst` (`at != dst`), in port order.
     fn minimal_ports(&self, at: SwitchId, dst: SwitchId, out: &mut Vec<Candidate>) {
         let push = |out: &mut Vec<Candidate>, port: u16| out.push(Candidate { port, vc: 0, penalty: 0 });
@@ -268,6 +276,10 @@ impl Routing for Minimal {
 
     fn build_summary(&self) -> Option<String> {
         Some(self.describe())
+    }
+
+    fn prefetch(&self, at: SwitchId, dst: SwitchId) {
+        self.prefetch_entries(at, dst);
     }
 
     fn candidates(

@@ -104,6 +104,12 @@ pub trait Routing: Send + Sync {
     /// Called once the packet is granted `chosen` at `at`, before it leaves.
     fn on_forward(&self, _at: SwitchId, _chosen: Candidate, _packet: &mut Packet) {}
 
+    /// A hint, with no effect on results: a packet for `dst` will be routed at `at` soon.
+    /// The router gives it when the packet's head reaches the switch, a few cycles before
+    /// routing it; table-based routings ask the memory system for the entries
+    /// `candidates` will read, so that the misses overlap with other work.
+    fn prefetch(&self, _at: SwitchId, _dst: SwitchId) {}
+
     /// What `init`, `candidates` and `on_forward` read (see [`Reads`]); by default
     /// everything. Override only with what the code really reads.
     fn reads(&self) -> Reads {
