@@ -929,10 +929,7 @@ impl RouterState {
             self.unrouted.push(input as u32);
             self.ports[port as usize].in_occupied |= 1 << packet.vc;
             // Routed in `router_delay` cycles: let the routing's table entries load meanwhile.
-            let (dst_switch, _) = sh.endpoints.locate(packet.dst);
-            if dst_switch != self.id {
-                sh.routes.routing.prefetch(self.id, dst_switch);
-            }
+            self.prefetch_route(sh, packet.dst);
         }
         let slot = self.store(Held { packet, ready, next: NIL });
         self.channels[input].input.push_back(slot, &mut self.slab);
@@ -943,6 +940,16 @@ impl RouterState {
         );
         self.waiting += 1;
         self.request_allocation(ready, ctx);
+    }
+
+    /// Hints the routing that a head for endpoint `dst` will be routed here soon
+    /// ([`crate::routing::Routing::prefetch`]); nothing when it is delivered here.
+    #[inline]
+    fn prefetch_route(&self, sh: &Shared, dst: EndpointId) {
+        let (dst_switch, _) = sh.endpoints.locate(dst);
+        if dst_switch != self.id {
+            sh.routes.routing.prefetch(self.id, dst_switch);
+        }
     }
 
     /// Accounts the queued deliveries whose time is before `now`.
@@ -1214,6 +1221,8 @@ impl RouterState {
             Some(next) => {
                 self.channels[input].head_ready = self.slab[next as usize].ready;
                 self.unrouted.push(input as u32);
+                // Routed once the crossbar input is free again.
+                self.prefetch_route(sh, self.slab[next as usize].packet.dst);
             }
             None => {
                 self.channels[input].head_ready = u64::MAX;
