@@ -364,7 +364,12 @@ impl DistanceRows {
     /// following each other.
     #[inline]
     pub fn prefetch(&self, at: SwitchId, dst: SwitchId) {
-        let local = self.local(at);
+        self.prefetch_columns(dst, self.local(at));
+    }
+
+    /// Prefetches the entries of `columns` in the row of `dst`.
+    #[inline]
+    fn prefetch_columns(&self, dst: SwitchId, local: &[u32]) {
         match self.encoding {
             Encoding::Mod3 => {
                 let row = &self.mod3[dst as usize * self.row_len..][..self.row_len];
@@ -389,7 +394,7 @@ impl DistanceRows {
         let local = self.local(at);
         match self.encoding {
             Encoding::Mod3 => {
-                self.prefetch(at, dst);
+                self.prefetch_columns(dst, local);
                 // A neighbour's distance differs by at most one: `-1` is `+2` modulo 3.
                 let closer = (self.mod3_entry(dst, local[0]) + 2) % 3;
                 for (i, &c) in local[1..].iter().enumerate() {
