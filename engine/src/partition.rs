@@ -19,6 +19,13 @@ pub struct LinkRoute {
 }
 
 impl LinkRoute {
+    /// A placeholder (as `LinkRoute::default()`, never to be sent on) that records a
+    /// latency: for a model's links that stay inside an LP (e.g. to its own endpoints), so
+    /// that the model keeps every link's latency in one place.
+    pub fn placeholder(latency: u32) -> Self {
+        LinkRoute { latency, ..Self::default() }
+    }
+
     /// The link's latency in cycles.
     pub fn latency(&self) -> Time {
         self.latency as Time

@@ -253,10 +253,12 @@ struct PortState {
     /// yet subtracted; see `Load::port_occupancy`).
     occupancy: u32,
     /// Where the link delivers (network ports), kept here so that sending touches no
-    /// other memory.
+    /// other memory, and the link's latency (every port).
     route: LinkRoute,
-    /// Latency of the link (terminal or network).
-    latency: u32,
+    /// Output VCs whose output buffer may hold packets: bit `v` for VC `v` < 31, exact;
+    /// bit 31 for all the others, set while any might. The link arbiter then reads only
+    /// the VC records that have something to send.
+    out_queued: u32,
     /// Phits sent during the measurement period (one per cycle at most: fits 32 bits).
     phits: u32,
     /// Port at the far end of the link.
@@ -282,6 +284,12 @@ struct PortState {
     in_vc_rr: u8,
     /// A `LinkFree` event is scheduled.
     wake_scheduled: bool,
+}
+
+/// The bit of output VC `v` in [`PortState::out_queued`].
+#[inline]
+fn out_vc_bit(v: usize) -> u32 {
+    1 << v.min(31)
 }
 
 impl PortState {
@@ -504,10 +512,10 @@ impl Router {
                         generated_phits: 0,
                         accepted_phits: 0,
                     });
-                    (nics.len() as u16 - 1, LinkRoute::default(), 0)
+                    (nics.len() as u16 - 1, LinkRoute::placeholder(latency), 0)
                 }
                 PortTarget::Switch { port, .. } => (NETWORK, shared.ports.routes[links[i] as usize], port),
-                PortTarget::Unconnected => (UNCONNECTED, LinkRoute::default(), 0),
+                PortTarget::Unconnected => (UNCONNECTED, LinkRoute::placeholder(latency), 0),
             };
             states.push(PortState {
                 link_busy_until: 0,
@@ -516,7 +524,7 @@ impl Router {
                 in_occupied: 0,
                 occupancy: 0,
                 route,
-                latency,
+                out_queued: 0,
                 phits: 0,
                 peer_port,
                 grant_rr: 0,
@@ -893,7 +901,7 @@ impl RouterState {
         let src_switch = self.id;
         let (dst_switch, _) = sh.endpoints.locate(packet.dst);
         sh.routes.routing.init(src_switch, dst_switch, &mut packet.route, &mut self.rng);
-        let latency = self.ports[port as usize].latency as u64;
+        let latency = self.ports[port as usize].route.latency();
         st.departures += 1;
         st.period.injected_packets += 1;
         st.period.injected_phits += size as u64;
@@ -1038,6 +1046,10 @@ impl RouterState {
             vcs: self.vcs as u8,
         };
         sh.routes.next_hops(&hop, head, &load, &mut self.rng, candidates);
+        // The selection reads each candidate's VC record: let the misses overlap.
+        for c in candidates.iter() {
+            engine::prefetch(&self.channels[c.port as usize * self.vcs + c.vc as usize]);
+        }
         if sh.routes.escape.is_some() {
             let (size, cap) = (sh.params.packet_size as u32, sh.params.output_buffer);
             candidates.retain(|c| load.buffered(c.port, c.vc) + size <= cap);
@@ -1235,7 +1247,7 @@ impl RouterState {
         in_port.in_vc_rr = (v + 1) % vcs as u8;
         in_port.in_xbar_busy_until = (t + transfer) as u32;
         let (in_to_nic, in_nic, in_latency, in_route, in_peer) =
-            (in_port.leads_to_nic(), in_port.nic, in_port.latency as u64, in_port.route, in_port.peer_port);
+            (in_port.leads_to_nic(), in_port.nic, in_port.route.latency(), in_port.route, in_port.peer_port);
         let out = &mut self.ports[o as usize];
         out.xbar_busy_until = (t + transfer) as u32;
         out.grant_rr = (i + 1) % ports;
@@ -1273,6 +1285,7 @@ impl RouterState {
         self.channels[out_vc].used += size;
         self.ports[o as usize].occupancy += size as u32;
         self.channels[out_vc].output.push_back(slot, &mut self.slab);
+        self.ports[o as usize].out_queued |= out_vc_bit(choice.vc as usize);
         self.try_transmit(sh, o, ctx, st);
     }
 
@@ -1297,10 +1310,14 @@ impl RouterState {
         let port = &self.ports[o as usize];
         let to_nic = port.leads_to_nic();
         let start = port.vc_rr as usize;
+        let queued = port.out_queued;
         let first = o as usize * vcs;
         let mut chosen = None;
         for k in 0..vcs {
             let v = (start + k) % vcs;
+            if queued & out_vc_bit(v) == 0 {
+                continue;
+            }
             let c = &self.channels[first + v];
             if let Some(slot) = c.output.front() {
                 if to_nic || c.credits >= self.slab[slot as usize].packet.size {
@@ -1311,6 +1328,9 @@ impl RouterState {
         }
         let Some(v) = chosen else { return };
         let slot = self.channels[first + v].output.pop_front(&self.slab).expect("chosen VC has a packet");
+        if v < 31 && self.channels[first + v].output.is_empty() {
+            self.ports[o as usize].out_queued &= !out_vc_bit(v);
+        }
         let packet = self.slab[slot as usize].packet;
         self.release(slot);
         let size = packet.size;
@@ -1322,7 +1342,11 @@ impl RouterState {
         if !to_nic {
             self.ports[o as usize].occupancy += size as u32;
         }
-        let queued = (first..first + vcs).any(|q| !self.channels[q].output.is_empty());
+        let queued = match self.ports[o as usize].out_queued {
+            0 => false,
+            bits if bits < 1 << 31 => true,
+            _ => (first..first + vcs).any(|q| !self.channels[q].output.is_empty()),
+        };
         let port = &mut self.ports[o as usize];
         port.vc_rr = ((v + 1) % vcs) as u8;
         port.link_busy_until = (t + size as u64) as u32;
@@ -1343,7 +1367,7 @@ impl RouterState {
                 st.vc_phits[v] += size as u64;
             }
         }
-        let (nic, latency, route, peer_port) = (port.nic, port.latency as u64, port.route, port.peer_port);
+        let (nic, latency, route, peer_port) = (port.nic, port.route.latency(), port.route, port.peer_port);
         if to_nic {
             // The tail reaches the endpoint `latency + size - 1` cycles from now. Nothing
             // can change that, so the delivery is queued here and accounted when its time

@@ -411,6 +411,8 @@ mod tests {
             rrg(520, 3, 4, 30),
             grid(&[17, 16], &[false, false], 25),
             grid(&[2, 5, 3], &[true, true, false], 4),
+            // More than 64 neighbours: the rows answer even one or two hops away.
+            rrg(90, 66, 5, 0),
         ];
         for net in &nets {
             assert!(matches!(net.shape, Shape::RandomRegular(_)) || net.failed_links > 0);
@@ -420,6 +422,9 @@ mod tests {
                 assert!(r.describe().contains("2 bits per entry"), "{}", r.describe());
                 check_all_pairs(net, &r, single);
             }
+            let exact = Minimal::with_exact_distances(net).unwrap();
+            assert!(exact.describe().contains("1 byte per entry"), "{}", exact.describe());
+            check_all_pairs(net, &exact, false);
             let dist = DistanceTable::compute(net).unwrap();
             let r = Minimal::new(net, false).unwrap();
             let n = net.num_switches() as SwitchId;

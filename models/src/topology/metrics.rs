@@ -27,12 +27,20 @@ impl Adjacency {
         Adjacency { offsets, neighbours }
     }
 
+    /// Memory held, in bytes.
+    pub(crate) fn bytes(&self) -> usize {
+        (self.offsets.len() + self.neighbours.len()) * 4
+    }
+
     /// Number of switches.
     pub(crate) fn len(&self) -> usize {
         self.offsets.len() - 1
     }
 
-    fn of(&self, s: u32) -> &[u32] {
+    /// The neighbours of `s`, in port order (a neighbour behind several links appears as
+    /// often).
+    #[inline]
+    pub(crate) fn of(&self, s: u32) -> &[u32] {
         &self.neighbours[self.offsets[s as usize] as usize..self.offsets[s as usize + 1] as usize]
     }
 
