@@ -2,7 +2,8 @@
 //! `up_down`, `spda`): the switch graph in CSR form and the diameter check.
 
 use crate::topology::metrics::{
-    all_pairs, check_too_long, note_too_long, ones, Adjacency, Bits, DistanceTable, BATCH, LANES,
+    all_pairs, check_too_long, note_too_long, ones, uniform_stride, Adjacency, Bits, DistanceTable, BATCH,
+    LANES,
 };
 use crate::topology::{Network, PortId, PortTarget, SwitchId, TopologyError};
 
@@ -167,6 +168,9 @@ pub struct DistanceRows {
     /// [`SwitchGraph::neighbours`]).
     local_offsets: Vec<u32>,
     local: Vec<u32>,
+    /// The common length of the lists in `local` (0: they differ), so that a decision
+    /// finds its list without reading `local_offsets`.
+    local_stride: u32,
     /// Largest distance between two switches (over all pairs, not only those held).
     diameter: u32,
     /// Neighbours of every switch, for the decisions one or two hops from the destination
@@ -302,6 +306,7 @@ impl DistanceRows {
             mod3,
             exact,
             decision_of,
+            local_stride: uniform_stride(&local_offsets),
             local_offsets,
             local,
             diameter,
@@ -360,6 +365,10 @@ impl DistanceRows {
                 }
             },
         };
+        if self.local_stride != 0 {
+            let d = self.local_stride as usize;
+            return &self.local[k * d..][..d];
+        }
         &self.local[self.local_offsets[k] as usize..self.local_offsets[k + 1] as usize]
     }
 
@@ -384,7 +393,10 @@ impl DistanceRows {
     pub fn prefetch(&self, at: SwitchId, dst: SwitchId) {
         prefetch_slice(self.adj.of(dst));
         prefetch_slice(self.adj.of(at));
-        self.prefetch_columns(dst, &self.local(at)[..1]);
+        let own = self.col_of.as_ref().map_or(at, |m| m.get(at as usize).copied().unwrap_or(u32::MAX));
+        if own != u32::MAX {
+            self.prefetch_columns(dst, &[own]);
+        }
     }
 
     /// Prefetches the entries of `columns` in the row of `dst`.

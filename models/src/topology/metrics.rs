@@ -8,10 +8,27 @@ use super::{Network, PortTarget, SwitchId, TopologyError};
 use rayon::prelude::*;
 use serde::Serialize;
 
+/// The common length of the CSR rows that `offsets` delimit, or 0 if they differ (or there
+/// are none).
+pub(crate) fn uniform_stride(offsets: &[u32]) -> u32 {
+    let first = match offsets {
+        [a, b, ..] => b - a,
+        _ => return 0,
+    };
+    if offsets.windows(2).all(|w| w[1] - w[0] == first) {
+        first
+    } else {
+        0
+    }
+}
+
 /// Switch adjacency in compressed form (neighbour lists, parallel links repeated).
 pub(crate) struct Adjacency {
     offsets: Vec<u32>,
     neighbours: Vec<u32>,
+    /// The degree of every switch when they all have the same (0 otherwise): the lists
+    /// are then found without reading `offsets` (a cache miss saved per lookup).
+    uniform_degree: u32,
 }
 
 impl Adjacency {
@@ -24,7 +41,8 @@ impl Adjacency {
             neighbours.extend(net.neighbours(s).map(|(_, v)| v));
             offsets.push(neighbours.len() as u32);
         }
-        Adjacency { offsets, neighbours }
+        let uniform_degree = uniform_stride(&offsets);
+        Adjacency { offsets, neighbours, uniform_degree }
     }
 
     /// Memory held, in bytes.
@@ -41,6 +59,10 @@ impl Adjacency {
     /// often).
     #[inline]
     pub(crate) fn of(&self, s: u32) -> &[u32] {
+        if self.uniform_degree != 0 {
+            let d = self.uniform_degree as usize;
+            return &self.neighbours[s as usize * d..][..d];
+        }
         &self.neighbours[self.offsets[s as usize] as usize..self.offsets[s as usize + 1] as usize]
     }
 
