@@ -287,10 +287,18 @@ impl<L: LogicalProcess> Partition<L> {
                     pending.push(Pending { time: e.time, generation: 0, tie: e.tie, msg: e.msg });
                 }
             }
-            // While this LP runs, the next one's state travels into the cache.
+            // While this LP runs, the next ones' state travels into the cache: the struct of
+            // the LP after next (its fields locate the rest), and what the next LP's first
+            // event touches (its struct was fetched one LP earlier).
             current = next_lp(&cycles);
             if let Some(next) = current {
-                prefetch_lp(&self.lps[next as usize]);
+                let after = cycles
+                    .iter()
+                    .filter_map(|c| c.as_slice().iter().find(|e| e.lp != next).map(|e| e.lp))
+                    .min();
+                if let Some(after) = after {
+                    prefetch_lp(&self.lps[after as usize]);
+                }
                 for cycle in &cycles {
                     if let Some(e) = cycle.as_slice().first().filter(|e| e.lp == next) {
                         self.lps[next as usize].prefetch(&e.msg);
