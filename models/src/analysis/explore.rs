@@ -339,7 +339,7 @@ impl<'a> Explorer<'a> {
             if let Some(&ahead) = ctx.terminals.get(k + 2) {
                 let ports = ctx.net.ports(ahead);
                 for port in ports.iter().step_by(4) {
-                    prefetch(port);
+                    engine::prefetch(port);
                 }
             }
             let in_port = ctx.endpoint[s as usize].expect("endpoint").1;
@@ -515,17 +515,4 @@ impl<'a> Explorer<'a> {
         }
         self.cdg.add(at, &self.cols, key.vc, self.arrivals.iter().map(|&p| (p - first_port) as usize));
     }
-}
-
-/// Asks the processor to bring the cache line of `x` closer (a hint only).
-#[inline(always)]
-fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch has no effect on memory or program state, whatever the address;
-    // SSE, which the instruction belongs to, is part of every x86-64 processor.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(x as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }

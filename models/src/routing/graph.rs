@@ -372,6 +372,15 @@ impl DistanceRows {
         &self.local[self.local_offsets[k] as usize..self.local_offsets[k + 1] as usize]
     }
 
+    /// The column of switch `s`, if its entries are held.
+    #[inline]
+    fn column(&self, s: SwitchId) -> Option<u32> {
+        match &self.col_of {
+            None => Some(s),
+            Some(m) => m.get(s as usize).copied().filter(|&c| c != u32::MAX),
+        }
+    }
+
     #[inline]
     fn mod3_entry(&self, dst: SwitchId, col: u32) -> u64 {
         let w = self.mod3[dst as usize * self.row_len + col as usize / 32];
@@ -393,8 +402,7 @@ impl DistanceRows {
     pub fn prefetch(&self, at: SwitchId, dst: SwitchId) {
         prefetch_slice(self.adj.of(dst));
         prefetch_slice(self.adj.of(at));
-        let own = self.col_of.as_ref().map_or(at, |m| m.get(at as usize).copied().unwrap_or(u32::MAX));
-        if own != u32::MAX {
+        if let Some(own) = self.column(at) {
             self.prefetch_columns(dst, &[own]);
         }
     }
@@ -463,9 +471,12 @@ impl DistanceRows {
         for (i, &n) in mine.iter().enumerate() {
             hits |= ((n == dst) as u64) << i;
         }
-        let theirs = self.adj.of(dst);
-        // Past 64 x 64 compares the row entries cost less.
-        if hits == 0 && mine.len() * theirs.len() <= 4096 {
+        if hits == 0 {
+            let theirs = self.adj.of(dst);
+            // Past 64 x 64 compares the row entries cost less.
+            if mine.len() * theirs.len() > 4096 {
+                return false;
+            }
             for (i, &n) in mine.iter().enumerate() {
                 // Branch-free so that it vectorises: a degree-32 switch costs 32 x 32 compares.
                 let adjacent = theirs.iter().fold(false, |any, &m| any | (m == n));
@@ -495,8 +506,8 @@ impl DistanceRows {
     /// With [`Encoding::Exact`]: the distance from `s` (a column) to `dst`.
     pub fn distance(&self, s: SwitchId, dst: SwitchId) -> u32 {
         assert_eq!(self.encoding, Encoding::Exact, "absolute distances need Encoding::Exact");
-        let c = self.col_of.as_ref().map_or(s, |m| m[s as usize]);
-        assert!(c != u32::MAX, "the distance table holds no entries for switch {s}");
+        let c =
+            self.column(s).unwrap_or_else(|| panic!("the distance table holds no entries for switch {s}"));
         self.exact_entry(dst, c)
     }
 }

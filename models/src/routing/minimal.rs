@@ -180,14 +180,6 @@ impl Minimal {
         }
     }
 
-    /// See [`Routing::prefetch`]: the table's entries for a decision at `at`.
-    #[inline]
-    fn prefetch_entries(&self, at: SwitchId, dst: SwitchId) {
-        if let Source::Table(rows) = &self.source {
-            rows.prefetch(at, dst);
-        }
-    }
-
     /// Appends the minimal next hops from `at` towards `dst` (`at != dst`), in port order.
     fn minimal_ports(&self, at: SwitchId, dst: SwitchId, out: &mut Vec<Candidate>) {
         let push = |out: &mut Vec<Candidate>, port: u16| out.push(Candidate { port, vc: 0, penalty: 0 });
@@ -278,8 +270,12 @@ impl Routing for Minimal {
         Some(self.describe())
     }
 
+    /// What the table's decision at `at` will read first (coordinates need nothing).
+    #[inline]
     fn prefetch(&self, at: SwitchId, dst: SwitchId) {
-        self.prefetch_entries(at, dst);
+        if let Source::Table(rows) = &self.source {
+            rows.prefetch(at, dst);
+        }
     }
 
     fn candidates(
