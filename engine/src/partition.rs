@@ -317,6 +317,11 @@ impl<L: LogicalProcess> Partition<L> {
         let local = lp as usize;
         // Latest first, so that the next event is popped from the end.
         pending.reverse();
+        // The first event was prefetched while the previous LP ran; the loop below asks
+        // `PREFETCH_DISTANCE` ahead, so the ones in between are asked for here.
+        for ahead in pending.iter().rev().skip(1).take(PREFETCH_DISTANCE - 1) {
+            self.lps[local].prefetch(&ahead.msg);
+        }
         while let Some(ev) = pending.pop() {
             if let Some(ahead) = pending.len().checked_sub(PREFETCH_DISTANCE).map(|k| &pending[k]) {
                 self.lps[local].prefetch(&ahead.msg);

@@ -712,6 +712,18 @@ impl LogicalProcess for Router {
     }
 }
 
+/// Indices of the set bits of `words`, in increasing order.
+#[inline]
+fn set_bits(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    words.iter().enumerate().flat_map(|(w, &word)| {
+        std::iter::successors((word != 0).then_some(word), |&rest| {
+            let rest = rest & (rest - 1);
+            (rest != 0).then_some(rest)
+        })
+        .map(move |bits| w * 64 + bits.trailing_zeros() as usize)
+    })
+}
+
 /// Index of the first set bit at or after `from`.
 #[inline]
 fn first_set_bit(words: &[u64], from: usize) -> Option<usize> {
@@ -1073,6 +1085,16 @@ impl RouterState {
         let PartitionState { stats, scratch } = part;
         let vcs = self.vcs;
         let mut retry_at = u64::MAX;
+        // The heads to route and the outputs to arbitrate are visited one after another:
+        // ask for their packets and port records first, so that the misses overlap.
+        for &input in &self.unrouted {
+            if let Some(slot) = self.channels[input as usize].input.front() {
+                engine::prefetch(self.slab.as_ptr().wrapping_add(slot as usize));
+            }
+        }
+        for o in set_bits(&self.wanted_outputs) {
+            engine::prefetch(&self.ports[o]);
+        }
         let mut k = 0;
         while k < self.unrouted.len() {
             let input = self.unrouted[k] as usize;
@@ -1099,6 +1121,14 @@ impl RouterState {
                     retry_at = retry_at.min(in_busy);
                 }
                 k += 1;
+            }
+        }
+        // Likewise the first requester of each output (its VC record and input port).
+        for o in set_bits(&self.wanted_outputs) {
+            let x = self.ports[o].first_requester;
+            if x != NIL {
+                engine::prefetch(&self.channels[x as usize]);
+                engine::prefetch(&self.ports[x as usize / vcs]);
             }
         }
         let size = sh.params.packet_size as u32;
@@ -1395,6 +1425,21 @@ mod tests {
         // One port in one cache line, a VC in three quarters of one.
         assert_eq!(std::mem::size_of::<PortState>(), 64);
         assert_eq!(std::mem::size_of::<VcState>(), 48);
+    }
+
+    #[test]
+    fn set_bits_lists_what_first_set_bit_finds() {
+        let words = [0x8000_0000_0000_0001u64, 0, 0b1010_0000, u64::MAX];
+        let mut expected = Vec::new();
+        let mut next = first_set_bit(&words, 0);
+        while let Some(b) = next {
+            expected.push(b);
+            next = first_set_bit(&words, b + 1);
+        }
+        assert_eq!(&expected[..4], &[0, 63, 133, 135]);
+        assert_eq!(expected.len(), 4 + 64);
+        assert_eq!(set_bits(&words).collect::<Vec<_>>(), expected);
+        assert_eq!(set_bits(&[0, 0]).count(), 0);
     }
 
     #[test]
