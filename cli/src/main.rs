@@ -15,7 +15,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use models::config::{Config, PATTERNS, ROUTINGS, TOPOLOGIES};
 use models::sim::{setup, RankModel, RunResult, Status};
 use models::topology::metrics::summarize;
-use output::{ResultFile, RunMeta};
+use output::{OutputClaim, ResultFile, RunMeta};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -185,7 +185,7 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             };
             let cfg = Config::parse(&text, &common.set)?;
             let load = cfg.traffic.load;
-            simulate(cfg, &name, &[load], &common, cluster)
+            simulate(cfg, &name, config.as_deref(), &[load], &common, cluster)
         }
         Command::Sweep { config, loads, common } => {
             let cfg = Config::parse(&read(&config)?, &common.set)?;
@@ -196,7 +196,7 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             if let Some(bad) = loads.iter().find(|l| !(0.0..=1.0).contains(*l)) {
                 bail!("--loads: {bad} is outside [0, 1] phits/cycle/endpoint");
             }
-            simulate(cfg, &stem(&config), &loads, &common, cluster)
+            simulate(cfg, &stem(&config), Some(&config), &loads, &common, cluster)
         }
         Command::Topo { config, set } => {
             let cfg = Config::parse(&read(&config)?, &set)?;
@@ -219,6 +219,7 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             if !rank0 {
                 return Ok(0);
             }
+            let mut output = OutputClaim::take(&output, &[&config])?;
             if let Some(t) = threads {
                 use_threads(t)?;
             }
@@ -226,9 +227,9 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
                 bail!("--destinations must be at least 1");
             }
             let reports = if compare.is_empty() {
-                vec![routes::routes(cfg, &output, destinations)?]
+                vec![routes::routes(cfg, &mut output, destinations)?]
             } else {
-                routes::compare(&text, &set, &compare, &output)?
+                routes::compare(&text, &set, &compare, &mut output)?
             };
             let sound = reports.iter().all(|r| r.acyclic && r.unreachable_pairs == 0);
             Ok(if sound { 0 } else { 4 })
@@ -405,7 +406,14 @@ fn agree(cluster: &mut Cluster, ok: bool) -> bool {
     cluster.comm.broadcast(vec![u8::from(ok)]).first() == Some(&1)
 }
 
-fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common, cluster: &mut Cluster) -> Result<i32> {
+fn simulate(
+    cfg: Config,
+    name: &str,
+    config_path: Option<&Path>,
+    loads: &[f64],
+    common: &Common,
+    cluster: &mut Cluster,
+) -> Result<i32> {
     let ranks = cluster.size() as u32;
     let rank0 = cluster.rank() == 0;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
@@ -419,6 +427,16 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common, cluster: &m
         let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
     }
     let quiet = common.quiet || !rank0;
+    // Rank 0 claims the output file before the long build, so that a file another run
+    // holds is refused at once and left as it is.
+    let path = common.output.clone().unwrap_or_else(|| PathBuf::from(format!("xnet-{name}.h5")));
+    let claim = match rank0.then(|| OutputClaim::take(&path, &config_path.into_iter().collect::<Vec<_>>())) {
+        Some(Err(e)) => {
+            agree(cluster, false);
+            return Err(e);
+        }
+        claim => claim.map(|c| c.expect("the error returned above")),
+    };
     // Every rank builds the whole network and partitions it (deterministically, so they
     // agree), keeps its own share and lets the rest go.
     let net = cfg.build_network()?;
@@ -432,13 +450,15 @@ fn simulate(cfg: Config, name: &str, loads: &[f64], common: &Common, cluster: &m
     let partition_rank: Vec<u32> = (0..plan.parts).map(|p| p / per_rank).collect();
     let rank = cluster.rank() as u32;
     let sim = RankModel::build(cfg, net, plan.assignment.clone(), partition_rank, rank)?;
-    let path = common.output.clone().unwrap_or_else(|| PathBuf::from(format!("xnet-{name}.h5")));
     let command: Vec<String> = std::env::args().collect();
-    let prepared = if rank0 {
-        ResultFile::create(&path, &sim, &RunMeta { command: &command.join(" "), threads: per_rank, ranks })
-            .and_then(|f| f.write_partition(&plan).map(|_| f))
-    } else {
-        Err(anyhow::anyhow!("not rank 0"))
+    let prepared = match claim {
+        Some(claim) => ResultFile::create(
+            claim,
+            &sim,
+            &RunMeta { command: &command.join(" "), threads: per_rank, ranks },
+        )
+        .and_then(|f| f.write_partition(&plan).map(|_| f)),
+        None => Err(anyhow::anyhow!("not rank 0")),
     };
     let go = agree(cluster, !rank0 || prepared.is_ok());
     if !go {

@@ -4,13 +4,110 @@
 //! row per load point; `/points/NNN` holds one load point: a time series appended while
 //! the run goes, histograms, per-endpoint and per-link tables, and attributes. The file is
 //! flushed after every time-series row, so a run that dies leaves what it had, with the
-//! `status` attribute still saying "running".
+//! `status` attribute still saying "running". The file is claimed ([`OutputClaim`]) before
+//! it is touched, so that no other run can truncate it while this one writes.
 
 use anyhow::{Context, Result};
 use hdf5::types::VarLenUnicode;
 use hdf5::{Dataset, Extent, File, Group, H5Type, Location};
 use models::sim::{RankModel, RunResult, Sample};
-use std::path::Path;
+use std::fs::{File as OsFile, OpenOptions, TryLockError};
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// The first bytes of an HDF5 file (without a user block, as xnet and h5py write them).
+const HDF5_SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
+
+/// An output file held for this process: an exclusive lock on the file itself, taken
+/// before anything truncates it and kept until the claim is dropped. A second run (or a
+/// program reading the file with HDF5's own locking) cannot then truncate or replace it.
+///
+/// The lock is `flock`, which HDF5 also uses: files are therefore created with HDF5's
+/// own locking off, the claim standing in for it. On NFS the kernel maps `flock` to
+/// POSIX locks, so the claim holds across nodes too.
+pub struct OutputClaim {
+    path: PathBuf,
+    lock: OsFile,
+    /// The claim made the file, and nothing has been written to it yet: dropping the
+    /// claim removes it, so that a run that fails before writing leaves no empty file.
+    unused_new_file: bool,
+}
+
+impl OutputClaim {
+    /// Claims `path` for writing. Refuses, naming the file and the reason, when `path`
+    /// is one of `inputs` (e.g. `-o` naming the configuration), when it exists and is not
+    /// an HDF5 file (xnet replaces only files of its own kind), or when another process
+    /// holds it. Nothing is truncated here.
+    pub fn take(path: &Path, inputs: &[&Path]) -> Result<Self> {
+        if let Ok(out) = std::fs::metadata(path) {
+            for input in inputs {
+                if std::fs::metadata(input).is_ok_and(|i| i.dev() == out.dev() && i.ino() == out.ino()) {
+                    anyhow::bail!(
+                        "output file {} is the input configuration {}: choose another -o",
+                        path.display(),
+                        input.display()
+                    );
+                }
+            }
+        }
+        let existed = path.exists();
+        let mut lock = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .with_context(|| format!("cannot open output file {}", path.display()))?;
+        let mut head = Vec::with_capacity(8);
+        (&mut lock)
+            .take(8)
+            .read_to_end(&mut head)
+            .with_context(|| format!("cannot read output file {}", path.display()))?;
+        if !head.is_empty() && head != HDF5_SIGNATURE {
+            anyhow::bail!(
+                "output file {} exists and is not an HDF5 file: xnet replaces only HDF5 files; \
+                 remove it or choose another -o",
+                path.display()
+            );
+        }
+        match lock.try_lock() {
+            Ok(()) => Ok(Self { path: path.to_path_buf(), lock, unused_new_file: !existed }),
+            Err(TryLockError::WouldBlock) => anyhow::bail!(
+                "output file {} is in use by another process (another xnet run writing it, or a \
+                 program reading it): it was left as it is; wait for that run or choose another -o",
+                path.display()
+            ),
+            Err(TryLockError::Error(e)) => {
+                Err(e).with_context(|| format!("cannot lock output file {}", path.display()))
+            }
+        }
+    }
+
+    /// The claimed path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Creates the HDF5 file (replacing what was there), under the claim.
+    pub fn create(&mut self) -> Result<File> {
+        self.unused_new_file = false;
+        File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .create(&self.path)
+            .with_context(|| format!("cannot create output file {}", self.path.display()))
+    }
+}
+
+impl Drop for OutputClaim {
+    fn drop(&mut self) {
+        if self.unused_new_file {
+            // Still under the lock, so no other run can have taken the file meanwhile.
+            let _ = std::fs::remove_file(&self.path);
+        }
+        let _ = self.lock.unlock();
+    }
+}
 
 /// One row of `/points/NNN/timeseries`. (All rows are laid out without padding, so files
 /// are byte-identical for identical results.)
@@ -154,13 +251,14 @@ pub struct RunMeta<'a> {
 pub struct ResultFile {
     file: File,
     summary_rows: Vec<SummaryRow>,
+    /// Held until the file is closed (declared after `file`, so dropped after it).
+    _claim: OutputClaim,
 }
 
 impl ResultFile {
-    /// Creates `path` (replacing it) and writes the run's description.
-    pub fn create(path: &Path, sim: &RankModel, meta: &RunMeta<'_>) -> Result<Self> {
-        let file =
-            File::create(path).with_context(|| format!("cannot create output file {}", path.display()))?;
+    /// Creates the claimed file (replacing it) and writes the run's description.
+    pub fn create(mut claim: OutputClaim, sim: &RankModel, meta: &RunMeta<'_>) -> Result<Self> {
+        let file = claim.create()?;
         let cfg = &sim.config;
         let net = &sim.info;
         attr_str(&file, "xnet_version", env!("CARGO_PKG_VERSION"))?;
@@ -182,7 +280,7 @@ impl ResultFile {
         attr(&file, "routing_build_seconds", sim.routing_build_seconds)?;
         file.create_group("points")?;
         file.flush()?;
-        Ok(Self { file, summary_rows: Vec::new() })
+        Ok(Self { file, summary_rows: Vec::new(), _claim: claim })
     }
 
     /// Records the partition used.

@@ -1,13 +1,12 @@
 //! `xnet routes CONFIG`: verify and analyse a configuration's routes without simulating
 //! (see docs/routes.md): prints a table and writes an HDF5 file.
 
-use crate::output::{attr, attr_str, table};
+use crate::output::{attr, attr_str, table, OutputClaim};
 use anyhow::{Context, Result};
-use hdf5::{File, Group, H5Type};
+use hdf5::{Group, H5Type};
 use models::analysis::{try_analyse, Options, RoutesReport};
 use models::config::Config;
 use models::sim::Simulation;
-use std::path::Path;
 
 /// One row of `/link_weights`.
 #[derive(H5Type, Clone, Copy)]
@@ -44,7 +43,11 @@ fn available_memory() -> Option<u64> {
 
 /// Analyses `cfg` (only `destinations` evenly spaced destinations if given), prints the
 /// report with the routing build time and peak memory, and writes it to `output`.
-pub(crate) fn routes(cfg: Config, output: &Path, destinations: Option<usize>) -> Result<RoutesReport> {
+pub(crate) fn routes(
+    cfg: Config,
+    output: &mut OutputClaim,
+    destinations: Option<usize>,
+) -> Result<RoutesReport> {
     let sim = Simulation::build(cfg)?;
     let r = try_analyse(&sim, options(destinations))?;
     print_report(&r);
@@ -59,7 +62,8 @@ pub(crate) fn routes(cfg: Config, output: &Path, destinations: Option<usize>) ->
     if let Some(p) = peak {
         println!("  {:<28} {:.1} MiB", "peak memory (process)", p as f64 / (1 << 20) as f64);
     }
-    let file = File::create(output).with_context(|| format!("creating {}", output.display()))?;
+    let file = output.create()?;
+    let output = output.path();
     write(&r, &file).with_context(|| format!("writing {}", output.display()))?;
     attr(&file, "routing_build_seconds", sim.routing_build_seconds)?;
     attr(&file, "vcs_required", sim.routing().vcs_required() as u32)?;
@@ -78,7 +82,7 @@ pub(crate) fn compare(
     text: &str,
     overrides: &[String],
     routings: &[String],
-    output: &Path,
+    output: &mut OutputClaim,
 ) -> Result<Vec<RoutesReport>> {
     let mut reports = Vec::new();
     for entry in routings {
@@ -96,7 +100,8 @@ pub(crate) fn compare(
         reports.push(try_analyse(&sim, options(None)).with_context(|| format!("--compare {entry}"))?);
     }
     print_side_by_side(routings, &reports);
-    let file = File::create(output).with_context(|| format!("creating {}", output.display()))?;
+    let file = output.create()?;
+    let output = output.path();
     attr_str(&file, "routings", &routings.join(","))?;
     let group = file.create_group("routings")?;
     for (i, r) in reports.iter().enumerate() {

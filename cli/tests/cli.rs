@@ -346,6 +346,103 @@ fn sigint_exits_130_and_keeps_the_time_series() {
     assert_eq!(rows::<SummaryRow>(&f, "summary").len(), 1);
 }
 
+#[test]
+fn an_output_file_another_run_holds_is_refused_and_left_intact() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    // Both runs use the default name, xnet-quick.h5 in the working directory.
+    let held = dir.path().join("xnet-quick.h5");
+    let mut first = Command::new(XNET)
+        .args(["run", s(&quick), "-q", "-t", "1", "--set", "simulation.cycles=100000000"])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start xnet");
+    std::thread::sleep(Duration::from_millis(1500));
+    if let Some(status) = first.try_wait().unwrap() {
+        panic!("the long run ended by itself ({status}): {}", describe(&first.wait_with_output().unwrap()));
+    }
+    let size_before = std::fs::metadata(&held).expect("the first run's file").len();
+    for args in [
+        vec!["run", s(&quick), "-q"],
+        vec!["run", s(&quick), "-q", "-o", s(&held)],
+        vec!["routes", s(&quick), "-o", s(&held)],
+    ] {
+        let o = xnet(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let what = format!("xnet {}: {}", args.join(" "), describe(&o));
+        assert_eq!(o.status.code(), Some(1), "{what}");
+        assert!(stderr.contains("xnet-quick.h5") && stderr.contains("in use by another process"), "{what}");
+        assert!(std::fs::metadata(&held).unwrap().len() >= size_before, "the held file shrank; {what}");
+    }
+    let kill = Command::new("kill").args(["-INT", &first.id().to_string()]).status().expect("run kill");
+    assert!(kill.success());
+    let o = first.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", describe(&o));
+    // The first run's file is whole: its point and summary read back.
+    let f = open(&held);
+    assert_eq!(attr_str(&f, "status"), "interrupted");
+    assert_eq!(rows::<SummaryRow>(&f, "summary").len(), 1);
+    assert!(!rows::<TimeRow>(&f, "points/000/timeseries").is_empty());
+    // A reader holding the file open (HDF5's locking) keeps it too.
+    let o = xnet(dir.path(), &["run", s(&quick), "-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("in use by another process"), "{}", describe(&o));
+    drop(f);
+    // Once nobody holds it, the file is free to be replaced.
+    xnet_expect(dir.path(), &["run", s(&quick), "-q"], 0);
+    assert_eq!(attr_str(&open(&held), "status"), "completed");
+}
+
+#[test]
+fn an_output_naming_the_config_or_a_file_that_is_not_hdf5_is_refused() {
+    let dir = TempDir::new().unwrap();
+    let config = write(
+        dir.path(),
+        "net.toml",
+        &std::fs::read_to_string(workspace().join("configs/quick.toml")).unwrap(),
+    );
+    let notes = write(dir.path(), "notes.txt", "my notes\n");
+    let config_text = std::fs::read_to_string(&config).unwrap();
+    for (args, expected) in [
+        (vec!["run", s(&config), "-q", "-o", s(&config)], "is the input configuration"),
+        (vec!["run", s(&config), "-q", "-o", "./net.toml"], "is the input configuration"),
+        (vec!["sweep", s(&config), "-q", "--loads", "0.1", "-o", s(&config)], "is the input configuration"),
+        (vec!["routes", s(&config), "-o", s(&config)], "is the input configuration"),
+        (vec!["run", s(&config), "-q", "-o", s(&notes)], "is not an HDF5 file"),
+    ] {
+        let o = xnet(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let what = format!("xnet {}: {}", args.join(" "), describe(&o));
+        assert_eq!(o.status.code(), Some(1), "{what}");
+        assert!(stderr.starts_with("error: ") && stderr.contains(expected), "{what}");
+    }
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), config_text);
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes\n");
+    // A result file of an earlier run is replaced.
+    let out = dir.path().join("r.h5");
+    for _ in 0..2 {
+        xnet_expect(dir.path(), &["run", s(&config), "-q", "-o", s(&out)], 0);
+    }
+    assert_eq!(attr_str(&open(&out), "status"), "completed");
+    // A run that fails while building (after claiming its file) leaves an earlier file as
+    // it was and makes no new one.
+    let torus = workspace().join("configs/mesh-8x8.toml");
+    let failing = ["run", s(&torus), "-q", "--set", "topology.kind=torus", "--set", "routing.algorithm=lash"];
+    let fresh = dir.path().join("fresh.h5");
+    for target in [&out, &fresh] {
+        let mut args = failing.to_vec();
+        args.extend(["--set", "router.vcs=1", "-o", s(target)]);
+        let o = xnet(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("lash needs"), "{}", describe(&o));
+    }
+    assert_eq!(attr_str(&open(&out), "status"), "completed");
+    assert!(!fresh.exists(), "a failed run left {}", fresh.display());
+}
+
 // ---------------------------------------------------------------------------------------
 // Errors
 // ---------------------------------------------------------------------------------------
