@@ -495,6 +495,22 @@ fn bad_input_gives_a_clear_error_and_exit_code_1() {
     expect_error(d, &["run", cfg, "--set", "nonsense"], &["nonsense", "section.key=value"]);
     expect_error(d, &["sweep", cfg, "--loads", "0.1,1.5"], &["--loads", "1.5"]);
     expect_error(d, &["run", cfg, "--set", "traffic.load=1.5"], &["traffic.load", "1.5"]);
+    // Integers that do not fit their type get the allowed range, not the type's name.
+    for (set, expected) in [
+        ("router.vcs=1000", "router.vcs: must be in 1..=64, got 1000"),
+        ("router.packet_size=100000", "router.packet_size: must be in 1..=4096, got 100000"),
+        ("topology.local_latency=-3", "topology.local_latency: must be a non-negative integer, got -3"),
+    ] {
+        expect_error(d, &["run", cfg, "--set", set], &[expected]);
+    }
+    // An unknown traffic key lists the allowed ones; a value that is neither TOML nor a
+    // bare word is an error, not a string.
+    expect_error(
+        d,
+        &["run", cfg, "--set", "traffic.lod=0.3"],
+        &["traffic.lod", "allowed: pattern, load, loads"],
+    );
+    expect_error(d, &["run", cfg, "--set", "traffic.load=[0.3"], &["traffic.load", "cannot read `[0.3`"]);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -243,8 +243,48 @@ fn typed<T: DeserializeOwned>(name: &str, table: &Table) -> Result<T, ConfigErro
     serde_path_to_error::deserialize(Value::Table(table.clone())).map_err(|e| {
         let path = e.path().to_string();
         let key = if path == "." || path.is_empty() { name.to_string() } else { format!("{name}.{path}") };
-        ConfigError::new(key, e.into_inner().message().trim())
+        let message = plain_message(&key, e.into_inner().message().trim());
+        ConfigError::new(key, message)
     })
+}
+
+/// Allowed ranges of the integer keys whose range is narrower than their type's, checked
+/// by `Config::validate` and named when a value does not even fit the type.
+const INTEGER_RANGES: &[(&str, u64, u64)] = &[
+    ("router.vcs", 1, 64),
+    ("router.packet_size", 1, 4096),
+    ("router.speedup", 1, 16),
+    ("router.router_delay", 0, 1000),
+];
+
+/// The allowed range of `key` (one of [`INTEGER_RANGES`]).
+fn integer_range(key: &str) -> (u64, u64) {
+    INTEGER_RANGES
+        .iter()
+        .find(|(k, _, _)| *k == key)
+        .map(|&(_, lo, hi)| (lo, hi))
+        .unwrap_or_else(|| panic!("{key} is not in INTEGER_RANGES"))
+}
+
+/// Serde's message for `key`, with an integer that does not fit its type answered by the
+/// allowed range: "invalid value: integer `1000`, expected u8" becomes "must be in 1..=64,
+/// got 1000" for `router.vcs`.
+fn plain_message(key: &str, message: &str) -> String {
+    let Some((value, ty)) =
+        message.strip_prefix("invalid value: integer `").and_then(|rest| rest.split_once("`, expected "))
+    else {
+        return message.to_string();
+    };
+    if let Some(&(_, lo, hi)) = INTEGER_RANGES.iter().find(|(k, _, _)| *k == key) {
+        return format!("must be in {lo}..={hi}, got {value}");
+    }
+    match ty {
+        "u8" => format!("must be in 0..=255, got {value}"),
+        "u16" => format!("must be in 0..=65535, got {value}"),
+        "u32" => format!("must be in 0..=4294967295, got {value}"),
+        "u64" | "usize" => format!("must be a non-negative integer, got {value}"),
+        _ => message.to_string(),
+    }
 }
 
 fn section<T: DeserializeOwned>(doc: &Table, name: &str, default: Option<T>) -> Result<T, ConfigError> {
@@ -255,12 +295,24 @@ fn section<T: DeserializeOwned>(doc: &Table, name: &str, default: Option<T>) -> 
     }
 }
 
-fn parse_value(text: &str) -> Value {
-    // A bare word that is not valid TOML is taken as a string.
-    toml::from_str::<Table>(&format!("v = {text}"))
-        .ok()
-        .and_then(|mut t| t.remove("v"))
-        .unwrap_or_else(|| Value::String(text.to_string()))
+/// The value of `--set key=text`: TOML, or a bare word (letters, digits and `_-./:+`) taken
+/// as a string, so that `routing.algorithm=nue` needs no quotes. Anything else that is not
+/// TOML (e.g. `[0.3`) is an error rather than a string nobody meant.
+fn parse_value(key: &str, text: &str) -> Result<Value, ConfigError> {
+    match toml::from_str::<Table>(&format!("v = {text}")) {
+        Ok(mut t) => Ok(t.remove("v").expect("the table has key v")),
+        Err(_) if !text.is_empty() && text.chars().all(|c| c.is_alphanumeric() || "_-./:+".contains(c)) => {
+            Ok(Value::String(text.to_string()))
+        }
+        Err(e) => Err(ConfigError::new(
+            key,
+            format!(
+                "cannot read `{text}` as a TOML value ({}); strings with characters other than \
+                 letters, digits and _-./:+ need quotes: --set 'key=\"...\"'",
+                e.message().trim()
+            ),
+        )),
+    }
 }
 
 /// Applies `key=value` overrides (dotted keys; the value is TOML, or a bare string).
@@ -283,7 +335,7 @@ pub fn apply_overrides(doc: &mut Table, overrides: &[String]) -> Result<(), Conf
                 .as_table_mut()
                 .ok_or_else(|| ConfigError::new(key.trim(), format!("`{part}` is not a table")))?;
         }
-        table.insert(path[path.len() - 1].to_string(), parse_value(value.trim()));
+        table.insert(path[path.len() - 1].to_string(), parse_value(key.trim(), value.trim())?);
     }
     Ok(())
 }
@@ -347,10 +399,15 @@ impl Config {
                 Ok(())
             }
         };
-        range("vcs", r.vcs as u64, 1, 64)?;
-        range("packet_size", r.packet_size as u64, 1, 4096)?;
-        range("speedup", r.speedup as u64, 1, 16)?;
-        range("router_delay", r.router_delay, 0, 1000)?;
+        for (key, value) in [
+            ("vcs", r.vcs as u64),
+            ("packet_size", r.packet_size as u64),
+            ("speedup", r.speedup as u64),
+            ("router_delay", r.router_delay),
+        ] {
+            let (lo, hi) = integer_range(&format!("router.{key}"));
+            range(key, value, lo, hi)?;
+        }
         // Buffer occupancies and credits are kept in 16 bits (a router's state per VC is a
         // third of a cache line).
         range("input_buffer", r.input_buffer as u64, r.packet_size as u64, u16::MAX as u64).map_err(|e| {
@@ -487,9 +544,11 @@ fn parse_traffic(doc: &Table) -> Result<TrafficSection, ConfigError> {
     let understood = Value::try_from(&pattern).ok().and_then(|v| v.as_table().cloned()).unwrap_or_default();
     if let Some(extra) = t.keys().find(|k| !understood.contains_key(*k)) {
         let name = understood.get("pattern").and_then(Value::as_str).unwrap_or("?");
+        let mut allowed: Vec<&str> = vec!["pattern", "load", "loads"];
+        allowed.extend(understood.keys().map(String::as_str).filter(|k| *k != "pattern"));
         return Err(ConfigError::new(
             format!("traffic.{extra}"),
-            format!("unknown key for pattern `{name}`"),
+            format!("unknown key for pattern `{name}`; allowed: {}", allowed.join(", ")),
         ));
     }
     Ok(TrafficSection { pattern, load, loads })
