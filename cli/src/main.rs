@@ -6,6 +6,7 @@
 mod cluster;
 mod hugepages;
 mod output;
+mod placement;
 mod routes;
 
 use anyhow::{bail, Context, Result};
@@ -16,6 +17,7 @@ use models::config::{Config, PATTERNS, ROUTINGS, TOPOLOGIES};
 use models::sim::{setup, RankModel, RunResult, Status};
 use models::topology::metrics::summarize;
 use output::{OutputClaim, ResultFile, RunMeta};
+use placement::Placement;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -468,6 +470,19 @@ fn simulate(
         };
     }
     let mut file = prepared.ok();
+    // Warnings go out even with --quiet: they explain a run that is slower than it should be.
+    if rank0 && per_rank < threads && common.threads.is_some() {
+        eprintln!(
+            "warning: -t {threads} capped at {per_rank} thread(s) per rank: every thread runs a \
+             partition of at least one switch ({switches} switches over {ranks} rank(s))"
+        );
+    }
+    if let Some(gathered) = cluster.comm.gather(engine::comm::encode(&Placement::here(per_rank))) {
+        let all: Vec<Placement> = gathered.iter().filter_map(|b| engine::comm::decode(b).ok()).collect();
+        for warning in placement::oversubscription_warnings(&all) {
+            eprintln!("warning: {warning}");
+        }
+    }
     if !quiet {
         eprintln!(
             "{}: {} switches, {} endpoints, routing {}, {} rank(s) x {} thread(s), lookahead {}",

@@ -625,6 +625,59 @@ fn mpiexec(dir: &Path, ranks: &str, args: &[&str]) -> Output {
     out
 }
 
+#[test]
+fn capped_and_oversubscribed_threads_are_reported() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    // The quick HyperX has 64 switches: -t 1000 runs 64 threads, more than this machine's cores.
+    let o = xnet_expect(
+        dir.path(),
+        &[
+            "run",
+            s(&quick),
+            "-q",
+            "-t",
+            "1000",
+            "--set",
+            "simulation.cycles=300",
+            "--set",
+            "simulation.warmup=100",
+            "-o",
+            "a.h5",
+        ],
+        0,
+    );
+    assert!(stderr(&o).contains("warning: -t 1000 capped at 64 thread(s) per rank"), "{}", describe(&o));
+    assert!(stderr(&o).contains("runs 64 simulation threads (1 rank(s)) on"), "{}", describe(&o));
+    let o = xnet_expect(dir.path(), &["run", s(&quick), "-q", "-t", "1", "-o", "b.h5"], 0);
+    assert!(!stderr(&o).contains("warning"), "{}", describe(&o));
+    // Two ranks with as many threads each as there are cores.
+    let cores = std::thread::available_parallelism().unwrap().get().to_string();
+    let o = mpiexec(
+        dir.path(),
+        "2",
+        &[
+            "run",
+            s(&quick),
+            "-q",
+            "-t",
+            &cores,
+            "--set",
+            "simulation.cycles=300",
+            "--set",
+            "simulation.warmup=100",
+            "-o",
+            "c.h5",
+        ],
+    );
+    let expected = format!(
+        "runs {} simulation threads (2 rank(s)) on {cores} core(s)",
+        2 * cores.parse::<u32>().unwrap()
+    );
+    assert!(stderr(&o).contains(&expected), "{}", describe(&o));
+}
+
 /// Identical results for 1 rank x 1 thread, 1 x 2, 2 x 1, 2 x 2 and 4 x 1 (oversubscribed).
 fn check_ranks(config: &str) {
     let dir = TempDir::new().unwrap();
