@@ -251,6 +251,25 @@ fn run_without_config_uses_the_built_in_quick_hyperx() {
 }
 
 #[test]
+fn readme_sample_output_is_what_the_default_run_prints() {
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let sample =
+        readme.lines().skip_while(|l| !l.starts_with("   load   offered")).nth(1).expect("README sample row");
+    let dir = TempDir::new().unwrap();
+    let o = xnet_expect(dir.path(), &["run", "-t", "1"], 0);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let row = stdout.lines().skip_while(|l| !l.starts_with("   load   offered")).nth(1).expect("summary row");
+    // Everything up to the status column is deterministic; wall time and speed are not.
+    let figures = |line: &str| line.split_whitespace().take(9).map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(
+        figures(sample),
+        figures(row),
+        "README.md's sample output is stale; the run printed:\n{stdout}"
+    );
+    assert!(readme.contains("results: xnet-default.h5") && stdout.contains("results: xnet-default.h5"));
+}
+
+#[test]
 fn sweep_writes_one_point_per_load_and_a_summary_row_each() {
     let dir = TempDir::new().unwrap();
     let cfg = write(dir.path(), "rrg.toml", RANDOM_REGULAR);
@@ -550,6 +569,41 @@ fn list_names_topologies_routings_and_patterns() {
 // ---------------------------------------------------------------------------------------
 // scripts/read_results.py
 // ---------------------------------------------------------------------------------------
+
+#[test]
+fn output_format_doc_matches_real_files() {
+    let Some(python) = common::python_with("h5py") else {
+        eprintln!(
+            "\n*** SKIPPED: h5py not installed (tried $XNET_PYTHON, .venv/bin/python3, python3); \
+             docs/output-format.md was NOT checked against a file ***\n"
+        );
+        return;
+    };
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "df.toml", DRAGONFLY);
+    let sweep = d.join("sweep.h5");
+    xnet_expect(d, &["sweep", s(&cfg), "--loads", "0.1,0.3", "-q", "-t", "1", "-o", s(&sweep)], 0);
+    let ring = write(d, "ring.toml", DEADLOCKING_RING);
+    let deadlock = d.join("ring.h5");
+    xnet_expect(d, &["run", s(&ring), "-q", "-t", "1", "-o", s(&deadlock)], 3);
+    let script = workspace().join("scripts/check_output_format.py");
+    let check = |doc: &Path| {
+        Command::new(&python).arg(&script).arg(doc).arg(&sweep).arg(&deadlock).output().expect("run python")
+    };
+    let o = check(&workspace().join("docs/output-format.md"));
+    assert_eq!(o.status.code(), Some(0), "the document and the files differ: {}", describe(&o));
+    // The check does see a drift: a column documented with another type.
+    let doc = std::fs::read_to_string(workspace().join("docs/output-format.md")).unwrap();
+    let drifted = write(d, "drifted.md", &doc.replacen("| `completed` | u32 |", "| `completed` | u8 |", 1));
+    let o = check(&drifted);
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("column `completed` is u32, documented u8"),
+        "{}",
+        describe(&o)
+    );
+}
 
 #[test]
 fn read_results_script_prints_a_result_file() {
