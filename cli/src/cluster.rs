@@ -170,5 +170,8 @@ mod mpi_comm {
             root.broadcast_into(&mut buf[..]);
             buf
         }
+        fn abort(&self, code: i32) -> ! {
+            self.world.abort(code)
+        }
     }
 }

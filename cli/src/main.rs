@@ -165,11 +165,20 @@ fn main() {
     let mut cluster = Cluster::join();
     let code = match run_cli(cli, &mut cluster) {
         Ok(code) => code,
-        Err(e) => {
-            // Every rank meets the same configuration errors; one message is enough.
-            if cluster.rank() == 0 {
-                eprintln!("error: {e:#}");
+        Err(e) if cluster.size() > 1 => {
+            // The other ranks may be waiting for this one in a collective: end them all.
+            // Ranks other than 0 give rank 0 a moment first, so that an error every rank
+            // meets (a configuration error) is reported once, by rank 0, whose abort ends
+            // the others before they print.
+            let (rank, size) = (cluster.rank(), cluster.size());
+            if rank != 0 {
+                std::thread::sleep(std::time::Duration::from_secs(2));
             }
+            eprintln!("error: rank {rank} of {size}: {e:#}");
+            cluster.comm.abort(1)
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
             1
         }
     };

@@ -732,6 +732,99 @@ fn capped_and_oversubscribed_threads_are_reported() {
     assert!(stderr(&o).contains(&expected), "{}", describe(&o));
 }
 
+/// Waits up to `limit` for `child` to end; kills it and panics past that.
+fn wait_within(mut child: std::process::Child, limit: Duration, what: &str) -> (Output, Duration) {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{what} did not end within {limit:?}: {}", describe(&child.wait_with_output().unwrap()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let waited = start.elapsed();
+    (child.wait_with_output().unwrap(), waited)
+}
+
+fn spawn_mpiexec(dir: &Path, args: &[&str]) -> std::process::Child {
+    Command::new("mpiexec")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mpiexec (scripts/bootstrap.sh installs MPICH)")
+}
+
+#[test]
+fn a_rank_that_fails_alone_ends_the_job_and_is_named() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    // Rank 1 cannot read its configuration; rank 0 can and goes on into the run.
+    let script = format!(
+        "r=${{PMI_RANK:-$OMPI_COMM_WORLD_RANK}}; if [ \"$r\" = 1 ]; then c=missing.toml; else c={}; fi; \
+         exec {XNET} run \"$c\" -q -t 1 --set simulation.cycles=100000000 -o out.h5",
+        s(&quick)
+    );
+    let child = spawn_mpiexec(dir.path(), &["-n", "2", "sh", "-c", &script]);
+    let (o, _) = wait_within(child, Duration::from_secs(30), "a job with a failed rank");
+    assert_ne!(o.status.code(), Some(0), "{}", describe(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("error: rank 1 of 2: cannot read config missing.toml"), "{}", describe(&o));
+    // An error every rank meets is told once, by rank 0.
+    let o = Command::new("mpiexec")
+        .args(["-n", "2", XNET, "run", "-q", "--set", "router.vcs=0", "-o", "bad.h5"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.matches("router.vcs: must be in 1..=64").count(), 1, "{}", describe(&o));
+    assert!(stderr.contains("error: rank 0 of 2:"), "{}", describe(&o));
+}
+
+#[test]
+fn sigterm_to_a_non_zero_rank_stops_the_whole_job() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    let out = dir.path().join("long.h5");
+    let args = [
+        "-n",
+        "2",
+        XNET,
+        "run",
+        s(&quick),
+        "-q",
+        "-t",
+        "1",
+        "--set",
+        "simulation.cycles=100000000",
+        "-o",
+        s(&out),
+    ];
+    let child = spawn_mpiexec(dir.path(), &args);
+    std::thread::sleep(Duration::from_millis(3000));
+    // Rank 1 is the process whose environment says so (MPICH: PMI_RANK, Open MPI: OMPI_COMM_WORLD_RANK).
+    let rank1 = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| {
+            let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else { return false };
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let is_ours = String::from_utf8_lossy(&cmdline).contains(s(&out));
+            is_ours && env.split(|&b| b == 0).any(|v| v == b"PMI_RANK=1" || v == b"OMPI_COMM_WORLD_RANK=1")
+        })
+        .expect("rank 1's process");
+    let kill = Command::new("kill").args(["-TERM", &rank1.to_string()]).status().expect("run kill");
+    assert!(kill.success());
+    let (o, waited) = wait_within(child, Duration::from_secs(30), "the job after SIGTERM to rank 1");
+    assert_eq!(o.status.code(), Some(130), "{}", describe(&o));
+    assert!(waited < Duration::from_secs(10), "the job took {waited:?} to stop");
+    let f = open(&out);
+    assert_eq!(attr_str(&f, "status"), "interrupted");
+    assert_eq!(rows::<SummaryRow>(&f, "summary").len(), 1);
+}
+
 /// Identical results for 1 rank x 1 thread, 1 x 2, 2 x 1, 2 x 2 and 4 x 1 (oversubscribed).
 fn check_ranks(config: &str) {
     let dir = TempDir::new().unwrap();

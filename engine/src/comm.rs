@@ -26,6 +26,9 @@ pub trait RankComm {
     fn gather(&mut self, data: Vec<u8>) -> Option<Vec<Vec<u8>>>;
     /// Rank 0's `data`, on every rank (other ranks' argument is ignored).
     fn broadcast(&mut self, data: Vec<u8>) -> Vec<u8>;
+    /// Ends every rank of the run now with exit code `code` (a failure on one rank that
+    /// the others cannot know of: they would wait for it forever). Not collective.
+    fn abort(&self, code: i32) -> !;
 }
 
 /// The communicator of a run in a single process.
@@ -51,6 +54,9 @@ impl RankComm for SingleRank {
     }
     fn broadcast(&mut self, data: Vec<u8>) -> Vec<u8> {
         data
+    }
+    fn abort(&self, code: i32) -> ! {
+        std::process::exit(code)
     }
 }
 

@@ -260,6 +260,9 @@ mod local_ranks {
             self.hub.barrier.wait();
             v
         }
+        fn abort(&self, code: i32) -> ! {
+            panic!("rank {} aborted the run with code {code}", self.rank)
+        }
     }
 }
 

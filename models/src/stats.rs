@@ -135,6 +135,9 @@ pub struct Counters {
     pub hops_sum: u64,
     /// Packet transmissions over any link (progress, for the watchdog).
     pub link_transmissions: u64,
+    /// Partitions whose process had been asked to stop (a signal) when the period was
+    /// reported: a signal to any rank stops the whole run at the next sample.
+    pub stop_requests: u64,
 }
 
 impl Counters {
@@ -150,6 +153,7 @@ impl Counters {
         self.network_latency_sum += o.network_latency_sum;
         self.hops_sum += o.hops_sum;
         self.link_transmissions += o.link_transmissions;
+        self.stop_requests += o.stop_requests;
     }
 }
 

@@ -182,8 +182,9 @@ impl RankModel {
     }
 
     /// Runs this rank's share at offered `load`, one thread per local partition. Every rank
-    /// calls this with the same load; `on_sample` and `interrupt` matter on rank 0 only,
-    /// which alone returns the result (the others return `None`).
+    /// calls this with the same load; `on_sample` matters on rank 0 only, which alone
+    /// returns the result (the others return `None`). `interrupt`, on any rank, stops the
+    /// run at the next sample.
     pub fn run(
         &self,
         load: f64,
@@ -225,12 +226,18 @@ impl RankModel {
             &layout,
             comm,
             &RunConfig { end_time: cfg.simulation.cycles, checkpoint_period: period },
-            |routers: &mut [Router], part: &mut PartitionState, t| Router::take_period(routers, part, t),
+            |routers: &mut [Router], part: &mut PartitionState, t| {
+                let mut counters = Router::take_period(routers, part, t);
+                // A signal to this rank reaches rank 0 with the period's report.
+                counters.stop_requests = u64::from(interrupt.is_some_and(|f| f.load(Ordering::Relaxed)));
+                counters
+            },
             |cp: Checkpoint<Counters>| {
                 let mut c = Counters::default();
                 for r in &cp.reports {
                     c.merge(r);
                 }
+                let stop_requested = c.stop_requests > 0;
                 in_flight = in_flight + c.generated_packets - c.delivered_packets;
                 let span = (cp.time - last_time).max(1);
                 last_time = cp.time;
@@ -255,7 +262,7 @@ impl RankModel {
                     status = Status::Deadlock;
                     return Control::Stop;
                 }
-                if interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
+                if stop_requested || interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
                     status = Status::Interrupted;
                     return Control::Stop;
                 }
