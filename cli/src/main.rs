@@ -167,14 +167,17 @@ fn main() {
         Ok(code) => code,
         Err(e) if cluster.size() > 1 => {
             // The other ranks may be waiting for this one in a collective: end them all.
-            // Ranks other than 0 give rank 0 a moment first, so that an error every rank
+            // Ranks other than 0 give rank 0 a few seconds first, so that an error every rank
             // meets (a configuration error) is reported once, by rank 0, whose abort ends
             // the others before they print.
             let (rank, size) = (cluster.rank(), cluster.size());
             if rank != 0 {
-                std::thread::sleep(std::time::Duration::from_secs(2));
+                std::thread::sleep(std::time::Duration::from_secs(3));
             }
             eprintln!("error: rank {rank} of {size}: {e:#}");
+            // The launcher forwards our stderr through a pipe; the abort tears its proxies
+            // down, so give it a moment to pass the message on first.
+            std::thread::sleep(std::time::Duration::from_secs(1));
             cluster.comm.abort(1)
         }
         Err(e) => {

@@ -532,6 +532,39 @@ fn bad_input_gives_a_clear_error_and_exit_code_1() {
     expect_error(d, &["run", cfg, "--set", "traffic.load=[0.3"], &["traffic.load", "cannot read `[0.3`"]);
 }
 
+#[test]
+fn the_limits_validation_allows_are_the_limits_the_router_holds() {
+    // Every router key at the edge of its allowed range runs (no assert deep inside), and
+    // one past it is refused by validation, naming the range.
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let quick = workspace().join("configs/quick.toml");
+    let short = ["--set", "simulation.cycles=1500", "--set", "simulation.warmup=100"];
+    for edge in [
+        vec!["router.vcs=64"],
+        vec!["router.packet_size=4096", "router.input_buffer=65535", "router.output_buffer=65535"],
+        vec!["router.packet_size=1", "router.input_buffer=1", "router.output_buffer=1"],
+        vec!["router.speedup=16", "traffic.load=1.0"],
+        vec!["router.router_delay=1000"],
+    ] {
+        let mut args = vec!["run", s(&quick), "-q", "-t", "2", "-o", "edge.h5"];
+        args.extend(short);
+        for set in &edge {
+            args.extend(["--set", set]);
+        }
+        let o = xnet_expect(d, &args, 0);
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"), "{}", describe(&o));
+    }
+    for (set, expected) in [
+        ("router.input_buffer=1048576", "router.input_buffer: must be in 16..=65535, got 1048576"),
+        ("router.output_buffer=65536", "router.output_buffer: must be in 16..=65535, got 65536"),
+        ("router.speedup=17", "router.speedup: must be in 1..=16, got 17"),
+        ("router.router_delay=1001", "router.router_delay: must be in 0..=1000, got 1001"),
+    ] {
+        expect_error(d, &["run", s(&quick), "--set", set], &[expected]);
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // topo and list
 // ---------------------------------------------------------------------------------------
