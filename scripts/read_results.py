@@ -92,7 +92,9 @@ def main(argv):
         return 1 if len(argv) != 2 else 0
     path = argv[1]
     try:
-        with h5py.File(path, "r") as f:
+        # Without HDF5's file locking: a running xnet holds its own lock on the file, and
+        # the writer flushes after every row (docs/output-format.md, "Watching a running file").
+        with h5py.File(path, "r", locking=False) as f:
             show(f)
     except (OSError, KeyError, ValueError, TypeError) as e:
         print(f"error: cannot read {path}: {e}", file=sys.stderr)

@@ -639,6 +639,57 @@ fn output_format_doc_matches_real_files() {
 }
 
 #[test]
+fn a_running_file_can_be_watched_with_h5py() {
+    let Some(python) = common::python_with("h5py") else {
+        eprintln!("\n*** SKIPPED: h5py not installed; reading a running file was NOT tested ***\n");
+        return;
+    };
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    let out = dir.path().join("live.h5");
+    let mut run = Command::new(XNET)
+        .args(["run", s(&quick), "-q", "-t", "1", "--set", "simulation.cycles=100000000", "-o", s(&out)])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start xnet");
+    std::thread::sleep(Duration::from_millis(1500));
+    // As docs/output-format.md says: the default open meets the run's lock; without
+    // locking the rows so far read back, and a later open sees more.
+    let watch = r#"
+import sys, time, h5py
+try:
+    h5py.File(sys.argv[1], "r")
+    print("default open: allowed")
+except OSError as e:
+    print("default open: refused (%s)" % ("lock" in str(e)))
+counts = []
+for _ in range(2):
+    with h5py.File(sys.argv[1], "r", locking=False) as f:
+        counts.append(len(f["points/000/timeseries"]))
+        status = f.attrs["status"]
+    time.sleep(1.0)
+print(status, counts[0], counts[1])
+"#;
+    let o = Command::new(&python).args(["-c", watch, s(&out)]).output().expect("run python");
+    let read =
+        Command::new(&python).arg(workspace().join("scripts/read_results.py")).arg(&out).output().unwrap();
+    let _ = Command::new("kill").args(["-INT", &run.id().to_string()]).status();
+    let _ = run.wait();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("default open: refused (True)"), "{}", describe(&o));
+    let last = text.lines().last().unwrap_or("");
+    let fields: Vec<&str> = last.split_whitespace().collect();
+    assert_eq!(fields.first(), Some(&"running"), "{}", describe(&o));
+    let (first, second): (u64, u64) = (fields[1].parse().unwrap(), fields[2].parse().unwrap());
+    assert!(first > 0 && second > first, "rows {first} then {second}: {}", describe(&o));
+    assert_eq!(read.status.code(), Some(0), "{}", describe(&read));
+    assert!(String::from_utf8_lossy(&read.stdout).contains("running"), "{}", describe(&read));
+}
+
+#[test]
 fn read_results_script_prints_a_result_file() {
     let Some(python) = common::python_with("h5py") else {
         eprintln!(
