@@ -178,11 +178,16 @@ fn main() {
             // The launcher forwards our stderr through a pipe; the abort tears its proxies
             // down, so give it a moment to pass the message on first.
             std::thread::sleep(std::time::Duration::from_secs(1));
-            cluster.comm.abort(1)
+            cluster.comm.abort(if models::cancel::requested() { 130 } else { 1 })
         }
         Err(e) => {
             eprintln!("error: {e:#}");
-            1
+            // A build or check stopped by a signal ends as an interrupted run does.
+            if models::cancel::requested() {
+                130
+            } else {
+                1
+            }
         }
     };
     drop(cluster); // finalises MPI before exiting
@@ -234,6 +239,7 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
                 return Ok(0);
             }
             let mut output = OutputClaim::take(&output, &[&config])?;
+            stop_on_signals();
             if let Some(t) = threads {
                 use_threads(t)?;
             }
@@ -414,6 +420,19 @@ fn use_threads(threads: u32) -> Result<()> {
     Ok(())
 }
 
+/// Catches SIGINT, SIGTERM and SIGHUP: the returned flag stops a simulation at its next
+/// sample, and [`models::cancel`] stops routing builds and the verifier between units of
+/// work (they then fail with "interrupted while ...", and the process exits with 130).
+fn stop_on_signals() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let set = flag.clone();
+    let _ = ctrlc::set_handler(move || {
+        set.store(true, Ordering::Relaxed);
+        models::cancel::request();
+    });
+    flag
+}
+
 /// Rank 0 tells the others whether it could prepare (e.g. create the output file), so
 /// that no rank enters the simulation's collectives alone.
 fn agree(cluster: &mut Cluster, ok: bool) -> bool {
@@ -435,11 +454,7 @@ fn simulate(
     let threads = common.threads.unwrap_or(if ranks == 1 { cores } else { 1 });
     // Table computations (rayon) use the same number of threads.
     use_threads(threads)?;
-    let interrupted = Arc::new(AtomicBool::new(false));
-    {
-        let flag = interrupted.clone();
-        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
-    }
+    let interrupted = stop_on_signals();
     let quiet = common.quiet || !rank0;
     // Rank 0 claims the output file before the long build, so that a file another run
     // holds is refused at once and left as it is.

@@ -462,6 +462,34 @@ fn an_output_naming_the_config_or_a_file_that_is_not_hdf5_is_refused() {
     assert!(!fresh.exists(), "a failed run left {}", fresh.display());
 }
 
+#[test]
+fn sigint_during_a_long_routing_build_stops_within_seconds_and_leaves_no_file() {
+    // LASH on the DAVC seed's RRG takes about two minutes to lay out its layers.
+    let dir = TempDir::new().unwrap();
+    let rrg = workspace().join("configs/rrg-876-23-17.toml");
+    let lash = ["--set", "routing.algorithm=lash", "--set", "router.vcs=16"];
+    for (command, out) in [("run", "run.h5"), ("routes", "routes.h5")] {
+        let mut args = vec![command, s(&rrg), "-t", "1", "-o", out];
+        args.extend(lash);
+        let child = Command::new(XNET)
+            .args(&args)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start xnet");
+        std::thread::sleep(Duration::from_millis(2000));
+        let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("run kill");
+        assert!(kill.success(), "xnet {} ended before the signal", args.join(" "));
+        let (o, waited) = wait_within(child, Duration::from_secs(30), "a LASH build after SIGINT");
+        assert_eq!(o.status.code(), Some(130), "{}", describe(&o));
+        assert!(waited < Duration::from_secs(5), "took {waited:?} to stop");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("interrupted while"), "{}", describe(&o));
+        assert!(!dir.path().join(out).exists(), "xnet {command} left {out}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Errors
 // ---------------------------------------------------------------------------------------

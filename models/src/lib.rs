@@ -6,6 +6,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod analysis;
+pub mod cancel;
 pub mod config;
 pub mod packet;
 pub mod rng;

@@ -313,11 +313,17 @@ fn run<'a>(
             let mut acc = Acc::new(net);
             let mut explorer = Explorer::new(&ctx, &bits);
             for &d in chunk {
+                if crate::cancel::requested() {
+                    break;
+                }
                 ctx.destination(d, &mut explorer, &mut acc);
             }
             acc
         })
         .reduce(|| Acc::new(net), Acc::merge);
+    if crate::cancel::requested() {
+        return Err(AnalysisError("interrupted while verifying the routes".into()));
+    }
     Ok((Run { cdg: bits.freeze(net), acc, destinations }, ctx))
 }
 

@@ -37,13 +37,13 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, Top
     for &s in endpoint_switch {
         endpoints[s as usize] += 1;
     }
-    route(net, &mut t, &endpoints);
-    let (layer, layers, max_hops) = layer_paths(&t);
+    route(net, &mut t, &endpoints)?;
+    let (layer, layers, max_hops) = layer_paths(&t)?;
     t.finish("dfsssp", LayerOf::Pair(layer), layers, max_hops)
 }
 
 /// The balanced shortest-path next-hop table.
-pub(crate) fn route(net: &Network, t: &mut Tables, endpoints: &[u64]) {
+pub(crate) fn route(net: &Network, t: &mut Tables, endpoints: &[u64]) -> Result<(), TopologyError> {
     let n = t.n;
     let mut weight = vec![0u64; t.num_channels()];
     let mut key = vec![(u32::MAX, u64::MAX); n];
@@ -52,6 +52,7 @@ pub(crate) fn route(net: &Network, t: &mut Tables, endpoints: &[u64]) {
     let mut flow = vec![0u64; n];
     let mut heap = BinaryHeap::new();
     for d in 0..n as SwitchId {
+        crate::cancel::check("building the DFSSSP tables")?;
         key.fill((u32::MAX, u64::MAX));
         done.fill(false);
         order.clear();
@@ -95,11 +96,12 @@ pub(crate) fn route(net: &Network, t: &mut Tables, endpoints: &[u64]) {
             weight[c as usize] += flow[s as usize] * ed;
         }
     }
+    Ok(())
 }
 
 /// Splits the paths into layers; returns the layer per pair (`src * n + dst`), the layer
 /// count and the longest path.
-fn layer_paths(t: &Tables) -> (Vec<u8>, usize, u32) {
+fn layer_paths(t: &Tables) -> Result<(Vec<u8>, usize, u32), TopologyError> {
     let n = t.n;
     let c = t.num_channels();
     let mut pairs = Vec::new();
@@ -116,6 +118,7 @@ fn layer_paths(t: &Tables) -> (Vec<u8>, usize, u32) {
     let mut current: Vec<u32> = (0..pairs.len() as u32).collect();
     let mut l = 0u32;
     while !current.is_empty() {
+        crate::cancel::check("breaking the DFSSSP cycles")?;
         // This layer's CDG: dependency -> (paths still carrying it, every path that did).
         let mut edges: HashMap<(u32, u32), (u32, Vec<u32>)> = HashMap::new();
         let mut succ: Vec<Vec<u32>> = vec![Vec::new(); c];
@@ -135,6 +138,7 @@ fn layer_paths(t: &Tables) -> (Vec<u8>, usize, u32) {
         // Channels fully explored without a cycle stay so as dependencies are removed.
         let mut colour = vec![0u8; c]; // 0 white, 1 on the DFS stack, 2 done
         while let Some(cycle) = find_cycle(&succ, &mut colour) {
+            crate::cancel::check("breaking the DFSSSP cycles")?;
             let mut cut = (cycle[cycle.len() - 1], cycle[0]);
             let mut fewest = edges[&cut].0;
             for w in cycle.windows(2) {
@@ -170,7 +174,7 @@ fn layer_paths(t: &Tables) -> (Vec<u8>, usize, u32) {
     for (p, &(s, d)) in pairs.iter().enumerate() {
         layer[s as usize * n + d as usize] = path_layer[p].min(255) as u8;
     }
-    (layer, l as usize, max_hops)
+    Ok((layer, l as usize, max_hops))
 }
 
 /// A cycle of the graph `succ` as its nodes in order (the last depends on the first), by

@@ -40,6 +40,7 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, Top
     let mut max_hops = 0;
     let terminals = t.terminals.clone();
     for (i, &a) in terminals.iter().enumerate() {
+        crate::cancel::check("assigning the LASH layers")?;
         for &b in &terminals[i + 1..] {
             deps.clear();
             max_hops = max_hops.max(t.deps(a, b, &mut deps));

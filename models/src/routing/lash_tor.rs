@@ -105,7 +105,7 @@ impl LashTor {
         for &s in endpoint_switch {
             endpoints[s as usize] += 1;
         }
-        dfsssp::route(net, &mut t, &endpoints);
+        dfsssp::route(net, &mut t, &endpoints)?;
         let graph = SwitchGraph::new(net);
         let ud = UdLegal::new(&graph, net, root)?;
         let channels = t.num_channels();

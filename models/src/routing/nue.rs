@@ -99,6 +99,7 @@ pub fn build(
             route_layer(net, &graph, &dests, order)
         })
         .collect();
+    crate::cancel::check("building the Nue layers")?;
     let mut stats = NueStats::default();
     let mut max_hops = 0;
     for r in results {
@@ -374,6 +375,9 @@ fn route_layer(net: &Network, g: &ChannelGraph, dests: &[SwitchId], order: Desti
         sequence.sort_by_key(|&d| (Reverse(dist[d as usize]), d));
     }
     for &d in &sequence {
+        if crate::cancel::requested() {
+            break; // `build` reports the interruption
+        }
         let mut column = vec![PortId::MAX; n];
         if route_destination(g, d, &mut dag, &mut blocked, &weight, &mut s, &mut result.backtracks) {
             // Unrouted switches without endpoints lie on no route; give them the tree's
