@@ -28,8 +28,14 @@ pub fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
 
+/// Opens a result file for reading, without HDF5's file locking: the descriptor HDF5 opens
+/// is not close-on-exec, so a lock taken here would travel into any process another test
+/// thread spawns meanwhile and keep the file locked for as long as that process runs.
 pub fn open(path: &Path) -> File {
-    File::open(path).unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()))
+    File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(path)
+        .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()))
 }
 
 pub fn attr_str(loc: &Location, name: &str) -> String {
