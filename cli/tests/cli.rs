@@ -911,6 +911,47 @@ fn a_rank_that_fails_alone_ends_the_job_and_is_named() {
 }
 
 #[test]
+fn a_rank_failing_mid_run_ends_the_job_and_leaves_a_failed_readable_file() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    let out = dir.path().join("failed.h5");
+    // Switch 63 of the quick HyperX is in the second rank's partition.
+    let args = [
+        "-n",
+        "2",
+        XNET,
+        "run",
+        s(&quick),
+        "-q",
+        "-t",
+        "1",
+        "--set",
+        "simulation.cycles=100000000",
+        "-o",
+        s(&out),
+    ];
+    let mut command = Command::new("mpiexec");
+    command
+        .args(args)
+        .env("XNET_TEST_FAIL_AT", "63:2000")
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = command.spawn().expect("start mpiexec");
+    let (o, waited) = wait_within(child, Duration::from_secs(30), "a job whose rank 1 failed");
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(waited < Duration::from_secs(10), "took {waited:?}");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("rank 1, partition 1 failed: failure injected"), "{}", describe(&o));
+    let f = open(&out);
+    assert_eq!(attr_str(&f, "status"), "failed");
+    assert!(attr_str(&f, "status_message").contains("rank 1"), "{}", attr_str(&f, "status_message"));
+    let ts: Vec<TimeRow> = rows(&f, "points/000/timeseries");
+    assert!(!ts.is_empty() && ts.last().unwrap().time <= 2000, "{ts:?}");
+}
+
+#[test]
 fn sigterm_to_a_non_zero_rank_stops_the_whole_job() {
     let dir = TempDir::new().unwrap();
     let quick = workspace().join("configs/quick.toml");

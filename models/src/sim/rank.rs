@@ -219,6 +219,7 @@ impl RankModel {
         let mut status = Status::Completed;
         let mut last_time = 0u64;
         let layout = Layout { partition_of: &self.assignment, partition_rank: &self.partition_rank };
+        let injected_failure = injected_failure();
         debug_assert_eq!(comm.rank() as u32, self.rank);
         let outcome = run_distributed(
             routers,
@@ -227,6 +228,11 @@ impl RankModel {
             comm,
             &RunConfig { end_time: cfg.simulation.cycles, checkpoint_period: period },
             |routers: &mut [Router], part: &mut PartitionState, t| {
+                if let Some((switch, at)) = injected_failure {
+                    if t >= at && routers.iter().any(|r| r.id() == switch) {
+                        panic!("failure injected by XNET_TEST_FAIL_AT at switch {switch}, cycle {t}");
+                    }
+                }
                 let mut counters = Router::take_period(routers, part, t);
                 // A signal to this rank reaches rank 0 with the period's report.
                 counters.stop_requests = u64::from(interrupt.is_some_and(|f| f.load(Ordering::Relaxed)));
@@ -338,4 +344,13 @@ impl RankModel {
         }
         p
     }
+}
+
+/// The test hook `XNET_TEST_FAIL_AT=SWITCH:CYCLE`: the partition holding switch `SWITCH`
+/// fails (panics) at its first sample from cycle `CYCLE` on, so that tests can watch a
+/// distributed run lose one rank mid-run. Unset (or malformed) in normal use.
+fn injected_failure() -> Option<(SwitchId, u64)> {
+    let text = std::env::var("XNET_TEST_FAIL_AT").ok()?;
+    let (switch, cycle) = text.split_once(':')?;
+    Some((switch.trim().parse().ok()?, cycle.trim().parse().ok()?))
 }
