@@ -318,14 +318,17 @@ fn parse_value(key: &str, text: &str) -> Result<Value, ConfigError> {
 /// Applies `key=value` overrides (dotted keys; the value is TOML, or a bare string).
 pub fn apply_overrides(doc: &mut Table, overrides: &[String]) -> Result<(), ConfigError> {
     for o in overrides {
-        let (key, value) = o
-            .split_once('=')
-            .ok_or_else(|| ConfigError::new(o.clone(), "override must look like section.key=value"))?;
+        let (key, value) = o.split_once('=').ok_or_else(|| {
+            ConfigError::new(
+                "--set",
+                format!("`{o}` must look like section.key=value, e.g. traffic.load=0.3"),
+            )
+        })?;
         let path: Vec<&str> = key.trim().split('.').collect();
         if path.len() < 2 || path.iter().any(|p| p.is_empty()) {
             return Err(ConfigError::new(
-                key.trim(),
-                "override key must be section.key, e.g. traffic.load=0.3",
+                "--set",
+                format!("`{}`: the key must be section.key, e.g. traffic.load=0.3", key.trim()),
             ));
         }
         let mut table = &mut *doc;
