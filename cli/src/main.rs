@@ -19,8 +19,6 @@ use models::topology::metrics::summarize;
 use output::{OutputClaim, ResultFile, RunMeta};
 use placement::Placement;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
 
 /// Large arrays on transparent huge pages (see `hugepages.rs`).
@@ -420,17 +418,11 @@ fn use_threads(threads: u32) -> Result<()> {
     Ok(())
 }
 
-/// Catches SIGINT, SIGTERM and SIGHUP: the returned flag stops a simulation at its next
-/// sample, and [`models::cancel`] stops routing builds and the verifier between units of
-/// work (they then fail with "interrupted while ...", and the process exits with 130).
-fn stop_on_signals() -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
-    let set = flag.clone();
-    let _ = ctrlc::set_handler(move || {
-        set.store(true, Ordering::Relaxed);
-        models::cancel::request();
-    });
-    flag
+/// Catches SIGINT, SIGTERM and SIGHUP into [`models::cancel`]: a simulation stops at its
+/// next sample, routing builds and the verifier between units of work (they then fail with
+/// "interrupted while ...", and the process exits with 130).
+fn stop_on_signals() {
+    let _ = ctrlc::set_handler(models::cancel::request);
 }
 
 /// Rank 0 tells the others whether it could prepare (e.g. create the output file), so
@@ -454,17 +446,17 @@ fn simulate(
     let threads = common.threads.unwrap_or(if ranks == 1 { cores } else { 1 });
     // Table computations (rayon) use the same number of threads.
     use_threads(threads)?;
-    let interrupted = stop_on_signals();
+    stop_on_signals();
     let quiet = common.quiet || !rank0;
     // Rank 0 claims the output file before the long build, so that a file another run
     // holds is refused at once and left as it is.
     let path = common.output.clone().unwrap_or_else(|| PathBuf::from(format!("xnet-{name}.h5")));
-    let claim = match rank0.then(|| OutputClaim::take(&path, &config_path.into_iter().collect::<Vec<_>>())) {
-        Some(Err(e)) => {
+    let claim = match rank0.then(|| OutputClaim::take(&path, config_path.as_slice())).transpose() {
+        Ok(claim) => claim,
+        Err(e) => {
             agree(cluster, false);
             return Err(e);
         }
-        claim => claim.map(|c| c.expect("the error returned above")),
     };
     // Every rank builds the whole network and partitions it (deterministically, so they
     // agree), keeps its own share and lets the rest go.
@@ -548,7 +540,7 @@ fn simulate(
                     write_error = p.append(s).err();
                 }
             },
-            Some(&interrupted),
+            Some(models::cancel::flag()),
         );
         bar.finish_and_clear();
         let result = match outcome {

@@ -40,7 +40,8 @@ impl OutputClaim {
     /// an HDF5 file (xnet replaces only files of its own kind), or when another process
     /// holds it. Nothing is truncated here.
     pub fn take(path: &Path, inputs: &[&Path]) -> Result<Self> {
-        if let Ok(out) = std::fs::metadata(path) {
+        let existing = std::fs::metadata(path).ok();
+        if let Some(out) = &existing {
             for input in inputs {
                 if std::fs::metadata(input).is_ok_and(|i| i.dev() == out.dev() && i.ino() == out.ino()) {
                     anyhow::bail!(
@@ -51,7 +52,6 @@ impl OutputClaim {
                 }
             }
         }
-        let existed = path.exists();
         let mut lock = OpenOptions::new()
             .read(true)
             .write(true)
@@ -72,7 +72,7 @@ impl OutputClaim {
             );
         }
         match lock.try_lock() {
-            Ok(()) => Ok(Self { path: path.to_path_buf(), lock, unused_new_file: !existed }),
+            Ok(()) => Ok(Self { path: path.to_path_buf(), lock, unused_new_file: existing.is_none() }),
             Err(TryLockError::WouldBlock) => anyhow::bail!(
                 "output file {} is in use by another process (another xnet run writing it, or a \
                  program reading it): it was left as it is; wait for that run or choose another -o",

@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use hdf5::H5Type;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
@@ -27,6 +27,55 @@ fn xnet_expect(dir: &Path, args: &[&str], code: i32) -> Output {
     let out = xnet(dir, args);
     assert_eq!(out.status.code(), Some(code), "xnet {}: {}", args.join(" "), describe(&out));
     out
+}
+
+/// Starts `program args...` in `dir` with `env` set and its output captured, without
+/// waiting for it.
+fn start(program: impl AsRef<std::ffi::OsStr>, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
+    let program = program.as_ref();
+    Command::new(program)
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("cannot start {program:?} (scripts/bootstrap.sh installs MPICH and h5py): {e}")
+        })
+}
+
+/// Makes the quick HyperX run for hours: long enough to be interrupted.
+const FOREVER: [&str; 2] = ["--set", "simulation.cycles=100000000"];
+
+/// Starts a long `xnet run` of the quick HyperX in `dir` (`args` added, e.g. `-t 1 -o F`)
+/// and checks 1.5 s later that it is still running.
+fn start_long_run(dir: &Path, args: &[&str]) -> Child {
+    let quick = workspace().join("configs/quick.toml");
+    let mut all = vec!["run", s(&quick), "-q"];
+    all.extend(FOREVER);
+    all.extend(args);
+    let mut child = start(XNET, dir, &all, &[]);
+    std::thread::sleep(Duration::from_millis(1500));
+    if let Some(status) = child.try_wait().unwrap() {
+        panic!("the long run ended by itself ({status}): {}", describe(&child.wait_with_output().unwrap()));
+    }
+    child
+}
+
+/// Waits up to `limit` for `child` to end; kills it and panics past that.
+fn wait_within(mut child: Child, limit: Duration, what: &str) -> (Output, Duration) {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{what} did not end within {limit:?}: {}", describe(&child.wait_with_output().unwrap()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let waited = start.elapsed();
+    (child.wait_with_output().unwrap(), waited)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -324,32 +373,12 @@ fn deadlock_exits_3_and_keeps_the_data() {
 #[test]
 fn sigint_exits_130_and_keeps_the_time_series() {
     let dir = TempDir::new().unwrap();
-    let quick = workspace().join("configs/quick.toml");
     let out = dir.path().join("long.h5");
-    let mut child = Command::new(XNET)
-        .args(["run", s(&quick), "-q", "-t", "2", "--set", "simulation.cycles=100000000", "-o", s(&out)])
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start xnet");
-    std::thread::sleep(Duration::from_millis(1500));
-    if let Some(status) = child.try_wait().unwrap() {
-        panic!("the long run ended by itself ({status}): {}", describe(&child.wait_with_output().unwrap()));
-    }
+    let child = start_long_run(dir.path(), &["-t", "2", "-o", s(&out)]);
     let pid = child.id().to_string();
     let kill = Command::new("kill").args(["-INT", &pid]).status().expect("run kill");
     assert!(kill.success(), "kill -INT {pid} failed");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("xnet did not stop within 30 s of SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let o = child.wait_with_output().unwrap();
+    let (o, _) = wait_within(child, Duration::from_secs(30), "xnet after SIGINT");
     assert_eq!(o.status.code(), Some(130), "{}", describe(&o));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"), "{}", describe(&o));
     let f = open(&out);
@@ -371,18 +400,7 @@ fn an_output_file_another_run_holds_is_refused_and_left_intact() {
     let quick = workspace().join("configs/quick.toml");
     // Both runs use the default name, xnet-quick.h5 in the working directory.
     let held = dir.path().join("xnet-quick.h5");
-    let mut first = Command::new(XNET)
-        .args(["run", s(&quick), "-q", "-t", "1", "--set", "simulation.cycles=100000000"])
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start xnet");
-    std::thread::sleep(Duration::from_millis(1500));
-    if let Some(status) = first.try_wait().unwrap() {
-        panic!("the long run ended by itself ({status}): {}", describe(&first.wait_with_output().unwrap()));
-    }
+    let first = start_long_run(dir.path(), &["-t", "1"]);
     let size_before = std::fs::metadata(&held).expect("the first run's file").len();
     for args in [
         vec!["run", s(&quick), "-q"],
@@ -410,11 +428,7 @@ fn an_output_file_another_run_holds_is_refused_and_left_intact() {
     // child process, so that its lock ends with it (see common::open).
     if let Some(python) = common::python_with("h5py") {
         let hold = "import sys, time, h5py; f = h5py.File(sys.argv[1], 'r'); print('open', flush=True); time.sleep(30)";
-        let mut reader = Command::new(&python)
-            .args(["-c", hold, s(&held)])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start python");
+        let mut reader = start(&python, dir.path(), &["-c", hold, s(&held)], &[]);
         let mut line = String::new();
         std::io::BufRead::read_line(&mut std::io::BufReader::new(reader.stdout.take().unwrap()), &mut line)
             .unwrap();
@@ -486,14 +500,7 @@ fn sigint_during_a_long_routing_build_stops_within_seconds_and_leaves_no_file() 
     for (command, out) in [("run", "run.h5"), ("routes", "routes.h5")] {
         let mut args = vec![command, s(&rrg), "-t", "1", "-o", out];
         args.extend(lash);
-        let child = Command::new(XNET)
-            .args(&args)
-            .current_dir(dir.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start xnet");
+        let child = start(XNET, dir.path(), &args, &[]);
         std::thread::sleep(Duration::from_millis(2000));
         let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("run kill");
         assert!(kill.success(), "xnet {} ended before the signal", args.join(" "));
@@ -688,17 +695,8 @@ fn a_running_file_can_be_watched_with_h5py() {
         return;
     };
     let dir = TempDir::new().unwrap();
-    let quick = workspace().join("configs/quick.toml");
     let out = dir.path().join("live.h5");
-    let mut run = Command::new(XNET)
-        .args(["run", s(&quick), "-q", "-t", "1", "--set", "simulation.cycles=100000000", "-o", s(&out)])
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start xnet");
-    std::thread::sleep(Duration::from_millis(1500));
+    let mut run = start_long_run(dir.path(), &["-t", "1", "-o", s(&out)]);
     // As docs/output-format.md says: the default open meets the run's lock; without
     // locking the rows so far read back, and a later open sees more.
     let watch = r#"
@@ -859,31 +857,6 @@ fn capped_and_oversubscribed_threads_are_reported() {
     assert!(stderr(&o).contains(&expected), "{}", describe(&o));
 }
 
-/// Waits up to `limit` for `child` to end; kills it and panics past that.
-fn wait_within(mut child: std::process::Child, limit: Duration, what: &str) -> (Output, Duration) {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("{what} did not end within {limit:?}: {}", describe(&child.wait_with_output().unwrap()));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let waited = start.elapsed();
-    (child.wait_with_output().unwrap(), waited)
-}
-
-fn spawn_mpiexec(dir: &Path, args: &[&str]) -> std::process::Child {
-    Command::new("mpiexec")
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start mpiexec (scripts/bootstrap.sh installs MPICH)")
-}
-
 #[test]
 fn a_rank_that_fails_alone_ends_the_job_and_is_named() {
     let dir = TempDir::new().unwrap();
@@ -894,7 +867,7 @@ fn a_rank_that_fails_alone_ends_the_job_and_is_named() {
          exec {XNET} run \"$c\" -q -t 1 --set simulation.cycles=100000000 -o out.h5",
         s(&quick)
     );
-    let child = spawn_mpiexec(dir.path(), &["-n", "2", "sh", "-c", &script]);
+    let child = start("mpiexec", dir.path(), &["-n", "2", "sh", "-c", &script], &[]);
     let (o, _) = wait_within(child, Duration::from_secs(30), "a job with a failed rank");
     assert_ne!(o.status.code(), Some(0), "{}", describe(&o));
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -910,35 +883,21 @@ fn a_rank_that_fails_alone_ends_the_job_and_is_named() {
     assert!(stderr.contains("error: rank 0 of 2:"), "{}", describe(&o));
 }
 
+/// `mpiexec` arguments of a long two-rank run of `quick` writing `out`.
+fn two_rank_long_run<'a>(quick: &'a Path, out: &'a Path) -> Vec<&'a str> {
+    let mut args = vec!["-n", "2", XNET, "run", s(quick), "-q", "-t", "1", "-o", s(out)];
+    args.extend(FOREVER);
+    args
+}
+
 #[test]
 fn a_rank_failing_mid_run_ends_the_job_and_leaves_a_failed_readable_file() {
     let dir = TempDir::new().unwrap();
     let quick = workspace().join("configs/quick.toml");
     let out = dir.path().join("failed.h5");
     // Switch 63 of the quick HyperX is in the second rank's partition.
-    let args = [
-        "-n",
-        "2",
-        XNET,
-        "run",
-        s(&quick),
-        "-q",
-        "-t",
-        "1",
-        "--set",
-        "simulation.cycles=100000000",
-        "-o",
-        s(&out),
-    ];
-    let mut command = Command::new("mpiexec");
-    command
-        .args(args)
-        .env("XNET_TEST_FAIL_AT", "63:2000")
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = command.spawn().expect("start mpiexec");
+    let args = two_rank_long_run(&quick, &out);
+    let child = start("mpiexec", dir.path(), &args, &[("XNET_TEST_FAIL_AT", "63:2000")]);
     let (o, waited) = wait_within(child, Duration::from_secs(30), "a job whose rank 1 failed");
     assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
     assert!(waited < Duration::from_secs(10), "took {waited:?}");
@@ -956,21 +915,8 @@ fn sigterm_to_a_non_zero_rank_stops_the_whole_job() {
     let dir = TempDir::new().unwrap();
     let quick = workspace().join("configs/quick.toml");
     let out = dir.path().join("long.h5");
-    let args = [
-        "-n",
-        "2",
-        XNET,
-        "run",
-        s(&quick),
-        "-q",
-        "-t",
-        "1",
-        "--set",
-        "simulation.cycles=100000000",
-        "-o",
-        s(&out),
-    ];
-    let child = spawn_mpiexec(dir.path(), &args);
+    let args = two_rank_long_run(&quick, &out);
+    let child = start("mpiexec", dir.path(), &args, &[]);
     std::thread::sleep(Duration::from_millis(3000));
     // Rank 1 is the process whose environment says so (MPICH: PMI_RANK, Open MPI: OMPI_COMM_WORLD_RANK).
     let rank1 = std::fs::read_dir("/proc")

@@ -257,13 +257,9 @@ const INTEGER_RANGES: &[(&str, u64, u64)] = &[
     ("router.router_delay", 0, 1000),
 ];
 
-/// The allowed range of `key` (one of [`INTEGER_RANGES`]).
-fn integer_range(key: &str) -> (u64, u64) {
-    INTEGER_RANGES
-        .iter()
-        .find(|(k, _, _)| *k == key)
-        .map(|&(_, lo, hi)| (lo, hi))
-        .unwrap_or_else(|| panic!("{key} is not in INTEGER_RANGES"))
+/// The allowed range of `key`, if [`INTEGER_RANGES`] lists it.
+fn integer_range(key: &str) -> Option<(u64, u64)> {
+    INTEGER_RANGES.iter().find(|(k, _, _)| *k == key).map(|&(_, lo, hi)| (lo, hi))
 }
 
 /// Serde's message for `key`, with an integer that does not fit its type answered by the
@@ -275,7 +271,7 @@ fn plain_message(key: &str, message: &str) -> String {
     else {
         return message.to_string();
     };
-    if let Some(&(_, lo, hi)) = INTEGER_RANGES.iter().find(|(k, _, _)| *k == key) {
+    if let Some((lo, hi)) = integer_range(key) {
         return format!("must be in {lo}..={hi}, got {value}");
     }
     match ty {
@@ -408,7 +404,7 @@ impl Config {
             ("speedup", r.speedup as u64),
             ("router_delay", r.router_delay),
         ] {
-            let (lo, hi) = integer_range(&format!("router.{key}"));
+            let (lo, hi) = integer_range(&format!("router.{key}")).expect("listed in INTEGER_RANGES");
             range(key, value, lo, hi)?;
         }
         // Buffer occupancies and credits are kept in 16 bits (a router's state per VC is a

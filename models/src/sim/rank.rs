@@ -268,7 +268,8 @@ impl RankModel {
                     status = Status::Deadlock;
                     return Control::Stop;
                 }
-                if stop_requested || interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
+                // Every rank's partitions, rank 0's included, report their stop requests.
+                if stop_requested {
                     status = Status::Interrupted;
                     return Control::Stop;
                 }
