@@ -17,7 +17,7 @@ import numpy as np
 
 ENVIRONMENT = {
     "threads", "partitions", "lookahead", "wall_seconds", "windows", "command",
-    "routing_build_seconds", "peak_rss_bytes", "packet_hops_per_second", "ranks",
+    "routing_build_seconds", "peak_rss_bytes", "memory_estimate_bytes", "packet_hops_per_second", "ranks",
 }
 
 

@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 use cluster::Cluster;
 use indicatif::{ProgressBar, ProgressStyle};
 use models::config::{Config, PATTERNS, ROUTINGS, TOPOLOGIES};
+use models::memory;
 use models::sim::{setup, RankModel, RunResult, Status};
 use models::topology::metrics::summarize;
 use output::{OutputClaim, ResultFile, RunMeta};
@@ -49,6 +50,9 @@ struct Common {
     /// No progress bar or summary.
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Run even when the memory estimate exceeds the memory available.
+    #[arg(long)]
+    no_memory_check: bool,
 }
 
 #[derive(Subcommand)]
@@ -77,6 +81,9 @@ enum Command {
         /// Override a config key (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Build the network even when the memory estimate exceeds the memory available.
+        #[arg(long)]
+        no_memory_check: bool,
     },
     /// Show how a configuration would be split over ranks and threads: balance, cut
     /// links, lookahead and the messages expected per synchronisation window.
@@ -99,6 +106,9 @@ enum Command {
         /// ranks, neighbour ranks): the inputs of the scaling model (docs/scaling.md).
         #[arg(long, value_name = "FILE")]
         csv: Option<PathBuf>,
+        /// Build the network even when the memory estimate exceeds the memory available.
+        #[arg(long)]
+        no_memory_check: bool,
     },
     /// Verify and analyse a configuration's routes without simulating: deadlock freedom
     /// (channel dependency graph), reachability, routing distance, link weights.
@@ -123,6 +133,9 @@ enum Command {
         /// only the routes checked.
         #[arg(long)]
         destinations: Option<usize>,
+        /// Build even when the memory estimate exceeds the memory available.
+        #[arg(long)]
+        no_memory_check: bool,
     },
     /// List the known topologies, routings and traffic patterns.
     List,
@@ -215,23 +228,26 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             }
             simulate(cfg, &stem(&config), Some(&config), &loads, &common, cluster)
         }
-        Command::Topo { config, set } => {
+        Command::Topo { config, set, no_memory_check } => {
             let cfg = Config::parse(&read(&config)?, &set)?;
             if rank0 {
-                topo(&cfg)?;
+                topo(&cfg, no_memory_check)?;
             }
             Ok(0)
         }
-        Command::Partition { config, ranks, threads, method, set, csv } => {
+        Command::Partition { config, ranks, threads, method, set, csv, no_memory_check } => {
             let cfg = Config::parse(&read(&config)?, &set)?;
             if rank0 {
-                describe_partition(cfg, ranks, threads, method.into(), csv.as_deref())?;
+                describe_partition(cfg, ranks, threads, method.into(), csv.as_deref(), no_memory_check)?;
             }
             Ok(0)
         }
-        Command::Routes { config, set, output, compare, threads, destinations } => {
+        Command::Routes { config, set, output, compare, threads, destinations, no_memory_check } => {
             let text = read(&config)?;
             let cfg = Config::parse(&text, &set)?;
+            let threads_used = threads.unwrap_or(rayon::current_num_threads() as u32);
+            let estimate = memory::estimate(&cfg, 1, threads_used)?;
+            fits_here(&estimate, &["program", "network", "routing"], "to build the routes", no_memory_check)?;
             let output = output.unwrap_or_else(|| format!("xnet-routes-{}.h5", stem(&config)).into());
             if !rank0 {
                 return Ok(0);
@@ -283,10 +299,15 @@ fn describe_partition(
     threads: u32,
     method: partitioner::Method,
     csv: Option<&Path>,
+    no_memory_check: bool,
 ) -> Result<()> {
     if ranks == 0 || threads == 0 {
         bail!("--ranks and --threads must be at least 1");
     }
+    let estimate = memory::estimate(&cfg, ranks, threads)?;
+    println!("memory           {} (estimate)", estimate.describe());
+    println!("                 {}", estimate.describe_saturation());
+    fits_here(&estimate, &["program", "network", "partitioning"], "to partition it", no_memory_check)?;
     let net = cfg.build_network()?;
     let t0 = Instant::now();
     let plan = setup::plan(&cfg, &net, ranks * threads, method)?;
@@ -380,7 +401,12 @@ fn write_rank_csv(
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
-fn topo(cfg: &Config) -> Result<()> {
+fn topo(cfg: &Config, no_memory_check: bool) -> Result<()> {
+    let cores = rayon::current_num_threads() as u32;
+    let estimate = memory::estimate(cfg, 1, cores)?;
+    println!("memory          {} to run on 1 rank (estimate)", estimate.describe());
+    println!("                {}", estimate.describe_saturation());
+    fits_here(&estimate, &["program", "network"], "to build the network", no_memory_check)?;
     let t0 = Instant::now();
     let net = cfg.build_network()?;
     let built = t0.elapsed().as_secs_f64();
@@ -406,6 +432,17 @@ fn topo(cfg: &Config) -> Result<()> {
         rayon::current_num_threads()
     );
     Ok(())
+}
+
+/// Refuses, unless `skip`, when the `parts` of `estimate` that a command needs to go
+/// `doing` exceed the memory this process may use.
+fn fits_here(estimate: &memory::MemoryEstimate, parts: &[&str], doing: &str, skip: bool) -> Result<()> {
+    let needed = estimate.bytes_of(parts);
+    let what = format!("{} {doing}", memory::human(needed));
+    match placement::memory_shortfall(&[Placement::here(1)], needed, &what) {
+        Some(why) if !skip => bail!("{why}"),
+        _ => Ok(()),
+    }
 }
 
 /// Sets the number of threads of rayon's global pool (tables, verification); `--threads`
@@ -451,22 +488,42 @@ fn simulate(
     // Rank 0 claims the output file before the long build, so that a file another run
     // holds is refused at once and left as it is.
     let path = common.output.clone().unwrap_or_else(|| PathBuf::from(format!("xnet-{name}.h5")));
-    let claim = match rank0.then(|| OutputClaim::take(&path, config_path.as_slice())).transpose() {
-        Ok(claim) => claim,
-        Err(e) => {
-            agree(cluster, false);
-            return Err(e);
-        }
-    };
-    // Every rank builds the whole network and partitions it (deterministically, so they
-    // agree), keeps its own share and lets the rest go.
-    let net = cfg.build_network()?;
-    let switches = net.num_switches() as u32;
+    let claim = rank0.then(|| OutputClaim::take(&path, config_path.as_slice())).transpose();
+    // Sizes and memory are checked before anything large is built.
+    let switches = cfg.network_size()?.switches as u32;
     if ranks > switches {
         bail!("{ranks} ranks for {switches} switches: use at most one rank per switch");
     }
     // Partitions are numbered rank by rank: partition p runs on rank p / threads.
     let per_rank = threads.min(switches / ranks).max(1);
+    let estimate = memory::estimate(&cfg, ranks, per_rank)?;
+    let mut refusal = None;
+    if let Some(gathered) = cluster.comm.gather(engine::comm::encode(&Placement::here(per_rank))) {
+        let all: Vec<Placement> = gathered.iter().filter_map(|b| engine::comm::decode(b).ok()).collect();
+        // Warnings go out even with --quiet: they explain a run that is slower than it should be.
+        for warning in placement::oversubscription_warnings(&all) {
+            eprintln!("warning: {warning}");
+        }
+        if !common.no_memory_check {
+            refusal = placement::memory_shortfall(&all, estimate.per_rank(), &estimate.describe());
+        }
+    }
+    let claim = match (claim, refusal) {
+        (Ok(claim), None) if agree(cluster, true) => claim,
+        (Err(e), _) => {
+            agree(cluster, false);
+            return Err(e);
+        }
+        (_, Some(why)) => {
+            agree(cluster, false);
+            bail!("{why}");
+        }
+        // Rank 0 could not go on and says why.
+        (Ok(_), None) => return Ok(1),
+    };
+    // Every rank builds the whole network and partitions it (deterministically, so they
+    // agree), keeps its own share and lets the rest go.
+    let net = cfg.build_network()?;
     let plan = setup::plan(&cfg, &net, ranks * per_rank, partitioner::Method::Auto)?;
     let partition_rank: Vec<u32> = (0..plan.parts).map(|p| p / per_rank).collect();
     let rank = cluster.rank() as u32;
@@ -476,7 +533,12 @@ fn simulate(
         Some(claim) => ResultFile::create(
             claim,
             &sim,
-            &RunMeta { command: &command.join(" "), threads: per_rank, ranks },
+            &RunMeta {
+                command: &command.join(" "),
+                threads: per_rank,
+                ranks,
+                memory_estimate: estimate.per_rank(),
+            },
         )
         .and_then(|f| f.write_partition(&plan).map(|_| f)),
         None => Err(anyhow::anyhow!("not rank 0")),
@@ -489,29 +551,24 @@ fn simulate(
         };
     }
     let mut file = prepared.ok();
-    // Warnings go out even with --quiet: they explain a run that is slower than it should be.
     if rank0 && per_rank < threads && common.threads.is_some() {
         eprintln!(
             "warning: -t {threads} capped at {per_rank} thread(s) per rank: every thread runs a \
              partition of at least one switch ({switches} switches over {ranks} rank(s))"
         );
     }
-    if let Some(gathered) = cluster.comm.gather(engine::comm::encode(&Placement::here(per_rank))) {
-        let all: Vec<Placement> = gathered.iter().filter_map(|b| engine::comm::decode(b).ok()).collect();
-        for warning in placement::oversubscription_warnings(&all) {
-            eprintln!("warning: {warning}");
-        }
-    }
     if !quiet {
         eprintln!(
-            "{}: {} switches, {} endpoints, routing {}, {} rank(s) x {} thread(s), lookahead {}",
+            "{}: {} switches, {} endpoints, routing {}, {} rank(s) x {} thread(s), lookahead {}, \
+             memory estimate {}",
             sim.info.name,
             sim.info.switches,
             sim.info.endpoints,
             sim.routes().routing.name(),
             ranks,
             per_rank,
-            plan.lookahead.map_or("-".into(), |l| l.to_string())
+            plan.lookahead.map_or("-".into(), |l| l.to_string()),
+            memory::human(estimate.per_rank())
         );
     }
     let started = Instant::now();

@@ -245,6 +245,8 @@ pub struct RunMeta<'a> {
     pub threads: u32,
     /// MPI ranks.
     pub ranks: u32,
+    /// The memory estimate per rank, in bytes.
+    pub memory_estimate: u64,
 }
 
 /// The result file of one run or sweep.
@@ -269,6 +271,7 @@ impl ResultFile {
         attr(&file, "seed", cfg.simulation.seed)?;
         attr(&file, "threads", meta.threads)?;
         attr(&file, "ranks", meta.ranks)?;
+        attr(&file, "memory_estimate_bytes", meta.memory_estimate)?;
         attr_str(&file, "topology", &net.name)?;
         attr(&file, "switches", net.switches as u64)?;
         attr(&file, "endpoints", net.endpoints as u64)?;

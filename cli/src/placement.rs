@@ -1,13 +1,15 @@
-//! Where a run's threads land: a warning when a host is asked for more threads than it
-//! has cores. Partitions meet at a barrier every window, so one thread waiting for a core
-//! holds up all the others; oversubscribed runs are several times slower, not a little.
+//! Where a run's threads land, and whether its memory fits: a warning when a host is asked
+//! for more threads than it has cores (partitions meet at a barrier every window, so one
+//! thread waiting for a core holds up all the others; oversubscribed runs are several times
+//! slower, not a little), and a refusal when the memory estimate of the ranks on a host
+//! exceeds what the host can give them.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One rank's view of its host: the host name, the cores this process may run on (its
-/// affinity mask, which follows `taskset`, cgroups and the launcher's binding) and the
-/// simulation threads it will run.
+/// affinity mask, which follows `taskset`, cgroups and the launcher's binding), the
+/// simulation threads it will run and the memory it may use.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Placement {
     /// Host name.
@@ -16,6 +18,8 @@ pub struct Placement {
     pub cpus: Vec<u32>,
     /// Simulation threads of this rank.
     pub threads: u32,
+    /// Memory this process may still allocate, and what limits it; `None` if unknown.
+    pub memory: Option<Available>,
 }
 
 impl Placement {
@@ -24,8 +28,104 @@ impl Placement {
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
             .map(|h| h.trim().to_string())
             .unwrap_or_else(|_| "this host".to_string());
-        Self { host, cpus: allowed_cpus(), threads }
+        Self { host, cpus: allowed_cpus(), threads, memory: available_memory() }
     }
+}
+
+/// Memory a process may still allocate, and the limit that decides it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Available {
+    /// Bytes.
+    pub bytes: u64,
+    /// What limits it, e.g. `MemAvailable in /proc/meminfo`.
+    pub source: String,
+}
+
+/// The least of what the kernel says is available (`MemAvailable`), the room left under
+/// this process's cgroup limit (v2 `memory.max`, v1 `memory.limit_in_bytes`) and its
+/// address-space limit (`ulimit -v`); `None` if none can be read. Tests set it with
+/// `XNET_TEST_AVAILABLE_MEMORY` (bytes).
+pub fn available_memory() -> Option<Available> {
+    if let Some(bytes) = std::env::var("XNET_TEST_AVAILABLE_MEMORY").ok().and_then(|v| v.parse().ok()) {
+        return Some(Available { bytes, source: "XNET_TEST_AVAILABLE_MEMORY".into() });
+    }
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let number = |text: Option<String>| text.and_then(|t| t.trim().parse::<u64>().ok());
+    let mut limits: Vec<Available> = Vec::new();
+    if let Some(meminfo) = read("/proc/meminfo") {
+        let kib = meminfo
+            .lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok());
+        if let Some(kib) = kib {
+            limits.push(Available { bytes: kib * 1024, source: "MemAvailable in /proc/meminfo".into() });
+        }
+    }
+    // The cgroup of this process: `0::/path` (v2) or `N:memory:/path` (v1).
+    if let Some(groups) = read("/proc/self/cgroup") {
+        for line in groups.lines() {
+            let mut fields = line.splitn(3, ':');
+            let (_, controllers, path) =
+                (fields.next(), fields.next().unwrap_or(""), fields.next().unwrap_or(""));
+            let (limit, usage) = if controllers.is_empty() {
+                (format!("/sys/fs/cgroup{path}/memory.max"), format!("/sys/fs/cgroup{path}/memory.current"))
+            } else if controllers.split(',').any(|c| c == "memory") {
+                (
+                    format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"),
+                    format!("/sys/fs/cgroup/memory{path}/memory.usage_in_bytes"),
+                )
+            } else {
+                continue;
+            };
+            // `max` (v2) or a huge number (v1) means no limit.
+            if let Some(limit) = number(read(&limit)).filter(|&l| l < 1 << 60) {
+                let used = number(read(&usage)).unwrap_or(0);
+                limits.push(Available {
+                    bytes: limit.saturating_sub(used),
+                    source: format!("the cgroup memory limit ({limit} bytes)"),
+                });
+            }
+        }
+    }
+    let mut rlimit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes into the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rlimit) } == 0 && rlimit.rlim_cur != libc::RLIM_INFINITY
+    {
+        limits.push(Available {
+            bytes: rlimit.rlim_cur,
+            source: format!("the address-space limit (ulimit -v {} KiB)", rlimit.rlim_cur / 1024),
+        });
+    }
+    limits.into_iter().min_by_key(|a| a.bytes)
+}
+
+/// Why the ranks cannot run, if on some host the ranks' estimate (`per_rank` bytes each)
+/// exceeds the memory the least-provided of them may use; `estimate` describes the need.
+pub fn memory_shortfall(ranks: &[Placement], per_rank: u64, estimate: &str) -> Option<String> {
+    let mut hosts: BTreeMap<&str, (u64, Option<&Available>)> = BTreeMap::new();
+    for p in ranks {
+        let (count, least) = hosts.entry(&p.host).or_default();
+        *count += 1;
+        if let Some(m) = &p.memory {
+            if least.is_none_or(|l| m.bytes < l.bytes) {
+                *least = Some(m);
+            }
+        }
+    }
+    hosts.into_iter().find_map(|(host, (count, least))| {
+        let least = least?;
+        let needed = per_rank * count;
+        (needed > least.bytes).then(|| {
+            format!(
+                "the configuration needs about {} on {host}: {count} rank(s) x {estimate}; only {} \
+                 is available there ({}). Use a smaller network or more hosts, or run anyway with \
+                 --no-memory-check",
+                models::memory::human(needed),
+                models::memory::human(least.bytes),
+                least.source
+            )
+        })
+    })
 }
 
 /// The CPUs this process may run on; every CPU the system reports if the mask cannot be read.
@@ -77,7 +177,32 @@ mod tests {
     use super::*;
 
     fn at(host: &str, cpus: &[u32], threads: u32) -> Placement {
-        Placement { host: host.into(), cpus: cpus.to_vec(), threads }
+        Placement { host: host.into(), cpus: cpus.to_vec(), threads, memory: None }
+    }
+
+    #[test]
+    fn memory_is_checked_per_host_against_its_least_provided_rank() {
+        let with = |host: &str, gib: u64| Placement {
+            memory: Some(Available { bytes: gib << 30, source: "test".into() }),
+            ..at(host, &[0], 1)
+        };
+        // Two ranks of 3 GiB on a host where one rank may use 8 GiB and the other 7 GiB: fits.
+        assert_eq!(memory_shortfall(&[with("a", 8), with("a", 7), with("b", 4)], 3 << 30, "x"), None);
+        // Three ranks of 3 GiB there: 9 GiB is more than 5 GiB.
+        let why = memory_shortfall(&[with("a", 8), with("a", 5), with("a", 9)], 3 << 30, "3 GiB per rank")
+            .expect("too much for host a");
+        assert!(
+            why.starts_with("the configuration needs about 9.0 GiB on a: 3 rank(s) x 3 GiB per rank; only 5.0 GiB is available there (test)"),
+            "{why}"
+        );
+        // Unknown memory is not refused.
+        assert_eq!(memory_shortfall(&[at("a", &[0], 1)], u64::MAX / 4, "x"), None);
+    }
+
+    #[test]
+    fn this_process_knows_its_available_memory() {
+        let m = available_memory().expect("readable on Linux");
+        assert!(m.bytes > 1 << 20 && !m.source.is_empty(), "{m:?}");
     }
 
     #[test]

@@ -638,6 +638,81 @@ fn topo_describes_the_quick_hyperx() {
 }
 
 #[test]
+fn a_network_too_large_for_memory_is_refused_before_it_is_built() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    // A million switches of 2,006 ports: about 640 GiB, far more than any test machine.
+    let huge = ["--set", "topology.sides=[1000, 1000]"];
+    let started = Instant::now();
+    let mut run = vec!["run", s(&quick)];
+    run.extend(huge);
+    expect_error(
+        dir.path(),
+        &run,
+        &["needs about", "GiB per rank (routers ", "is available there", "--no-memory-check"],
+    );
+    // `topo` prints the estimate, then refuses to build the 45 GiB network description.
+    let mut topo = vec!["topo", s(&quick)];
+    topo.extend(huge);
+    let o = xnet_expect(dir.path(), &topo, 1);
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(out.starts_with("memory          ") && out.contains("GiB, network "), "{}", describe(&o));
+    assert!(out.contains("past saturation: +"), "{}", describe(&o));
+    assert!(err.contains("GiB to build the network"), "{}", describe(&o));
+    assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn the_memory_check_follows_the_memory_available_and_can_be_overridden() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    let out = dir.path().join("small.h5");
+    let args = ["run", s(&quick), "-q", "-t", "1", "-o", s(&out)];
+    // 20 MB is less than the program itself.
+    let little = [("XNET_TEST_AVAILABLE_MEMORY", "20000000")];
+    let (o, _) =
+        wait_within(start(XNET, dir.path(), &args, &little), Duration::from_secs(30), "a refused run");
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("only 19.1 MiB is available there (XNET_TEST_AVAILABLE_MEMORY)"), "{err}");
+    assert!(!out.exists());
+    let mut anyway = args.to_vec();
+    anyway.push("--no-memory-check");
+    let (o, _) =
+        wait_within(start(XNET, dir.path(), &anyway, &little), Duration::from_secs(30), "a forced run");
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    assert_eq!(attr_str(&open(&out), "status"), "completed");
+}
+
+#[test]
+fn the_memory_estimate_is_close_to_the_measured_peak() {
+    let dir = TempDir::new().unwrap();
+    let short = [
+        "simulation.cycles=300",
+        "simulation.warmup=100",
+        "simulation.sample_period=100",
+        "traffic.load=0.1",
+    ];
+    let cases: [(&str, &[&str]); 2] = [
+        ("quick.toml", &["topology.sides=[16,16,16]", "topology.endpoints_per_switch=16", "router.vcs=4"]),
+        ("rrg-876-23-17.toml", &["topology.switches=4096"]),
+    ];
+    for (config, sets) in cases {
+        let config = workspace().join("configs").join(config);
+        let out = dir.path().join("peak.h5");
+        let mut args = vec!["run", s(&config), "-q", "-t", "2", "-o", s(&out)];
+        for set in short.iter().chain(sets) {
+            args.extend(["--set", set]);
+        }
+        xnet_expect(dir.path(), &args, 0);
+        let f = open(&out);
+        let (estimate, peak) = (attr_u64(&f, "memory_estimate_bytes"), attr_u64(&f, "peak_rss_bytes"));
+        let ratio = estimate as f64 / peak as f64;
+        assert!((0.75..=1.35).contains(&ratio), "{args:?}: estimate {estimate}, peak {peak}");
+    }
+}
+
+#[test]
 fn list_names_topologies_routings_and_patterns() {
     let o = xnet_expect(&workspace(), &["list"], 0);
     let out = String::from_utf8_lossy(&o.stdout);
@@ -881,6 +956,22 @@ fn a_rank_that_fails_alone_ends_the_job_and_is_named() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(stderr.matches("router.vcs: must be in 1..=64").count(), 1, "{}", describe(&o));
     assert!(stderr.contains("error: rank 0 of 2:"), "{}", describe(&o));
+}
+
+#[test]
+fn the_memory_of_all_ranks_on_a_host_is_checked_together() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    // One rank of the quick HyperX needs about 25 MiB: 40 MB fits one, not two.
+    let args = ["-n", "2", XNET, "run", s(&quick), "-q", "-t", "1", "-o", "two.h5"];
+    let child = start("mpiexec", dir.path(), &args, &[("XNET_TEST_AVAILABLE_MEMORY", "40000000")]);
+    let (o, waited) = wait_within(child, Duration::from_secs(30), "a refused two-rank run");
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("error: rank 0 of 2: the configuration needs about"), "{}", describe(&o));
+    assert!(stderr.contains(": 2 rank(s) x "), "{}", describe(&o));
+    assert!(waited < Duration::from_secs(10), "took {waited:?}");
+    assert!(!dir.path().join("two.h5").exists());
 }
 
 /// `mpiexec` arguments of a long two-rank run of `quick` writing `out`.

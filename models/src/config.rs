@@ -8,7 +8,7 @@
 use crate::router::RouterParams;
 use crate::routing::{Selection, VcPolicy};
 use crate::topology::faults::fail_random_links;
-use crate::topology::{dragonfly, fattree, hyperx, rrg, torus, Network, TopologyError};
+use crate::topology::{dragonfly, fattree, hyperx, rrg, torus, Network, NetworkSize, TopologyError};
 use crate::traffic::PatternSpec;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use toml::{Table, Value};
@@ -470,6 +470,12 @@ impl Config {
     pub fn build_network(&self) -> Result<Network, ConfigError> {
         build_topology(&self.topology, self.simulation.seed)
     }
+
+    /// The counts of the network described by `[topology]`, checked, without building it
+    /// (instant even for networks too large to build).
+    pub fn network_size(&self) -> Result<NetworkSize, ConfigError> {
+        TopologySpec::parse(&self.topology, self.simulation.seed)?.size()
+    }
 }
 
 fn serde_plain_name(s: Selection) -> &'static str {
@@ -559,71 +565,122 @@ fn params<T: DeserializeOwned>(table: &Table) -> Result<T, ConfigError> {
 
 /// Builds a network from a `[topology]` table; `seed` is the default for random graphs.
 pub fn build_topology(table: &Table, seed: u64) -> Result<Network, ConfigError> {
-    let mut t = table.clone();
-    let failed_links = match t.remove("failed_links") {
-        None => 0,
-        Some(Value::Integer(n)) if (0..=u32::MAX as i64).contains(&n) => n as u32,
-        Some(other) => {
-            return Err(ConfigError::new(
-                "topology.failed_links",
-                format!("must be a count >= 0, got {other}"),
-            ))
-        }
-    };
-    let fault_seed = match t.remove("fault_seed") {
-        None => seed,
-        Some(Value::Integer(n)) if n >= 0 => n as u64,
-        Some(other) => {
-            return Err(ConfigError::new(
-                "topology.fault_seed",
-                format!("must be an integer >= 0, got {other}"),
-            ))
-        }
-    };
-    let mut net = build_family(&mut t, seed)?;
-    if failed_links > 0 {
-        fail_random_links(&mut net, failed_links, fault_seed)?;
-        net.name = format!("{} with {failed_links} failed links", net.name);
-        net.failed_links = failed_links;
-    }
-    Ok(net)
+    TopologySpec::parse(table, seed)?.build()
 }
 
-fn build_family(t: &mut Table, seed: u64) -> Result<Network, ConfigError> {
-    let kind = match t.remove("kind") {
-        Some(Value::String(k)) => k,
-        Some(other) => {
-            return Err(ConfigError::new(
-                "topology.kind",
-                format!("must be a string, got {}", other.type_str()),
-            ))
-        }
-        None => {
-            return Err(ConfigError::new("topology.kind", format!("missing; known: {}", names(TOPOLOGIES))))
-        }
-    };
-    Ok(match kind.as_str() {
-        "hyperx" => hyperx::build(&params(t)?)?,
-        "dragonfly" => dragonfly::build(&params(t)?)?,
-        "torus" => torus::build(&params(t)?)?,
-        "mesh" => {
-            if t.contains_key("wrap") {
+/// A `[topology]` table, checked: its family's parameters and the faults to inject.
+struct TopologySpec {
+    family: Family,
+    failed_links: u32,
+    fault_seed: u64,
+    /// Default seed of random graphs.
+    seed: u64,
+}
+
+/// The parameters of one topology family.
+enum Family {
+    HyperX(hyperx::HyperXParams),
+    Dragonfly(dragonfly::DragonflyParams),
+    /// Tori, meshes (all `wrap` false) and mixed grids.
+    Torus(torus::TorusParams),
+    FatTree(fattree::FatTreeParams),
+    Rrg(rrg::RrgParams),
+}
+
+impl TopologySpec {
+    fn parse(table: &Table, seed: u64) -> Result<Self, ConfigError> {
+        let mut t = table.clone();
+        let failed_links = match t.remove("failed_links") {
+            None => 0,
+            Some(Value::Integer(n)) if (0..=u32::MAX as i64).contains(&n) => n as u32,
+            Some(other) => {
                 return Err(ConfigError::new(
-                    "topology.wrap",
-                    "not allowed for a mesh (use kind = \"torus\" with wrap)",
-                ));
+                    "topology.failed_links",
+                    format!("must be a count >= 0, got {other}"),
+                ))
             }
-            let sides = t.get("sides").and_then(Value::as_array).map_or(0, Vec::len);
-            t.insert("wrap".into(), Value::Array(vec![Value::Boolean(false); sides]));
-            torus::build(&params(t)?)?
+        };
+        let fault_seed = match t.remove("fault_seed") {
+            None => seed,
+            Some(Value::Integer(n)) if n >= 0 => n as u64,
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "topology.fault_seed",
+                    format!("must be an integer >= 0, got {other}"),
+                ))
+            }
+        };
+        Ok(Self { family: Family::parse(&mut t)?, failed_links, fault_seed, seed })
+    }
+
+    /// The network's counts, checked, without building it.
+    fn size(&self) -> Result<NetworkSize, ConfigError> {
+        Ok(match &self.family {
+            Family::HyperX(p) => hyperx::size(p)?,
+            Family::Dragonfly(p) => dragonfly::size(p)?,
+            Family::Torus(p) => torus::size(p)?,
+            Family::FatTree(p) => fattree::size(p)?,
+            Family::Rrg(p) => rrg::size(p)?,
+        })
+    }
+
+    fn build(&self) -> Result<Network, ConfigError> {
+        let mut net = match &self.family {
+            Family::HyperX(p) => hyperx::build(p)?,
+            Family::Dragonfly(p) => dragonfly::build(p)?,
+            Family::Torus(p) => torus::build(p)?,
+            Family::FatTree(p) => fattree::build(p)?,
+            Family::Rrg(p) => rrg::build(p, self.seed)?,
+        };
+        if self.failed_links > 0 {
+            fail_random_links(&mut net, self.failed_links, self.fault_seed)?;
+            net.name = format!("{} with {} failed links", net.name, self.failed_links);
+            net.failed_links = self.failed_links;
         }
-        "fat_tree" => fattree::build(&params(t)?)?,
-        "random_regular" => rrg::build(&params(t)?, seed)?,
-        other => {
-            return Err(ConfigError::new(
-                "topology.kind",
-                format!("unknown `{other}`; known: {}", names(TOPOLOGIES)),
-            ))
-        }
-    })
+        Ok(net)
+    }
+}
+
+impl Family {
+    fn parse(t: &mut Table) -> Result<Self, ConfigError> {
+        let kind = match t.remove("kind") {
+            Some(Value::String(k)) => k,
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "topology.kind",
+                    format!("must be a string, got {}", other.type_str()),
+                ))
+            }
+            None => {
+                return Err(ConfigError::new(
+                    "topology.kind",
+                    format!("missing; known: {}", names(TOPOLOGIES)),
+                ))
+            }
+        };
+        Ok(match kind.as_str() {
+            "hyperx" => Family::HyperX(params(t)?),
+            "dragonfly" => Family::Dragonfly(params(t)?),
+            "torus" => Family::Torus(params(t)?),
+            "mesh" => {
+                if t.contains_key("wrap") {
+                    return Err(ConfigError::new(
+                        "topology.wrap",
+                        "not allowed for a mesh (use kind = \"torus\" with wrap)",
+                    ));
+                }
+                let sides = t.get("sides").and_then(Value::as_array).map_or(0, Vec::len);
+                t.insert("wrap".into(), Value::Array(vec![Value::Boolean(false); sides]));
+                Family::Torus(params(t)?)
+            }
+            "fat_tree" => Family::FatTree(params(t)?),
+            "random_regular" => Family::Rrg(params(t)?),
+            other => {
+                return Err(ConfigError::new(
+                    "topology.kind",
+                    format!("unknown `{other}`; known: {}", names(TOPOLOGIES)),
+                ))
+            }
+        })
+    }
 }

@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod cancel;
 pub mod config;
+pub mod memory;
 pub mod packet;
 pub mod rng;
 pub mod router;

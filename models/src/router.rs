@@ -487,6 +487,25 @@ struct RouterState {
 type RouterCtx<'a> = Ctx<'a, Msg>;
 
 impl Router {
+    /// Bytes that `switches` routers with `ports` ports (all of them together), `vcs` VCs
+    /// and `endpoints` endpoints hold before any packet arrives, with what the engine and
+    /// the rank keep per port and link for them: the memory estimate's "routers"
+    /// ([`crate::memory`]).
+    pub fn bytes(switches: u64, ports: u64, endpoints: u64, vcs: u64) -> u64 {
+        use std::mem::size_of;
+        let per_port = size_of::<PortState>() + size_of::<Port>() + 4 + size_of::<LinkRoute>();
+        let per_switch = size_of::<Router>() + size_of::<RouterState>() + 2 * size_of::<LinkRoute>() + 64;
+        ports * (per_port as u64 + vcs * size_of::<VcState>() as u64)
+            + endpoints * size_of::<Nic>() as u64
+            + switches * per_switch as u64
+    }
+
+    /// Bytes one packet held by a router takes: its slab slot, the event that moves it and
+    /// the credit event it sends back.
+    pub fn packet_bytes() -> u64 {
+        (std::mem::size_of::<Held>() + 2 * std::mem::size_of::<engine::Event<Msg>>()) as u64
+    }
+
     /// Builds the router of switch `id`, the rank's `local`-th switch, and its endpoints.
     pub fn new(shared: Arc<Shared>, local: usize, id: SwitchId) -> Self {
         let p = &shared.params;

@@ -10,8 +10,8 @@
 //! Links `j >= g - 1` are left unconnected.
 
 use super::{
-    check_latency, check_size, link_classes, terminal_port, Network, Port, PortId, PortTarget, Shape,
-    TopologyError,
+    check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
+    Shape, TopologyError,
 };
 use serde::{Deserialize, Serialize};
 
@@ -43,8 +43,8 @@ pub struct DragonflyParams {
     pub global_latency: u64,
 }
 
-/// Builds a Dragonfly. Link classes: 0 `terminal`, 1 `local`, 2 `global`.
-pub fn build(prm: &DragonflyParams) -> Result<Network, TopologyError> {
+/// Checks the parameters and returns the network's counts without building it.
+pub fn size(prm: &DragonflyParams) -> Result<NetworkSize, TopologyError> {
     for (key, v) in [("p", prm.p), ("a", prm.a), ("h", prm.h)] {
         if v == 0 {
             return Err(TopologyError::new(key, "must be >= 1, got 0"));
@@ -67,18 +67,29 @@ pub fn build(prm: &DragonflyParams) -> Result<Network, TopologyError> {
     let switches = groups as u128 * prm.a as u128;
     let radix = prm.p as u128 + prm.a as u128 - 1 + prm.h as u128;
     let key = if prm.groups.is_some() { "groups" } else { "a" };
-    check_size(key, switches, prm.p as u128, radix)?;
+    let size = check_size(key, switches, prm.p as u128, radix)?;
     if groups > u32::MAX as u64 {
         return Err(TopologyError::new(key, format!("{groups} groups do not fit in u32")));
     }
+    // Minimal routes: local, global, local.
+    let locals = if prm.a > 1 { 2 } else { 0 };
+    Ok(size.with_route(
+        locals + 1,
+        2 * prm.terminal_latency + locals as u64 * prm.local_latency + prm.global_latency,
+    ))
+}
 
+/// Builds a Dragonfly. Link classes: 0 `terminal`, 1 `local`, 2 `global`.
+pub fn build(prm: &DragonflyParams) -> Result<Network, TopologyError> {
+    let switches = size(prm)?.switches;
+    let groups = prm.groups.map_or(prm.a as u64 * prm.h as u64 + 1, u64::from);
     let shape =
         DragonflyShape { p: prm.p, a: prm.a, h: prm.h, groups: groups as u32, arrangement: prm.arrangement };
     let (a, h) = (prm.a, prm.h);
     let mut lists = Vec::with_capacity(switches as usize);
     for s in 0..switches as u32 {
         let (g, r) = (shape.group(s), shape.router_in_group(s));
-        let mut ports = Vec::with_capacity(radix as usize);
+        let mut ports = Vec::with_capacity((prm.p + a - 1 + h) as usize);
         ports.resize(prm.p as usize, terminal_port());
         for other in (0..a).filter(|&o| o != r) {
             ports.push(Port {

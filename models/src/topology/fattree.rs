@@ -6,8 +6,8 @@
 //! port `w_l` (digits of `w` in base `k`, digit 0 least significant).
 
 use super::{
-    check_latency, check_size, link_classes, terminal_port, Network, Port, PortId, PortTarget, Shape,
-    TopologyError,
+    check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
+    Shape, TopologyError,
 };
 use serde::{Deserialize, Serialize};
 
@@ -28,8 +28,8 @@ pub struct FatTreeParams {
     pub link_latency: u64,
 }
 
-/// Builds a k-ary n-tree. Link classes: 0 `terminal`, 1 `network`.
-pub fn build(p: &FatTreeParams) -> Result<Network, TopologyError> {
+/// Checks the parameters and returns the network's counts without building it.
+pub fn size(p: &FatTreeParams) -> Result<NetworkSize, TopologyError> {
     if p.k < 2 {
         return Err(TopologyError::new("k", format!("must be >= 2, got {}", p.k)));
     }
@@ -47,7 +47,7 @@ pub fn build(p: &FatTreeParams) -> Result<Network, TopologyError> {
     };
     let per_level = endpoints / p.k as u128;
     let switches = per_level * p.n as u128;
-    check_size("n", switches, 0, radix)?;
+    let size = check_size("n", switches, 0, radix)?;
     if endpoints > u32::MAX as u128 {
         return Err(TopologyError::new(
             "n",
@@ -57,13 +57,24 @@ pub fn build(p: &FatTreeParams) -> Result<Network, TopologyError> {
             ),
         ));
     }
+    // Up to a common ancestor and down again.
+    let hops = 2 * (p.n - 1);
+    Ok(NetworkSize { endpoints: endpoints as u64, ..size }
+        .with_route(hops, 2 * p.terminal_latency + hops as u64 * p.link_latency))
+}
+
+/// Builds a k-ary n-tree. Link classes: 0 `terminal`, 1 `network`.
+pub fn build(p: &FatTreeParams) -> Result<Network, TopologyError> {
+    let switches = size(p)?.switches;
+    let radix = p.k as usize * if p.n == 1 { 1 } else { 2 };
+    let per_level = switches / p.n as u64;
     let shape = FatTreeShape { k: p.k, n: p.n };
     let k = p.k;
     let per_level = per_level as u32;
     let mut lists = Vec::with_capacity(switches as usize);
     for s in 0..switches as u32 {
         let (l, w) = (shape.level(s), shape.index(s));
-        let mut ports = Vec::with_capacity(radix as usize);
+        let mut ports = Vec::with_capacity(radix);
         if l == 0 {
             ports.resize(k as usize, terminal_port());
         } else {

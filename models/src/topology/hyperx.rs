@@ -6,8 +6,8 @@
 //! other switches of that dimension, in increasing coordinate order.
 
 use super::{
-    check_latency, check_size, link_classes, terminal_port, Network, Port, PortId, PortTarget, Shape,
-    TopologyError,
+    check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
+    Shape, TopologyError,
 };
 use serde::{Deserialize, Serialize};
 
@@ -28,8 +28,8 @@ pub struct HyperXParams {
     pub link_latency: u64,
 }
 
-/// Builds a HyperX. Link classes: 0 `terminal`, 1 `network`.
-pub fn build(p: &HyperXParams) -> Result<Network, TopologyError> {
+/// Checks the parameters and returns the network's counts without building it.
+pub fn size(p: &HyperXParams) -> Result<NetworkSize, TopologyError> {
     if p.sides.is_empty() {
         return Err(TopologyError::new("sides", "needs at least one dimension, got an empty list"));
     }
@@ -45,10 +45,16 @@ pub fn build(p: &HyperXParams) -> Result<Network, TopologyError> {
     check_latency("link_latency", p.link_latency)?;
     let switches = p.sides.iter().try_fold(1u128, |acc, &s| acc.checked_mul(s as u128)).unwrap_or(u128::MAX);
     let radix = p.endpoints_per_switch as u128 + p.sides.iter().map(|&s| s as u128 - 1).sum::<u128>();
-    check_size("sides", switches, p.endpoints_per_switch as u128, radix)?;
+    let hops = p.sides.len() as u32;
+    Ok(check_size("sides", switches, p.endpoints_per_switch as u128, radix)?
+        .with_route(hops, 2 * p.terminal_latency + hops as u64 * p.link_latency))
+}
 
+/// Builds a HyperX. Link classes: 0 `terminal`, 1 `network`.
+pub fn build(p: &HyperXParams) -> Result<Network, TopologyError> {
+    let n = size(p)?.switches as u32;
+    let radix = p.endpoints_per_switch + p.sides.iter().map(|&s| s - 1).sum::<u32>();
     let shape = HyperXShape { sides: p.sides.clone(), endpoints_per_switch: p.endpoints_per_switch };
-    let n = switches as u32;
     let t = p.endpoints_per_switch as usize;
     let mut lists = Vec::with_capacity(n as usize);
     for s in 0..n {

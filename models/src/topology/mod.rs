@@ -303,6 +303,31 @@ pub(crate) fn check_latency(key: &str, value: u64) -> Result<(), TopologyError> 
     Ok(())
 }
 
+/// What is known of a network from its parameters before it is built: its counts and its
+/// longest minimal route, the memory estimate's inputs (`crate::memory`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetworkSize {
+    /// Switches.
+    pub switches: u64,
+    /// Endpoints.
+    pub endpoints: u64,
+    /// Ports of all switches (terminal, network and unconnected), at most: switches x radix.
+    pub ports: u64,
+    /// Switch-to-switch hops of the longest minimal route (the diameter; for random graphs
+    /// an estimate from the Moore bound).
+    pub hops: u32,
+    /// Cycles a packet's head spends on links along that route, terminal links included.
+    pub route_latency: u64,
+}
+
+impl NetworkSize {
+    /// The same counts, with the longest minimal route: `hops` hops taking `route_latency`
+    /// cycles on links.
+    pub(crate) fn with_route(self, hops: u32, route_latency: u64) -> Self {
+        Self { hops, route_latency, ..self }
+    }
+}
+
 /// Checks that a network of `switches` switches, each with `endpoints_per_switch`
 /// endpoints and at most `radix` ports, fits the id types: switch and endpoint ids and the
 /// total port count in `u32`, port ids in `u16`. `key` names the parameter to blame.
@@ -311,7 +336,7 @@ pub(crate) fn check_size(
     switches: u128,
     endpoints_per_switch: u128,
     radix: u128,
-) -> Result<(), TopologyError> {
+) -> Result<NetworkSize, TopologyError> {
     let max = u32::MAX as u128;
     if switches > max {
         return Err(TopologyError::new(
@@ -339,7 +364,13 @@ pub(crate) fn check_size(
             format!("the network would have {ports} ports; the total must fit in u32 (<= {max})"),
         ));
     }
-    Ok(())
+    Ok(NetworkSize {
+        switches: switches as u64,
+        endpoints: endpoints as u64,
+        ports: ports as u64,
+        hops: 0,
+        route_latency: 0,
+    })
 }
 
 /// Link classes from `(name, latency)` pairs, in order.

@@ -12,8 +12,8 @@
 //! If construction still fails, it is retried with a derived seed, recorded in
 //! [`RrgShape::seed_used`]; building with that seed reproduces the graph at once.
 use super::{
-    check_latency, check_size, link_classes, terminal_port, Network, Port, PortId, PortTarget, Shape,
-    TopologyError,
+    check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
+    Shape, TopologyError,
 };
 use crate::rng::{below, stream, Purpose, Rng};
 use rand_core::Rng as _;
@@ -59,9 +59,8 @@ const MAX_ATTEMPTS: u64 = 32;
 /// Random edges sampled before falling back to an exhaustive scan.
 const SAMPLES: u32 = 64;
 
-/// Builds a random regular graph. `default_seed` is used when `p.seed` is absent.
-/// Link classes: 0 `terminal`, 1 `network`.
-pub fn build(p: &RrgParams, default_seed: u64) -> Result<Network, TopologyError> {
+/// Checks the parameters and returns the network's counts without building it.
+pub fn size(p: &RrgParams) -> Result<NetworkSize, TopologyError> {
     if p.degree < 2 {
         return Err(TopologyError::new("degree", format!("must be >= 2, got {}", p.degree)));
     }
@@ -83,7 +82,23 @@ pub fn build(p: &RrgParams, default_seed: u64) -> Result<Network, TopologyError>
     check_latency("terminal_latency", p.terminal_latency)?;
     check_latency("link_latency", p.link_latency)?;
     let t = p.endpoints_per_switch as u128;
-    check_size("switches", p.switches as u128, t, t + p.degree as u128)?;
+    // The Moore bound: the fewest hops within which `degree`-regular graphs can reach
+    // every switch; random regular graphs need about one more.
+    let (mut reached, mut frontier, mut hops) = (1u64, p.degree as u64, 0u32);
+    while reached < p.switches as u64 {
+        reached += frontier;
+        frontier = frontier.saturating_mul(p.degree as u64 - 1);
+        hops += 1;
+    }
+    hops += 1;
+    Ok(check_size("switches", p.switches as u128, t, t + p.degree as u128)?
+        .with_route(hops, 2 * p.terminal_latency + hops as u64 * p.link_latency))
+}
+
+/// Builds a random regular graph. `default_seed` is used when `p.seed` is absent.
+/// Link classes: 0 `terminal`, 1 `network`.
+pub fn build(p: &RrgParams, default_seed: u64) -> Result<Network, TopologyError> {
+    size(p)?;
 
     let seed = p.seed.unwrap_or(default_seed);
     for attempt in 0..MAX_ATTEMPTS {

@@ -5,8 +5,8 @@
 //! `T + 2*dim + 1` to coordinate `-1`. On a mesh the ports at the edges stay unconnected.
 
 use super::{
-    check_latency, check_size, link_classes, terminal_port, Network, Port, PortId, PortTarget, Shape,
-    TopologyError,
+    check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
+    Shape, TopologyError,
 };
 use serde::{Deserialize, Serialize};
 
@@ -31,12 +31,8 @@ pub struct TorusParams {
     pub link_latency: u64,
 }
 
-/// Builds a torus, mesh or mixed grid. Link classes: 0 `terminal`, 1 `network`.
-///
-/// On a wrapping dimension of side 2 the `+1` and `-1` ports of a switch both lead to the
-/// same neighbour (two parallel links): the `+` port of one end pairs with the `-` port of
-/// the other.
-pub fn build(p: &TorusParams) -> Result<Network, TopologyError> {
+/// Checks the parameters and returns the network's counts without building it.
+pub fn size(p: &TorusParams) -> Result<NetworkSize, TopologyError> {
     if p.sides.is_empty() {
         return Err(TopologyError::new("sides", "needs at least one dimension, got an empty list"));
     }
@@ -45,16 +41,12 @@ pub fn build(p: &TorusParams) -> Result<Network, TopologyError> {
             return Err(TopologyError::new(format!("sides[{i}]"), format!("must be >= 2, got {side}")));
         }
     }
-    let wrap = match &p.wrap {
-        None => vec![true; p.sides.len()],
-        Some(w) if w.len() == p.sides.len() => w.clone(),
-        Some(w) => {
-            return Err(TopologyError::new(
-                "wrap",
-                format!("must have one entry per dimension ({}), got {}", p.sides.len(), w.len()),
-            ))
-        }
-    };
+    if let Some(w) = p.wrap.as_ref().filter(|w| w.len() != p.sides.len()) {
+        return Err(TopologyError::new(
+            "wrap",
+            format!("must have one entry per dimension ({}), got {}", p.sides.len(), w.len()),
+        ));
+    }
     if p.endpoints_per_switch == 0 {
         return Err(TopologyError::new("endpoints_per_switch", "must be >= 1, got 0"));
     }
@@ -62,8 +54,22 @@ pub fn build(p: &TorusParams) -> Result<Network, TopologyError> {
     check_latency("link_latency", p.link_latency)?;
     let switches = p.sides.iter().try_fold(1u128, |acc, &s| acc.checked_mul(s as u128)).unwrap_or(u128::MAX);
     let radix = p.endpoints_per_switch as u128 + 2 * p.sides.len() as u128;
-    check_size("sides", switches, p.endpoints_per_switch as u128, radix)?;
+    let wraps = |i: usize| p.wrap.as_ref().is_none_or(|w| w[i]);
+    let hops: u32 =
+        p.sides.iter().enumerate().map(|(i, &side)| if wraps(i) { side / 2 } else { side - 1 }).sum();
+    Ok(check_size("sides", switches, p.endpoints_per_switch as u128, radix)?
+        .with_route(hops, 2 * p.terminal_latency + hops as u64 * p.link_latency))
+}
 
+/// Builds a torus, mesh or mixed grid. Link classes: 0 `terminal`, 1 `network`.
+///
+/// On a wrapping dimension of side 2 the `+1` and `-1` ports of a switch both lead to the
+/// same neighbour (two parallel links): the `+` port of one end pairs with the `-` port of
+/// the other.
+pub fn build(p: &TorusParams) -> Result<Network, TopologyError> {
+    let switches = size(p)?.switches;
+    let wrap = p.wrap.clone().unwrap_or_else(|| vec![true; p.sides.len()]);
+    let radix = p.endpoints_per_switch as usize + 2 * p.sides.len();
     let shape = TorusShape { sides: p.sides.clone(), wrap, endpoints_per_switch: p.endpoints_per_switch };
     let n = switches as u32;
     let mut lists = Vec::with_capacity(n as usize);
@@ -74,7 +80,7 @@ pub fn build(p: &TorusParams) -> Result<Network, TopologyError> {
         acc = acc.wrapping_mul(side);
     }
     for s in 0..n {
-        let mut ports = Vec::with_capacity(radix as usize);
+        let mut ports = Vec::with_capacity(radix);
         ports.resize(p.endpoints_per_switch as usize, terminal_port());
         for (dim, &side) in p.sides.iter().enumerate() {
             let c = shape.coord(s, dim);

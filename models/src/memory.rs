@@ -1,0 +1,305 @@
+//! What a run will need in memory, estimated from the configuration alone, before anything
+//! large is allocated: the whole network description (every rank builds it), the partition
+//! plan, the routing state, the rank's routers and endpoints, and the packets they hold.
+//!
+//! The sizes of the router's records come from the types themselves (`size_of`); the
+//! routing engines' tables and working sets are per-switch-pair costs measured on tori
+//! (recorded with the command in BENCHMARKS.md, "Memory estimate"). The estimate is meant
+//! to be within a factor of 1.5 of the peak resident memory below saturation (tested
+//! against measured runs): enough to refuse a configuration that cannot fit before it runs
+//! for minutes and dies in an allocation failure. Past saturation the source queues grow
+//! without bound (offered load is kept honest); [`MemoryEstimate::saturation_growth`] says
+//! how fast.
+
+use crate::config::Config;
+use crate::config::ConfigError;
+use crate::topology::NetworkSize;
+
+/// Bytes of one MiB.
+const MIB: u64 = 1 << 20;
+
+/// The program itself: code, the HDF5 and MPI libraries, the allocator's arenas and the
+/// threads' stacks (measured: 24 to 28 MiB for a 64-switch network).
+const PROGRAM: u64 = 24 * MIB;
+
+/// What the allocator and the growth of vectors add to what the records need: the items
+/// but `program` are this much larger (measured: the items alone came to 0.83 to 0.93 of
+/// the peak resident memory below saturation).
+const SLACK_PERCENT: u64 = 15;
+
+/// One part of the estimate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryItem {
+    /// What it is, e.g. "routing tables".
+    pub what: &'static str,
+    /// Bytes on the rank that needs the most.
+    pub bytes: u64,
+}
+
+/// The memory a configuration needs on each rank.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryEstimate {
+    /// Ranks the estimate is for.
+    pub ranks: u32,
+    /// The parts, on the rank that needs the most (rank 0, which also gathers the results).
+    pub items: Vec<MemoryItem>,
+    /// Extra bytes on that rank when every buffer is full (a network at saturation).
+    pub full_buffers: u64,
+    /// Past saturation, bytes the rank's source queues may grow per 1,000 cycles (every
+    /// packet generated and none injected: an upper bound).
+    pub saturation_growth: u64,
+}
+
+impl MemoryEstimate {
+    /// Bytes per rank below saturation: the sum of the items.
+    pub fn per_rank(&self) -> u64 {
+        self.items.iter().map(|i| i.bytes).sum()
+    }
+
+    /// Bytes of the items named in `what` (e.g. `["program", "network"]` for a command
+    /// that only builds the network).
+    pub fn bytes_of(&self, what: &[&str]) -> u64 {
+        self.items.iter().filter(|i| what.contains(&i.what)).map(|i| i.bytes).sum()
+    }
+
+    /// One line: the total and its largest parts, e.g.
+    /// `1.4 GiB per rank (routers 0.9 GiB, network 0.3 GiB, ...)`.
+    pub fn describe(&self) -> String {
+        let mut items: Vec<&MemoryItem> = self.items.iter().filter(|i| i.bytes >= MIB).collect();
+        items.sort_by_key(|i| std::cmp::Reverse(i.bytes));
+        let parts: Vec<String> = items.iter().map(|i| format!("{} {}", i.what, human(i.bytes))).collect();
+        format!("{} per rank ({})", human(self.per_rank()), parts.join(", "))
+    }
+
+    /// One line on what saturation adds, e.g. `past saturation: +0.4 GiB with every buffer
+    /// full, and source queues growing by up to 1.2 GiB per 1,000 cycles`.
+    pub fn describe_saturation(&self) -> String {
+        format!(
+            "past saturation: +{} with every buffer full, and source queues growing by up to {} per 1,000 cycles",
+            human(self.full_buffers),
+            human(self.saturation_growth)
+        )
+    }
+}
+
+/// `bytes` in the largest binary unit that keeps it at least 1, with one decimal.
+pub fn human(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// Estimates the memory `config` needs on each of `ranks` ranks, each running
+/// `threads_per_rank` partitions, without building anything. Fails only on a topology
+/// that does not validate (the error names its key).
+pub fn estimate(config: &Config, ranks: u32, threads_per_rank: u32) -> Result<MemoryEstimate, ConfigError> {
+    let size = config.network_size()?;
+    let ranks = ranks.max(1);
+    let parts = ranks as u64 * threads_per_rank.max(1) as u64;
+    let n = size.switches;
+    // The rank's share (the largest, when the switches do not divide evenly).
+    let share = |total: u64| total.div_ceil(ranks as u64);
+    let (own_switches, own_ports, own_endpoints) = (share(n), share(size.ports), share(size.endpoints));
+    let network_ports = size.ports.saturating_sub(size.endpoints);
+    let vcs = config.router.vcs as u64;
+
+    let mut items = vec![MemoryItem { what: "program", bytes: PROGRAM }];
+    // Every rank builds the whole network: port lists, then the same ports in CSR form.
+    let port = std::mem::size_of::<crate::topology::Port>() as u64;
+    items.push(MemoryItem {
+        what: "network",
+        bytes: size.ports * port * 2 + n * (4 + 2 + 24) + size.endpoints * 8,
+    });
+    if parts > 1 {
+        // The partition graph (one weighted edge per network port) and the multilevel
+        // partitioner's coarser copies of it.
+        items.push(MemoryItem { what: "partitioning", bytes: network_ports * 16 * 3 + n * 24 });
+    }
+    items.push(MemoryItem { what: "routing", bytes: routing_bytes(config, &size, own_switches) });
+    items.push(MemoryItem {
+        what: "routers",
+        bytes: crate::router::Router::bytes(own_switches, own_ports, own_endpoints, vcs),
+    });
+    // Rank 0 gathers the per-link and per-switch statistics of the whole network.
+    items.push(MemoryItem { what: "results", bytes: network_ports * 32 + n * 64 });
+    let held = crate::router::Router::packet_bytes();
+    let packet_size = config.router.packet_size.max(1) as u64;
+    // Packets in flight below saturation (Little's law): the rank's endpoints generate
+    // load / packet_size packets a cycle, each in the network for about the zero-load
+    // latency of a longest minimal route.
+    let latency = packet_size + size.route_latency + size.hops as u64 * config.router.router_delay;
+    let in_flight = own_endpoints as f64 * config.traffic.load / packet_size as f64 * latency as f64;
+    items.push(MemoryItem { what: "packets", bytes: (in_flight * held as f64) as u64 });
+    let slots_per_vc =
+        (config.router.input_buffer as u64 + config.router.output_buffer as u64).div_ceil(packet_size);
+    let full_buffers = own_ports * vcs * slots_per_vc * held;
+    let generated_per_kcycle = (config.traffic.load * 1000.0 / packet_size as f64).ceil() as u64;
+    for item in items.iter_mut().filter(|i| i.what != "program") {
+        item.bytes += item.bytes * SLACK_PERCENT / 100;
+    }
+    Ok(MemoryEstimate {
+        ranks,
+        items,
+        full_buffers,
+        saturation_growth: own_endpoints * generated_per_kcycle * held,
+    })
+}
+
+/// Routing state on a rank that takes decisions at `own_switches` of the network's switches,
+/// including what building it needs at its peak.
+fn routing_bytes(config: &Config, size: &NetworkSize, own_switches: u64) -> u64 {
+    let n = size.switches;
+    let pairs = n * n;
+    let kind = config.topology.get("kind").and_then(toml::Value::as_str).unwrap_or("");
+    let faults = config.topology.get("failed_links").and_then(toml::Value::as_integer).unwrap_or(0) > 0;
+    let coordinates = !faults && matches!(kind, "hyperx" | "torus" | "mesh");
+    // Network ports per switch (terminal ports excluded).
+    let degree = size.ports.saturating_sub(size.endpoints).div_ceil(n.max(1));
+    let per_switch = n * 64;
+    let bytes = match config.routing.algorithm.as_str() {
+        "dor" | "dragonfly_min" | "dragonfly_valiant" | "dragonfly_ugal" => per_switch,
+        "minimal" | "shortest_path" if coordinates => per_switch,
+        // One row per destination over the decision switches and their neighbours, 2 bits
+        // an entry.
+        "minimal" | "shortest_path" => {
+            let columns = (own_switches * (degree + 1)).min(n);
+            n * columns / 4 + per_switch
+        }
+        "allpath" if coordinates => per_switch,
+        // A byte per switch pair.
+        "allpath" | "valiant" => pairs + per_switch,
+        other => {
+            TABLE_ENGINES.iter().find(|e| e.0 == other).map_or(pairs, |&(_, per_pair, per_hop, per_vc)| {
+                pairs * (per_pair + per_hop * size.hops as u64 + per_vc * config.router.vcs as u64)
+                    + per_switch
+            })
+        }
+    };
+    // Escape subnetworks keep a tree and a table per switch pair.
+    let escape = if config.routing.escape_vcs > 0 { pairs + per_switch } else { 0 };
+    bytes + escape
+}
+
+/// What the table-based engines hold at the peak of their build, per switch pair: bytes,
+/// bytes per hop of the longest minimal route (engines that keep every pair's path or its
+/// channel dependencies), and bytes per VC (engines with one instance per VC). Measured on
+/// 8x8x8 and 16x16x8 tori (BENCHMARKS.md, "Memory estimate").
+const TABLE_ENGINES: &[(&str, u64, u64, u64)] = &[
+    ("up_down", 2, 0, 0),
+    ("tor", 4, 0, 0),
+    ("nue", 5, 0, 0),
+    ("lash_tor", 9, 0, 0),
+    ("mud", 0, 0, 2),
+    ("spda", 1, 0, 0),
+    ("dfsssp", 0, 4, 0),
+    ("lash", 0, 10, 0),
+    ("angara_bfs", 0, 8, 0),
+    ("angara_sssp", 0, 8, 0),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::metrics::summarize;
+
+    fn config(topology: &str, routing: &str) -> Config {
+        let text = format!(
+            "[simulation]\ncycles = 1000\n[topology]\n{topology}\n[router]\nvcs = 4\n\
+             [routing]\nalgorithm = \"{routing}\"\n[traffic]\npattern = \"uniform\"\nload = 0.3\n"
+        );
+        Config::parse(&text, &[]).expect("valid test config")
+    }
+
+    const TOPOLOGIES: &[&str] = &[
+        "kind = \"hyperx\"\nsides = [4, 3, 5]\nendpoints_per_switch = 2",
+        "kind = \"torus\"\nsides = [5, 2, 4]\nendpoints_per_switch = 3",
+        "kind = \"torus\"\nsides = [5, 4]\nwrap = [true, false]\nendpoints_per_switch = 1",
+        "kind = \"mesh\"\nsides = [3, 6]\nendpoints_per_switch = 1",
+        "kind = \"dragonfly\"\np = 2\na = 4\nh = 2",
+        "kind = \"dragonfly\"\np = 3\na = 4\nh = 3\ngroups = 5",
+        "kind = \"fat_tree\"\nk = 4\nn = 3",
+        "kind = \"random_regular\"\nswitches = 200\ndegree = 6\nendpoints_per_switch = 2",
+        "kind = \"random_regular\"\nswitches = 64\ndegree = 8\nendpoints_per_switch = 2",
+    ];
+
+    #[test]
+    fn network_size_agrees_with_the_built_network() {
+        for topology in TOPOLOGIES {
+            let cfg = config(topology, "minimal");
+            let size = cfg.network_size().unwrap();
+            let net = cfg.build_network().unwrap();
+            assert_eq!(size.switches, net.num_switches() as u64, "{topology}");
+            assert_eq!(size.endpoints, net.num_endpoints() as u64, "{topology}");
+            assert!(size.ports >= net.ports.len() as u64, "{topology}: {} < {}", size.ports, net.ports.len());
+            assert!(size.ports <= net.ports.len() as u64 * 2, "{topology}");
+            let diameter = summarize(&net).diameter;
+            if topology.contains("random_regular") {
+                // An estimate from the Moore bound: within one hop.
+                assert!(size.hops.abs_diff(diameter) <= 1, "{topology}: {} vs {diameter}", size.hops);
+            } else {
+                assert_eq!(size.hops, diameter, "{topology}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_network_too_large_to_build_is_sized_at_once() {
+        let cfg = config("kind = \"hyperx\"\nsides = [1000, 1000]\nendpoints_per_switch = 8", "dor");
+        let size = cfg.network_size().unwrap();
+        assert_eq!((size.switches, size.endpoints, size.ports), (1_000_000, 8_000_000, 2_006_000_000));
+        let e = estimate(&cfg, 1, 1).unwrap();
+        // 2 billion ports: at least 12 bytes each for the network and 64 for the routers.
+        assert!(e.bytes_of(&["network"]) > 24 << 30, "{}", e.describe());
+        assert!(e.bytes_of(&["routers"]) > 128 << 30, "{}", e.describe());
+    }
+
+    #[test]
+    fn router_and_packet_memory_fall_with_the_ranks_and_the_network_does_not() {
+        let cfg = config(
+            "kind = \"random_regular\"\nswitches = 4096\ndegree = 16\nendpoints_per_switch = 8",
+            "minimal",
+        );
+        let one = estimate(&cfg, 1, 1).unwrap();
+        let four = estimate(&cfg, 4, 1).unwrap();
+        for what in ["routers", "packets"] {
+            let (a, b) = (one.bytes_of(&[what]), four.bytes_of(&[what]));
+            assert!(b * 4 <= a + a / 100 && b * 4 >= a - a / 100, "{what}: {a} on 1 rank, {b} on 4");
+        }
+        assert_eq!(one.bytes_of(&["network"]), four.bytes_of(&["network"]));
+        // Distance rows: every column on one rank (4096^2 / 4 bytes = 4 MiB before slack);
+        // on four ranks a quarter of the switches and their 16 neighbours still reach all.
+        assert!(one.bytes_of(&["routing"]) >= 4 << 20);
+        assert!(one.per_rank() > four.per_rank());
+        assert!(four.describe().contains(" per rank (program 24.0 MiB, routers "), "{}", four.describe());
+    }
+
+    #[test]
+    fn routings_from_coordinates_need_no_table_and_table_engines_grow_with_pairs() {
+        let torus = |sides: &str| format!("kind = \"torus\"\nsides = {sides}\nendpoints_per_switch = 1");
+        let routing = |t: &str, r: &str| estimate(&config(t, r), 1, 1).unwrap().bytes_of(&["routing"]);
+        let (small, large) = (torus("[8, 8, 8]"), torus("[16, 16, 8]"));
+        assert!(routing(&large, "dor") < 1 << 20);
+        assert!(routing(&large, "minimal") < 1 << 20, "minimal on an intact torus uses coordinates");
+        // 16 times the pairs and 20 against 12 hops: DFSSSP keeps dependencies per hop.
+        let (a, b) = (routing(&small, "dfsssp"), routing(&large, "dfsssp"));
+        assert!(b > a * 16 && b < a * 30, "{a} -> {b}");
+        // An unknown engine cannot reach here (validation), but a new one is never free.
+        assert!(TABLE_ENGINES.iter().all(|e| e.1 + e.2 + e.3 > 0));
+    }
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(human(512), "512 B");
+        assert_eq!(human(3 << 20), "3.0 MiB");
+        assert_eq!(human((5 << 30) / 2), "2.5 GiB");
+    }
+}
