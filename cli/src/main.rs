@@ -189,12 +189,12 @@ fn main() {
             // The launcher forwards our stderr through a pipe; the abort tears its proxies
             // down, so give it a moment to pass the message on first.
             std::thread::sleep(std::time::Duration::from_secs(1));
-            cluster.comm.abort(if models::cancel::requested() { 130 } else { 1 })
+            cluster.comm.abort(if models::cancel::interrupted() { 130 } else { 1 })
         }
         Err(e) => {
             eprintln!("error: {e:#}");
             // A build or check stopped by a signal ends as an interrupted run does.
-            if models::cancel::requested() {
+            if models::cancel::interrupted() {
                 130
             } else {
                 1
@@ -540,7 +540,8 @@ fn simulate(
                 memory_estimate: estimate.per_rank(),
             },
         )
-        .and_then(|f| f.write_partition(&plan).map(|_| f)),
+        .and_then(|f| f.write_partition(&plan).map(|_| f))
+        .with_context(|| format!("writing {}", path.display())),
         None => Err(anyhow::anyhow!("not rank 0")),
     };
     let go = agree(cluster, !rank0 || prepared.is_ok());
@@ -575,8 +576,16 @@ fn simulate(
     let mut results: Vec<RunResult> = Vec::new();
     let mut exit = 0;
     for (i, &load) in loads.iter().enumerate() {
+        // Errors writing the file name it; what they leave unwritten is marked failed.
+        let writing = |e: anyhow::Error| e.context(format!("writing {}", path.display()));
         let mut point = match file.as_ref() {
-            Some(f) => Some(f.point(i, load)?),
+            Some(f) => match f.point(i, load) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    let _ = f.set_status("failed", &format!("{e:#}"));
+                    return Err(writing(e));
+                }
+            },
             None => None,
         };
         let cycles = sim.config.simulation.cycles;
@@ -595,6 +604,10 @@ fn simulate(
                 bar.set_position(s.time);
                 if let (Some(p), None) = (point.as_mut(), &write_error) {
                     write_error = p.append(s).err();
+                    if write_error.is_some() {
+                        // Nothing more could be kept: stop every rank at the next sample.
+                        models::cancel::request_after_failure();
+                    }
                 }
             },
             Some(models::cancel::flag()),
@@ -605,7 +618,7 @@ fn simulate(
             Err(e) => {
                 let message = format!("{e}");
                 if let Some(f) = &file {
-                    f.set_status("failed", &message)?;
+                    f.set_status("failed", &message).map_err(writing)?;
                     bail!(
                         "run failed at load {load}: {message} (partial results kept in {})",
                         path.display()
@@ -618,11 +631,14 @@ fn simulate(
         let mut code = 0u8;
         if let (Some(r), Some(f), Some(p)) = (result, file.as_mut(), point.as_ref()) {
             if let Some(e) = write_error.take() {
-                f.set_status("failed", &format!("writing the time series: {e:#}"))?;
-                return Err(e);
+                let e = e.context("writing the time series");
+                f.set_status("failed", &format!("{e:#}")).map_err(writing)?;
+                return Err(writing(e));
             }
-            p.finish(&sim, &r)?;
-            f.add_summary(i, &r)?;
+            if let Err(e) = p.finish(&sim, &r).and_then(|_| f.add_summary(i, &r)) {
+                let _ = f.set_status("failed", &format!("{e:#}"));
+                return Err(writing(e));
+            }
             code = match r.status {
                 Status::Completed => 0,
                 Status::Deadlock => 3,
@@ -654,8 +670,9 @@ fn simulate(
         .gather(peak.to_le_bytes().to_vec())
         .map(|all| all.iter().map(|b| u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8]))).collect());
     if let (Some(f), Some(peaks)) = (&file, &peaks) {
-        f.set_resources(started.elapsed().as_secs_f64(), peaks)?;
-        f.set_status(final_status, "")?;
+        f.set_resources(started.elapsed().as_secs_f64(), peaks)
+            .and_then(|_| f.set_status(final_status, ""))
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     if !quiet {
         print_summary(&results);

@@ -6,6 +6,12 @@
 //! flushed after every time-series row, so a run that dies leaves what it had, with the
 //! `status` attribute still saying "running". The file is claimed ([`OutputClaim`]) before
 //! it is touched, so that no other run can truncate it while this one writes.
+//!
+//! A full disk must not cost the results already written: HDF5 cannot recover from a
+//! write that fails half-way (the file is then unreadable), so every write first checks
+//! that the file system and the file-size limit leave room for it and for a reserve
+//! ([`Room`]); when they do not, the write is refused with a sentence naming the file, and
+//! the reserve is enough to record `status = "failed"` and close the file cleanly.
 
 use anyhow::{Context, Result};
 use hdf5::types::VarLenUnicode;
@@ -18,6 +24,60 @@ use std::path::{Path, PathBuf};
 
 /// The first bytes of an HDF5 file (without a user block, as xnet and h5py write them).
 const HDF5_SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
+
+/// What every write leaves free: room for the final status and the metadata HDF5 writes
+/// when the file is flushed and closed.
+const RESERVE: u64 = 1 << 20;
+
+/// The room left to grow one output file.
+#[derive(Clone)]
+pub struct Room {
+    path: PathBuf,
+}
+
+impl Room {
+    /// The room of the file at `path`.
+    pub fn new(path: &Path) -> Self {
+        Self { path: path.to_path_buf() }
+    }
+
+    /// Bytes the file may still grow by, and what limits it: the free space of its file
+    /// system (for this user), or the file-size limit (`ulimit -f`) less its size.
+    fn left(&self) -> Option<(u64, &'static str)> {
+        let mut limits: Vec<(u64, &'static str)> = Vec::new();
+        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) {
+            // SAFETY: `c` is a valid C string and statvfs only fills `st`.
+            let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+            if unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0 {
+                limits.push((st.f_bavail as u64 * st.f_frsize as u64, "free space on its file system"));
+            }
+        }
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit writes into the struct it is given.
+        if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) } == 0
+            && limit.rlim_cur != libc::RLIM_INFINITY
+        {
+            let size = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+            limits.push((limit.rlim_cur.saturating_sub(size), "room under the file-size limit (ulimit -f)"));
+        }
+        limits.into_iter().min_by_key(|l| l.0)
+    }
+
+    /// Fails, saying why, unless `bytes` more can be written and the reserve still kept.
+    pub fn check(&self, bytes: u64) -> Result<()> {
+        match self.left() {
+            Some((left, what)) if left < bytes + RESERVE => anyhow::bail!(
+                "the file cannot grow: {} left ({what}), and this write needs {} besides the {} \
+                 kept free to close the file cleanly; the results written so far are kept",
+                models::memory::human(left),
+                models::memory::human(bytes),
+                models::memory::human(RESERVE)
+            ),
+            _ => Ok(()),
+        }
+    }
+}
 
 /// An output file held for this process: an exclusive lock on the file itself, taken
 /// before anything truncates it and kept until the claim is dropped. A second run (or a
@@ -252,6 +312,7 @@ pub struct RunMeta<'a> {
 /// The result file of one run or sweep.
 pub struct ResultFile {
     file: File,
+    room: Room,
     summary_rows: Vec<SummaryRow>,
     /// Held until the file is closed (declared after `file`, so dropped after it).
     _claim: OutputClaim,
@@ -260,6 +321,8 @@ pub struct ResultFile {
 impl ResultFile {
     /// Creates the claimed file (replacing it) and writes the run's description.
     pub fn create(mut claim: OutputClaim, sim: &RankModel, meta: &RunMeta<'_>) -> Result<Self> {
+        let room = Room::new(claim.path());
+        room.check(64 << 10)?;
         let file = claim.create()?;
         let cfg = &sim.config;
         let net = &sim.info;
@@ -283,7 +346,7 @@ impl ResultFile {
         attr(&file, "routing_build_seconds", sim.routing_build_seconds)?;
         file.create_group("points")?;
         file.flush()?;
-        Ok(Self { file, summary_rows: Vec::new(), _claim: claim })
+        Ok(Self { file, room, summary_rows: Vec::new(), _claim: claim })
     }
 
     /// Records the partition used.
@@ -300,12 +363,13 @@ impl ResultFile {
 
     /// Starts load point `index`.
     pub fn point(&self, index: usize, load: f64) -> Result<PointWriter> {
+        self.room.check(64 << 10)?;
         let group = self.file.group("points")?.create_group(&format!("{index:03}"))?;
         attr(&group, "load", load)?;
         attr_str(&group, "status", "running")?;
         let timeseries =
             group.new_dataset::<TimeRow>().chunk(256).shape(Extent::resizable(0)).create("timeseries")?;
-        Ok(PointWriter { file: self.file.clone(), group, timeseries, rows: 0 })
+        Ok(PointWriter { file: self.file.clone(), room: self.room.clone(), group, timeseries, rows: 0 })
     }
 
     /// Adds the point's row to `/summary` (rewritten each time, so it is always complete).
@@ -335,6 +399,7 @@ impl ResultFile {
             delivered_total: s.delivered_total,
             in_flight_end: s.in_flight_end,
         });
+        self.room.check((self.summary_rows.len() * std::mem::size_of::<SummaryRow>()) as u64)?;
         if self.file.link_exists("summary") {
             self.file.unlink("summary")?;
         }
@@ -363,6 +428,7 @@ impl ResultFile {
 /// Writes one load point.
 pub struct PointWriter {
     file: File,
+    room: Room,
     group: Group,
     timeseries: Dataset,
     rows: usize,
@@ -394,6 +460,8 @@ impl PointWriter {
             mean_network_latency: per(c.network_latency_sum),
             mean_hops: per(c.hops_sum),
         };
+        // A new chunk of rows at most.
+        self.room.check(256 * std::mem::size_of::<TimeRow>() as u64)?;
         self.timeseries.resize(self.rows + 1)?;
         self.timeseries.write_slice(&[row], self.rows..self.rows + 1)?;
         self.rows += 1;
@@ -405,6 +473,11 @@ impl PointWriter {
     pub fn finish(&self, sim: &RankModel, r: &RunResult) -> Result<()> {
         let g = &self.group;
         let net = &sim.info;
+        let tables = net.endpoints * std::mem::size_of::<EndpointRow>()
+            + r.links.len() * std::mem::size_of::<LinkRow>()
+            + r.blocked.len() * std::mem::size_of::<BlockedRow>()
+            + r.vc_phits.len() * 8;
+        self.room.check(tables as u64 + (64 << 10))?;
         let s = &r.summary;
         attr_str(g, "status", r.status.as_str())?;
         attr(g, "time_reached", r.time)?;

@@ -713,6 +713,34 @@ fn the_memory_estimate_is_close_to_the_measured_peak() {
 }
 
 #[test]
+fn a_file_that_cannot_grow_ends_the_run_and_stays_readable() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    // A file-size limit of 1.5 MiB stands in for a full disk (both are checked the same
+    // way). UCX's shared-memory transport would hit the limit too: TCP instead.
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 1500; exec {XNET} run {} -q -t 1 --set simulation.cycles=200000 \
+         --set simulation.sample_period=2 -o full.h5",
+        s(&quick)
+    );
+    let child = start("bash", dir.path(), &["-c", &script], &[("UCX_TLS", "self,tcp")]);
+    let (o, _) = wait_within(child, Duration::from_secs(60), "a run whose file cannot grow");
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.starts_with("error: writing full.h5: writing the time series: the file cannot grow: ")
+            && stderr.contains("(room under the file-size limit (ulimit -f))"),
+        "{}",
+        describe(&o)
+    );
+    let f = open(&dir.path().join("full.h5"));
+    assert_eq!(attr_str(&f, "status"), "failed");
+    assert!(attr_str(&f, "status_message").contains("the file cannot grow"));
+    let rows = f.dataset("points/000/timeseries").unwrap().shape()[0];
+    assert!(rows > 1000, "{rows} rows kept");
+}
+
+#[test]
 fn list_names_topologies_routings_and_patterns() {
     let o = xnet_expect(&workspace(), &["list"], 0);
     let out = String::from_utf8_lossy(&o.stdout);

@@ -7,10 +7,25 @@ use crate::topology::TopologyError;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
+/// The stop was asked for because the process cannot go on (not by a signal).
+static FAILED: AtomicBool = AtomicBool::new(false);
 
 /// Asks the running computations to stop (called from a signal handler's thread).
 pub fn request() {
     REQUESTED.store(true, Ordering::Relaxed);
+}
+
+/// Stops the computations because the process cannot go on (e.g. its output file cannot
+/// grow): they stop as for a signal, but [`interrupted`] stays false, so that the process
+/// reports a failure rather than an interruption.
+pub fn request_after_failure() {
+    FAILED.store(true, Ordering::Relaxed);
+    request();
+}
+
+/// Whether a signal asked to stop (not a failure: [`request_after_failure`]).
+pub fn interrupted() -> bool {
+    requested() && !FAILED.load(Ordering::Relaxed)
 }
 
 /// Whether a stop was asked for.

@@ -165,7 +165,7 @@ pub fn dump(path: &Path) -> Dump {
 
 /// Attributes that record the run's environment or wall-clock time, allowed to differ
 /// between thread counts (docs/output-format.md lists them): besides those named in the
-/// brief, `peak_rss_bytes` (memory), `packet_hops_per_second` (a wall-clock rate), and
+/// brief, `peak_rss_bytes` and `memory_estimate_bytes` (memory, per rank), `packet_hops_per_second` (a wall-clock rate), and
 /// the MPI layout: `ranks` and the per-rank `rank_*` figures.
 pub fn environment_attr(key: &str) -> bool {
     let name = key.rsplit('@').next().unwrap();
@@ -179,6 +179,7 @@ pub fn environment_attr(key: &str) -> bool {
             | "command"
             | "routing_build_seconds"
             | "peak_rss_bytes"
+            | "memory_estimate_bytes"
             | "packet_hops_per_second"
             | "ranks"
     ) || name.starts_with("partition_")
