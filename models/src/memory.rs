@@ -53,7 +53,7 @@ pub struct MemoryEstimate {
 impl MemoryEstimate {
     /// Bytes per rank below saturation: the sum of the items.
     pub fn per_rank(&self) -> u64 {
-        self.items.iter().map(|i| i.bytes).sum()
+        self.items.iter().fold(0, |sum, i| sum.saturating_add(i.bytes))
     }
 
     /// Bytes of the items named in `what` (e.g. `["program", "network"]` for a command
@@ -141,10 +141,10 @@ pub fn estimate(config: &Config, ranks: u32, threads_per_rank: u32) -> Result<Me
     items.push(MemoryItem { what: "packets", bytes: (in_flight * held as f64) as u64 });
     let slots_per_vc =
         (config.router.input_buffer as u64 + config.router.output_buffer as u64).div_ceil(packet_size);
-    let full_buffers = own_ports * vcs * slots_per_vc * held;
+    let full_buffers = (own_ports * vcs).saturating_mul(slots_per_vc).saturating_mul(held);
     let generated_per_kcycle = (config.traffic.load * 1000.0 / packet_size as f64).ceil() as u64;
     for item in items.iter_mut().filter(|i| i.what != "program") {
-        item.bytes += item.bytes * SLACK_PERCENT / 100;
+        item.bytes = item.bytes.saturating_add(item.bytes / 100 * SLACK_PERCENT);
     }
     Ok(MemoryEstimate {
         ranks,
@@ -176,17 +176,19 @@ fn routing_bytes(config: &Config, size: &NetworkSize, own_switches: u64) -> u64 
         }
         "allpath" if coordinates => per_switch,
         // A byte per switch pair.
-        "allpath" | "valiant" => pairs + per_switch,
+        "allpath" | "valiant" => pairs.saturating_add(per_switch),
         other => {
+            // Saturating: a pair table of billions of switches is beyond any machine anyway.
             TABLE_ENGINES.iter().find(|e| e.0 == other).map_or(pairs, |&(_, per_pair, per_hop, per_vc)| {
-                pairs * (per_pair + per_hop * size.hops as u64 + per_vc * config.router.vcs as u64)
-                    + per_switch
+                pairs
+                    .saturating_mul(per_pair + per_hop * size.hops as u64 + per_vc * config.router.vcs as u64)
+                    .saturating_add(per_switch)
             })
         }
     };
     // Escape subnetworks keep a tree and a table per switch pair.
     let escape = if config.routing.escape_vcs > 0 { pairs + per_switch } else { 0 };
-    bytes + escape
+    bytes.saturating_add(escape)
 }
 
 /// What the table-based engines hold at the peak of their build, per switch pair: bytes,
@@ -294,6 +296,18 @@ mod tests {
         assert!(b > a * 16 && b < a * 30, "{a} -> {b}");
         // An unknown engine cannot reach here (validation), but a new one is never free.
         assert!(TABLE_ENGINES.iter().all(|e| e.1 + e.2 + e.3 > 0));
+    }
+
+    #[test]
+    fn the_largest_networks_validation_allows_are_estimated_without_overflow() {
+        // 1.4 billion switches (the port count at its u32 limit) with a pair-table engine.
+        let cfg = config(
+            "kind = \"random_regular\"\nswitches = 1400000000\ndegree = 2\nendpoints_per_switch = 1",
+            "lash",
+        );
+        let e = estimate(&cfg, 1, 1).unwrap();
+        assert!(e.per_rank() > 1 << 60, "{}", e.describe());
+        assert!(e.describe().contains("routing "), "{}", e.describe());
     }
 
     #[test]
