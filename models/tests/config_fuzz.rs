@@ -5,6 +5,7 @@
 
 use proptest::prelude::*;
 use xnet_models::config::{Config, PATTERNS, ROUTINGS, TOPOLOGIES};
+use xnet_models::memory;
 
 const BASE: &str = include_str!("../../configs/quick.toml");
 
@@ -101,8 +102,10 @@ proptest! {
             }
         }
         let text = toml::to_string(&doc).expect("serialisable");
-        match Config::parse(&text, &overrides) {
-            Ok(_) => {}
+        // A valid config is also sized and estimated (item 5: before anything is built,
+        // so any size validation allows must not panic or overflow there).
+        match Config::parse(&text, &overrides).and_then(|cfg| memory::estimate(&cfg, 4, 2)) {
+            Ok(estimate) => prop_assert!(estimate.per_rank() > 0),
             Err(e) => {
                 prop_assert!(!e.key.is_empty(), "an error without a key: {e}");
                 prop_assert!(e.to_string().contains(&e.key), "the message does not name {}: {e}", e.key);
