@@ -508,19 +508,15 @@ fn simulate(
             refusal = placement::memory_shortfall(&all, estimate.per_rank(), &estimate.describe());
         }
     }
-    let claim = match (claim, refusal) {
-        (Ok(claim), None) if agree(cluster, true) => claim,
-        (Err(e), _) => {
-            agree(cluster, false);
-            return Err(e);
-        }
-        (_, Some(why)) => {
-            agree(cluster, false);
-            bail!("{why}");
-        }
-        // Rank 0 could not go on and says why.
-        (Ok(_), None) => return Ok(1),
-    };
+    // Rank 0 says whether every rank may go on; if not, it reports why and the others stop.
+    if !agree(cluster, claim.is_ok() && refusal.is_none()) {
+        return match (claim, refusal) {
+            (Err(e), _) => Err(e),
+            (_, Some(why)) => Err(anyhow::anyhow!(why)),
+            _ => Ok(1),
+        };
+    }
+    let claim = claim?;
     // Every rank builds the whole network and partitions it (deterministically, so they
     // agree), keeps its own share and lets the rest go.
     let net = cfg.build_network()?;
@@ -576,16 +572,8 @@ fn simulate(
     let mut results: Vec<RunResult> = Vec::new();
     let mut exit = 0;
     for (i, &load) in loads.iter().enumerate() {
-        // Errors writing the file name it; what they leave unwritten is marked failed.
-        let writing = |e: anyhow::Error| e.context(format!("writing {}", path.display()));
         let mut point = match file.as_ref() {
-            Some(f) => match f.point(i, load) {
-                Ok(p) => Some(p),
-                Err(e) => {
-                    let _ = f.set_status("failed", &format!("{e:#}"));
-                    return Err(writing(e));
-                }
-            },
+            Some(f) => Some(f.point(i, load).map_err(|e| f.fail(e))?),
             None => None,
         };
         let cycles = sim.config.simulation.cycles;
@@ -618,7 +606,7 @@ fn simulate(
             Err(e) => {
                 let message = format!("{e}");
                 if let Some(f) = &file {
-                    f.set_status("failed", &message).map_err(writing)?;
+                    f.set_status("failed", &message).map_err(|e| f.fail(e))?;
                     bail!(
                         "run failed at load {load}: {message} (partial results kept in {})",
                         path.display()
@@ -631,14 +619,9 @@ fn simulate(
         let mut code = 0u8;
         if let (Some(r), Some(f), Some(p)) = (result, file.as_mut(), point.as_ref()) {
             if let Some(e) = write_error.take() {
-                let e = e.context("writing the time series");
-                f.set_status("failed", &format!("{e:#}")).map_err(writing)?;
-                return Err(writing(e));
+                return Err(f.fail(e.context("writing the time series")));
             }
-            if let Err(e) = p.finish(&sim, &r).and_then(|_| f.add_summary(i, &r)) {
-                let _ = f.set_status("failed", &format!("{e:#}"));
-                return Err(writing(e));
-            }
+            p.finish(&sim, &r).and_then(|_| f.add_summary(i, &r)).map_err(|e| f.fail(e))?;
             code = match r.status {
                 Status::Completed => 0,
                 Status::Deadlock => 3,
@@ -672,7 +655,7 @@ fn simulate(
     if let (Some(f), Some(peaks)) = (&file, &peaks) {
         f.set_resources(started.elapsed().as_secs_f64(), peaks)
             .and_then(|_| f.set_status(final_status, ""))
-            .with_context(|| format!("writing {}", path.display()))?;
+            .map_err(|e| f.fail(e))?;
     }
     if !quiet {
         print_summary(&results);

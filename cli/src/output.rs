@@ -416,6 +416,13 @@ impl ResultFile {
         Ok(())
     }
 
+    /// Records a write that failed: `status = "failed"` with the cause (best effort: the
+    /// room check keeps a reserve for it), and returns the error naming the file.
+    pub fn fail(&self, e: anyhow::Error) -> anyhow::Error {
+        let _ = self.set_status("failed", &format!("{e:#}"));
+        e.context(format!("writing {}", self.room.path.display()))
+    }
+
     /// Records total wall-clock time and the peak resident memory of every rank.
     pub fn set_resources(&self, seconds: f64, rank_peak_rss_bytes: &[u64]) -> Result<()> {
         attr(&self.file, "wall_seconds", seconds)?;

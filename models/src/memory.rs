@@ -39,8 +39,6 @@ pub struct MemoryItem {
 /// The memory a configuration needs on each rank.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemoryEstimate {
-    /// Ranks the estimate is for.
-    pub ranks: u32,
     /// The parts, on the rank that needs the most (rank 0, which also gathers the results).
     pub items: Vec<MemoryItem>,
     /// Extra bytes on that rank when every buffer is full (a network at saturation).
@@ -146,12 +144,7 @@ pub fn estimate(config: &Config, ranks: u32, threads_per_rank: u32) -> Result<Me
     for item in items.iter_mut().filter(|i| i.what != "program") {
         item.bytes = item.bytes.saturating_add(item.bytes / 100 * SLACK_PERCENT);
     }
-    Ok(MemoryEstimate {
-        ranks,
-        items,
-        full_buffers,
-        saturation_growth: own_endpoints * generated_per_kcycle * held,
-    })
+    Ok(MemoryEstimate { items, full_buffers, saturation_growth: own_endpoints * generated_per_kcycle * held })
 }
 
 /// Routing state on a rank that takes decisions at `own_switches` of the network's switches,

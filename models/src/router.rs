@@ -494,6 +494,7 @@ impl Router {
     pub fn bytes(switches: u64, ports: u64, endpoints: u64, vcs: u64) -> u64 {
         use std::mem::size_of;
         let per_port = size_of::<PortState>() + size_of::<Port>() + 4 + size_of::<LinkRoute>();
+        // The router, its state, the engine's LP record and its small vectors' headers.
         let per_switch = size_of::<Router>() + size_of::<RouterState>() + 2 * size_of::<LinkRoute>() + 64;
         ports * (per_port as u64 + vcs * size_of::<VcState>() as u64)
             + endpoints * size_of::<Nic>() as u64
