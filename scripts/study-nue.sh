@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Nue routing: how the order in which each layer's destinations are routed
-# (`routing.nue_order`) shapes the routes. Networks: the 10x10x10 torus of
+# (`routing.nue.order`) shapes the routes. Networks: the 10x10x10 torus of
 # configs/nue-torus-10x10x10.toml (8 layers) healthy and with 30 failed links (1 %), and
 # RRG(876, 17 + 6) with 4 layers. Per network and order: average routing distance and the
 # hottest link's weight (xnet routes), and the peak accepted load of a load sweep
@@ -16,7 +16,7 @@ py=python3; [ -x .venv/bin/python3 ] && py=.venv/bin/python3
 torus=configs/nue-torus-10x10x10.toml
 rrg=(configs/rrg-876-23-17.toml --set routing.algorithm=nue --set router.vcs=4 --set routing.vc_policy=routing
   --set routing.selection=first)
-echo "| network | nue_order | ARD | link weight avg / max | peak accepted |"
+echo "| network | nue.order | ARD | link weight avg / max | peak accepted |"
 echo "|---|---|---|---|---|"
 for order in id farthest_first; do
   for net in healthy-torus faulty-torus rrg-876; do
@@ -25,7 +25,7 @@ for order in id farthest_first; do
       faulty-torus) args=("$torus"); loads=0.06,0.08,0.1,0.12 ;;
       rrg-876) args=("${rrg[@]}"); loads=0.3,0.35,0.4,0.45,0.5 ;;
     esac
-    args+=(--set "routing.nue_order=$order")
+    args+=(--set "routing.nue.order=$order")
     target/release/xnet routes "${args[@]}" -t "$threads" -o "$out/r.h5" >/dev/null
     target/release/xnet sweep "${args[@]}" --loads "$loads" --set simulation.cycles=5000 \
       --set simulation.warmup=1500 -t "$threads" -q -o "$out/s.h5" >/dev/null

@@ -13,9 +13,9 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use cluster::Cluster;
 use indicatif::{ProgressBar, ProgressStyle};
-use models::config::{Config, PATTERNS, ROUTINGS, TOPOLOGIES};
+use models::config::Config;
 use models::memory;
-use models::sim::{setup, RankModel, RunResult, Status};
+use models::sim::{partition, RankModel, RunResult, Status};
 use models::topology::metrics::summarize;
 use output::{OutputClaim, ResultFile, RunMeta};
 use placement::Placement;
@@ -137,8 +137,13 @@ enum Command {
         #[arg(long)]
         no_memory_check: bool,
     },
-    /// List the known topologies, routings and traffic patterns.
-    List,
+    /// List the known topologies, routings, VC policies, selections and traffic patterns,
+    /// with their settings (generated from the registries).
+    List {
+        /// Print the Markdown tables of docs/configuration.md instead.
+        #[arg(long)]
+        markdown: bool,
+    },
 }
 
 /// Partitioning methods (see the partitioner crate).
@@ -268,17 +273,14 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             let sound = reports.iter().all(|r| r.acyclic && r.unreachable_pairs == 0);
             Ok(if sound { 0 } else { 4 })
         }
-        Command::List => {
+        Command::List { markdown } => {
             if !rank0 {
                 return Ok(0);
             }
-            for (title, list) in
-                [("topologies", TOPOLOGIES), ("routings", ROUTINGS), ("traffic patterns", PATTERNS)]
-            {
-                println!("{title}:");
-                for (name, doc) in list {
-                    println!("  {name:<20} {doc}");
-                }
+            if markdown {
+                print!("{}", models::registry::all_docs_blocks());
+            } else {
+                print!("{}", models::registry::listing());
             }
             Ok(0)
         }
@@ -310,9 +312,9 @@ fn describe_partition(
     fits_here(&estimate, &["program", "network", "partitioning"], "to partition it", no_memory_check)?;
     let net = cfg.build_network()?;
     let t0 = Instant::now();
-    let plan = setup::plan(&cfg, &net, ranks * threads, method)?;
+    let plan = partition::plan(&cfg, &net, ranks * threads, method)?;
     let seconds = t0.elapsed().as_secs_f64();
-    let graph = setup::partition_graph(&net);
+    let graph = partition::partition_graph(&net);
     let rank_of = |v: u32| plan.assignment[v as usize] / threads;
     let rank_cut: Vec<u64> =
         graph.edges.iter().filter(|&&(a, b, _)| rank_of(a) != rank_of(b)).map(|&(_, _, l)| l).collect();
@@ -520,7 +522,7 @@ fn simulate(
     // Every rank builds the whole network and partitions it (deterministically, so they
     // agree), keeps its own share and lets the rest go.
     let net = cfg.build_network()?;
-    let plan = setup::plan(&cfg, &net, ranks * per_rank, partitioner::Method::Auto)?;
+    let plan = partition::plan(&cfg, &net, ranks * per_rank, partitioner::Method::Auto)?;
     let partition_rank: Vec<u32> = (0..plan.parts).map(|p| p / per_rank).collect();
     let rank = cluster.rank() as u32;
     let sim = RankModel::build(cfg, net, plan.assignment.clone(), partition_rank, rank)?;
@@ -561,7 +563,7 @@ fn simulate(
             sim.info.name,
             sim.info.switches,
             sim.info.endpoints,
-            sim.routes().routing.name(),
+            sim.routes().name,
             ranks,
             per_rank,
             plan.lookahead.map_or("-".into(), |l| l.to_string()),

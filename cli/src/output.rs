@@ -338,7 +338,7 @@ impl ResultFile {
         attr_str(&file, "topology", &net.name)?;
         attr(&file, "switches", net.switches as u64)?;
         attr(&file, "endpoints", net.endpoints as u64)?;
-        attr_str(&file, "routing", sim.routes().routing.name())?;
+        attr_str(&file, "routing", sim.routes().name)?;
         attr(&file, "cycles", cfg.simulation.cycles)?;
         attr(&file, "warmup", cfg.simulation.warmup)?;
         attr(&file, "sample_period", cfg.sample_period())?;

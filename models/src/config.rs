@@ -3,14 +3,17 @@
 //! Two stages: the text is parsed into a TOML table (syntax errors carry line numbers),
 //! `--set key=value` overrides are applied to the table, then every section is checked
 //! and turned into typed parameters. Unknown keys, wrong types and values out of range are
-//! errors that name the key and what is allowed. Nothing here reads files.
+//! errors that name the key and what is allowed. Nothing here reads files or builds
+//! anything: names and per-entry settings are checked against the registries (see
+//! `registry`), and the topology is only parsed here (`topology::TopologySpec` builds it).
 
+use crate::registry::{names, unknown};
 use crate::router::RouterParams;
-use crate::routing::{Selection, VcPolicy};
-use crate::topology::faults::fail_random_links;
-use crate::topology::{dragonfly, fattree, hyperx, rrg, torus, Network, NetworkSize, TopologyError};
-use crate::traffic::PatternSpec;
+use crate::routing::{registry as routings, RoutingEntry, Selection, VcPolicy};
+use crate::topology::{Network, NetworkSize, TopologyError, TopologySpec};
+use crate::traffic::{PatternSpec, PATTERNS};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use std::collections::BTreeMap;
 use toml::{Table, Value};
 
 /// A configuration error; the message names the key.
@@ -130,38 +133,114 @@ impl Default for RouterSection {
     }
 }
 
-/// `[routing]`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `[routing]`: the keys every routing shares, and the `[routing.NAME]` settings tables.
+#[derive(Clone, Debug, PartialEq)]
 pub struct RoutingSection {
-    /// Routing algorithm; see `xnet list routings`.
+    /// Routing algorithm; see `xnet list` (checked against the registry).
     pub algorithm: String,
     /// How to choose among candidates: `first`, `random` or `adaptive` (default).
-    #[serde(default)]
     pub selection: Selection,
-    /// `routing` (the algorithm's own VCs, default), `ladder` or `any`.
-    #[serde(default)]
+    /// The VC policy (default `routing`: the routing's own, see [`RoutingEntry`]).
     pub vc_policy: VcPolicy,
-    /// UGAL: extra occupancy in phits the non-minimal path must beat. Default 0.
-    #[serde(default)]
-    pub ugal_threshold: u32,
-    /// ALLPATH(k): extra switch hops allowed over the shortest route. Default 1.
-    #[serde(default = "d_allpath_k")]
-    pub allpath_k: u32,
-    /// Up*/Down*, MUD (first root), TOR, LASH-TOR: root switch. Default: the smallest eccentricity, ties to the lowest id.
-    #[serde(default)]
-    pub root: Option<u32>,
     /// SurePath escape subnetwork: VCs reserved for it at the top of `router.vcs`
-    /// (0 = none, default). Root: `routing.root` or the least eccentric switch.
-    #[serde(default)]
+    /// (0 = none, default).
     pub escape_vcs: u8,
-    /// Nue: the order in which each layer's destinations are routed. Default `id`.
-    #[serde(default)]
-    pub nue_order: crate::routing::nue::DestinationOrder,
+    /// The escape subnetwork's root switch. Default: the least eccentric switch.
+    pub escape_root: Option<u32>,
+    /// `[routing.NAME]` tables by routing name, each checked against its entry's settings.
+    /// Tables of routings other than `algorithm` may be given (a config that switches
+    /// algorithm with `--set` keeps them) and are checked but not used.
+    pub settings: BTreeMap<String, Table>,
 }
 
-fn d_allpath_k() -> u32 {
-    1
+/// The keys of `[routing]` shared by every routing.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RoutingKeys {
+    algorithm: String,
+    #[serde(default)]
+    selection: Selection,
+    #[serde(default)]
+    vc_policy: VcPolicy,
+    #[serde(default)]
+    escape_vcs: u8,
+    #[serde(default)]
+    escape_root: Option<u32>,
+}
+
+const ROUTING_KEYS: &str = "algorithm, selection, vc_policy, escape_vcs, escape_root";
+
+/// Where the flat per-algorithm keys of earlier versions went.
+fn moved_routing_key(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "ugal_threshold" => {
+            "moved to the settings of `dragonfly_ugal`: write `[routing.dragonfly_ugal]` with `threshold = N` \
+             (--set routing.dragonfly_ugal.threshold=N)"
+        }
+        "allpath_k" => "moved to the settings of `allpath`: write `[routing.allpath]` with `k = N` (--set routing.allpath.k=N)",
+        "nue_order" => {
+            "moved to the settings of `nue`: write `[routing.nue]` with `order = \"...\"` (--set routing.nue.order=...)"
+        }
+        "root" => {
+            "moved to each routing's settings: write `[routing.up_down]` with `root = N` (likewise \
+             `[routing.mud]`, `[routing.tor]`, `[routing.lash_tor]`; --set routing.up_down.root=N); the \
+             escape subnetwork's root is `routing.escape_root`"
+        }
+        _ => return None,
+    })
+}
+
+fn parse_routing(doc: &Table) -> Result<RoutingSection, ConfigError> {
+    let table = match doc.get("routing") {
+        Some(Value::Table(t)) => t,
+        Some(other) => {
+            return Err(ConfigError::new("routing", format!("must be a table, got {}", other.type_str())))
+        }
+        None => return Err(ConfigError::new("routing", "missing section")),
+    };
+    let mut shared = Table::new();
+    let mut settings = BTreeMap::new();
+    for (key, value) in table {
+        if let Some(how) = moved_routing_key(key) {
+            return Err(ConfigError::new(format!("routing.{key}"), how));
+        }
+        if let Some(entry) = routings::find(key) {
+            let Value::Table(t) = value else {
+                return Err(ConfigError::new(
+                    format!("routing.{key}"),
+                    format!(
+                        "must be a table ([routing.{key}]) of the settings of routing `{key}`, got {}",
+                        value.type_str()
+                    ),
+                ));
+            };
+            entry.check_settings(t)?;
+            settings.insert(key.clone(), t.clone());
+        } else if ROUTING_KEYS.split(", ").any(|k| k == key) {
+            shared.insert(key.clone(), value.clone());
+        } else {
+            return Err(ConfigError::new(
+                format!("routing.{key}"),
+                format!(
+                    "unknown key; allowed: {ROUTING_KEYS}, and a table [routing.NAME] of settings per routing \
+                     (NAME one of: {})",
+                    names(routings::ROUTINGS.iter().map(|r| r.name))
+                ),
+            ));
+        }
+    }
+    let k: RoutingKeys = typed("routing", &shared)?;
+    if routings::find(&k.algorithm).is_none() {
+        return Err(unknown("routing.algorithm", &k.algorithm, routings::ROUTINGS.iter().map(|r| r.name)));
+    }
+    Ok(RoutingSection {
+        algorithm: k.algorithm,
+        selection: k.selection,
+        vc_policy: k.vc_policy,
+        escape_vcs: k.escape_vcs,
+        escape_root: k.escape_root,
+        settings,
+    })
 }
 
 /// `[traffic]`.
@@ -192,54 +271,8 @@ pub struct Config {
     pub text: String,
 }
 
-/// Topologies known to `[topology] kind`.
-pub const TOPOLOGIES: &[(&str, &str)] = &[
-    ("hyperx", "HyperX: sides = [S1, S2, ...], endpoints_per_switch, terminal_latency, link_latency"),
-    ("dragonfly", "Dragonfly: p, a, h, groups (default a*h+1), arrangement = absolute|relative|palmtree, terminal_latency, local_latency, global_latency"),
-    ("torus", "Torus: sides = [...], wrap = [true, ...] (default all true), endpoints_per_switch, terminal_latency, link_latency"),
-    ("mesh", "Mesh: a torus without wrap-around links; same keys except wrap"),
-    ("fat_tree", "k-ary n-tree: k, n, terminal_latency, link_latency"),
-    ("random_regular", "Random regular graph (Jellyfish): switches, degree, endpoints_per_switch, seed (default simulation.seed), terminal_latency, link_latency"),
-];
-
-/// Routing algorithms known to `[routing] algorithm`.
-pub const ROUTINGS: &[(&str, &str)] = &[
-    ("minimal", "all minimal next hops from a parallel-BFS distance table (ECMP with selection random/adaptive); any topology; default VCs: ladder"),
-    ("shortest_path", "one minimal path per switch pair, chosen by a hash; any topology; default VCs: ladder"),
-    ("dor", "dimension-order routing on hyperx, torus and mesh (datelines on tori: 2 VCs)"),
-    ("dragonfly_min", "Dragonfly minimal with Kim/Dally VCs (2 VCs)"),
-    ("dragonfly_valiant", "Dragonfly Valiant via a random intermediate group (3 VCs)"),
-    ("dragonfly_ugal", "Dragonfly UGAL-L: MIN or Valiant decided at the source router (3 VCs)"),
-    ("allpath", "ALLPATH(k): every next hop keeping the route within shortest + routing.allpath_k (default 1) hops; any topology; default VCs: ladder (diameter + k)"),
-    ("valiant", "Valiant via a random intermediate switch, minimal in both phases; any topology; default VCs: ladder (2 x diameter)"),
-    ("up_down", "Up*/Down* from routing.root (default: least eccentric switch): shortest legal up*-then-down* routes; any topology; 1 VC"),
-    ("dfsssp", "DFSSSP: balanced shortest paths (one Dijkstra per destination), split into deadlock-free layers by cutting CDG cycles, spread over all router.vcs; any topology; 1 VC per layer"),
-    ("lash", "LASH: one shortest path per switch pair, both directions put in the first layer whose CDG stays acyclic, spread over all router.vcs; any topology; 1 VC per layer"),
-    ("nue", "Nue: destination-based routes grown on the channel dependency graph, one layer (VC) per destination region, escape tree fallback; deadlock-free with any router.vcs >= 1; any topology, routes around faults"),
-    ("mud", "MUD: one Up*/Down* instance per VC (min(router.vcs, switches)), roots spread apart from routing.root; a packet takes the instance with the shortest legal route; any topology; uses all router.vcs (>= 1)"),
-    ("tor", "TOR: minimal paths with the fewest forbidden Up*/Down* down->up turns, next VC at each such turn; any topology; 1 VC per layer"),
-    ("lash_tor", "LASH-TOR: one balanced shortest path per pair laid into layers, moving to the next layer where a dependency would close a cycle; last layer Up*/Down*; any topology; fits any router.vcs (>= 1)"),
-    ("angara_bfs", "Angara routing graph (direction order, direction bits, First/Last Steps; datelines instead of bubbles) with BFS source-route tables; torus and mesh, faults allowed; 2 VCs on tori, 1 on meshes"),
-    ("angara_sssp", "Angara routing graph with load-balancing SSSP source-route tables (lower edge-forwarding index than angara_bfs); torus and mesh, faults allowed; 2 VCs on tori, 1 on meshes"),
-    ("spda", "SPDA: one BFS spanning tree per VC from random roots, a packet follows one tree on its VC; any topology; uses all router.vcs (>= 1)"),
-];
-
-/// Traffic patterns known to `[traffic] pattern`.
-pub const PATTERNS: &[(&str, &str)] = &[
-    ("uniform", "uniformly random destination other than the source"),
-    ("random_permutation", "a fixed random permutation without fixed points"),
-    (
-        "group_shift",
-        "Dragonfly: same position in the next group; others: next block of block_switches switches",
-    ),
-    ("bit_reversal", "destination = bit-reversed source (power-of-two endpoints)"),
-    ("transpose", "swap the two halves of the source's bits (even power-of-two endpoints)"),
-    ("tornado", "hyperx/torus: each coordinate advances by ceil(k/2)-1"),
-    ("hot_spot", "fraction of packets to one endpoint (fraction, endpoint), the rest uniform"),
-];
-
 /// Deserializes `table` as section `name`; errors name the full key path.
-fn typed<T: DeserializeOwned>(name: &str, table: &Table) -> Result<T, ConfigError> {
+pub(crate) fn typed<T: DeserializeOwned>(name: &str, table: &Table) -> Result<T, ConfigError> {
     serde_path_to_error::deserialize(Value::Table(table.clone())).map_err(|e| {
         let path = e.path().to_string();
         let key = if path == "." || path.is_empty() { name.to_string() } else { format!("{name}.{path}") };
@@ -355,7 +388,7 @@ impl Config {
         }
         let simulation: SimulationSection = section(&doc, "simulation", None)?;
         let router: RouterSection = section(&doc, "router", Some(RouterSection::default()))?;
-        let routing: RoutingSection = section(&doc, "routing", None)?;
+        let routing = parse_routing(&doc)?;
         let topology = match doc.get("topology") {
             Some(Value::Table(t)) => t.clone(),
             Some(_) => return Err(ConfigError::new("topology", "must be a table")),
@@ -420,12 +453,6 @@ impl Config {
                 )
             },
         )?;
-        if !ROUTINGS.iter().any(|(n, _)| *n == self.routing.algorithm) {
-            return Err(ConfigError::new(
-                "routing.algorithm",
-                format!("unknown `{}`; known: {}", self.routing.algorithm, names(ROUTINGS)),
-            ));
-        }
         let escape = self.routing.escape_vcs;
         if escape > 0 && escape >= r.vcs {
             return Err(ConfigError::new(
@@ -441,7 +468,7 @@ impl Config {
                 "routing.selection",
                 format!(
                     "an escape subnetwork needs `adaptive` (occupancy + penalty decides when to escape), got `{}`",
-                    serde_plain_name(self.routing.selection)
+                    self.routing.selection.name()
                 ),
             ));
         }
@@ -468,7 +495,12 @@ impl Config {
 
     /// Builds the network described by `[topology]`.
     pub fn build_network(&self) -> Result<Network, ConfigError> {
-        build_topology(&self.topology, self.simulation.seed)
+        TopologySpec::parse(&self.topology, self.simulation.seed)?.build()
+    }
+
+    /// The registry entry of `routing.algorithm` (checked when the config was parsed).
+    pub fn routing_entry(&self) -> &'static RoutingEntry {
+        routings::find(&self.routing.algorithm).expect("routing.algorithm was checked against the registry")
     }
 
     /// The counts of the network described by `[topology]`, checked, without building it
@@ -476,18 +508,6 @@ impl Config {
     pub fn network_size(&self) -> Result<NetworkSize, ConfigError> {
         TopologySpec::parse(&self.topology, self.simulation.seed)?.size()
     }
-}
-
-fn serde_plain_name(s: Selection) -> &'static str {
-    match s {
-        Selection::First => "first",
-        Selection::Random => "random",
-        Selection::Adaptive => "adaptive",
-    }
-}
-
-fn names(list: &[(&str, &str)]) -> String {
-    list.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
 }
 
 fn parse_traffic(doc: &Table) -> Result<TrafficSection, ConfigError> {
@@ -533,14 +553,14 @@ fn parse_traffic(doc: &Table) -> Result<TrafficSection, ConfigError> {
         }
     };
     match t.get("pattern") {
-        Some(Value::String(p)) if !PATTERNS.iter().any(|(n, _)| n == p) => {
-            return Err(ConfigError::new(
-                "traffic.pattern",
-                format!("unknown `{p}`; known: {}", names(PATTERNS)),
-            ))
+        Some(Value::String(p)) if !PATTERNS.iter().any(|e| e.name == p) => {
+            return Err(unknown("traffic.pattern", p, PATTERNS.iter().map(|e| e.name)))
         }
         None => {
-            return Err(ConfigError::new("traffic.pattern", format!("missing; known: {}", names(PATTERNS))))
+            return Err(ConfigError::new(
+                "traffic.pattern",
+                format!("missing; known: {}", names(PATTERNS.iter().map(|e| e.name))),
+            ))
         }
         _ => {}
     }
@@ -557,130 +577,4 @@ fn parse_traffic(doc: &Table) -> Result<TrafficSection, ConfigError> {
         ));
     }
     Ok(TrafficSection { pattern, load, loads })
-}
-
-fn params<T: DeserializeOwned>(table: &Table) -> Result<T, ConfigError> {
-    typed("topology", table)
-}
-
-/// Builds a network from a `[topology]` table; `seed` is the default for random graphs.
-pub fn build_topology(table: &Table, seed: u64) -> Result<Network, ConfigError> {
-    TopologySpec::parse(table, seed)?.build()
-}
-
-/// A `[topology]` table, checked: its family's parameters and the faults to inject.
-struct TopologySpec {
-    family: Family,
-    failed_links: u32,
-    fault_seed: u64,
-    /// Default seed of random graphs.
-    seed: u64,
-}
-
-/// The parameters of one topology family.
-enum Family {
-    HyperX(hyperx::HyperXParams),
-    Dragonfly(dragonfly::DragonflyParams),
-    /// Tori, meshes (all `wrap` false) and mixed grids.
-    Torus(torus::TorusParams),
-    FatTree(fattree::FatTreeParams),
-    Rrg(rrg::RrgParams),
-}
-
-impl TopologySpec {
-    fn parse(table: &Table, seed: u64) -> Result<Self, ConfigError> {
-        let mut t = table.clone();
-        let failed_links = match t.remove("failed_links") {
-            None => 0,
-            Some(Value::Integer(n)) if (0..=u32::MAX as i64).contains(&n) => n as u32,
-            Some(other) => {
-                return Err(ConfigError::new(
-                    "topology.failed_links",
-                    format!("must be a count >= 0, got {other}"),
-                ))
-            }
-        };
-        let fault_seed = match t.remove("fault_seed") {
-            None => seed,
-            Some(Value::Integer(n)) if n >= 0 => n as u64,
-            Some(other) => {
-                return Err(ConfigError::new(
-                    "topology.fault_seed",
-                    format!("must be an integer >= 0, got {other}"),
-                ))
-            }
-        };
-        Ok(Self { family: Family::parse(&mut t)?, failed_links, fault_seed, seed })
-    }
-
-    /// The network's counts, checked, without building it.
-    fn size(&self) -> Result<NetworkSize, ConfigError> {
-        Ok(match &self.family {
-            Family::HyperX(p) => hyperx::size(p)?,
-            Family::Dragonfly(p) => dragonfly::size(p)?,
-            Family::Torus(p) => torus::size(p)?,
-            Family::FatTree(p) => fattree::size(p)?,
-            Family::Rrg(p) => rrg::size(p)?,
-        })
-    }
-
-    fn build(&self) -> Result<Network, ConfigError> {
-        let mut net = match &self.family {
-            Family::HyperX(p) => hyperx::build(p)?,
-            Family::Dragonfly(p) => dragonfly::build(p)?,
-            Family::Torus(p) => torus::build(p)?,
-            Family::FatTree(p) => fattree::build(p)?,
-            Family::Rrg(p) => rrg::build(p, self.seed)?,
-        };
-        if self.failed_links > 0 {
-            fail_random_links(&mut net, self.failed_links, self.fault_seed)?;
-            net.name = format!("{} with {} failed links", net.name, self.failed_links);
-            net.failed_links = self.failed_links;
-        }
-        Ok(net)
-    }
-}
-
-impl Family {
-    fn parse(t: &mut Table) -> Result<Self, ConfigError> {
-        let kind = match t.remove("kind") {
-            Some(Value::String(k)) => k,
-            Some(other) => {
-                return Err(ConfigError::new(
-                    "topology.kind",
-                    format!("must be a string, got {}", other.type_str()),
-                ))
-            }
-            None => {
-                return Err(ConfigError::new(
-                    "topology.kind",
-                    format!("missing; known: {}", names(TOPOLOGIES)),
-                ))
-            }
-        };
-        Ok(match kind.as_str() {
-            "hyperx" => Family::HyperX(params(t)?),
-            "dragonfly" => Family::Dragonfly(params(t)?),
-            "torus" => Family::Torus(params(t)?),
-            "mesh" => {
-                if t.contains_key("wrap") {
-                    return Err(ConfigError::new(
-                        "topology.wrap",
-                        "not allowed for a mesh (use kind = \"torus\" with wrap)",
-                    ));
-                }
-                let sides = t.get("sides").and_then(Value::as_array).map_or(0, Vec::len);
-                t.insert("wrap".into(), Value::Array(vec![Value::Boolean(false); sides]));
-                Family::Torus(params(t)?)
-            }
-            "fat_tree" => Family::FatTree(params(t)?),
-            "random_regular" => Family::Rrg(params(t)?),
-            other => {
-                return Err(ConfigError::new(
-                    "topology.kind",
-                    format!("unknown `{other}`; known: {}", names(TOPOLOGIES)),
-                ))
-            }
-        })
-    }
 }

@@ -10,6 +10,7 @@ pub mod cancel;
 pub mod config;
 pub mod memory;
 pub mod packet;
+pub mod registry;
 pub mod rng;
 pub mod router;
 pub mod routing;

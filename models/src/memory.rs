@@ -13,6 +13,7 @@
 
 use crate::config::Config;
 use crate::config::ConfigError;
+use crate::routing::registry::StateSize;
 use crate::topology::NetworkSize;
 
 /// Bytes of one MiB.
@@ -148,58 +149,26 @@ pub fn estimate(config: &Config, ranks: u32, threads_per_rank: u32) -> Result<Me
 }
 
 /// Routing state on a rank that takes decisions at `own_switches` of the network's switches,
-/// including what building it needs at its peak.
+/// including what building it needs at its peak: the routing's own model (its registry
+/// entry's `state_bytes`) and the escape subnetwork's.
 fn routing_bytes(config: &Config, size: &NetworkSize, own_switches: u64) -> u64 {
     let n = size.switches;
-    let pairs = n * n;
     let kind = config.topology.get("kind").and_then(toml::Value::as_str).unwrap_or("");
     let faults = config.topology.get("failed_links").and_then(toml::Value::as_integer).unwrap_or(0) > 0;
-    let coordinates = !faults && matches!(kind, "hyperx" | "torus" | "mesh");
-    // Network ports per switch (terminal ports excluded).
-    let degree = size.ports.saturating_sub(size.endpoints).div_ceil(n.max(1));
-    let per_switch = n * 64;
-    let bytes = match config.routing.algorithm.as_str() {
-        "dor" | "dragonfly_min" | "dragonfly_valiant" | "dragonfly_ugal" => per_switch,
-        "minimal" | "shortest_path" if coordinates => per_switch,
-        // One row per destination over the decision switches and their neighbours, 2 bits
-        // an entry.
-        "minimal" | "shortest_path" => {
-            let columns = (own_switches * (degree + 1)).min(n);
-            n * columns / 4 + per_switch
-        }
-        "allpath" if coordinates => per_switch,
-        // A byte per switch pair.
-        "allpath" | "valiant" => pairs.saturating_add(per_switch),
-        other => {
-            // Saturating: a pair table of billions of switches is beyond any machine anyway.
-            TABLE_ENGINES.iter().find(|e| e.0 == other).map_or(pairs, |&(_, per_pair, per_hop, per_vc)| {
-                pairs
-                    .saturating_mul(per_pair + per_hop * size.hops as u64 + per_vc * config.router.vcs as u64)
-                    .saturating_add(per_switch)
-            })
-        }
+    let state = StateSize {
+        switches: n,
+        // Network ports per switch (terminal ports excluded).
+        degree: size.ports.saturating_sub(size.endpoints).div_ceil(n.max(1)),
+        hops: size.hops as u64,
+        vcs: config.router.vcs as u64,
+        own_switches,
+        coordinates: !faults && matches!(kind, "hyperx" | "torus" | "mesh"),
     };
+    let bytes = (config.routing_entry().state_bytes)(&state);
     // Escape subnetworks keep a tree and a table per switch pair.
-    let escape = if config.routing.escape_vcs > 0 { pairs + per_switch } else { 0 };
+    let escape = if config.routing.escape_vcs > 0 { state.pairs() + state.per_switch() } else { 0 };
     bytes.saturating_add(escape)
 }
-
-/// What the table-based engines hold at the peak of their build, per switch pair: bytes,
-/// bytes per hop of the longest minimal route (engines that keep every pair's path or its
-/// channel dependencies), and bytes per VC (engines with one instance per VC). Measured on
-/// 8x8x8 and 16x16x8 tori (BENCHMARKS.md, "Memory estimate").
-const TABLE_ENGINES: &[(&str, u64, u64, u64)] = &[
-    ("up_down", 2, 0, 0),
-    ("tor", 4, 0, 0),
-    ("nue", 5, 0, 0),
-    ("lash_tor", 9, 0, 0),
-    ("mud", 0, 0, 2),
-    ("spda", 1, 0, 0),
-    ("dfsssp", 0, 4, 0),
-    ("lash", 0, 10, 0),
-    ("angara_bfs", 0, 8, 0),
-    ("angara_sssp", 0, 8, 0),
-];
 
 #[cfg(test)]
 mod tests {
@@ -287,8 +256,12 @@ mod tests {
         // 16 times the pairs and 20 against 12 hops: DFSSSP keeps dependencies per hop.
         let (a, b) = (routing(&small, "dfsssp"), routing(&large, "dfsssp"));
         assert!(b > a * 16 && b < a * 30, "{a} -> {b}");
-        // An unknown engine cannot reach here (validation), but a new one is never free.
-        assert!(TABLE_ENGINES.iter().all(|e| e.1 + e.2 + e.3 > 0));
+        // Every registered routing's model counts something.
+        let size =
+            StateSize { switches: 1000, degree: 8, hops: 4, vcs: 2, own_switches: 1000, coordinates: false };
+        for r in crate::routing::ROUTINGS {
+            assert!((r.state_bytes)(&size) >= size.per_switch(), "{}", r.name);
+        }
     }
 
     #[test]

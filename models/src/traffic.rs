@@ -5,9 +5,71 @@
 //! distribution, so a generation costs one event however light the load. Packets wait in
 //! an unbounded source queue, so the offered load is honest past saturation.
 
+use crate::registry::{EntryDoc, Setting};
 use crate::rng::{below, shuffle, stream, unit, Purpose, Rng};
 use crate::topology::{EndpointId, Network, Shape};
 use serde::{Deserialize, Serialize};
+
+/// Every pattern `traffic.pattern` accepts, in the order `xnet list` shows them. A test
+/// checks that each name parses as a [`PatternSpec`] and that the keys match its fields.
+pub const PATTERNS: &[PatternEntry] = &[
+    PatternEntry { name: "uniform", doc: "a uniformly random destination other than the source", settings: &[] },
+    PatternEntry {
+        name: "random_permutation",
+        doc: "a fixed random permutation of the endpoints without fixed points",
+        settings: &[],
+    },
+    PatternEntry {
+        name: "group_shift",
+        doc: "Dragonfly: the same position in the next group; other topologies: the same position in the next block of switches",
+        settings: &[Setting {
+            key: "block_switches",
+            default: "sqrt(switches), rounded down to a divisor",
+            doc: "switches per block (non-Dragonfly topologies)",
+        }],
+    },
+    PatternEntry {
+        name: "bit_reversal",
+        doc: "destination = the bit-reversed source (power-of-two endpoint count)",
+        settings: &[],
+    },
+    PatternEntry {
+        name: "transpose",
+        doc: "swap the two halves of the source's bits (even power-of-two endpoint count)",
+        settings: &[],
+    },
+    PatternEntry {
+        name: "tornado",
+        doc: "HyperX and tori: every switch coordinate advances by ceil(k/2) - 1, same terminal port",
+        settings: &[],
+    },
+    PatternEntry {
+        name: "hot_spot",
+        doc: "a fraction of the packets goes to one endpoint, the rest is uniform",
+        settings: &[
+            Setting { key: "fraction", default: "required", doc: "fraction of packets sent to the hot endpoint, in [0, 1]" },
+            Setting { key: "endpoint", default: "0", doc: "the hot endpoint" },
+        ],
+    },
+];
+
+/// One traffic pattern in the registry.
+#[derive(Clone, Copy, Debug)]
+pub struct PatternEntry {
+    /// Name in `traffic.pattern`.
+    pub name: &'static str,
+    /// What it does.
+    pub doc: &'static str,
+    /// Its keys in `[traffic]`, documented.
+    pub settings: &'static [Setting],
+}
+
+impl PatternEntry {
+    /// As users see it.
+    pub fn doc(&self) -> EntryDoc {
+        EntryDoc { name: self.name, doc: self.doc, details: Vec::new(), settings: self.settings }
+    }
+}
 
 /// Destination patterns.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -135,9 +135,6 @@ struct Faulty {
 }
 
 impl Routing for Faulty {
-    fn name(&self) -> &'static str {
-        "faulty"
-    }
     fn vcs_required(&self) -> u8 {
         1
     }
@@ -207,6 +204,7 @@ fn failing_routes_are_named_exactly_with_merged_states() {
                 net: (*sim.net).clone(),
                 terminal: !policy.is_davc(),
             }),
+            name: "faulty",
             vc_policy: policy,
             escape: None,
         };
@@ -226,9 +224,6 @@ fn failing_routes_are_named_exactly_with_merged_states() {
 struct Lying(Arc<dyn Routing>);
 
 impl Routing for Lying {
-    fn name(&self) -> &'static str {
-        "lying"
-    }
     fn vcs_required(&self) -> u8 {
         self.0.vcs_required()
     }

@@ -4,8 +4,11 @@
 //! every error must name the key it is about.
 
 use proptest::prelude::*;
-use xnet_models::config::{Config, PATTERNS, ROUTINGS, TOPOLOGIES};
+use xnet_models::config::Config;
 use xnet_models::memory;
+use xnet_models::routing::ROUTINGS;
+use xnet_models::topology::TOPOLOGIES;
+use xnet_models::traffic::PATTERNS;
 
 const BASE: &str = include_str!("../../configs/quick.toml");
 
@@ -34,7 +37,21 @@ const KEYS: &[(&str, &[&str])] = &[
         ],
     ),
     ("router", &["vcs", "packet_size", "input_buffer", "output_buffer", "speedup", "router_delay", "bogus"]),
-    ("routing", &["algorithm", "selection", "vc_policy", "escape_vcs", "root", "nue_order", "bogus"]),
+    (
+        "routing",
+        &[
+            "algorithm",
+            "selection",
+            "vc_policy",
+            "escape_vcs",
+            "escape_root",
+            "root",
+            "nue_order",
+            "nue",
+            "up_down",
+            "bogus",
+        ],
+    ),
     ("traffic", &["pattern", "load", "loads", "shift", "bogus"]),
     ("nonsense", &["x"]),
 ];
@@ -42,8 +59,13 @@ const KEYS: &[(&str, &[&str])] = &[
 /// A TOML value of any type, with integers at and past the edges of the types the
 /// configuration uses.
 fn value() -> impl Strategy<Value = toml::Value> {
-    let names: Vec<&'static str> =
-        TOPOLOGIES.iter().chain(ROUTINGS).chain(PATTERNS).map(|(n, _)| *n).chain(["", "x y", "é"]).collect();
+    let names: Vec<&'static str> = TOPOLOGIES
+        .iter()
+        .map(|t| t.name)
+        .chain(ROUTINGS.iter().map(|r| r.name))
+        .chain(PATTERNS.iter().map(|p| p.name))
+        .chain(["", "x y", "é"])
+        .collect();
     let edges =
         [0i64, 1, -1, 2, 16, 64, 65, 255, 256, 4096, 65_535, 65_536, 1 << 31, 1 << 32, i64::MAX, i64::MIN];
     let leaf = prop_oneof![

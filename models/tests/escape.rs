@@ -111,7 +111,7 @@ fn neighbour(s: &Simulation, at: u32, c: &Candidate) -> u32 {
 #[test]
 fn candidates_and_penalties_follow_the_seeds_hyperx_example() {
     // The seed's Fig. 2: a 4x4 HyperX rooted at (0,0); switch (x, y) has id x + 4y.
-    let s = sim(HYPERX, &["routing.root=0", "traffic.load=0.1"]);
+    let s = sim(HYPERX, &["routing.escape_root=0", "traffic.load=0.1"]);
     let esc = s.escape().expect("escape");
     assert_eq!(esc.root(), 0);
     let id = |x: u32, y: u32| x + 4 * y;
@@ -151,7 +151,7 @@ fn bad_escape_settings_are_refused_naming_the_key() {
     for (o, key) in [
         (vec!["routing.escape_vcs=2"], "routing.escape_vcs"),
         (vec!["routing.selection=\"first\""], "routing.selection"),
-        (vec!["routing.root=99"], "routing.root"),
+        (vec!["routing.escape_root=99"], "routing.escape_root"),
     ] {
         let o: Vec<String> = o.iter().map(|s| s.to_string()).collect();
         let e = Config::parse(&text, &o).and_then(Simulation::build).err().expect("refused");
@@ -165,7 +165,7 @@ fn shortcut_cycles_of_the_unrestricted_escape_do_not_occur() {
     // (on the 4x4 HyperX: (1,1) -> (2,1) -> (2,2) -> (1,2) -> (1,1), found by the
     // verifier); with shortcuts towards smaller ids only, Duato's condition holds.
     for net in [HYPERX, "kind = \"torus\"\nsides = [5, 3]"] {
-        let r = analyse(&sim(net, &["routing.root=0", "traffic.load=0.1"]));
+        let r = analyse(&sim(net, &["routing.escape_root=0", "traffic.load=0.1"]));
         assert!(r.acyclic, "{}: {:?}", r.network, r.cycle);
         assert_eq!(r.unreachable_pairs, 0);
     }

@@ -138,13 +138,13 @@ fn tables_are_deterministic_across_thread_counts() {
 fn both_destination_orders_are_deadlock_free_and_give_different_tables() {
     for net in [FAULTY_TORUS, FAULTY_RRG] {
         let id = analyse(&sim(net, &[]));
-        let far = analyse(&sim(net, &["routing.nue_order=\"farthest_first\""]));
+        let far = analyse(&sim(net, &["routing.nue.order=\"farthest_first\""]));
         assert!(far.acyclic && far.unreachable_pairs == 0, "{}: {:?}", far.network, far.cycle);
         assert_ne!(id.link_weights, far.link_weights, "the order must shape the routes on {}", far.network);
     }
-    let e = Config::parse(&BASE.replace("TOPOLOGY", MESH), &["routing.nue_order=\"random\"".to_string()])
+    let e = Config::parse(&BASE.replace("TOPOLOGY", MESH), &["routing.nue.order=\"random\"".to_string()])
         .expect_err("unknown order refused");
-    assert_eq!(e.key, "routing.nue_order", "{e}");
+    assert_eq!(e.key, "routing.nue.order", "{e}");
 }
 
 #[test]

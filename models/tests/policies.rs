@@ -312,7 +312,7 @@ fn valiant_delivers_everything_over_longer_routes() {
 #[test]
 fn up_down_never_goes_up_after_down_and_runs_on_one_vc() {
     for root in [0u32, 17] {
-        let r = format!("routing.root={root}");
+        let r = format!("routing.up_down.root={root}");
         let sim = build(RRG, &["routing.algorithm=up_down", &r, "router.vcs=1"]);
         let net = &sim.net;
         let level = bfs(net, root);
@@ -347,7 +347,12 @@ fn up_down_default_root_is_the_least_eccentric_switch() {
     let a = sim.routing().max_hops();
     let centre = build(
         TORUS,
-        &["topology.kind=mesh", "topology.sides=[5, 5]", "routing.algorithm=up_down", "routing.root=12"],
+        &[
+            "topology.kind=mesh",
+            "topology.sides=[5, 5]",
+            "routing.algorithm=up_down",
+            "routing.up_down.root=12",
+        ],
     );
     assert_eq!(a, centre.routing().max_hops());
     run_clean(&sim, 0.5);
@@ -408,8 +413,8 @@ fn config_errors_name_what_is_known_and_needed() {
     );
     let e = error(RRG, &["routing.algorithm=valiant", "routing.vc_policy=davc_n", "router.vcs=2"]);
     assert!(e.contains(&format!("{} VCs", 2 * max)) && e.contains("2 available"), "{e}");
-    let e = error(RRG, &["routing.algorithm=up_down", "routing.root=99"]);
-    assert!(e.contains("routing.root") && e.contains("99"), "{e}");
-    let e = error(RRG, &["routing.allpath_k=1000", "routing.algorithm=allpath"]);
-    assert!(e.contains("routing.allpath_k"), "{e}");
+    let e = error(RRG, &["routing.algorithm=up_down", "routing.up_down.root=99"]);
+    assert!(e.contains("routing.up_down.root") && e.contains("99"), "{e}");
+    let e = error(RRG, &["routing.allpath.k=1000", "routing.algorithm=allpath"]);
+    assert!(e.contains("routing.allpath.k"), "{e}");
 }

@@ -151,7 +151,7 @@ proptest! {
     ) {
         let text = config(&topology, faults, fault_seed, "nue", "routing");
         let order = if farthest_first { "farthest_first" } else { "id" };
-        let cfg = Config::parse(&text, &[format!("router.vcs={k}"), format!("routing.nue_order={order}")])
+        let cfg = Config::parse(&text, &[format!("router.vcs={k}"), format!("routing.nue.order={order}")])
             .expect("valid config");
         let sim = match Simulation::build(cfg) {
             Ok(sim) => sim,

@@ -102,7 +102,7 @@ use crate::rng::{stream, Purpose, Rng};
 use crate::routing::{Hop, LoadView, Reads, Routes, Routing, VcPolicy};
 use crate::sim::Simulation;
 use crate::topology::metrics::{all_pairs, count, Adjacency, BATCH};
-use crate::topology::{EndpointId, Network, PortId, PortTarget, Shape, SwitchId};
+use crate::topology::{EndpointId, Network, PortId, PortTarget, SwitchId};
 use cdg::CdgBits;
 use explore::Explorer;
 use rayon::prelude::*;
@@ -338,7 +338,6 @@ pub fn analyse_with(
     options: Options,
 ) -> Result<RoutesReport, AnalysisError> {
     let t0 = Instant::now();
-    let routing = &*routes.routing;
     let (Run { cdg: graph, acc, destinations }, ctx) = run(net, routes, vcs, seed, options)?;
     let is_escape = |vc: u8| routes.is_escape(vc);
     let to_channels = |keys: Vec<u64>| -> Vec<Channel> {
@@ -382,7 +381,7 @@ pub fn analyse_with(
             .powf(1.0 / SIGMA_K as f64);
     Ok(RoutesReport {
         network: net.name.clone(),
-        routing: routing.name().to_string(),
+        routing: routes.name.to_string(),
         vc_policy: routes.vc_policy,
         vcs,
         escape_vcs: routes.escape.as_ref().map_or(0, |e| vcs - e.first_vc()),
@@ -571,33 +570,19 @@ impl<'a> Ctx<'a> {
     /// default one, into `states`.
     fn init_states(&self, src: SwitchId, dst: SwitchId, base: RouteState, states: &mut Vec<RouteState>) {
         states.clear();
-        match (&self.net.shape, self.routing.name()) {
-            (Shape::Dragonfly(df), "dragonfly_valiant" | "dragonfly_ugal") => {
-                if base.intermediate == u32::MAX {
-                    states.push(base);
-                } else {
-                    let (gs, gd) = (df.group(src), df.group(dst));
-                    states.extend(
-                        (0..df.groups)
-                            .filter(|&g| g != gs && g != gd)
-                            .map(|g| RouteState { intermediate: g, ..base }),
+        if !self.routing.initial_states(src, dst, base, states) {
+            states.push(base);
+            if self.reads.random_init {
+                for i in 1..INIT_SAMPLES {
+                    let mut r = RouteState::default();
+                    let id = (src as u64) << 32 | i;
+                    self.routing.init(
+                        src,
+                        dst,
+                        &mut r,
+                        &mut stream(self.seed ^ 0x5eed_1e55, Purpose::Routing, id),
                     );
-                }
-            }
-            _ => {
-                states.push(base);
-                if self.reads.random_init {
-                    for i in 1..INIT_SAMPLES {
-                        let mut r = RouteState::default();
-                        let id = (src as u64) << 32 | i;
-                        self.routing.init(
-                            src,
-                            dst,
-                            &mut r,
-                            &mut stream(self.seed ^ 0x5eed_1e55, Purpose::Routing, id),
-                        );
-                        states.push(r);
-                    }
+                    states.push(r);
                 }
             }
         }

@@ -8,10 +8,16 @@
 //! `k >= 2`; use a deadlock-free VC policy (ladder, the default, or DAVC).
 
 use super::minimal::Minimal;
+use super::registry::{RoutingEntry, Settings};
+use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
+use crate::config::ConfigError;
 use crate::packet::{Packet, RouteState};
+use crate::registry::Setting;
 use crate::rng::Rng;
 use crate::topology::{Network, SwitchId, TopologyError};
+use serde::Deserialize;
+use std::sync::Arc;
 
 /// ALLPATH(k) over exact distances: from coordinates on HyperX, tori and meshes without
 /// failed links, else from a table of one byte per switch pair. The slack
@@ -31,10 +37,6 @@ impl AllPath {
 }
 
 impl Routing for AllPath {
-    fn name(&self) -> &'static str {
-        "allpath"
-    }
-
     fn vcs_required(&self) -> u8 {
         1
     }
@@ -78,4 +80,46 @@ impl Routing for AllPath {
     fn on_forward(&self, _at: SwitchId, _chosen: Candidate, packet: &mut Packet) {
         packet.route.intermediate = packet.route.intermediate.saturating_sub(1);
     }
+}
+
+/// `allpath` in the routing registry.
+pub const ALLPATH: RoutingEntry = RoutingEntry {
+    name: "allpath",
+    doc: "ALLPATH(k): every next hop that keeps the route within shortest + k switch hops",
+    topologies: "any",
+    vcs: "ladder: diameter + k",
+    settings: Settings::typed::<AllPathSettings>(&[Setting {
+        key: "k",
+        default: "1",
+        doc: "extra switch hops allowed over the shortest route, 0..=64",
+    }]),
+    default_vc_policy: VcPolicy::Ladder,
+    needs_intact_topology: false,
+    // A byte per switch pair, or coordinates.
+    state_bytes: |size| {
+        if size.coordinates {
+            size.per_switch()
+        } else {
+            size.pairs().saturating_add(size.per_switch())
+        }
+    },
+    build: |ctx| {
+        let s: AllPathSettings = ctx.settings()?;
+        if s.k > 64 {
+            return Err(ConfigError::new("routing.allpath.k", format!("must be at most 64, got {}", s.k)));
+        }
+        Ok(Arc::new(AllPath::new(ctx.net, s.k)?))
+    },
+};
+
+/// `[routing.allpath]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AllPathSettings {
+    #[serde(default = "one")]
+    k: u32,
+}
+
+fn one() -> u32 {
+    1
 }

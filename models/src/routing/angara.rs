@@ -57,11 +57,16 @@
 //! missing edges; a pair without a legal route is a configuration error naming it.
 
 use super::layered::{Added, DynDag};
+use super::registry::{BuildContext, RoutingEntry, Settings};
+use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
+use crate::config::ConfigError;
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::topology::torus::TorusShape;
+use crate::topology::Shape;
 use crate::topology::{Network, PortId, PortTarget, SwitchId, TopologyError};
+use std::sync::Arc;
 
 /// Most dimensions (3^6 direction-bit sets per switch).
 pub const MAX_DIMS: usize = 6;
@@ -387,7 +392,6 @@ impl Search {
 
 /// Angara routing: a source route per switch pair.
 pub struct Angara {
-    name: &'static str,
     n: usize,
     /// `route_offsets[src * n + dst]..[+1]` indexes `hops`.
     route_offsets: Vec<u32>,
@@ -436,10 +440,6 @@ impl Angara {
         let vcs = hops.iter().map(|&(_, vc)| vc + 1).max().unwrap_or(1);
         let max_hops = routes.iter().map(|r| r.len() as u32).max().unwrap_or(0);
         Ok(Self {
-            name: match method {
-                Method::Bfs => "angara_bfs",
-                Method::Sssp => "angara_sssp",
-            },
             n,
             route_offsets,
             hops,
@@ -684,10 +684,6 @@ fn sssp_tables(
 }
 
 impl Routing for Angara {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
     fn vcs_required(&self) -> u8 {
         self.vcs
     }
@@ -714,4 +710,32 @@ impl Routing for Angara {
         let (port, vc) = self.route(src, dst)[packet.hops as usize];
         out.push(Candidate { port, vc, penalty: 0 });
     }
+}
+
+/// `angara_bfs` in the routing registry.
+pub const ANGARA_BFS: RoutingEntry = RoutingEntry {
+    name: "angara_bfs",
+    doc: "Angara routing graph (direction order +X+Y..-X-Y.., direction bits, First/Last Steps; datelines instead of bubbles) with one BFS source route per pair, load-sorted levels; faults allowed where every pair keeps a legal route",
+    topologies: "torus, mesh (<= 6 dimensions)",
+    vcs: "2 on tori (datelines replace Angara's bubble rule), 1 on meshes",
+    settings: Settings::NONE,
+    default_vc_policy: VcPolicy::Routing,
+    needs_intact_topology: false,
+    state_bytes: |size| size.table(0, 8, 0),
+    build: |ctx| build_angara(ctx, Method::Bfs),
+};
+
+/// `angara_sssp` in the routing registry.
+pub const ANGARA_SSSP: RoutingEntry = RoutingEntry {
+    name: "angara_sssp",
+    doc: "the Angara routing graph with load-balancing SSSP source routes (unique routes first, then level-synchronous shortest paths weighted by link load): a lower edge-forwarding index than angara_bfs",
+    build: |ctx| build_angara(ctx, Method::Sssp),
+    ..ANGARA_BFS
+};
+
+fn build_angara(ctx: &BuildContext<'_>, method: Method) -> Result<Arc<dyn Routing>, ConfigError> {
+    let Shape::Torus(t) = &ctx.net.shape else {
+        return Err(ctx.needs("torus or mesh"));
+    };
+    Ok(Arc::new(Angara::new(ctx.net, t, method, ctx.endpoint_switch)?))
 }

@@ -22,6 +22,8 @@
 
 use super::graph::connected_diameter;
 use super::layered::{LayerOf, Layered, Tables};
+use super::registry::{RoutingEntry, Settings};
+use super::VcPolicy;
 use crate::topology::metrics::DistanceTable;
 use crate::topology::{Network, PortTarget, SwitchId, TopologyError};
 use std::cmp::Reverse;
@@ -210,3 +212,16 @@ fn find_cycle(succ: &[Vec<u32>], colour: &mut [u8]) -> Option<Vec<u32>> {
     }
     None
 }
+
+/// `dfsssp` in the routing registry.
+pub const DFSSSP: RoutingEntry = RoutingEntry {
+    name: "dfsssp",
+    doc: "DFSSSP: balanced shortest paths (a Dijkstra per destination, link weights grow with the endpoint pairs routed over them), split into layers by cutting the CDG dependency carried by the fewest paths until every layer is acyclic; spare VCs then split the fullest layers",
+    topologies: "any",
+    vcs: "one VC per layer (reported; fewer router.vcs is an error; all router.vcs are used)",
+    settings: Settings::NONE,
+    default_vc_policy: VcPolicy::Routing,
+    needs_intact_topology: false,
+    state_bytes: |size| size.table(0, 4, 0),
+    build: |ctx| super::layered::fit(ctx, build(ctx.net, ctx.endpoint_switch)?),
+};

@@ -6,11 +6,14 @@
 //! target coordinate lies past the wrap-around link, seen from the packet's source
 //! coordinate, travels on VC 1, all others on VC 0 (Dally and Seitz). Meshes need 1 VC.
 
+use super::registry::{per_switch_state, RoutingEntry, Settings};
+use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::topology::hyperx::HyperXShape;
 use crate::topology::torus::TorusShape;
+use crate::topology::Shape;
 use crate::topology::SwitchId;
 use std::sync::Arc;
 
@@ -27,14 +30,8 @@ impl HyperXDor {
 }
 
 impl Routing for HyperXDor {
-    fn name(&self) -> &'static str {
-        "dor"
-    }
     fn vcs_required(&self) -> u8 {
         1
-    }
-    fn needs_intact_topology(&self) -> bool {
-        true
     }
     fn reads(&self) -> Reads {
         Reads::NOTHING
@@ -87,18 +84,12 @@ impl TorusDor {
 }
 
 impl Routing for TorusDor {
-    fn name(&self) -> &'static str {
-        "dor"
-    }
     fn vcs_required(&self) -> u8 {
         if self.shape.wrap.iter().any(|&w| w) {
             2
         } else {
             1
         }
-    }
-    fn needs_intact_topology(&self) -> bool {
-        true
     }
     fn reads(&self) -> Reads {
         // The dateline is placed relative to the packet's source coordinate.
@@ -132,3 +123,20 @@ impl Routing for TorusDor {
         }
     }
 }
+
+/// `dor` in the routing registry.
+pub const DOR: RoutingEntry = RoutingEntry {
+    name: "dor",
+    doc: "dimension-order routing: the lowest unaligned dimension first (HyperX: one hop per dimension; tori: the shorter way round with a dateline per ring)",
+    topologies: "hyperx (1 VC), torus (2 VCs: datelines), mesh (1 VC)",
+    vcs: "as shown",
+    settings: Settings::NONE,
+    default_vc_policy: VcPolicy::Routing,
+    needs_intact_topology: true,
+    state_bytes: per_switch_state,
+    build: |ctx| match &ctx.net.shape {
+        Shape::HyperX(h) => Ok(Arc::new(HyperXDor::new(h.clone()))),
+        Shape::Torus(t) => Ok(Arc::new(TorusDor::new(t.clone(), ctx.endpoint_switch.clone()))),
+        _ => Err(ctx.needs("hyperx, torus or mesh")),
+    },
+};

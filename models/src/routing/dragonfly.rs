@@ -7,11 +7,18 @@
 //! intermediate group, then MIN to the destination. UGAL-L decides at the source router
 //! between MIN and Valiant by comparing `occupancy x hops` of the first output of each.
 
+use super::registry::{per_switch_state, BuildContext, RoutingEntry, Settings};
+use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
+use crate::config::ConfigError;
 use crate::packet::{Packet, RouteState};
+use crate::registry::Setting;
 use crate::rng::{below, Rng};
 use crate::topology::dragonfly::DragonflyShape;
+use crate::topology::Shape;
 use crate::topology::{PortId, SwitchId};
+use serde::Deserialize;
+use std::sync::Arc;
 
 /// Which Dragonfly routing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,12 +95,28 @@ impl DragonflyRouting {
 }
 
 impl Routing for DragonflyRouting {
-    fn name(&self) -> &'static str {
-        match self.mode {
-            DragonflyMode::Min => "dragonfly_min",
-            DragonflyMode::Valiant => "dragonfly_valiant",
-            DragonflyMode::UgalLocal { .. } => "dragonfly_ugal",
+    /// Valiant and UGAL: a packet sent non-minimally may go through any group other than
+    /// its source's and destination's.
+    fn initial_states(
+        &self,
+        src: SwitchId,
+        dst: SwitchId,
+        base: RouteState,
+        out: &mut Vec<RouteState>,
+    ) -> bool {
+        if self.mode == DragonflyMode::Min {
+            return false;
         }
+        if base.intermediate == NO_INTERMEDIATE {
+            out.push(base);
+        } else {
+            let s = &self.shape;
+            let (gs, gd) = (s.group(src), s.group(dst));
+            out.extend(
+                (0..s.groups).filter(|&g| g != gs && g != gd).map(|g| RouteState { intermediate: g, ..base }),
+            );
+        }
+        true
     }
 
     fn vcs_required(&self) -> u8 {
@@ -103,9 +126,6 @@ impl Routing for DragonflyRouting {
         }
     }
 
-    fn needs_intact_topology(&self) -> bool {
-        true
-    }
     fn reads(&self) -> Reads {
         match self.mode {
             DragonflyMode::Min => Reads::NOTHING,
@@ -184,4 +204,58 @@ impl Routing for DragonflyRouting {
             p.route.global_hops += 1;
         }
     }
+}
+
+/// `dragonfly_min` in the routing registry.
+pub const DRAGONFLY_MIN: RoutingEntry = RoutingEntry {
+    name: "dragonfly_min",
+    doc: "Dragonfly minimal: local, global, local hop, with the Kim/Dally VCs (VC = global hops taken)",
+    topologies: "dragonfly",
+    vcs: "2",
+    settings: Settings::NONE,
+    default_vc_policy: VcPolicy::Routing,
+    needs_intact_topology: true,
+    state_bytes: per_switch_state,
+    build: |ctx| build_dragonfly(ctx, DragonflyMode::Min),
+};
+
+/// `dragonfly_valiant` in the routing registry.
+pub const DRAGONFLY_VALIANT: RoutingEntry = RoutingEntry {
+    name: "dragonfly_valiant",
+    doc: "Dragonfly Valiant: minimal to a random intermediate group, then minimal to the destination",
+    vcs: "3",
+    build: |ctx| build_dragonfly(ctx, DragonflyMode::Valiant),
+    ..DRAGONFLY_MIN
+};
+
+/// `dragonfly_ugal` in the routing registry.
+pub const DRAGONFLY_UGAL: RoutingEntry = RoutingEntry {
+    name: "dragonfly_ugal",
+    doc: "Dragonfly UGAL-L: minimal or Valiant, decided at the source router by queue occupancy x hops of each path's first output",
+    vcs: "3",
+    settings: Settings::typed::<UgalSettings>(&[Setting {
+        key: "threshold",
+        default: "0",
+        doc: "occupancy in phits the non-minimal path must beat",
+    }]),
+    build: |ctx| {
+        let s: UgalSettings = ctx.settings()?;
+        build_dragonfly(ctx, DragonflyMode::UgalLocal { threshold: s.threshold })
+    },
+    ..DRAGONFLY_MIN
+};
+
+/// `[routing.dragonfly_ugal]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UgalSettings {
+    #[serde(default)]
+    threshold: u32,
+}
+
+fn build_dragonfly(ctx: &BuildContext<'_>, mode: DragonflyMode) -> Result<Arc<dyn Routing>, ConfigError> {
+    let Shape::Dragonfly(d) = &ctx.net.shape else {
+        return Err(ctx.needs("dragonfly"));
+    };
+    Ok(Arc::new(DragonflyRouting::new(d.clone(), mode)))
 }

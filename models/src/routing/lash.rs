@@ -10,6 +10,8 @@
 
 use super::graph::{connected_diameter, SwitchGraph};
 use super::layered::{DynDag, LayerOf, Layered, Tables};
+use super::registry::{RoutingEntry, Settings};
+use super::VcPolicy;
 use crate::topology::metrics::DistanceTable;
 use crate::topology::{Network, PortId, SwitchId, TopologyError};
 
@@ -64,3 +66,16 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, Top
     let layers = dags.len();
     t.finish("lash", LayerOf::Pair(layer), layers, max_hops)
 }
+
+/// `lash` in the routing registry.
+pub const LASH: RoutingEntry = RoutingEntry {
+    name: "lash",
+    doc: "LASH: one shortest path per switch pair; both directions go into the first layer whose CDG stays acyclic, a new layer if none; spare VCs then split the fullest layers",
+    topologies: "any",
+    vcs: "one VC per layer (reported; fewer router.vcs is an error; all router.vcs are used)",
+    settings: Settings::NONE,
+    default_vc_policy: VcPolicy::Routing,
+    needs_intact_topology: false,
+    state_bytes: |size| size.table(0, 10, 0),
+    build: |ctx| super::layered::fit(ctx, build(ctx.net, ctx.endpoint_switch)?),
+};

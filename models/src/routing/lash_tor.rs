@@ -39,12 +39,16 @@
 use super::dfsssp;
 use super::graph::{connected_diameter, SwitchGraph};
 use super::layered::{Added, DynDag, Tables};
+use super::registry::{RootSetting, RoutingEntry, Settings};
 use super::updown::{central_switch, UdLegal, DOWN};
+use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
+use crate::registry::Setting;
 use crate::rng::Rng;
 use crate::topology::metrics::DistanceTable;
 use crate::topology::{Network, PortId, SwitchId, TopologyError};
+use std::sync::Arc;
 
 /// Most layers (the layer shares the `u8` phase with two flags).
 pub const MAX_LAYERS: u8 = 63;
@@ -311,10 +315,6 @@ impl LashTor {
 }
 
 impl Routing for LashTor {
-    fn name(&self) -> &'static str {
-        "lash_tor"
-    }
-
     fn vcs_required(&self) -> u8 {
         self.used
     }
@@ -357,3 +357,23 @@ impl Routing for LashTor {
         packet.route.intermediate = self.t.channel(at, port);
     }
 }
+
+/// `lash_tor` in the routing registry.
+pub const LASH_TOR: RoutingEntry = RoutingEntry {
+    name: "lash_tor",
+    doc: "LASH-TOR: one balanced shortest path per pair laid into layers, moving to the next layer where a dependency would close a cycle; the last layer falls back to Up*/Down*, so it fits any router.vcs",
+    topologies: "any",
+    vcs: "<= router.vcs (the layers used are reported)",
+    settings: Settings::typed::<RootSetting>(&[Setting {
+        key: "root",
+        default: "least eccentric switch (lowest id on ties)",
+        doc: "switch id of the root of the last layer's Up*/Down* levels",
+    }]),
+    default_vc_policy: VcPolicy::Routing,
+    needs_intact_topology: false,
+    state_bytes: |size| size.table(9, 0, 0),
+    build: |ctx| {
+        let s: RootSetting = ctx.settings()?;
+        Ok(Arc::new(LashTor::new(ctx.net, ctx.endpoint_switch, ctx.vcs, ctx.root(s.root)?)?))
+    },
+};

@@ -23,7 +23,6 @@ pub(crate) enum LayerOf {
 
 /// A destination-based next-hop table with a layer per switch pair or per destination.
 pub struct Layered {
-    name: &'static str,
     n: usize,
     /// `next[dst * n + at]`: the port `at` forwards on towards `dst`.
     next: Vec<PortId>,
@@ -113,10 +112,6 @@ impl Layered {
 }
 
 impl Routing for Layered {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
     fn vcs_required(&self) -> u8 {
         self.needed
     }
@@ -242,7 +237,6 @@ impl Tables {
         }
         let layers = layers.max(1) as u8;
         Ok(Layered {
-            name,
             n: self.n,
             next: self.next,
             layer,
@@ -386,6 +380,19 @@ impl DynDag {
         }
         true
     }
+}
+
+/// A layered routing fitted to the run's VCs: its layers must fit when it assigns the VCs
+/// itself, and then spare VCs split the fullest layers.
+pub(super) fn fit(
+    ctx: &super::registry::BuildContext<'_>,
+    mut r: Layered,
+) -> Result<std::sync::Arc<dyn Routing>, crate::config::ConfigError> {
+    ctx.check_layers(r.layers_needed())?;
+    if ctx.vc_policy == super::VcPolicy::Routing {
+        r.spread_over(ctx.vcs);
+    }
+    Ok(std::sync::Arc::new(r))
 }
 
 #[cfg(test)]

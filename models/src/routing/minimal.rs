@@ -20,12 +20,16 @@
 //! used.
 
 use super::graph::{DistanceRows, Encoding, SwitchGraph};
+use super::registry::{BuildContext, RoutingEntry, Settings, StateSize};
+use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
+use crate::config::ConfigError;
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::topology::hyperx::HyperXShape;
 use crate::topology::torus::TorusShape;
 use crate::topology::{Network, Shape, SwitchId, TopologyError};
+use std::sync::Arc;
 
 /// Where the minimal next hops come from.
 enum Source {
@@ -246,14 +250,6 @@ fn torus_distance(t: &TorusShape, k: usize, a: u32, b: u32) -> u32 {
 }
 
 impl Routing for Minimal {
-    fn name(&self) -> &'static str {
-        if self.single_path {
-            "shortest_path"
-        } else {
-            "minimal"
-        }
-    }
-
     fn vcs_required(&self) -> u8 {
         1
     }
@@ -297,6 +293,44 @@ impl Routing for Minimal {
             out.push(keep);
         }
     }
+}
+
+/// `minimal` in the routing registry.
+pub const MINIMAL: RoutingEntry = RoutingEntry {
+    name: "minimal",
+    doc: "all minimal next hops (ECMP; selection random or adaptive), from coordinates on intact HyperX, tori and meshes, else from a parallel-BFS distance table",
+    topologies: "any",
+    vcs: "ladder: the diameter",
+    settings: Settings::NONE,
+    default_vc_policy: VcPolicy::Ladder,
+    needs_intact_topology: false,
+    state_bytes: minimal_state,
+    build: |ctx| build_minimal(ctx, false),
+};
+
+/// `shortest_path` in the routing registry.
+pub const SHORTEST_PATH: RoutingEntry = RoutingEntry {
+    name: "shortest_path",
+    doc: "one minimal path per switch pair, chosen by a hash",
+    build: |ctx| build_minimal(ctx, true),
+    ..MINIMAL
+};
+
+fn build_minimal(ctx: &BuildContext<'_>, single_path: bool) -> Result<Arc<dyn Routing>, ConfigError> {
+    Ok(Arc::new(match ctx.switches {
+        Some(s) => Minimal::for_switches(ctx.net, single_path, s)?,
+        None => Minimal::new(ctx.net, single_path)?,
+    }))
+}
+
+/// Coordinates need nothing; a table keeps one row per destination over the decision
+/// switches and their neighbours, 2 bits an entry.
+fn minimal_state(size: &StateSize) -> u64 {
+    if size.coordinates {
+        return size.per_switch();
+    }
+    let columns = (size.own_switches * (size.degree + 1)).min(size.switches);
+    size.switches * columns / 4 + size.per_switch()
 }
 
 #[cfg(test)]

@@ -18,17 +18,21 @@ pub mod layered;
 pub mod minimal;
 pub mod mud;
 pub mod nue;
+pub mod registry;
 pub mod spda;
 pub mod tor;
 pub mod updown;
 pub mod valiant;
 
 use crate::packet::{Packet, RouteState};
+use crate::registry::Choice;
 use crate::rng::Rng;
 use crate::topology::{Port, PortId, PortTarget, SwitchId};
 use escape::Escape;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+
+pub use registry::{RoutingEntry, ROUTINGS};
 
 /// One way forward.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,9 +80,6 @@ impl Reads {
 
 /// A routing algorithm.
 pub trait Routing: Send + Sync {
-    /// Registry name, e.g. `"dor"`.
-    fn name(&self) -> &'static str;
-
     /// Fewest VCs the routing needs for its own VC assignment to be deadlock-free.
     fn vcs_required(&self) -> u8;
 
@@ -116,9 +117,16 @@ pub trait Routing: Send + Sync {
         Reads::EVERYTHING
     }
 
-    /// True for routings computed from the topology's shape (coordinates, groups) rather
-    /// than from its links: they cannot route around failed links.
-    fn needs_intact_topology(&self) -> bool {
+    /// For the deadlock verifier: every route state `init` may give a packet from `src`
+    /// to `dst`, `base` being one of them, into `out` (empty), and `true`; or `false` when
+    /// they cannot be listed, and the verifier samples `init` instead.
+    fn initial_states(
+        &self,
+        _src: SwitchId,
+        _dst: SwitchId,
+        _base: RouteState,
+        _out: &mut Vec<RouteState>,
+    ) -> bool {
         false
     }
 
@@ -129,9 +137,8 @@ pub trait Routing: Send + Sync {
     }
 }
 
-/// How the router picks among candidates.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// How the router picks among candidates (names and docs: [`SELECTIONS`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Selection {
     /// The first candidate: deterministic, single path.
     First,
@@ -142,9 +149,9 @@ pub enum Selection {
     Adaptive,
 }
 
-/// Rewrites the VC of every candidate, for deadlock avoidance independent of the routing.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// Rewrites the VC of every candidate, for deadlock avoidance independent of the routing
+/// (names and docs: [`VC_POLICIES`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum VcPolicy {
     /// The routing's own VC assignment.
     #[default]
@@ -156,17 +163,84 @@ pub enum VcPolicy {
     Any,
     /// DAVC F_N (Pascual, Navaridas et al., ICS'18, Alg. 1): the VC goes up by one when
     /// the next switch's id is `<=` the current switch's id. Deadlock-free with any routing.
-    #[serde(rename = "davc_n")]
     DavcNode,
     /// DAVC F_P (Alg. 2): the VC goes up by one when the outbound port id is `<=` the
     /// inbound port id (the port the packet left the previous switch by).
-    #[serde(rename = "davc_p")]
     DavcPort,
     /// DAVC F_NP (Alg. 3): the VC goes up by one when the outbound port id is `<` the
     /// inbound one, or equal to it and the next switch's id is `<=` the current one's.
-    #[serde(rename = "davc_np")]
     DavcNodePort,
 }
+
+/// The selections `routing.selection` accepts.
+pub const SELECTIONS: &[Choice<Selection>] = &[
+    Choice { value: Selection::First, name: "first", doc: "the first candidate: deterministic, a single path" },
+    Choice { value: Selection::Random, name: "random", doc: "a uniformly random candidate (oblivious ECMP)" },
+    Choice {
+        value: Selection::Adaptive,
+        name: "adaptive",
+        doc: "the least occupancy + penalty (phits queued at the output and downstream), ties at random (default)",
+    },
+];
+
+/// The VC policies `routing.vc_policy` accepts.
+pub const VC_POLICIES: &[Choice<VcPolicy>] = &[
+    Choice {
+        value: VcPolicy::Routing,
+        name: "routing",
+        doc: "the algorithm's own VCs (default; `minimal`, `shortest_path`, `allpath` and `valiant` use `ladder`)",
+    },
+    Choice {
+        value: VcPolicy::Ladder,
+        name: "ladder",
+        doc: "VC = switch hops taken: needs as many VCs as the longest route",
+    },
+    Choice {
+        value: VcPolicy::Any,
+        name: "any",
+        doc: "any VC, chosen like a port by the selection; not deadlock-free in general (the watchdog tells)",
+    },
+    Choice {
+        value: VcPolicy::DavcNode,
+        name: "davc_n",
+        doc: "DAVC F_N (Pascual, Navaridas et al., ICS'18, Alg. 1): the VC goes up by one when the next switch id is <= the current one; deadlock-free with any routing given router.vcs >= its longest route (Lemma 6.1)",
+    },
+    Choice {
+        value: VcPolicy::DavcPort,
+        name: "davc_p",
+        doc: "DAVC F_P (Alg. 2): the VC goes up by one when the outbound port is <= the inbound port (the previous switch's output port); first network hop on VC 0",
+    },
+    Choice {
+        value: VcPolicy::DavcNodePort,
+        name: "davc_np",
+        doc: "DAVC F_NP (Alg. 3): the VC goes up by one when the outbound port is < the inbound one, or equal and the next switch id <= the current one",
+    },
+];
+
+/// Names in configs, from the registries [`SELECTIONS`] and [`VC_POLICIES`].
+macro_rules! named_by_registry {
+    ($type:ty, $choices:expr) => {
+        impl $type {
+            /// The name in configs.
+            pub fn name(self) -> &'static str {
+                Choice::name_of($choices, self)
+            }
+        }
+        impl Serialize for $type {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+        impl<'de> Deserialize<'de> for $type {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let name = String::deserialize(d)?;
+                Choice::parse($choices, &name).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+named_by_registry!(Selection, SELECTIONS);
+named_by_registry!(VcPolicy, VC_POLICIES);
 
 impl VcPolicy {
     /// Whether this is one of the DAVC allocation functions.
@@ -222,6 +296,8 @@ pub struct Hop<'a> {
 pub struct Routes {
     /// The routing algorithm.
     pub routing: Arc<dyn Routing>,
+    /// Its name in the registry (`routing.algorithm`).
+    pub name: &'static str,
     /// The VC policy in force.
     pub vc_policy: VcPolicy,
     /// SurePath's escape subnetwork, when `routing.escape_vcs > 0`.
@@ -243,7 +319,7 @@ impl Routes {
         out: &mut Vec<Candidate>,
     ) {
         if !self.try_next_hops(hop, packet, load, rng, out) {
-            no_candidate(&*self.routing, hop, packet);
+            no_candidate(hop, packet);
         }
     }
 
@@ -316,18 +392,15 @@ pub fn next_hops(
 ) {
     out.clear();
     if !candidates_with_policy(routing, vc_policy, hop, packet, load, rng, out, true) {
-        no_candidate(routing, hop, packet);
+        no_candidate(hop, packet);
     }
 }
 
 /// The panic of a routing that offers nothing (a routing bug, not a user error).
-fn no_candidate(routing: &dyn Routing, hop: &Hop<'_>, packet: &Packet) -> ! {
+fn no_candidate(hop: &Hop<'_>, packet: &Packet) -> ! {
     panic!(
-        "routing {} offered no candidate at switch {} for packet {} to switch {}",
-        routing.name(),
-        hop.at,
-        packet.id,
-        hop.dst
+        "the routing offered no candidate at switch {} for packet {} to switch {}",
+        hop.at, packet.id, hop.dst
     )
 }
 
@@ -384,12 +457,7 @@ fn candidates_with_policy(
             };
             out.retain_mut(|c| {
                 let PortTarget::Switch { switch: next, .. } = ports[c.port as usize].target else {
-                    panic!(
-                        "routing {} offered non-network port {} at switch {}",
-                        routing.name(),
-                        c.port,
-                        hop.at
-                    )
+                    panic!("the routing offered non-network port {} at switch {}", c.port, hop.at)
                 };
                 let vc =
                     packet.vc as u32 + u32::from(vc_policy.davc_transition(hop.at, next, inbound, c.port));

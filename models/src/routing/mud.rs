@@ -21,12 +21,16 @@
 //! its instance. Not minimal in general (the survey's Table 5: tori of 8 x 8 and beyond).
 
 use super::graph::SwitchGraph;
+use super::registry::{RootSetting, RoutingEntry, Settings};
 use super::updown::{central_switch, UdLegal, DOWN};
+use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
+use crate::registry::Setting;
 use crate::rng::Rng;
 use crate::topology::metrics::{bfs, DistanceTable};
 use crate::topology::{Network, SwitchId, TopologyError};
+use std::sync::Arc;
 
 /// Multiple Up*/Down*.
 pub struct Mud {
@@ -106,10 +110,6 @@ fn spread_roots(net: &Network, first: SwitchId, m: usize) -> Vec<SwitchId> {
 }
 
 impl Routing for Mud {
-    fn name(&self) -> &'static str {
-        "mud"
-    }
-
     fn vcs_required(&self) -> u8 {
         self.instances.len() as u8
     }
@@ -147,3 +147,23 @@ impl Routing for Mud {
         }
     }
 }
+
+/// `mud` in the routing registry.
+pub const MUD: RoutingEntry = RoutingEntry {
+    name: "mud",
+    doc: "MUD: one Up*/Down* instance per VC, roots spread apart; a packet takes the instance with the shortest legal route and stays on its VC",
+    topologies: "any",
+    vcs: "1 (uses min(router.vcs, switches) instances, one per VC)",
+    settings: Settings::typed::<RootSetting>(&[Setting {
+        key: "root",
+        default: "least eccentric switch (lowest id on ties)",
+        doc: "switch id of the first instance's root",
+    }]),
+    default_vc_policy: VcPolicy::Routing,
+    needs_intact_topology: false,
+    state_bytes: |size| size.table(0, 0, 2),
+    build: |ctx| {
+        let s: RootSetting = ctx.settings()?;
+        Ok(Arc::new(Mud::new(ctx.net, ctx.vcs, ctx.root(s.root)?)?))
+    },
+};

@@ -32,6 +32,9 @@
 //! (Pearce-Kelly), near the seed's O(n^2 log n) in practice.
 
 use super::layered::{Added, DynDag, LayerOf, Layered, Tables};
+use super::registry::{RoutingEntry, Settings};
+use super::VcPolicy;
+use crate::registry::Setting;
 use crate::topology::metrics::bfs;
 use crate::topology::{Network, PortId, PortTarget, SwitchId, TopologyError};
 use partitioner::{partition, Method, PartGraph};
@@ -39,6 +42,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
+use std::sync::Arc;
 
 /// The order in which a layer's destinations are routed. Each destination's search is
 /// constrained by the dependencies the earlier ones added, so the order shapes the routes
@@ -569,4 +573,34 @@ fn backtrack(
         }
     }
     false
+}
+
+/// `nue` in the routing registry.
+pub const NUE: RoutingEntry = RoutingEntry {
+    name: "nue",
+    doc: "Nue: destination-based routes grown on the channel dependency graph, one layer (VC) per destination region (multilevel partitioner), escape spanning tree per layer, local backtracking, balancing weights; routes around faults",
+    topologies: "any",
+    vcs: "1 (uses all router.vcs as layers; deadlock-free with any number)",
+    settings: Settings::typed::<NueSettings>(&[Setting {
+        key: "order",
+        default: "`id`",
+        doc: "the order in which each layer's destinations are routed: `id`, or `farthest_first` (farthest from the layer's escape-tree root first); earlier destinations constrain later ones (docs/studies/nue.md)",
+    }]),
+    default_vc_policy: VcPolicy::Routing,
+    needs_intact_topology: false,
+    state_bytes: |size| size.table(5, 0, 0),
+    build: |ctx| {
+        let s: NueSettings = ctx.settings()?;
+        // Nue uses every VC as a layer and always fits: no layer check needed.
+        let (r, _stats) = build(ctx.net, ctx.endpoint_switch, ctx.vcs as usize, s.order)?;
+        Ok(Arc::new(r))
+    },
+};
+
+/// `[routing.nue]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NueSettings {
+    #[serde(default)]
+    order: DestinationOrder,
 }

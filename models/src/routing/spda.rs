@@ -3,11 +3,14 @@
 //! random and follows the tree path (up to the lowest common ancestor, then down) on the
 //! VC of that tree. Tree paths never go down then up, so each VC is deadlock-free alone.
 
+use super::registry::{RoutingEntry, Settings};
+use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use crate::rng::{below, Rng};
 use crate::topology::{Network, PortId, SwitchId, TopologyError};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// One spanning tree.
 struct Tree {
@@ -81,10 +84,6 @@ impl Spda {
 }
 
 impl Routing for Spda {
-    fn name(&self) -> &'static str {
-        "spda"
-    }
-
     fn vcs_required(&self) -> u8 {
         1
     }
@@ -128,3 +127,16 @@ impl Routing for Spda {
         out.push(Candidate { port, vc: tree, penalty: 0 });
     }
 }
+
+/// `spda` in the routing registry.
+pub const SPDA: RoutingEntry = RoutingEntry {
+    name: "spda",
+    doc: "SPDA: one BFS spanning tree per VC from random roots; a packet follows one tree, on its VC",
+    topologies: "any",
+    vcs: "1 (uses all router.vcs, one tree each)",
+    settings: Settings::NONE,
+    default_vc_policy: VcPolicy::Routing,
+    needs_intact_topology: false,
+    state_bytes: |size| size.table(1, 0, 0),
+    build: |ctx| Ok(Arc::new(Spda::new(ctx.net, ctx.vcs, &mut ctx.rng())?)),
+};

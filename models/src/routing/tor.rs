@@ -25,12 +25,15 @@
 //! the configuration is refused. Route state: `phase = 2 * layer + down`.
 
 use super::graph::{connected_diameter, SwitchGraph};
+use super::registry::{RootSetting, RoutingEntry, Settings, ROOT_KEYS};
 use super::updown::central_switch;
+use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use crate::rng::Rng;
 use crate::topology::metrics::{bfs, DistanceTable};
 use crate::topology::{Network, PortId, SwitchId, TopologyError};
+use std::sync::Arc;
 
 /// Most layers TOR may need (the layer and the phase share a `u8`).
 pub const MAX_LAYERS: u32 = 127;
@@ -149,10 +152,6 @@ impl Tor {
 }
 
 impl Routing for Tor {
-    fn name(&self) -> &'static str {
-        "tor"
-    }
-
     fn vcs_required(&self) -> u8 {
         self.layers
     }
@@ -189,3 +188,21 @@ impl Routing for Tor {
         packet.route.phase = 2 * layer + down;
     }
 }
+
+/// `tor` in the routing registry.
+pub const TOR: RoutingEntry = RoutingEntry {
+    name: "tor",
+    doc: "TOR: balanced minimal paths with the fewest forbidden Up*/Down* down->up turns (one order from a root); the VC goes up by one at each such turn",
+    topologies: "any",
+    vcs: "forbidden turns on the worst path + 1 (reported; fewer router.vcs is an error)",
+    settings: Settings::typed::<RootSetting>(ROOT_KEYS),
+    default_vc_policy: VcPolicy::Routing,
+    needs_intact_topology: false,
+    state_bytes: |size| size.table(4, 0, 0),
+    build: |ctx| {
+        let s: RootSetting = ctx.settings()?;
+        let r = Tor::new(ctx.net, ctx.root(s.root)?, ctx.endpoint_switch)?;
+        ctx.check_layers(r.layers())?;
+        Ok(Arc::new(r))
+    },
+};

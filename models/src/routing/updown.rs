@@ -7,12 +7,15 @@
 //! phase down), computed per destination by a backward BFS, in parallel.
 
 use super::graph::SwitchGraph;
+use super::registry::{RootSetting, RoutingEntry, Settings, ROOT_KEYS};
+use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::topology::metrics::{bfs, DistanceTable};
 use crate::topology::{Network, PortId, SwitchId, TopologyError};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// Packet phase once it has taken a down link.
 pub(crate) const DOWN: u8 = 1;
@@ -221,10 +224,6 @@ fn legal_distances(
 }
 
 impl Routing for UpDown {
-    fn name(&self) -> &'static str {
-        "up_down"
-    }
-
     fn vcs_required(&self) -> u8 {
         1
     }
@@ -257,3 +256,19 @@ impl Routing for UpDown {
         }
     }
 }
+
+/// `up_down` in the routing registry.
+pub const UP_DOWN: RoutingEntry = RoutingEntry {
+    name: "up_down",
+    doc: "Up*/Down*: shortest legal routes (never up after down) over BFS levels from a root",
+    topologies: "any",
+    vcs: "1",
+    settings: Settings::typed::<RootSetting>(ROOT_KEYS),
+    default_vc_policy: VcPolicy::Routing,
+    needs_intact_topology: false,
+    state_bytes: |size| size.table(2, 0, 0),
+    build: |ctx| {
+        let s: RootSetting = ctx.settings()?;
+        Ok(Arc::new(UpDown::new(ctx.net, ctx.root(s.root)?)?))
+    },
+};

@@ -3,10 +3,13 @@
 //! switch hops; use a deadlock-free VC policy (ladder, the default, or DAVC).
 
 use super::minimal::Minimal;
+use super::registry::{RoutingEntry, Settings};
+use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use crate::rng::{below, Rng};
 use crate::topology::{Network, SwitchId, TopologyError};
+use std::sync::Arc;
 
 const NO_INTERMEDIATE: u32 = u32::MAX;
 /// Phase 0: heading for the intermediate switch; phase 1: heading for the destination.
@@ -26,10 +29,6 @@ impl Valiant {
 }
 
 impl Routing for Valiant {
-    fn name(&self) -> &'static str {
-        "valiant"
-    }
-
     fn vcs_required(&self) -> u8 {
         1
     }
@@ -83,3 +82,17 @@ impl Routing for Valiant {
         self.min.candidates(at, target, packet, load, rng, out);
     }
 }
+
+/// `valiant` in the routing registry.
+pub const VALIANT: RoutingEntry = RoutingEntry {
+    name: "valiant",
+    doc: "Valiant: minimal to a random intermediate switch, then minimal to the destination",
+    topologies: "any",
+    vcs: "ladder: 2 x diameter",
+    settings: Settings::NONE,
+    default_vc_policy: VcPolicy::Ladder,
+    needs_intact_topology: false,
+    // A byte per switch pair.
+    state_bytes: |size| size.pairs().saturating_add(size.per_switch()),
+    build: |ctx| Ok(Arc::new(Valiant::new(ctx.net)?)),
+};

@@ -4,17 +4,20 @@
 //!   switch: what `xnet routes`, the tests and single-process runs use.
 //! * [`RankModel`]: one rank's share of a run, which keeps only the rank's switches and a
 //!   compact description of the rest; distributed runs (and the CLI's runs) use it.
-//! * [`setup`]: the routing factory with its VC checks, and partitioning.
+//! * [`routes`]: the routing built from the registry, with its VC checks.
+//! * [`partition`]: the graph the partitioner sees and a run's partition plan.
 //! * [`result`]: what a run produces and how the ranks' shares are merged.
 
+pub mod partition;
 mod rank;
 mod result;
-pub mod setup;
+pub mod routes;
 
 pub use crate::router::BlockedChannel;
+pub use partition::partition_graph;
 pub use rank::{NetworkInfo, RankModel};
 pub use result::{LinkLoad, RunResult, Sample, Status, Summary};
-pub use setup::{build_routes, build_routing, effective_vc_policy, partition_graph, routing_vcs};
+pub use routes::{build_routes, build_routing, effective_vc_policy, routing_vcs};
 
 use crate::config::{Config, ConfigError};
 use crate::routing::escape::Escape;
@@ -77,9 +80,9 @@ impl Simulation {
         partition_graph(&self.net)
     }
 
-    /// A partition into `parts` with `method` (see [`setup::plan`]).
+    /// A partition into `parts` with `method` (see [`partition::plan`]).
     pub fn plan_with(&self, parts: u32, method: Method) -> Result<Plan, partitioner::PartitionError> {
-        setup::plan(&self.config, &self.net, parts, method)
+        partition::plan(&self.config, &self.net, parts, method)
     }
 
     /// [`plan_with`](Self::plan_with) with the automatic method.

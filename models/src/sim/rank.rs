@@ -9,7 +9,7 @@
 //! neighbours for table-based minimal routing).
 
 use super::result::{merge, LinkLoad, MergeContext, Partial, Sample, Status};
-use super::setup::build_routes;
+use super::routes::build_routes;
 use super::RunResult;
 use crate::config::{Config, ConfigError};
 use crate::router::{LocalPorts, PartitionState, Router, RouterParams, Shared};

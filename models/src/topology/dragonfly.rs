@@ -9,10 +9,12 @@
 //! absolute `j < G ? j : j + 1`; relative `(G + j + 1) mod g`; palmtree `(G - j - 1) mod g`.
 //! Links `j >= g - 1` are left unconnected.
 
+use super::registry::{parse_as, Family, TopologyEntry, TERMINAL_LATENCY};
 use super::{
     check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
     Shape, TopologyError,
 };
+use crate::registry::Setting;
 use serde::{Deserialize, Serialize};
 
 /// Configuration of a Dragonfly (the `[topology]` table).
@@ -218,6 +220,32 @@ impl DragonflyShape {
     /// True if `port` is a global port.
     pub fn is_global_port(&self, port: PortId) -> bool {
         port as u32 >= self.p + self.a - 1
+    }
+}
+
+/// `dragonfly` in the topology registry.
+pub const DRAGONFLY: TopologyEntry = TopologyEntry {
+    name: "dragonfly",
+    doc: "Dragonfly (Kim, Dally, Scott, Abts, ISCA'08): groups of a routers fully connected, p endpoints and h global links per router",
+    settings: &[
+        Setting { key: "p", default: "required", doc: "endpoints per router, >= 1" },
+        Setting { key: "a", default: "required", doc: "routers per group, >= 1" },
+        Setting { key: "h", default: "required", doc: "global ports per router, >= 1" },
+        Setting { key: "groups", default: "a·h+1", doc: "number of groups, 2..=a·h+1 (fewer leave global ports unconnected)" },
+        Setting { key: "arrangement", default: "`absolute`", doc: "global wiring: `absolute`, `relative` or `palmtree`" },
+        TERMINAL_LATENCY,
+        Setting { key: "local_latency", default: "1", doc: "cycles of a link within a group, >= 1" },
+        Setting { key: "global_latency", default: "1", doc: "cycles of a link between groups, >= 1" },
+    ],
+    parse: parse_as::<DragonflyParams>,
+};
+
+impl Family for DragonflyParams {
+    fn size(&self) -> Result<NetworkSize, TopologyError> {
+        size(self)
+    }
+    fn build(&self, _seed: u64) -> Result<Network, TopologyError> {
+        build(self)
     }
 }
 

@@ -5,10 +5,12 @@
 //! `k..2k`. Up port `j` of `<w, l>` reaches `<w with digit l set to j, l + 1>` at its down
 //! port `w_l` (digits of `w` in base `k`, digit 0 least significant).
 
+use super::registry::{parse_as, Family, TopologyEntry, LATENCY, TERMINAL_LATENCY};
 use super::{
     check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
     Shape, TopologyError,
 };
+use crate::registry::Setting;
 use serde::{Deserialize, Serialize};
 
 /// Configuration of a k-ary n-tree (the `[topology]` table).
@@ -147,6 +149,28 @@ impl FatTreeShape {
     /// `k^l`: the weight of digit `l`.
     fn stride(&self, l: u32) -> u32 {
         self.k.pow(l)
+    }
+}
+
+/// `fat_tree` in the topology registry.
+pub const FAT_TREE: TopologyEntry = TopologyEntry {
+    name: "fat_tree",
+    doc: "k-ary n-tree (Petrini and Vanneschi, 1997): n levels of switches with k down and k up ports, k^n endpoints",
+    settings: &[
+        Setting { key: "k", default: "required", doc: "arity, >= 2" },
+        Setting { key: "n", default: "required", doc: "switch levels, >= 1" },
+        TERMINAL_LATENCY,
+        LATENCY,
+    ],
+    parse: parse_as::<FatTreeParams>,
+};
+
+impl Family for FatTreeParams {
+    fn size(&self) -> Result<NetworkSize, TopologyError> {
+        size(self)
+    }
+    fn build(&self, _seed: u64) -> Result<Network, TopologyError> {
+        build(self)
     }
 }
 

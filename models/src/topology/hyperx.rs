@@ -5,10 +5,12 @@
 //! switch: terminals `0..T`, then for each dimension in order the `S_k - 1` ports to the
 //! other switches of that dimension, in increasing coordinate order.
 
+use super::registry::{parse_as, Family, TopologyEntry, ENDPOINTS_PER_SWITCH, LATENCY, TERMINAL_LATENCY};
 use super::{
     check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
     Shape, TopologyError,
 };
+use crate::registry::Setting;
 use serde::{Deserialize, Serialize};
 
 /// Configuration of a HyperX (the `[topology]` table).
@@ -115,6 +117,32 @@ impl HyperXShape {
     pub fn neighbour(&self, s: u32, dim: usize, to: u32) -> u32 {
         let stride: u32 = self.sides[..dim].iter().product();
         s - self.coord(s, dim) * stride + to * stride
+    }
+}
+
+/// `hyperx` in the topology registry.
+pub const HYPERX: TopologyEntry = TopologyEntry {
+    name: "hyperx",
+    doc: "HyperX (Ahn et al., SC'09): switches on a grid, each dimension a complete graph",
+    settings: &[
+        Setting {
+            key: "sides",
+            default: "required",
+            doc: "switches per dimension `[S1, S2, ...]`, each >= 2",
+        },
+        ENDPOINTS_PER_SWITCH,
+        TERMINAL_LATENCY,
+        LATENCY,
+    ],
+    parse: parse_as::<HyperXParams>,
+};
+
+impl Family for HyperXParams {
+    fn size(&self) -> Result<NetworkSize, TopologyError> {
+        size(self)
+    }
+    fn build(&self, _seed: u64) -> Result<Network, TopologyError> {
+        build(self)
     }
 }
 

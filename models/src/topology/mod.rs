@@ -13,8 +13,11 @@ pub mod fattree;
 pub mod faults;
 pub mod hyperx;
 pub mod metrics;
+pub mod registry;
 pub mod rrg;
 pub mod torus;
+
+pub use registry::{TopologyEntry, TopologySpec, TOPOLOGIES};
 
 use serde::Serialize;
 
@@ -199,6 +202,21 @@ impl Network {
     /// Where every endpoint is, in compact form.
     pub fn endpoint_map(&self) -> EndpointMap {
         EndpointMap::new(&self.terminals)
+    }
+
+    /// The topology's natural blocks, a block id per switch, for the partitioner: Dragonfly
+    /// groups and fat-tree pods (`None` for the other families).
+    pub fn blocks(&self) -> Option<Vec<u32>> {
+        match &self.shape {
+            Shape::Dragonfly(d) => Some((0..self.num_switches() as u32).map(|s| d.group(s)).collect()),
+            // Pods of a k-ary n-tree: below the top level, links between levels l and l+1
+            // change digit l of the switch index, so the highest digit (n-2) names the pod;
+            // top-level switches join the pod of their own highest digit.
+            Shape::FatTree(f) if f.n >= 2 => {
+                Some((0..self.num_switches() as u32).map(|s| f.digit(f.index(s), f.n - 2)).collect())
+            }
+            _ => None,
+        }
     }
 
     /// Number of directed switch-to-switch links.

@@ -11,10 +11,12 @@
 //! cycle of one component with a link of another (regularity and simplicity are kept).
 //! If construction still fails, it is retried with a derived seed, recorded in
 //! [`RrgShape::seed_used`]; building with that seed reproduces the graph at once.
+use super::registry::{parse_as, Family, TopologyEntry, ENDPOINTS_PER_SWITCH, LATENCY, TERMINAL_LATENCY};
 use super::{
     check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
     Shape, TopologyError,
 };
+use crate::registry::Setting;
 use crate::rng::{below, stream, Purpose, Rng};
 use rand_core::Rng as _;
 use serde::{Deserialize, Serialize};
@@ -390,6 +392,34 @@ impl Graph {
                 seed_used,
             }),
         )
+    }
+}
+
+/// `random_regular` in the topology registry.
+pub const RANDOM_REGULAR: TopologyEntry = TopologyEntry {
+    name: "random_regular",
+    doc: "random regular graph of switches (Jellyfish, Singla et al., NSDI'12)",
+    settings: &[
+        Setting { key: "switches", default: "required", doc: "number of switches, > degree" },
+        Setting {
+            key: "degree",
+            default: "required",
+            doc: "network ports per switch, 2..switches, switches·degree even",
+        },
+        ENDPOINTS_PER_SWITCH,
+        Setting { key: "seed", default: "`simulation.seed`", doc: "seed of the random construction" },
+        TERMINAL_LATENCY,
+        LATENCY,
+    ],
+    parse: parse_as::<RrgParams>,
+};
+
+impl Family for RrgParams {
+    fn size(&self) -> Result<NetworkSize, TopologyError> {
+        size(self)
+    }
+    fn build(&self, seed: u64) -> Result<Network, TopologyError> {
+        build(self, seed)
     }
 }
 

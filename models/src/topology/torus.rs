@@ -4,11 +4,15 @@
 //! `0..T`, then two ports per dimension: `T + 2*dim` goes to coordinate `+1` and
 //! `T + 2*dim + 1` to coordinate `-1`. On a mesh the ports at the edges stay unconnected.
 
+use super::registry::{parse_as, Family, TopologyEntry, ENDPOINTS_PER_SWITCH, LATENCY, TERMINAL_LATENCY};
 use super::{
     check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
     Shape, TopologyError,
 };
+use crate::config::ConfigError;
+use crate::registry::Setting;
 use serde::{Deserialize, Serialize};
+use toml::{Table, Value};
 
 /// Configuration of a torus or mesh (the `[topology]` table).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,6 +152,57 @@ impl TorusShape {
     pub fn port_direction(&self, port: PortId) -> Option<(usize, bool)> {
         let p = (port as u32).checked_sub(self.endpoints_per_switch)?;
         Some(((p / 2) as usize, p % 2 == 0))
+    }
+}
+
+const SIDES: Setting =
+    Setting { key: "sides", default: "required", doc: "switches per dimension `[S1, S2, ...]`, each >= 2" };
+
+/// `torus` in the topology registry.
+pub const TORUS: TopologyEntry = TopologyEntry {
+    name: "torus",
+    doc: "torus: a grid whose dimensions wrap around (rings), or not where `wrap` says so",
+    settings: &[
+        SIDES,
+        Setting {
+            key: "wrap",
+            default: "all true",
+            doc: "whether each dimension wraps, `[true, false, ...]`, one per side",
+        },
+        ENDPOINTS_PER_SWITCH,
+        TERMINAL_LATENCY,
+        LATENCY,
+    ],
+    parse: parse_as::<TorusParams>,
+};
+
+/// `mesh` in the topology registry: a torus without wrap-around links.
+pub const MESH: TopologyEntry = TopologyEntry {
+    name: "mesh",
+    doc: "mesh: a torus without wrap-around links",
+    settings: &[SIDES, ENDPOINTS_PER_SWITCH, TERMINAL_LATENCY, LATENCY],
+    parse: parse_mesh,
+};
+
+fn parse_mesh(table: &Table) -> Result<Box<dyn Family>, ConfigError> {
+    if table.contains_key("wrap") {
+        return Err(ConfigError::new(
+            "topology.wrap",
+            "not allowed for a mesh (use kind = \"torus\" with wrap)",
+        ));
+    }
+    let mut t = table.clone();
+    let sides = t.get("sides").and_then(Value::as_array).map_or(0, Vec::len);
+    t.insert("wrap".into(), Value::Array(vec![Value::Boolean(false); sides]));
+    parse_as::<TorusParams>(&t)
+}
+
+impl Family for TorusParams {
+    fn size(&self) -> Result<NetworkSize, TopologyError> {
+        size(self)
+    }
+    fn build(&self, _seed: u64) -> Result<Network, TopologyError> {
+        build(self)
     }
 }
 

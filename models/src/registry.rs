@@ -1,0 +1,198 @@
+//! What can be configured, in one place per family: topologies, routings, VC policies,
+//! selections and traffic patterns.
+//!
+//! Each family keeps its entries next to the code they describe (`topology::TOPOLOGIES`,
+//! `routing::ROUTINGS`, `routing::VC_POLICIES`, `routing::SELECTIONS`,
+//! `traffic::PATTERNS`); this module holds what they share: the description of an entry
+//! and of its settings, and the views generated from all of them: `xnet list`, the
+//! "unknown name" errors, and the tables of docs/configuration.md (a test fails when the
+//! file drifts from them).
+
+use crate::config::ConfigError;
+
+/// One setting of an entry: a key of its table (e.g. `threshold` of
+/// `[routing.dragonfly_ugal]`).
+#[derive(Clone, Copy, Debug)]
+pub struct Setting {
+    /// Key.
+    pub key: &'static str,
+    /// Default, as shown to users (`required` when there is none).
+    pub default: &'static str,
+    /// What it means and what is allowed.
+    pub doc: &'static str,
+}
+
+/// An entry as users see it.
+#[derive(Clone, Debug)]
+pub struct EntryDoc {
+    /// Name in configs.
+    pub name: &'static str,
+    /// One line on what it is.
+    pub doc: &'static str,
+    /// Further facts as (label, text), the same labels for every entry of a family (e.g.
+    /// a routing's topologies and VCs): columns of the docs' table.
+    pub details: Vec<(&'static str, &'static str)>,
+    /// Its settings.
+    pub settings: &'static [Setting],
+}
+
+/// A family of entries as users see it.
+#[derive(Clone, Debug)]
+pub struct FamilyDoc {
+    /// Plural title, e.g. `routings`.
+    pub title: &'static str,
+    /// The key that names an entry, e.g. `routing.algorithm`.
+    pub key: &'static str,
+    /// Where an entry's settings go, with `NAME` for its name, e.g. `[routing.NAME]`.
+    pub settings_table: &'static str,
+    /// The entries, in registry order.
+    pub entries: Vec<EntryDoc>,
+}
+
+/// Every family, in the order of a config file.
+pub fn families() -> Vec<FamilyDoc> {
+    vec![
+        FamilyDoc {
+            title: "topologies",
+            key: "topology.kind",
+            settings_table: "[topology]",
+            entries: crate::topology::TOPOLOGIES.iter().map(|t| t.doc()).collect(),
+        },
+        FamilyDoc {
+            title: "routings",
+            key: "routing.algorithm",
+            settings_table: "[routing.NAME]",
+            entries: crate::routing::ROUTINGS.iter().map(|r| r.doc()).collect(),
+        },
+        FamilyDoc {
+            title: "VC policies",
+            key: "routing.vc_policy",
+            settings_table: "",
+            entries: crate::routing::VC_POLICIES.iter().map(|c| c.doc()).collect(),
+        },
+        FamilyDoc {
+            title: "selections",
+            key: "routing.selection",
+            settings_table: "",
+            entries: crate::routing::SELECTIONS.iter().map(|c| c.doc()).collect(),
+        },
+        FamilyDoc {
+            title: "traffic patterns",
+            key: "traffic.pattern",
+            settings_table: "[traffic]",
+            entries: crate::traffic::PATTERNS.iter().map(|p| p.doc()).collect(),
+        },
+    ]
+}
+
+/// A value of a closed set (a VC policy, a selection) with its name and doc.
+#[derive(Clone, Copy, Debug)]
+pub struct Choice<T: 'static> {
+    /// The value.
+    pub value: T,
+    /// Its name in configs.
+    pub name: &'static str,
+    /// What it does.
+    pub doc: &'static str,
+}
+
+impl<T: Copy + PartialEq> Choice<T> {
+    /// As users see it.
+    pub fn doc(&self) -> EntryDoc {
+        EntryDoc { name: self.name, doc: self.doc, details: Vec::new(), settings: &[] }
+    }
+
+    /// The value named `name` in `choices`, or an error listing the names.
+    pub fn parse(choices: &[Choice<T>], name: &str) -> Result<T, String> {
+        choices
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.value)
+            .ok_or_else(|| format!("unknown `{name}`; known: {}", names(choices.iter().map(|c| c.name))))
+    }
+
+    /// The name of `value` in `choices`.
+    pub fn name_of(choices: &[Choice<T>], value: T) -> &'static str {
+        choices.iter().find(|c| c.value == value).map_or("?", |c| c.name)
+    }
+}
+
+/// `a, b, c`.
+pub fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names.collect::<Vec<_>>().join(", ")
+}
+
+/// The error for an unknown `given` name at `key`, listing what `known` offers.
+pub fn unknown<'a>(key: &str, given: &str, known: impl Iterator<Item = &'a str>) -> ConfigError {
+    ConfigError::new(key, format!("unknown `{given}`; known: {}", names(known)))
+}
+
+/// `xnet list`: every family with its entries and their settings.
+pub fn listing() -> String {
+    let mut out = String::new();
+    for family in families() {
+        out.push_str(&format!("{} ({}):\n", family.title, family.key));
+        for e in &family.entries {
+            out.push_str(&format!("  {:<18} {}", e.name, e.doc));
+            for (label, text) in &e.details {
+                out.push_str(&format!("; {label}: {text}"));
+            }
+            out.push('\n');
+            if !e.settings.is_empty() {
+                out.push_str(&format!("  {:<18}   {}\n", "", family.settings_table.replace("NAME", e.name)));
+            }
+            for s in e.settings {
+                out.push_str(&format!("  {:<18}     {} ({}): {}\n", "", s.key, s.default, s.doc));
+            }
+        }
+    }
+    out
+}
+
+/// The Markdown tables of `family` for docs/configuration.md: one row per entry, then one
+/// table of settings per entry that has any.
+pub fn markdown(family: &FamilyDoc) -> String {
+    let column = family.key.rsplit('.').next().unwrap_or(family.key);
+    let labels: Vec<&str> =
+        family.entries.first().map_or(Vec::new(), |e| e.details.iter().map(|d| d.0).collect());
+    let mut out = format!("| {column} | what it is |");
+    for label in &labels {
+        out.push_str(&format!(" {label} |"));
+    }
+    out.push_str(&format!("\n|{}\n", " --- |".repeat(2 + labels.len())));
+    for e in &family.entries {
+        out.push_str(&format!("| `{}` | {} |", e.name, cell(e.doc)));
+        for (_, text) in &e.details {
+            out.push_str(&format!(" {} |", cell(text)));
+        }
+        out.push('\n');
+    }
+    for e in family.entries.iter().filter(|e| !e.settings.is_empty()) {
+        let table = family.settings_table.replace("NAME", e.name);
+        out.push_str(&format!(
+            "\n`{table}` for `{}`:\n\n| key | default | meaning |\n| --- | --- | --- |\n",
+            e.name
+        ));
+        for s in e.settings {
+            out.push_str(&format!("| `{}` | {} | {} |\n", s.key, cell(s.default), cell(s.doc)));
+        }
+    }
+    out
+}
+
+/// Text safe inside a Markdown table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+/// The generated block of `family` as it appears in docs/configuration.md, between marker
+/// comments.
+pub fn docs_block(family: &FamilyDoc) -> String {
+    let tag = family.title.replace(' ', "-");
+    format!("<!-- generated: {tag} (xnet list --markdown) -->\n{}<!-- end: {tag} -->\n", markdown(family))
+}
+
+/// Every generated block, for `xnet list --markdown`.
+pub fn all_docs_blocks() -> String {
+    families().iter().map(docs_block).collect::<Vec<_>>().join("\n")
+}

@@ -1,0 +1,134 @@
+//! Routing construction: the registry entry named by `routing.algorithm`, built with its
+//! settings, the VC policy in force and the escape subnetwork, checked against the VCs
+//! available.
+
+use crate::config::{Config, ConfigError};
+use crate::routing::escape::Escape;
+use crate::routing::registry::{check_root, escape_note, BuildContext};
+use crate::routing::{registry, Routes, Routing, RoutingEntry, VcPolicy};
+use crate::topology::{Network, SwitchId};
+use std::sync::Arc;
+use toml::Table;
+
+/// The routing, VC policy and escape subnetwork of `config` on `net`, checked against the
+/// VCs available, and the seconds it took to build them. With `switches` (a rank's own
+/// switches), routings that keep per-switch state build only what decisions at those
+/// switches need (minimal routing: the distances of those switches and their neighbours);
+/// packets may then be routed only there.
+pub fn build_routes(
+    config: &Config,
+    net: &Network,
+    switches: Option<&[SwitchId]>,
+) -> Result<(Routes, f64), ConfigError> {
+    let endpoint_switch: Arc<Vec<SwitchId>> =
+        Arc::new(net.endpoint_location.iter().map(|&(s, _)| s).collect());
+    let t0 = std::time::Instant::now();
+    let routing = build_routing(config, net, &endpoint_switch, switches)?;
+    let escape = match config.routing.escape_vcs {
+        0 => None,
+        e => {
+            let root = check_root(net, config.routing.escape_root, "routing.escape_root")?;
+            Some(Arc::new(Escape::new(net, root, config.router.vcs - e, e)?))
+        }
+    };
+    let seconds = t0.elapsed().as_secs_f64();
+    let entry = config.routing_entry();
+    let vc_policy = effective_vc_policy(config);
+    check_vcs(config, entry, &*routing, vc_policy, escape.is_some())?;
+    Ok((Routes { routing, name: entry.name, vc_policy, escape }, seconds))
+}
+
+/// The VCs must suffice for the VC policy in force.
+fn check_vcs(
+    config: &Config,
+    entry: &RoutingEntry,
+    routing: &dyn Routing,
+    vc_policy: VcPolicy,
+    escape: bool,
+) -> Result<(), ConfigError> {
+    let vcs = routing_vcs(config);
+    let name = entry.name;
+    match vc_policy {
+        VcPolicy::Routing if routing.vcs_required() > vcs => Err(ConfigError::new(
+            "router.vcs",
+            format!(
+                "routing `{name}` needs {} VCs, {vcs} available{}",
+                routing.vcs_required(),
+                escape_note(config.routing.escape_vcs)
+            ),
+        )),
+        // With an escape subnetwork, packets whose ladder or DAVC VCs run out are forced
+        // into the escape: no bound on the route length is needed.
+        _ if escape => Ok(()),
+        VcPolicy::Ladder if routing.max_hops() > vcs as u32 => Err(ConfigError::new(
+            "router.vcs",
+            format!(
+                "the ladder VC policy needs one VC per hop of the longest route: {} VCs, {vcs} available",
+                routing.max_hops()
+            ),
+        )),
+        p if p.is_davc() && routing.max_hops() > vcs as u32 => Err(ConfigError::new(
+            "router.vcs",
+            format!(
+                "the DAVC VC policy `{}` needs at most one VC per hop of the longest route \
+                 (a safe bound, Lemma 6.1 of the DAVC paper): {} VCs for routing `{name}`, {vcs} available",
+                p.name(),
+                routing.max_hops(),
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Builds the routing named in the config for `net`, for decisions at `switches` only
+/// where given (see [`build_routes`]).
+pub fn build_routing(
+    config: &Config,
+    net: &Network,
+    endpoint_switch: &Arc<Vec<SwitchId>>,
+    switches: Option<&[SwitchId]>,
+) -> Result<Arc<dyn Routing>, ConfigError> {
+    let entry = config.routing_entry();
+    if net.failed_links > 0 && entry.needs_intact_topology {
+        let table_based: Vec<&str> =
+            registry::ROUTINGS.iter().filter(|r| !r.needs_intact_topology).map(|r| r.name).collect();
+        return Err(ConfigError::new(
+            "routing.algorithm",
+            format!(
+                "`{}` follows the intact topology and cannot route around the {} failed links; \
+                 use a table-based routing: {}",
+                entry.name,
+                net.failed_links,
+                table_based.join(", ")
+            ),
+        ));
+    }
+    let empty = Table::new();
+    let ctx = BuildContext {
+        entry,
+        net,
+        endpoint_switch,
+        switches,
+        vcs: routing_vcs(config),
+        vc_policy: effective_vc_policy(config),
+        seed: config.simulation.seed,
+        settings: config.routing.settings.get(entry.name).unwrap_or(&empty),
+        escape_vcs: config.routing.escape_vcs,
+    };
+    (entry.build)(&ctx)
+}
+
+/// VCs the routing may use: `router.vcs` less those reserved for an escape subnetwork.
+pub fn routing_vcs(config: &Config) -> u8 {
+    config.router.vcs - config.routing.escape_vcs
+}
+
+/// The VC policy in force: `routing` (the default) means the entry's default policy,
+/// which is the ladder for routings whose own single VC is not deadlock-free on an
+/// arbitrary graph (`minimal`, `shortest_path`, `allpath`, `valiant`).
+pub fn effective_vc_policy(config: &Config) -> VcPolicy {
+    match config.routing.vc_policy {
+        VcPolicy::Routing => config.routing_entry().default_vc_policy,
+        p => p,
+    }
+}
