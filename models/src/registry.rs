@@ -131,7 +131,7 @@ pub fn unknown<'a>(key: &str, given: &str, known: impl Iterator<Item = &'a str>)
 pub fn listing() -> String {
     let mut out = String::new();
     for family in families() {
-        out.push_str(&format!("{} ({}):\n", family.title, family.key));
+        out.push_str(&format!("{}: values of {}\n", family.title, family.key));
         for e in &family.entries {
             out.push_str(&format!("  {:<18} {}", e.name, e.doc));
             for (label, text) in &e.details {
