@@ -51,7 +51,7 @@ pub(crate) fn routes(
     let sim = Simulation::build(cfg)?;
     let r = try_analyse(&sim, options(destinations))?;
     print_report(&r);
-    let peak = crate::peak_rss_bytes();
+    let peak = crate::simulate::peak_rss_bytes();
     println!("  {:<28} {}", "VCs the routing needs", sim.routing().vcs_required());
     let summary = sim.routing().build_summary();
     if let Some(text) = &summary {

@@ -1,0 +1,274 @@
+//! `xnet run` and `xnet sweep`: one simulation per load on every rank, with the memory
+//! check, the result file (written by rank 0) and the progress and summary lines.
+
+use crate::cluster::Cluster;
+use crate::output::{OutputClaim, ResultFile, RunMeta};
+use crate::placement::{self, Placement};
+use crate::{use_threads, Common};
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use models::config::Config;
+use models::memory;
+use models::sim::{partition, RankModel, RunResult, Status};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Catches SIGINT, SIGTERM and SIGHUP into [`models::cancel`]: a simulation stops at its
+/// next sample, routing builds and the verifier between units of work (they then fail with
+/// "interrupted while ...", and the process exits with 130).
+pub(crate) fn stop_on_signals() {
+    let _ = ctrlc::set_handler(models::cancel::request);
+}
+
+/// Rank 0 tells the others whether it could prepare (e.g. create the output file), so
+/// that no rank enters the simulation's collectives alone.
+fn agree(cluster: &mut Cluster, ok: bool) -> bool {
+    cluster.comm.broadcast(vec![u8::from(ok)]).first() == Some(&1)
+}
+
+pub(crate) fn simulate(
+    cfg: Config,
+    name: &str,
+    config_path: Option<&Path>,
+    loads: &[f64],
+    common: &Common,
+    cluster: &mut Cluster,
+) -> Result<i32> {
+    let ranks = cluster.size() as u32;
+    let rank0 = cluster.rank() == 0;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    // One rank: all cores. Several ranks (which may share a node): one thread each unless told.
+    let threads = common.threads.unwrap_or(if ranks == 1 { cores } else { 1 });
+    // Table computations (rayon) use the same number of threads.
+    use_threads(threads)?;
+    stop_on_signals();
+    let quiet = common.quiet || !rank0;
+    // Rank 0 claims the output file before the long build, so that a file another run
+    // holds is refused at once and left as it is.
+    let path = common.output.clone().unwrap_or_else(|| PathBuf::from(format!("xnet-{name}.h5")));
+    let claim = rank0.then(|| OutputClaim::take(&path, config_path.as_slice())).transpose();
+    // Sizes and memory are checked before anything large is built.
+    let switches = cfg.network_size()?.switches as u32;
+    if ranks > switches {
+        bail!("{ranks} ranks for {switches} switches: use at most one rank per switch");
+    }
+    // Partitions are numbered rank by rank: partition p runs on rank p / threads.
+    let per_rank = threads.min(switches / ranks).max(1);
+    let estimate = memory::estimate(&cfg, ranks, per_rank)?;
+    let mut refusal = None;
+    if let Some(gathered) = cluster.comm.gather(engine::comm::encode(&Placement::here(per_rank))) {
+        let all: Vec<Placement> = gathered.iter().filter_map(|b| engine::comm::decode(b).ok()).collect();
+        // Warnings go out even with --quiet: they explain a run that is slower than it should be.
+        for warning in placement::oversubscription_warnings(&all) {
+            eprintln!("warning: {warning}");
+        }
+        if !common.no_memory_check {
+            refusal = placement::memory_shortfall(&all, estimate.per_rank(), &estimate.describe());
+        }
+    }
+    // Rank 0 says whether every rank may go on; if not, it reports why and the others stop.
+    if !agree(cluster, claim.is_ok() && refusal.is_none()) {
+        return match (claim, refusal) {
+            (Err(e), _) => Err(e),
+            (_, Some(why)) => Err(anyhow::anyhow!(why)),
+            _ => Ok(1),
+        };
+    }
+    let claim = claim?;
+    // Every rank builds the whole network and partitions it (deterministically, so they
+    // agree), keeps its own share and lets the rest go.
+    let net = cfg.build_network()?;
+    let plan = partition::plan(&cfg, &net, ranks * per_rank, partitioner::Method::Auto)?;
+    let partition_rank: Vec<u32> = (0..plan.parts).map(|p| p / per_rank).collect();
+    let rank = cluster.rank() as u32;
+    let sim = RankModel::build(cfg, net, plan.assignment.clone(), partition_rank, rank)?;
+    let command: Vec<String> = std::env::args().collect();
+    let prepared = match claim {
+        Some(claim) => ResultFile::create(
+            claim,
+            &sim,
+            &RunMeta {
+                command: &command.join(" "),
+                threads: per_rank,
+                ranks,
+                memory_estimate: estimate.per_rank(),
+            },
+        )
+        .and_then(|f| f.write_partition(&plan).map(|_| f))
+        .with_context(|| format!("writing {}", path.display())),
+        None => Err(anyhow::anyhow!("not rank 0")),
+    };
+    let go = agree(cluster, !rank0 || prepared.is_ok());
+    if !go {
+        return match prepared {
+            Err(e) if rank0 => Err(e),
+            _ => Ok(1),
+        };
+    }
+    let mut file = prepared.ok();
+    if rank0 && per_rank < threads && common.threads.is_some() {
+        eprintln!(
+            "warning: -t {threads} capped at {per_rank} thread(s) per rank: every thread runs a \
+             partition of at least one switch ({switches} switches over {ranks} rank(s))"
+        );
+    }
+    if !quiet {
+        eprintln!(
+            "{}: {} switches, {} endpoints, routing {}, {} rank(s) x {} thread(s), lookahead {}, \
+             memory estimate {}",
+            sim.info.name,
+            sim.info.switches,
+            sim.info.endpoints,
+            sim.routes().name,
+            ranks,
+            per_rank,
+            plan.lookahead.map_or("-".into(), |l| l.to_string()),
+            memory::human(estimate.per_rank())
+        );
+    }
+    let started = Instant::now();
+    let mut results: Vec<RunResult> = Vec::new();
+    let mut exit = 0;
+    for (i, &load) in loads.iter().enumerate() {
+        let mut point = match file.as_ref() {
+            Some(f) => Some(f.point(i, load).map_err(|e| f.fail(e))?),
+            None => None,
+        };
+        let cycles = sim.config.simulation.cycles;
+        let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(cycles) };
+        bar.set_style(
+            ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} cycles {per_sec} eta {eta}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_prefix(format!("load {load:.3}"));
+        let mut write_error = None;
+        let outcome = sim.run(
+            load,
+            cluster.comm.as_mut(),
+            &mut |s| {
+                bar.set_position(s.time);
+                if let (Some(p), None) = (point.as_mut(), &write_error) {
+                    write_error = p.append(s).err();
+                    if write_error.is_some() {
+                        // Nothing more could be kept: stop every rank at the next sample.
+                        models::cancel::request_after_failure();
+                    }
+                }
+            },
+            Some(models::cancel::flag()),
+        );
+        bar.finish_and_clear();
+        let result = match outcome {
+            Ok(r) => r,
+            Err(e) => {
+                let message = format!("{e}");
+                if let Some(f) = &file {
+                    f.set_status("failed", &message).map_err(|e| f.fail(e))?;
+                    bail!(
+                        "run failed at load {load}: {message} (partial results kept in {})",
+                        path.display()
+                    );
+                }
+                bail!("run failed at load {load}: {message}");
+            }
+        };
+        // Rank 0 decides how to go on and tells the others (a sweep stops when interrupted).
+        let mut code = 0u8;
+        if let (Some(r), Some(f), Some(p)) = (result, file.as_mut(), point.as_ref()) {
+            if let Some(e) = write_error.take() {
+                return Err(f.fail(e.context("writing the time series")));
+            }
+            p.finish(&sim, &r).and_then(|_| f.add_summary(i, &r)).map_err(|e| f.fail(e))?;
+            code = match r.status {
+                Status::Completed => 0,
+                Status::Deadlock => 3,
+                Status::Interrupted => 130,
+            };
+            if r.status == Status::Deadlock {
+                eprintln!(
+                    "load {load}: deadlock detected (no packet moved for {} cycles); see blocked_channels",
+                    sim.config.simulation.watchdog
+                );
+            }
+            results.push(r);
+        }
+        code = cluster.comm.broadcast(vec![code]).first().copied().unwrap_or(1);
+        exit = exit.max(code as i32);
+        if code == 130 {
+            break;
+        }
+    }
+    let final_status = match exit {
+        0 => "completed",
+        3 => "deadlock",
+        _ => "interrupted",
+    };
+    // Peak memory of every rank.
+    let peak = peak_rss_bytes().unwrap_or(0);
+    let peaks: Option<Vec<u64>> = cluster
+        .comm
+        .gather(peak.to_le_bytes().to_vec())
+        .map(|all| all.iter().map(|b| u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8]))).collect());
+    if let (Some(f), Some(peaks)) = (&file, &peaks) {
+        f.set_resources(started.elapsed().as_secs_f64(), peaks)
+            .and_then(|_| f.set_status(final_status, ""))
+            .map_err(|e| f.fail(e))?;
+    }
+    if !quiet {
+        print_summary(&results);
+        if let Some(peaks) = peaks {
+            let most = peaks.iter().copied().max().unwrap_or(0);
+            println!(
+                "peak memory {:.1} MiB per rank at most ({:.1} KiB per endpoint over {} rank(s))",
+                most as f64 / (1 << 20) as f64,
+                peaks.iter().sum::<u64>() as f64 / 1024.0 / sim.info.endpoints as f64,
+                peaks.len()
+            );
+        }
+        println!("results: {}", path.display());
+    }
+    Ok(exit)
+}
+
+/// Peak resident set size of this process (Linux `VmHWM`), if known.
+pub(crate) fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn print_summary(results: &[RunResult]) {
+    println!(
+        "{:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>6} {:>11} {:>8} {:>10}",
+        "load",
+        "offered",
+        "accepted",
+        "lat.mean",
+        "lat.p99",
+        "net.mean",
+        "hops",
+        "jain",
+        "status",
+        "wall s",
+        "Mhops/s"
+    );
+    for r in results {
+        let s = &r.summary;
+        println!(
+            "{:>7.3} {:>9.4} {:>9.4} {:>9.1} {:>9.0} {:>8.1} {:>8.3} {:>6.3} {:>11} {:>8.2} {:>10.2}",
+            r.load,
+            s.offered_load,
+            s.accepted_load,
+            s.latency_mean,
+            s.latency_p99,
+            s.network_latency_mean,
+            s.hops_mean,
+            s.jain_accepted,
+            r.status.as_str(),
+            r.wall_seconds,
+            r.packet_hops as f64 / r.wall_seconds.max(1e-9) / 1e6
+        );
+    }
+}
