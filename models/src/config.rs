@@ -224,14 +224,18 @@ fn parse_routing(doc: &Table) -> Result<RoutingSection, ConfigError> {
                 format!(
                     "unknown key; allowed: {ROUTING_KEYS}, and a table [routing.NAME] of settings per routing \
                      (NAME one of: {})",
-                    names(routings::ROUTINGS.iter().map(|r| r.name))
+                    names(crate::routing::ROUTINGS.iter().map(|r| r.name))
                 ),
             ));
         }
     }
     let k: RoutingKeys = typed("routing", &shared)?;
     if routings::find(&k.algorithm).is_none() {
-        return Err(unknown("routing.algorithm", &k.algorithm, routings::ROUTINGS.iter().map(|r| r.name)));
+        return Err(unknown(
+            "routing.algorithm",
+            &k.algorithm,
+            crate::routing::ROUTINGS.iter().map(|r| r.name),
+        ));
     }
     Ok(RoutingSection {
         algorithm: k.algorithm,

@@ -5,24 +5,38 @@
 //! Ejection at the destination switch is handled by the router, so routings only deal
 //! with switch-to-switch hops.
 
-pub mod allpath;
-pub mod angara;
-pub mod dfsssp;
-pub mod dor;
-pub mod dragonfly;
 pub mod escape;
 pub mod graph;
-pub mod lash;
-pub mod lash_tor;
 pub mod layered;
-pub mod minimal;
-pub mod mud;
-pub mod nue;
 pub mod registry;
-pub mod spda;
-pub mod tor;
-pub mod updown;
-pub mod valiant;
+
+/// Declares each routing's module and lists the entries it defines in [`ROUTINGS`]: adding
+/// a routing is its file plus one line here.
+macro_rules! routing_registry {
+    ($($module:ident => [$($entry:ident),+],)+) => {
+        $(pub mod $module;)+
+
+        /// Every routing `routing.algorithm` accepts, in the order `xnet list` shows them.
+        pub const ROUTINGS: &[RoutingEntry] = &[$($($module::$entry,)+)+];
+    };
+}
+
+routing_registry! {
+    minimal => [MINIMAL, SHORTEST_PATH],
+    dor => [DOR],
+    dragonfly => [DRAGONFLY_MIN, DRAGONFLY_VALIANT, DRAGONFLY_UGAL],
+    allpath => [ALLPATH],
+    valiant => [VALIANT],
+    updown => [UP_DOWN],
+    dfsssp => [DFSSSP],
+    lash => [LASH],
+    nue => [NUE],
+    mud => [MUD],
+    tor => [TOR],
+    lash_tor => [LASH_TOR],
+    angara => [ANGARA_BFS, ANGARA_SSSP],
+    spda => [SPDA],
+}
 
 use crate::packet::{Packet, RouteState};
 use crate::registry::Choice;
@@ -32,7 +46,7 @@ use escape::Escape;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub use registry::{RoutingEntry, ROUTINGS};
+pub use registry::RoutingEntry;
 
 /// One way forward.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,7 +2,8 @@
 //! VC policy, whether it needs the intact topology, and its memory model.
 //!
 //! A routing lives in one file that defines its [`RoutingEntry`] (a `pub const`), and
-//! [`ROUTINGS`] lists the entries: adding a routing is that file plus one line here (see
+//! one line of the `routing_registry!` list in `routing/mod.rs` declares the module and
+//! puts its entries in [`ROUTINGS`]: adding a routing is that file plus that line (see
 //! ARCHITECTURE.md, "Adding a routing"). Config validation, `xnet list`, the errors that
 //! name known routings and docs/configuration.md's tables are generated from the list.
 //!
@@ -11,7 +12,7 @@
 //! [`Routing::initial_states`](super::Routing::initial_states)), since it may depend on
 //! what was built.
 
-use super::{Routing, VcPolicy};
+use super::{Routing, VcPolicy, ROUTINGS};
 use crate::config::ConfigError;
 use crate::registry::{EntryDoc, Setting};
 use crate::rng::{stream, Purpose, Rng};
@@ -20,28 +21,6 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::sync::Arc;
 use toml::Table;
-
-/// Every routing `routing.algorithm` accepts, in the order `xnet list` shows them.
-pub const ROUTINGS: &[RoutingEntry] = &[
-    super::minimal::MINIMAL,
-    super::minimal::SHORTEST_PATH,
-    super::dor::DOR,
-    super::dragonfly::DRAGONFLY_MIN,
-    super::dragonfly::DRAGONFLY_VALIANT,
-    super::dragonfly::DRAGONFLY_UGAL,
-    super::allpath::ALLPATH,
-    super::valiant::VALIANT,
-    super::updown::UP_DOWN,
-    super::dfsssp::DFSSSP,
-    super::lash::LASH,
-    super::nue::NUE,
-    super::mud::MUD,
-    super::tor::TOR,
-    super::lash_tor::LASH_TOR,
-    super::angara::ANGARA_BFS,
-    super::angara::ANGARA_SSSP,
-    super::spda::SPDA,
-];
 
 /// The entry named `name`.
 pub fn find(name: &str) -> Option<&'static RoutingEntry> {

@@ -5,7 +5,7 @@
 use crate::config::{Config, ConfigError};
 use crate::routing::escape::Escape;
 use crate::routing::registry::{check_root, escape_note, BuildContext};
-use crate::routing::{registry, Routes, Routing, RoutingEntry, VcPolicy};
+use crate::routing::{Routes, Routing, RoutingEntry, VcPolicy, ROUTINGS};
 use crate::topology::{Network, SwitchId};
 use std::sync::Arc;
 use toml::Table;
@@ -91,7 +91,7 @@ pub fn build_routing(
     let entry = config.routing_entry();
     if net.failed_links > 0 && entry.needs_intact_topology {
         let table_based: Vec<&str> =
-            registry::ROUTINGS.iter().filter(|r| !r.needs_intact_topology).map(|r| r.name).collect();
+            ROUTINGS.iter().filter(|r| !r.needs_intact_topology).map(|r| r.name).collect();
         return Err(ConfigError::new(
             "routing.algorithm",
             format!(
