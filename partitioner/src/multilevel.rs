@@ -1,9 +1,14 @@
 //! Multilevel k-way partitioning of an undirected, vertex- and edge-weighted graph.
 //!
-//! The scheme is the one of METIS (Karypis and Kumar): coarsen by heavy-edge matching,
-//! partition the coarsest graph by recursive bisection (greedy graph growing from a
-//! peripheral vertex, then Fiduccia–Mattheyses), and project back level by level with a
-//! balancing pass and greedy boundary k-way refinement at every level.
+//! The scheme is the one of METIS: coarsen by heavy-edge matching, partition the coarsest
+//! graph by recursive bisection (greedy graph growing from a peripheral vertex, then
+//! Fiduccia–Mattheyses), and project back level by level with a balancing pass and greedy
+//! boundary k-way refinement at every level. Sources: Karypis and Kumar, "A Fast and High
+//! Quality Multilevel Scheme for Partitioning Irregular Graphs", SIAM J. Sci. Comput.
+//! 20(1), 1998 (coarsening, graph growing, multilevel bisection); Karypis and Kumar,
+//! "Multilevel k-way Partitioning Scheme for Irregular Graphs", J. Parallel Distrib.
+//! Comput. 48(1), 1998 (k-way refinement); Fiduccia and Mattheyses, "A Linear-Time
+//! Heuristic for Improving Network Partitions", DAC 1982.
 //!
 //! Everything is deterministic: vertices are visited in fixed orders (degree, then id),
 //! heaps break ties by vertex id, and no hash map or random number generator is used.

@@ -1,6 +1,15 @@
 //! Route verification and analysis without simulating: the channel dependency graph (CDG)
 //! of everything a configuration's routing can do, its acyclicity, reachability of every
-//! destination, and the path metrics of the routing survey and the Angara seed.
+//! destination, and the path metrics of the routing survey and the Angara paper.
+//!
+//! Sources: an acyclic CDG means deadlock freedom (Dally and Seitz, "Deadlock-Free Message
+//! Routing in Multiprocessor Interconnection Networks", IEEE Trans. Computers C-36(5),
+//! 1987); with an escape subnetwork, Duato's condition ("A Necessary and Sufficient
+//! Condition for Deadlock-Free Routing in Cut-Through and Store-and-Forward Networks", IEEE
+//! TPDS 7(8), 1996). The survey is Flich et al., "A Survey and Evaluation of
+//! Topology-Agnostic Deterministic Routing Algorithms", IEEE TPDS 23(3), 2012, section 6.2;
+//! the Angara paper is Mukosey, Semenov, Tretiakov, "Optimized Graph Based Routing
+//! Algorithm for the Angara Interconnect", arXiv:2110.00851, 2021, section 1.1.
 //!
 //! # What is enumerated
 //! The verifier asks the routing exactly what the router asks it: [`Routes::next_hops`]
@@ -63,11 +72,11 @@
 //! * Link weight: number of those paths crossing each directed switch-to-switch link;
 //!   average, sample standard deviation (over `|C| - 1`, which reproduces
 //!   the survey's Table 3) and maximum (the edge-forwarding index of the
-//!   Angara seed) over all directed links, unused ones included.
-//! * `sigma(k, R)` (Angara seed): `(1/|C| sum_c |gamma_perfect - gamma_c|^k)^(1/k)` with
+//!   Angara paper) over all directed links, unused ones included.
+//! * `sigma(k, R)` (Angara paper): `(1/|C| sum_c |gamma_perfect - gamma_c|^k)^(1/k)` with
 //!   `gamma_c` the link weight and `gamma_perfect` the average channel load of a routing
 //!   whose every route is minimal, i.e. the sum of shortest distances over the ordered
-//!   pairs divided by `|C|` (the number of directed links). `k = 4`, as the seed uses.
+//!   pairs divided by `|C|` (the number of directed links). `k = 4`, as the Angara paper uses.
 //!
 //! # Memory
 //! The CDG is a bit matrix per switch, input `(port, VC)` by output `(port, VC)` over its
@@ -194,7 +203,7 @@ pub struct RoutesReport {
     pub link_weight_std: f64,
     /// Largest link weight: the edge-forwarding index.
     pub link_weight_max: u64,
-    /// `sigma(k, R)` of the Angara seed with `k = SIGMA_K`.
+    /// `sigma(k, R)` of the Angara paper with `k = SIGMA_K`.
     pub sigma: f64,
     /// `gamma_perfect`: average link weight of a routing with all routes minimal.
     pub perfect_channel_load: f64,
