@@ -493,7 +493,7 @@ fn an_output_naming_the_config_or_a_file_that_is_not_hdf5_is_refused() {
 
 #[test]
 fn sigint_during_a_long_routing_build_stops_within_seconds_and_leaves_no_file() {
-    // LASH on the DAVC seed's RRG takes about two minutes to lay out its layers.
+    // LASH on the DAVC paper's RRG takes about two minutes to lay out its layers.
     let dir = TempDir::new().unwrap();
     let rrg = workspace().join("configs/rrg-876-23-17.toml");
     let lash = ["--set", "routing.algorithm=lash", "--set", "router.vcs=16"];
