@@ -1,7 +1,7 @@
 //! MUD, Multiple Up*/Down*: one Up*/Down* instance per VC, each with its own root, as
 //! described in Flich et al., "A Survey and Evaluation of Topology-Agnostic Deterministic
 //! Routing Algorithms", IEEE TPDS 23(3), 2012 (the survey below), section 5.1, after the
-//! multiple-root schemes it cites as [24]-[26] (Lysne, Skeie, Reinemo, Theiss, "Layered
+//! multiple-root schemes it cites as \[24\]-\[26\] (Lysne, Skeie, Reinemo, Theiss, "Layered
 //! Routing in Irregular Networks", IEEE TPDS 17(1), 2006; Theiss and Lysne, "FROOTS",
 //! HiPC'03; Flich et al., ISHPC'02).
 //!
