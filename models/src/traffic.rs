@@ -4,6 +4,15 @@
 //! (load in phits per cycle per endpoint); the gaps are drawn from the geometric
 //! distribution, so a generation costs one event however light the load. Packets wait in
 //! an unbounded source queue, so the offered load is honest past saturation.
+//!
+//! Where the patterns come from: `random_permutation` is the random server permutation of
+//! Camarero et al., "Achieving High-Performance Fault-Tolerant Routing in HyperX
+//! Interconnection Networks", arXiv:2404.04315, 2024, section 4 (here without fixed
+//! points); `group_shift` is the adversarial pattern of Pascual and Navaridas,
+//! "High-Performance, Low-Complexity Deadlock Avoidance for Arbitrary Topologies/Routings",
+//! ICS'18, section 7.1 (group `i` to group `i + 1`, blocks of switches on other networks),
+//! here as a permutation; `bit_reversal`, `transpose` and `tornado` are those of Dally and
+//! Towles, "Principles and Practices of Interconnection Networks", Morgan Kaufmann, 2004.
 
 use crate::registry::{EntryDoc, Setting};
 use crate::rng::{below, shuffle, stream, unit, Purpose, Rng};

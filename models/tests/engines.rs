@@ -222,10 +222,11 @@ fn angara_tables_are_minimal_and_sssp_lowers_the_edge_forwarding_index() {
     }
 }
 
-/// The Desmos cluster of the seed's Table 2: a 4x2x2x2 torus whose size-2 dimensions are
-/// meshes ("when d_i is 2 ... mesh"), 32 nodes. The seed reports max gamma_c 48 (BFS) and
-/// 28 (SSSP), sigma(4, R) 12.25 and 6.30, max D 5. SSSP matches exactly (28, sigma 6.50
-/// here); the BFS tie-breaking is not fully specified in the seed and gives 36 here.
+/// The Desmos cluster of the Angara paper's Table 2 (Mukosey, Semenov, Tretiakov,
+/// arXiv:2110.00851): a 4x2x2x2 torus whose size-2 dimensions are meshes ("when d_i is 2
+/// ... mesh"), 32 nodes. The paper reports max gamma_c 48 (BFS) and 28 (SSSP), sigma(4, R)
+/// 12.25 and 6.30, max D 5. SSSP matches exactly (28, sigma 6.50 here); the BFS
+/// tie-breaking is not fully specified in the paper and gives 36 here.
 #[test]
 fn angara_on_the_desmos_torus_matches_the_seeds_sssp_result() {
     let topo = "kind = \"torus\"\nsides = [4, 2, 2, 2]\nwrap = [true, false, false, false]";

@@ -1,7 +1,7 @@
 //! SurePath's escape subnetwork: Duato's condition holds on faulty networks for base
-//! routings that deadlock on their own, packets never leave the escape, the seed's
-//! candidates and penalties on its Fig. 2 example, and runs past saturation that deadlock
-//! without the escape complete with it.
+//! routings that deadlock on their own, packets never leave the escape, the SurePath
+//! paper's (arXiv:2404.04315) candidates and penalties on its Fig. 2 example, and runs past
+//! saturation that deadlock without the escape complete with it.
 
 mod common;
 use common::{build, run};
@@ -110,7 +110,7 @@ fn neighbour(s: &Simulation, at: u32, c: &Candidate) -> u32 {
 
 #[test]
 fn candidates_and_penalties_follow_the_seeds_hyperx_example() {
-    // The seed's Fig. 2: a 4x4 HyperX rooted at (0,0); switch (x, y) has id x + 4y.
+    // The SurePath paper's Fig. 2: a 4x4 HyperX rooted at (0,0); switch (x, y) has id x + 4y.
     let s = sim(HYPERX, &["routing.escape_root=0", "traffic.load=0.1"]);
     let esc = s.escape().expect("escape");
     assert_eq!(esc.root(), 0);
@@ -133,7 +133,7 @@ fn candidates_and_penalties_follow_the_seeds_hyperx_example() {
     assert!(next.contains(&(id(0, 1), PENALTY_SHORTCUT[1])), "{next:?}");
     assert!(next.contains(&(id(0, 0), PENALTY_UP)), "{next:?}");
     assert!(!next.iter().any(|&(n, _)| n == id(0, 2)), "{next:?}");
-    // The seed's own example, (0,1) to (0,3), would be a shortcut to a larger id: not
+    // The paper's own example, (0,1) to (0,3), would be a shortcut to a larger id: not
     // offered (see the module's deviation note); the packet goes up instead.
     let c = escape_candidates(&s, id(0, 1), id(0, 3), &p);
     let next: Vec<(u32, u16)> = c.iter().map(|c| (neighbour(&s, id(0, 1), c), c.penalty)).collect();

@@ -1,6 +1,6 @@
-//! Nue routing: deadlock-free and complete with any number of layers (the seed's claim),
-//! also on faulty networks; layers = VCs; routes close to minimal when the layers allow;
-//! runs past saturation without deadlock.
+//! Nue routing: deadlock-free and complete with any number of layers (the claim of Domke,
+//! Hoefler, Matsuoka, HPDC'16), also on faulty networks; layers = VCs; routes close to
+//! minimal when the layers allow; runs past saturation without deadlock.
 
 mod common;
 use common::{build, run};

@@ -116,7 +116,7 @@ fn walk(
 #[test]
 fn davc_conditions_follow_the_seed_example() {
     // Fig. 3 of the DAVC paper: endpoint -> switch 7 -(port 2)-> switch 6 -(port 2)-> 9.
-    // The seed's F_P and F_NP give VCs 0, 0, 1 and 0, 0, 0 on the switch channels; its F_N
+    // The paper's F_P and F_NP give VCs 0, 0, 1 and 0, 0, 0 on the switch channels; its F_N
     // raises the VC already on 7 -> 6 (it orders the terminal channel too), but here the
     // first network channel is always VC 0: the terminal link before it is dedicated and
     // lies on no cycle, which is what makes `max_hops` VCs enough (Lemma 6.1 minus the
@@ -132,7 +132,7 @@ fn davc_conditions_follow_the_seed_example() {
         seq
     };
     assert_eq!(vcs(VcPolicy::DavcNode), [0, 0]);
-    // The seed's 6 -> 9 -> 4 with 9 > 6, then a hop down in id.
+    // The paper's 6 -> 9 -> 4 with 9 > 6, then a hop down in id.
     assert!(!VcPolicy::DavcNode.davc_transition(6, 9, Some(2), 2));
     assert!(VcPolicy::DavcNode.davc_transition(9, 4, Some(2), 1));
     assert_eq!(vcs(VcPolicy::DavcPort), [0, 1]);

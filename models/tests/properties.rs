@@ -138,7 +138,7 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
-    /// Nue is deadlock-free and complete with any number of layers k = 1..8 (the seed's
+    /// Nue is deadlock-free and complete with any number of layers k = 1..8 (the Nue paper's
     /// central claim) and either destination order, on random faulty tori, meshes and
     /// RRGs, and uses at most its layers.
     #[test]

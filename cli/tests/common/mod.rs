@@ -8,6 +8,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod configs;
+mod process;
+
+// Not every test file uses every helper.
+#[allow(unused_imports)]
+pub use configs::*;
+#[allow(unused_imports)]
+pub use process::*;
+
 pub const XNET: &str = env!("CARGO_BIN_EXE_xnet");
 
 pub fn workspace() -> PathBuf {
@@ -227,4 +236,35 @@ pub fn python_with(modules: &str) -> Option<PathBuf> {
             .status()
             .is_ok_and(|s| s.success())
     })
+}
+
+/// A subset of the columns of `/points/NNN/timeseries`.
+#[derive(H5Type, Clone, Copy, Debug)]
+#[repr(C)]
+pub struct TimeRow {
+    pub time: u64,
+    pub generated_packets: u64,
+    pub delivered_packets: u64,
+    pub in_flight: u64,
+    pub accepted_load: f64,
+}
+
+/// A subset of the columns of `/summary`.
+#[derive(H5Type, Clone, Copy, Debug)]
+#[repr(C)]
+pub struct SummaryRow {
+    pub point: u32,
+    pub completed: u8,
+    pub load: f64,
+    pub offered_load: f64,
+    pub accepted_load: f64,
+    pub measured_delivered: u64,
+}
+
+/// A subset of the columns of `/points/NNN/blocked_channels`.
+#[derive(H5Type, Clone, Copy, Debug)]
+#[repr(C)]
+pub struct BlockedRow {
+    pub switch: u32,
+    pub packets: u32,
 }

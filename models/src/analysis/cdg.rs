@@ -1,5 +1,7 @@
 //! The channel dependency graph over `(channel, VC)` as per-switch bitmaps, and its cycle
-//! search.
+//! search (a depth-first search). The graph is the one of Dally and Seitz, "Deadlock-Free
+//! Message Routing in Multiprocessor Interconnection Networks", IEEE Trans. Computers
+//! C-36(5), 1987: a routing whose graph is acyclic cannot deadlock.
 //!
 //! A dependency always goes from a channel arriving at a switch `s` (the link into one of
 //! its network ports, on some VC) to a channel leaving `s` (one of its network ports, on

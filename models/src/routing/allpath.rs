@@ -1,5 +1,7 @@
-//! ALLPATH(k) for any topology (the DAVC paper's multipath routing): every next hop that
-//! keeps the route within `shortest + k` switch hops.
+//! ALLPATH(k) for any topology: every next hop that keeps the route within `shortest + k`
+//! switch hops. The multipath routing of Pascual and Navaridas, "High-Performance,
+//! Low-Complexity Deadlock Avoidance for Arbitrary Topologies/Routings", ICS'18,
+//! section 7.3 (after Faizian et al., IEEE TPDS 29(1), 2018).
 //!
 //! At the source the packet gets a hop budget `dist(src, dst) + k` (kept in its route
 //! state's `intermediate` field); every hop spends one.

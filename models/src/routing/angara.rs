@@ -1,6 +1,10 @@
-//! Angara routing-graph tables for n-D tori and meshes (Mukosey, Semenov, Tretiakov,
-//! "Optimized graph based routing algorithm for the Angara interconnect"): `angara_bfs`
-//! and `angara_sssp`.
+//! Angara routing-graph tables for n-D tori and meshes, `angara_bfs` and `angara_sssp`:
+//! Mukosey, Semenov, Tretiakov, "Optimized Graph Based Routing Algorithm for the Angara
+//! Interconnect", arXiv:2110.00851, 2021 (section 3: the routing graph and its
+//! deadlock-free extension; section 4: the BFS and SSSP table generators).
+//!
+//! One file because the routing graph (`Rg`), its deadlock check and both table
+//! generators share the private vertex numbering, and read in the paper's order.
 //!
 //! # Rules
 //! Directions in the order `+X +Y +Z ... -X -Y -Z ...`. A route uses its directions in that
@@ -9,14 +13,14 @@
 //! router: a First Step (one positive hop at the start) and a Last Step (one negative hop
 //! at the end). Order-preserving First/Last Steps are always allowed (they may break the
 //! direction-bit rule); order-violating ones are added where they keep the channel
-//! dependency graph acyclic (the seed's section 3.2).
+//! dependency graph acyclic (the paper's section 3.2).
 //!
 //! # Routing graph
 //! Per switch: `begin`, `end`, `FS_d` (arrived by a positive First Step in dimension `d`),
 //! `LS_d` (arrived by a negative Last Step in `d`), and one vertex per non-empty
 //! direction-bit set (a sign or nothing per dimension, `3^n - 1` of them; the set's last
 //! direction is its largest in the order) and dateline bit (below). An edge is a legal hop;
-//! a path `begin(s) -> end(d)` is exactly a legal route from `s` to `d` (the seed's
+//! a path `begin(s) -> end(d)` is exactly a legal route from `s` to `d` (the paper's
 //! Theorem 1), `3^n + 2n + 1` vertices per switch before the dateline bit.
 //!
 //! # Deviation: datelines instead of the bubble rule
@@ -31,24 +35,24 @@
 //! link and VC 1 never crosses it again). The order-violating First and Last Steps are then
 //! tried switch by switch (First Steps, then Last Steps, in direction order) and each kept
 //! only if its dependency closes no cycle, checked exactly with an incremental topological
-//! order instead of the seed's used-direction sets (its Theorem 2 is a sufficient test for
+//! order instead of the paper's used-direction sets (its Theorem 2 is a sufficient test for
 //! the same property). The deadlock verifier confirms the result.
 //!
 //! # Tables
 //! Angara routes are source routes (the header carries the route): here one route per
 //! ordered switch pair, stored hop by hop (port and VC), looked up by the packet's source
 //! switch and hops taken.
-//! * BFS (seed's Algorithms 1 and 2): sources in the order: switch 0, then each time the
+//! * BFS (the paper's Algorithms 1 and 2): sources in the order: switch 0, then each time the
 //!   unprocessed switch farthest (in route length) from the last source. One BFS over the
 //!   routing graph per source; each level's vertices are expanded in ascending order of the
 //!   summed weight of their outgoing links (ties by vertex id), the first to reach a vertex
 //!   is its parent. After each source, every link of its routes gains 1 weight.
-//! * SSSP (seed's Algorithms 3 and 4): first the pairs with a single shortest path in the
+//! * SSSP (the paper's Algorithms 3 and 4): first the pairs with a single shortest path in the
 //!   routing graph are fixed (counted over routing-graph paths, so a route reachable via a
 //!   First Step vertex and a direction-bit vertex counts twice, which only sends more pairs
 //!   to the next stage). The others are sorted by (dimensions to correct, route length,
 //!   source) and grouped by those keys; per group, a level-synchronous shortest-path search
-//!   from the source (hop count first, then summed link weight: the seed's `|N|^2` base
+//!   from the source (hop count first, then summed link weight: the paper's `|N|^2` base
 //!   weight) gives routes to the group's destinations; the routes sharing no link with one
 //!   accepted before (in destination order) are applied, their links gain 1 weight, and the
 //!   rest are searched again.
@@ -74,9 +78,9 @@ pub const MAX_DIMS: usize = 6;
 /// Table generation method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
-    /// Breadth-first search (seed's Algorithm 1).
+    /// Breadth-first search (the paper's Algorithm 1).
     Bfs,
-    /// Single-source shortest paths with link-load weights (seed's Algorithm 3).
+    /// Single-source shortest paths with link-load weights (the paper's Algorithm 3).
     Sssp,
 }
 
@@ -502,7 +506,7 @@ fn no_route(src: SwitchId, dst: SwitchId) -> TopologyError {
     )
 }
 
-/// Seed's Algorithms 1 and 2.
+/// The paper's Algorithms 1 and 2.
 fn bfs_tables(
     rg: &Rg<'_>,
     search: &mut Search,
@@ -575,7 +579,7 @@ fn bfs_tables(
 }
 
 /// Level-synchronous search from `src` until every switch of `targets` is reached;
-/// `weighted`: among equally short paths the lightest (seed's Algorithm 4), else counts
+/// `weighted`: among equally short paths the lightest (the paper's Algorithm 4), else counts
 /// the shortest paths.
 fn search_from(
     rg: &Rg<'_>,
@@ -616,7 +620,7 @@ fn search_from(
     }
 }
 
-/// Seed's Algorithm 3.
+/// The paper's Algorithm 3.
 fn sssp_tables(
     rg: &Rg<'_>,
     search: &mut Search,

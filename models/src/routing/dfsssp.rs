@@ -1,5 +1,6 @@
-//! DFSSSP, deadlock-free single-source shortest path routing (Domke, Hoefler, Nagel,
-//! IPDPS'11; OpenSM `dfsssp`).
+//! DFSSSP, deadlock-free single-source shortest path routing: Domke, Hoefler, Nagel,
+//! "Deadlock-Free Oblivious Routing for Arbitrary Topologies", IPDPS 2011 (as in OpenSM's
+//! `dfsssp`).
 //!
 //! Routes: one Dijkstra per destination switch, in id order, towards it. Every directed
 //! link starts with the same weight; after each destination `d` the weight of each link

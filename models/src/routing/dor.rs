@@ -1,4 +1,6 @@
-//! Dimension-order routing on HyperX and on tori/meshes.
+//! Dimension-order routing on HyperX and on tori/meshes, with the virtual-channel dateline
+//! of Dally and Seitz, "Deadlock-Free Message Routing in Multiprocessor Interconnection
+//! Networks", IEEE Trans. Computers C-36(5), 1987, on tori.
 //!
 //! HyperX: correct the lowest unaligned dimension in one hop (its dimension is a complete
 //! graph); one VC suffices. Torus: move along the lowest unaligned dimension the shorter

@@ -1,6 +1,9 @@
-//! Dragonfly routings: MIN, Valiant and UGAL-L (Kim, Dally, Scott, Abts, ISCA'08), with
-//! the Kim/Dally VC assignment: a packet's VC is the number of global hops it has taken,
-//! so MIN needs 2 VCs and Valiant/UGAL 3.
+//! Dragonfly routings: MIN, Valiant and UGAL-L as in Kim, Dally, Scott, Abts,
+//! "Technology-Driven, Highly-Scalable Dragonfly Topology", ISCA'08, with its VC
+//! assignment: a packet's VC is the number of global hops it has taken, so MIN needs 2 VCs
+//! and Valiant/UGAL 3. Valiant routing is from Valiant and Brebner, "Universal Schemes for
+//! Parallel Communication", STOC'81; UGAL from A. Singh, "Load-Balanced Routing in
+//! Interconnection Networks", PhD thesis, Stanford University, 2005.
 //!
 //! MIN: local hop to the router holding the global link to the destination group, the
 //! global hop, a local hop to the destination router. Valiant: MIN to a random

@@ -1,6 +1,6 @@
-//! SurePath's escape subnetwork (Camarero et al., "SurePath: an efficient fault-tolerant
-//! routing mechanism for HyperX", section 3.2; the seed `surepath-*`), for any topology and
-//! any base routing.
+//! SurePath's escape subnetwork, for any topology and any base routing: Camarero, Cano,
+//! Martínez, Beivide, "Achieving High-Performance Fault-Tolerant Routing in HyperX
+//! Interconnection Networks", arXiv:2404.04315, 2024 (FTXS workshop, SC'24), section 3.2.
 //!
 //! The VCs are split: the first `vcs - escape_vcs` carry the base routing (its own VCs or
 //! a VC policy, confined to them), the last `escape_vcs` are the escape set. Links are
@@ -21,10 +21,10 @@
 //! escape VCs only the escape candidates: never back from escape. A packet whose routing
 //! candidates do not fit the routing VCs (a ladder that ran out, a DAVC function that
 //! would need another VC) is forced into escape. The router then takes the candidate with
-//! the least occupancy + penalty (`selection = "adaptive"`), as the seed does.
+//! the least occupancy + penalty (`selection = "adaptive"`), as the paper does.
 //!
-//! Deviation from the seed: shortcuts only lead to a switch with a smaller id. Taken in
-//! both directions, as the seed describes, shortcuts between switches of one level can
+//! Deviation from the paper: shortcuts only lead to a switch with a smaller id. Taken in
+//! both directions, as the paper describes, shortcuts between switches of one level can
 //! close a cycle of escape channels: the property tests found one on a 5x3 torus (four
 //! horizontal links at the same level, each pair of consecutive ones used by a packet
 //! whose Up/Down distance they shorten), and a 4x4 HyperX has the same pattern
@@ -33,9 +33,11 @@
 //! every one in the down phase to a larger level, so the escape channel dependency graph
 //! is acyclic on any network. The cost is half the shortcuts.
 //!
-//! Deadlock freedom is Duato's condition: the escape channels' dependencies among
-//! themselves must be acyclic, and every state in the routing VCs must offer an escape
-//! channel. `xnet routes` checks both on the configuration's own routes (see `analysis`).
+//! Deadlock freedom is Duato's condition (Duato, "A Necessary and Sufficient Condition for
+//! Deadlock-Free Routing in Cut-Through and Store-and-Forward Networks", IEEE TPDS 7(8),
+//! 1996): the escape channels' dependencies among themselves must be acyclic, and every
+//! state in the routing VCs must offer an escape channel. `xnet routes` checks both on the
+//! configuration's own routes (see `analysis`).
 
 use super::graph::SwitchGraph;
 use super::updown::{central_switch, UdLegal, DOWN};

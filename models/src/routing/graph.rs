@@ -1,5 +1,10 @@
 //! Shared tables for the table-driven routings (`minimal`, `allpath`, `valiant`,
-//! `up_down`, `spda`): the switch graph in CSR form and the diameter check.
+//! `up_down`, `spda`): the switch graph in CSR form and the diameter check, and the
+//! distance rows ([`DistanceRows`]), filled by the multi-source BFS of `topology::metrics`.
+//!
+//! One file because a routing decision reads both tables together ([`DistanceRows`] lists
+//! neighbours in [`SwitchGraph::neighbours`] order), and most of its length is the
+//! distance rows' bit-level build and lookup, one hot path kept in one place.
 
 use crate::topology::metrics::{
     all_pairs, check_too_long, note_too_long, ones, uniform_stride, Adjacency, Bits, DistanceTable, BATCH,

@@ -1,4 +1,5 @@
-//! LASH, layered shortest path routing (Skeie, Lysne, Theiss, IPDPS'02; OpenSM `lash`).
+//! LASH, layered shortest path routing: Skeie, Lysne, Theiss, "Layered Shortest Path (LASH)
+//! Routing in Irregular System Area Networks", IPDPS'02 (as in OpenSM's `lash`).
 //!
 //! One shortest path per switch pair, destination-based: at switch `s` towards `d` the
 //! minimal next hops are those of the distance table, and one is kept by the hash of

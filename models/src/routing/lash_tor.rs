@@ -1,6 +1,8 @@
-//! LASH-TOR (Skeie, Lysne et al.; survey of Flich et al., section 5.2.2): LASH whose paths
-//! may move to the next layer mid-route, with an Up*/Down* last layer so that any number of
-//! VCs suffices.
+//! LASH-TOR: LASH whose paths may move to the next layer mid-route, with an Up*/Down* last
+//! layer so that any number of VCs suffices. Skeie, Lysne, Flich, López, Robles, Duato,
+//! "LASH-TOR: A Generic Transition-Oriented Routing Algorithm", ICPADS'04, as described in
+//! Flich et al., "A Survey and Evaluation of Topology-Agnostic Deterministic Routing
+//! Algorithms", IEEE TPDS 23(3), 2012 (the survey below), section 5.2.2.
 //!
 //! Paths: one shortest path per switch pair from a destination-based next-hop table,
 //! balanced as in `dfsssp` (one Dijkstra per destination, link weights growing with the

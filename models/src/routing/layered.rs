@@ -1,6 +1,8 @@
 //! Shared machinery of the layered table routings (`dfsssp`, `lash`): a compact
 //! per-destination next-hop table, a layer (= VC) per (source switch, destination switch)
-//! pair kept on every hop, and an incrementally maintained acyclic channel dependency graph.
+//! pair kept on every hop, and an incrementally maintained acyclic channel dependency graph
+//! (Pearce and Kelly's dynamic topological order, ACM J. Experimental Algorithmics 11,
+//! 2006: `DynDag`).
 //!
 //! A channel is a directed switch-to-switch link, numbered by its global port index
 //! (`port_offsets[switch] + port`). A path's dependencies are its consecutive channel pairs.

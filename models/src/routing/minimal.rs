@@ -1,4 +1,6 @@
-//! Minimal routing for any topology: all minimal next hops, or one per pair.
+//! Minimal routing for any topology: all minimal next hops, or one per pair (the ECMP and
+//! SP routings of Pascual and Navaridas, "High-Performance, Low-Complexity Deadlock
+//! Avoidance for Arbitrary Topologies/Routings", ICS'18, section 7.3).
 //!
 //! The candidates at switch `s` for destination switch `d` are the neighbours `n` with
 //! `dist(n, d) = dist(s, d) - 1`, in port order. In single-path mode one candidate is kept,

@@ -175,7 +175,7 @@ pub enum VcPolicy {
     /// Any VC, chosen by the selection policy like a port. Not deadlock-free in general:
     /// the watchdog will tell.
     Any,
-    /// DAVC F_N (Pascual, Navaridas et al., ICS'18, Alg. 1): the VC goes up by one when
+    /// DAVC F_N (Pascual and Navaridas, ICS'18, Alg. 1): the VC goes up by one when
     /// the next switch's id is `<=` the current switch's id. Deadlock-free with any routing.
     DavcNode,
     /// DAVC F_P (Alg. 2): the VC goes up by one when the outbound port id is `<=` the
@@ -217,7 +217,7 @@ pub const VC_POLICIES: &[Choice<VcPolicy>] = &[
     Choice {
         value: VcPolicy::DavcNode,
         name: "davc_n",
-        doc: "DAVC F_N (Pascual, Navaridas et al., ICS'18, Alg. 1): the VC goes up by one when the next switch id is <= the current one; deadlock-free with any routing given router.vcs >= its longest route (Lemma 6.1)",
+        doc: "DAVC F_N (Pascual and Navaridas, ICS'18, Alg. 1): the VC goes up by one when the next switch id is <= the current one; deadlock-free with any routing given router.vcs >= its longest route (Lemma 6.1)",
     },
     Choice {
         value: VcPolicy::DavcPort,
@@ -265,7 +265,7 @@ impl VcPolicy {
     /// DAVC: whether the hop from switch `current` (reached through its neighbour's port
     /// `inbound`, `None` at the source switch) by its port `outbound` to switch `next`
     /// moves to the next VC. At the source switch the packet comes from a dedicated
-    /// terminal link and never changes VC (the seed's "injection uses VC 0"). `false` for
+    /// terminal link and never changes VC (the DAVC paper's "injection uses VC 0"). `false` for
     /// the non-DAVC policies.
     pub fn davc_transition(
         self,
@@ -463,7 +463,7 @@ fn candidates_with_policy(
         }
         VcPolicy::DavcNode | VcPolicy::DavcPort | VcPolicy::DavcNodePort => {
             let ports = hop.ports;
-            // The inbound port in the seed's sense is the previous switch's output port,
+            // The inbound port in the DAVC paper's sense is the previous switch's output port,
             // which is the far end of the link the packet arrived on.
             let inbound = match ports[hop.in_port as usize].target {
                 PortTarget::Switch { port, .. } => Some(port),

@@ -1,5 +1,9 @@
-//! MUD, Multiple Up*/Down* (survey of Flich et al., section 5.1; the multiple-root scheme
-//! it cites as [24]-[26]): one Up*/Down* instance per VC, each with its own root.
+//! MUD, Multiple Up*/Down*: one Up*/Down* instance per VC, each with its own root, as
+//! described in Flich et al., "A Survey and Evaluation of Topology-Agnostic Deterministic
+//! Routing Algorithms", IEEE TPDS 23(3), 2012 (the survey below), section 5.1, after the
+//! multiple-root schemes it cites as \[24\]-\[26\] (Lysne, Skeie, Reinemo, Theiss, "Layered
+//! Routing in Irregular Networks", IEEE TPDS 17(1), 2006; Theiss and Lysne, "FROOTS",
+//! HiPC'03; Flich et al., ISHPC'02).
 //!
 //! Instances: `m = min(router.vcs, switches)`, one per VC, as in the survey's evaluation
 //! ("MUD" on 2 VCs, "MUD 3VC" on 3). The first root is `routing.root` or the least eccentric

@@ -1,12 +1,12 @@
-//! Nue routing (Domke, Hoefler, Matsuoka, "Routing on the dependency graph: a new approach
-//! to deadlock-free high-performance routing", HPDC'16; the seed `nue-routing-*`).
+//! Nue routing: Domke, Hoefler, Matsuoka, "Routing on the Dependency Graph: A New Approach
+//! to Deadlock-Free High-Performance Routing", HPDC'16.
 //!
 //! Destination-based routing in `k >= 1` virtual layers (one VC each) that is deadlock-free
 //! by construction and never runs out of layers:
 //!
 //! 1. The destination switches (those with endpoints) are split into `k` sets, one per
 //!    layer, with the multilevel graph partitioner so that each set is a compact region
-//!    (the seed uses METIS); a packet travels in the layer of its destination.
+//!    (the paper uses METIS); a packet travels in the layer of its destination.
 //! 2. Each layer owns a channel dependency graph (CDG) that is kept acyclic at every step
 //!    ([`DynDag`]). First it receives the dependencies of the layer's *escape paths*: a BFS
 //!    spanning tree rooted at a central switch of the layer's destinations, routed
@@ -21,7 +21,7 @@
 //!    CDG allows and, among those, the least used.
 //! 4. Impasse (a switch with endpoints left unrouted): local backtracking re-routes a
 //!    routed neighbour `x` of a stuck switch `v` through another routed switch so that
-//!    `v -> x` becomes usable (the seed backtracks up to two hops; here one). If that fails
+//!    `v -> x` becomes usable (the paper backtracks up to two hops; here one). If that fails
 //!    too, the destination is routed entirely over the escape tree and the dependencies
 //!    its Dijkstra added are removed.
 //! 5. After each destination, every channel's weight grows by the endpoint pairs routed
@@ -29,7 +29,7 @@
 //!
 //! The layers are independent, so they are computed in parallel (one rayon task each) with
 //! a deterministic result. Cost: one Dijkstra per destination plus incremental cycle checks
-//! (Pearce-Kelly), near the seed's O(n^2 log n) in practice.
+//! (Pearce-Kelly), near the paper's O(n^2 log n) in practice.
 
 use super::layered::{Added, DynDag, LayerOf, Layered, Tables};
 use super::registry::{RoutingEntry, Settings};
@@ -46,7 +46,7 @@ use std::sync::Arc;
 
 /// The order in which a layer's destinations are routed. Each destination's search is
 /// constrained by the dependencies the earlier ones added, so the order shapes the routes
-/// (the seed leaves it open).
+/// (the paper leaves it open).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DestinationOrder {

@@ -1,7 +1,9 @@
-//! SPDA, the spanning-tree deadlock avoidance baseline of the DAVC paper: one BFS
-//! spanning tree per VC, each from a random root. At its source a packet picks a tree at
-//! random and follows the tree path (up to the lowest common ancestor, then down) on the
-//! VC of that tree. Tree paths never go down then up, so each VC is deadlock-free alone.
+//! SPDA, the spanning-tree deadlock avoidance baseline of Pascual and Navaridas,
+//! "High-Performance, Low-Complexity Deadlock Avoidance for Arbitrary Topologies/Routings",
+//! ICS'18, section 7.2: one BFS spanning tree per VC, each from a random root. At its
+//! source a packet picks a tree at random and follows the tree path (up to the lowest
+//! common ancestor, then down) on the VC of that tree. Tree paths never go down then up, so
+//! each VC is deadlock-free alone.
 
 use super::registry::{RoutingEntry, Settings};
 use super::VcPolicy;

@@ -1,6 +1,9 @@
-//! TOR, Transition Oriented Routing (Sancho et al.; survey of Flich et al., sections 3
-//! and 5.2): minimal routes on any topology, deadlock-free by moving to the next VC at
-//! every turn that Up*/Down* forbids.
+//! TOR, Transition Oriented Routing: minimal routes on any topology, deadlock-free by
+//! moving to the next VC at every turn that Up*/Down* forbids. Sancho, Robles, Flich,
+//! López, Duato, "Effective Methodology for Deadlock-Free Minimal Routing in InfiniBand
+//! Networks", ICPP'02, as described in Flich et al., "A Survey and Evaluation of
+//! Topology-Agnostic Deterministic Routing Algorithms", IEEE TPDS 23(3), 2012 (the survey
+//! below), sections 3 and 5.2.
 //!
 //! One Up*/Down* order (BFS levels from `routing.root`, default the least eccentric switch,
 //! as `up_down`): a link is up when it leads to a smaller `(level, id)`. Every packet starts

@@ -1,4 +1,6 @@
-//! Up*/Down* routing (Autonet) for any topology, deadlock-free with one VC.
+//! Up*/Down* routing for any topology, deadlock-free with one VC: Schroeder et al.,
+//! "Autonet: A High-Speed, Self-Configuring Local Area Network Using Point-to-Point Links",
+//! IEEE JSAC 9(8), 1991.
 //!
 //! BFS levels from a root switch order the switches by `(level, id)`; a link is "up" when
 //! it leads to a smaller `(level, id)`. A legal route never takes an up link after a down

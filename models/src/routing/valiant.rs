@@ -1,6 +1,7 @@
-//! Valiant routing for any topology: minimal to a random intermediate switch chosen at
-//! the source, then minimal to the destination. Routes have at most twice the diameter in
-//! switch hops; use a deadlock-free VC policy (ladder, the default, or DAVC).
+//! Valiant routing (Valiant and Brebner, "Universal Schemes for Parallel Communication",
+//! STOC'81) for any topology: minimal to a random intermediate switch chosen at the source,
+//! then minimal to the destination. Routes have at most twice the diameter in switch hops;
+//! use a deadlock-free VC policy (ladder, the default, or DAVC).
 
 use super::minimal::Minimal;
 use super::registry::{RoutingEntry, Settings};

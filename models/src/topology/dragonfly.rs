@@ -1,12 +1,15 @@
-//! Dragonfly (Kim, Dally, Scott, Abts, ISCA'08): `p` endpoints, `a` routers and `h`
-//! global ports per router; groups are complete graphs of `a` routers; `g <= a*h + 1`
-//! groups with (at most) one global link per group pair.
+//! Dragonfly (Kim, Dally, Scott, Abts, "Technology-Driven, Highly-Scalable Dragonfly
+//! Topology", ISCA'08): `p` endpoints, `a` routers and `h` global ports per router; groups
+//! are complete graphs of `a` routers; `g <= a*h + 1` groups with (at most) one global link
+//! per group pair.
 //!
 //! Switch `s` is router `s % a` of group `s / a`. Port layout: terminals `0..p`, local
 //! ports `p..p+a-1` (to the other routers of the group in increasing order), global ports
 //! `p+a-1..p+a-1+h`. Global link `j` of a group (`0 <= j < a*h`) is port `j % h` of router
 //! `j / h`. Arrangements say which group link `j` of group `G` reaches:
-//! absolute `j < G ? j : j + 1`; relative `(G + j + 1) mod g`; palmtree `(G - j - 1) mod g`.
+//! absolute `j < G ? j : j + 1`; relative `(G + j + 1) mod g`; palmtree `(G - j - 1) mod g`
+//! (palmtree as described by Camarero, Vallejo, Beivide, "Topological Characterization of
+//! Hamming and Dragonfly Networks and Its Implications on Routing", ACM TACO 11(4), 2014).
 //! Links `j >= g - 1` are left unconnected.
 
 use super::registry::{parse_as, Family, TopologyEntry, TERMINAL_LATENCY};

@@ -1,4 +1,6 @@
-//! k-ary n-tree (Petrini and Vanneschi): `k^n` endpoints, `n` levels of `k^(n-1)` switches.
+//! k-ary n-tree (Petrini and Vanneschi, "k-ary n-trees: High Performance Networks for
+//! Massively Parallel Architectures", IPPS 1997): `k^n` endpoints, `n` levels of `k^(n-1)`
+//! switches.
 //!
 //! Switch id `level * k^(n-1) + w`, level 0 at the leaves. Leaves have terminal ports
 //! `0..k`; other switches have down ports `0..k`; all but the top level have up ports

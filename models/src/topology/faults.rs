@@ -2,8 +2,12 @@
 //!
 //! Faults are drawn from a seed, so a faulty network is reproducible. A link whose removal
 //! would disconnect the switches is skipped and the next candidate taken, as fault studies
-//! (the survey's 1/3/5 % random faults, SurePath's fault sequences) assume a connected
-//! network. Both ends of a failed link become `Unconnected` ports.
+//! assume a connected network: the 1/3/5 % random link faults of Flich et al., "A Survey
+//! and Evaluation of Topology-Agnostic Deterministic Routing Algorithms", IEEE TPDS 23(3),
+//! 2012, section 6.5, and the random fault sequences of Camarero et al., "Achieving
+//! High-Performance Fault-Tolerant Routing in HyperX Interconnection Networks",
+//! arXiv:2404.04315, 2024, section 6. Both ends of a failed link become `Unconnected`
+//! ports.
 
 use super::{metrics::bfs, Network, PortId, PortTarget, SwitchId, TopologyError};
 use crate::rng::{shuffle, stream, Purpose};

@@ -1,5 +1,6 @@
-//! HyperX (Ahn et al., SC'09): `L` dimensions of `S_k` switches, every dimension a
-//! complete graph, `T` endpoints per switch; radix `T + sum(S_k - 1)`.
+//! HyperX (Ahn, Binkert, Davis, McLaren, Schreiber, "HyperX: Topology, Routing, and
+//! Packaging of Efficient Large-Scale Networks", SC'09): `L` dimensions of `S_k` switches,
+//! every dimension a complete graph, `T` endpoints per switch; radix `T + sum(S_k - 1)`.
 //!
 //! Switch ids are mixed-radix numbers with dimension 0 varying fastest. Port layout of a
 //! switch: terminals `0..T`, then for each dimension in order the `S_k - 1` ports to the

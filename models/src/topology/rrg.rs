@@ -1,4 +1,5 @@
-//! Random regular graph (Jellyfish, Singla et al., NSDI'12).
+//! Random regular graph (Jellyfish: Singla, Hong, Popa, Godfrey, "Jellyfish: Networking
+//! Data Centers Randomly", NSDI'12).
 //!
 //! Port layout: terminals `0..T`, then the `degree` network ports sorted by neighbour id.
 //!

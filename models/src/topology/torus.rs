@@ -1,4 +1,6 @@
-//! n-dimensional torus or mesh with per-dimension wrap-around.
+//! n-dimensional torus or mesh with per-dimension wrap-around (the k-ary n-cube and mesh of
+//! Dally and Towles, "Principles and Practices of Interconnection Networks", Morgan
+//! Kaufmann, 2004).
 //!
 //! Switch ids are mixed-radix with dimension 0 varying fastest. Port layout: terminals
 //! `0..T`, then two ports per dimension: `T + 2*dim` goes to coordinate `+1` and

@@ -19,17 +19,23 @@
 //! Windows also stop at checkpoints (every `checkpoint_period` cycles and at the end),
 //! where every partition reports; rank 0's coordinator sees all reports, decides whether
 //! to go on, and the decision is broadcast.
+//!
+//! `window` holds the loop of steps 1, 2 and 4 that every partition thread runs;
+//! `coordinator` the rank's exchange and reductions of step 3 and the checkpoint decision.
+
+mod coordinator;
+mod window;
 
 use crate::barrier::SpinBarrier;
 use crate::comm::{decode, encode, RankComm, SingleRank};
-use crate::partition::{link_routes, LinkRoute, Partition};
+use crate::partition::{link_routes, Partition};
 use crate::queue::Event;
 use crate::{EngineError, LinkSpec, LogicalProcess, LpId, Time};
+use coordinator::Coordinator;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use window::{guarded, window_loop};
 
 /// How long to run and how often to stop for a checkpoint.
 #[derive(Clone, Debug)]
@@ -160,15 +166,6 @@ struct PartitionResult<L: LogicalProcess> {
     pending: u64,
     time: Time,
     stopped: bool,
-}
-
-/// What the coordinator thread owns besides its partition.
-struct Coordinator<'c, C> {
-    comm: &'c mut dyn RankComm,
-    on_checkpoint: C,
-    exchange_seconds: f64,
-    messages_sent: u64,
-    bytes_sent: u64,
 }
 
 /// Runs `lps` split by `partition_of` (one partition per distinct value, numbered from 0),
@@ -411,310 +408,4 @@ where
     }
     out_lps.sort_by_key(|(id, _)| *id);
     Ok(RunOutcome { lps: out_lps, locals, time, stopped_early, stats })
-}
-
-/// Runs a partition's loop; a panic outside the model's code (an engine bug) becomes an
-/// error and releases the other partitions from the barrier.
-fn guarded<M, R, T>(
-    partition: u32,
-    shared: &Shared<M, R>,
-    f: impl FnOnce() -> Option<T>,
-) -> Result<T, EngineError> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Some(r)) => Ok(r),
-        Ok(None) => {
-            Err(EngineError::WorkerPanic { partition, message: "stopped by a failed partition".into() })
-        }
-        Err(payload) => {
-            shared.barrier.abort();
-            Err(EngineError::WorkerPanic { partition, message: panic_message(&payload) })
-        }
-    }
-}
-
-fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "panic".into())
-}
-
-#[allow(clippy::too_many_arguments)]
-fn window_loop<L, R, O, C>(
-    mut part: Partition<L>,
-    shared: &Shared<L::Msg, R>,
-    routes: &[LinkRoute],
-    look: Option<Time>,
-    cfg: &RunConfig,
-    observe: &O,
-    mut coordinator: Option<&mut Coordinator<'_, C>>,
-) -> Option<PartitionResult<L>>
-where
-    L: LogicalProcess,
-    R: Send + Serialize + DeserializeOwned,
-    O: Fn(&mut [L], &mut L::Local, Time) -> R + Sync,
-    C: FnMut(Checkpoint<R>) -> Control,
-{
-    let me = shared.local_index[part.id as usize] as usize;
-    let mut sense = false;
-    let period = cfg.checkpoint_period.max(1);
-    let end = cfg.end_time;
-    let (mut compute, mut sync, mut boundary, mut windows) = (0.0, 0.0, 0u64, 0u64);
-    let mut alive = true;
-
-    if let Err(p) = catch_unwind(AssertUnwindSafe(|| part.start(routes))) {
-        shared.fail(part.id, panic_message(&p));
-        alive = false;
-    }
-    // Window -1 agrees on the first event time in slot 2 (= -1 mod 3).
-    shared.next[2].fetch_min(part.next_time(), Ordering::AcqRel);
-    part.sent_min = Time::MAX;
-    route_outboxes(&mut part, shared, 1);
-    if !shared.barrier.wait(&mut sense) {
-        return None;
-    }
-    if !synchronise(shared, &mut coordinator, 2, 1, &mut sense)? {
-        return None;
-    }
-    // Messages sent by `start` arrive no earlier than the first window's end.
-    for ev in std::mem::take(&mut *shared.mail[me][1].lock().expect("mailbox")) {
-        part.queue.push(ev);
-    }
-    let mut start = shared.next[2].load(Ordering::Acquire);
-    let mut next_checkpoint = period.min(end);
-    let mut k: usize = 0;
-    let mut stopped = false;
-    loop {
-        if shared.verdict.load(Ordering::Acquire) == FAILED {
-            break;
-        }
-        let window_start = start.min(next_checkpoint);
-        let window_end = match look {
-            Some(w) => window_start.saturating_add(w).min(next_checkpoint),
-            None => next_checkpoint,
-        };
-        let t0 = Instant::now();
-        if alive {
-            if let Err(p) = catch_unwind(AssertUnwindSafe(|| part.run_window(window_end, routes))) {
-                shared.fail(part.id, panic_message(&p));
-                alive = false;
-            }
-        }
-        let t1 = Instant::now();
-        compute += (t1 - t0).as_secs_f64();
-
-        boundary += route_outboxes(&mut part, shared, k % 2);
-        shared.next[k % 3].fetch_min(part.next_time(), Ordering::AcqRel);
-        part.sent_min = Time::MAX;
-        if !shared.barrier.wait(&mut sense) {
-            return None;
-        }
-        if coordinator.is_some() {
-            shared.next[(k + 2) % 3].store(Time::MAX, Ordering::Release);
-        }
-        if !synchronise(shared, &mut coordinator, k % 3, k % 2, &mut sense)? {
-            return None;
-        }
-        let incoming = std::mem::take(&mut *shared.mail[me][k % 2].lock().expect("mailbox"));
-        for ev in incoming {
-            part.queue.push(ev);
-        }
-        start = shared.next[k % 3].load(Ordering::Acquire);
-        windows += 1;
-        k += 1;
-        if shared.verdict.load(Ordering::Acquire) == FAILED {
-            break;
-        }
-
-        if window_end == next_checkpoint {
-            let report = if alive {
-                match catch_unwind(AssertUnwindSafe(|| observe(&mut part.lps, &mut part.local, window_end))) {
-                    Ok(r) => Some(r),
-                    Err(p) => {
-                        shared.fail(part.id, panic_message(&p));
-                        alive = false;
-                        None
-                    }
-                }
-            } else {
-                None
-            };
-            *shared.reports[me].lock().expect("report slot") = report;
-            if !shared.barrier.wait(&mut sense) {
-                return None;
-            }
-            let last = window_end >= end;
-            if let Some(c) = coordinator.as_deref_mut() {
-                let verdict = checkpoint(shared, c, window_end, last);
-                shared.verdict.store(verdict, Ordering::Release);
-            }
-            if !shared.barrier.wait(&mut sense) {
-                return None;
-            }
-            let verdict = shared.verdict.load(Ordering::Acquire);
-            if last || verdict != CONTINUE {
-                stopped = !last && verdict == STOP;
-                break;
-            }
-            next_checkpoint = (window_end / period + 1).saturating_mul(period).min(end);
-        }
-        sync += t1.elapsed().as_secs_f64();
-    }
-    Some(PartitionResult {
-        pending: part.pending() as u64,
-        events: part.events_processed,
-        partition: part.id,
-        global_ids: std::mem::take(&mut part.global_ids),
-        lps: std::mem::take(&mut part.lps),
-        local: std::mem::take(&mut part.local),
-        compute,
-        sync,
-        boundary,
-        windows,
-        time: next_checkpoint,
-        stopped,
-    })
-}
-
-/// Hands a partition's outgoing boundary messages to local mailboxes (buffer `parity`) or
-/// to the outbox of their rank. Returns how many were sent.
-fn route_outboxes<L: LogicalProcess, R>(
-    part: &mut Partition<L>,
-    shared: &Shared<L::Msg, R>,
-    parity: usize,
-) -> u64 {
-    let mut sent = 0;
-    for (q, out) in part.outboxes.iter_mut().enumerate() {
-        if out.is_empty() {
-            continue;
-        }
-        sent += out.len() as u64;
-        let li = shared.local_index[q];
-        if li != u32::MAX {
-            shared.mail[li as usize][parity].lock().expect("mailbox").append(out);
-        } else {
-            let rank = shared.partition_rank[q] as usize;
-            shared.remote[rank].lock().expect("rank outbox").push((q as u32, std::mem::take(out)));
-        }
-    }
-    sent
-}
-
-/// After a window's barrier: with several ranks, the coordinator exchanges the rank
-/// outboxes and reduces the next-time slot and the failure flag over all ranks, then the
-/// threads cross a second barrier. With one rank the failure flag is read directly. Returns
-/// `Some(false)` if the barrier was aborted.
-fn synchronise<M, R, C>(
-    shared: &Shared<M, R>,
-    coordinator: &mut Option<&mut Coordinator<'_, C>>,
-    slot: usize,
-    parity: usize,
-    sense: &mut bool,
-) -> Option<bool>
-where
-    M: Serialize + DeserializeOwned,
-{
-    if !shared.multi_rank {
-        if shared.failed.load(Ordering::Acquire) {
-            shared.verdict.store(FAILED, Ordering::Release);
-        }
-        return Some(true);
-    }
-    if let Some(c) = coordinator.as_deref_mut() {
-        let t0 = Instant::now();
-        let mut send = Vec::with_capacity(shared.receivers.len());
-        for &rank in &shared.receivers {
-            let batches = std::mem::take(&mut *shared.remote[rank].lock().expect("rank outbox"));
-            let bytes = if batches.is_empty() {
-                Vec::new()
-            } else {
-                c.messages_sent += batches.iter().map(|(_, e)| e.len() as u64).sum::<u64>();
-                encode(&batches)
-            };
-            c.bytes_sent += bytes.len() as u64;
-            send.push((rank, bytes));
-        }
-        // One reduction: the next window's start, and whether any partition failed.
-        let failed = u64::from(shared.failed.load(Ordering::Acquire));
-        let mut min = [shared.next[slot].load(Ordering::Acquire), u64::MAX - failed];
-        let received = c.comm.exchange(send, &shared.senders, &mut min);
-        for bytes in received.iter().filter(|b| !b.is_empty()) {
-            match decode::<Vec<Batch<M>>>(bytes) {
-                Ok(batches) => {
-                    for (q, mut events) in batches {
-                        let li = shared.local_index[q as usize] as usize;
-                        shared.mail[li][parity].lock().expect("mailbox").append(&mut events);
-                    }
-                }
-                Err(e) => shared.fail(u32::MAX, e),
-            }
-        }
-        let (min, failed) = (min[0], u64::MAX - min[1]);
-        shared.next[slot].store(min, Ordering::Release);
-        if failed != 0 {
-            shared.verdict.store(FAILED, Ordering::Release);
-        }
-        c.exchange_seconds += t0.elapsed().as_secs_f64();
-    }
-    Some(shared.barrier.wait(sense))
-}
-
-/// The coordinator's work at a checkpoint: gather every partition's report at rank 0,
-/// let `on_checkpoint` decide, and share the decision.
-fn checkpoint<M, R, C>(shared: &Shared<M, R>, c: &mut Coordinator<'_, C>, time: Time, last: bool) -> u8
-where
-    R: Serialize + DeserializeOwned,
-    C: FnMut(Checkpoint<R>) -> Control,
-{
-    let local: Vec<Option<R>> =
-        shared.reports.iter().map(|r| r.lock().expect("report slot").take()).collect();
-    let mut verdict = CONTINUE;
-    let reports: Option<Vec<R>> = if shared.multi_rank {
-        // Reports travel as one blob per rank, in rank order; partitions are numbered so
-        // that rank order is partition order within each rank; sort to be safe.
-        let mine: Vec<(u32, Option<R>)> = shared
-            .local_index
-            .iter()
-            .enumerate()
-            .filter(|(_, &li)| li != u32::MAX)
-            .map(|(p, _)| p as u32)
-            .zip(local)
-            .collect();
-        match c.comm.gather(encode(&mine)) {
-            Some(blobs) => {
-                let mut all: Vec<(u32, Option<R>)> = Vec::new();
-                for b in &blobs {
-                    match decode::<Vec<(u32, Option<R>)>>(b) {
-                        Ok(v) => all.extend(v),
-                        Err(e) => {
-                            shared.fail(u32::MAX, e);
-                            verdict = FAILED;
-                        }
-                    }
-                }
-                all.sort_by_key(|(p, _)| *p);
-                all.into_iter().map(|(_, r)| r).collect()
-            }
-            None => None,
-        }
-    } else {
-        local.into_iter().collect()
-    };
-    if c.comm.rank() == 0 {
-        verdict = match reports {
-            Some(reports) if verdict == CONTINUE => {
-                match (c.on_checkpoint)(Checkpoint { time, reports, last }) {
-                    Control::Continue => CONTINUE,
-                    Control::Stop => STOP,
-                }
-            }
-            _ => FAILED,
-        };
-    }
-    if shared.multi_rank {
-        let shared_verdict = c.comm.broadcast(vec![verdict]);
-        verdict = shared_verdict.first().copied().unwrap_or(FAILED);
-    }
-    verdict
 }

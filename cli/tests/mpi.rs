@@ -1,0 +1,289 @@
+//! `xnet` under `mpiexec`: thread capping, failing and interrupted ranks, the memory check
+//! over all ranks of a host, and identical files for every rank and thread layout.
+//!
+//! They run the real `xnet` executable and read back the HDF5 files it writes (layout:
+//! docs/output-format.md); every run is small, in a temporary directory that is also its
+//! working directory. Helpers and configurations shared by the test files: `common/`.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+use tempfile::TempDir;
+
+const HYPERX: &str = r#"
+[simulation]
+cycles = 3000
+warmup = 500
+seed = 5
+sample_period = 250
+[topology]
+kind = "hyperx"
+sides = [4, 4]
+endpoints_per_switch = 4
+link_latency = 2
+[router]
+vcs = 2
+packet_size = 8
+input_buffer = 32
+output_buffer = 16
+[routing]
+algorithm = "minimal"
+[traffic]
+pattern = "uniform"
+load = 0.5
+"#;
+
+/// Runs `xnet args` under `mpiexec -n ranks` (MPICH's hydra, oversubscribing as needed).
+fn mpiexec(dir: &Path, ranks: &str, args: &[&str]) -> Output {
+    let mut full = vec!["-n", ranks, XNET];
+    full.extend_from_slice(args);
+    let out =
+        Command::new("mpiexec").args(&full).current_dir(dir).stdin(Stdio::null()).output().unwrap_or_else(
+            |e| panic!("cannot start mpiexec ({e}): run scripts/bootstrap.sh, which installs MPICH"),
+        );
+    assert_eq!(out.status.code(), Some(0), "mpiexec {}: {}", full.join(" "), describe(&out));
+    out
+}
+
+#[test]
+fn capped_and_oversubscribed_threads_are_reported() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    // The quick HyperX has 64 switches: -t 1000 runs 64 threads, more than this machine's cores.
+    let o = xnet_expect(
+        dir.path(),
+        &[
+            "run",
+            s(&quick),
+            "-q",
+            "-t",
+            "1000",
+            "--set",
+            "simulation.cycles=300",
+            "--set",
+            "simulation.warmup=100",
+            "-o",
+            "a.h5",
+        ],
+        0,
+    );
+    assert!(stderr(&o).contains("warning: -t 1000 capped at 64 thread(s) per rank"), "{}", describe(&o));
+    assert!(stderr(&o).contains("runs 64 simulation threads (1 rank(s)) on"), "{}", describe(&o));
+    let o = xnet_expect(dir.path(), &["run", s(&quick), "-q", "-t", "1", "-o", "b.h5"], 0);
+    assert!(!stderr(&o).contains("warning"), "{}", describe(&o));
+    // Two ranks with as many threads each as there are cores.
+    let cores = std::thread::available_parallelism().unwrap().get().to_string();
+    let o = mpiexec(
+        dir.path(),
+        "2",
+        &[
+            "run",
+            s(&quick),
+            "-q",
+            "-t",
+            &cores,
+            "--set",
+            "simulation.cycles=300",
+            "--set",
+            "simulation.warmup=100",
+            "-o",
+            "c.h5",
+        ],
+    );
+    let expected = format!(
+        "runs {} simulation threads (2 rank(s)) on {cores} core(s)",
+        2 * cores.parse::<u32>().unwrap()
+    );
+    assert!(stderr(&o).contains(&expected), "{}", describe(&o));
+}
+
+#[test]
+fn a_rank_that_fails_alone_ends_the_job_and_is_named() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    // Rank 1 cannot read its configuration; rank 0 can and goes on into the run.
+    let script = format!(
+        "r=${{PMI_RANK:-$OMPI_COMM_WORLD_RANK}}; if [ \"$r\" = 1 ]; then c=missing.toml; else c={}; fi; \
+         exec {XNET} run \"$c\" -q -t 1 --set simulation.cycles=100000000 -o out.h5",
+        s(&quick)
+    );
+    let child = start("mpiexec", dir.path(), &["-n", "2", "sh", "-c", &script], &[]);
+    let (o, _) = wait_within(child, Duration::from_secs(30), "a job with a failed rank");
+    assert_ne!(o.status.code(), Some(0), "{}", describe(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("error: rank 1 of 2: cannot read config missing.toml"), "{}", describe(&o));
+    // An error every rank meets is told once, by rank 0.
+    let o = Command::new("mpiexec")
+        .args(["-n", "2", XNET, "run", "-q", "--set", "router.vcs=0", "-o", "bad.h5"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.matches("router.vcs: must be in 1..=64").count(), 1, "{}", describe(&o));
+    assert!(stderr.contains("error: rank 0 of 2:"), "{}", describe(&o));
+}
+
+#[test]
+fn the_memory_of_all_ranks_on_a_host_is_checked_together() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    // One rank of the quick HyperX needs about 25 MiB: 40 MB fits one, not two.
+    let args = ["-n", "2", XNET, "run", s(&quick), "-q", "-t", "1", "-o", "two.h5"];
+    let child = start("mpiexec", dir.path(), &args, &[("XNET_TEST_AVAILABLE_MEMORY", "40000000")]);
+    let (o, waited) = wait_within(child, Duration::from_secs(30), "a refused two-rank run");
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("error: rank 0 of 2: the configuration needs about"), "{}", describe(&o));
+    assert!(stderr.contains(": 2 rank(s) x "), "{}", describe(&o));
+    assert!(waited < Duration::from_secs(10), "took {waited:?}");
+    assert!(!dir.path().join("two.h5").exists());
+}
+
+/// `mpiexec` arguments of a long two-rank run of `quick` writing `out`.
+fn two_rank_long_run<'a>(quick: &'a Path, out: &'a Path) -> Vec<&'a str> {
+    let mut args = vec!["-n", "2", XNET, "run", s(quick), "-q", "-t", "1", "-o", s(out)];
+    args.extend(FOREVER);
+    args
+}
+
+#[test]
+fn a_rank_failing_mid_run_ends_the_job_and_leaves_a_failed_readable_file() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    let out = dir.path().join("failed.h5");
+    // Switch 63 of the quick HyperX is in the second rank's partition.
+    let args = two_rank_long_run(&quick, &out);
+    let child = start("mpiexec", dir.path(), &args, &[("XNET_TEST_FAIL_AT", "63:2000")]);
+    let (o, waited) = wait_within(child, Duration::from_secs(30), "a job whose rank 1 failed");
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(waited < Duration::from_secs(10), "took {waited:?}");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("rank 1, partition 1 failed: failure injected"), "{}", describe(&o));
+    let f = open(&out);
+    assert_eq!(attr_str(&f, "status"), "failed");
+    assert!(attr_str(&f, "status_message").contains("rank 1"), "{}", attr_str(&f, "status_message"));
+    let ts: Vec<TimeRow> = rows(&f, "points/000/timeseries");
+    assert!(!ts.is_empty() && ts.last().unwrap().time <= 2000, "{ts:?}");
+}
+
+#[test]
+fn sigterm_to_a_non_zero_rank_stops_the_whole_job() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    let out = dir.path().join("long.h5");
+    let args = two_rank_long_run(&quick, &out);
+    let child = start("mpiexec", dir.path(), &args, &[]);
+    std::thread::sleep(Duration::from_millis(3000));
+    // Rank 1 is the process whose environment says so (MPICH: PMI_RANK, Open MPI: OMPI_COMM_WORLD_RANK).
+    let rank1 = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| {
+            let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else { return false };
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let is_ours = String::from_utf8_lossy(&cmdline).contains(s(&out));
+            is_ours && env.split(|&b| b == 0).any(|v| v == b"PMI_RANK=1" || v == b"OMPI_COMM_WORLD_RANK=1")
+        })
+        .expect("rank 1's process");
+    let kill = Command::new("kill").args(["-TERM", &rank1.to_string()]).status().expect("run kill");
+    assert!(kill.success());
+    let (o, waited) = wait_within(child, Duration::from_secs(30), "the job after SIGTERM to rank 1");
+    assert_eq!(o.status.code(), Some(130), "{}", describe(&o));
+    assert!(waited < Duration::from_secs(10), "the job took {waited:?} to stop");
+    let f = open(&out);
+    assert_eq!(attr_str(&f, "status"), "interrupted");
+    assert_eq!(rows::<SummaryRow>(&f, "summary").len(), 1);
+}
+
+/// Identical results for 1 rank x 1 thread, 1 x 2, 2 x 1, 2 x 2 and 4 x 1 (oversubscribed).
+fn check_ranks(config: &str) {
+    let dir = TempDir::new().unwrap();
+    let cfg = write(dir.path(), "net.toml", config);
+    let reference = dir.path().join("1x1.h5");
+    xnet_expect(dir.path(), &["run", s(&cfg), "-q", "-t", "1", "-o", s(&reference)], 0);
+    let first = dump(&reference);
+    assert!(attr_u64(&open(&reference).group("points/000").unwrap(), "delivered_total") > 1000);
+    let one_by_two = dir.path().join("1x2.h5");
+    xnet_expect(dir.path(), &["run", s(&cfg), "-q", "-t", "2", "-o", s(&one_by_two)], 0);
+    let mut runs = vec![("1x2", one_by_two)];
+    for (ranks, threads) in [("2", "1"), ("2", "2"), ("4", "1")] {
+        let out = dir.path().join(format!("{ranks}x{threads}.h5"));
+        mpiexec(dir.path(), ranks, &["run", s(&cfg), "-q", "-t", threads, "-o", s(&out)]);
+        let file = open(&out);
+        assert_eq!(attr_u64(&file, "ranks").to_string(), ranks, "the run did not use {ranks} MPI ranks");
+        runs.push((
+            if ranks == "2" && threads == "1" {
+                "2x1"
+            } else if ranks == "2" {
+                "2x2"
+            } else {
+                "4x1"
+            },
+            out,
+        ));
+    }
+    for (layout, path) in &runs {
+        let diffs = differences(&first, &dump(path));
+        assert!(diffs.is_empty(), "1x1 and {layout} differ:\n{}", diffs.join("\n"));
+    }
+    // Per-rank figures are recorded for every rank.
+    let four = open(&dir.path().join("4x1.h5"));
+    let sent =
+        four.group("points/000").unwrap().attr("rank_messages_sent").unwrap().read_raw::<u64>().unwrap();
+    assert_eq!(sent.len(), 4);
+    assert!(sent.iter().all(|&m| m > 0), "every rank exchanges messages: {sent:?}");
+}
+
+#[test]
+fn mpi_dragonfly_is_identical_for_every_rank_and_thread_layout() {
+    check_ranks(DRAGONFLY);
+}
+
+#[test]
+fn mpi_hyperx_is_identical_for_every_rank_and_thread_layout() {
+    check_ranks(HYPERX);
+}
+
+#[test]
+fn mpi_random_regular_is_identical_for_every_rank_and_thread_layout() {
+    check_ranks(RANDOM_REGULAR);
+}
+
+/// The million-endpoint configurations, shrunk (same routing, VC policy, latencies and
+/// traffic; smaller sizes), give the same results on 1 and 2 MPI ranks.
+#[test]
+fn million_endpoint_configs_shrunk_are_identical_on_1_and_2_ranks() {
+    let shrunk: [(&str, &str, &[&str]); 3] = [
+        ("dragonfly-23-46-23", "dragonfly_ugal", &["topology.p=3", "topology.a=6", "topology.h=3"]),
+        (
+            "rrg-65536-48-32",
+            "minimal",
+            &["topology.switches=512", "topology.degree=8", "topology.endpoints_per_switch=4"],
+        ),
+        ("hyperx-3d-32", "minimal", &["topology.sides=[4, 4, 4]", "topology.endpoints_per_switch=4"]),
+    ];
+    for (name, routing, sizes) in shrunk {
+        let dir = TempDir::new().unwrap();
+        let cfg = workspace().join("configs").join(format!("{name}.toml"));
+        let mut args = vec!["run", s(&cfg), "-q", "-t", "1"];
+        for o in ["simulation.cycles=3000", "simulation.warmup=1000", "simulation.sample_period=500"]
+            .iter()
+            .chain(sizes)
+        {
+            args.extend(["--set", o]);
+        }
+        let (one, two) = (dir.path().join("1.h5"), dir.path().join("2.h5"));
+        xnet_expect(dir.path(), &[&args[..], &["-o", s(&one)]].concat(), 0);
+        mpiexec(dir.path(), "2", &[&args[..], &["-o", s(&two)]].concat());
+        let (a, b) = (open(&one), open(&two));
+        assert_eq!(attr_u64(&b, "ranks"), 2, "{name}: the run did not use 2 MPI ranks");
+        assert_eq!(attr_str(&a, "routing"), routing, "{name}");
+        assert!(attr_u64(&a.group("points/000").unwrap(), "delivered_total") > 1000, "{name}");
+        let diffs = differences(&dump(&one), &dump(&two));
+        assert!(diffs.is_empty(), "{name}: 1 and 2 ranks differ:\n{}", diffs.join("\n"));
+    }
+}

@@ -1,0 +1,129 @@
+//! The result files as scripts read them: docs/output-format.md against real files, a
+//! running file watched with h5py, and scripts/read_results.py.
+//!
+//! They run the real `xnet` executable and read back the HDF5 files it writes (layout:
+//! docs/output-format.md); every run is small, in a temporary directory that is also its
+//! working directory. Helpers and configurations shared by the test files: `common/`.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::Command;
+use tempfile::TempDir;
+
+#[test]
+fn output_format_doc_matches_real_files() {
+    let Some(python) = common::python_with("h5py") else {
+        eprintln!(
+            "\n*** SKIPPED: h5py not installed (tried $XNET_PYTHON, .venv/bin/python3, python3); \
+             docs/output-format.md was NOT checked against a file ***\n"
+        );
+        return;
+    };
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "df.toml", DRAGONFLY);
+    let sweep = d.join("sweep.h5");
+    xnet_expect(d, &["sweep", s(&cfg), "--loads", "0.1,0.3", "-q", "-t", "1", "-o", s(&sweep)], 0);
+    let ring = write(d, "ring.toml", DEADLOCKING_RING);
+    let deadlock = d.join("ring.h5");
+    xnet_expect(d, &["run", s(&ring), "-q", "-t", "1", "-o", s(&deadlock)], 3);
+    let script = workspace().join("scripts/check_output_format.py");
+    let check = |doc: &Path| {
+        Command::new(&python).arg(&script).arg(doc).arg(&sweep).arg(&deadlock).output().expect("run python")
+    };
+    let o = check(&workspace().join("docs/output-format.md"));
+    assert_eq!(o.status.code(), Some(0), "the document and the files differ: {}", describe(&o));
+    // The check does see a drift: a column documented with another type.
+    let doc = std::fs::read_to_string(workspace().join("docs/output-format.md")).unwrap();
+    let drifted = write(d, "drifted.md", &doc.replacen("| `completed` | u32 |", "| `completed` | u8 |", 1));
+    let o = check(&drifted);
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("column `completed` is u32, documented u8"),
+        "{}",
+        describe(&o)
+    );
+}
+
+#[test]
+fn a_running_file_can_be_watched_with_h5py() {
+    let Some(python) = common::python_with("h5py") else {
+        eprintln!("\n*** SKIPPED: h5py not installed; reading a running file was NOT tested ***\n");
+        return;
+    };
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("live.h5");
+    let mut run = start_long_run(dir.path(), &["-t", "1", "-o", s(&out)]);
+    // As docs/output-format.md says: the default open meets the run's lock; without
+    // locking the rows so far read back, and a later open sees more.
+    let watch = r#"
+import sys, time, h5py
+try:
+    h5py.File(sys.argv[1], "r")
+    print("default open: allowed")
+except OSError as e:
+    print("default open: refused (%s)" % ("lock" in str(e)))
+counts = []
+for _ in range(2):
+    with h5py.File(sys.argv[1], "r", locking=False) as f:
+        counts.append(len(f["points/000/timeseries"]))
+        status = f.attrs["status"]
+    time.sleep(1.0)
+print(status, counts[0], counts[1])
+"#;
+    let o = Command::new(&python).args(["-c", watch, s(&out)]).output().expect("run python");
+    let read =
+        Command::new(&python).arg(workspace().join("scripts/read_results.py")).arg(&out).output().unwrap();
+    let _ = Command::new("kill").args(["-INT", &run.id().to_string()]).status();
+    let _ = run.wait();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("default open: refused (True)"), "{}", describe(&o));
+    let last = text.lines().last().unwrap_or("");
+    let fields: Vec<&str> = last.split_whitespace().collect();
+    assert_eq!(fields.first(), Some(&"running"), "{}", describe(&o));
+    let (first, second): (u64, u64) = (fields[1].parse().unwrap(), fields[2].parse().unwrap());
+    assert!(first > 0 && second > first, "rows {first} then {second}: {}", describe(&o));
+    assert_eq!(read.status.code(), Some(0), "{}", describe(&read));
+    assert!(String::from_utf8_lossy(&read.stdout).contains("running"), "{}", describe(&read));
+}
+
+#[test]
+fn read_results_script_prints_a_result_file() {
+    let Some(python) = common::python_with("h5py") else {
+        eprintln!(
+            "\n*** SKIPPED: h5py not installed (tried $XNET_PYTHON, .venv/bin/python3, python3); \
+             scripts/read_results.py was NOT tested ***\n"
+        );
+        return;
+    };
+    let script = workspace().join("scripts/read_results.py");
+    let dir = TempDir::new().unwrap();
+    let cfg = write(dir.path(), "df.toml", DRAGONFLY);
+    let out = dir.path().join("df.h5");
+    xnet_expect(dir.path(), &["sweep", s(&cfg), "--loads", "0.1,0.3", "-q", "-t", "1", "-o", s(&out)], 0);
+    let py = |file: &Path| Command::new(&python).arg(&script).arg(file).output().expect("run python");
+    let o = py(&out);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    let f = open(&out);
+    for expected in [
+        "completed".to_string(),
+        attr_str(&f, "topology"),
+        attr_str(&f, "routing"),
+        "accepted_load".into(),
+        "point 000".into(),
+        "point 001".into(),
+        "time=3000".into(),
+    ] {
+        assert!(text.contains(&expected), "output lacks {expected:?}:\n{text}");
+    }
+    // Unreadable input: not HDF5 at all, and missing.
+    let junk = write(dir.path(), "junk.h5", "not an HDF5 file");
+    for file in [junk, dir.path().join("missing.h5")] {
+        let o = py(&file);
+        assert_ne!(o.status.code(), Some(0), "{}: {}", file.display(), describe(&o));
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("Traceback"), "{}", describe(&o));
+    }
+}

@@ -1,0 +1,116 @@
+//! `xnet routes` end to end: routings compared side by side, cyclic ones flagged, and an
+//! escape subnetwork checked on a sample of destinations.
+//!
+//! They run the real `xnet` executable and read back the HDF5 files it writes (layout:
+//! docs/output-format.md); every run is small, in a temporary directory that is also its
+//! working directory. Helpers and configurations shared by the test files: `common/`.
+
+mod common;
+
+use common::*;
+use tempfile::TempDir;
+
+#[test]
+fn routes_compares_routings_side_by_side_and_flags_cyclic_ones() {
+    let dir = TempDir::new().unwrap();
+    let mesh = write(
+        dir.path(),
+        "mesh.toml",
+        r#"
+[simulation]
+cycles = 100
+[topology]
+kind = "mesh"
+sides = [4, 4]
+endpoints_per_switch = 1
+[router]
+vcs = 4
+packet_size = 4
+input_buffer = 8
+output_buffer = 8
+[routing]
+algorithm = "dor"
+[traffic]
+pattern = "uniform"
+load = 0.1
+"#,
+    );
+    let out = dir.path().join("cmp.h5");
+    let o = xnet_expect(dir.path(), &["routes", s(&mesh), "--compare", "dor,up_down,lash", "-o", s(&out)], 0);
+    let text = String::from_utf8_lossy(&o.stdout);
+    for name in ["dor", "up_down", "lash", "average routing distance", "VCs used"] {
+        assert!(text.contains(name), "{name} missing from:\n{text}");
+    }
+    let f = open(&out);
+    assert_eq!(attr_str(&f, "routings"), "dor,up_down,lash");
+    for (i, routing) in ["dor", "up_down", "lash"].iter().enumerate() {
+        let g = f.group(&format!("routings/{i:03}")).unwrap();
+        assert_eq!(&attr_str(&g, "routing"), routing);
+        // Every routing here is minimal on a mesh: the survey's ARD for 4x4 is 3.5.
+        assert_eq!(attr_f64(&g, "average_routing_distance"), 3.5);
+    }
+    // DOR on a torus ring with one VC and no datelines is cyclic: exit code 4.
+    let ring = write(
+        dir.path(),
+        "ring.toml",
+        &std::fs::read_to_string(&mesh)
+            .unwrap()
+            .replace("kind = \"mesh\"", "kind = \"torus\"")
+            .replace("[4, 4]", "[6]"),
+    );
+    let bad = dir.path().join("ring.h5");
+    let args = ["routes", s(&ring), "--set", "router.vcs=1", "--compare", "dor:any", "-o", s(&bad)];
+    let o = xnet_expect(dir.path(), &args, 4);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("NO"), "{}", describe(&o));
+}
+
+#[test]
+fn routes_checks_an_escape_subnetwork_on_a_sample_of_destinations() {
+    let dir = TempDir::new().unwrap();
+    let torus = write(
+        dir.path(),
+        "torus.toml",
+        r#"
+[simulation]
+cycles = 100
+[topology]
+kind = "torus"
+sides = [5, 4]
+endpoints_per_switch = 1
+failed_links = 2
+[router]
+vcs = 2
+packet_size = 4
+input_buffer = 8
+output_buffer = 8
+[routing]
+algorithm = "minimal"
+vc_policy = "any"
+escape_vcs = 1
+[traffic]
+pattern = "uniform"
+load = 0.1
+"#,
+    );
+    let out = dir.path().join("esc.h5");
+    let args = ["routes", s(&torus), "--destinations", "5", "-t", "1", "-o", s(&out)];
+    let o = xnet_expect(dir.path(), &args, 0);
+    let text = String::from_utf8_lossy(&o.stdout);
+    for line in [
+        "escape CDG acyclic (Duato)   yes",
+        "whole CDG acyclic            no",
+        "destinations checked",
+        "routing tables built in",
+    ] {
+        assert!(text.contains(line), "{line} missing from:\n{text}");
+    }
+    let f = open(&out);
+    assert_eq!(attr_u64(&f, "destinations_checked"), 5);
+    assert_eq!(attr_u64(&f, "switches"), 20);
+    // Without the escape the same routes are cyclic: exit status 4.
+    let bad = dir.path().join("bad.h5");
+    let args = ["routes", s(&torus), "--set", "routing.escape_vcs=0", "--destinations", "5", "-o", s(&bad)];
+    xnet_expect(dir.path(), &args, 4);
+    // A sample of zero destinations is refused.
+    xnet_expect(dir.path(), &["routes", s(&torus), "--destinations", "0", "-o", s(&bad)], 1);
+}

@@ -1,0 +1,267 @@
+//! `xnet run` and `xnet sweep` end to end: the file a run writes, the README's sample output,
+//! deadlock and interrupt exits, and output files that are held, not HDF5 or the config.
+//!
+//! They run the real `xnet` executable and read back the HDF5 files it writes (layout:
+//! docs/output-format.md); every run is small, in a temporary directory that is also its
+//! working directory. Helpers and configurations shared by the test files: `common/`.
+
+mod common;
+
+use common::*;
+use std::process::Command;
+use std::time::Duration;
+use tempfile::TempDir;
+
+#[test]
+fn run_without_config_uses_the_built_in_quick_hyperx() {
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("tmp").join("x.h5");
+    std::fs::create_dir(out.parent().unwrap()).unwrap();
+    let args =
+        ["run", "-q", "-o", s(&out), "--set", "simulation.cycles=2000", "--set", "simulation.warmup=500"];
+    let o = xnet_expect(dir.path(), &args, 0);
+    assert!(o.stdout.is_empty(), "-q still printed: {}", describe(&o));
+    let f = open(&out);
+    assert_eq!(attr_str(&f, "status"), "completed");
+    assert_eq!(attr_str(&f, "format"), "xnet-results-1");
+    assert!(attr_str(&f, "topology").starts_with("hyperx"), "{}", attr_str(&f, "topology"));
+    assert_eq!(attr_u64(&f, "switches"), 64);
+    assert_eq!(attr_u64(&f, "endpoints"), 512);
+    let (cycles, period) = (attr_u64(&f, "cycles"), attr_u64(&f, "sample_period"));
+    assert_eq!((cycles, period, attr_u64(&f, "warmup")), (2000, 500, 500));
+    let g = f.group("points/000").unwrap();
+    assert_eq!(attr_str(&g, "status"), "completed");
+    assert_eq!(attr_f64(&g, "load"), 0.4);
+    assert_eq!(attr_u64(&g, "time_reached"), 2000);
+    let ts: Vec<TimeRow> = rows(&f, "points/000/timeseries");
+    assert_eq!(ts.len() as u64, cycles / period, "{ts:?}");
+    assert_eq!(ts.iter().map(|r| r.time).collect::<Vec<_>>(), [500, 1000, 1500, 2000]);
+    assert!(ts.iter().all(|r| r.delivered_packets > 0 && r.accepted_load > 0.3), "{ts:?}");
+    let summary: Vec<SummaryRow> = rows(&f, "summary");
+    assert_eq!(summary.len(), 1);
+    let r = summary[0];
+    assert_eq!((r.point, r.completed, r.load), (0, 1, 0.4));
+    assert!((r.offered_load - 0.4).abs() < 0.02, "{r:?}");
+    assert!((r.accepted_load - r.offered_load).abs() < 0.02, "{r:?}");
+    assert_eq!(attr_f64(&g, "accepted_load"), r.accepted_load);
+    // Timings, work and memory are recorded.
+    assert!(attr_f64(&g, "wall_seconds") > 0.0 && attr_f64(&f, "wall_seconds") > 0.0);
+    let hops = attr_u64(&g, "packet_hops");
+    assert!(hops > ts.iter().map(|r| r.delivered_packets).sum::<u64>(), "{hops}");
+    assert!(attr_f64(&g, "packet_hops_per_second") > 0.0);
+    assert!(attr_u64(&f, "peak_rss_bytes") > 1 << 20);
+    assert_eq!((attr_u64(&f, "ranks"), attr_u64(&g, "ranks")), (1, 1));
+}
+
+#[test]
+fn readme_sample_output_is_what_the_default_run_prints() {
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let sample =
+        readme.lines().skip_while(|l| !l.starts_with("   load   offered")).nth(1).expect("README sample row");
+    let dir = TempDir::new().unwrap();
+    let o = xnet_expect(dir.path(), &["run", "-t", "1"], 0);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let row = stdout.lines().skip_while(|l| !l.starts_with("   load   offered")).nth(1).expect("summary row");
+    // Everything up to the status column is deterministic; wall time and speed are not.
+    let figures = |line: &str| line.split_whitespace().take(9).map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(
+        figures(sample),
+        figures(row),
+        "README.md's sample output is stale; the run printed:\n{stdout}"
+    );
+    assert!(readme.contains("results: xnet-default.h5") && stdout.contains("results: xnet-default.h5"));
+}
+
+#[test]
+fn sweep_writes_one_point_per_load_and_a_summary_row_each() {
+    let dir = TempDir::new().unwrap();
+    let cfg = write(dir.path(), "rrg.toml", RANDOM_REGULAR);
+    let out = dir.path().join("sweep.h5");
+    xnet_expect(dir.path(), &["sweep", s(&cfg), "--loads", "0.1,0.3", "-q", "-t", "2", "-o", s(&out)], 0);
+    let f = open(&out);
+    assert_eq!(attr_str(&f, "status"), "completed");
+    let points = f.group("points").unwrap().member_names().unwrap();
+    assert_eq!(points, ["000", "001"]);
+    for (name, load) in [("000", 0.1), ("001", 0.3)] {
+        let g = f.group(&format!("points/{name}")).unwrap();
+        assert_eq!(attr_f64(&g, "load"), load, "point {name}");
+        assert_eq!(attr_str(&g, "status"), "completed", "point {name}");
+        let ts: Vec<TimeRow> = rows(&f, &format!("points/{name}/timeseries"));
+        assert_eq!(ts.len(), 30, "point {name}");
+    }
+    let summary: Vec<SummaryRow> = rows(&f, "summary");
+    assert_eq!(summary.len(), 2, "{summary:?}");
+    assert_eq!(summary.iter().map(|r| (r.point, r.load)).collect::<Vec<_>>(), [(0, 0.1), (1, 0.3)]);
+    assert!(summary.iter().all(|r| r.completed == 1 && r.measured_delivered > 0), "{summary:?}");
+    assert!(summary[1].accepted_load > summary[0].accepted_load + 0.1, "{summary:?}");
+    for r in &summary {
+        assert!((r.accepted_load - r.load).abs() < 0.03, "{r:?}");
+    }
+}
+
+#[test]
+fn deadlock_exits_3_and_keeps_the_data() {
+    let dir = TempDir::new().unwrap();
+    let cfg = write(dir.path(), "ring.toml", DEADLOCKING_RING);
+    let out = dir.path().join("ring.h5");
+    let o = xnet_expect(dir.path(), &["run", s(&cfg), "-q", "-t", "2", "-o", s(&out)], 3);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("deadlock") && !stderr.contains("panicked"), "{}", describe(&o));
+    let f = open(&out);
+    assert_eq!(attr_str(&f, "status"), "deadlock");
+    let g = f.group("points/000").unwrap();
+    assert_eq!(attr_str(&g, "status"), "deadlock");
+    let reached = attr_u64(&g, "time_reached");
+    assert!(reached < 50_000 && reached.is_multiple_of(100), "time_reached {reached}");
+    let blocked: Vec<BlockedRow> = rows(&f, "points/000/blocked_channels");
+    assert!(!blocked.is_empty(), "no blocked channels recorded");
+    assert!(blocked.iter().all(|b| b.switch < 8 && b.packets > 0), "{blocked:?}");
+    let ts: Vec<TimeRow> = rows(&f, "points/000/timeseries");
+    assert_eq!(ts.len() as u64, reached / 100);
+    assert!(ts.last().unwrap().in_flight > 0, "{ts:?}");
+    let summary: Vec<SummaryRow> = rows(&f, "summary");
+    assert_eq!(summary.len(), 1);
+    assert_eq!(summary[0].completed, 0);
+}
+
+#[test]
+fn sigint_exits_130_and_keeps_the_time_series() {
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("long.h5");
+    let child = start_long_run(dir.path(), &["-t", "2", "-o", s(&out)]);
+    let pid = child.id().to_string();
+    let kill = Command::new("kill").args(["-INT", &pid]).status().expect("run kill");
+    assert!(kill.success(), "kill -INT {pid} failed");
+    let (o, _) = wait_within(child, Duration::from_secs(30), "xnet after SIGINT");
+    assert_eq!(o.status.code(), Some(130), "{}", describe(&o));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"), "{}", describe(&o));
+    let f = open(&out);
+    assert_eq!(attr_str(&f, "status"), "interrupted");
+    let g = f.group("points/000").unwrap();
+    assert_eq!(attr_str(&g, "status"), "interrupted");
+    let reached = attr_u64(&g, "time_reached");
+    assert!(reached > 0 && reached < 100_000_000, "time_reached {reached}");
+    let ts: Vec<TimeRow> = rows(&f, "points/000/timeseries");
+    assert!(!ts.is_empty(), "no time-series rows");
+    assert_eq!(ts.last().unwrap().time, reached);
+    assert_eq!(ts.len() as u64, reached / 500);
+    assert_eq!(rows::<SummaryRow>(&f, "summary").len(), 1);
+}
+
+#[test]
+fn an_output_file_another_run_holds_is_refused_and_left_intact() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    // Both runs use the default name, xnet-quick.h5 in the working directory.
+    let held = dir.path().join("xnet-quick.h5");
+    let first = start_long_run(dir.path(), &["-t", "1"]);
+    let size_before = std::fs::metadata(&held).expect("the first run's file").len();
+    for args in [
+        vec!["run", s(&quick), "-q"],
+        vec!["run", s(&quick), "-q", "-o", s(&held)],
+        vec!["routes", s(&quick), "-o", s(&held)],
+    ] {
+        let o = xnet(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let what = format!("xnet {}: {}", args.join(" "), describe(&o));
+        assert_eq!(o.status.code(), Some(1), "{what}");
+        assert!(stderr.contains("xnet-quick.h5") && stderr.contains("in use by another process"), "{what}");
+        assert!(std::fs::metadata(&held).unwrap().len() >= size_before, "the held file shrank; {what}");
+    }
+    let kill = Command::new("kill").args(["-INT", &first.id().to_string()]).status().expect("run kill");
+    assert!(kill.success());
+    let o = first.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", describe(&o));
+    // The first run's file is whole: its point and summary read back.
+    let f = open(&held);
+    assert_eq!(attr_str(&f, "status"), "interrupted");
+    assert_eq!(rows::<SummaryRow>(&f, "summary").len(), 1);
+    assert!(!rows::<TimeRow>(&f, "points/000/timeseries").is_empty());
+    drop(f);
+    // A reader holding the file open with HDF5's locking keeps it too. The reader is a
+    // child process, so that its lock ends with it (see common::open).
+    if let Some(python) = common::python_with("h5py") {
+        let hold = "import sys, time, h5py; f = h5py.File(sys.argv[1], 'r'); print('open', flush=True); time.sleep(30)";
+        let mut reader = start(&python, dir.path(), &["-c", hold, s(&held)], &[]);
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(reader.stdout.take().unwrap()), &mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "open");
+        let o = xnet(dir.path(), &["run", s(&quick), "-q"]);
+        let _ = reader.kill();
+        let _ = reader.wait();
+        assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("in use by another process"), "{}", describe(&o));
+    }
+    // Once nobody holds it, the file is free to be replaced.
+    xnet_expect(dir.path(), &["run", s(&quick), "-q"], 0);
+    assert_eq!(attr_str(&open(&held), "status"), "completed");
+}
+
+#[test]
+fn an_output_naming_the_config_or_a_file_that_is_not_hdf5_is_refused() {
+    let dir = TempDir::new().unwrap();
+    let config = write(
+        dir.path(),
+        "net.toml",
+        &std::fs::read_to_string(workspace().join("configs/quick.toml")).unwrap(),
+    );
+    let notes = write(dir.path(), "notes.txt", "my notes\n");
+    let config_text = std::fs::read_to_string(&config).unwrap();
+    for (args, expected) in [
+        (vec!["run", s(&config), "-q", "-o", s(&config)], "is the input configuration"),
+        (vec!["run", s(&config), "-q", "-o", "./net.toml"], "is the input configuration"),
+        (vec!["sweep", s(&config), "-q", "--loads", "0.1", "-o", s(&config)], "is the input configuration"),
+        (vec!["routes", s(&config), "-o", s(&config)], "is the input configuration"),
+        (vec!["run", s(&config), "-q", "-o", s(&notes)], "is not an HDF5 file"),
+    ] {
+        let o = xnet(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let what = format!("xnet {}: {}", args.join(" "), describe(&o));
+        assert_eq!(o.status.code(), Some(1), "{what}");
+        assert!(stderr.starts_with("error: ") && stderr.contains(expected), "{what}");
+    }
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), config_text);
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes\n");
+    // A result file of an earlier run is replaced.
+    let out = dir.path().join("r.h5");
+    for _ in 0..2 {
+        xnet_expect(dir.path(), &["run", s(&config), "-q", "-o", s(&out)], 0);
+    }
+    assert_eq!(attr_str(&open(&out), "status"), "completed");
+    // A run that fails while building (after claiming its file) leaves an earlier file as
+    // it was and makes no new one.
+    let torus = workspace().join("configs/mesh-8x8.toml");
+    let failing = ["run", s(&torus), "-q", "--set", "topology.kind=torus", "--set", "routing.algorithm=lash"];
+    let fresh = dir.path().join("fresh.h5");
+    for target in [&out, &fresh] {
+        let mut args = failing.to_vec();
+        args.extend(["--set", "router.vcs=1", "-o", s(target)]);
+        let o = xnet(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("lash needs"), "{}", describe(&o));
+    }
+    assert_eq!(attr_str(&open(&out), "status"), "completed");
+    assert!(!fresh.exists(), "a failed run left {}", fresh.display());
+}
+
+#[test]
+fn sigint_during_a_long_routing_build_stops_within_seconds_and_leaves_no_file() {
+    // LASH on the DAVC paper's RRG takes about two minutes to lay out its layers.
+    let dir = TempDir::new().unwrap();
+    let rrg = workspace().join("configs/rrg-876-23-17.toml");
+    let lash = ["--set", "routing.algorithm=lash", "--set", "router.vcs=16"];
+    for (command, out) in [("run", "run.h5"), ("routes", "routes.h5")] {
+        let mut args = vec![command, s(&rrg), "-t", "1", "-o", out];
+        args.extend(lash);
+        let child = start(XNET, dir.path(), &args, &[]);
+        std::thread::sleep(Duration::from_millis(2000));
+        let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("run kill");
+        assert!(kill.success(), "xnet {} ended before the signal", args.join(" "));
+        let (o, waited) = wait_within(child, Duration::from_secs(30), "a LASH build after SIGINT");
+        assert_eq!(o.status.code(), Some(130), "{}", describe(&o));
+        assert!(waited < Duration::from_secs(5), "took {waited:?} to stop");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("interrupted while"), "{}", describe(&o));
+        assert!(!dir.path().join(out).exists(), "xnet {command} left {out}");
+    }
+}

@@ -1,0 +1,145 @@
+//! `xnet topo` and `xnet list`, and the resource checks: memory (estimate, refusal,
+//! override) and a file that cannot grow.
+//!
+//! They run the real `xnet` executable and read back the HDF5 files it writes (layout:
+//! docs/output-format.md); every run is small, in a temporary directory that is also its
+//! working directory. Helpers and configurations shared by the test files: `common/`.
+
+mod common;
+
+use common::*;
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+/// The value column of the line of `text` whose first word is `key`.
+fn field<'a>(text: &'a str, key: &str) -> &'a str {
+    let line = text.lines().find(|l| l.split_whitespace().next() == Some(key));
+    let line = line.unwrap_or_else(|| panic!("no `{key}` line in:\n{text}"));
+    line.split_whitespace().nth(1).unwrap_or("")
+}
+
+#[test]
+fn topo_describes_the_quick_hyperx() {
+    let quick = workspace().join("configs/quick.toml");
+    let o = xnet_expect(&workspace(), &["topo", s(&quick)], 0);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(field(&out, "switches"), "64", "{out}");
+    assert_eq!(field(&out, "endpoints"), "512", "{out}");
+    assert_eq!(field(&out, "diameter"), "2", "{out}");
+    assert_eq!(field(&out, "connected"), "true", "{out}");
+}
+
+#[test]
+fn a_network_too_large_for_memory_is_refused_before_it_is_built() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    // A million switches of 2,006 ports: about 640 GiB, far more than any test machine.
+    let huge = ["--set", "topology.sides=[1000, 1000]"];
+    let started = Instant::now();
+    let mut run = vec!["run", s(&quick)];
+    run.extend(huge);
+    expect_error(
+        dir.path(),
+        &run,
+        &["needs about", "GiB per rank (routers ", "is available there", "--no-memory-check"],
+    );
+    // `topo` prints the estimate, then refuses to build the 45 GiB network description.
+    let mut topo = vec!["topo", s(&quick)];
+    topo.extend(huge);
+    let o = xnet_expect(dir.path(), &topo, 1);
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(out.starts_with("memory          ") && out.contains("GiB, network "), "{}", describe(&o));
+    assert!(out.contains("past saturation: +"), "{}", describe(&o));
+    assert!(err.contains("GiB to build the network"), "{}", describe(&o));
+    assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn the_memory_check_follows_the_memory_available_and_can_be_overridden() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    let out = dir.path().join("small.h5");
+    let args = ["run", s(&quick), "-q", "-t", "1", "-o", s(&out)];
+    // 20 MB is less than the program itself.
+    let little = [("XNET_TEST_AVAILABLE_MEMORY", "20000000")];
+    let (o, _) =
+        wait_within(start(XNET, dir.path(), &args, &little), Duration::from_secs(30), "a refused run");
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("only 19.1 MiB is available there (XNET_TEST_AVAILABLE_MEMORY)"), "{err}");
+    assert!(!out.exists());
+    let mut anyway = args.to_vec();
+    anyway.push("--no-memory-check");
+    let (o, _) =
+        wait_within(start(XNET, dir.path(), &anyway, &little), Duration::from_secs(30), "a forced run");
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    assert_eq!(attr_str(&open(&out), "status"), "completed");
+}
+
+#[test]
+fn the_memory_estimate_is_close_to_the_measured_peak() {
+    let dir = TempDir::new().unwrap();
+    let short = [
+        "simulation.cycles=300",
+        "simulation.warmup=100",
+        "simulation.sample_period=100",
+        "traffic.load=0.1",
+    ];
+    let cases: [(&str, &[&str]); 2] = [
+        ("quick.toml", &["topology.sides=[16,16,16]", "topology.endpoints_per_switch=16", "router.vcs=4"]),
+        ("rrg-876-23-17.toml", &["topology.switches=4096"]),
+    ];
+    for (config, sets) in cases {
+        let config = workspace().join("configs").join(config);
+        let out = dir.path().join("peak.h5");
+        let mut args = vec!["run", s(&config), "-q", "-t", "2", "-o", s(&out)];
+        for set in short.iter().chain(sets) {
+            args.extend(["--set", set]);
+        }
+        xnet_expect(dir.path(), &args, 0);
+        let f = open(&out);
+        let (estimate, peak) = (attr_u64(&f, "memory_estimate_bytes"), attr_u64(&f, "peak_rss_bytes"));
+        let ratio = estimate as f64 / peak as f64;
+        assert!((0.75..=1.35).contains(&ratio), "{args:?}: estimate {estimate}, peak {peak}");
+    }
+}
+
+#[test]
+fn a_file_that_cannot_grow_ends_the_run_and_stays_readable() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    // A file-size limit of 1.5 MiB stands in for a full disk (both are checked the same
+    // way). UCX's shared-memory transport would hit the limit too: TCP instead.
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 1500; exec {XNET} run {} -q -t 1 --set simulation.cycles=200000 \
+         --set simulation.sample_period=2 -o full.h5",
+        s(&quick)
+    );
+    let child = start("bash", dir.path(), &["-c", &script], &[("UCX_TLS", "self,tcp")]);
+    let (o, _) = wait_within(child, Duration::from_secs(60), "a run whose file cannot grow");
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.starts_with("error: writing full.h5: writing the time series: the file cannot grow: ")
+            && stderr.contains("(room under the file-size limit (ulimit -f))"),
+        "{}",
+        describe(&o)
+    );
+    let f = open(&dir.path().join("full.h5"));
+    assert_eq!(attr_str(&f, "status"), "failed");
+    assert!(attr_str(&f, "status_message").contains("the file cannot grow"));
+    let rows = f.dataset("points/000/timeseries").unwrap().shape()[0];
+    assert!(rows > 1000, "{rows} rows kept");
+}
+
+#[test]
+fn list_names_topologies_routings_and_patterns() {
+    let o = xnet_expect(&workspace(), &["list"], 0);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let firsts: Vec<&str> = out.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    for name in
+        ["topologies:", "routings:", "dragonfly", "hyperx", "dor", "minimal", "dragonfly_ugal", "uniform"]
+    {
+        assert!(firsts.contains(&name), "`{name}` not listed:\n{out}");
+    }
+}
