@@ -1448,6 +1448,14 @@ mod tests {
     }
 
     #[test]
+    fn an_event_is_one_cache_line() {
+        // Every packet-hop moves one event through the engine's queues: a 32-byte packet,
+        // the variant's tag and port, and the engine's time, LP and tie-breaker.
+        assert_eq!(std::mem::size_of::<Msg>(), 40);
+        assert_eq!(std::mem::size_of::<engine::Event<Msg>>(), 64);
+    }
+
+    #[test]
     fn set_bits_lists_what_first_set_bit_finds() {
         let words = [0x8000_0000_0000_0001u64, 0, 0b1010_0000, u64::MAX];
         let mut expected = Vec::new();
