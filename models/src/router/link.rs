@@ -1,0 +1,112 @@
+//! Output links: sending a packet from an output buffer when the link is free and the
+//! downstream input buffer has credits for all of it, and delivery to own endpoints.
+
+use super::buffers::{out_vc_bit, UNCONNECTED};
+use super::messages::{Msg, P_DELIVER, P_FREE};
+use super::stats::PartitionStats;
+use super::{RouterCtx, RouterState, Shared};
+use crate::topology::PortId;
+
+impl RouterState {
+    pub(super) fn try_transmit(
+        &mut self,
+        sh: &Shared,
+        o: PortId,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        let t = ctx.now();
+        let vcs = self.vcs;
+        let port = &mut self.ports[o as usize];
+        if port.nic == UNCONNECTED {
+            return;
+        }
+        if port.link_busy_until as u64 > t {
+            // Come back when the link frees (once).
+            if !port.wake_scheduled {
+                port.wake_scheduled = true;
+                ctx.schedule(port.link_busy_until as u64 - t, P_FREE, Msg::LinkFree { port: o });
+            }
+            return;
+        }
+        if self.settle(o as usize, t) {
+            self.request_allocation(t, ctx);
+        }
+        let port = &self.ports[o as usize];
+        let to_nic = port.leads_to_nic();
+        let start = port.vc_rr as usize;
+        let queued = port.out_queued;
+        let first = o as usize * vcs;
+        let mut chosen = None;
+        for k in 0..vcs {
+            let v = (start + k) % vcs;
+            if queued & out_vc_bit(v) == 0 {
+                continue;
+            }
+            let c = &self.channels[first + v];
+            if let Some(slot) = c.output.front() {
+                if to_nic || c.credits >= self.slab[slot as usize].packet.size {
+                    chosen = Some(v);
+                    break;
+                }
+            }
+        }
+        let Some(v) = chosen else { return };
+        let slot = self.channels[first + v].output.pop_front(&self.slab).expect("chosen VC has a packet");
+        if v < 31 && self.channels[first + v].output.is_empty() {
+            self.ports[o as usize].out_queued &= !out_vc_bit(v);
+        }
+        let packet = self.slab[slot as usize].packet;
+        self.release(slot);
+        let size = packet.size;
+        let c = &mut self.channels[first + v];
+        if !to_nic {
+            c.credits -= size;
+        }
+        let wake = c.space_waiter;
+        if !to_nic {
+            self.ports[o as usize].occupancy += size as u32;
+        }
+        let queued = match self.ports[o as usize].out_queued {
+            0 => false,
+            bits if bits < 1 << 31 => true,
+            _ => (first..first + vcs).any(|q| !self.channels[q].output.is_empty()),
+        };
+        let port = &mut self.ports[o as usize];
+        port.vc_rr = ((v + 1) % vcs) as u8;
+        port.link_busy_until = (t + size as u64) as u32;
+        port.pending_vc = v as u8;
+        port.pending_phits = size;
+        if (wake || queued) && !port.wake_scheduled {
+            port.wake_scheduled = true;
+            ctx.schedule(size as u64, P_FREE, Msg::LinkFree { port: o });
+        }
+        st.departures += 1;
+        st.period.link_transmissions += 1;
+        if Self::in_measurement(sh, t) {
+            port.phits += size as u32;
+            if !to_nic {
+                if st.vc_phits.len() < vcs {
+                    st.vc_phits.resize(vcs, 0);
+                }
+                st.vc_phits[v] += size as u64;
+            }
+        }
+        let (nic, latency, route, peer_port) = (port.nic, port.route.latency(), port.route, port.peer_port);
+        if to_nic {
+            // The tail reaches the endpoint `latency + size - 1` cycles from now. Nothing
+            // can change that, so the delivery is queued here and accounted when its time
+            // has passed, without an event, unless packets of different sizes would break
+            // the queue's time order.
+            let at = t + latency + size as u64 - 1;
+            self.flush_deliveries(sh, t, st);
+            if self.deliveries.back().is_none_or(|d| d.0 <= at) {
+                self.deliveries.push_back((at, nic, packet));
+            } else {
+                ctx.schedule(at - t, P_DELIVER, Msg::Deliver { nic, packet });
+            }
+        } else {
+            ctx.send_on(route, Msg::Head { port: peer_port, packet });
+        }
+    }
+}
