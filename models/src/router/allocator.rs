@@ -7,7 +7,7 @@
 //! ([`Scratch`], in [`PartitionState`]).
 
 use super::buffers::{out_vc_bit, Held, PortState, VcState, NIL};
-use super::messages::{Msg, P_ALLOCATE, P_INJECT};
+use super::messages::{LinkMsg, Post, SelfEvent};
 use super::stats::PartitionStats;
 use super::{PartitionState, RouterCtx, RouterState, Shared};
 use crate::packet::Packet;
@@ -113,7 +113,7 @@ impl RouterState {
     pub(super) fn request_allocation(&mut self, at: u64, ctx: &mut RouterCtx<'_>) {
         if !self.scheduled_allocations.contains(&at) {
             self.scheduled_allocations.push(at);
-            ctx.schedule(at - ctx.now(), P_ALLOCATE, Msg::Allocate);
+            ctx.schedule_self(at - ctx.now(), SelfEvent::Allocate);
         }
     }
 
@@ -440,10 +440,10 @@ impl RouterState {
             let nic = &mut self.nics[in_nic as usize];
             if nic.blocked_on_credits && !nic.inject_scheduled {
                 nic.inject_scheduled = true;
-                ctx.schedule(back - t, P_INJECT, Msg::Inject { nic: in_nic });
+                ctx.schedule_self(back - t, SelfEvent::Inject { nic: in_nic });
             }
         } else {
-            ctx.send_on(in_route, Msg::Credit { port: in_peer, vc: in_vc, phits: size });
+            ctx.send_link(in_route, LinkMsg::Credit { port: in_peer, vc: in_vc, phits: size });
         }
         let out_vc = o as usize * vcs + choice.vc as usize;
         self.channels[out_vc].used += size;

@@ -2,7 +2,7 @@
 //! downstream input buffer has credits for all of it, and delivery to own endpoints.
 
 use super::buffers::{out_vc_bit, UNCONNECTED};
-use super::messages::{Msg, P_DELIVER, P_FREE};
+use super::messages::{LinkMsg, Post, SelfEvent};
 use super::stats::PartitionStats;
 use super::{RouterCtx, RouterState, Shared};
 use crate::topology::PortId;
@@ -25,7 +25,7 @@ impl RouterState {
             // Come back when the link frees (once).
             if !port.wake_scheduled {
                 port.wake_scheduled = true;
-                ctx.schedule(port.link_busy_until as u64 - t, P_FREE, Msg::LinkFree { port: o });
+                ctx.schedule_self(port.link_busy_until as u64 - t, SelfEvent::LinkFree { port: o });
             }
             return;
         }
@@ -79,7 +79,7 @@ impl RouterState {
         port.pending_phits = size;
         if (wake || queued) && !port.wake_scheduled {
             port.wake_scheduled = true;
-            ctx.schedule(size as u64, P_FREE, Msg::LinkFree { port: o });
+            ctx.schedule_self(size as u64, SelfEvent::LinkFree { port: o });
         }
         st.departures += 1;
         st.period.link_transmissions += 1;
@@ -103,10 +103,10 @@ impl RouterState {
             if self.deliveries.back().is_none_or(|d| d.0 <= at) {
                 self.deliveries.push_back((at, nic, packet));
             } else {
-                ctx.schedule(at - t, P_DELIVER, Msg::Deliver { nic, packet });
+                ctx.schedule_self(at - t, SelfEvent::Deliver { nic, packet });
             }
         } else {
-            ctx.send_on(route, Msg::Head { port: peer_port, packet });
+            ctx.send_link(route, LinkMsg::Head { port: peer_port, packet });
         }
     }
 }

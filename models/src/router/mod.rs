@@ -20,7 +20,16 @@
 //! stream at least 1 phit/cycle and a new packet needs room for all `S` phits, so the
 //! buffer never holds more than its capacity. Output buffer room is freed when the tail
 //! has left (`S` cycles after the head).
-
+//!
+//! # Events
+//! A router receives two kinds of events (`messages.rs`): link messages ([`LinkMsg`]: a
+//! packet head, credits) from the routers at the far ends of its links, and events it
+//! schedules for itself ([`SelfEvent`]: a link frees, a delivery, generation and injection
+//! at an endpoint, an allocator pass), ordered within a cycle by their priority. The engine
+//! carries both in one flat [`Msg`], so that an event stays one cache line. Several things
+//! happen without events because nothing can change them: the release of output-buffer
+//! room when a tail leaves, credit returns to the endpoints, injection's arrival at the
+//! router and deliveries to own endpoints.
 //!
 //! # Layout of the state
 //! At a million endpoints the routers' state is far larger than the caches, so the cost of
@@ -31,6 +40,16 @@
 //! slab and the buffers are linked lists through it, so a router holds memory for the
 //! packets it has, not for its buffers' capacity. Scratch space of the allocator and the
 //! statistics that merge by addition live once per partition ([`PartitionState`]).
+//!
+//! # Files
+//! - `mod.rs` (here): parameters, the shared read-only state, the [`Router`] and its
+//!   `RouterState`, construction, and the dispatch of events ([`LogicalProcess`]);
+//! - `messages.rs`: [`LinkMsg`], [`SelfEvent`] and their carrier [`Msg`];
+//! - `buffers.rs`: the port and VC records, the packet slab and its queues;
+//! - `nic.rs`: the endpoints: generation, injection under credits, delivery;
+//! - `allocator.rs`: head arrival, routing, the separable allocator;
+//! - `link.rs`: transmission on output links;
+//! - `stats.rs`: [`PartitionStats`] and what a router reports.
 
 mod allocator;
 mod buffers;
@@ -39,7 +58,7 @@ mod messages;
 mod nic;
 mod stats;
 
-pub use messages::Msg;
+pub use messages::{LinkMsg, Msg, MsgKind, SelfEvent};
 pub use nic::Nic;
 pub use stats::{BlockedChannel, Delivery, PartitionStats};
 
@@ -51,7 +70,7 @@ use crate::traffic::{geometric_gap, Pattern};
 use allocator::Scratch;
 use buffers::{Held, PortState, Queue, VcState, NETWORK, NIL, UNCONNECTED};
 use engine::{Ctx, LinkRoute, LogicalProcess};
-use messages::P_GENERATE;
+use messages::Post;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -144,6 +163,8 @@ pub struct Router {
     state: RouterState,
 }
 
+/// The state of a switch and its endpoints. Its methods live in the files of the parts
+/// they model (see the module docs); the fields are visible to all of them.
 struct RouterState {
     id: SwitchId,
     /// Index of the switch among the rank's switches ([`LocalPorts`]).
@@ -174,6 +195,7 @@ struct RouterState {
     nic_credit_returns: VecDeque<(u64, u16, u8, u16)>,
 }
 
+/// The engine's context as a router sees it.
 type RouterCtx<'a> = Ctx<'a, Msg>;
 
 impl Router {
@@ -306,7 +328,7 @@ impl LogicalProcess for Router {
         for (i, nic) in state.nics.iter_mut().enumerate() {
             if let Some(gap) = geometric_gap(&mut nic.rng, p) {
                 if gap < shared.end {
-                    ctx.schedule(gap, P_GENERATE, Msg::Generate { nic: i as u16 });
+                    ctx.schedule_self(gap, SelfEvent::Generate { nic: i as u16 });
                 }
             }
         }
@@ -317,27 +339,31 @@ impl LogicalProcess for Router {
         let Router { shared, state } = self;
         let sh: &Shared = shared;
         let stats = &mut part.stats;
-        match msg {
-            Msg::Head { port, packet } => state.on_head(sh, port, packet, ctx.now(), ctx, stats),
-            Msg::Credit { port, vc, phits } => {
+        match msg.split() {
+            MsgKind::Link(LinkMsg::Head { port, packet }) => {
+                state.on_head(sh, port, packet, ctx.now(), ctx, stats)
+            }
+            MsgKind::Link(LinkMsg::Credit { port, vc, phits }) => {
                 state.channels[port as usize * state.vcs + vc as usize].credits += phits;
                 state.ports[port as usize].occupancy -= phits as u32;
                 state.try_transmit(sh, port, ctx, stats);
             }
-            Msg::LinkFree { port } => {
+            MsgKind::Local(SelfEvent::LinkFree { port }) => {
                 state.ports[port as usize].wake_scheduled = false;
                 if state.settle(port as usize, ctx.now()) {
                     state.request_allocation(ctx.now(), ctx);
                 }
                 state.try_transmit(sh, port, ctx, stats);
             }
-            Msg::Deliver { nic, packet } => state.on_deliver(sh, nic, packet, ctx.now(), stats),
-            Msg::Generate { nic } => state.on_generate(sh, nic, ctx, stats),
-            Msg::Inject { nic } => {
+            MsgKind::Local(SelfEvent::Deliver { nic, packet }) => {
+                state.on_deliver(sh, nic, packet, ctx.now(), stats)
+            }
+            MsgKind::Local(SelfEvent::Generate { nic }) => state.on_generate(sh, nic, ctx, stats),
+            MsgKind::Local(SelfEvent::Inject { nic }) => {
                 state.nics[nic as usize].inject_scheduled = false;
                 state.try_inject(sh, nic, ctx, stats)
             }
-            Msg::Allocate => state.allocate(sh, ctx, part),
+            MsgKind::Local(SelfEvent::Allocate) => state.allocate(sh, ctx, part),
         }
     }
 
@@ -346,23 +372,25 @@ impl LogicalProcess for Router {
         let s = &self.state;
         let channel =
             |port: PortId, vc: u8| s.channels.as_ptr().wrapping_add(port as usize * s.vcs + vc as usize);
-        match msg {
-            Msg::Head { port, packet } => {
-                engine::prefetch(s.ports.as_ptr().wrapping_add(*port as usize));
-                engine::prefetch(channel(*port, packet.vc));
+        match msg.split() {
+            MsgKind::Link(LinkMsg::Head { port, packet }) => {
+                engine::prefetch(s.ports.as_ptr().wrapping_add(port as usize));
+                engine::prefetch(channel(port, packet.vc));
             }
-            Msg::Credit { port, vc, .. } => {
-                engine::prefetch(s.ports.as_ptr().wrapping_add(*port as usize));
-                engine::prefetch(channel(*port, *vc));
+            MsgKind::Link(LinkMsg::Credit { port, vc, .. }) => {
+                engine::prefetch(s.ports.as_ptr().wrapping_add(port as usize));
+                engine::prefetch(channel(port, vc));
             }
-            Msg::LinkFree { port } => {
-                engine::prefetch(s.ports.as_ptr().wrapping_add(*port as usize));
-                engine::prefetch(channel(*port, 0));
+            MsgKind::Local(SelfEvent::LinkFree { port }) => {
+                engine::prefetch(s.ports.as_ptr().wrapping_add(port as usize));
+                engine::prefetch(channel(port, 0));
             }
-            Msg::Generate { nic } | Msg::Inject { nic } | Msg::Deliver { nic, .. } => {
-                engine::prefetch(s.nics.as_ptr().wrapping_add(*nic as usize));
+            MsgKind::Local(
+                SelfEvent::Generate { nic } | SelfEvent::Inject { nic } | SelfEvent::Deliver { nic, .. },
+            ) => {
+                engine::prefetch(s.nics.as_ptr().wrapping_add(nic as usize));
             }
-            Msg::Allocate => {
+            MsgKind::Local(SelfEvent::Allocate) => {
                 engine::prefetch(s.wanted_outputs.as_ptr());
                 for &x in s.unrouted.iter().take(4) {
                     engine::prefetch(s.channels.as_ptr().wrapping_add(x as usize));

@@ -2,7 +2,7 @@
 //! injection into the router under credit flow control, and delivery of arrived packets.
 
 use super::buffers::{Held, Queue, NIL};
-use super::messages::{Msg, P_GENERATE, P_INJECT};
+use super::messages::{Post, SelfEvent};
 use super::stats::{Delivery, PartitionStats};
 use super::{RouterCtx, RouterState, Shared};
 use crate::packet::{time32, Packet};
@@ -11,7 +11,7 @@ use crate::topology::{EndpointId, PortId};
 use crate::traffic::geometric_gap;
 
 /// An endpoint (NIC) attached to the router. Its queued packets live in the router's
-/// slab and its credits for the router's input buffer in that buffer's [`VcState`](super::buffers::VcState), so an
+/// slab and its credits for the router's input buffer in that buffer's `VcState`, so an
 /// idle endpoint holds no memory of its own beyond this struct.
 pub struct Nic {
     /// Global endpoint id.
@@ -70,7 +70,7 @@ impl RouterState {
         }
         if let Some(gap) = geometric_gap(&mut nic.rng, sh.generation_probability) {
             if t + 1 + gap < sh.end {
-                ctx.schedule(1 + gap, P_GENERATE, Msg::Generate { nic: nic_index });
+                ctx.schedule_self(1 + gap, SelfEvent::Generate { nic: nic_index });
             }
         }
         if was_idle {
@@ -94,7 +94,7 @@ impl RouterState {
             // Come back when the link is free (once).
             if !nic.inject_scheduled {
                 nic.inject_scheduled = true;
-                ctx.schedule(nic.link_busy_until - t, P_INJECT, Msg::Inject { nic: nic_index });
+                ctx.schedule_self(nic.link_busy_until - t, SelfEvent::Inject { nic: nic_index });
             }
             return;
         }
@@ -118,7 +118,7 @@ impl RouterState {
             if let Some(&(at, _, _, _)) = next_return {
                 if !nic.inject_scheduled {
                     nic.inject_scheduled = true;
-                    ctx.schedule(at - t, P_INJECT, Msg::Inject { nic: nic_index });
+                    ctx.schedule_self(at - t, SelfEvent::Inject { nic: nic_index });
                 }
             }
             return;
@@ -147,7 +147,7 @@ impl RouterState {
         // travelling as an event; the allocator ignores it until then.
         if !nic.source_queue.is_empty() && !nic.inject_scheduled {
             nic.inject_scheduled = true;
-            ctx.schedule(size as u64, P_INJECT, Msg::Inject { nic: nic_index });
+            ctx.schedule_self(size as u64, SelfEvent::Inject { nic: nic_index });
         }
         self.on_head(sh, port, packet, t + latency, ctx, st);
     }
