@@ -33,6 +33,7 @@ pub(super) struct Scratch {
 
 impl Scratch {
     /// Makes the per-port arrays at least `ports` long.
+    #[inline]
     fn fit(&mut self, ports: usize) {
         if self.proposal.len() < ports {
             self.proposal.resize(ports, (u16::MAX, 0, 0));
@@ -73,6 +74,8 @@ fn first_set_bit(words: &[u64], from: usize) -> Option<usize> {
     }
 }
 
+/// The occupancy of a router's outputs as the routing and the selection see it
+/// ([`LoadView`]), pending buffer releases included.
 struct Load<'a> {
     channels: &'a [VcState],
     ports: &'a [PortState],
@@ -110,6 +113,7 @@ impl LoadView for Load<'_> {
 }
 
 impl RouterState {
+    /// Makes sure the allocator runs at `at` (once per cycle).
     pub(super) fn request_allocation(&mut self, at: u64, ctx: &mut RouterCtx<'_>) {
         if !self.scheduled_allocations.contains(&at) {
             self.scheduled_allocations.push(at);
@@ -362,6 +366,9 @@ impl RouterState {
     }
 
     #[allow(clippy::too_many_arguments)]
+    /// Moves the head of input `i`, VC `v`, across the crossbar into output `o`'s chosen
+    /// VC: crossbar ports busy for `transfer` cycles, credits back upstream, and the
+    /// output link tries to send it.
     fn grant(
         &mut self,
         sh: &Shared,

@@ -1,5 +1,6 @@
-//! Output links: sending a packet from an output buffer when the link is free and the
-//! downstream input buffer has credits for all of it, and delivery to own endpoints.
+//! Output links: credits arriving from downstream, the link freeing, and sending a packet
+//! from an output buffer when the link is free and the downstream input buffer has
+//! credits for all of it (to an own endpoint: queueing its delivery).
 
 use super::buffers::{out_vc_bit, UNCONNECTED};
 use super::messages::{LinkMsg, Post, SelfEvent};
@@ -8,6 +9,41 @@ use super::{RouterCtx, RouterState, Shared};
 use crate::topology::PortId;
 
 impl RouterState {
+    /// Credits for downstream VC `vc` arrive at output `port` ([`LinkMsg::Credit`]).
+    #[inline]
+    pub(super) fn on_credit(
+        &mut self,
+        sh: &Shared,
+        port: PortId,
+        vc: u8,
+        phits: u16,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        self.channels[port as usize * self.vcs + vc as usize].credits += phits;
+        self.ports[port as usize].occupancy -= phits as u32;
+        self.try_transmit(sh, port, ctx, st);
+    }
+
+    /// The link of output `port` is free again ([`SelfEvent::LinkFree`]).
+    #[inline]
+    pub(super) fn on_link_free(
+        &mut self,
+        sh: &Shared,
+        port: PortId,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        self.ports[port as usize].wake_scheduled = false;
+        if self.settle(port as usize, ctx.now()) {
+            self.request_allocation(ctx.now(), ctx);
+        }
+        self.try_transmit(sh, port, ctx, st);
+    }
+
+    /// Sends the next packet of output `o` (link arbitration: round-robin over the VCs
+    /// that have a packet and, towards a switch, credits for all of it) if the link is
+    /// free; otherwise makes sure a `LinkFree` event will come back when it frees.
     pub(super) fn try_transmit(
         &mut self,
         sh: &Shared,

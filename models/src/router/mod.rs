@@ -340,30 +340,17 @@ impl LogicalProcess for Router {
         let sh: &Shared = shared;
         let stats = &mut part.stats;
         match msg.split() {
-            MsgKind::Link(LinkMsg::Head { port, packet }) => {
-                state.on_head(sh, port, packet, ctx.now(), ctx, stats)
-            }
-            MsgKind::Link(LinkMsg::Credit { port, vc, phits }) => {
-                state.channels[port as usize * state.vcs + vc as usize].credits += phits;
-                state.ports[port as usize].occupancy -= phits as u32;
-                state.try_transmit(sh, port, ctx, stats);
-            }
-            MsgKind::Local(SelfEvent::LinkFree { port }) => {
-                state.ports[port as usize].wake_scheduled = false;
-                if state.settle(port as usize, ctx.now()) {
-                    state.request_allocation(ctx.now(), ctx);
-                }
-                state.try_transmit(sh, port, ctx, stats);
-            }
-            MsgKind::Local(SelfEvent::Deliver { nic, packet }) => {
-                state.on_deliver(sh, nic, packet, ctx.now(), stats)
-            }
-            MsgKind::Local(SelfEvent::Generate { nic }) => state.on_generate(sh, nic, ctx, stats),
-            MsgKind::Local(SelfEvent::Inject { nic }) => {
-                state.nics[nic as usize].inject_scheduled = false;
-                state.try_inject(sh, nic, ctx, stats)
-            }
-            MsgKind::Local(SelfEvent::Allocate) => state.allocate(sh, ctx, part),
+            MsgKind::Link(msg) => match msg {
+                LinkMsg::Head { port, packet } => state.on_head(sh, port, packet, ctx.now(), ctx, stats),
+                LinkMsg::Credit { port, vc, phits } => state.on_credit(sh, port, vc, phits, ctx, stats),
+            },
+            MsgKind::Local(event) => match event {
+                SelfEvent::LinkFree { port } => state.on_link_free(sh, port, ctx, stats),
+                SelfEvent::Deliver { nic, packet } => state.on_deliver(sh, nic, packet, ctx.now(), stats),
+                SelfEvent::Generate { nic } => state.on_generate(sh, nic, ctx, stats),
+                SelfEvent::Inject { nic } => state.on_inject(sh, nic, ctx, stats),
+                SelfEvent::Allocate => state.allocate(sh, ctx, part),
+            },
         }
     }
 

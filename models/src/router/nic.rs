@@ -35,6 +35,8 @@ pub struct Nic {
 }
 
 impl RouterState {
+    /// Endpoint `nic_index` generates a packet into its source queue and draws the time of
+    /// its next one; an idle endpoint tries to inject it at once.
     pub(super) fn on_generate(
         &mut self,
         sh: &Shared,
@@ -78,6 +80,22 @@ impl RouterState {
         }
     }
 
+    /// A pending `Inject` event of endpoint `nic_index` comes due.
+    #[inline]
+    pub(super) fn on_inject(
+        &mut self,
+        sh: &Shared,
+        nic_index: u16,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        self.nics[nic_index as usize].inject_scheduled = false;
+        self.try_inject(sh, nic_index, ctx, st)
+    }
+
+    /// Endpoint `nic_index` sends the head of its source queue to the router if its link
+    /// is free and it has credits for the whole packet; otherwise it schedules an `Inject`
+    /// event for when that may change.
     pub(super) fn try_inject(
         &mut self,
         sh: &Shared,
@@ -164,6 +182,7 @@ impl RouterState {
         }
     }
 
+    /// The tail of `packet` reaches endpoint `nic_index` at `t`: statistics.
     pub(super) fn on_deliver(
         &mut self,
         sh: &Shared,
