@@ -1,0 +1,482 @@
+//! Heads at the router's inputs: their arrival in an input buffer, their routing, and the
+//! separable allocator that moves them across the crossbar into output buffers.
+//!
+//! The allocator runs as a self-event (`Allocate`) at the times heads become ready or a
+//! blocked resource frees; it visits only the inputs whose heads are unrouted and the
+//! outputs that have requesters. Its scratch space lives once per partition
+//! ([`Scratch`], in [`PartitionState`]).
+
+use super::buffers::{out_vc_bit, Held, PortState, VcState, NIL};
+use super::messages::{LinkMsg, Post, SelfEvent};
+use super::stats::PartitionStats;
+use super::{PartitionState, RouterCtx, RouterState, Shared};
+use crate::packet::Packet;
+use crate::routing::{Candidate, Hop, LoadView};
+use crate::topology::{EndpointId, PortId};
+
+/// The allocator's scratch space, reused by every router of a partition: each pass
+/// leaves it as it found it.
+#[derive(Default)]
+pub(super) struct Scratch {
+    candidates: Vec<Candidate>,
+    /// `(output, input, vc)` requests of the current pass.
+    requests: Vec<(PortId, PortId, u8)>,
+    /// Per input port: the best `(rank, output, vc)` proposal of the current pass.
+    proposal: Vec<(u16, PortId, u8)>,
+    /// Per output port: the best `(rank, input, vc)` request of the current pass.
+    grant_choice: Vec<(u16, PortId, u8)>,
+    /// Input ports with a proposal in the current pass.
+    touched: Vec<PortId>,
+    /// Output ports with a grant in the current pass.
+    granted: Vec<PortId>,
+}
+
+impl Scratch {
+    /// Makes the per-port arrays at least `ports` long.
+    #[inline]
+    fn fit(&mut self, ports: usize) {
+        if self.proposal.len() < ports {
+            self.proposal.resize(ports, (u16::MAX, 0, 0));
+            self.grant_choice.resize(ports, (u16::MAX, 0, 0));
+        }
+    }
+}
+
+/// Indices of the set bits of `words`, in increasing order.
+#[inline]
+fn set_bits(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    words.iter().enumerate().flat_map(|(w, &word)| {
+        std::iter::successors((word != 0).then_some(word), |&rest| {
+            let rest = rest & (rest - 1);
+            (rest != 0).then_some(rest)
+        })
+        .map(move |bits| w * 64 + bits.trailing_zeros() as usize)
+    })
+}
+
+/// Index of the first set bit at or after `from`.
+#[inline]
+fn first_set_bit(words: &[u64], from: usize) -> Option<usize> {
+    let mut w = from / 64;
+    if w >= words.len() {
+        return None;
+    }
+    let mut word = words[w] & (!0u64 << (from % 64));
+    loop {
+        if word != 0 {
+            return Some(w * 64 + word.trailing_zeros() as usize);
+        }
+        w += 1;
+        if w == words.len() {
+            return None;
+        }
+        word = words[w];
+    }
+}
+
+/// The occupancy of a router's outputs as the routing and the selection see it
+/// ([`LoadView`]), pending buffer releases included.
+struct Load<'a> {
+    channels: &'a [VcState],
+    ports: &'a [PortState],
+    vcs: usize,
+    capacity: u32,
+    now: u64,
+}
+
+impl Load<'_> {
+    /// Phits in the output buffer of `vc` at `port`.
+    fn buffered(&self, port: PortId, vc: u8) -> u32 {
+        let c = &self.channels[port as usize * self.vcs + vc as usize];
+        let p = &self.ports[port as usize];
+        let released =
+            if p.link_busy_until as u64 <= self.now && p.pending_vc == vc { p.pending_phits } else { 0 };
+        (c.used - released) as u32
+    }
+}
+
+impl LoadView for Load<'_> {
+    fn vc_occupancy(&self, port: PortId, vc: u8) -> u32 {
+        let c = &self.channels[port as usize * self.vcs + vc as usize];
+        self.buffered(port, vc) + self.capacity.saturating_sub(c.credits as u32)
+    }
+    fn port_occupancy(&self, port: PortId) -> u32 {
+        // The sum over the VCs, kept up to date in the port: one cache line to read.
+        let p = &self.ports[port as usize];
+        let released = if p.link_busy_until as u64 <= self.now { p.pending_phits as u32 } else { 0 };
+        debug_assert_eq!(
+            p.occupancy - released,
+            (0..self.vcs as u8).map(|v| self.vc_occupancy(port, v)).sum::<u32>()
+        );
+        p.occupancy - released
+    }
+}
+
+impl RouterState {
+    /// Makes sure the allocator runs at `at` (once per cycle).
+    pub(super) fn request_allocation(&mut self, at: u64, ctx: &mut RouterCtx<'_>) {
+        if !self.scheduled_allocations.contains(&at) {
+            self.scheduled_allocations.push(at);
+            ctx.schedule_self(at - ctx.now(), SelfEvent::Allocate);
+        }
+    }
+
+    /// A head arriving at input `port` at time `arrival` (now, or later for own endpoints).
+    pub(super) fn on_head(
+        &mut self,
+        sh: &Shared,
+        port: PortId,
+        packet: Packet,
+        arrival: u64,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        let ready = arrival + sh.params.router_delay;
+        st.arrivals += 1;
+        let input = port as usize * self.vcs + packet.vc as usize;
+        if self.channels[input].input.is_empty() {
+            self.channels[input].head_ready = ready;
+            self.unrouted.push(input as u32);
+            self.ports[port as usize].in_occupied |= 1 << packet.vc;
+            // Routed in `router_delay` cycles: let the routing's table entries load meanwhile.
+            self.prefetch_route(sh, packet.dst);
+        }
+        let slot = self.store(Held { packet, ready, next: NIL });
+        self.channels[input].input.push_back(slot, &mut self.slab);
+        debug_assert!(
+            self.channels[input].input.len as u32 * sh.params.packet_size as u32 <= sh.params.input_buffer,
+            "input buffer {input} of switch {} overflows: flow control violated",
+            self.id
+        );
+        self.waiting += 1;
+        self.request_allocation(ready, ctx);
+    }
+
+    /// Hints the routing that a head for endpoint `dst` will be routed here soon
+    /// ([`crate::routing::Routing::prefetch`]); nothing when it is delivered here.
+    #[inline]
+    pub(super) fn prefetch_route(&self, sh: &Shared, dst: EndpointId) {
+        let (dst_switch, _) = sh.endpoints.locate(dst);
+        if dst_switch != self.id {
+            sh.routes.routing.prefetch(self.id, dst_switch);
+        }
+    }
+
+    /// Routes the head of an input VC: candidates, VC policy, selection. With an escape
+    /// subnetwork only candidates whose output VC has room for the packet are considered
+    /// (the seed's "if it satisfies flow-control requirements"), and `None` means none has:
+    /// the head is routed again later, so a packet blocked in the routing VCs can still
+    /// take the escape (Duato).
+    fn route(
+        &mut self,
+        sh: &Shared,
+        input: usize,
+        now: u64,
+        candidates: &mut Vec<Candidate>,
+    ) -> Option<Candidate> {
+        let slot = self.channels[input].input.front().expect("head") as usize;
+        let dst_endpoint = self.slab[slot].packet.dst;
+        let (dst_switch, dst_port) = sh.endpoints.locate(dst_endpoint);
+        if dst_switch == self.id {
+            return Some(Candidate { port: dst_port, vc: 0, penalty: 0 });
+        }
+        let load = Load {
+            channels: &self.channels,
+            ports: &self.ports,
+            vcs: self.vcs,
+            capacity: sh.params.input_buffer,
+            now,
+        };
+        let head = &mut self.slab[slot].packet;
+        let hop = Hop {
+            ports: sh.ports.of(self.local as usize),
+            at: self.id,
+            in_port: (input / self.vcs) as PortId,
+            dst: dst_switch,
+            vcs: self.vcs as u8,
+        };
+        sh.routes.next_hops(&hop, head, &load, &mut self.rng, candidates);
+        // The selection reads each candidate's VC record: let the misses overlap.
+        for c in candidates.iter() {
+            engine::prefetch(&self.channels[c.port as usize * self.vcs + c.vc as usize]);
+        }
+        if sh.routes.escape.is_some() {
+            let (size, cap) = (sh.params.packet_size as u32, sh.params.output_buffer);
+            candidates.retain(|c| load.buffered(c.port, c.vc) + size <= cap);
+            if candidates.is_empty() {
+                return None;
+            }
+        }
+        Some(sh.selection.pick(candidates, &load, &mut self.rng))
+    }
+
+    /// Separable allocator. Heads that became ready are routed; then every input with a
+    /// ready head for a free output proposes one VC (round-robin over its VCs), and every
+    /// output grants one proposing input (round-robin over inputs). Only outputs that have
+    /// waiting heads are visited.
+    pub(super) fn allocate(&mut self, sh: &Shared, ctx: &mut RouterCtx<'_>, part: &mut PartitionState) {
+        let t = ctx.now();
+        self.scheduled_allocations.retain(|&x| x != t);
+        if self.waiting == 0 {
+            return;
+        }
+        let PartitionState { stats, scratch } = part;
+        let vcs = self.vcs;
+        let mut retry_at = u64::MAX;
+        // The heads to route and the outputs to arbitrate are visited one after another:
+        // ask for their packets and port records first, so that the misses overlap.
+        for &input in &self.unrouted {
+            if let Some(slot) = self.channels[input as usize].input.front() {
+                engine::prefetch(self.slab.as_ptr().wrapping_add(slot as usize));
+            }
+        }
+        for o in set_bits(&self.wanted_outputs) {
+            engine::prefetch(&self.ports[o]);
+        }
+        let mut k = 0;
+        while k < self.unrouted.len() {
+            let input = self.unrouted[k] as usize;
+            let ready = self.channels[input].head_ready;
+            let in_busy = self.ports[input / vcs].in_xbar_busy_until as u64;
+            // Route when the head can actually leave: adaptive choices then see the
+            // freshest occupancy.
+            if ready <= t && in_busy <= t {
+                let Some(c) = self.route(sh, input, t, &mut scratch.candidates) else {
+                    // No candidate has room (escape subnetwork only): try again next cycle.
+                    retry_at = retry_at.min(t + 1);
+                    k += 1;
+                    continue;
+                };
+                self.channels[input].choice = Some(c);
+                // Join the output's requesters (a list through the VCs, newest first).
+                let out = &mut self.ports[c.port as usize];
+                self.channels[input].next_requester =
+                    std::mem::replace(&mut out.first_requester, input as u32);
+                self.wanted_outputs[c.port as usize / 64] |= 1 << (c.port % 64);
+                self.unrouted.swap_remove(k);
+            } else {
+                if ready <= t {
+                    retry_at = retry_at.min(in_busy);
+                }
+                k += 1;
+            }
+        }
+        // Likewise the first requester of each output (its VC record and input port).
+        for o in set_bits(&self.wanted_outputs) {
+            let x = self.ports[o].first_requester;
+            if x != NIL {
+                engine::prefetch(&self.channels[x as usize]);
+                engine::prefetch(&self.ports[x as usize / vcs]);
+            }
+        }
+        let size = sh.params.packet_size as u32;
+        let out_cap = sh.params.output_buffer;
+        let requests = &mut scratch.requests;
+        requests.clear();
+        let mut next = first_set_bit(&self.wanted_outputs, 0);
+        while let Some(o) = next {
+            next = first_set_bit(&self.wanted_outputs, o + 1);
+            let busy = self.ports[o].xbar_busy_until as u64;
+            if busy > t {
+                retry_at = retry_at.min(busy);
+                continue;
+            }
+            self.settle(o, t);
+            let (pending_phits, pending_vc, pending_at) = {
+                let p = &self.ports[o];
+                (p.pending_phits, p.pending_vc, p.link_busy_until as u64)
+            };
+            let mut x = self.ports[o].first_requester;
+            while x != NIL {
+                let (i, v) = (x as usize / vcs, x as usize % vcs);
+                let requester = x as usize;
+                x = self.channels[requester].next_requester;
+                let in_busy = self.ports[i].in_xbar_busy_until as u64;
+                if in_busy > t {
+                    retry_at = retry_at.min(in_busy);
+                    continue;
+                }
+                let vc = self.channels[requester].choice.expect("requesters are routed").vc;
+                let out = &mut self.channels[o * vcs + vc as usize];
+                if out.used as u32 + size > out_cap {
+                    if pending_phits > 0 && pending_vc == vc {
+                        retry_at = retry_at.min(pending_at); // room frees when that tail leaves
+                    } else {
+                        out.space_waiter = true; // the next transmission will call us again
+                    }
+                    continue;
+                }
+                requests.push((o as PortId, i as PortId, v as u8));
+            }
+        }
+        let transfer = size.div_ceil(sh.params.speedup as u32) as u64;
+        let ports = self.ports.len();
+        scratch.fit(ports);
+        // Input arbitration: each input proposes the VC with the smallest round-robin rank
+        // from its pointer.
+        scratch.touched.clear();
+        let mut outvoted = false;
+        for &(o, i, v) in scratch.requests.iter() {
+            let rank = ((v as usize + vcs - self.ports[i as usize].in_vc_rr as usize) % vcs) as u16;
+            let slot = &mut scratch.proposal[i as usize];
+            if slot.0 == u16::MAX {
+                scratch.touched.push(i);
+            } else {
+                outvoted = true;
+            }
+            if rank < slot.0 {
+                *slot = (rank, o, v);
+            }
+        }
+        // Output arbitration: each output grants the proposing input with the smallest
+        // round-robin rank from its pointer.
+        scratch.granted.clear();
+        for &i in &scratch.touched {
+            let (_, o, v) = std::mem::replace(&mut scratch.proposal[i as usize], (u16::MAX, 0, 0));
+            let rank = ((i as usize + ports - self.ports[o as usize].grant_rr as usize) % ports) as u16;
+            let slot = &mut scratch.grant_choice[o as usize];
+            if slot.0 == u16::MAX {
+                scratch.granted.push(o);
+            } else {
+                outvoted = true;
+            }
+            if rank < slot.0 {
+                *slot = (rank, i, v);
+            }
+        }
+        if outvoted {
+            // The losers come back when the crossbar frees.
+            retry_at = retry_at.min(t + transfer);
+        }
+        // Grants take effect in output order, so that nothing depends on the order in
+        // which requests were listed.
+        scratch.granted.sort_unstable();
+        for g in 0..scratch.granted.len() {
+            let o = scratch.granted[g];
+            let (_, i, v) = std::mem::replace(&mut scratch.grant_choice[o as usize], (u16::MAX, 0, 0));
+            self.grant(sh, o, i, v, transfer, ctx, stats);
+            // Packets left at this input wait for its crossbar port.
+            if self.ports[i as usize].in_occupied != 0 {
+                retry_at = retry_at.min(t + transfer);
+            }
+        }
+        if retry_at != u64::MAX && self.waiting > 0 {
+            self.request_allocation(retry_at, ctx);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    /// Moves the head of input `i`, VC `v`, across the crossbar into output `o`'s chosen
+    /// VC: crossbar ports busy for `transfer` cycles, credits back upstream, and the
+    /// output link tries to send it.
+    fn grant(
+        &mut self,
+        sh: &Shared,
+        o: PortId,
+        i: PortId,
+        v: u8,
+        transfer: u64,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        let t = ctx.now();
+        let vcs = self.vcs;
+        let input = i as usize * vcs + v as usize;
+        let slot = self.channels[input].input.pop_front(&self.slab).expect("requested head");
+        let choice = self.channels[input].choice.take().expect("granted heads are routed");
+        // Leave the output's requesters.
+        let after = self.channels[input].next_requester;
+        let first = &mut self.ports[o as usize].first_requester;
+        if *first as usize == input {
+            *first = after;
+        } else {
+            let mut x = *first;
+            while self.channels[x as usize].next_requester as usize != input {
+                x = self.channels[x as usize].next_requester;
+                assert!(x != NIL, "granted input {input} did not request output {o}");
+            }
+            self.channels[x as usize].next_requester = after;
+        }
+        if self.ports[o as usize].first_requester == NIL {
+            self.wanted_outputs[o as usize / 64] &= !(1 << (o % 64));
+        }
+        match self.channels[input].input.front() {
+            Some(next) => {
+                self.channels[input].head_ready = self.slab[next as usize].ready;
+                self.unrouted.push(input as u32);
+                // Routed once the crossbar input is free again.
+                self.prefetch_route(sh, self.slab[next as usize].packet.dst);
+            }
+            None => {
+                self.channels[input].head_ready = u64::MAX;
+                self.ports[i as usize].in_occupied &= !(1 << v);
+            }
+        }
+        self.waiting -= 1;
+        let ports = self.ports.len() as PortId;
+        let in_port = &mut self.ports[i as usize];
+        in_port.in_vc_rr = (v + 1) % vcs as u8;
+        in_port.in_xbar_busy_until = (t + transfer) as u32;
+        let (in_to_nic, in_nic, in_latency, in_route, in_peer) =
+            (in_port.leads_to_nic(), in_port.nic, in_port.route.latency(), in_port.route, in_port.peer_port);
+        let out = &mut self.ports[o as usize];
+        out.xbar_busy_until = (t + transfer) as u32;
+        out.grant_rr = (i + 1) % ports;
+        let to_nic = out.leads_to_nic();
+        let packet = &mut self.slab[slot as usize].packet;
+        let size = packet.size;
+        let in_vc = packet.vc;
+        if !to_nic {
+            sh.routes.on_forward(self.id, choice, packet);
+            packet.hops += 1;
+        }
+        packet.vc = choice.vc;
+        // Credits for the freed input buffer go back upstream.
+        if in_to_nic {
+            let back = t + in_latency;
+            let ret = (back, in_nic, in_vc, size);
+            // Terminal links share one latency, so returns arrive in the order they leave;
+            // keep the queue in time order whatever happens.
+            match self.nic_credit_returns.back() {
+                Some(last) if last.0 > back => {
+                    let at = self.nic_credit_returns.partition_point(|r| r.0 <= back);
+                    self.nic_credit_returns.insert(at, ret);
+                }
+                _ => self.nic_credit_returns.push_back(ret),
+            }
+            let nic = &mut self.nics[in_nic as usize];
+            if nic.blocked_on_credits && !nic.inject_scheduled {
+                nic.inject_scheduled = true;
+                ctx.schedule_self(back - t, SelfEvent::Inject { nic: in_nic });
+            }
+        } else {
+            ctx.send_link(in_route, LinkMsg::Credit { port: in_peer, vc: in_vc, phits: size });
+        }
+        let out_vc = o as usize * vcs + choice.vc as usize;
+        self.channels[out_vc].used += size;
+        self.ports[o as usize].occupancy += size as u32;
+        self.channels[out_vc].output.push_back(slot, &mut self.slab);
+        self.ports[o as usize].out_queued |= out_vc_bit(choice.vc as usize);
+        self.try_transmit(sh, o, ctx, st);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_bits_lists_what_first_set_bit_finds() {
+        let words = [0x8000_0000_0000_0001u64, 0, 0b1010_0000, u64::MAX];
+        let mut expected = Vec::new();
+        let mut next = first_set_bit(&words, 0);
+        while let Some(b) = next {
+            expected.push(b);
+            next = first_set_bit(&words, b + 1);
+        }
+        assert_eq!(&expected[..4], &[0, 63, 133, 135]);
+        assert_eq!(expected.len(), 4 + 64);
+        assert_eq!(set_bits(&words).collect::<Vec<_>>(), expected);
+        assert_eq!(set_bits(&[0, 0]).count(), 0);
+    }
+}

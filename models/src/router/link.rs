@@ -1,0 +1,148 @@
+//! Output links: credits arriving from downstream, the link freeing, and sending a packet
+//! from an output buffer when the link is free and the downstream input buffer has
+//! credits for all of it (to an own endpoint: queueing its delivery).
+
+use super::buffers::{out_vc_bit, UNCONNECTED};
+use super::messages::{LinkMsg, Post, SelfEvent};
+use super::stats::PartitionStats;
+use super::{RouterCtx, RouterState, Shared};
+use crate::topology::PortId;
+
+impl RouterState {
+    /// Credits for downstream VC `vc` arrive at output `port` ([`LinkMsg::Credit`]).
+    #[inline]
+    pub(super) fn on_credit(
+        &mut self,
+        sh: &Shared,
+        port: PortId,
+        vc: u8,
+        phits: u16,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        self.channels[port as usize * self.vcs + vc as usize].credits += phits;
+        self.ports[port as usize].occupancy -= phits as u32;
+        self.try_transmit(sh, port, ctx, st);
+    }
+
+    /// The link of output `port` is free again ([`SelfEvent::LinkFree`]).
+    #[inline]
+    pub(super) fn on_link_free(
+        &mut self,
+        sh: &Shared,
+        port: PortId,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        self.ports[port as usize].wake_scheduled = false;
+        if self.settle(port as usize, ctx.now()) {
+            self.request_allocation(ctx.now(), ctx);
+        }
+        self.try_transmit(sh, port, ctx, st);
+    }
+
+    /// Sends the next packet of output `o` (link arbitration: round-robin over the VCs
+    /// that have a packet and, towards a switch, credits for all of it) if the link is
+    /// free; otherwise makes sure a `LinkFree` event will come back when it frees.
+    pub(super) fn try_transmit(
+        &mut self,
+        sh: &Shared,
+        o: PortId,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        let t = ctx.now();
+        let vcs = self.vcs;
+        let port = &mut self.ports[o as usize];
+        if port.nic == UNCONNECTED {
+            return;
+        }
+        if port.link_busy_until as u64 > t {
+            // Come back when the link frees (once).
+            if !port.wake_scheduled {
+                port.wake_scheduled = true;
+                ctx.schedule_self(port.link_busy_until as u64 - t, SelfEvent::LinkFree { port: o });
+            }
+            return;
+        }
+        if self.settle(o as usize, t) {
+            self.request_allocation(t, ctx);
+        }
+        let port = &self.ports[o as usize];
+        let to_nic = port.leads_to_nic();
+        let start = port.vc_rr as usize;
+        let queued = port.out_queued;
+        let first = o as usize * vcs;
+        let mut chosen = None;
+        for k in 0..vcs {
+            let v = (start + k) % vcs;
+            if queued & out_vc_bit(v) == 0 {
+                continue;
+            }
+            let c = &self.channels[first + v];
+            if let Some(slot) = c.output.front() {
+                if to_nic || c.credits >= self.slab[slot as usize].packet.size {
+                    chosen = Some(v);
+                    break;
+                }
+            }
+        }
+        let Some(v) = chosen else { return };
+        let slot = self.channels[first + v].output.pop_front(&self.slab).expect("chosen VC has a packet");
+        if v < 31 && self.channels[first + v].output.is_empty() {
+            self.ports[o as usize].out_queued &= !out_vc_bit(v);
+        }
+        let packet = self.slab[slot as usize].packet;
+        self.release(slot);
+        let size = packet.size;
+        let c = &mut self.channels[first + v];
+        if !to_nic {
+            c.credits -= size;
+        }
+        let wake = c.space_waiter;
+        if !to_nic {
+            self.ports[o as usize].occupancy += size as u32;
+        }
+        let queued = match self.ports[o as usize].out_queued {
+            0 => false,
+            bits if bits < 1 << 31 => true,
+            _ => (first..first + vcs).any(|q| !self.channels[q].output.is_empty()),
+        };
+        let port = &mut self.ports[o as usize];
+        port.vc_rr = ((v + 1) % vcs) as u8;
+        port.link_busy_until = (t + size as u64) as u32;
+        port.pending_vc = v as u8;
+        port.pending_phits = size;
+        if (wake || queued) && !port.wake_scheduled {
+            port.wake_scheduled = true;
+            ctx.schedule_self(size as u64, SelfEvent::LinkFree { port: o });
+        }
+        st.departures += 1;
+        st.period.link_transmissions += 1;
+        if Self::in_measurement(sh, t) {
+            port.phits += size as u32;
+            if !to_nic {
+                if st.vc_phits.len() < vcs {
+                    st.vc_phits.resize(vcs, 0);
+                }
+                st.vc_phits[v] += size as u64;
+            }
+        }
+        let (nic, latency, route, peer_port) = (port.nic, port.route.latency(), port.route, port.peer_port);
+        if to_nic {
+            // The tail reaches the endpoint `latency + size - 1` cycles from now. Nothing
+            // can change that, so the delivery is queued here and accounted when its time
+            // has passed, without an event, unless packets of different sizes would break
+            // the queue's time order.
+            let at = t + latency + size as u64 - 1;
+            self.flush_deliveries(sh, t, st);
+            if self.deliveries.back().is_none_or(|d| d.0 <= at) {
+                self.deliveries.push_back((at, nic, packet));
+            } else {
+                ctx.schedule_self(at - t, SelfEvent::Deliver { nic, packet });
+            }
+        } else {
+            ctx.send_link(route, LinkMsg::Head { port: peer_port, packet });
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! What a router's events carry, in two kinds of separate types: [`LinkMsg`], the messages
+//! that cross a link from one router to another (possibly to another partition or rank),
+//! and [`SelfEvent`], the events a router schedules for itself, each with its priority
+//! within a cycle.
+//!
+//! The engine moves one message type per logical process, [`Msg`]. Wrapping the two kinds
+//! (`Msg::Link(LinkMsg)`, `Msg::Local(SelfEvent)`) would cost an outer tag: both kinds hold
+//! a 32-byte packet behind their own tag, so neither leaves room for the other's, and an
+//! engine event would grow from 64 to 72 bytes, past a cache line, on every packet-hop.
+//! So `Msg` is flat, the seven variants side by side under one tag, and only this file
+//! knows it: routers build a `LinkMsg` or a `SelfEvent` and post it through [`Post`]
+//! (which converts it and, for self-events, supplies the priority), and take a received
+//! `Msg` apart with [`Msg::split`]. The conversions are moves between same-shaped
+//! variants, which the optimiser folds into the one match on the tag.
+
+use super::RouterCtx;
+use crate::packet::Packet;
+use crate::topology::PortId;
+use engine::LinkRoute;
+use serde::{Deserialize, Serialize};
+
+/// A message that crosses a link: it arrives `latency` cycles after it was sent, at the
+/// router at the far end. Link messages come before self-events in every cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkMsg {
+    /// A packet head arrives at input `port`.
+    Head {
+        /// Receiving input port.
+        port: PortId,
+        /// The packet.
+        packet: Packet,
+    },
+    /// Credits arrive at output `port` for downstream VC `vc`.
+    Credit {
+        /// Output port the credits are for.
+        port: PortId,
+        /// Downstream VC.
+        vc: u8,
+        /// Phits freed.
+        phits: u16,
+    },
+}
+
+/// An event a router schedules for itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SelfEvent {
+    /// The link of output `port` is free again (the last tail has left). Scheduled only
+    /// when something waits for it: a queued packet, or the allocator waiting for room.
+    LinkFree {
+        /// Output port.
+        port: PortId,
+    },
+    /// The tail of `packet` reaches endpoint `nic`.
+    Deliver {
+        /// Local endpoint index.
+        nic: u16,
+        /// The packet.
+        packet: Packet,
+    },
+    /// Endpoint `nic` generates a packet.
+    Generate {
+        /// Local endpoint index.
+        nic: u16,
+    },
+    /// Endpoint `nic` tries to inject its next packet.
+    Inject {
+        /// Local endpoint index.
+        nic: u16,
+    },
+    /// Run the switch allocator.
+    Allocate,
+}
+
+impl SelfEvent {
+    /// Priority within a cycle (link arrivals always come first): link frees, deliveries,
+    /// generation, injection, then allocation, which sees everything that arrived.
+    #[inline]
+    pub fn priority(&self) -> u16 {
+        match self {
+            SelfEvent::LinkFree { .. } => 1,
+            SelfEvent::Deliver { .. } => 2,
+            SelfEvent::Generate { .. } => 3,
+            SelfEvent::Inject { .. } => 4,
+            SelfEvent::Allocate => 5,
+        }
+    }
+}
+
+/// A router's message as the engine carries it: a [`LinkMsg`] or a [`SelfEvent`], flat
+/// under one tag so that an event stays 64 bytes (see the module docs). Build it from
+/// either kind with `From`; take it apart with [`Msg::split`].
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub enum Msg {
+    /// [`LinkMsg::Head`].
+    Head {
+        /// Receiving input port.
+        port: PortId,
+        /// The packet.
+        packet: Packet,
+    },
+    /// [`LinkMsg::Credit`].
+    Credit {
+        /// Output port the credits are for.
+        port: PortId,
+        /// Downstream VC.
+        vc: u8,
+        /// Phits freed.
+        phits: u16,
+    },
+    /// [`SelfEvent::LinkFree`].
+    LinkFree {
+        /// Output port.
+        port: PortId,
+    },
+    /// [`SelfEvent::Deliver`].
+    Deliver {
+        /// Local endpoint index.
+        nic: u16,
+        /// The packet.
+        packet: Packet,
+    },
+    /// [`SelfEvent::Generate`].
+    Generate {
+        /// Local endpoint index.
+        nic: u16,
+    },
+    /// [`SelfEvent::Inject`].
+    Inject {
+        /// Local endpoint index.
+        nic: u16,
+    },
+    /// [`SelfEvent::Allocate`].
+    Allocate,
+}
+
+/// A received [`Msg`], by kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsgKind {
+    /// It came over a link.
+    Link(LinkMsg),
+    /// The router scheduled it for itself.
+    Local(SelfEvent),
+}
+
+impl Msg {
+    /// The message as what it is: a link message or a self-event.
+    #[inline]
+    pub fn split(self) -> MsgKind {
+        match self {
+            Msg::Head { port, packet } => MsgKind::Link(LinkMsg::Head { port, packet }),
+            Msg::Credit { port, vc, phits } => MsgKind::Link(LinkMsg::Credit { port, vc, phits }),
+            Msg::LinkFree { port } => MsgKind::Local(SelfEvent::LinkFree { port }),
+            Msg::Deliver { nic, packet } => MsgKind::Local(SelfEvent::Deliver { nic, packet }),
+            Msg::Generate { nic } => MsgKind::Local(SelfEvent::Generate { nic }),
+            Msg::Inject { nic } => MsgKind::Local(SelfEvent::Inject { nic }),
+            Msg::Allocate => MsgKind::Local(SelfEvent::Allocate),
+        }
+    }
+}
+
+impl From<LinkMsg> for Msg {
+    #[inline]
+    fn from(msg: LinkMsg) -> Msg {
+        match msg {
+            LinkMsg::Head { port, packet } => Msg::Head { port, packet },
+            LinkMsg::Credit { port, vc, phits } => Msg::Credit { port, vc, phits },
+        }
+    }
+}
+
+impl From<SelfEvent> for Msg {
+    #[inline]
+    fn from(event: SelfEvent) -> Msg {
+        match event {
+            SelfEvent::LinkFree { port } => Msg::LinkFree { port },
+            SelfEvent::Deliver { nic, packet } => Msg::Deliver { nic, packet },
+            SelfEvent::Generate { nic } => Msg::Generate { nic },
+            SelfEvent::Inject { nic } => Msg::Inject { nic },
+            SelfEvent::Allocate => Msg::Allocate,
+        }
+    }
+}
+
+/// How a router posts its messages: link messages on a link, self-events at their
+/// priority. The only way the router's code hands messages to the engine.
+pub(super) trait Post {
+    /// Sends `msg` on the link `route` (it arrives after the link's latency).
+    fn send_link(&mut self, route: LinkRoute, msg: LinkMsg);
+    /// Schedules `event` for this router `delay` cycles from now.
+    fn schedule_self(&mut self, delay: u64, event: SelfEvent);
+}
+
+impl Post for RouterCtx<'_> {
+    #[inline]
+    fn send_link(&mut self, route: LinkRoute, msg: LinkMsg) {
+        self.send_on(route, msg.into());
+    }
+
+    #[inline]
+    fn schedule_self(&mut self, delay: u64, event: SelfEvent) {
+        self.schedule(delay, event.priority(), event.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_is_one_cache_line() {
+        // Every packet-hop moves one event through the engine's queues: a 32-byte packet,
+        // the variant's tag and port, and the engine's time, LP and tie-breaker.
+        assert_eq!(std::mem::size_of::<Msg>(), 40);
+        assert_eq!(std::mem::size_of::<engine::Event<Msg>>(), 64);
+        // The nested layout the flat `Msg` avoids.
+        #[allow(dead_code)]
+        enum Nested {
+            Link(LinkMsg),
+            Local(SelfEvent),
+        }
+        assert_eq!(std::mem::size_of::<engine::Event<Nested>>(), 72);
+    }
+
+    #[test]
+    fn messages_split_back_into_what_they_were_built_from() {
+        let packet = Packet::new(3, 7, 9, 16, 100);
+        let links = [LinkMsg::Head { port: 4, packet }, LinkMsg::Credit { port: 5, vc: 1, phits: 16 }];
+        for msg in links {
+            assert_eq!(Msg::from(msg).split(), MsgKind::Link(msg));
+        }
+        let events = [
+            SelfEvent::LinkFree { port: 2 },
+            SelfEvent::Deliver { nic: 1, packet },
+            SelfEvent::Generate { nic: 6 },
+            SelfEvent::Inject { nic: 6 },
+            SelfEvent::Allocate,
+        ];
+        for (k, event) in events.into_iter().enumerate() {
+            assert_eq!(Msg::from(event).split(), MsgKind::Local(event));
+            // The order of self-events within a cycle.
+            assert_eq!(event.priority(), k as u16 + 1);
+        }
+    }
+}

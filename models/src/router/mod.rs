@@ -1,0 +1,389 @@
+//! The router (switch) logical process with its endpoints (NICs).
+//!
+//! # Model: virtual cut-through at packet granularity
+//! A packet of `S` phits holds a link for `S` cycles (1 phit/cycle); only its head is
+//! simulated, the tail follows `S - 1` cycles behind. Per hop:
+//!
+//! 1. the head arrives at an input VC buffer (`t_a`) and is routed after the
+//!    router delay `R` (pipeline latency);
+//! 2. the separable allocator (input-first, round-robin at inputs over VCs and at outputs
+//!    over inputs) moves it across the crossbar into the chosen output VC buffer when
+//!    that buffer has room for the whole packet (VCT). Input and output crossbar ports
+//!    stay busy `ceil(S / speedup)` cycles;
+//! 3. the output link sends it when the link is free and the downstream input VC has
+//!    credits for the whole packet; the head arrives downstream after the link latency.
+//!
+//! Zero-load latency is therefore `sum(link latencies) + switches x R + (S - 1)`, counted
+//! from the head leaving the source to the tail reaching the destination.
+//!
+//! Credits for a packet go upstream when its head leaves the input buffer. Both ends
+//! stream at least 1 phit/cycle and a new packet needs room for all `S` phits, so the
+//! buffer never holds more than its capacity. Output buffer room is freed when the tail
+//! has left (`S` cycles after the head).
+//!
+//! # Events
+//! A router receives two kinds of events (`messages.rs`): link messages ([`LinkMsg`]: a
+//! packet head, credits) from the routers at the far ends of its links, and events it
+//! schedules for itself ([`SelfEvent`]: a link frees, a delivery, generation and injection
+//! at an endpoint, an allocator pass), ordered within a cycle by their priority. The engine
+//! carries both in one flat [`Msg`], so that an event stays one cache line. Several things
+//! happen without events because nothing can change them: the release of output-buffer
+//! room when a tail leaves, credit returns to the endpoints, injection's arrival at the
+//! router and deliveries to own endpoints.
+//!
+//! # Layout of the state
+//! At a million endpoints the routers' state is far larger than the caches, so the cost of
+//! an event is mostly the cache lines it touches. Everything about one port (both
+//! directions, crossbar, link, arbitration pointers, statistics) is one 64-byte `PortState`;
+//! everything about one VC of a port (input buffer, output buffer, credits, routed head)
+//! is one `VcState`, the VCs of a port side by side. Buffered packets live in a per-router
+//! slab and the buffers are linked lists through it, so a router holds memory for the
+//! packets it has, not for its buffers' capacity. Scratch space of the allocator and the
+//! statistics that merge by addition live once per partition ([`PartitionState`]).
+//!
+//! # Files
+//! - `mod.rs` (here): parameters, the shared read-only state, the [`Router`] and its
+//!   `RouterState`, construction, and the dispatch of events ([`LogicalProcess`]);
+//! - `messages.rs`: [`LinkMsg`], [`SelfEvent`] and their carrier [`Msg`];
+//! - `buffers.rs`: the port and VC records, the packet slab and its queues;
+//! - `nic.rs`: the endpoints: generation, injection under credits, delivery;
+//! - `allocator.rs`: head arrival, routing, the separable allocator;
+//! - `link.rs`: transmission on output links;
+//! - `stats.rs`: [`PartitionStats`] and what a router reports.
+
+mod allocator;
+mod buffers;
+mod link;
+mod messages;
+mod nic;
+mod stats;
+
+pub use messages::{LinkMsg, Msg, MsgKind, SelfEvent};
+pub use nic::Nic;
+pub use stats::{BlockedChannel, Delivery, PartitionStats};
+
+use crate::packet::Packet;
+use crate::rng::{self, Purpose, Rng};
+use crate::routing::{Routes, Selection};
+use crate::topology::{EndpointMap, Port, PortId, PortTarget, SwitchId};
+use crate::traffic::{geometric_gap, Pattern};
+use allocator::Scratch;
+use buffers::{Held, PortState, Queue, VcState, NETWORK, NIL, UNCONNECTED};
+use engine::{Ctx, LinkRoute, LogicalProcess};
+use messages::Post;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Router and endpoint parameters, validated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RouterParams {
+    /// Virtual channels per port.
+    pub vcs: u8,
+    /// Input buffer per VC, in phits.
+    pub input_buffer: u32,
+    /// Output buffer per VC, in phits.
+    pub output_buffer: u32,
+    /// Packet length in phits.
+    pub packet_size: u16,
+    /// Crossbar speedup: phits per cycle a crossbar port moves.
+    pub speedup: u16,
+    /// Cycles from head arrival to the head being routed and eligible for allocation.
+    pub router_delay: u64,
+}
+
+/// The ports of a rank's switches and the engine link of each: all a router needs of the
+/// network besides the [`EndpointMap`].
+#[derive(Clone, Debug, Default)]
+pub struct LocalPorts {
+    /// `ports[start[i]..start[i + 1]]` are the ports of the rank's `i`-th switch.
+    pub start: Vec<u32>,
+    /// The ports, switch by switch.
+    pub ports: Vec<Port>,
+    /// The engine link (index in the rank's link list) of every port in `ports`;
+    /// `u32::MAX` for terminal and unconnected ports.
+    pub links: Vec<u32>,
+    /// Where every link of the rank's list delivers, for the run's partitioning.
+    pub routes: Vec<LinkRoute>,
+    /// Latency of every link class.
+    pub class_latency: Vec<u64>,
+}
+
+impl LocalPorts {
+    /// Ports of the rank's `i`-th switch.
+    #[inline]
+    pub fn of(&self, i: usize) -> &[Port] {
+        &self.ports[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+
+    /// Engine links of the rank's `i`-th switch's ports.
+    pub fn links_of(&self, i: usize) -> &[u32] {
+        &self.links[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+}
+
+/// Everything the routers share, read-only during the run.
+pub struct Shared {
+    /// The ports of this rank's switches.
+    pub ports: Arc<LocalPorts>,
+    /// Routing algorithm, VC policy and escape subnetwork.
+    pub routes: Routes,
+    /// Candidate selection.
+    pub selection: Selection,
+    /// Destination pattern.
+    pub pattern: Pattern,
+    /// Router parameters.
+    pub params: RouterParams,
+    /// Packet generation probability per endpoint per cycle.
+    pub generation_probability: f64,
+    /// Start of the measurement period.
+    pub warmup: u64,
+    /// End of the run; nothing is generated from here on.
+    pub end: u64,
+    /// Where every endpoint is.
+    pub endpoints: EndpointMap,
+    /// Run seed.
+    pub seed: u64,
+    /// Record every delivered packet (for tests).
+    pub record_deliveries: bool,
+}
+
+/// What the routers of one partition share: statistics and scratch space
+/// ([`LogicalProcess::Local`]).
+#[derive(Default)]
+pub struct PartitionState {
+    /// Statistics of the partition's routers.
+    pub stats: PartitionStats,
+    scratch: Scratch,
+}
+
+/// A switch and its endpoints.
+pub struct Router {
+    shared: Arc<Shared>,
+    state: RouterState,
+}
+
+/// The state of a switch and its endpoints. Its methods live in the files of the parts
+/// they model (see the module docs); the fields are visible to all of them.
+struct RouterState {
+    id: SwitchId,
+    /// Index of the switch among the rank's switches ([`LocalPorts`]).
+    local: u32,
+    vcs: usize,
+    /// Packets in input buffers.
+    waiting: u32,
+    /// Free slab slots, most recently freed last.
+    free_slots: Vec<u32>,
+    rng: Rng,
+    ports: Vec<PortState>,
+    /// `port * vcs + vc`.
+    channels: Vec<VcState>,
+    /// Every packet in the router's buffers lives in one slot of this slab from arrival
+    /// to departure; buffers are lists of slots. Freed slots are reused first, so the
+    /// packet data a router touches stays in few, warm cache lines.
+    slab: Vec<Held>,
+    nics: Vec<Nic>,
+    /// Input VCs (`port * vcs + vc`) whose head packet has not been routed yet.
+    unrouted: Vec<u32>,
+    /// One bit per output port with requesters: the allocator looks only at these.
+    wanted_outputs: Vec<u64>,
+    scheduled_allocations: Vec<u64>,
+    /// Packets on their way to an own endpoint: `(delivery time, nic, packet)`, in order.
+    deliveries: VecDeque<(u64, u16, Packet)>,
+    /// Credits on their way back to the endpoints: `(arrival, nic, vc, phits)`, in time
+    /// order; applied lazily, when an endpoint next looks at its credits.
+    nic_credit_returns: VecDeque<(u64, u16, u8, u16)>,
+}
+
+/// The engine's context as a router sees it.
+type RouterCtx<'a> = Ctx<'a, Msg>;
+
+impl Router {
+    /// Bytes that `switches` routers with `ports` ports (all of them together), `vcs` VCs
+    /// and `endpoints` endpoints hold before any packet arrives, with what the engine and
+    /// the rank keep per port and link for them: the memory estimate's "routers"
+    /// ([`crate::memory`]).
+    pub fn bytes(switches: u64, ports: u64, endpoints: u64, vcs: u64) -> u64 {
+        use std::mem::size_of;
+        let per_port = size_of::<PortState>() + size_of::<Port>() + 4 + size_of::<LinkRoute>();
+        // The router, its state, the engine's LP record and its small vectors' headers.
+        let per_switch = size_of::<Router>() + size_of::<RouterState>() + 2 * size_of::<LinkRoute>() + 64;
+        ports * (per_port as u64 + vcs * size_of::<VcState>() as u64)
+            + endpoints * size_of::<Nic>() as u64
+            + switches * per_switch as u64
+    }
+
+    /// Bytes one packet held by a router takes: its slab slot, the event that moves it and
+    /// the credit event it sends back.
+    pub fn packet_bytes() -> u64 {
+        (std::mem::size_of::<Held>() + 2 * std::mem::size_of::<engine::Event<Msg>>()) as u64
+    }
+
+    /// Builds the router of switch `id`, the rank's `local`-th switch, and its endpoints.
+    pub fn new(shared: Arc<Shared>, local: usize, id: SwitchId) -> Self {
+        let p = &shared.params;
+        let vcs = p.vcs as usize;
+        let ports = shared.ports.of(local);
+        let links = shared.ports.links_of(local);
+        let mut nics = Vec::new();
+        let mut states = Vec::with_capacity(ports.len());
+        for (i, port) in ports.iter().enumerate() {
+            // Link latencies are checked to fit 32 bits (engine::link_routes).
+            let latency = shared.ports.class_latency[port.class as usize] as u32;
+            let (nic, route, peer_port) = match port.target {
+                PortTarget::Endpoint(e) => {
+                    nics.push(Nic {
+                        endpoint: e,
+                        port: i as PortId,
+                        inject_scheduled: false,
+                        blocked_on_credits: false,
+                        next_seq: 0,
+                        link_busy_until: 0,
+                        source_queue: Queue::EMPTY,
+                        rng: rng::stream(shared.seed, Purpose::Traffic, e as u64),
+                        generated_phits: 0,
+                        accepted_phits: 0,
+                    });
+                    (nics.len() as u16 - 1, LinkRoute::placeholder(latency), 0)
+                }
+                PortTarget::Switch { port, .. } => (NETWORK, shared.ports.routes[links[i] as usize], port),
+                PortTarget::Unconnected => (UNCONNECTED, LinkRoute::placeholder(latency), 0),
+            };
+            states.push(PortState {
+                link_busy_until: 0,
+                xbar_busy_until: 0,
+                in_xbar_busy_until: 0,
+                in_occupied: 0,
+                occupancy: 0,
+                route,
+                out_queued: 0,
+                phits: 0,
+                peer_port,
+                grant_rr: 0,
+                nic,
+                first_requester: NIL,
+                pending_phits: 0,
+                pending_vc: 0,
+                vc_rr: 0,
+                in_vc_rr: 0,
+                wake_scheduled: false,
+            });
+        }
+        let n = ports.len();
+        let channel = VcState {
+            head_ready: u64::MAX,
+            choice: None,
+            next_requester: NIL,
+            input: Queue::EMPTY,
+            output: Queue::EMPTY,
+            used: 0,
+            // Buffers are checked to hold at most 65,535 phits.
+            credits: p.input_buffer as u16,
+            nic_credits: p.input_buffer as u16,
+            space_waiter: false,
+        };
+        let state = RouterState {
+            id,
+            local: local as u32,
+            vcs,
+            waiting: 0,
+            free_slots: Vec::new(),
+            rng: rng::stream(shared.seed, Purpose::Routing, id as u64),
+            ports: states,
+            channels: vec![channel; n * vcs],
+            slab: Vec::new(),
+            nics,
+            unrouted: Vec::new(),
+            wanted_outputs: vec![0; n.div_ceil(64)],
+            scheduled_allocations: Vec::new(),
+            deliveries: VecDeque::new(),
+            nic_credit_returns: VecDeque::new(),
+        };
+        Router { shared, state }
+    }
+
+    /// Switch id.
+    pub fn id(&self) -> SwitchId {
+        self.state.id
+    }
+
+    /// Index of the switch among the rank's switches.
+    pub fn local_index(&self) -> usize {
+        self.state.local as usize
+    }
+
+    /// The attached endpoints.
+    pub fn nics(&self) -> &[Nic] {
+        &self.state.nics
+    }
+}
+
+impl LogicalProcess for Router {
+    type Msg = Msg;
+    type Local = PartitionState;
+
+    fn start(&mut self, ctx: &mut RouterCtx<'_>, _part: &mut PartitionState) {
+        let Router { shared, state } = self;
+        let p = shared.generation_probability;
+        for (i, nic) in state.nics.iter_mut().enumerate() {
+            if let Some(gap) = geometric_gap(&mut nic.rng, p) {
+                if gap < shared.end {
+                    ctx.schedule_self(gap, SelfEvent::Generate { nic: i as u16 });
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn handle(&mut self, msg: Msg, ctx: &mut RouterCtx<'_>, part: &mut PartitionState) {
+        let Router { shared, state } = self;
+        let sh: &Shared = shared;
+        let stats = &mut part.stats;
+        match msg.split() {
+            MsgKind::Link(msg) => match msg {
+                LinkMsg::Head { port, packet } => state.on_head(sh, port, packet, ctx.now(), ctx, stats),
+                LinkMsg::Credit { port, vc, phits } => state.on_credit(sh, port, vc, phits, ctx, stats),
+            },
+            MsgKind::Local(event) => match event {
+                SelfEvent::LinkFree { port } => state.on_link_free(sh, port, ctx, stats),
+                SelfEvent::Deliver { nic, packet } => state.on_deliver(sh, nic, packet, ctx.now(), stats),
+                SelfEvent::Generate { nic } => state.on_generate(sh, nic, ctx, stats),
+                SelfEvent::Inject { nic } => state.on_inject(sh, nic, ctx, stats),
+                SelfEvent::Allocate => state.allocate(sh, ctx, part),
+            },
+        }
+    }
+
+    #[inline]
+    fn prefetch(&self, msg: &Msg) {
+        let s = &self.state;
+        let channel =
+            |port: PortId, vc: u8| s.channels.as_ptr().wrapping_add(port as usize * s.vcs + vc as usize);
+        match msg.split() {
+            MsgKind::Link(LinkMsg::Head { port, packet }) => {
+                engine::prefetch(s.ports.as_ptr().wrapping_add(port as usize));
+                engine::prefetch(channel(port, packet.vc));
+            }
+            MsgKind::Link(LinkMsg::Credit { port, vc, .. }) => {
+                engine::prefetch(s.ports.as_ptr().wrapping_add(port as usize));
+                engine::prefetch(channel(port, vc));
+            }
+            MsgKind::Local(SelfEvent::LinkFree { port }) => {
+                engine::prefetch(s.ports.as_ptr().wrapping_add(port as usize));
+                engine::prefetch(channel(port, 0));
+            }
+            MsgKind::Local(
+                SelfEvent::Generate { nic } | SelfEvent::Inject { nic } | SelfEvent::Deliver { nic, .. },
+            ) => {
+                engine::prefetch(s.nics.as_ptr().wrapping_add(nic as usize));
+            }
+            MsgKind::Local(SelfEvent::Allocate) => {
+                engine::prefetch(s.wanted_outputs.as_ptr());
+                for &x in s.unrouted.iter().take(4) {
+                    engine::prefetch(s.channels.as_ptr().wrapping_add(x as usize));
+                    engine::prefetch(s.ports.as_ptr().wrapping_add(x as usize / s.vcs));
+                }
+            }
+        }
+    }
+}

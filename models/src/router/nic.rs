@@ -1,0 +1,233 @@
+//! The endpoints (NICs) attached to a router: packet generation, the source queue,
+//! injection into the router under credit flow control, and delivery of arrived packets.
+
+use super::buffers::{Held, Queue, NIL};
+use super::messages::{Post, SelfEvent};
+use super::stats::{Delivery, PartitionStats};
+use super::{RouterCtx, RouterState, Shared};
+use crate::packet::{time32, Packet};
+use crate::rng::Rng;
+use crate::topology::{EndpointId, PortId};
+use crate::traffic::geometric_gap;
+
+/// An endpoint (NIC) attached to the router. Its queued packets live in the router's
+/// slab and its credits for the router's input buffer in that buffer's `VcState`, so an
+/// idle endpoint holds no memory of its own beyond this struct.
+pub struct Nic {
+    /// Global endpoint id.
+    pub endpoint: EndpointId,
+    /// Terminal port on the router.
+    pub(super) port: PortId,
+    /// An `Inject` event is pending for this NIC.
+    pub(super) inject_scheduled: bool,
+    /// The head of the source queue waits for credits.
+    pub(super) blocked_on_credits: bool,
+    pub(super) next_seq: u32,
+    pub(super) link_busy_until: u64,
+    /// Packets generated and not yet injected (unbounded: offered load stays honest past
+    /// saturation).
+    pub(super) source_queue: Queue,
+    pub(super) rng: Rng,
+    /// Phits generated during the measurement period.
+    pub generated_phits: u64,
+    /// Phits delivered to this endpoint during the measurement period.
+    pub accepted_phits: u64,
+}
+
+impl RouterState {
+    /// Endpoint `nic_index` generates a packet into its source queue and draws the time of
+    /// its next one; an idle endpoint tries to inject it at once.
+    pub(super) fn on_generate(
+        &mut self,
+        sh: &Shared,
+        nic_index: u16,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        let t = ctx.now();
+        let size = sh.params.packet_size;
+        let nic = &mut self.nics[nic_index as usize];
+        let dst = sh.pattern.destination(nic.endpoint, &mut nic.rng);
+        let packet = Packet::new(nic.endpoint, nic.next_seq, dst, size, t);
+        nic.next_seq = nic.next_seq.wrapping_add(1);
+        let was_idle = nic.source_queue.is_empty();
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.slab[slot as usize].packet = packet;
+                slot
+            }
+            None => {
+                self.slab.push(Held { packet, ready: 0, next: NIL });
+                self.slab.len() as u32 - 1
+            }
+        };
+        nic.source_queue.push_back(slot, &mut self.slab);
+        st.generated_total += 1;
+        st.period.generated_packets += 1;
+        st.period.generated_phits += size as u64;
+        if Self::in_measurement(sh, t) {
+            nic.generated_phits += size as u64;
+            st.measured.generated_packets += 1;
+            st.measured.generated_phits += size as u64;
+        }
+        if let Some(gap) = geometric_gap(&mut nic.rng, sh.generation_probability) {
+            if t + 1 + gap < sh.end {
+                ctx.schedule_self(1 + gap, SelfEvent::Generate { nic: nic_index });
+            }
+        }
+        if was_idle {
+            self.try_inject(sh, nic_index, ctx, st);
+        }
+    }
+
+    /// A pending `Inject` event of endpoint `nic_index` comes due.
+    #[inline]
+    pub(super) fn on_inject(
+        &mut self,
+        sh: &Shared,
+        nic_index: u16,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        self.nics[nic_index as usize].inject_scheduled = false;
+        self.try_inject(sh, nic_index, ctx, st)
+    }
+
+    /// Endpoint `nic_index` sends the head of its source queue to the router if its link
+    /// is free and it has credits for the whole packet; otherwise it schedules an `Inject`
+    /// event for when that may change.
+    pub(super) fn try_inject(
+        &mut self,
+        sh: &Shared,
+        nic_index: u16,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        let t = ctx.now();
+        let nic = &mut self.nics[nic_index as usize];
+        let Some(front) = nic.source_queue.front() else {
+            return;
+        };
+        if nic.link_busy_until > t {
+            // Come back when the link is free (once).
+            if !nic.inject_scheduled {
+                nic.inject_scheduled = true;
+                ctx.schedule_self(nic.link_busy_until - t, SelfEvent::Inject { nic: nic_index });
+            }
+            return;
+        }
+        let size = self.slab[front as usize].packet.size;
+        let vc = 0usize;
+        let port = nic.port;
+        // Credits come back lazily: apply those whose time has come.
+        while let Some(&(at, n, v, phits)) = self.nic_credit_returns.front() {
+            if at > t {
+                break;
+            }
+            let p = self.nics[n as usize].port as usize;
+            self.channels[p * self.vcs + v as usize].nic_credits += phits;
+            self.nic_credit_returns.pop_front();
+        }
+        let nic = &mut self.nics[nic_index as usize];
+        let credits = &mut self.channels[port as usize * self.vcs + vc].nic_credits;
+        if *credits < size {
+            nic.blocked_on_credits = true;
+            let next_return = self.nic_credit_returns.iter().find(|r| r.1 == nic_index);
+            if let Some(&(at, _, _, _)) = next_return {
+                if !nic.inject_scheduled {
+                    nic.inject_scheduled = true;
+                    ctx.schedule_self(at - t, SelfEvent::Inject { nic: nic_index });
+                }
+            }
+            return;
+        }
+        nic.blocked_on_credits = false;
+        *credits -= size;
+        let slot = nic.source_queue.pop_front(&self.slab).expect("non-empty");
+        let mut packet = self.slab[slot as usize].packet;
+        self.free_slots.push(slot);
+        nic.link_busy_until = t + size as u64;
+        packet.injected = time32(t);
+        packet.vc = vc as u8;
+        let src_switch = self.id;
+        let (dst_switch, _) = sh.endpoints.locate(packet.dst);
+        sh.routes.routing.init(src_switch, dst_switch, &mut packet.route, &mut self.rng);
+        let latency = self.ports[port as usize].route.latency();
+        st.departures += 1;
+        st.period.injected_packets += 1;
+        st.period.injected_phits += size as u64;
+        if Self::in_measurement(sh, t) {
+            st.measured.injected_packets += 1;
+            st.measured.injected_phits += size as u64;
+        }
+        // The head reaches the router's input after the terminal link's latency. Nothing can
+        // overtake it on that link, so it is queued at once with its ready time instead of
+        // travelling as an event; the allocator ignores it until then.
+        if !nic.source_queue.is_empty() && !nic.inject_scheduled {
+            nic.inject_scheduled = true;
+            ctx.schedule_self(size as u64, SelfEvent::Inject { nic: nic_index });
+        }
+        self.on_head(sh, port, packet, t + latency, ctx, st);
+    }
+
+    /// Accounts the queued deliveries whose time is before `now`.
+    #[inline]
+    pub(super) fn flush_deliveries(&mut self, sh: &Shared, now: u64, st: &mut PartitionStats) {
+        while let Some(&(at, nic, packet)) = self.deliveries.front() {
+            if at >= now {
+                break;
+            }
+            self.deliveries.pop_front();
+            self.on_deliver(sh, nic, packet, at, st);
+        }
+    }
+
+    /// The tail of `packet` reaches endpoint `nic_index` at `t`: statistics.
+    pub(super) fn on_deliver(
+        &mut self,
+        sh: &Shared,
+        nic_index: u16,
+        packet: Packet,
+        t: u64,
+        s: &mut PartitionStats,
+    ) {
+        let nic = &mut self.nics[nic_index as usize];
+        let size = packet.size as u64;
+        let (created, injected) = (packet.created as u64, packet.injected as u64);
+        let latency = t - created;
+        let network_latency = t - injected;
+        s.arrivals += 1;
+        s.delivered_total += 1;
+        let period = &mut s.period;
+        period.delivered_packets += 1;
+        period.delivered_phits += size;
+        period.latency_sum += latency;
+        period.network_latency_sum += network_latency;
+        period.hops_sum += packet.hops as u64;
+        if Self::in_measurement(sh, t) {
+            nic.accepted_phits += size;
+            s.measured.delivered_phits += size;
+            s.measured.delivered_packets += 1;
+        }
+        if Self::in_measurement(sh, created) {
+            s.measured.latency_sum += latency;
+            s.measured.network_latency_sum += network_latency;
+            s.measured.hops_sum += packet.hops as u64;
+            s.latency.record(latency);
+            s.network_latency.record(network_latency);
+            s.hops.record(packet.hops as u64);
+        }
+        if sh.record_deliveries {
+            s.deliveries.push(Delivery {
+                id: packet.id,
+                src: packet.src(),
+                dst: packet.dst,
+                received_by: nic.endpoint,
+                created,
+                injected,
+                delivered: t,
+                hops: packet.hops,
+            });
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! The router's statistics: what the routers of a partition count
+//! ([`PartitionStats`]), the records of delivered packets and blocked channels, and the
+//! measurement window.
+
+use super::{PartitionState, Router, RouterState, Shared};
+use crate::stats::{Counters, Histogram};
+use crate::topology::{EndpointId, PortId, SwitchId};
+use serde::{Deserialize, Serialize};
+
+/// An input VC that held packets when a deadlock was declared.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockedChannel {
+    /// Switch.
+    pub switch: SwitchId,
+    /// Input port.
+    pub port: PortId,
+    /// VC.
+    pub vc: u8,
+    /// Packets queued.
+    pub packets: u32,
+    /// Output port and VC its head waits for (`u16::MAX`/`u8::MAX` if not routed yet).
+    pub wants_port: PortId,
+    /// Output VC the head waits for.
+    pub wants_vc: u8,
+}
+
+/// A delivered packet, as recorded for tests and traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delivery {
+    /// Packet id.
+    pub id: u64,
+    /// Source endpoint.
+    pub src: EndpointId,
+    /// Destination endpoint.
+    pub dst: EndpointId,
+    /// Endpoint that received it (must equal `dst`).
+    pub received_by: EndpointId,
+    /// Generation cycle.
+    pub created: u64,
+    /// Injection cycle (head left the source).
+    pub injected: u64,
+    /// Delivery cycle (tail received).
+    pub delivered: u64,
+    /// Switch-to-switch hops.
+    pub hops: u16,
+}
+
+/// Statistics of the routers of one partition. Integer sums and histograms: merging the
+/// partitions' statistics gives the same totals however the routers were spread.
+#[derive(Default)]
+pub struct PartitionStats {
+    /// Counters since the last sample.
+    pub period: Counters,
+    /// Counters over the measurement period.
+    pub measured: Counters,
+    /// Latency (creation to delivery) of measured packets.
+    pub latency: Histogram,
+    /// Network latency (injection to delivery) of measured packets.
+    pub network_latency: Histogram,
+    /// Switch-to-switch hops of measured packets.
+    pub hops: Histogram,
+    /// Phits sent per VC over network links during the measurement period.
+    pub vc_phits: Vec<u64>,
+    /// Packets that left an endpoint or an output port (all time).
+    pub departures: u64,
+    /// Packets that reached an input port or were delivered (all time).
+    pub arrivals: u64,
+    /// Packets generated (all time).
+    pub generated_total: u64,
+    /// Packets delivered (all time).
+    pub delivered_total: u64,
+    /// Every delivered packet (only with `record_deliveries`).
+    pub deliveries: Vec<Delivery>,
+}
+
+/// What a router reports to the run: link use, the period's counters, resident packets
+/// and, after a deadlock, the occupied inputs.
+impl Router {
+    /// Phits sent through each port during the measurement period.
+    pub fn port_phits(&self) -> impl Iterator<Item = u64> + '_ {
+        self.state.ports.iter().map(|p| p.phits as u64)
+    }
+
+    /// Takes the partition's counters of the current sampling period, resetting them.
+    /// `now` is the checkpoint time: every router's deliveries before it are accounted
+    /// first.
+    pub fn take_period(routers: &mut [Router], part: &mut PartitionState, now: u64) -> Counters {
+        for r in routers.iter_mut() {
+            let Router { shared, state } = r;
+            state.flush_deliveries(shared, now, &mut part.stats);
+        }
+        std::mem::take(&mut part.stats.period)
+    }
+
+    /// Packets held by this router: in source queues, input buffers and output buffers.
+    pub fn resident_packets(&self) -> u64 {
+        let s = &self.state;
+        let queued: u64 = s.nics.iter().map(|n| n.source_queue.len as u64).sum();
+        let buffered: u64 = s.channels.iter().map(|c| (c.input.len + c.output.len) as u64).sum();
+        queued + buffered
+    }
+
+    /// Packets waiting in source queues.
+    pub fn source_queued_packets(&self) -> u64 {
+        self.state.nics.iter().map(|n| n.source_queue.len as u64).sum()
+    }
+
+    /// Input VCs holding packets, with the output each head waits for.
+    pub fn occupied_inputs(&self) -> Vec<BlockedChannel> {
+        let s = &self.state;
+        (0..s.channels.len())
+            .filter(|&i| !s.channels[i].input.is_empty())
+            .map(|i| {
+                let c = &s.channels[i];
+                let (wants_port, wants_vc) = c.choice.map_or((PortId::MAX, u8::MAX), |c| (c.port, c.vc));
+                BlockedChannel {
+                    switch: s.id,
+                    port: (i / s.vcs) as PortId,
+                    vc: (i % s.vcs) as u8,
+                    packets: c.input.len as u32,
+                    wants_port,
+                    wants_vc,
+                }
+            })
+            .collect()
+    }
+}
+
+impl RouterState {
+    /// Whether time `t` lies in the measurement period.
+    #[inline]
+    pub(super) fn in_measurement(sh: &Shared, t: u64) -> bool {
+        t >= sh.warmup && t < sh.end
+    }
+}
