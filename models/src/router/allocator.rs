@@ -164,9 +164,9 @@ impl RouterState {
 
     /// Routes the head of an input VC: candidates, VC policy, selection. With an escape
     /// subnetwork only candidates whose output VC has room for the packet are considered
-    /// (the seed's "if it satisfies flow-control requirements"), and `None` means none has:
-    /// the head is routed again later, so a packet blocked in the routing VCs can still
-    /// take the escape (Duato).
+    /// (SurePath's "if it satisfies flow-control requirements", Camarero et al. 2024,
+    /// section 3.2), and `None` means none has: the head is routed again later, so a
+    /// packet blocked in the routing VCs can still take the escape (Duato).
     fn route(
         &mut self,
         sh: &Shared,
