@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# A/B speed comparison of two xnet builds on one config, runs alternating (A B A B ...)
+# so that the machine's drift hits both alike. Prints each run's simulation wall time and
+# the sum of its partitions' compute seconds, then the best and the median of each build.
+#
+#   scripts/bench-ab.sh OLD_XNET NEW_XNET [CONFIG] [THREADS] [RUNS] [--set ...]
+#
+# Default: configs/hyperx-2d-16.toml (the core benchmark), 1 thread, 5 runs each.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+old=$1; new=$2; cfg=${3:-configs/hyperx-2d-16.toml}; threads=${4:-1}; runs=${5:-5}
+shift $(( $# < 5 ? $# : 5 ))
+py=python3; [ -x .venv/bin/python3 ] && py=.venv/bin/python3
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+for i in $(seq "$runs"); do
+  for which in old new; do
+    bin=$old; [ "$which" = new ] && bin=$new
+    "$bin" run "$cfg" -t "$threads" -q -o "$out/$which.h5" "$@" >/dev/null
+    $py - "$out/$which.h5" "$which" <<'PY' >>"$out/times"
+import sys, h5py
+with h5py.File(sys.argv[1]) as f:
+    p = f["points/000"].attrs
+    compute = float(sum(p["partition_compute_seconds"]))
+    print(sys.argv[2], float(p["wall_seconds"]), compute)
+PY
+    tail -1 "$out/times"
+  done
+done
+$py - "$out/times" <<'PY'
+import sys, statistics
+rows = [l.split() for l in open(sys.argv[1])]
+for which in ("old", "new"):
+    wall = [float(r[1]) for r in rows if r[0] == which]
+    comp = [float(r[2]) for r in rows if r[0] == which]
+    print(f"{which}: wall best {min(wall):.3f} median {statistics.median(wall):.3f} s; "
+          f"compute best {min(comp):.3f} median {statistics.median(comp):.3f} s")
+PY
