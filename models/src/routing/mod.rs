@@ -4,6 +4,10 @@
 //! picks one with a [`Selection`] policy, optionally after a [`VcPolicy`] rewrote the VCs.
 //! Ejection at the destination switch is handled by the router, so routings only deal
 //! with switch-to-switch hops.
+//!
+//! Each routing is one file ending with its [`RoutingEntry`] (see [`registry`]); the
+//! `routing_registry!` list below declares the files and gathers the entries into
+//! [`ROUTINGS`]. [`SELECTIONS`] and [`VC_POLICIES`] name the selections and VC policies.
 
 pub mod escape;
 pub mod graph;

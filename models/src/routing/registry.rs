@@ -8,9 +8,8 @@
 //! name known routings and docs/configuration.md's tables are generated from the list.
 //!
 //! What the deadlock verifier needs from a routing is declared by the built routing itself
-//! ([`Routing::reads`](super::Routing::reads) and
-//! [`Routing::initial_states`](super::Routing::initial_states)), since it may depend on
-//! what was built.
+//! ([`Routing::reads`] and [`Routing::initial_states`]), since it may depend on what was
+//! built.
 
 use super::{Routing, VcPolicy, ROUTINGS};
 use crate::config::ConfigError;
