@@ -72,6 +72,10 @@ enum Command {
         /// Comma-separated loads (phits/cycle/endpoint); default: `traffic.loads`.
         #[arg(long, value_delimiter = ',')]
         loads: Vec<f64>,
+        /// Stop after the first saturated point (backlog still growing; see the
+        /// `saturated` column): the loads after it are not run.
+        #[arg(long)]
+        stop_at_saturation: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -221,9 +225,9 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             };
             let cfg = Config::parse(&text, &common.set)?;
             let load = cfg.traffic.load;
-            simulate(cfg, &name, config.as_deref(), &[load], &common, cluster)
+            simulate(cfg, &name, config.as_deref(), &[load], false, &common, cluster)
         }
-        Command::Sweep { config, loads, common } => {
+        Command::Sweep { config, loads, stop_at_saturation, common } => {
             let cfg = Config::parse(&read(&config)?, &common.set)?;
             let loads = if loads.is_empty() { cfg.traffic.loads.clone() } else { loads };
             if loads.is_empty() {
@@ -232,7 +236,7 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             if let Some(bad) = loads.iter().find(|l| !(0.0..=1.0).contains(*l)) {
                 bail!("--loads: {bad} is outside [0, 1] phits/cycle/endpoint");
             }
-            simulate(cfg, &stem(&config), Some(&config), &loads, &common, cluster)
+            simulate(cfg, &stem(&config), Some(&config), &loads, stop_at_saturation, &common, cluster)
         }
         Command::Topo { config, set, no_memory_check } => {
             let cfg = Config::parse(&read(&config)?, &set)?;

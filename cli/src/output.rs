@@ -195,6 +195,7 @@ pub struct TimeRow {
 pub struct SummaryRow {
     point: u32,
     completed: u32,
+    saturated: u32,
     load: f64,
     offered_load: f64,
     injected_load: f64,
@@ -215,6 +216,7 @@ pub struct SummaryRow {
     generated_total: u64,
     delivered_total: u64,
     in_flight_end: u64,
+    backlog_growth: f64,
 }
 
 #[derive(H5Type, Clone, Copy)]
@@ -378,6 +380,7 @@ impl ResultFile {
         self.summary_rows.push(SummaryRow {
             point: index as u32,
             completed: u32::from(r.status == models::sim::Status::Completed),
+            saturated: u32::from(s.saturated),
             load: r.load,
             offered_load: s.offered_load,
             injected_load: s.injected_load,
@@ -398,6 +401,7 @@ impl ResultFile {
             generated_total: s.generated_total,
             delivered_total: s.delivered_total,
             in_flight_end: s.in_flight_end,
+            backlog_growth: s.backlog_growth,
         });
         self.room.check((self.summary_rows.len() * std::mem::size_of::<SummaryRow>()) as u64)?;
         if self.file.link_exists("summary") {
@@ -503,9 +507,11 @@ impl PointWriter {
             ("hops_mean", s.hops_mean),
             ("jain_generated", s.jain_generated),
             ("jain_accepted", s.jain_accepted),
+            ("backlog_growth", s.backlog_growth),
         ] {
             attr(g, name, v)?;
         }
+        attr(g, "saturated", u64::from(s.saturated))?;
         for (name, v) in [
             ("generated_total", s.generated_total),
             ("delivered_total", s.delivered_total),

@@ -31,6 +31,7 @@ pub(crate) fn simulate(
     name: &str,
     config_path: Option<&Path>,
     loads: &[f64],
+    stop_at_saturation: bool,
     common: &Common,
     cluster: &mut Cluster,
 ) -> Result<i32> {
@@ -175,6 +176,7 @@ pub(crate) fn simulate(
         };
         // Rank 0 decides how to go on and tells the others (a sweep stops when interrupted).
         let mut code = 0u8;
+        let mut saturated = false;
         if let (Some(r), Some(f), Some(p)) = (result, file.as_mut(), point.as_ref()) {
             if let Some(e) = write_error.take() {
                 return Err(f.fail(e.context("writing the time series")));
@@ -191,11 +193,22 @@ pub(crate) fn simulate(
                     sim.config.simulation.watchdog
                 );
             }
+            saturated = r.summary.saturated;
             results.push(r);
         }
-        code = cluster.comm.broadcast(vec![code]).first().copied().unwrap_or(1);
+        let decision = cluster.comm.broadcast(vec![code, u8::from(saturated)]);
+        code = decision.first().copied().unwrap_or(1);
         exit = exit.max(code as i32);
         if code == 130 {
+            break;
+        }
+        if stop_at_saturation && decision.get(1) == Some(&1) && i + 1 < loads.len() {
+            if rank0 {
+                eprintln!(
+                    "load {load}: saturated (backlog still growing); --stop-at-saturation skips loads {:?}",
+                    &loads[i + 1..]
+                );
+            }
             break;
         }
     }
@@ -241,7 +254,7 @@ pub(crate) fn peak_rss_bytes() -> Option<u64> {
 
 fn print_summary(results: &[RunResult]) {
     println!(
-        "{:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>6} {:>11} {:>8} {:>10}",
+        "{:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>6} {:>9} {:>11} {:>8} {:>10}",
         "load",
         "offered",
         "accepted",
@@ -250,6 +263,7 @@ fn print_summary(results: &[RunResult]) {
         "net.mean",
         "hops",
         "jain",
+        "saturated",
         "status",
         "wall s",
         "Mhops/s"
@@ -257,7 +271,7 @@ fn print_summary(results: &[RunResult]) {
     for r in results {
         let s = &r.summary;
         println!(
-            "{:>7.3} {:>9.4} {:>9.4} {:>9.1} {:>9.0} {:>8.1} {:>8.3} {:>6.3} {:>11} {:>8.2} {:>10.2}",
+            "{:>7.3} {:>9.4} {:>9.4} {:>9.1} {:>9.0} {:>8.1} {:>8.3} {:>6.3} {:>9} {:>11} {:>8.2} {:>10.2}",
             r.load,
             s.offered_load,
             s.accepted_load,
@@ -266,6 +280,7 @@ fn print_summary(results: &[RunResult]) {
             s.network_latency_mean,
             s.hops_mean,
             s.jain_accepted,
+            if s.saturated { "yes" } else { "no" },
             r.status.as_str(),
             r.wall_seconds,
             r.packet_hops as f64 / r.wall_seconds.max(1e-9) / 1e6

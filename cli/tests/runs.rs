@@ -63,7 +63,7 @@ fn readme_sample_output_is_what_the_default_run_prints() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     let row = stdout.lines().skip_while(|l| !l.starts_with("   load   offered")).nth(1).expect("summary row");
     // Everything up to the status column is deterministic; wall time and speed are not.
-    let figures = |line: &str| line.split_whitespace().take(9).map(str::to_string).collect::<Vec<_>>();
+    let figures = |line: &str| line.split_whitespace().take(10).map(str::to_string).collect::<Vec<_>>();
     assert_eq!(
         figures(sample),
         figures(row),
@@ -97,6 +97,32 @@ fn sweep_writes_one_point_per_load_and_a_summary_row_each() {
     for r in &summary {
         assert!((r.accepted_load - r.load).abs() < 0.03, "{r:?}");
     }
+}
+
+#[test]
+fn a_sweep_marks_saturated_points_and_can_stop_at_the_first() {
+    let dir = TempDir::new().unwrap();
+    let cfg = write(dir.path(), "rrg.toml", RANDOM_REGULAR);
+    let out = dir.path().join("sweep.h5");
+    let args = ["sweep", s(&cfg), "--loads", "0.1,1.0,0.2", "--stop-at-saturation", "-t", "2", "-o", s(&out)];
+    let o = xnet_expect(dir.path(), &args, 0);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("load 1: saturated") && stderr.contains("skips loads [0.2]"), "{}", describe(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let saturated: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("completed"))
+        .filter_map(|l| l.split_whitespace().nth(8))
+        .collect();
+    assert_eq!(saturated, ["no", "yes"], "{stdout}");
+    let f = open(&out);
+    assert_eq!(f.group("points").unwrap().member_names().unwrap(), ["000", "001"]);
+    let summary: Vec<SummaryRow> = rows(&f, "summary");
+    assert_eq!(summary.iter().map(|r| r.saturated).collect::<Vec<_>>(), [0, 1], "{summary:?}");
+    assert!(summary[0].backlog_growth.abs() < 0.01 && summary[1].backlog_growth > 0.1, "{summary:?}");
+    let point = f.group("points/001").unwrap();
+    assert_eq!(attr_u64(&point, "saturated"), 1);
+    assert_eq!(attr_f64(&point, "backlog_growth"), summary[1].backlog_growth);
 }
 
 #[test]

@@ -36,7 +36,12 @@ fn hyperx_uniform_accepts_offered_load_below_saturation() {
     let over = summary(HYPERX_8X8, &["traffic.load=1.0"]);
     for s in [&low, &mid] {
         assert!((s.accepted_load - s.offered_load).abs() < 0.02 * s.offered_load, "{s:?}");
+        assert!(!s.saturated && s.backlog_growth.abs() < 0.005, "{s:?}");
     }
+    // Past saturation the backlog grows by what is offered and not accepted.
+    assert!(over.saturated, "{over:?}");
+    let excess = 1.0 - over.accepted_load / over.offered_load;
+    assert!((over.backlog_growth - excess).abs() < 0.05, "{} vs {excess}: {over:?}", over.backlog_growth);
     // Past saturation the network accepts less than offered (input-queued switches with
     // speedup 1) and latency explodes.
     assert!(over.accepted_load < 0.9, "{over:?}");
@@ -60,6 +65,8 @@ fn dragonfly_adversarial_min_is_capped_at_one_over_a_p() {
         ],
     );
     assert!((s.accepted_load - 1.0 / 8.0).abs() < 0.01, "{s:?}");
+    // Offered 0.6, accepted 1/8: the backlog grows by 1 - (1/8) / 0.6 of the generation.
+    assert!(s.saturated && (s.backlog_growth - (1.0 - 0.125 / 0.6)).abs() < 0.03, "{s:?}");
 }
 
 #[test]
@@ -87,4 +94,5 @@ fn dragonfly_adversarial_valiant_and_ugal_go_well_beyond_min() {
         &["routing.algorithm=dragonfly_valiant", "traffic.pattern=group_shift", "traffic.load=0.2"],
     );
     assert!((light.accepted_load - light.offered_load).abs() < 0.02 * light.offered_load, "{light:?}");
+    assert!(!light.saturated, "{light:?}");
 }

@@ -255,10 +255,12 @@ pub struct TimeRow {
 pub struct SummaryRow {
     pub point: u32,
     pub completed: u8,
+    pub saturated: u8,
     pub load: f64,
     pub offered_load: f64,
     pub accepted_load: f64,
     pub measured_delivered: u64,
+    pub backlog_growth: f64,
 }
 
 /// A subset of the columns of `/points/NNN/blocked_channels`.

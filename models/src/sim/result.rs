@@ -103,6 +103,44 @@ pub struct Summary {
     pub in_flight_end: u64,
     /// Of those, still waiting in source queues.
     pub source_queued_end: u64,
+    /// The share of the packets generated in the second half of the measurement window
+    /// that the network did not deliver in it: how fast packets pile up in source queues
+    /// and buffers (the growth of the packets in flight over their generation). About 0
+    /// below saturation; the excess of offered over accepted load above it.
+    pub backlog_growth: f64,
+    /// The point is saturated: `backlog_growth` above [`SATURATED_BACKLOG`], so the
+    /// latency figures describe the packets that got through, not a steady state.
+    pub saturated: bool,
+}
+
+/// The `backlog_growth` above which a point counts as saturated: 2 % of the packets
+/// generated in the second half of the measurement window still pile up. Below saturation
+/// the packets in flight only fluctuate around their steady level, a far smaller share of
+/// what a half-window generates; above it they grow by the excess of offered over accepted
+/// load.
+pub const SATURATED_BACKLOG: f64 = 0.02;
+
+/// The share of the packets generated in the second half of the measurement window
+/// `[warmup, end)` that were not delivered in it, from the time series (the first half
+/// lets the packets in flight reach their steady level after warm-up). `measured` covers
+/// the whole window and stands in when no sample period lies in the second half.
+fn backlog_growth(samples: &[Sample], warmup: u64, end: u64, measured: &Counters) -> f64 {
+    let middle = warmup + end.saturating_sub(warmup) / 2;
+    let (mut generated, mut delivered, mut start) = (0u64, 0u64, 0u64);
+    for s in samples {
+        if start >= middle && s.time <= end {
+            generated += s.counters.generated_packets;
+            delivered += s.counters.delivered_packets;
+        }
+        start = s.time;
+    }
+    if generated == 0 {
+        (generated, delivered) = (measured.generated_packets, measured.delivered_packets);
+    }
+    if generated == 0 {
+        return 0.0;
+    }
+    (generated as f64 - delivered as f64) / generated as f64
 }
 
 /// Everything a run produced.
@@ -223,6 +261,7 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
         (&all.measured, &all.latency, &all.network_latency, &all.hops);
     let window = (cycles.min(time).saturating_sub(warmup)).max(1) as f64;
     let per = |phits: u64| phits as f64 / window / endpoints as f64;
+    let backlog_growth = backlog_growth(&samples, warmup, cycles.min(time), measured);
     let summary = Summary {
         offered_load: per(measured.generated_phits),
         injected_load: per(measured.injected_phits),
@@ -244,6 +283,8 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
         delivered_total: all.delivered,
         in_flight_end: all.generated - all.delivered,
         source_queued_end: all.queued,
+        backlog_growth,
+        saturated: backlog_growth > SATURATED_BACKLOG,
     };
     let packet_hops =
         samples.iter().map(|s| s.counters.link_transmissions + s.counters.injected_packets).sum();
@@ -267,5 +308,34 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
         engine,
         packet_hops,
         wall_seconds,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(time: u64, generated: u64, delivered: u64) -> Sample {
+        let counters =
+            Counters { generated_packets: generated, delivered_packets: delivered, ..Default::default() };
+        Sample { time, counters, in_flight: 0, accepted_load: 0.0, mean_latency: 0.0 }
+    }
+
+    #[test]
+    fn backlog_growth_reads_the_second_half_of_the_window() {
+        // Window [100, 500): the fill-up after warm-up (periods before 300) is ignored.
+        let filling = [sample(100, 50, 0), sample(200, 100, 20), sample(300, 100, 60)];
+        let steady = [sample(400, 100, 100), sample(500, 100, 98)];
+        let all: Vec<Sample> = filling.iter().chain(&steady).cloned().collect();
+        let whole = Counters::default();
+        assert!((backlog_growth(&all, 100, 500, &whole) - 0.01).abs() < 1e-12);
+        // Growing backlog: half of the generation piles up.
+        let growing = [sample(400, 100, 50), sample(500, 100, 50)];
+        let all: Vec<Sample> = filling.iter().chain(&growing).cloned().collect();
+        assert!((backlog_growth(&all, 100, 500, &whole) - 0.5).abs() < 1e-12);
+        // No sample period in the second half: the whole window's counters stand in.
+        let whole = Counters { generated_packets: 10, delivered_packets: 7, ..Default::default() };
+        assert!((backlog_growth(&[sample(500, 400, 0)], 0, 500, &whole) - 0.3).abs() < 1e-12);
+        assert_eq!(backlog_growth(&[], 0, 500, &Counters::default()), 0.0);
     }
 }
