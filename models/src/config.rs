@@ -8,7 +8,7 @@
 //! `registry`), and the topology is only parsed here (`topology::TopologySpec` builds it).
 
 use crate::registry::{names, unknown};
-use crate::router::RouterParams;
+use crate::router::{InjectionVc, RouterParams};
 use crate::routing::{registry as routings, RoutingEntry, Selection, VcPolicy};
 use crate::topology::{Network, NetworkSize, TopologyError, TopologySpec};
 use crate::traffic::{PatternSpec, PATTERNS};
@@ -99,6 +99,14 @@ pub struct RouterSection {
     /// Router pipeline delay in cycles, 0..=1000. Default 2.
     #[serde(default = "d_delay")]
     pub router_delay: u64,
+    /// Which VC of the router's input an endpoint injects into (see
+    /// [`INJECTION_VCS`](crate::router::INJECTION_VCS)). Default `zero`.
+    #[serde(default)]
+    pub injection_vc: InjectionVc,
+    /// Packets an endpoint's source queue holds; a packet generated while it is full is
+    /// refused and counted (`refused_load`). 0 (default): unbounded.
+    #[serde(default)]
+    pub source_queue: u32,
 }
 
 fn d_vcs() -> u8 {
@@ -129,6 +137,8 @@ impl Default for RouterSection {
             packet_size: d_size(),
             speedup: d_speedup(),
             router_delay: d_delay(),
+            injection_vc: InjectionVc::default(),
+            source_queue: 0,
         }
     }
 }
@@ -494,6 +504,8 @@ impl Config {
             packet_size: r.packet_size,
             speedup: r.speedup,
             router_delay: r.router_delay,
+            injection_vc: r.injection_vc,
+            source_queue: r.source_queue,
         }
     }
 

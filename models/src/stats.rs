@@ -115,10 +115,15 @@ impl Histogram {
 /// Counters of one sampling period (or of the whole measurement).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
-    /// Packets generated.
+    /// Packets generated (into a source queue).
     pub generated_packets: u64,
     /// Phits generated.
     pub generated_phits: u64,
+    /// Packets refused at generation because the source queue was full
+    /// (`router.source_queue`); not counted in `generated_packets`.
+    pub refused_packets: u64,
+    /// Phits refused.
+    pub refused_phits: u64,
     /// Packets whose head left the source endpoint.
     pub injected_packets: u64,
     /// Phits injected.
@@ -145,6 +150,8 @@ impl Counters {
     pub fn merge(&mut self, o: &Counters) {
         self.generated_packets += o.generated_packets;
         self.generated_phits += o.generated_phits;
+        self.refused_packets += o.refused_packets;
+        self.refused_phits += o.refused_phits;
         self.injected_packets += o.injected_packets;
         self.injected_phits += o.injected_phits;
         self.delivered_packets += o.delivered_packets;

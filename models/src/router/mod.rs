@@ -63,6 +63,7 @@ pub use nic::Nic;
 pub use stats::{BlockedChannel, Delivery, PartitionStats};
 
 use crate::packet::Packet;
+use crate::registry::Choice;
 use crate::rng::{self, Purpose, Rng};
 use crate::routing::{Routes, Selection};
 use crate::topology::{EndpointMap, Port, PortId, PortTarget, SwitchId};
@@ -90,6 +91,52 @@ pub struct RouterParams {
     pub speedup: u16,
     /// Cycles from head arrival to the head being routed and eligible for allocation.
     pub router_delay: u64,
+    /// Which input VC endpoints inject into.
+    pub injection_vc: InjectionVc,
+    /// Packets a source queue holds (0: unbounded).
+    pub source_queue: u32,
+}
+
+/// Which VC of the router's input port an endpoint injects a packet into.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InjectionVc {
+    /// Always VC 0: the source queue is a FIFO behind one input buffer.
+    #[default]
+    Zero,
+    /// The VC with the most credits among those a packet may start on: the routing's VCs
+    /// (below an escape subnetwork's), or only VC 0 under a DAVC policy, whose VC count
+    /// starts at the injection VC (the DAVC paper injects on VC 0). Ties go to the lowest.
+    Any,
+}
+
+/// The injection VC choices `router.injection_vc` accepts.
+pub const INJECTION_VCS: &[Choice<InjectionVc>] = &[
+    Choice { value: InjectionVc::Zero, name: "zero", doc: "always VC 0 (default)" },
+    Choice {
+        value: InjectionVc::Any,
+        name: "any",
+        doc: "the VC with the most credits among those a packet may start on (the routing's VCs below an escape subnetwork; VC 0 under DAVC), as CAMINOS's servers do",
+    },
+];
+
+impl InjectionVc {
+    /// The name in configs.
+    pub fn name(self) -> &'static str {
+        Choice::name_of(INJECTION_VCS, self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for InjectionVc {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Choice::parse(INJECTION_VCS, &name).map_err(serde::de::Error::custom)
+    }
+}
+
+impl serde::Serialize for InjectionVc {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
 }
 
 /// The ports of a rank's switches and the engine link of each: all a router needs of the
@@ -134,6 +181,8 @@ pub struct Shared {
     pub pattern: Pattern,
     /// Router parameters.
     pub params: RouterParams,
+    /// VCs `0..injection_vcs` a packet may be injected on (see [`InjectionVc`]).
+    pub injection_vcs: u8,
     /// Packet generation probability per endpoint per cycle.
     pub generation_probability: f64,
     /// Start of the measurement period.

@@ -48,6 +48,19 @@ impl RouterState {
         let size = sh.params.packet_size;
         let nic = &mut self.nics[nic_index as usize];
         let dst = sh.pattern.destination(nic.endpoint, &mut nic.rng);
+        let cap = sh.params.source_queue;
+        if cap > 0 && nic.source_queue.len as u32 >= cap {
+            // A full source queue refuses the packet (the destination was drawn all the
+            // same, so the accepted packets keep the stream of an unbounded queue).
+            st.period.refused_packets += 1;
+            st.period.refused_phits += size as u64;
+            if Self::in_measurement(sh, t) {
+                st.measured.refused_packets += 1;
+                st.measured.refused_phits += size as u64;
+            }
+            self.schedule_generation(sh, nic_index, ctx);
+            return;
+        }
         let packet = Packet::new(nic.endpoint, nic.next_seq, dst, size, t);
         nic.next_seq = nic.next_seq.wrapping_add(1);
         let was_idle = nic.source_queue.is_empty();
@@ -70,13 +83,21 @@ impl RouterState {
             st.measured.generated_packets += 1;
             st.measured.generated_phits += size as u64;
         }
+        self.schedule_generation(sh, nic_index, ctx);
+        if was_idle {
+            self.try_inject(sh, nic_index, ctx, st);
+        }
+    }
+
+    /// Draws when endpoint `nic_index` generates its next packet.
+    #[inline]
+    fn schedule_generation(&mut self, sh: &Shared, nic_index: u16, ctx: &mut RouterCtx<'_>) {
+        let t = ctx.now();
+        let nic = &mut self.nics[nic_index as usize];
         if let Some(gap) = geometric_gap(&mut nic.rng, sh.generation_probability) {
             if t + 1 + gap < sh.end {
                 ctx.schedule_self(1 + gap, SelfEvent::Generate { nic: nic_index });
             }
-        }
-        if was_idle {
-            self.try_inject(sh, nic_index, ctx, st);
         }
     }
 
@@ -117,7 +138,6 @@ impl RouterState {
             return;
         }
         let size = self.slab[front as usize].packet.size;
-        let vc = 0usize;
         let port = nic.port;
         // Credits come back lazily: apply those whose time has come.
         while let Some(&(at, n, v, phits)) = self.nic_credit_returns.front() {
@@ -128,6 +148,7 @@ impl RouterState {
             self.channels[p * self.vcs + v as usize].nic_credits += phits;
             self.nic_credit_returns.pop_front();
         }
+        let vc = self.injection_vc(sh, port);
         let nic = &mut self.nics[nic_index as usize];
         let credits = &mut self.channels[port as usize * self.vcs + vc].nic_credits;
         if *credits < size {
@@ -168,6 +189,20 @@ impl RouterState {
             ctx.schedule_self(size as u64, SelfEvent::Inject { nic: nic_index });
         }
         self.on_head(sh, port, packet, t + latency, ctx, st);
+    }
+
+    /// The VC to inject on at terminal port `port`: 0, or with `injection_vc = "any"` the
+    /// allowed VC with the most credits (ties to the lowest).
+    #[inline]
+    fn injection_vc(&self, sh: &Shared, port: PortId) -> usize {
+        let base = port as usize * self.vcs;
+        let mut best = 0;
+        for v in 1..sh.injection_vcs as usize {
+            if self.channels[base + v].nic_credits > self.channels[base + best].nic_credits {
+                best = v;
+            }
+        }
+        best
     }
 
     /// Accounts the queued deliveries whose time is before `now`.

@@ -9,10 +9,10 @@
 //! neighbours for table-based minimal routing).
 
 use super::result::{merge, LinkLoad, MergeContext, Partial, Sample, Status};
-use super::routes::build_routes;
+use super::routes::{build_routes, routing_vcs};
 use super::RunResult;
 use crate::config::{Config, ConfigError};
-use crate::router::{LocalPorts, PartitionState, Router, RouterParams, Shared};
+use crate::router::{InjectionVc, LocalPorts, PartitionState, Router, RouterParams, Shared};
 use crate::routing::Routes;
 use crate::stats::Counters;
 use crate::topology::{EndpointMap, LinkClass, Network, PortId, PortTarget, SwitchId};
@@ -201,6 +201,10 @@ impl RankModel {
             selection: cfg.routing.selection,
             pattern: self.pattern.clone(),
             generation_probability: load / params.packet_size as f64,
+            injection_vcs: match params.injection_vc {
+                InjectionVc::Any if !self.routes.vc_policy.is_davc() => routing_vcs(cfg),
+                _ => 1,
+            },
             params,
             warmup: cfg.simulation.warmup,
             end: cfg.simulation.cycles,

@@ -63,8 +63,11 @@ pub struct Sample {
 /// Headline figures of a run over its measurement period.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Summary {
-    /// Offered load: phits generated per cycle per endpoint.
+    /// Offered load: phits generated per cycle per endpoint, refused ones included.
     pub offered_load: f64,
+    /// Refused load: phits refused at generation by a full source queue
+    /// (`router.source_queue`) per cycle per endpoint.
+    pub refused_load: f64,
     /// Injected load: phits that entered the network per cycle per endpoint.
     pub injected_load: f64,
     /// Accepted load: phits delivered per cycle per endpoint.
@@ -103,9 +106,9 @@ pub struct Summary {
     pub in_flight_end: u64,
     /// Of those, still waiting in source queues.
     pub source_queued_end: u64,
-    /// The share of the packets generated in the second half of the measurement window
-    /// that the network did not deliver in it: how fast packets pile up in source queues
-    /// and buffers (the growth of the packets in flight over their generation). About 0
+    /// The share of the packets generated (or refused by a full source queue) in the
+    /// second half of the measurement window that the network did not deliver in it: how
+    /// fast packets pile up in source queues and buffers, or are turned away. About 0
     /// below saturation; the excess of offered over accepted load above it.
     pub backlog_growth: f64,
     /// The point is saturated: `backlog_growth` above [`SATURATED_BACKLOG`], so the
@@ -129,13 +132,14 @@ fn backlog_growth(samples: &[Sample], warmup: u64, end: u64, measured: &Counters
     let (mut generated, mut delivered, mut start) = (0u64, 0u64, 0u64);
     for s in samples {
         if start >= middle && s.time <= end {
-            generated += s.counters.generated_packets;
+            generated += s.counters.generated_packets + s.counters.refused_packets;
             delivered += s.counters.delivered_packets;
         }
         start = s.time;
     }
     if generated == 0 {
-        (generated, delivered) = (measured.generated_packets, measured.delivered_packets);
+        generated = measured.generated_packets + measured.refused_packets;
+        delivered = measured.delivered_packets;
     }
     if generated == 0 {
         return 0.0;
@@ -263,7 +267,8 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
     let per = |phits: u64| phits as f64 / window / endpoints as f64;
     let backlog_growth = backlog_growth(&samples, warmup, cycles.min(time), measured);
     let summary = Summary {
-        offered_load: per(measured.generated_phits),
+        offered_load: per(measured.generated_phits + measured.refused_phits),
+        refused_load: per(measured.refused_phits),
         injected_load: per(measured.injected_phits),
         accepted_load: per(measured.delivered_phits),
         measured_packets: measured.generated_packets,

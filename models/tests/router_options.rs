@@ -1,0 +1,120 @@
+//! Router options: the source queue's cap (refused generation counted, offered load kept
+//! honest) and the injection VC choice (any VC with the most credits, restricted to VC 0
+//! under DAVC and to the routing's VCs below an escape subnetwork), each deterministic for
+//! any number of partitions.
+
+mod common;
+use common::*;
+use xnet_models::sim::RunResult;
+
+const RRG_MINIMAL: &[&str] = &["routing.algorithm=minimal", "router.vcs=4", "simulation.cycles=4000"];
+
+fn with(base: &[&str], more: &[&str]) -> Vec<String> {
+    base.iter().chain(more).map(|s| s.to_string()).collect()
+}
+
+fn run_with(text: &str, overrides: &[String]) -> RunResult {
+    let o: Vec<&str> = overrides.iter().map(String::as_str).collect();
+    run(&build(text, &o), 2)
+}
+
+#[test]
+fn a_full_source_queue_refuses_packets_and_counts_them() {
+    let over = run_with(RRG, &with(RRG_MINIMAL, &["traffic.load=1.0", "router.source_queue=4"]));
+    let s = &over.summary;
+    assert!(s.refused_load > 0.2, "{s:?}");
+    // The offered load stays what the endpoints generate, refused packets included.
+    assert!((s.offered_load - 1.0).abs() < 0.03, "{s:?}");
+    assert!((s.offered_load - s.refused_load - s.accepted_load).abs() < 0.03, "{s:?}");
+    assert!(s.saturated, "{s:?}");
+    // No queue ever holds more than 4 packets: at the end neither.
+    let endpoints = over.endpoint_generated.len() as u64;
+    assert!(s.source_queued_end <= 4 * endpoints, "{} queued", s.source_queued_end);
+    // Nothing lost: refused packets were never generated into the network.
+    assert_eq!(s.generated_total, s.delivered_total + s.in_flight_end);
+    // Below saturation a queue of 20 refuses nothing, and the run equals the unbounded one.
+    let light = with(RRG_MINIMAL, &["traffic.load=0.2"]);
+    let capped = run_with(RRG, &[light.clone(), vec!["router.source_queue=20".to_string()]].concat());
+    assert_eq!(capped.summary.refused_load, 0.0);
+    assert_eq!(format!("{:?}", capped.summary), format!("{:?}", run_with(RRG, &light).summary));
+}
+
+#[test]
+fn injecting_on_any_vc_keeps_zero_load_latency_and_relieves_the_injection_fifo() {
+    let zero =
+        run_with(HYPERX, &with(&[], &["routing.algorithm=minimal", "router.vcs=4", "traffic.load=0.02"]));
+    let any = run_with(
+        HYPERX,
+        &with(
+            &[],
+            &["routing.algorithm=minimal", "router.vcs=4", "traffic.load=0.02", "router.injection_vc=any"],
+        ),
+    );
+    // At (near) zero load the VC does not matter: the latency histogram is the same.
+    assert_eq!(format!("{:?}", zero.latency), format!("{:?}", any.latency));
+    // Past saturation, injecting on four VCs instead of one lets more packets in.
+    let past = ["routing.algorithm=minimal", "router.vcs=4", "traffic.load=1.0"];
+    let zero = run_with(RRG, &with(&past, &[]));
+    let any = run_with(RRG, &with(&past, &["router.injection_vc=any"]));
+    assert!(
+        any.summary.accepted_load > zero.summary.accepted_load,
+        "any {} vs zero {}",
+        any.summary.accepted_load,
+        zero.summary.accepted_load
+    );
+    assert!(any.summary.latency_mean < zero.summary.latency_mean, "{:?} vs {:?}", any.summary, zero.summary);
+}
+
+#[test]
+fn davc_and_the_escape_subnetwork_restrict_injection_to_the_vcs_a_packet_may_start_on() {
+    // DAVC counts VCs up from the injection VC: packets start on VC 0 whatever the option.
+    let davc = ["routing.algorithm=minimal", "routing.vc_policy=davc_np", "router.vcs=8", "traffic.load=0.6"];
+    let zero = run_with(RRG, &with(&davc, &[]));
+    let any = run_with(RRG, &with(&davc, &["router.injection_vc=any"]));
+    assert_eq!(format!("{:?}", zero.summary), format!("{:?}", any.summary));
+    // With an escape subnetwork on the last VC and one routing VC, only VC 0 is allowed.
+    let escape = [
+        "routing.algorithm=minimal",
+        "routing.vc_policy=any",
+        "routing.escape_vcs=1",
+        "router.vcs=2",
+        "traffic.load=0.6",
+    ];
+    let zero = run_with(RRG, &with(&escape, &[]));
+    let any = run_with(RRG, &with(&escape, &["router.injection_vc=any"]));
+    assert_eq!(format!("{:?}", zero.summary), format!("{:?}", any.summary));
+}
+
+#[test]
+fn router_options_are_deterministic_for_any_partitioning() {
+    let sim = build(
+        RRG,
+        &[
+            "routing.algorithm=minimal",
+            "router.vcs=4",
+            "traffic.load=0.9",
+            "router.injection_vc=any",
+            "router.source_queue=6",
+        ],
+    );
+    let fingerprint = |r: RunResult| format!("{:?}|{:?}|{:?}|{:?}", r.summary, r.samples, r.latency, r.links);
+    let reference = fingerprint(run(&sim, 1));
+    assert!(
+        reference.contains("refused_load: 0.") && !reference.contains("refused_load: 0.0,"),
+        "{reference}"
+    );
+    for parts in [2, 3, 4] {
+        assert_eq!(fingerprint(run(&sim, parts)), reference, "{parts} partitions");
+    }
+}
+
+#[test]
+fn bad_router_options_name_the_key_and_the_choices() {
+    let o = ["router.injection_vc=sideways".to_string()];
+    let e = xnet_models::config::Config::parse(RRG, &o).unwrap_err();
+    assert_eq!(e.key, "router.injection_vc", "{e}");
+    assert!(e.message.contains("known: zero, any"), "{e}");
+    let o = ["router.source_queue=-1".to_string()];
+    let e = xnet_models::config::Config::parse(RRG, &o).unwrap_err();
+    assert_eq!(e.key, "router.source_queue", "{e}");
+}
