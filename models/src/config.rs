@@ -107,6 +107,11 @@ pub struct RouterSection {
     /// refused and counted (`refused_load`). 0 (default): unbounded.
     #[serde(default)]
     pub source_queue: u32,
+    /// A head that was not granted chooses again every cycle among the candidates whose
+    /// output VC has room, as CAMINOS's routers do; `false` (default): it keeps its first
+    /// choice until granted.
+    #[serde(default)]
+    pub reselect: bool,
 }
 
 fn d_vcs() -> u8 {
@@ -139,6 +144,7 @@ impl Default for RouterSection {
             router_delay: d_delay(),
             injection_vc: InjectionVc::default(),
             source_queue: 0,
+            reselect: false,
         }
     }
 }
@@ -506,6 +512,7 @@ impl Config {
             router_delay: r.router_delay,
             injection_vc: r.injection_vc,
             source_queue: r.source_queue,
+            reselect: r.reselect,
         }
     }
 

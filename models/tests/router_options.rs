@@ -1,7 +1,7 @@
 //! Router options: the source queue's cap (refused generation counted, offered load kept
-//! honest) and the injection VC choice (any VC with the most credits, restricted to VC 0
-//! under DAVC and to the routing's VCs below an escape subnetwork), each deterministic for
-//! any number of partitions.
+//! honest), the injection VC choice (any VC with the most credits, restricted to VC 0
+//! under DAVC and to the routing's VCs below an escape subnetwork) and blocked heads that
+//! re-select every cycle, each deterministic for any number of partitions.
 
 mod common;
 use common::*;
@@ -66,6 +66,28 @@ fn injecting_on_any_vc_keeps_zero_load_latency_and_relieves_the_injection_fifo()
 }
 
 #[test]
+fn heads_that_reselect_every_cycle_keep_zero_load_latency_and_accept_more_past_saturation() {
+    let light = ["routing.algorithm=minimal", "router.vcs=4", "traffic.load=0.02"];
+    let commit = run_with(HYPERX, &with(&light, &[]));
+    let reselect = run_with(HYPERX, &with(&light, &["router.reselect=true"]));
+    assert_eq!(commit.summary.latency_max, reselect.summary.latency_max);
+    assert!((commit.summary.latency_mean - reselect.summary.latency_mean).abs() < 0.5);
+    let past = ["routing.algorithm=minimal", "router.vcs=4", "traffic.load=1.0"];
+    let commit = run_with(RRG, &with(&past, &[]));
+    let reselect = run_with(RRG, &with(&past, &["router.reselect=true"]));
+    assert!(
+        reselect.summary.accepted_load > commit.summary.accepted_load * 1.02,
+        "reselect {} vs commit {}",
+        reselect.summary.accepted_load,
+        commit.summary.accepted_load
+    );
+    assert_eq!(
+        reselect.summary.generated_total,
+        reselect.summary.delivered_total + reselect.summary.in_flight_end
+    );
+}
+
+#[test]
 fn davc_and_the_escape_subnetwork_restrict_injection_to_the_vcs_a_packet_may_start_on() {
     // DAVC counts VCs up from the injection VC: packets start on VC 0 whatever the option.
     let davc = ["routing.algorithm=minimal", "routing.vc_policy=davc_np", "router.vcs=8", "traffic.load=0.6"];
@@ -95,6 +117,7 @@ fn router_options_are_deterministic_for_any_partitioning() {
             "traffic.load=0.9",
             "router.injection_vc=any",
             "router.source_queue=6",
+            "router.reselect=true",
         ],
     );
     let fingerprint = |r: RunResult| format!("{:?}|{:?}|{:?}|{:?}", r.summary, r.samples, r.latency, r.links);

@@ -163,10 +163,12 @@ impl RouterState {
     }
 
     /// Routes the head of an input VC: candidates, VC policy, selection. With an escape
-    /// subnetwork only candidates whose output VC has room for the packet are considered
-    /// (SurePath's "if it satisfies flow-control requirements", Camarero et al. 2024,
-    /// section 3.2), and `None` means none has: the head is routed again later, so a
-    /// packet blocked in the routing VCs can still take the escape (Duato).
+    /// subnetwork, or when blocked heads re-select (`router.reselect`), only candidates
+    /// whose output VC has room for the packet are considered (SurePath's "if it satisfies
+    /// flow-control requirements", Camarero et al. 2024, section 3.2; CAMINOS's routers
+    /// likewise choose among the candidates with room), and `None` means none has: the
+    /// head is routed again later, so a packet blocked in the routing VCs can still take
+    /// the escape (Duato).
     fn route(
         &mut self,
         sh: &Shared,
@@ -200,7 +202,7 @@ impl RouterState {
         for c in candidates.iter() {
             engine::prefetch(&self.channels[c.port as usize * self.vcs + c.vc as usize]);
         }
-        if sh.routes.escape.is_some() {
+        if sh.routes.escape.is_some() || sh.params.reselect {
             let (size, cap) = (sh.params.packet_size as u32, sh.params.output_buffer);
             candidates.retain(|c| load.buffered(c.port, c.vc) + size <= cap);
             if candidates.is_empty() {
@@ -223,6 +225,11 @@ impl RouterState {
         let PartitionState { stats, scratch } = part;
         let vcs = self.vcs;
         let mut retry_at = u64::MAX;
+        if sh.params.reselect {
+            // Heads that lost the last pass choose again among the candidates with room.
+            self.unroute_requesters();
+            retry_at = t + 1;
+        }
         // The heads to route and the outputs to arbitrate are visited one after another:
         // ask for their packets and port records first, so that the misses overlap.
         for &input in &self.unrouted {
@@ -362,6 +369,25 @@ impl RouterState {
         }
         if retry_at != u64::MAX && self.waiting > 0 {
             self.request_allocation(retry_at, ctx);
+        }
+    }
+
+    /// Takes every routed head off its output's requesters and back among the unrouted
+    /// ones (outputs in increasing order, each output's requesters in list order).
+    fn unroute_requesters(&mut self) {
+        for w in 0..self.wanted_outputs.len() {
+            let mut word = std::mem::take(&mut self.wanted_outputs[w]);
+            while word != 0 {
+                let o = w * 64 + word.trailing_zeros() as usize;
+                word &= word - 1;
+                let mut x = std::mem::replace(&mut self.ports[o].first_requester, NIL);
+                while x != NIL {
+                    let requester = &mut self.channels[x as usize];
+                    requester.choice = None;
+                    self.unrouted.push(x);
+                    x = requester.next_requester;
+                }
+            }
         }
     }
 

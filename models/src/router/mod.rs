@@ -95,6 +95,9 @@ pub struct RouterParams {
     pub injection_vc: InjectionVc,
     /// Packets a source queue holds (0: unbounded).
     pub source_queue: u32,
+    /// A head that was not granted chooses again, every cycle, among the candidates whose
+    /// output VC has room (otherwise it keeps its first choice until granted).
+    pub reselect: bool,
 }
 
 /// Which VC of the router's input port an endpoint injects a packet into.
