@@ -8,7 +8,7 @@
 //! `registry`), and the topology is only parsed here (`topology::TopologySpec` builds it).
 
 use crate::registry::{names, unknown};
-use crate::router::{InjectionVc, RouterParams};
+use crate::router::{Crossbar, InjectionVc, RouterParams};
 use crate::routing::{registry as routings, RoutingEntry, Selection, VcPolicy};
 use crate::topology::{Network, NetworkSize, TopologyError, TopologySpec};
 use crate::traffic::{PatternSpec, PATTERNS};
@@ -112,6 +112,9 @@ pub struct RouterSection {
     /// choice until granted.
     #[serde(default)]
     pub reselect: bool,
+    /// The crossbar's ports (see [`CROSSBARS`](crate::router::CROSSBARS)). Default `port`.
+    #[serde(default)]
+    pub crossbar: Crossbar,
 }
 
 fn d_vcs() -> u8 {
@@ -145,6 +148,7 @@ impl Default for RouterSection {
             injection_vc: InjectionVc::default(),
             source_queue: 0,
             reselect: false,
+            crossbar: Crossbar::default(),
         }
     }
 }
@@ -513,6 +517,7 @@ impl Config {
             injection_vc: r.injection_vc,
             source_queue: r.source_queue,
             reselect: r.reselect,
+            crossbar: r.crossbar,
         }
     }
 

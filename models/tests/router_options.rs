@@ -1,7 +1,8 @@
 //! Router options: the source queue's cap (refused generation counted, offered load kept
 //! honest), the injection VC choice (any VC with the most credits, restricted to VC 0
-//! under DAVC and to the routing's VCs below an escape subnetwork) and blocked heads that
-//! re-select every cycle, each deterministic for any number of partitions.
+//! under DAVC and to the routing's VCs below an escape subnetwork), blocked heads that
+//! re-select every cycle and the per-(port, VC) crossbar, each deterministic for any
+//! number of partitions.
 
 mod common;
 use common::*;
@@ -88,6 +89,28 @@ fn heads_that_reselect_every_cycle_keep_zero_load_latency_and_accept_more_past_s
 }
 
 #[test]
+fn a_crossbar_per_port_and_vc_keeps_zero_load_latency_and_relieves_input_blocking() {
+    // Zero load: one packet at a time crosses either crossbar in the same cycles.
+    let light = ["routing.algorithm=dragonfly_min", "traffic.load=0.01"];
+    let port = run_with(DRAGONFLY, &with(&light, &[]));
+    let vc = run_with(DRAGONFLY, &with(&light, &["router.crossbar=vc"]));
+    assert_eq!(port.summary.latency_max, vc.summary.latency_max);
+    assert!((port.summary.latency_mean - vc.summary.latency_mean).abs() < 0.5);
+    // Past saturation MIN's heads of different VCs no longer wait for one another at an
+    // input port.
+    let past = ["routing.algorithm=dragonfly_min", "traffic.load=1.0"];
+    let port = run_with(DRAGONFLY, &with(&past, &[]));
+    let vc = run_with(DRAGONFLY, &with(&past, &["router.crossbar=vc"]));
+    assert!(
+        vc.summary.accepted_load > port.summary.accepted_load * 1.05,
+        "vc {} vs port {}",
+        vc.summary.accepted_load,
+        port.summary.accepted_load
+    );
+    assert_eq!(vc.summary.generated_total, vc.summary.delivered_total + vc.summary.in_flight_end);
+}
+
+#[test]
 fn davc_and_the_escape_subnetwork_restrict_injection_to_the_vcs_a_packet_may_start_on() {
     // DAVC counts VCs up from the injection VC: packets start on VC 0 whatever the option.
     let davc = ["routing.algorithm=minimal", "routing.vc_policy=davc_np", "router.vcs=8", "traffic.load=0.6"];
@@ -118,6 +141,7 @@ fn router_options_are_deterministic_for_any_partitioning() {
             "router.injection_vc=any",
             "router.source_queue=6",
             "router.reselect=true",
+            "router.crossbar=vc",
         ],
     );
     let fingerprint = |r: RunResult| format!("{:?}|{:?}|{:?}|{:?}", r.summary, r.samples, r.latency, r.links);

@@ -54,15 +54,26 @@ fn hyperx_dor_zero_load_latency() {
         pattern = "uniform"
         load = 0.002
     "#;
-    let mut sim = build(text, &[]);
-    let Shape::HyperX(shape) = sim.net.shape.clone() else { unreachable!() };
-    let net = sim.net.clone();
-    let r = run_light(&mut sim);
-    check(&r, |d| {
-        let (a, b) = (net.endpoint_location[d.src as usize].0, net.endpoint_location[d.dst as usize].0);
-        let hops = (0..3).filter(|&k| shape.coord(a, k) != shape.coord(b, k)).count() as u16;
-        (hops, 2 * 3 + hops as u64 * 4 + (hops as u64 + 1) * 3 + 5)
-    });
+    // The formula holds for every router option (none adds delay to a lone packet).
+    let options: [&[&str]; 6] = [
+        &[],
+        &["router.vcs=2", "router.crossbar=vc"],
+        &["router.vcs=2", "router.injection_vc=any"],
+        &["router.vcs=2", "router.reselect=true"],
+        &["router.source_queue=2"],
+        &["router.vcs=2", "router.crossbar=vc", "router.injection_vc=any", "router.reselect=true"],
+    ];
+    for overrides in options {
+        let mut sim = build(text, overrides);
+        let Shape::HyperX(shape) = sim.net.shape.clone() else { unreachable!() };
+        let net = sim.net.clone();
+        let r = run_light(&mut sim);
+        check(&r, |d| {
+            let (a, b) = (net.endpoint_location[d.src as usize].0, net.endpoint_location[d.dst as usize].0);
+            let hops = (0..3).filter(|&k| shape.coord(a, k) != shape.coord(b, k)).count() as u16;
+            (hops, 2 * 3 + hops as u64 * 4 + (hops as u64 + 1) * 3 + 5)
+        });
+    }
 }
 
 #[test]

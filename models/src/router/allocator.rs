@@ -29,6 +29,9 @@ pub(super) struct Scratch {
     touched: Vec<PortId>,
     /// Output ports with a grant in the current pass.
     granted: Vec<PortId>,
+    /// With the per-VC crossbar: `(output port * vcs + output VC, round-robin rank, input,
+    /// input VC)` of the current pass's requests.
+    vc_requests: Vec<(u32, u32, PortId, u8)>,
 }
 
 impl Scratch {
@@ -113,6 +116,17 @@ impl LoadView for Load<'_> {
 }
 
 impl RouterState {
+    /// Until when the crossbar input of input VC `input` (`port * vcs + vc`) is busy: its
+    /// port's, or with the per-VC crossbar its own.
+    #[inline]
+    fn input_busy(&self, input: usize) -> u64 {
+        if self.vc_in_busy.is_empty() {
+            self.ports[input / self.vcs].in_xbar_busy_until as u64
+        } else {
+            self.vc_in_busy[input] as u64
+        }
+    }
+
     /// Makes sure the allocator runs at `at` (once per cycle).
     pub(super) fn request_allocation(&mut self, at: u64, ctx: &mut RouterCtx<'_>) {
         if !self.scheduled_allocations.contains(&at) {
@@ -244,7 +258,7 @@ impl RouterState {
         while k < self.unrouted.len() {
             let input = self.unrouted[k] as usize;
             let ready = self.channels[input].head_ready;
-            let in_busy = self.ports[input / vcs].in_xbar_busy_until as u64;
+            let in_busy = self.input_busy(input);
             // Route when the head can actually leave: adaptive choices then see the
             // freshest occupancy.
             if ready <= t && in_busy <= t {
@@ -298,12 +312,18 @@ impl RouterState {
                 let (i, v) = (x as usize / vcs, x as usize % vcs);
                 let requester = x as usize;
                 x = self.channels[requester].next_requester;
-                let in_busy = self.ports[i].in_xbar_busy_until as u64;
+                let in_busy = self.input_busy(requester);
                 if in_busy > t {
                     retry_at = retry_at.min(in_busy);
                     continue;
                 }
                 let vc = self.channels[requester].choice.expect("requesters are routed").vc;
+                if let Some(&busy) = self.vc_out_busy.get(o * vcs + vc as usize) {
+                    if busy as u64 > t {
+                        retry_at = retry_at.min(busy as u64);
+                        continue;
+                    }
+                }
                 let out = &mut self.channels[o * vcs + vc as usize];
                 if out.used as u32 + size > out_cap {
                     if pending_phits > 0 && pending_vc == vc {
@@ -318,6 +338,13 @@ impl RouterState {
         }
         let transfer = size.div_ceil(sh.params.speedup as u32) as u64;
         let ports = self.ports.len();
+        if !self.vc_out_busy.is_empty() {
+            self.arbitrate_per_vc(sh, scratch, transfer, &mut retry_at, ctx, stats);
+            if retry_at != u64::MAX && self.waiting > 0 {
+                self.request_allocation(retry_at, ctx);
+            }
+            return;
+        }
         scratch.fit(ports);
         // Input arbitration: each input proposes the VC with the smallest round-robin rank
         // from its pointer.
@@ -369,6 +396,43 @@ impl RouterState {
         }
         if retry_at != u64::MAX && self.waiting > 0 {
             self.request_allocation(retry_at, ctx);
+        }
+    }
+
+    /// Arbitration of the per-(port, VC) crossbar: every input VC is a crossbar input of
+    /// its own, so it needs no input arbitration; each (output port, output VC) grants the
+    /// first of its requesters in round-robin order from the output's pointer (input
+    /// port, then VC). Grants take effect in (output, output VC) order.
+    fn arbitrate_per_vc(
+        &mut self,
+        sh: &Shared,
+        scratch: &mut Scratch,
+        transfer: u64,
+        retry_at: &mut u64,
+        ctx: &mut RouterCtx<'_>,
+        stats: &mut PartitionStats,
+    ) {
+        let (vcs, ports) = (self.vcs, self.ports.len());
+        scratch.vc_requests.clear();
+        for &(o, i, v) in &scratch.requests {
+            let out_vc =
+                self.channels[i as usize * vcs + v as usize].choice.expect("requesters are routed").vc;
+            let key = (o as usize * vcs + out_vc as usize) as u32;
+            let from = self.ports[o as usize].grant_rr as usize;
+            let rank = (((i as usize + ports - from) % ports) * vcs + v as usize) as u32;
+            scratch.vc_requests.push((key, rank, i, v));
+        }
+        scratch.vc_requests.sort_unstable();
+        let mut last = u32::MAX;
+        for k in 0..scratch.vc_requests.len() {
+            let (key, _, i, v) = scratch.vc_requests[k];
+            if key == last {
+                // Outvoted: it comes back when the winner's transfer ends.
+                *retry_at = (*retry_at).min(ctx.now() + transfer);
+                continue;
+            }
+            last = key;
+            self.grant(sh, (key as usize / vcs) as PortId, i, v, transfer, ctx, stats);
         }
     }
 
@@ -440,13 +504,22 @@ impl RouterState {
         }
         self.waiting -= 1;
         let ports = self.ports.len() as PortId;
+        let per_vc_crossbar = !self.vc_in_busy.is_empty();
+        if per_vc_crossbar {
+            self.vc_in_busy[input] = (t + transfer) as u32;
+            self.vc_out_busy[o as usize * vcs + choice.vc as usize] = (t + transfer) as u32;
+        }
         let in_port = &mut self.ports[i as usize];
         in_port.in_vc_rr = (v + 1) % vcs as u8;
-        in_port.in_xbar_busy_until = (t + transfer) as u32;
+        if !per_vc_crossbar {
+            in_port.in_xbar_busy_until = (t + transfer) as u32;
+        }
         let (in_to_nic, in_nic, in_latency, in_route, in_peer) =
             (in_port.leads_to_nic(), in_port.nic, in_port.route.latency(), in_port.route, in_port.peer_port);
         let out = &mut self.ports[o as usize];
-        out.xbar_busy_until = (t + transfer) as u32;
+        if !per_vc_crossbar {
+            out.xbar_busy_until = (t + transfer) as u32;
+        }
         out.grant_rr = (i + 1) % ports;
         let to_nic = out.leads_to_nic();
         let packet = &mut self.slab[slot as usize].packet;

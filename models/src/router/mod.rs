@@ -98,6 +98,56 @@ pub struct RouterParams {
     /// A head that was not granted chooses again, every cycle, among the candidates whose
     /// output VC has room (otherwise it keeps its first choice until granted).
     pub reselect: bool,
+    /// What a crossbar transfer holds busy.
+    pub crossbar: Crossbar,
+}
+
+/// The crossbar's ports: what one packet's transfer holds busy for
+/// `ceil(packet_size / speedup)` cycles.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Crossbar {
+    /// One crossbar input per input port and one output per output port: an input port
+    /// sends one packet at a time, whichever VC it comes from (an input-queued switch).
+    #[default]
+    Port,
+    /// One crossbar input per (input port, VC) and one output per (output port, VC), as
+    /// CAMINOS's Basic router moves a phit per cycle for each (port, VC) pair: packets of
+    /// different VCs cross at once, and only heads wanting the same output VC compete.
+    Vc,
+}
+
+/// The crossbar models `router.crossbar` accepts.
+pub const CROSSBARS: &[Choice<Crossbar>] = &[
+    Choice {
+        value: Crossbar::Port,
+        name: "port",
+        doc: "one crossbar input per input port and one output per output port: an input sends one packet at a time, whatever its VC (default)",
+    },
+    Choice {
+        value: Crossbar::Vc,
+        name: "vc",
+        doc: "one crossbar input per (input port, VC) and one output per (output port, VC), as CAMINOS's Basic router: packets of different VCs cross at once; heads compete only for the same output VC",
+    },
+];
+
+impl Crossbar {
+    /// The name in configs.
+    pub fn name(self) -> &'static str {
+        Choice::name_of(CROSSBARS, self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Crossbar {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Choice::parse(CROSSBARS, &name).map_err(serde::de::Error::custom)
+    }
+}
+
+impl serde::Serialize for Crossbar {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
 }
 
 /// Which VC of the router's input port an endpoint injects a packet into.
@@ -245,6 +295,11 @@ struct RouterState {
     /// Credits on their way back to the endpoints: `(arrival, nic, vc, phits)`, in time
     /// order; applied lazily, when an endpoint next looks at its credits.
     nic_credit_returns: VecDeque<(u64, u16, u8, u16)>,
+    /// With `crossbar = "vc"`: until when each crossbar input (`port * vcs + vc`) and
+    /// output (`port * vcs + output vc`) is busy; empty otherwise (the ports' records
+    /// hold the busy times of the per-port crossbar).
+    vc_in_busy: Vec<u32>,
+    vc_out_busy: Vec<u32>,
 }
 
 /// The engine's context as a router sees it.
@@ -350,6 +405,8 @@ impl Router {
             scheduled_allocations: Vec::new(),
             deliveries: VecDeque::new(),
             nic_credit_returns: VecDeque::new(),
+            vc_in_busy: if p.crossbar == Crossbar::Vc { vec![0; n * vcs] } else { Vec::new() },
+            vc_out_busy: if p.crossbar == Crossbar::Vc { vec![0; n * vcs] } else { Vec::new() },
         };
         Router { shared, state }
     }
