@@ -8,7 +8,7 @@
 //! `registry`), and the topology is only parsed here (`topology::TopologySpec` builds it).
 
 use crate::registry::{names, unknown};
-use crate::router::{Crossbar, InjectionVc, RouterParams};
+use crate::router::{Arbitration, Crossbar, InjectionVc, RouterParams};
 use crate::routing::{registry as routings, RoutingEntry, Selection, VcPolicy};
 use crate::topology::{Network, NetworkSize, TopologyError, TopologySpec};
 use crate::traffic::{PatternSpec, PATTERNS};
@@ -115,6 +115,10 @@ pub struct RouterSection {
     /// The crossbar's ports (see [`CROSSBARS`](crate::router::CROSSBARS)). Default `port`.
     #[serde(default)]
     pub crossbar: Crossbar,
+    /// How the allocator's arbiters choose (see
+    /// [`ARBITRATIONS`](crate::router::ARBITRATIONS)). Default `round_robin`.
+    #[serde(default)]
+    pub arbitration: Arbitration,
 }
 
 fn d_vcs() -> u8 {
@@ -149,6 +153,7 @@ impl Default for RouterSection {
             source_queue: 0,
             reselect: false,
             crossbar: Crossbar::default(),
+            arbitration: Arbitration::default(),
         }
     }
 }
@@ -518,6 +523,7 @@ impl Config {
             source_queue: r.source_queue,
             reselect: r.reselect,
             crossbar: r.crossbar,
+            arbitration: r.arbitration,
         }
     }
 

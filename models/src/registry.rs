@@ -2,7 +2,7 @@
 //! selections and traffic patterns.
 //!
 //! Each family keeps its entries next to the code they describe (`topology::TOPOLOGIES`,
-//! `router::INJECTION_VCS`, `router::CROSSBARS`, `routing::ROUTINGS`, `routing::VC_POLICIES`, `routing::SELECTIONS`,
+//! `router::INJECTION_VCS`, `router::CROSSBARS`, `router::ARBITRATIONS`, `routing::ROUTINGS`, `routing::VC_POLICIES`, `routing::SELECTIONS`,
 //! `traffic::PATTERNS`); this module holds what they share: the description of an entry
 //! and of its settings, and the views generated from all of them: `xnet list`, the
 //! "unknown name" errors, and the tables of docs/configuration.md (a test fails when the
@@ -69,6 +69,12 @@ pub fn families() -> Vec<FamilyDoc> {
             key: "router.crossbar",
             settings_table: "",
             entries: crate::router::CROSSBARS.iter().map(|c| c.doc()).collect(),
+        },
+        FamilyDoc {
+            title: "arbitrations",
+            key: "router.arbitration",
+            settings_table: "",
+            entries: crate::router::ARBITRATIONS.iter().map(|c| c.doc()).collect(),
         },
         FamilyDoc {
             title: "routings",

@@ -1,8 +1,8 @@
 //! Router options: the source queue's cap (refused generation counted, offered load kept
-//! honest), the injection VC choice (any VC with the most credits, restricted to VC 0
+//! honest), the injection VC choice (the lowest VC with credits, restricted to VC 0
 //! under DAVC and to the routing's VCs below an escape subnetwork), blocked heads that
-//! re-select every cycle and the per-(port, VC) crossbar, each deterministic for any
-//! number of partitions.
+//! re-select every cycle, the per-(port, VC) crossbar and random arbitration, each
+//! deterministic for any number of partitions.
 
 mod common;
 use common::*;
@@ -142,6 +142,7 @@ fn router_options_are_deterministic_for_any_partitioning() {
             "router.source_queue=6",
             "router.reselect=true",
             "router.crossbar=vc",
+            "router.arbitration=random",
         ],
     );
     let fingerprint = |r: RunResult| format!("{:?}|{:?}|{:?}|{:?}", r.summary, r.samples, r.latency, r.links);

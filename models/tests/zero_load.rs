@@ -61,7 +61,13 @@ fn hyperx_dor_zero_load_latency() {
         &["router.vcs=2", "router.injection_vc=any"],
         &["router.vcs=2", "router.reselect=true"],
         &["router.source_queue=2"],
-        &["router.vcs=2", "router.crossbar=vc", "router.injection_vc=any", "router.reselect=true"],
+        &[
+            "router.vcs=2",
+            "router.crossbar=vc",
+            "router.injection_vc=any",
+            "router.reselect=true",
+            "router.arbitration=random",
+        ],
     ];
     for overrides in options {
         let mut sim = build(text, overrides);

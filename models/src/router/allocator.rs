@@ -9,7 +9,7 @@
 use super::buffers::{out_vc_bit, Held, PortState, VcState, NIL};
 use super::messages::{LinkMsg, Post, SelfEvent};
 use super::stats::PartitionStats;
-use super::{PartitionState, RouterCtx, RouterState, Shared};
+use super::{Arbitration, PartitionState, RouterCtx, RouterState, Shared};
 use crate::packet::Packet;
 use crate::routing::{Candidate, Hop, LoadView};
 use crate::topology::{EndpointId, PortId};
@@ -228,7 +228,8 @@ impl RouterState {
 
     /// Separable allocator. Heads that became ready are routed; then every input with a
     /// ready head for a free output proposes one VC (round-robin over its VCs), and every
-    /// output grants one proposing input (round-robin over inputs). Only outputs that have
+    /// output grants one proposing input (round-robin over inputs); with
+    /// `arbitration = "random"` both choices are uniformly random. Only outputs that have
     /// waiting heads are visited.
     pub(super) fn allocate(&mut self, sh: &Shared, ctx: &mut RouterCtx<'_>, part: &mut PartitionState) {
         let t = ctx.now();
@@ -346,12 +347,17 @@ impl RouterState {
             return;
         }
         scratch.fit(ports);
+        let random = sh.params.arbitration == Arbitration::Random;
         // Input arbitration: each input proposes the VC with the smallest round-robin rank
         // from its pointer.
         scratch.touched.clear();
         let mut outvoted = false;
         for &(o, i, v) in scratch.requests.iter() {
-            let rank = ((v as usize + vcs - self.ports[i as usize].in_vc_rr as usize) % vcs) as u16;
+            let rank = if random {
+                crate::rng::below(&mut self.rng, 1 << 15) as u16
+            } else {
+                ((v as usize + vcs - self.ports[i as usize].in_vc_rr as usize) % vcs) as u16
+            };
             let slot = &mut scratch.proposal[i as usize];
             if slot.0 == u16::MAX {
                 scratch.touched.push(i);
@@ -367,7 +373,11 @@ impl RouterState {
         scratch.granted.clear();
         for &i in &scratch.touched {
             let (_, o, v) = std::mem::replace(&mut scratch.proposal[i as usize], (u16::MAX, 0, 0));
-            let rank = ((i as usize + ports - self.ports[o as usize].grant_rr as usize) % ports) as u16;
+            let rank = if random {
+                crate::rng::below(&mut self.rng, 1 << 15) as u16
+            } else {
+                ((i as usize + ports - self.ports[o as usize].grant_rr as usize) % ports) as u16
+            };
             let slot = &mut scratch.grant_choice[o as usize];
             if slot.0 == u16::MAX {
                 scratch.granted.push(o);
@@ -418,8 +428,12 @@ impl RouterState {
             let out_vc =
                 self.channels[i as usize * vcs + v as usize].choice.expect("requesters are routed").vc;
             let key = (o as usize * vcs + out_vc as usize) as u32;
-            let from = self.ports[o as usize].grant_rr as usize;
-            let rank = (((i as usize + ports - from) % ports) * vcs + v as usize) as u32;
+            let rank = if sh.params.arbitration == Arbitration::Random {
+                crate::rng::below(&mut self.rng, u32::MAX as u64) as u32
+            } else {
+                let from = self.ports[o as usize].grant_rr as usize;
+                (((i as usize + ports - from) % ports) * vcs + v as usize) as u32
+            };
             scratch.vc_requests.push((key, rank, i, v));
         }
         scratch.vc_requests.sort_unstable();

@@ -100,6 +100,54 @@ pub struct RouterParams {
     pub reselect: bool,
     /// What a crossbar transfer holds busy.
     pub crossbar: Crossbar,
+    /// How the allocator's arbiters choose among requests.
+    pub arbitration: Arbitration,
+}
+
+/// How the allocator's arbiters (an input among its VCs, an output among its requesters)
+/// choose.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Arbitration {
+    /// Round-robin from a pointer that moves past each grant.
+    #[default]
+    RoundRobin,
+    /// Uniformly at random (the router's random stream), as CAMINOS's Basic router matches
+    /// requests in a random order.
+    Random,
+}
+
+/// The arbitrations `router.arbitration` accepts.
+pub const ARBITRATIONS: &[Choice<Arbitration>] = &[
+    Choice {
+        value: Arbitration::RoundRobin,
+        name: "round_robin",
+        doc: "round-robin from a pointer that moves past each grant (default)",
+    },
+    Choice {
+        value: Arbitration::Random,
+        name: "random",
+        doc: "uniformly random, from the router's random stream; CAMINOS's Basic router grants requests in a random order",
+    },
+];
+
+impl Arbitration {
+    /// The name in configs.
+    pub fn name(self) -> &'static str {
+        Choice::name_of(ARBITRATIONS, self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Arbitration {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Choice::parse(ARBITRATIONS, &name).map_err(serde::de::Error::custom)
+    }
+}
+
+impl serde::Serialize for Arbitration {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
 }
 
 /// The crossbar's ports: what one packet's transfer holds busy for
@@ -156,9 +204,10 @@ pub enum InjectionVc {
     /// Always VC 0: the source queue is a FIFO behind one input buffer.
     #[default]
     Zero,
-    /// The VC with the most credits among those a packet may start on: the routing's VCs
-    /// (below an escape subnetwork's), or only VC 0 under a DAVC policy, whose VC count
-    /// starts at the injection VC (the DAVC paper injects on VC 0). Ties go to the lowest.
+    /// The lowest VC with credits for the packet among those it may start on, as
+    /// CAMINOS's servers choose (caminos-lib 0.6.3, src/lib.rs): the routing's VCs (below
+    /// an escape subnetwork's), or only VC 0 under a DAVC policy, whose VC count starts at
+    /// the injection VC (the DAVC paper injects on VC 0).
     Any,
 }
 
@@ -168,7 +217,7 @@ pub const INJECTION_VCS: &[Choice<InjectionVc>] = &[
     Choice {
         value: InjectionVc::Any,
         name: "any",
-        doc: "the VC with the most credits among those a packet may start on (the routing's VCs below an escape subnetwork; VC 0 under DAVC), as CAMINOS's servers do",
+        doc: "the lowest VC with credits for the packet among those it may start on (the routing's VCs below an escape subnetwork; VC 0 under DAVC), as CAMINOS's servers choose",
     },
 ];
 

@@ -148,7 +148,7 @@ impl RouterState {
             self.channels[p * self.vcs + v as usize].nic_credits += phits;
             self.nic_credit_returns.pop_front();
         }
-        let vc = self.injection_vc(sh, port);
+        let vc = self.injection_vc(sh, port, size);
         let nic = &mut self.nics[nic_index as usize];
         let credits = &mut self.channels[port as usize * self.vcs + vc].nic_credits;
         if *credits < size {
@@ -192,17 +192,11 @@ impl RouterState {
     }
 
     /// The VC to inject on at terminal port `port`: 0, or with `injection_vc = "any"` the
-    /// allowed VC with the most credits (ties to the lowest).
+    /// lowest allowed VC with credits for a packet of `size` phits (VC 0 if none has).
     #[inline]
-    fn injection_vc(&self, sh: &Shared, port: PortId) -> usize {
+    fn injection_vc(&self, sh: &Shared, port: PortId, size: u16) -> usize {
         let base = port as usize * self.vcs;
-        let mut best = 0;
-        for v in 1..sh.injection_vcs as usize {
-            if self.channels[base + v].nic_credits > self.channels[base + best].nic_credits {
-                best = v;
-            }
-        }
-        best
+        (0..sh.injection_vcs as usize).find(|&v| self.channels[base + v].nic_credits >= size).unwrap_or(0)
     }
 
     /// Accounts the queued deliveries whose time is before `now`.
