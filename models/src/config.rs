@@ -119,6 +119,10 @@ pub struct RouterSection {
     /// [`ARBITRATIONS`](crate::router::ARBITRATIONS)). Default `round_robin`.
     #[serde(default)]
     pub arbitration: Arbitration,
+    /// The preset whose values fill the keys not given (see
+    /// [`PRESETS`](crate::router::PRESETS)); already expanded into the other fields.
+    #[serde(default)]
+    pub preset: Option<String>,
 }
 
 fn d_vcs() -> u8 {
@@ -154,6 +158,7 @@ impl Default for RouterSection {
             reselect: false,
             crossbar: Crossbar::default(),
             arbitration: Arbitration::default(),
+            preset: None,
         }
     }
 }
@@ -281,6 +286,30 @@ pub struct TrafficSection {
     pub load: f64,
     /// Loads for `xnet sweep` (each in `[0, 1]`).
     pub loads: Vec<f64>,
+}
+
+/// Writes the values of `router.preset`, if any, into `[router]` wherever the config does
+/// not set the key itself, so that the stored config text spells out the router it ran.
+fn expand_router_preset(doc: &mut Table) -> Result<(), ConfigError> {
+    let Some(Value::Table(router)) = doc.get_mut("router") else {
+        return Ok(());
+    };
+    let Some(given) = router.get("preset") else {
+        return Ok(());
+    };
+    let Value::String(name) = given else {
+        return Err(ConfigError::new("router.preset", format!("must be a string, got {}", given.type_str())));
+    };
+    let presets = crate::router::PRESETS;
+    let preset = presets
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| unknown("router.preset", name, presets.iter().map(|p| p.name)))?;
+    for setting in preset.settings {
+        let value = parse_value(&format!("router.{}", setting.key), setting.default)?;
+        router.entry(setting.key.to_string()).or_insert(value);
+    }
+    Ok(())
 }
 
 /// A validated configuration.
@@ -416,6 +445,7 @@ impl Config {
             }
         }
         let simulation: SimulationSection = section(&doc, "simulation", None)?;
+        expand_router_preset(&mut doc)?;
         let router: RouterSection = section(&doc, "router", Some(RouterSection::default()))?;
         let routing = parse_routing(&doc)?;
         let topology = match doc.get("topology") {

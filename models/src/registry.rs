@@ -2,7 +2,7 @@
 //! selections and traffic patterns.
 //!
 //! Each family keeps its entries next to the code they describe (`topology::TOPOLOGIES`,
-//! `router::INJECTION_VCS`, `router::CROSSBARS`, `router::ARBITRATIONS`, `routing::ROUTINGS`, `routing::VC_POLICIES`, `routing::SELECTIONS`,
+//! `router::PRESETS`, `router::INJECTION_VCS`, `router::CROSSBARS`, `router::ARBITRATIONS`, `routing::ROUTINGS`, `routing::VC_POLICIES`, `routing::SELECTIONS`,
 //! `traffic::PATTERNS`); this module holds what they share: the description of an entry
 //! and of its settings, and the views generated from all of them: `xnet list`, the
 //! "unknown name" errors, and the tables of docs/configuration.md (a test fails when the
@@ -45,6 +45,8 @@ pub struct FamilyDoc {
     pub key: &'static str,
     /// Where an entry's settings go, with `NAME` for its name, e.g. `[routing.NAME]`.
     pub settings_table: &'static str,
+    /// The headers of a setting's default and meaning columns in the docs.
+    pub setting_columns: (&'static str, &'static str),
     /// The entries, in registry order.
     pub entries: Vec<EntryDoc>,
 }
@@ -56,48 +58,63 @@ pub fn families() -> Vec<FamilyDoc> {
             title: "topologies",
             key: "topology.kind",
             settings_table: "[topology]",
+            setting_columns: ("default", "meaning"),
             entries: crate::topology::TOPOLOGIES.iter().map(|t| t.doc()).collect(),
+        },
+        FamilyDoc {
+            title: "router presets",
+            key: "router.preset",
+            settings_table: "`preset = \"NAME\"` sets",
+            setting_columns: ("value", "source"),
+            entries: crate::router::PRESETS.iter().map(|p| p.doc()).collect(),
         },
         FamilyDoc {
             title: "injection VCs",
             key: "router.injection_vc",
             settings_table: "",
+            setting_columns: ("default", "meaning"),
             entries: crate::router::INJECTION_VCS.iter().map(|c| c.doc()).collect(),
         },
         FamilyDoc {
             title: "crossbars",
             key: "router.crossbar",
             settings_table: "",
+            setting_columns: ("default", "meaning"),
             entries: crate::router::CROSSBARS.iter().map(|c| c.doc()).collect(),
         },
         FamilyDoc {
             title: "arbitrations",
             key: "router.arbitration",
             settings_table: "",
+            setting_columns: ("default", "meaning"),
             entries: crate::router::ARBITRATIONS.iter().map(|c| c.doc()).collect(),
         },
         FamilyDoc {
             title: "routings",
             key: "routing.algorithm",
             settings_table: "[routing.NAME]",
+            setting_columns: ("default", "meaning"),
             entries: crate::routing::ROUTINGS.iter().map(|r| r.doc()).collect(),
         },
         FamilyDoc {
             title: "VC policies",
             key: "routing.vc_policy",
             settings_table: "",
+            setting_columns: ("default", "meaning"),
             entries: crate::routing::VC_POLICIES.iter().map(|c| c.doc()).collect(),
         },
         FamilyDoc {
             title: "selections",
             key: "routing.selection",
             settings_table: "",
+            setting_columns: ("default", "meaning"),
             entries: crate::routing::SELECTIONS.iter().map(|c| c.doc()).collect(),
         },
         FamilyDoc {
             title: "traffic patterns",
             key: "traffic.pattern",
             settings_table: "[traffic]",
+            setting_columns: ("default", "meaning"),
             entries: crate::traffic::PATTERNS.iter().map(|p| p.doc()).collect(),
         },
     ]
@@ -185,12 +202,17 @@ pub fn markdown(family: &FamilyDoc) -> String {
         }
         out.push('\n');
     }
+    let (value, meaning) = family.setting_columns;
     for e in family.entries.iter().filter(|e| !e.settings.is_empty()) {
         let table = family.settings_table.replace("NAME", e.name);
-        out.push_str(&format!(
-            "\n`{table}` for `{}`:\n\n| key | default | meaning |\n| --- | --- | --- |\n",
-            e.name
-        ));
+        let heading = if table.contains('`') {
+            format!("{table}:")
+        } else if family.settings_table.contains("NAME") {
+            format!("`{table}`:")
+        } else {
+            format!("`{table}` for `{}`:", e.name)
+        };
+        out.push_str(&format!("\n{heading}\n\n| key | {value} | {meaning} |\n| --- | --- | --- |\n"));
         for s in e.settings {
             out.push_str(&format!("| `{}` | {} | {} |\n", s.key, cell(s.default), cell(s.doc)));
         }

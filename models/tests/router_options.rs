@@ -166,3 +166,31 @@ fn bad_router_options_name_the_key_and_the_choices() {
     let e = xnet_models::config::Config::parse(RRG, &o).unwrap_err();
     assert_eq!(e.key, "router.source_queue", "{e}");
 }
+
+#[test]
+fn a_preset_fills_the_router_keys_the_config_leaves_out_and_is_spelled_out_in_the_text() {
+    use xnet_models::config::Config;
+    use xnet_models::router::{Arbitration, Crossbar, InjectionVc, PRESETS};
+    let parse = |o: &[&str]| Config::parse(RRG, &o.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    let cfg = parse(&["router.preset=caminos"]).unwrap();
+    let r = &cfg.router;
+    assert_eq!((r.router_delay, r.crossbar, r.arbitration), (0, Crossbar::Vc, Arbitration::Random));
+    assert_eq!((r.reselect, r.injection_vc, r.source_queue), (true, InjectionVc::Any, 20));
+    assert!(
+        cfg.text.contains("crossbar = \"vc\"") && cfg.text.contains("preset = \"caminos\""),
+        "{}",
+        cfg.text
+    );
+    // A key the config gives wins over the preset.
+    let cfg = parse(&["router.preset=caminos", "router.router_delay=2"]).unwrap();
+    assert_eq!(cfg.router.router_delay, 2);
+    // Every preset's values are valid router keys.
+    for p in PRESETS {
+        let cfg =
+            parse(&[&format!("router.preset={}", p.name)]).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        assert_eq!(cfg.router.preset.as_deref(), Some(p.name));
+    }
+    let e = parse(&["router.preset=gem5"]).unwrap_err();
+    assert_eq!(e.key, "router.preset");
+    assert!(e.message.contains("known: caminos, booksim"), "{e}");
+}

@@ -56,10 +56,12 @@ mod buffers;
 mod link;
 mod messages;
 mod nic;
+pub mod presets;
 mod stats;
 
 pub use messages::{LinkMsg, Msg, MsgKind, SelfEvent};
 pub use nic::Nic;
+pub use presets::{Preset, PRESETS};
 pub use stats::{BlockedChannel, Delivery, PartitionStats};
 
 use crate::packet::Packet;
