@@ -22,7 +22,8 @@ trap 'rm -rf "$work"' EXIT
 
 # name | CAMINOS template | xnet config | xnet overrides | loads
 cases=(
-  "HyperX 8x8, uniform, minimal|hyperx-8x8.cfg.in|scripts/validation/hyperx-8x8.toml||0.3 0.9"
+  "HyperX 8x8, uniform, minimal|hyperx-8x8.cfg.in|scripts/validation/hyperx-8x8.toml||0.3 0.7 0.9"
+  "HyperX 4x4x4, uniform, minimal|hyperx-4x4x4.cfg.in|scripts/validation/hyperx-4x4x4.toml|--set router.vcs=3|0.3 0.9"
 )
 
 echo "| case | load | figure | CAMINOS | xnet | difference |"

@@ -8,7 +8,7 @@
 //! `registry`), and the topology is only parsed here (`topology::TopologySpec` builds it).
 
 use crate::registry::{names, unknown};
-use crate::router::{Arbitration, Crossbar, InjectionVc, RouterParams};
+use crate::router::{Arbitration, Crossbar, EjectionVc, InjectionVc, RouterParams};
 use crate::routing::{registry as routings, RoutingEntry, Selection, VcPolicy};
 use crate::topology::{Network, NetworkSize, TopologyError, TopologySpec};
 use crate::traffic::{PatternSpec, PATTERNS};
@@ -119,6 +119,10 @@ pub struct RouterSection {
     /// [`ARBITRATIONS`](crate::router::ARBITRATIONS)). Default `round_robin`.
     #[serde(default)]
     pub arbitration: Arbitration,
+    /// Which output VC of a terminal port packets for an endpoint take (see
+    /// [`EJECTION_VCS`](crate::router::EJECTION_VCS)). Default `zero`.
+    #[serde(default)]
+    pub ejection_vc: EjectionVc,
     /// The preset whose values fill the keys not given (see
     /// [`PRESETS`](crate::router::PRESETS)); already expanded into the other fields.
     #[serde(default)]
@@ -158,6 +162,7 @@ impl Default for RouterSection {
             reselect: false,
             crossbar: Crossbar::default(),
             arbitration: Arbitration::default(),
+            ejection_vc: EjectionVc::default(),
             preset: None,
         }
     }
@@ -554,6 +559,7 @@ impl Config {
             reselect: r.reselect,
             crossbar: r.crossbar,
             arbitration: r.arbitration,
+            ejection_vc: r.ejection_vc,
         }
     }
 

@@ -1,8 +1,8 @@
 //! Router options: the source queue's cap (refused generation counted, offered load kept
 //! honest), the injection VC choice (the lowest VC with credits, restricted to VC 0
 //! under DAVC and to the routing's VCs below an escape subnetwork), blocked heads that
-//! re-select every cycle, the per-(port, VC) crossbar and random arbitration, each
-//! deterministic for any number of partitions.
+//! re-select every cycle, the per-(port, VC) crossbar, random arbitration and ejection on
+//! any VC, each deterministic for any number of partitions, and the presets.
 
 mod common;
 use common::*;
@@ -111,6 +111,21 @@ fn a_crossbar_per_port_and_vc_keeps_zero_load_latency_and_relieves_input_blockin
 }
 
 #[test]
+fn ejecting_on_any_vc_frees_inputs_sooner_past_saturation() {
+    // Many endpoints per switch: heads for own endpoints queue behind one ejection buffer.
+    let past = ["routing.algorithm=minimal", "router.vcs=4", "traffic.load=1.0", "router.crossbar=vc"];
+    let zero = run_with(HYPERX, &with(&past, &[]));
+    let any = run_with(HYPERX, &with(&past, &["router.ejection_vc=any"]));
+    assert!(
+        any.summary.accepted_load > zero.summary.accepted_load * 1.02,
+        "any {} vs zero {}",
+        any.summary.accepted_load,
+        zero.summary.accepted_load
+    );
+    assert_eq!(any.summary.generated_total, any.summary.delivered_total + any.summary.in_flight_end);
+}
+
+#[test]
 fn davc_and_the_escape_subnetwork_restrict_injection_to_the_vcs_a_packet_may_start_on() {
     // DAVC counts VCs up from the injection VC: packets start on VC 0 whatever the option.
     let davc = ["routing.algorithm=minimal", "routing.vc_policy=davc_np", "router.vcs=8", "traffic.load=0.6"];
@@ -143,6 +158,7 @@ fn router_options_are_deterministic_for_any_partitioning() {
             "router.reselect=true",
             "router.crossbar=vc",
             "router.arbitration=random",
+            "router.ejection_vc=any",
         ],
     );
     let fingerprint = |r: RunResult| format!("{:?}|{:?}|{:?}|{:?}", r.summary, r.samples, r.latency, r.links);

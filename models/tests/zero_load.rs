@@ -67,6 +67,7 @@ fn hyperx_dor_zero_load_latency() {
             "router.injection_vc=any",
             "router.reselect=true",
             "router.arbitration=random",
+            "router.ejection_vc=any",
         ],
     ];
     for overrides in options {

@@ -9,7 +9,7 @@
 use super::buffers::{out_vc_bit, Held, PortState, VcState, NIL};
 use super::messages::{LinkMsg, Post, SelfEvent};
 use super::stats::PartitionStats;
-use super::{Arbitration, PartitionState, RouterCtx, RouterState, Shared};
+use super::{Arbitration, EjectionVc, PartitionState, RouterCtx, RouterState, Shared};
 use crate::packet::Packet;
 use crate::routing::{Candidate, Hop, LoadView};
 use crate::topology::{EndpointId, PortId};
@@ -194,7 +194,7 @@ impl RouterState {
         let dst_endpoint = self.slab[slot].packet.dst;
         let (dst_switch, dst_port) = sh.endpoints.locate(dst_endpoint);
         if dst_switch == self.id {
-            return Some(Candidate { port: dst_port, vc: 0, penalty: 0 });
+            return Some(Candidate { port: dst_port, vc: self.ejection_vc(sh, dst_port, now), penalty: 0 });
         }
         let load = Load {
             channels: &self.channels,
@@ -224,6 +224,34 @@ impl RouterState {
             }
         }
         Some(sh.selection.pick(candidates, &load, &mut self.rng))
+    }
+
+    /// The output VC a packet for an own endpoint at terminal port `port` is moved into:
+    /// 0, or with `ejection_vc = "any"` one chosen at random among the VCs with room for
+    /// the packet (and, with the per-VC crossbar, a free crossbar output), 0 if none has.
+    fn ejection_vc(&mut self, sh: &Shared, port: PortId, now: u64) -> u8 {
+        if sh.params.ejection_vc == EjectionVc::Zero {
+            return 0;
+        }
+        let (size, cap) = (sh.params.packet_size as u32, sh.params.output_buffer);
+        let base = port as usize * self.vcs;
+        let mut allowed = 0u64;
+        for v in 0..self.vcs.min(64) {
+            let busy = self.vc_out_busy.get(base + v).is_some_and(|&b| b as u64 > now);
+            if self.channels[base + v].used as u32 + size <= cap && !busy {
+                allowed |= 1 << v;
+            }
+        }
+        if allowed == 0 {
+            return 0;
+        }
+        let mut pick = crate::rng::below(&mut self.rng, allowed.count_ones() as u64);
+        let mut bits = allowed;
+        while pick > 0 {
+            bits &= bits - 1;
+            pick -= 1;
+        }
+        bits.trailing_zeros() as u8
     }
 
     /// Separable allocator. Heads that became ready are routed; then every input with a

@@ -104,6 +104,50 @@ pub struct RouterParams {
     pub crossbar: Crossbar,
     /// How the allocator's arbiters choose among requests.
     pub arbitration: Arbitration,
+    /// Which output VC of a terminal port a packet for an own endpoint takes.
+    pub ejection_vc: EjectionVc,
+}
+
+/// Which output VC of the terminal port a packet for an own endpoint is moved into.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EjectionVc {
+    /// Always VC 0: ejections to an endpoint queue in one output buffer.
+    #[default]
+    Zero,
+    /// Any VC with room for the packet (and a free crossbar output), chosen at random: as
+    /// CAMINOS's `Hops` policy allows every VC towards a server, so that a head for an
+    /// endpoint leaves its input buffer as soon as any ejection buffer has room.
+    Any,
+}
+
+/// The ejection VC choices `router.ejection_vc` accepts.
+pub const EJECTION_VCS: &[Choice<EjectionVc>] = &[
+    Choice { value: EjectionVc::Zero, name: "zero", doc: "always VC 0 of the terminal port (default)" },
+    Choice {
+        value: EjectionVc::Any,
+        name: "any",
+        doc: "any VC of the terminal port with room (and, with the per-VC crossbar, a free crossbar output), at random; CAMINOS's Hops policy allows every VC towards a server",
+    },
+];
+
+impl EjectionVc {
+    /// The name in configs.
+    pub fn name(self) -> &'static str {
+        Choice::name_of(EJECTION_VCS, self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for EjectionVc {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Choice::parse(EJECTION_VCS, &name).map_err(serde::de::Error::custom)
+    }
+}
+
+impl serde::Serialize for EjectionVc {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
 }
 
 /// How the allocator's arbiters (an input among its VCs, an output among its requesters)

@@ -65,6 +65,11 @@ pub const PRESETS: &[Preset] = &[
                 doc: "a server takes the lowest VC with flit_size credits (lib.rs:1162-1175)",
             },
             Setting {
+                key: "ejection_vc",
+                default: "\"any\"",
+                doc: "the Hops policy keeps every VC towards a server; candidates without room are dropped and ties broken at random (policies.rs:467-481, 514-518)",
+            },
+            Setting {
                 key: "source_queue",
                 default: "20",
                 doc: "server_queue_size defaults to 20 messages; generations beyond it are counted as missed (lib.rs:778, 1084-1106)",
@@ -104,6 +109,11 @@ pub const PRESETS: &[Preset] = &[
                 key: "injection_vc",
                 default: "\"any\"",
                 doc: "the Dragonfly routings inject on a random VC (dragonfly.cpp:415-418); xnet's nearest choice takes the lowest VC with credits",
+            },
+            Setting {
+                key: "ejection_vc",
+                default: "\"zero\"",
+                doc: "not modelled per VC: ejection goes through the output port's single output queue (iq_router.cpp:161-162)",
             },
             Setting {
                 key: "source_queue",
