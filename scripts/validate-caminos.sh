@@ -24,6 +24,8 @@ trap 'rm -rf "$work"' EXIT
 cases=(
   "HyperX 8x8, uniform, minimal|hyperx-8x8.cfg.in|scripts/validation/hyperx-8x8.toml||0.3 0.7 0.9"
   "HyperX 4x4x4, uniform, minimal|hyperx-4x4x4.cfg.in|scripts/validation/hyperx-4x4x4.toml|--set router.vcs=3|0.3 0.9"
+  "Dragonfly 4-8-4, uniform, minimal|dragonfly-4-8-4.cfg.in|scripts/validation/dragonfly-4-8-4.toml||0.2 0.4 0.8"
+  "Dragonfly 4-8-4, shift by a group, minimal|dragonfly-4-8-4-shift.cfg.in|scripts/validation/dragonfly-4-8-4.toml|--set traffic.pattern=group_shift|0.1 0.3 0.9"
 )
 
 echo "| case | load | figure | CAMINOS | xnet | difference |"
