@@ -253,6 +253,18 @@ fn mpi_random_regular_is_identical_for_every_rank_and_thread_layout() {
     check_ranks(RANDOM_REGULAR);
 }
 
+/// Every router option that changes how packets move (the `caminos` preset: per-VC
+/// crossbar, random arbitration, re-selection, injection and ejection on any VC, a capped
+/// source queue), past saturation so that queues fill and refuse.
+#[test]
+fn mpi_router_options_are_identical_for_every_rank_and_thread_layout() {
+    let config = RANDOM_REGULAR
+        .replace("[router]\n", "[router]\npreset = \"caminos\"\n")
+        .replace("load = 0.4", "load = 0.9");
+    assert!(config.contains("preset = \"caminos\""));
+    check_ranks(&config);
+}
+
 /// The million-endpoint configurations, shrunk (same routing, VC policy, latencies and
 /// traffic; smaller sizes), give the same results on 1 and 2 MPI ranks.
 #[test]
