@@ -159,6 +159,32 @@ impl<T: Copy + PartialEq> Choice<T> {
     }
 }
 
+/// Gives a closed set `$type` listed in `$choices` (a `&[Choice<$type>]`) its `name()`
+/// and serde as that name: configs spell every such value the way the registry lists it,
+/// and an unknown name is refused with the list of known ones.
+macro_rules! named_by_registry {
+    ($type:ty, $choices:expr) => {
+        impl $type {
+            /// The name in configs.
+            pub fn name(self) -> &'static str {
+                $crate::registry::Choice::name_of($choices, self)
+            }
+        }
+        impl serde::Serialize for $type {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+        impl<'de> serde::Deserialize<'de> for $type {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let name = <String as serde::Deserialize>::deserialize(d)?;
+                $crate::registry::Choice::parse($choices, &name).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+pub(crate) use named_by_registry;
+
 /// `a, b, c`.
 pub fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
     names.collect::<Vec<_>>().join(", ")

@@ -130,25 +130,7 @@ pub const EJECTION_VCS: &[Choice<EjectionVc>] = &[
     },
 ];
 
-impl EjectionVc {
-    /// The name in configs.
-    pub fn name(self) -> &'static str {
-        Choice::name_of(EJECTION_VCS, self)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for EjectionVc {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        Choice::parse(EJECTION_VCS, &name).map_err(serde::de::Error::custom)
-    }
-}
-
-impl serde::Serialize for EjectionVc {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
+crate::registry::named_by_registry!(EjectionVc, EJECTION_VCS);
 
 /// How the allocator's arbiters (an input among its VCs, an output among its requesters)
 /// choose.
@@ -176,25 +158,7 @@ pub const ARBITRATIONS: &[Choice<Arbitration>] = &[
     },
 ];
 
-impl Arbitration {
-    /// The name in configs.
-    pub fn name(self) -> &'static str {
-        Choice::name_of(ARBITRATIONS, self)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Arbitration {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        Choice::parse(ARBITRATIONS, &name).map_err(serde::de::Error::custom)
-    }
-}
-
-impl serde::Serialize for Arbitration {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
+crate::registry::named_by_registry!(Arbitration, ARBITRATIONS);
 
 /// The crossbar's ports: what one packet's transfer holds busy for
 /// `ceil(packet_size / speedup)` cycles.
@@ -224,25 +188,7 @@ pub const CROSSBARS: &[Choice<Crossbar>] = &[
     },
 ];
 
-impl Crossbar {
-    /// The name in configs.
-    pub fn name(self) -> &'static str {
-        Choice::name_of(CROSSBARS, self)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Crossbar {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        Choice::parse(CROSSBARS, &name).map_err(serde::de::Error::custom)
-    }
-}
-
-impl serde::Serialize for Crossbar {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
+crate::registry::named_by_registry!(Crossbar, CROSSBARS);
 
 /// Which VC of the router's input port an endpoint injects a packet into.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -267,25 +213,7 @@ pub const INJECTION_VCS: &[Choice<InjectionVc>] = &[
     },
 ];
 
-impl InjectionVc {
-    /// The name in configs.
-    pub fn name(self) -> &'static str {
-        Choice::name_of(INJECTION_VCS, self)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for InjectionVc {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        Choice::parse(INJECTION_VCS, &name).map_err(serde::de::Error::custom)
-    }
-}
-
-impl serde::Serialize for InjectionVc {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
+crate::registry::named_by_registry!(InjectionVc, INJECTION_VCS);
 
 /// The ports of a rank's switches and the engine link of each: all a router needs of the
 /// network besides the [`EndpointMap`].

@@ -47,7 +47,6 @@ use crate::registry::Choice;
 use crate::rng::Rng;
 use crate::topology::{Port, PortId, PortTarget, SwitchId};
 use escape::Escape;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 pub use registry::RoutingEntry;
@@ -235,30 +234,8 @@ pub const VC_POLICIES: &[Choice<VcPolicy>] = &[
     },
 ];
 
-/// Names in configs, from the registries [`SELECTIONS`] and [`VC_POLICIES`].
-macro_rules! named_by_registry {
-    ($type:ty, $choices:expr) => {
-        impl $type {
-            /// The name in configs.
-            pub fn name(self) -> &'static str {
-                Choice::name_of($choices, self)
-            }
-        }
-        impl Serialize for $type {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(self.name())
-            }
-        }
-        impl<'de> Deserialize<'de> for $type {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let name = String::deserialize(d)?;
-                Choice::parse($choices, &name).map_err(serde::de::Error::custom)
-            }
-        }
-    };
-}
-named_by_registry!(Selection, SELECTIONS);
-named_by_registry!(VcPolicy, VC_POLICIES);
+crate::registry::named_by_registry!(Selection, SELECTIONS);
+crate::registry::named_by_registry!(VcPolicy, VC_POLICIES);
 
 impl VcPolicy {
     /// Whether this is one of the DAVC allocation functions.
