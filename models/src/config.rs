@@ -8,7 +8,7 @@
 //! `registry`), and the topology is only parsed here (`topology::TopologySpec` builds it).
 
 use crate::registry::{names, unknown};
-use crate::router::{Arbitration, Crossbar, EjectionVc, InjectionVc, RouterParams};
+use crate::router::{Allocator, Arbitration, Crossbar, EjectionVc, InjectionVc, RouterParams};
 use crate::routing::{registry as routings, RoutingEntry, Selection, VcPolicy};
 use crate::topology::{Network, NetworkSize, TopologyError, TopologySpec};
 use crate::traffic::{PatternSpec, PATTERNS};
@@ -87,20 +87,22 @@ pub struct RouterSection {
     /// Input buffer per VC in phits, `packet_size..=65535`. Default 64.
     #[serde(default = "d_in")]
     pub input_buffer: u32,
-    /// Output buffer per VC in phits, `packet_size..=65535`. Default 32.
+    /// Output buffer per VC in phits, `packet_size..=65535`. Default 512: deep output
+    /// queues, as BookSim2's (unbounded) ones, so that they do not limit throughput.
     #[serde(default = "d_out")]
     pub output_buffer: u32,
     /// Packet length in phits, 1..=4096. Default 16.
     #[serde(default = "d_size")]
     pub packet_size: u16,
-    /// Crossbar speedup, 1..=16. Default 1.
+    /// Crossbar speedup, 1..=16. Default 2 (BookSim2's Dragonfly example, the SurePath
+    /// seed's Table 2).
     #[serde(default = "d_speedup")]
     pub speedup: u16,
     /// Router pipeline delay in cycles, 0..=1000. Default 2.
     #[serde(default = "d_delay")]
     pub router_delay: u64,
     /// Which VC of the router's input an endpoint injects into (see
-    /// [`INJECTION_VCS`](crate::router::INJECTION_VCS)). Default `zero`.
+    /// [`INJECTION_VCS`](crate::router::INJECTION_VCS)). Default `any`.
     #[serde(default)]
     pub injection_vc: InjectionVc,
     /// Packets an endpoint's source queue holds; a packet generated while it is full is
@@ -120,9 +122,16 @@ pub struct RouterSection {
     #[serde(default)]
     pub arbitration: Arbitration,
     /// Which output VC of a terminal port packets for an endpoint take (see
-    /// [`EJECTION_VCS`](crate::router::EJECTION_VCS)). Default `zero`.
+    /// [`EJECTION_VCS`](crate::router::EJECTION_VCS)). Default `any`.
     #[serde(default)]
     pub ejection_vc: EjectionVc,
+    /// The separable allocator's order (see [`ALLOCATORS`](crate::router::ALLOCATORS)).
+    /// Default `input_first`.
+    #[serde(default)]
+    pub allocator: Allocator,
+    /// Passes of the allocator per allocation, 1..=8. Default 1.
+    #[serde(default = "d_iterations")]
+    pub allocator_iterations: u8,
     /// The preset whose values fill the keys not given (see
     /// [`PRESETS`](crate::router::PRESETS)); already expanded into the other fields.
     #[serde(default)]
@@ -136,16 +145,19 @@ fn d_in() -> u32 {
     64
 }
 fn d_out() -> u32 {
-    32
+    512
 }
 fn d_size() -> u16 {
     16
 }
 fn d_speedup() -> u16 {
-    1
+    2
 }
 fn d_delay() -> u64 {
     2
+}
+fn d_iterations() -> u8 {
+    1
 }
 
 impl Default for RouterSection {
@@ -163,6 +175,8 @@ impl Default for RouterSection {
             crossbar: Crossbar::default(),
             arbitration: Arbitration::default(),
             ejection_vc: EjectionVc::default(),
+            allocator: Allocator::default(),
+            allocator_iterations: d_iterations(),
             preset: None,
         }
     }
@@ -351,6 +365,7 @@ const INTEGER_RANGES: &[(&str, u64, u64)] = &[
     ("router.packet_size", 1, 4096),
     ("router.speedup", 1, 16),
     ("router.router_delay", 0, 1000),
+    ("router.allocator_iterations", 1, 8),
 ];
 
 /// The allowed range of `key`, if [`INTEGER_RANGES`] lists it.
@@ -500,6 +515,7 @@ impl Config {
             ("packet_size", r.packet_size as u64),
             ("speedup", r.speedup as u64),
             ("router_delay", r.router_delay),
+            ("allocator_iterations", r.allocator_iterations as u64),
         ] {
             let (lo, hi) = integer_range(&format!("router.{key}")).expect("listed in INTEGER_RANGES");
             range(key, value, lo, hi)?;
@@ -560,6 +576,8 @@ impl Config {
             crossbar: r.crossbar,
             arbitration: r.arbitration,
             ejection_vc: r.ejection_vc,
+            allocator: r.allocator,
+            allocator_iterations: r.allocator_iterations,
         }
     }
 

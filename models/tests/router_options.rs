@@ -10,6 +10,15 @@ use xnet_models::sim::RunResult;
 
 const RRG_MINIMAL: &[&str] = &["routing.algorithm=minimal", "router.vcs=4", "simulation.cycles=4000"];
 
+/// A plain input-queued router (speedup 1, injection and ejection on VC 0: the defaults
+/// before issue 9), from which each test changes one option to see what it relieves.
+const PLAIN: &[&str] = &["router.speedup=1", "router.injection_vc=zero", "router.ejection_vc=zero"];
+
+/// `PLAIN` followed by `more`.
+fn plain(more: &[&'static str]) -> Vec<&'static str> {
+    [PLAIN, more].concat()
+}
+
 fn with(base: &[&str], more: &[&str]) -> Vec<String> {
     base.iter().chain(more).map(|s| s.to_string()).collect()
 }
@@ -42,19 +51,13 @@ fn a_full_source_queue_refuses_packets_and_counts_them() {
 
 #[test]
 fn injecting_on_any_vc_keeps_zero_load_latency_and_relieves_the_injection_fifo() {
-    let zero =
-        run_with(HYPERX, &with(&[], &["routing.algorithm=minimal", "router.vcs=4", "traffic.load=0.02"]));
-    let any = run_with(
-        HYPERX,
-        &with(
-            &[],
-            &["routing.algorithm=minimal", "router.vcs=4", "traffic.load=0.02", "router.injection_vc=any"],
-        ),
-    );
+    let light = plain(&["routing.algorithm=minimal", "router.vcs=4", "traffic.load=0.02"]);
+    let zero = run_with(HYPERX, &with(&light, &[]));
+    let any = run_with(HYPERX, &with(&light, &["router.injection_vc=any"]));
     // At (near) zero load the VC does not matter: the latency histogram is the same.
     assert_eq!(format!("{:?}", zero.latency), format!("{:?}", any.latency));
     // Past saturation, injecting on four VCs instead of one lets more packets in.
-    let past = ["routing.algorithm=minimal", "router.vcs=4", "traffic.load=1.0"];
+    let past = plain(&["routing.algorithm=minimal", "router.vcs=4", "traffic.load=1.0"]);
     let zero = run_with(RRG, &with(&past, &[]));
     let any = run_with(RRG, &with(&past, &["router.injection_vc=any"]));
     assert!(
@@ -68,12 +71,12 @@ fn injecting_on_any_vc_keeps_zero_load_latency_and_relieves_the_injection_fifo()
 
 #[test]
 fn heads_that_reselect_every_cycle_keep_zero_load_latency_and_accept_more_past_saturation() {
-    let light = ["routing.algorithm=minimal", "router.vcs=4", "traffic.load=0.02"];
+    let light = plain(&["routing.algorithm=minimal", "router.vcs=4", "traffic.load=0.02"]);
     let commit = run_with(HYPERX, &with(&light, &[]));
     let reselect = run_with(HYPERX, &with(&light, &["router.reselect=true"]));
     assert_eq!(commit.summary.latency_max, reselect.summary.latency_max);
     assert!((commit.summary.latency_mean - reselect.summary.latency_mean).abs() < 0.5);
-    let past = ["routing.algorithm=minimal", "router.vcs=4", "traffic.load=1.0"];
+    let past = plain(&["routing.algorithm=minimal", "router.vcs=4", "traffic.load=1.0"]);
     let commit = run_with(RRG, &with(&past, &[]));
     let reselect = run_with(RRG, &with(&past, &["router.reselect=true"]));
     assert!(
@@ -91,14 +94,14 @@ fn heads_that_reselect_every_cycle_keep_zero_load_latency_and_accept_more_past_s
 #[test]
 fn a_crossbar_per_port_and_vc_keeps_zero_load_latency_and_relieves_input_blocking() {
     // Zero load: one packet at a time crosses either crossbar in the same cycles.
-    let light = ["routing.algorithm=dragonfly_min", "traffic.load=0.01"];
+    let light = plain(&["routing.algorithm=dragonfly_min", "traffic.load=0.01"]);
     let port = run_with(DRAGONFLY, &with(&light, &[]));
     let vc = run_with(DRAGONFLY, &with(&light, &["router.crossbar=vc"]));
     assert_eq!(port.summary.latency_max, vc.summary.latency_max);
     assert!((port.summary.latency_mean - vc.summary.latency_mean).abs() < 0.5);
     // Past saturation MIN's heads of different VCs no longer wait for one another at an
     // input port.
-    let past = ["routing.algorithm=dragonfly_min", "traffic.load=1.0"];
+    let past = plain(&["routing.algorithm=dragonfly_min", "traffic.load=1.0"]);
     let port = run_with(DRAGONFLY, &with(&past, &[]));
     let vc = run_with(DRAGONFLY, &with(&past, &["router.crossbar=vc"]));
     assert!(
@@ -113,7 +116,8 @@ fn a_crossbar_per_port_and_vc_keeps_zero_load_latency_and_relieves_input_blockin
 #[test]
 fn ejecting_on_any_vc_frees_inputs_sooner_past_saturation() {
     // Many endpoints per switch: heads for own endpoints queue behind one ejection buffer.
-    let past = ["routing.algorithm=minimal", "router.vcs=4", "traffic.load=1.0", "router.crossbar=vc"];
+    let past =
+        plain(&["routing.algorithm=minimal", "router.vcs=4", "traffic.load=1.0", "router.crossbar=vc"]);
     let zero = run_with(HYPERX, &with(&past, &[]));
     let any = run_with(HYPERX, &with(&past, &["router.ejection_vc=any"]));
     assert!(
@@ -128,18 +132,23 @@ fn ejecting_on_any_vc_frees_inputs_sooner_past_saturation() {
 #[test]
 fn davc_and_the_escape_subnetwork_restrict_injection_to_the_vcs_a_packet_may_start_on() {
     // DAVC counts VCs up from the injection VC: packets start on VC 0 whatever the option.
-    let davc = ["routing.algorithm=minimal", "routing.vc_policy=davc_np", "router.vcs=8", "traffic.load=0.6"];
+    let davc = plain(&[
+        "routing.algorithm=minimal",
+        "routing.vc_policy=davc_np",
+        "router.vcs=8",
+        "traffic.load=0.6",
+    ]);
     let zero = run_with(RRG, &with(&davc, &[]));
     let any = run_with(RRG, &with(&davc, &["router.injection_vc=any"]));
     assert_eq!(format!("{:?}", zero.summary), format!("{:?}", any.summary));
     // With an escape subnetwork on the last VC and one routing VC, only VC 0 is allowed.
-    let escape = [
+    let escape = plain(&[
         "routing.algorithm=minimal",
         "routing.vc_policy=any",
         "routing.escape_vcs=1",
         "router.vcs=2",
         "traffic.load=0.6",
-    ];
+    ]);
     let zero = run_with(RRG, &with(&escape, &[]));
     let any = run_with(RRG, &with(&escape, &["router.injection_vc=any"]));
     assert_eq!(format!("{:?}", zero.summary), format!("{:?}", any.summary));
@@ -170,6 +179,53 @@ fn router_options_are_deterministic_for_any_partitioning() {
     for parts in [2, 3, 4] {
         assert_eq!(fingerprint(run(&sim, parts)), reference, "{parts} partitions");
     }
+    // The per-port crossbar's allocator options, past saturation.
+    for (allocator, arbitration) in [("output_first", "round_robin"), ("input_first", "random")] {
+        let sim = build(
+            DRAGONFLY,
+            &[
+                "routing.algorithm=dragonfly_min",
+                "traffic.load=1.0",
+                &format!("router.allocator={allocator}"),
+                "router.allocator_iterations=3",
+                &format!("router.arbitration={arbitration}"),
+            ],
+        );
+        let reference = fingerprint(run(&sim, 1));
+        for parts in [2, 3] {
+            assert_eq!(fingerprint(run(&sim, parts)), reference, "{allocator}, {parts} partitions");
+        }
+    }
+}
+
+#[test]
+fn allocator_iterations_match_more_past_saturation_and_conserve_packets() {
+    // A plain router whose inputs hold heads for several outputs: later iterations serve
+    // the inputs that lost the first one's output arbitration, and output-first lets every
+    // output choose among all its requests.
+    let past = plain(&["routing.algorithm=minimal", "router.vcs=4", "traffic.load=1.0"]);
+    let one = run_with(RRG, &with(&past, &[]));
+    for (allocator, iterations) in [("input_first", "3"), ("output_first", "1"), ("output_first", "3")] {
+        let other = run_with(
+            RRG,
+            &with(
+                &past,
+                &[
+                    &format!("router.allocator={allocator}"),
+                    &format!("router.allocator_iterations={iterations}"),
+                ],
+            ),
+        );
+        let s = &other.summary;
+        assert_eq!(s.generated_total, s.delivered_total + s.in_flight_end, "{allocator} x{iterations}");
+        // Measured: +2.6 % (input-first x3), +1.4 % (output-first x1), +3.0 % (x3).
+        assert!(
+            s.accepted_load > one.summary.accepted_load * 1.005,
+            "{allocator} x{iterations}: accepted {} vs {} with one input-first pass",
+            s.accepted_load,
+            one.summary.accepted_load
+        );
+    }
 }
 
 #[test]
@@ -178,6 +234,14 @@ fn bad_router_options_name_the_key_and_the_choices() {
     let e = xnet_models::config::Config::parse(RRG, &o).unwrap_err();
     assert_eq!(e.key, "router.injection_vc", "{e}");
     assert!(e.message.contains("known: zero, any"), "{e}");
+    let o = ["router.allocator_iterations=0".to_string()];
+    let e = xnet_models::config::Config::parse(RRG, &o).unwrap_err();
+    assert_eq!(e.key, "router.allocator_iterations", "{e}");
+    assert!(e.message.contains("1..=8"), "{e}");
+    let o = ["router.allocator=wavefront".to_string()];
+    let e = xnet_models::config::Config::parse(RRG, &o).unwrap_err();
+    assert_eq!(e.key, "router.allocator", "{e}");
+    assert!(e.message.contains("known: input_first, output_first"), "{e}");
     let o = ["router.source_queue=-1".to_string()];
     let e = xnet_models::config::Config::parse(RRG, &o).unwrap_err();
     assert_eq!(e.key, "router.source_queue", "{e}");

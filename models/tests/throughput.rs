@@ -42,8 +42,8 @@ fn hyperx_uniform_accepts_offered_load_below_saturation() {
     assert!(over.saturated, "{over:?}");
     let excess = 1.0 - over.accepted_load / over.offered_load;
     assert!((over.backlog_growth - excess).abs() < 0.05, "{} vs {excess}: {over:?}", over.backlog_growth);
-    // Past saturation the network accepts less than offered (input-queued switches with
-    // speedup 1) and latency explodes.
+    // Past saturation the network accepts less than offered (input-queued switches whose
+    // output buffers hold two packets here) and latency explodes.
     assert!(over.accepted_load < 0.9, "{over:?}");
     assert!(over.accepted_load > mid.accepted_load, "{over:?}");
     assert!(over.latency_mean > 10.0 * low.latency_mean, "{} vs {}", over.latency_mean, low.latency_mean);
@@ -95,4 +95,60 @@ fn dragonfly_adversarial_valiant_and_ugal_go_well_beyond_min() {
     );
     assert!((light.accepted_load - light.offered_load).abs() < 0.02 * light.offered_load, "{light:?}");
     assert!(!light.saturated, "{light:?}");
+}
+
+/// BookSim2's Dragonfly example network (p = 4, a = 8, h = 4: 33 groups, one global link
+/// per pair of groups; 10-cycle local and 100-cycle global links) with xnet's default
+/// router, whose input buffers cover the global links' credit round trip.
+const DRAGONFLY_4_8_4: &str = r#"
+[simulation]
+cycles = 6000
+warmup = 1500
+seed = 5
+[topology]
+kind = "dragonfly"
+p = 4
+a = 8
+h = 4
+local_latency = 10
+global_latency = 100
+[router]
+vcs = 3
+input_buffer = 256
+[routing]
+algorithm = "dragonfly_min"
+[traffic]
+pattern = "uniform"
+load = 0.8
+"#;
+
+#[test]
+fn the_default_router_carries_a_dragonfly_to_its_bounds() {
+    // MIN under uniform traffic: 0.8 offered is delivered, as BookSim2's example does.
+    let min = summary(DRAGONFLY_4_8_4, &[]);
+    assert!(!min.saturated && (min.accepted_load - min.offered_load).abs() < 0.02, "{min:?}");
+    // The plain input-FIFO router (speedup 1, VC 0 in and out, two-packet output
+    // buffers) saturates well below (measured: 0.59).
+    let plain = summary(
+        DRAGONFLY_4_8_4,
+        &[
+            "router.speedup=1",
+            "router.injection_vc=zero",
+            "router.ejection_vc=zero",
+            "router.output_buffer=32",
+        ],
+    );
+    assert!(plain.saturated && plain.accepted_load < 0.7, "{plain:?}");
+    // Valiant under a shift by one group: the intermediate group is neither the source's
+    // nor the destination's, so a group's a p = 32 endpoints spread their first global
+    // hops over its g - 2 = 31 links to possible intermediates, and the second hops into
+    // each group likewise: a link carries 2 x 32 load / 31, so accepted <= 31/64
+    // ((g - 2) / (2 a p); measured: 0.471, 97 %).
+    let bound = 31.0 / 64.0;
+    let over = summary(
+        DRAGONFLY_4_8_4,
+        &["routing.algorithm=dragonfly_valiant", "traffic.pattern=group_shift", "traffic.load=0.6"],
+    );
+    assert!(over.saturated, "{over:?}");
+    assert!(over.accepted_load <= bound + 0.005 && over.accepted_load >= 0.95 * bound, "{over:?}");
 }

@@ -55,8 +55,15 @@ fn hyperx_dor_zero_load_latency() {
         load = 0.002
     "#;
     // The formula holds for every router option (none adds delay to a lone packet).
-    let options: [&[&str]; 6] = [
+    let options: [&[&str]; 8] = [
         &[],
+        &[
+            "router.speedup=1",
+            "router.injection_vc=zero",
+            "router.ejection_vc=zero",
+            "router.output_buffer=16",
+        ],
+        &["router.vcs=2", "router.allocator=output_first", "router.allocator_iterations=3"],
         &["router.vcs=2", "router.crossbar=vc"],
         &["router.vcs=2", "router.injection_vc=any"],
         &["router.vcs=2", "router.reselect=true"],

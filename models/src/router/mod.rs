@@ -6,10 +6,11 @@
 //!
 //! 1. the head arrives at an input VC buffer (`t_a`) and is routed after the
 //!    router delay `R` (pipeline latency);
-//! 2. the separable allocator (input-first, round-robin at inputs over VCs and at outputs
-//!    over inputs) moves it across the crossbar into the chosen output VC buffer when
-//!    that buffer has room for the whole packet (VCT). Input and output crossbar ports
-//!    stay busy `ceil(S / speedup)` cycles;
+//! 2. the separable allocator (input-first or output-first, in one or more iterations;
+//!    round-robin or random at inputs over VCs and at outputs over inputs) moves it across
+//!    the crossbar into the chosen output VC buffer when that buffer has room for the
+//!    whole packet (VCT). Input and output crossbar ports stay busy `ceil(S / speedup)`
+//!    cycles;
 //! 3. the output link sends it when the link is free and the downstream input VC has
 //!    credits for the whole packet; the head arrives downstream after the link latency.
 //!
@@ -106,27 +107,33 @@ pub struct RouterParams {
     pub arbitration: Arbitration,
     /// Which output VC of a terminal port a packet for an own endpoint takes.
     pub ejection_vc: EjectionVc,
+    /// The order of the separable allocator's two arbitrations (port crossbar).
+    pub allocator: Allocator,
+    /// Passes of the separable allocator per allocation, 1..=8: later passes match the
+    /// inputs and outputs that earlier passes left free.
+    pub allocator_iterations: u8,
 }
 
 /// Which output VC of the terminal port a packet for an own endpoint is moved into.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum EjectionVc {
     /// Always VC 0: ejections to an endpoint queue in one output buffer.
-    #[default]
     Zero,
     /// Any VC with room for the packet (and a free crossbar output), chosen at random: as
     /// CAMINOS's `Hops` policy allows every VC towards a server, so that a head for an
-    /// endpoint leaves its input buffer as soon as any ejection buffer has room.
+    /// endpoint leaves its input buffer as soon as any ejection buffer has room. The
+    /// default: BookSim2's ejection goes through one output queue per port, not per VC.
+    #[default]
     Any,
 }
 
 /// The ejection VC choices `router.ejection_vc` accepts.
 pub const EJECTION_VCS: &[Choice<EjectionVc>] = &[
-    Choice { value: EjectionVc::Zero, name: "zero", doc: "always VC 0 of the terminal port (default)" },
+    Choice { value: EjectionVc::Zero, name: "zero", doc: "always VC 0 of the terminal port" },
     Choice {
         value: EjectionVc::Any,
         name: "any",
-        doc: "any VC of the terminal port with room (and, with the per-VC crossbar, a free crossbar output), at random; CAMINOS's Hops policy allows every VC towards a server",
+        doc: "any VC of the terminal port with room (and, with the per-VC crossbar, a free crossbar output), at random (default); CAMINOS's Hops policy allows every VC towards a server",
     },
 ];
 
@@ -159,6 +166,36 @@ pub const ARBITRATIONS: &[Choice<Arbitration>] = &[
 ];
 
 crate::registry::named_by_registry!(Arbitration, ARBITRATIONS);
+
+/// Which side of the port crossbar's separable allocator arbitrates first. With the
+/// per-VC crossbar every input VC is a crossbar input with one request, so only the
+/// outputs arbitrate and the order does not matter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Allocator {
+    /// Each input port proposes one of its requesting VCs, then each output port grants
+    /// one of the inputs that proposed to it (BookSim2's `separable_input_first`).
+    #[default]
+    InputFirst,
+    /// Each output port grants one of the input VCs that request it, then each input port
+    /// accepts one of the grants it received (BookSim2's `separable_output_first`).
+    OutputFirst,
+}
+
+/// The allocators `router.allocator` accepts.
+pub const ALLOCATORS: &[Choice<Allocator>] = &[
+    Choice {
+        value: Allocator::InputFirst,
+        name: "input_first",
+        doc: "separable, input-first: each input port proposes one requesting VC, each output grants one proposal (default; BookSim2's separable_input_first)",
+    },
+    Choice {
+        value: Allocator::OutputFirst,
+        name: "output_first",
+        doc: "separable, output-first: each output port grants one requesting input VC, each input accepts one grant (BookSim2's separable_output_first)",
+    },
+];
+
+crate::registry::named_by_registry!(Allocator, ALLOCATORS);
 
 /// The crossbar's ports: what one packet's transfer holds busy for
 /// `ceil(packet_size / speedup)` cycles.
@@ -194,22 +231,23 @@ crate::registry::named_by_registry!(Crossbar, CROSSBARS);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum InjectionVc {
     /// Always VC 0: the source queue is a FIFO behind one input buffer.
-    #[default]
     Zero,
     /// The lowest VC with credits for the packet among those it may start on, as
     /// CAMINOS's servers choose (caminos-lib 0.6.3, src/lib.rs): the routing's VCs (below
     /// an escape subnetwork's), or only VC 0 under a DAVC policy, whose VC count starts at
-    /// the injection VC (the DAVC paper injects on VC 0).
+    /// the injection VC (the DAVC paper injects on VC 0). The default: BookSim2's
+    /// endpoints likewise take any idle VC the routing allows.
+    #[default]
     Any,
 }
 
 /// The injection VC choices `router.injection_vc` accepts.
 pub const INJECTION_VCS: &[Choice<InjectionVc>] = &[
-    Choice { value: InjectionVc::Zero, name: "zero", doc: "always VC 0 (default)" },
+    Choice { value: InjectionVc::Zero, name: "zero", doc: "always VC 0: the source queue is a FIFO behind one input buffer" },
     Choice {
         value: InjectionVc::Any,
         name: "any",
-        doc: "the lowest VC with credits for the packet among those it may start on (the routing's VCs below an escape subnetwork; VC 0 under DAVC), as CAMINOS's servers choose",
+        doc: "the lowest VC with credits for the packet among those it may start on (the routing's VCs below an escape subnetwork; VC 0 under DAVC), as CAMINOS's servers choose (default)",
     },
 ];
 

@@ -78,7 +78,7 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "booksim",
-        doc: "BookSim2's iq router as its Dragonfly example configures it (separable input-first allocators, 1 iteration, internal speedup 2); BookSim is flit-level wormhole, xnet packet-level cut-through (docs/peers.md)",
+        doc: "BookSim2's iq router as its Dragonfly example configures it (separable input-first allocators, 1 iteration, internal speedup 2); BookSim is flit-level wormhole, xnet packet-level cut-through, and BookSim's output queues are unbounded: give a deep output_buffer (docs/peers.md)",
         settings: &[
             Setting {
                 key: "router_delay",
@@ -96,9 +96,19 @@ pub const PRESETS: &[Preset] = &[
                 doc: "input_speedup = output_speedup = 1: one crossbar input and output per physical port (examples/dragonflyconfig:51-52, iq_router.cpp:121-124)",
             },
             Setting {
+                key: "allocator",
+                default: "\"input_first\"",
+                doc: "separable_input_first VC and switch allocators (examples/dragonflyconfig:41-42)",
+            },
+            Setting {
+                key: "allocator_iterations",
+                default: "1",
+                doc: "alloc_iters 1; the separable allocators make one pass whatever it says (examples/dragonflyconfig:43, separable_input_first.cpp:49-103)",
+            },
+            Setting {
                 key: "arbitration",
                 default: "\"round_robin\"",
-                doc: "separable_input_first VC and switch allocators, alloc_iters 1, arb_type round_robin (examples/dragonflyconfig:41-43, booksim_config.cpp:150)",
+                doc: "arb_type round_robin (booksim_config.cpp:150)",
             },
             Setting {
                 key: "reselect",
@@ -112,8 +122,8 @@ pub const PRESETS: &[Preset] = &[
             },
             Setting {
                 key: "ejection_vc",
-                default: "\"zero\"",
-                doc: "not modelled per VC: ejection goes through the output port's single output queue (iq_router.cpp:161-162)",
+                default: "\"any\"",
+                doc: "ejection goes through the output port's single, unbounded output queue, whatever the VC (iq_router.cpp:161-162); xnet's output buffers are per VC, and any VC with room is the nearest",
             },
             Setting {
                 key: "source_queue",
