@@ -255,13 +255,20 @@ fn mpi_random_regular_is_identical_for_every_rank_and_thread_layout() {
 
 /// Every router option that changes how packets move (the `caminos` preset: per-VC
 /// crossbar, random arbitration, re-selection, injection and ejection on any VC, a capped
-/// source queue), past saturation so that queues fill and refuse.
+/// source queue; then an output-first allocator in 3 iterations), past saturation so that
+/// queues fill and refuse.
 #[test]
 fn mpi_router_options_are_identical_for_every_rank_and_thread_layout() {
     let config = RANDOM_REGULAR
         .replace("[router]\n", "[router]\npreset = \"caminos\"\n")
         .replace("load = 0.4", "load = 0.9");
     assert!(config.contains("preset = \"caminos\""));
+    check_ranks(&config);
+    // The per-port crossbar's allocator options, with random arbitration.
+    let allocator =
+        "[router]\nallocator = \"output_first\"\nallocator_iterations = 3\narbitration = \"random\"\n";
+    let config = RANDOM_REGULAR.replace("[router]\n", allocator).replace("load = 0.4", "load = 0.9");
+    assert!(config.contains("output_first"));
     check_ranks(&config);
 }
 
