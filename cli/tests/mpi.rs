@@ -255,7 +255,8 @@ fn mpi_random_regular_is_identical_for_every_rank_and_thread_layout() {
 
 /// Every router option that changes how packets move (the `caminos` preset: per-VC
 /// crossbar, random arbitration, re-selection, injection and ejection on any VC, a capped
-/// source queue; then an output-first allocator in 3 iterations), past saturation so that
+/// source queue; then an output-first allocator in 3 iterations; then the output-queued
+/// crossbar), past saturation so that
 /// queues fill and refuse.
 #[test]
 fn mpi_router_options_are_identical_for_every_rank_and_thread_layout() {
@@ -269,6 +270,12 @@ fn mpi_router_options_are_identical_for_every_rank_and_thread_layout() {
         "[router]\nallocator = \"output_first\"\nallocator_iterations = 3\narbitration = \"random\"\n";
     let config = RANDOM_REGULAR.replace("[router]\n", allocator).replace("load = 0.4", "load = 0.9");
     assert!(config.contains("output_first"));
+    check_ranks(&config);
+    // The output-queued crossbar.
+    let config = RANDOM_REGULAR
+        .replace("[router]\n", "[router]\ncrossbar = \"output_queued\"\n")
+        .replace("load = 0.4", "load = 0.9");
+    assert!(config.contains("output_queued"));
     check_ranks(&config);
 }
 

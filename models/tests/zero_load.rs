@@ -55,7 +55,8 @@ fn hyperx_dor_zero_load_latency() {
         load = 0.002
     "#;
     // The formula holds for every router option (none adds delay to a lone packet).
-    let options: [&[&str]; 8] = [
+    let options: [&[&str]; 9] = [
+        &["router.vcs=2", "router.crossbar=output_queued"],
         &[],
         &[
             "router.speedup=1",

@@ -9,7 +9,7 @@
 use super::buffers::{out_vc_bit, Held, PortState, VcState, NIL};
 use super::messages::{LinkMsg, Post, SelfEvent};
 use super::stats::PartitionStats;
-use super::{Allocator, Arbitration, EjectionVc, PartitionState, RouterCtx, RouterState, Shared};
+use super::{Allocator, Arbitration, Crossbar, EjectionVc, PartitionState, RouterCtx, RouterState, Shared};
 use crate::packet::Packet;
 use crate::routing::{Candidate, Hop, LoadView};
 use crate::topology::{EndpointId, PortId};
@@ -385,6 +385,13 @@ impl RouterState {
             return;
         }
         scratch.fit(ports);
+        if sh.params.crossbar == Crossbar::OutputQueued {
+            self.grant_output_queued(sh, scratch, transfer, &mut retry_at, ctx, stats);
+            if retry_at != u64::MAX && self.waiting > 0 {
+                self.request_allocation(retry_at, ctx);
+            }
+            return;
+        }
         let mut arbiters = Arbiters {
             ports: &self.ports,
             rng: &mut self.rng,
@@ -453,6 +460,61 @@ impl RouterState {
             }
             last = key;
             self.grant(sh, (key as usize / vcs) as PortId, i, v, transfer, ctx, stats);
+        }
+    }
+
+    /// The output-queued crossbar: each input port sends the request its arbiter prefers
+    /// (one packet at a time, as the port crossbar), and every such request is granted
+    /// while its output VC has room, however many go to one output. Inputs are served in
+    /// port order, so that several heads for one output VC with room for only some of
+    /// them are served in the same order on any partitioning.
+    fn grant_output_queued(
+        &mut self,
+        sh: &Shared,
+        scratch: &mut Scratch,
+        transfer: u64,
+        retry_at: &mut u64,
+        ctx: &mut RouterCtx<'_>,
+        stats: &mut PartitionStats,
+    ) {
+        let t = ctx.now();
+        let mut arbiters = Arbiters {
+            ports: &self.ports,
+            rng: &mut self.rng,
+            vcs: self.vcs,
+            random: sh.params.arbitration == Arbitration::Random,
+        };
+        scratch.touched.clear();
+        for &(o, i, v) in scratch.requests.iter() {
+            let rank = arbiters.input_rank(i, v);
+            let slot = &mut scratch.proposal[i as usize];
+            if slot.0 == u32::MAX {
+                scratch.touched.push(i);
+            }
+            if rank < slot.0 {
+                *slot = (rank, o, v);
+            }
+        }
+        if scratch.touched.len() < scratch.requests.len() {
+            // The other VCs of an input wait for its crossbar port.
+            *retry_at = (*retry_at).min(t + transfer);
+        }
+        scratch.touched.sort_unstable();
+        let (size, cap) = (sh.params.packet_size as u32, sh.params.output_buffer);
+        for k in 0..scratch.touched.len() {
+            let i = scratch.touched[k];
+            let (_, o, v) = std::mem::replace(&mut scratch.proposal[i as usize], (u32::MAX, 0, 0));
+            let out_vc =
+                self.channels[i as usize * self.vcs + v as usize].choice.expect("requesters are routed").vc;
+            let out = &mut self.channels[o as usize * self.vcs + out_vc as usize];
+            if out.used as u32 + size > cap {
+                out.space_waiter = true; // an earlier input of this pass took the room
+                continue;
+            }
+            self.grant(sh, o, i, v, transfer, ctx, stats);
+            if self.ports[i as usize].in_occupied != 0 {
+                *retry_at = (*retry_at).min(t + transfer);
+            }
         }
     }
 
@@ -537,7 +599,7 @@ impl RouterState {
         let (in_to_nic, in_nic, in_latency, in_route, in_peer) =
             (in_port.leads_to_nic(), in_port.nic, in_port.route.latency(), in_port.route, in_port.peer_port);
         let out = &mut self.ports[o as usize];
-        if !per_vc_crossbar {
+        if !per_vc_crossbar && sh.params.crossbar != Crossbar::OutputQueued {
             out.xbar_busy_until = (t + transfer) as u32;
         }
         out.grant_rr = (i + 1) % ports;

@@ -209,6 +209,11 @@ pub enum Crossbar {
     /// CAMINOS's Basic router moves a phit per cycle for each (port, VC) pair: packets of
     /// different VCs cross at once, and only heads wanting the same output VC compete.
     Vc,
+    /// An output-queued switch: an input port sends one packet at a time, as with
+    /// `Port`, but outputs never conflict: any number of inputs may move packets into one
+    /// output port at once (the output memory runs at N times the link rate), limited
+    /// only by room in the output VC buffers.
+    OutputQueued,
 }
 
 /// The crossbar models `router.crossbar` accepts.
@@ -222,6 +227,11 @@ pub const CROSSBARS: &[Choice<Crossbar>] = &[
         value: Crossbar::Vc,
         name: "vc",
         doc: "one crossbar input per (input port, VC) and one output per (output port, VC), as CAMINOS's Basic router: packets of different VCs cross at once; heads compete only for the same output VC",
+    },
+    Choice {
+        value: Crossbar::OutputQueued,
+        name: "output_queued",
+        doc: "an output-queued switch: an input port sends one packet at a time, but outputs never conflict (only output buffer room limits them); the ideal that input-queued designs with speedup approach",
     },
 ];
 
