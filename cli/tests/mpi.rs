@@ -256,8 +256,7 @@ fn mpi_random_regular_is_identical_for_every_rank_and_thread_layout() {
 /// Every router option that changes how packets move (the `caminos` preset: per-VC
 /// crossbar, random arbitration, re-selection, injection and ejection on any VC, a capped
 /// source queue; then an output-first allocator in 3 iterations; then the output-queued
-/// crossbar), past saturation so that
-/// queues fill and refuse.
+/// crossbar), past saturation so that queues fill and refuse.
 #[test]
 fn mpi_router_options_are_identical_for_every_rank_and_thread_layout() {
     let config = RANDOM_REGULAR
