@@ -29,8 +29,8 @@ sample=${SAMPLE_PERIOD:-10000}
 jobs=${JOBS:-2}
 # BookSim's output queues are unbounded, but a flit enters one only with a credit of the
 # next router's input VC (iq_router.cpp:1122, 1375), so they never hold more than that
-# VC's vc_buf_size; xnet's output buffer is storage outside the credit loop. 4096 is the
-# "unbounded" reading; see the report for how much the choice moves saturation.
+# VC's vc_buf_size. The booksim preset's credit_check = "crossbar" does the same in xnet,
+# so a deep output buffer (4096) reads "unbounded" and the credits bound it.
 output_buffer=${OUTPUT_BUFFER:-4096}
 [ "${QUICK:-0}" = 1 ] && sample=${SAMPLE_PERIOD:-2000}
 

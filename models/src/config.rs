@@ -8,7 +8,7 @@
 //! `registry`), and the topology is only parsed here (`topology::TopologySpec` builds it).
 
 use crate::registry::{names, unknown};
-use crate::router::{Allocator, Arbitration, Crossbar, EjectionVc, InjectionVc, RouterParams};
+use crate::router::{Allocator, Arbitration, CreditCheck, Crossbar, EjectionVc, InjectionVc, RouterParams};
 use crate::routing::{registry as routings, RoutingEntry, Selection, VcPolicy};
 use crate::topology::{Network, NetworkSize, TopologyError, TopologySpec};
 use crate::traffic::{PatternSpec, PATTERNS};
@@ -132,6 +132,10 @@ pub struct RouterSection {
     /// Passes of the allocator per allocation, 1..=8. Default 1.
     #[serde(default = "d_iterations")]
     pub allocator_iterations: u8,
+    /// Where a packet for a switch needs downstream credits (see
+    /// [`CREDIT_CHECKS`](crate::router::CREDIT_CHECKS)). Default `link`.
+    #[serde(default)]
+    pub credit_check: CreditCheck,
     /// The preset whose values fill the keys not given (see
     /// [`PRESETS`](crate::router::PRESETS)); already expanded into the other fields.
     #[serde(default)]
@@ -177,6 +181,7 @@ impl Default for RouterSection {
             ejection_vc: EjectionVc::default(),
             allocator: Allocator::default(),
             allocator_iterations: d_iterations(),
+            credit_check: CreditCheck::default(),
             preset: None,
         }
     }
@@ -578,6 +583,7 @@ impl Config {
             ejection_vc: r.ejection_vc,
             allocator: r.allocator,
             allocator_iterations: r.allocator_iterations,
+            credit_check: r.credit_check,
         }
     }
 

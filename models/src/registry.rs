@@ -2,7 +2,7 @@
 //! selections and traffic patterns.
 //!
 //! Each family keeps its entries next to the code they describe (`topology::TOPOLOGIES`,
-//! `router::PRESETS`, `router::INJECTION_VCS`, `router::EJECTION_VCS`, `router::CROSSBARS`, `router::ALLOCATORS`, `router::ARBITRATIONS`, `routing::ROUTINGS`, `routing::VC_POLICIES`, `routing::SELECTIONS`,
+//! `router::PRESETS`, `router::INJECTION_VCS`, `router::EJECTION_VCS`, `router::CROSSBARS`, `router::ALLOCATORS`, `router::CREDIT_CHECKS`, `router::ARBITRATIONS`, `routing::ROUTINGS`, `routing::VC_POLICIES`, `routing::SELECTIONS`,
 //! `traffic::PATTERNS`); this module holds what they share: the description of an entry
 //! and of its settings, and the views generated from all of them: `xnet list`, the
 //! "unknown name" errors, and the tables of docs/configuration.md (a test fails when the
@@ -95,6 +95,13 @@ pub fn families() -> Vec<FamilyDoc> {
             settings_table: "",
             setting_columns: ("default", "meaning"),
             entries: crate::router::ALLOCATORS.iter().map(|c| c.doc()).collect(),
+        },
+        FamilyDoc {
+            title: "credit checks",
+            key: "router.credit_check",
+            settings_table: "",
+            setting_columns: ("default", "meaning"),
+            entries: crate::router::CREDIT_CHECKS.iter().map(|c| c.doc()).collect(),
         },
         FamilyDoc {
             title: "arbitrations",

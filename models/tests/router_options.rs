@@ -2,8 +2,8 @@
 //! honest), the injection VC choice (the lowest VC with credits, restricted to VC 0
 //! under DAVC and to the routing's VCs below an escape subnetwork), blocked heads that
 //! re-select every cycle, the per-(port, VC) and output-queued crossbars, the allocator's
-//! order and iterations, random arbitration and ejection on any VC, each deterministic
-//! for any number of partitions, and the presets.
+//! order and iterations, random arbitration, ejection on any VC and credits taken at the
+//! crossbar, each deterministic for any number of partitions, and the presets.
 
 mod common;
 use common::*;
@@ -181,10 +181,10 @@ fn router_options_are_deterministic_for_any_partitioning() {
         assert_eq!(fingerprint(run(&sim, parts)), reference, "{parts} partitions");
     }
     // The per-port and output-queued crossbars' allocator options, past saturation.
-    for (allocator, arbitration, crossbar) in [
-        ("output_first", "round_robin", "port"),
-        ("input_first", "random", "port"),
-        ("input_first", "round_robin", "output_queued"),
+    for (allocator, arbitration, crossbar, credit_check) in [
+        ("output_first", "round_robin", "port", "link"),
+        ("input_first", "random", "port", "crossbar"),
+        ("input_first", "round_robin", "output_queued", "crossbar"),
     ] {
         let sim = build(
             DRAGONFLY,
@@ -195,6 +195,7 @@ fn router_options_are_deterministic_for_any_partitioning() {
                 "router.allocator_iterations=3",
                 &format!("router.arbitration={arbitration}"),
                 &format!("router.crossbar={crossbar}"),
+                &format!("router.credit_check={credit_check}"),
             ],
         );
         let reference = fingerprint(run(&sim, 1));
@@ -296,5 +297,39 @@ fn an_output_queued_switch_has_no_output_conflicts() {
         "{} vs {}",
         s.accepted_load,
         port.summary.accepted_load
+    );
+}
+
+#[test]
+fn credits_taken_at_the_crossbar_keep_output_buffers_within_the_credit_loop() {
+    // Deep output buffers (256 packets a VC) behind input buffers of 4 packets a VC, past
+    // saturation.
+    let past = plain(&[
+        "routing.algorithm=minimal",
+        "router.vcs=4",
+        "traffic.load=1.0",
+        "router.output_buffer=1024",
+    ]);
+    let at_link = run_with(RRG, &with(&past, &[]));
+    let at_crossbar = run_with(RRG, &with(&past, &["router.credit_check=crossbar"]));
+    for r in [&at_link, &at_crossbar] {
+        assert_eq!(r.summary.generated_total, r.summary.delivered_total + r.summary.in_flight_end);
+    }
+    // What all input buffers hold: 32 switches of 5 network and 3 terminal ports, 4 VCs of
+    // 16 phits, 4-phit packets.
+    let input_capacity = 32 * 8 * 4 * 16 / 4;
+    let in_network = |r: &RunResult| r.summary.in_flight_end - r.summary.source_queued_end;
+    // Checked at the link, output buffers are storage of their own and fill up. Checked at
+    // the crossbar, a packet outside an input buffer holds the credits of the one it goes
+    // to (ejection buffers aside, which drain at link rate), so the network holds no more
+    // than its input buffers. Measured: 6,066 and 924 packets.
+    assert!(in_network(&at_link) > input_capacity, "{} packets", in_network(&at_link));
+    assert!(in_network(&at_crossbar) <= input_capacity, "{} packets", in_network(&at_crossbar));
+    // Less queued in the network, more at the sources: network latency falls.
+    assert!(
+        at_crossbar.summary.network_latency_mean < at_link.summary.network_latency_mean / 2.0,
+        "{} vs {}",
+        at_crossbar.summary.network_latency_mean,
+        at_link.summary.network_latency_mean
     );
 }

@@ -55,8 +55,9 @@ fn hyperx_dor_zero_load_latency() {
         load = 0.002
     "#;
     // The formula holds for every router option (none adds delay to a lone packet).
-    let options: [&[&str]; 9] = [
+    let options: [&[&str]; 10] = [
         &["router.vcs=2", "router.crossbar=output_queued"],
+        &["router.vcs=2", "router.credit_check=crossbar"],
         &[],
         &[
             "router.speedup=1",

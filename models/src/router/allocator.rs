@@ -95,6 +95,8 @@ struct Load<'a> {
     vcs: usize,
     capacity: u32,
     now: u64,
+    /// `credit_check = "crossbar"`: output-buffered packets hold downstream credits.
+    credits_at_crossbar: bool,
 }
 
 impl Load<'_> {
@@ -106,17 +108,40 @@ impl Load<'_> {
             if p.link_busy_until as u64 <= self.now && p.pending_vc == vc { p.pending_phits } else { 0 };
         (c.used - released) as u32
     }
+
+    /// Whether output buffer room and, with credits taken at the crossbar, downstream
+    /// credits let a packet of `size` phits be granted to `vc` at `port`.
+    fn has_room(&self, port: PortId, vc: u8, size: u32, output_buffer: u32) -> bool {
+        self.buffered(port, vc) + size <= output_buffer
+            && (!self.holds_credits(port)
+                || self.channels[port as usize * self.vcs + vc as usize].credits as u32 >= size)
+    }
+
+    /// Whether packets in the output buffers of `port` hold their downstream credits.
+    fn holds_credits(&self, port: PortId) -> bool {
+        self.credits_at_crossbar && !self.ports[port as usize].leads_to_nic()
+    }
 }
 
 impl LoadView for Load<'_> {
     fn vc_occupancy(&self, port: PortId, vc: u8) -> u32 {
         let c = &self.channels[port as usize * self.vcs + vc as usize];
-        self.buffered(port, vc) + self.capacity.saturating_sub(c.credits as u32)
+        let credits_in_use = self.capacity.saturating_sub(c.credits as u32);
+        if self.holds_credits(port) {
+            // Output-buffered packets are among the credits in use (BookSim's count).
+            credits_in_use
+        } else {
+            self.buffered(port, vc) + credits_in_use
+        }
     }
     fn port_occupancy(&self, port: PortId) -> u32 {
         // The sum over the VCs, kept up to date in the port: one cache line to read.
         let p = &self.ports[port as usize];
-        let released = if p.link_busy_until as u64 <= self.now { p.pending_phits as u32 } else { 0 };
+        let released = if p.link_busy_until as u64 <= self.now && !self.holds_credits(port) {
+            p.pending_phits as u32
+        } else {
+            0
+        };
         debug_assert_eq!(
             p.occupancy - released,
             (0..self.vcs as u8).map(|v| self.vc_occupancy(port, v)).sum::<u32>()
@@ -212,6 +237,7 @@ impl RouterState {
             vcs: self.vcs,
             capacity: sh.params.input_buffer,
             now,
+            credits_at_crossbar: self.credits_at_crossbar,
         };
         let head = &mut self.slab[slot].packet;
         let hop = Hop {
@@ -228,7 +254,7 @@ impl RouterState {
         }
         if sh.routes.escape.is_some() || sh.params.reselect {
             let (size, cap) = (sh.params.packet_size as u32, sh.params.output_buffer);
-            candidates.retain(|c| load.buffered(c.port, c.vc) + size <= cap);
+            candidates.retain(|c| load.has_room(c.port, c.vc, size, cap));
             if candidates.is_empty() {
                 return None;
             }
@@ -346,6 +372,7 @@ impl RouterState {
                 let p = &self.ports[o];
                 (p.pending_phits, p.pending_vc, p.link_busy_until as u64)
             };
+            let holds_credits = self.credits_at_crossbar && !self.ports[o].leads_to_nic();
             let mut x = self.ports[o].first_requester;
             while x != NIL {
                 let (i, v) = (x as usize / vcs, x as usize % vcs);
@@ -370,6 +397,10 @@ impl RouterState {
                     } else {
                         out.space_waiter = true; // the next transmission will call us again
                     }
+                    continue;
+                }
+                if holds_credits && (out.credits as u32) < size {
+                    out.space_waiter = true; // the next credits will call us again
                     continue;
                 }
                 requests.push((o as PortId, i as PortId, v as u8));
@@ -506,8 +537,9 @@ impl RouterState {
             let (_, o, v) = std::mem::replace(&mut scratch.proposal[i as usize], (u32::MAX, 0, 0));
             let out_vc =
                 self.channels[i as usize * self.vcs + v as usize].choice.expect("requesters are routed").vc;
+            let holds_credits = self.credits_at_crossbar && !self.ports[o as usize].leads_to_nic();
             let out = &mut self.channels[o as usize * self.vcs + out_vc as usize];
-            if out.used as u32 + size > cap {
+            if out.used as u32 + size > cap || (holds_credits && (out.credits as u32) < size) {
                 out.space_waiter = true; // an earlier input of this pass took the room
                 continue;
             }
@@ -635,6 +667,10 @@ impl RouterState {
         }
         let out_vc = o as usize * vcs + choice.vc as usize;
         self.channels[out_vc].used += size;
+        if self.credits_at_crossbar && !to_nic {
+            // The packet takes its downstream credits now; it is counted as them.
+            self.channels[out_vc].credits -= size;
+        }
         self.ports[o as usize].occupancy += size as u32;
         self.channels[out_vc].output.push_back(slot, &mut self.slab);
         self.ports[o as usize].out_queued |= out_vc_bit(choice.vc as usize);

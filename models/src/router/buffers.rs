@@ -92,7 +92,9 @@ pub(super) struct PortState {
     pub(super) in_occupied: u64,
     /// Occupancy of the output over all its VCs, as the adaptive selection counts it:
     /// output buffer phits reserved plus downstream credits in use (pending releases not
-    /// yet subtracted; see `Load::port_occupancy`).
+    /// yet subtracted; see `Load::port_occupancy`). With `credit_check = "crossbar"` a
+    /// network port's output-buffered packets already hold their credits, so there it is
+    /// the downstream credits in use alone.
     pub(super) occupancy: u32,
     /// Where the link delivers (network ports), kept here so that sending touches no
     /// other memory, and the link's latency (every port).
@@ -200,7 +202,10 @@ impl RouterState {
         p.pending_phits = 0;
         let c = &mut self.channels[o * self.vcs + vc as usize];
         c.used -= phits;
-        self.ports[o].occupancy -= phits as u32;
+        if !self.credits_at_crossbar || self.ports[o].leads_to_nic() {
+            // Otherwise the phits stay counted as downstream credits in use.
+            self.ports[o].occupancy -= phits as u32;
+        }
         std::mem::take(&mut self.channels[o * self.vcs + vc as usize].space_waiter)
     }
 }

@@ -20,8 +20,14 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        self.channels[port as usize * self.vcs + vc as usize].credits += phits;
+        let c = &mut self.channels[port as usize * self.vcs + vc as usize];
+        c.credits += phits;
+        // A head refused for want of these credits (`credit_check = "crossbar"`).
+        let waiter = self.credits_at_crossbar && std::mem::take(&mut c.space_waiter);
         self.ports[port as usize].occupancy -= phits as u32;
+        if waiter {
+            self.request_allocation(ctx.now(), ctx);
+        }
         self.try_transmit(sh, port, ctx, st);
     }
 
@@ -42,8 +48,8 @@ impl RouterState {
     }
 
     /// Sends the next packet of output `o` (link arbitration: round-robin over the VCs
-    /// that have a packet and, towards a switch, credits for all of it) if the link is
-    /// free; otherwise makes sure a `LinkFree` event will come back when it frees.
+    /// that have a packet and, towards a switch, credits for all of it, unless they were
+    /// taken at the crossbar) if the link is free; otherwise makes sure a `LinkFree` event will come back when it frees.
     pub(super) fn try_transmit(
         &mut self,
         sh: &Shared,
@@ -81,7 +87,8 @@ impl RouterState {
             }
             let c = &self.channels[first + v];
             if let Some(slot) = c.output.front() {
-                if to_nic || c.credits >= self.slab[slot as usize].packet.size {
+                // With credits taken at the crossbar, an output-buffered packet has them.
+                if to_nic || self.credits_at_crossbar || c.credits >= self.slab[slot as usize].packet.size {
                     chosen = Some(v);
                     break;
                 }
@@ -96,11 +103,12 @@ impl RouterState {
         self.release(slot);
         let size = packet.size;
         let c = &mut self.channels[first + v];
-        if !to_nic {
+        let takes_credits = !to_nic && !self.credits_at_crossbar;
+        if takes_credits {
             c.credits -= size;
         }
         let wake = c.space_waiter;
-        if !to_nic {
+        if takes_credits {
             self.ports[o as usize].occupancy += size as u32;
         }
         let queued = match self.ports[o as usize].out_queued {

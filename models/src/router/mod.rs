@@ -112,7 +112,43 @@ pub struct RouterParams {
     /// Passes of the separable allocator per allocation, 1..=8: later passes match the
     /// inputs and outputs that earlier passes left free.
     pub allocator_iterations: u8,
+    /// Where a packet for a switch needs credits for the downstream input VC.
+    pub credit_check: CreditCheck,
 }
+
+/// Where a packet bound for another switch must find credits for all of it in the
+/// downstream input VC: what the output buffer is, with respect to the credit loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CreditCheck {
+    /// At the link: a packet enters the output buffer when it has room there and waits in
+    /// it for credits, so the output buffer is storage of its own, in front of the credit
+    /// loop (an output-buffered router's staging queue).
+    #[default]
+    Link,
+    /// At the crossbar: a packet is granted only with credits for all of it, taken then, as
+    /// BookSim2's input-queued router does (a flit crosses only with a downstream credit,
+    /// iq_router.cpp:1375-1377, spent at the crossbar, iq_router.cpp:1122). The output
+    /// buffer then never holds more than the downstream VC has room for, and an output's
+    /// occupancy, as adaptive routing reads it, is the downstream credits in use
+    /// (BookSim's `GetUsedCredit`), output-buffered packets included.
+    Crossbar,
+}
+
+/// The credit checks `router.credit_check` accepts.
+pub const CREDIT_CHECKS: &[Choice<CreditCheck>] = &[
+    Choice {
+        value: CreditCheck::Link,
+        name: "link",
+        doc: "a packet enters the output buffer when it has room there and waits in it for downstream credits: the output buffer is storage in front of the credit loop (default)",
+    },
+    Choice {
+        value: CreditCheck::Crossbar,
+        name: "crossbar",
+        doc: "a packet crosses the crossbar only with credits for all of it in the downstream input VC, taken then (BookSim2's iq router): the output buffer holds no more than the downstream VC has room for",
+    },
+];
+
+crate::registry::named_by_registry!(CreditCheck, CREDIT_CHECKS);
 
 /// Which output VC of the terminal port a packet for an own endpoint is moved into.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -371,6 +407,9 @@ struct RouterState {
     /// hold the busy times of the per-port crossbar).
     vc_in_busy: Vec<u32>,
     vc_out_busy: Vec<u32>,
+    /// `credit_check = "crossbar"`: packets in the output buffers of network ports hold
+    /// their downstream credits, so those ports' occupancy is the credits in use.
+    credits_at_crossbar: bool,
 }
 
 /// The engine's context as a router sees it.
@@ -478,6 +517,7 @@ impl Router {
             nic_credit_returns: VecDeque::new(),
             vc_in_busy: if p.crossbar == Crossbar::Vc { vec![0; n * vcs] } else { Vec::new() },
             vc_out_busy: if p.crossbar == Crossbar::Vc { vec![0; n * vcs] } else { Vec::new() },
+            credits_at_crossbar: p.credit_check == CreditCheck::Crossbar,
         };
         Router { shared, state }
     }

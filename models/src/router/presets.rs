@@ -78,7 +78,7 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "booksim",
-        doc: "BookSim2's iq router as its Dragonfly example configures it (separable input-first allocators, 1 iteration, internal speedup 2); BookSim is flit-level wormhole, xnet packet-level cut-through, and BookSim's output queues are unbounded: give a deep output_buffer (docs/peers.md)",
+        doc: "BookSim2's iq router as its Dragonfly example configures it (separable input-first allocators, 1 iteration, internal speedup 2); BookSim is flit-level wormhole, xnet packet-level cut-through, and BookSim's output queues are unbounded (bounded only by the downstream credits they hold): give a deep output_buffer (docs/peers.md)",
         settings: &[
             Setting {
                 key: "router_delay",
@@ -94,6 +94,11 @@ pub const PRESETS: &[Preset] = &[
                 key: "crossbar",
                 default: "\"port\"",
                 doc: "input_speedup = output_speedup = 1: one crossbar input and output per physical port (examples/dragonflyconfig:51-52, iq_router.cpp:121-124)",
+            },
+            Setting {
+                key: "credit_check",
+                default: "\"crossbar\"",
+                doc: "switch allocation requires a credit of the downstream VC (iq_router.cpp:1375-1377), spent as the flit crosses (iq_router.cpp:1122): the output queue is inside the credit loop, and UGAL's GetUsedCredit counts it (iq_router.cpp:2288-2293)",
             },
             Setting {
                 key: "allocator",
