@@ -13,6 +13,10 @@
 //! ICS'18, section 7.1 (group `i` to group `i + 1`, blocks of switches on other networks),
 //! here as a permutation; `bit_reversal`, `transpose` and `tornado` are those of Dally and
 //! Towles, "Principles and Practices of Interconnection Networks", Morgan Kaufmann, 2004.
+//! `dimension_complement_reverse` (from McDonald et al., "Practical and Efficient
+//! Incremental Adaptive Routing for HyperX Networks", SC'19, with the 2D server-coordinate
+//! variant) and `regular_permutation_to_neighbour` are the SurePath seed's (Camarero et
+//! al., section 5).
 
 use crate::registry::{EntryDoc, Setting};
 use crate::rng::{below, shuffle, stream, unit, Purpose, Rng};
@@ -50,6 +54,20 @@ pub const PATTERNS: &[PatternEntry] = &[
     PatternEntry {
         name: "tornado",
         doc: "HyperX and tori: every switch coordinate advances by ceil(k/2) - 1, same terminal port",
+        settings: &[],
+    },
+    PatternEntry {
+        name: "dimension_complement_reverse",
+        doc: "HyperX: switch (c_0, ..., c_n-1) sends to (k-1-c_n-1, ..., k-1-c_0), same terminal port; with server_coordinate the terminal port is one more coordinate, first: server (w, x, y) sends to (k-1-y, k-1-x, k-1-w) (the SurePath seed's 2D variant)",
+        settings: &[Setting {
+            key: "server_coordinate",
+            default: "true on a 2D HyperX, false otherwise (as the SurePath seed)",
+            doc: "count the terminal port as the first coordinate (endpoints_per_switch must then equal the last side)",
+        }],
+    },
+    PatternEntry {
+        name: "regular_permutation_to_neighbour",
+        doc: "HyperX with even sides: in each 2 x ... x 2 subcube (coordinates 2a, 2a+1) a Gray-code cycle visits the switches, and each switch sends to the next one, same terminal port (the SurePath seed's pattern: a line holds 0 or k/2 pairs, so routes that stay in it carry at most 0.5)",
         settings: &[],
     },
     PatternEntry {
@@ -104,6 +122,18 @@ pub enum PatternSpec {
     /// HyperX and torus: every switch coordinate advances by `ceil(k / 2) - 1`, same
     /// terminal port.
     Tornado,
+    /// HyperX: coordinates reversed and complemented (Dimension Complement Reverse,
+    /// Camarero et al., section 5), optionally with the terminal port as the first
+    /// coordinate.
+    DimensionComplementReverse {
+        /// Count the terminal port as a coordinate (default: on 2D HyperX only).
+        #[serde(default)]
+        server_coordinate: Option<bool>,
+    },
+    /// HyperX with even sides: each switch sends to the next switch of a Gray-code cycle
+    /// through its 2 x ... x 2 subcube (Regular Permutation to Neighbour, Camarero et al.,
+    /// section 5).
+    RegularPermutationToNeighbour,
     /// A fraction of the packets goes to one endpoint, the rest is uniform.
     HotSpot {
         /// Fraction in `[0, 1]` of packets sent to the hot endpoint.
@@ -250,6 +280,76 @@ impl Pattern {
                     first_endpoint[t as usize] + port as u32
                 })
             }
+            PatternSpec::DimensionComplementReverse { server_coordinate } => {
+                let Shape::HyperX(h) = &net.shape else {
+                    return Err(err("pattern", "dimension_complement_reverse needs a hyperx topology"));
+                };
+                let with_server = server_coordinate.unwrap_or(h.sides.len() == 2);
+                // Coordinates in order: the terminal port (if counted), then dimension 0, 1, ...
+                let offset = usize::from(with_server);
+                let mut sides = Vec::with_capacity(h.sides.len() + 1);
+                if with_server {
+                    sides.push(h.endpoints_per_switch);
+                }
+                sides.extend_from_slice(&h.sides);
+                let reversed: Vec<u32> = sides.iter().rev().copied().collect();
+                if sides != reversed {
+                    let (key, what) = if with_server {
+                        ("server_coordinate", "endpoints per switch followed by the sides")
+                    } else {
+                        ("pattern", "the sides")
+                    };
+                    return Err(err(
+                        key,
+                        format!(
+                            "dimension_complement_reverse needs {what} to read the same reversed, got {sides:?}"
+                        ),
+                    ));
+                }
+                let first_endpoint = first_endpoints(net);
+                let n = sides.len();
+                map(&|e| {
+                    let (s, port) = net.endpoint_location[e as usize];
+                    let coordinate = |j: usize| if j < offset { port as u32 } else { h.coord(s, j - offset) };
+                    let mut t = 0;
+                    let mut stride = 1;
+                    for (d, &side) in sides.iter().enumerate().skip(offset) {
+                        t += (side - 1 - coordinate(n - 1 - d)) * stride;
+                        stride *= side;
+                    }
+                    let port = if with_server { sides[0] - 1 - coordinate(n - 1) } else { port as u32 };
+                    first_endpoint[t as usize] + port
+                })
+            }
+            PatternSpec::RegularPermutationToNeighbour => {
+                let Shape::HyperX(h) = &net.shape else {
+                    return Err(err("pattern", "regular_permutation_to_neighbour needs a hyperx topology"));
+                };
+                if h.sides.iter().any(|k| k % 2 == 1) || h.sides.len() > 31 {
+                    return Err(err(
+                        "pattern",
+                        format!("regular_permutation_to_neighbour needs even sides, got {:?}", h.sides),
+                    ));
+                }
+                let dims = h.sides.len();
+                let cycle = 1u32 << dims;
+                let gray = |i: u32| i ^ (i >> 1);
+                let first_endpoint = first_endpoints(net);
+                map(&|e| {
+                    let (s, port) = net.endpoint_location[e as usize];
+                    // The switch's corner of its subcube, and its place in the Gray cycle.
+                    let corner = (0..dims).fold(0, |b, d| b | (h.coord(s, d) & 1) << d);
+                    let mut place = corner;
+                    let mut shift = corner >> 1;
+                    while shift != 0 {
+                        place ^= shift;
+                        shift >>= 1;
+                    }
+                    let flip = (corner ^ gray((place + 1) % cycle)).trailing_zeros() as usize;
+                    let t = h.neighbour(s, flip, h.coord(s, flip) ^ 1);
+                    first_endpoint[t as usize] + port as u32
+                })
+            }
             PatternSpec::HotSpot { fraction, endpoint } => {
                 if !(0.0..=1.0).contains(fraction) {
                     return Err(err("fraction", format!("must be in [0, 1], got {fraction}")));
@@ -366,8 +466,7 @@ mod tests {
         assert_eq!(m[1 + 8 * 2], 4 + 8 * 4);
     }
 
-    #[test]
-    fn group_shift_on_a_dragonfly_goes_to_the_same_place_in_the_next_group() {
+    fn small_dragonfly() -> Network {
         let params = dragonfly::DragonflyParams {
             p: 2,
             a: 4,
@@ -378,12 +477,111 @@ mod tests {
             local_latency: 1,
             global_latency: 1,
         };
-        let net = dragonfly::build(&params).unwrap();
+        dragonfly::build(&params).unwrap()
+    }
+
+    #[test]
+    fn group_shift_on_a_dragonfly_goes_to_the_same_place_in_the_next_group() {
+        let net = small_dragonfly();
         let m = map(PatternSpec::GroupShift { block_switches: None }, &net);
         let per_group = 8;
         for (src, &dst) in m.iter().enumerate() {
             assert_eq!(dst as usize, (src + per_group) % (9 * per_group));
         }
+    }
+
+    fn is_permutation(m: &[u32]) -> bool {
+        let mut seen = m.to_vec();
+        seen.sort_unstable();
+        seen.iter().enumerate().all(|(i, &d)| d == i as u32)
+    }
+
+    #[test]
+    fn dimension_complement_reverse_reverses_and_complements_the_coordinates() {
+        // 3D: (x, y, z) to (3-z, 3-y, 3-x), the same terminal port.
+        let net = hyperx(vec![4, 4, 4], 2);
+        let Shape::HyperX(h) = net.shape.clone() else { unreachable!() };
+        let m = map(PatternSpec::DimensionComplementReverse { server_coordinate: None }, &net);
+        assert!(is_permutation(&m));
+        for (e, &d) in m.iter().enumerate() {
+            let ((s, p), (t, q)) = (net.endpoint_location[e], net.endpoint_location[d as usize]);
+            assert_eq!(p, q);
+            for dim in 0..3 {
+                assert_eq!(h.coord(t, dim), 3 - h.coord(s, 2 - dim));
+            }
+            assert_eq!(m[d as usize], e as u32, "an involution");
+        }
+        // 2D, the seed's variant: server (w, x, y) to (3-y, 3-x, 3-w).
+        let net = hyperx(vec![4, 4], 4);
+        let m = map(PatternSpec::DimensionComplementReverse { server_coordinate: None }, &net);
+        assert!(is_permutation(&m));
+        for (e, &d) in m.iter().enumerate() {
+            let ((s, w), (t, w2)) = (net.endpoint_location[e], net.endpoint_location[d as usize]);
+            let (x, y) = (s % 4, s / 4);
+            assert_eq!((w2 as u32, t % 4, t / 4), (3 - y, 3 - x, 3 - w as u32), "from {e}");
+        }
+        // Without the server coordinate a 2D switch (x, y) goes to (3-y, 3-x).
+        let m = map(PatternSpec::DimensionComplementReverse { server_coordinate: Some(false) }, &net);
+        let (s, t) = (net.endpoint_location[0].0, net.endpoint_location[m[0] as usize].0);
+        assert_eq!((s, t), (0, 15));
+        // The server coordinate must pair with the last side.
+        let e = Pattern::build(
+            &PatternSpec::DimensionComplementReverse { server_coordinate: None },
+            &hyperx(vec![4, 4], 2),
+            1,
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "server_coordinate");
+        assert!(e.message.contains("[2, 4, 4]"), "{e}");
+        let e = Pattern::build(
+            &PatternSpec::DimensionComplementReverse { server_coordinate: None },
+            &hyperx(vec![4, 3, 2], 2),
+            1,
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "pattern");
+    }
+
+    #[test]
+    fn regular_permutation_to_neighbour_pairs_neighbours_k_over_2_to_a_line() {
+        for sides in [vec![4, 4, 4], vec![6, 4], vec![2, 4, 2, 4]] {
+            let net = hyperx(sides.clone(), 3);
+            let Shape::HyperX(h) = net.shape.clone() else { unreachable!() };
+            let m = map(PatternSpec::RegularPermutationToNeighbour, &net);
+            assert!(is_permutation(&m), "{sides:?}");
+            let dims = sides.len();
+            // Switch pairs per line: a line is a dimension and the other coordinates.
+            let mut per_line = std::collections::HashMap::new();
+            for (e, &d) in m.iter().enumerate() {
+                let ((s, p), (t, q)) = (net.endpoint_location[e], net.endpoint_location[d as usize]);
+                assert_eq!(p, q, "the same terminal port");
+                let differ: Vec<usize> = (0..dims).filter(|&k| h.coord(s, k) != h.coord(t, k)).collect();
+                assert_eq!(differ.len(), 1, "{sides:?}: a neighbour, one dimension away");
+                let dim = differ[0];
+                // Within the switch's 2 x ... x 2 subcube.
+                assert_eq!(h.coord(s, dim) / 2, h.coord(t, dim) / 2);
+                if p == 0 {
+                    *per_line.entry((dim, h.neighbour(s, dim, 0))).or_insert(0u32) += 1;
+                }
+            }
+            // Every line holds k/2 pairs or none (lines without pairs are not listed).
+            for ((dim, _), pairs) in per_line {
+                assert_eq!(pairs, sides[dim] / 2, "{sides:?}, dimension {dim}");
+            }
+            // One switch cycle through each subcube of 2^dims switches.
+            let s0 = net.endpoint_location[0].0;
+            let mut e = 0;
+            for step in 1..=(1 << dims) {
+                e = m[e as usize];
+                assert_eq!(net.endpoint_location[e as usize].0 == s0, step == 1 << dims, "{sides:?}");
+            }
+        }
+        let e = Pattern::build(&PatternSpec::RegularPermutationToNeighbour, &hyperx(vec![4, 3], 2), 1)
+            .unwrap_err();
+        assert!(e.message.contains("even sides"), "{e}");
+        let e =
+            Pattern::build(&PatternSpec::RegularPermutationToNeighbour, &small_dragonfly(), 1).unwrap_err();
+        assert!(e.message.contains("needs a hyperx"), "{e}");
     }
 
     #[test]

@@ -170,3 +170,24 @@ fn shortcut_cycles_of_the_unrestricted_escape_do_not_occur() {
         assert_eq!(r.unreachable_pairs, 0);
     }
 }
+
+#[test]
+fn a_fault_shape_roots_the_escape_among_its_faults_and_stays_deadlock_free() {
+    // The SurePath seed's Star on a 3D HyperX of side 4 (three K_3 through switch 0): the
+    // root keeps 3 of its 9 links, and the escape is rooted there, as the seed roots it
+    // among the faults.
+    let star = "kind = \"hyperx\"\nsides = [4, 4, 4]\nfault_shape = \"star\"\nfault_size = 3";
+    for algorithm in ["minimal", "allpath"] {
+        let s = sim(star, &[&format!("routing.algorithm=\"{algorithm}\"")]);
+        assert_eq!(s.net.failed_links, 9);
+        assert_eq!(s.net.neighbours(0).count(), 3);
+        assert_eq!(s.escape().expect("an escape").root(), 0);
+        let r = analyse(&s);
+        assert!(r.acyclic && r.escape_back_dependencies == 0, "{algorithm}: {:?}", r.cycle);
+        assert_eq!(r.unreachable_pairs, 0);
+        assert_eq!(run(&s, 2).status, Status::Completed, "{algorithm}");
+    }
+    // An explicit root wins.
+    let s = sim(star, &["routing.escape_root=21"]);
+    assert_eq!(s.escape().expect("an escape").root(), 21);
+}

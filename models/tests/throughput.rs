@@ -52,6 +52,16 @@ fn hyperx_uniform_accepts_offered_load_below_saturation() {
 }
 
 #[test]
+fn regular_permutation_to_neighbour_under_minimal_routing_is_capped_by_the_one_link() {
+    // Every switch sends all of its 8 endpoints' traffic to one neighbour: minimal routes
+    // share the single link between them, 1/8 of a phit per cycle per endpoint.
+    let s = summary(HYPERX_8X8, &["traffic.pattern=regular_permutation_to_neighbour", "traffic.load=0.5"]);
+    assert!(s.saturated, "{s:?}");
+    assert!((s.accepted_load - 0.125).abs() < 0.002, "{s:?}");
+    assert!((s.hops_mean - 1.0).abs() < 1e-9, "{s:?}");
+}
+
+#[test]
 fn dragonfly_adversarial_min_is_capped_at_one_over_a_p() {
     // a * p = 8 endpoints of a group share the one global link to the next group.
     let s = summary(

@@ -63,10 +63,11 @@ pub struct Escape {
 }
 
 impl Escape {
-    /// The escape subnetwork of `net` rooted at `root` (default: the least eccentric
-    /// switch) on VCs `first_vc .. first_vc + vcs`.
+    /// The escape subnetwork of `net` rooted at `root` (default: the switch a named fault
+    /// shape is built around, as the SurePath seed roots it among the faults, else the
+    /// least eccentric switch) on VCs `first_vc .. first_vc + vcs`.
     pub fn new(net: &Network, root: Option<SwitchId>, first_vc: u8, vcs: u8) -> Result<Self, TopologyError> {
-        let root = match root {
+        let root = match root.or(net.fault_root) {
             Some(r) => r,
             None => central_switch(net, &DistanceTable::compute(net)?)?,
         };

@@ -158,6 +158,9 @@ pub struct Network {
     /// ports are `Unconnected`); algorithmic routings that assume the full shape refuse
     /// a network with faults.
     pub failed_links: u32,
+    /// The switch a named fault shape (`topology.fault_shape`) is built around; the escape
+    /// subnetwork's default root, since the SurePath seed roots it among the faults.
+    pub fault_root: Option<SwitchId>,
 }
 
 impl Network {
@@ -261,6 +264,7 @@ impl Network {
             link_classes,
             shape,
             failed_links: 0,
+            fault_root: None,
         }
     }
 

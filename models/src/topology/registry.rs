@@ -1,11 +1,11 @@
 //! The topology registry: each family's name, doc, documented keys and parser, and the
-//! keys every family shares (`failed_links`, `fault_seed`).
+//! keys every family shares (`failed_links`, `fault_seed`, `fault_shape`, `fault_size`).
 //!
 //! A family lives in one file that defines its parameters (a struct with
 //! `deny_unknown_fields`), implements [`Family`] for them and defines its
 //! [`TopologyEntry`]; [`TOPOLOGIES`] lists the entries.
 
-use super::faults::fail_random_links;
+use super::faults::{fail_random_links, fail_shape, FaultShape, FAULT_SHAPES};
 use super::{Network, NetworkSize, TopologyError};
 use crate::config::{typed, ConfigError};
 use crate::registry::{names, unknown, EntryDoc, Setting};
@@ -30,6 +30,16 @@ pub const COMMON_KEYS: &[Setting] = &[
         doc: "random bidirectional switch-to-switch links that fail, never disconnecting the network (a link whose loss would is skipped; too many is an error)",
     },
     Setting { key: "fault_seed", default: "`simulation.seed`", doc: "seed of the faults' draw" },
+    Setting {
+        key: "fault_shape",
+        default: "none",
+        doc: "HyperX: a named shape of failed links around switch 0, the escape subnetwork's default root (the SurePath seed's): row, subplane, cross (2D), subcube, star (3D); failed_links adds random faults to it",
+    },
+    Setting {
+        key: "fault_size",
+        default: "the seed's: row all, subplane 5, cross 11, subcube 3, star 7",
+        doc: "switches along each side of the shape",
+    },
 ];
 
 /// A topology family's checked parameters.
@@ -73,6 +83,8 @@ pub struct TopologySpec {
     family: Box<dyn Family>,
     failed_links: u32,
     fault_seed: u64,
+    fault_shape: Option<&'static FaultShape>,
+    fault_size: Option<u32>,
     /// Default seed of random graphs.
     seed: u64,
 }
@@ -101,6 +113,33 @@ impl TopologySpec {
                 ))
             }
         };
+        let fault_shape = match t.remove("fault_shape") {
+            None => None,
+            Some(Value::String(name)) => {
+                Some(FAULT_SHAPES.iter().find(|f| f.name == name).ok_or_else(|| {
+                    unknown("topology.fault_shape", &name, FAULT_SHAPES.iter().map(|f| f.name))
+                })?)
+            }
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "topology.fault_shape",
+                    format!("must be a string, got {}", other.type_str()),
+                ))
+            }
+        };
+        let fault_size = match t.remove("fault_size") {
+            None => None,
+            Some(Value::Integer(n)) if (2..=u32::MAX as i64).contains(&n) => Some(n as u32),
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "topology.fault_size",
+                    format!("must be an integer >= 2, got {other}"),
+                ))
+            }
+        };
+        if fault_size.is_some() && fault_shape.is_none() {
+            return Err(ConfigError::new("topology.fault_size", "needs topology.fault_shape"));
+        }
         let known = || TOPOLOGIES.iter().map(|e| e.name);
         let entry = match t.remove("kind") {
             Some(Value::String(k)) => TOPOLOGIES
@@ -117,7 +156,7 @@ impl TopologySpec {
                 return Err(ConfigError::new("topology.kind", format!("missing; known: {}", names(known()))))
             }
         };
-        Ok(Self { family: (entry.parse)(&t)?, failed_links, fault_seed, seed })
+        Ok(Self { family: (entry.parse)(&t)?, failed_links, fault_seed, fault_shape, fault_size, seed })
     }
 
     /// The network's counts, checked, without building it.
@@ -128,10 +167,15 @@ impl TopologySpec {
     /// Builds the network and fails its links.
     pub fn build(&self) -> Result<Network, ConfigError> {
         let mut net = self.family.build(self.seed)?;
+        if let Some(shape) = self.fault_shape {
+            let failed = fail_shape(&mut net, shape, self.fault_size)?;
+            net.name = format!("{} with {} faults ({failed} links)", net.name, shape.name);
+            net.failed_links = failed;
+        }
         if self.failed_links > 0 {
             fail_random_links(&mut net, self.failed_links, self.fault_seed)?;
             net.name = format!("{} with {} failed links", net.name, self.failed_links);
-            net.failed_links = self.failed_links;
+            net.failed_links += self.failed_links;
         }
         Ok(net)
     }
