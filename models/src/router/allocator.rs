@@ -55,6 +55,25 @@ impl Scratch {
     }
 }
 
+/// One arbiter's offer: port `who`'s slot in `slots` keeps the lowest-ranked `(port, vc)`
+/// offered to it, and `who` joins `listed` at its first offer of the iteration.
+#[inline]
+fn keep_best(
+    slots: &mut [(u32, PortId, u8)],
+    listed: &mut Vec<PortId>,
+    who: PortId,
+    rank: u32,
+    (port, vc): (PortId, u8),
+) {
+    let slot = &mut slots[who as usize];
+    if slot.0 == u32::MAX {
+        listed.push(who);
+    }
+    if rank < slot.0 {
+        *slot = (rank, port, vc);
+    }
+}
+
 /// Indices of the set bits of `words`, in increasing order.
 #[inline]
 fn set_bits(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
@@ -119,7 +138,7 @@ impl Load<'_> {
 
     /// Whether packets in the output buffers of `port` hold their downstream credits.
     fn holds_credits(&self, port: PortId) -> bool {
-        self.credits_at_crossbar && !self.ports[port as usize].leads_to_nic()
+        self.ports[port as usize].holds_credits(self.credits_at_crossbar)
     }
 }
 
@@ -372,7 +391,7 @@ impl RouterState {
                 let p = &self.ports[o];
                 (p.pending_phits, p.pending_vc, p.link_busy_until as u64)
             };
-            let holds_credits = self.credits_at_crossbar && !self.ports[o].leads_to_nic();
+            let holds_credits = self.ports[o].holds_credits(self.credits_at_crossbar);
             let mut x = self.ports[o].first_requester;
             while x != NIL {
                 let (i, v) = (x as usize / vcs, x as usize % vcs);
@@ -518,13 +537,7 @@ impl RouterState {
         scratch.touched.clear();
         for &(o, i, v) in scratch.requests.iter() {
             let rank = arbiters.input_rank(i, v);
-            let slot = &mut scratch.proposal[i as usize];
-            if slot.0 == u32::MAX {
-                scratch.touched.push(i);
-            }
-            if rank < slot.0 {
-                *slot = (rank, o, v);
-            }
+            keep_best(&mut scratch.proposal, &mut scratch.touched, i, rank, (o, v));
         }
         if scratch.touched.len() < scratch.requests.len() {
             // The other VCs of an input wait for its crossbar port.
@@ -537,7 +550,7 @@ impl RouterState {
             let (_, o, v) = std::mem::replace(&mut scratch.proposal[i as usize], (u32::MAX, 0, 0));
             let out_vc =
                 self.channels[i as usize * self.vcs + v as usize].choice.expect("requesters are routed").vc;
-            let holds_credits = self.credits_at_crossbar && !self.ports[o as usize].leads_to_nic();
+            let holds_credits = self.ports[o as usize].holds_credits(self.credits_at_crossbar);
             let out = &mut self.channels[o as usize * self.vcs + out_vc as usize];
             if out.used as u32 + size > cap || (holds_credits && (out.credits as u32) < size) {
                 out.space_waiter = true; // an earlier input of this pass took the room
@@ -667,7 +680,7 @@ impl RouterState {
         }
         let out_vc = o as usize * vcs + choice.vc as usize;
         self.channels[out_vc].used += size;
-        if self.credits_at_crossbar && !to_nic {
+        if self.ports[o as usize].holds_credits(self.credits_at_crossbar) {
             // The packet takes its downstream credits now; it is counted as them.
             self.channels[out_vc].credits -= size;
         }
@@ -747,25 +760,13 @@ fn separable_allocation(
                         continue;
                     }
                     let rank = arbiters.input_rank(i, v);
-                    let slot = &mut scratch.proposal[i as usize];
-                    if slot.0 == u32::MAX {
-                        scratch.touched.push(i);
-                    }
-                    if rank < slot.0 {
-                        *slot = (rank, o, v);
-                    }
+                    keep_best(&mut scratch.proposal, &mut scratch.touched, i, rank, (o, v));
                 }
                 // ...and each output grants its best proposal.
                 for &i in &scratch.touched {
                     let (_, o, v) = std::mem::replace(&mut scratch.proposal[i as usize], (u32::MAX, 0, 0));
                     let rank = arbiters.output_rank(o, i, v);
-                    let slot = &mut scratch.grant_choice[o as usize];
-                    if slot.0 == u32::MAX {
-                        scratch.granted.push(o);
-                    }
-                    if rank < slot.0 {
-                        *slot = (rank, i, v);
-                    }
+                    keep_best(&mut scratch.grant_choice, &mut scratch.granted, o, rank, (i, v));
                 }
             }
             Allocator::OutputFirst => {
@@ -776,26 +777,14 @@ fn separable_allocation(
                         continue;
                     }
                     let rank = arbiters.output_rank(o, i, v);
-                    let slot = &mut scratch.grant_choice[o as usize];
-                    if slot.0 == u32::MAX {
-                        scratch.offers.push(o);
-                    }
-                    if rank < slot.0 {
-                        *slot = (rank, i, v);
-                    }
+                    keep_best(&mut scratch.grant_choice, &mut scratch.offers, o, rank, (i, v));
                 }
                 // ...each input accepts its best grant...
                 scratch.touched.clear();
                 for &o in &scratch.offers {
                     let (_, i, v) = scratch.grant_choice[o as usize];
                     let rank = arbiters.input_rank(i, v);
-                    let slot = &mut scratch.proposal[i as usize];
-                    if slot.0 == u32::MAX {
-                        scratch.touched.push(i);
-                    }
-                    if rank < slot.0 {
-                        *slot = (rank, o, v);
-                    }
+                    keep_best(&mut scratch.proposal, &mut scratch.touched, i, rank, (o, v));
                 }
                 for &i in &scratch.touched {
                     let (_, o, _) = std::mem::replace(&mut scratch.proposal[i as usize], (u32::MAX, 0, 0));

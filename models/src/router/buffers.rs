@@ -142,6 +142,13 @@ impl PortState {
     pub(super) fn leads_to_nic(&self) -> bool {
         self.nic < UNCONNECTED
     }
+
+    /// Whether packets granted to this output hold their downstream credits already: with
+    /// `credit_check = "crossbar"`, towards a switch.
+    #[inline]
+    pub(super) fn holds_credits(&self, credits_at_crossbar: bool) -> bool {
+        credits_at_crossbar && !self.leads_to_nic()
+    }
 }
 
 /// One VC of one port: its input buffer (packets that arrived on it), its output buffer
@@ -202,7 +209,7 @@ impl RouterState {
         p.pending_phits = 0;
         let c = &mut self.channels[o * self.vcs + vc as usize];
         c.used -= phits;
-        if !self.credits_at_crossbar || self.ports[o].leads_to_nic() {
+        if !self.ports[o].holds_credits(self.credits_at_crossbar) {
             // Otherwise the phits stay counted as downstream credits in use.
             self.ports[o].occupancy -= phits as u32;
         }

@@ -49,7 +49,8 @@ impl RouterState {
 
     /// Sends the next packet of output `o` (link arbitration: round-robin over the VCs
     /// that have a packet and, towards a switch, credits for all of it, unless they were
-    /// taken at the crossbar) if the link is free; otherwise makes sure a `LinkFree` event will come back when it frees.
+    /// taken at the crossbar) if the link is free; otherwise makes sure a `LinkFree` event
+    /// will come back when it frees.
     pub(super) fn try_transmit(
         &mut self,
         sh: &Shared,
@@ -76,6 +77,9 @@ impl RouterState {
         }
         let port = &self.ports[o as usize];
         let to_nic = port.leads_to_nic();
+        // Towards a switch, the packet takes its credits here unless it took them at the
+        // crossbar.
+        let takes_credits = !to_nic && !port.holds_credits(self.credits_at_crossbar);
         let start = port.vc_rr as usize;
         let queued = port.out_queued;
         let first = o as usize * vcs;
@@ -87,8 +91,7 @@ impl RouterState {
             }
             let c = &self.channels[first + v];
             if let Some(slot) = c.output.front() {
-                // With credits taken at the crossbar, an output-buffered packet has them.
-                if to_nic || self.credits_at_crossbar || c.credits >= self.slab[slot as usize].packet.size {
+                if !takes_credits || c.credits >= self.slab[slot as usize].packet.size {
                     chosen = Some(v);
                     break;
                 }
@@ -103,7 +106,6 @@ impl RouterState {
         self.release(slot);
         let size = packet.size;
         let c = &mut self.channels[first + v];
-        let takes_credits = !to_nic && !self.credits_at_crossbar;
         if takes_credits {
             c.credits -= size;
         }

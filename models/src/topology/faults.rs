@@ -143,9 +143,10 @@ pub fn fail_shape(net: &mut Network, shape: &FaultShape, size: Option<u32>) -> R
             ),
         ));
     }
-    let size = size.unwrap_or(if shape.kind == ShapeKind::Row { h.sides[0] } else { shape.default_size });
+    // The longest side the shape may take: its row's, or the shortest side for the others.
     let smallest =
         if shape.kind == ShapeKind::Row { h.sides[0] } else { *h.sides.iter().min().expect("a dimension") };
+    let size = size.unwrap_or(if shape.kind == ShapeKind::Row { smallest } else { shape.default_size });
     if size < 2 || size > smallest {
         return Err(TopologyError::new(
             "fault_size",
