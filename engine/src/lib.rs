@@ -142,6 +142,24 @@ pub fn prefetch<T>(value: *const T) {
     let _ = value;
 }
 
+/// Prefetches every cache line of `values` (see [`prefetch`]).
+#[inline(always)]
+pub fn prefetch_all<T>(values: &[T]) {
+    prefetch_bytes(values.as_ptr() as *const u8, std::mem::size_of_val(values));
+}
+
+/// Prefetches every cache line of the `len` bytes from `start` (a hint: any address is
+/// fine, nothing is read).
+#[inline(always)]
+pub fn prefetch_bytes(start: *const u8, len: usize) {
+    let offset = start as usize & 63;
+    let mut k = 0;
+    while k < offset + len {
+        prefetch(start.wrapping_sub(offset).wrapping_add(k));
+        k += 64;
+    }
+}
+
 /// Minimum latency of the links (of those given) whose ends lie in different partitions, or
 /// `None` when none crosses. A distributed run reduces this over the ranks' links.
 pub fn lookahead(links: &[LinkSpec], partition_of: &[u32]) -> Option<Time> {

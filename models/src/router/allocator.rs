@@ -221,12 +221,17 @@ impl RouterState {
     }
 
     /// Hints the routing that a head for endpoint `dst` will be routed here soon
-    /// ([`crate::routing::Routing::prefetch`]); nothing when it is delivered here.
+    /// ([`crate::routing::Routing::prefetch`]); when it is delivered here, asks for the
+    /// terminal port's records, which the ejection reads.
     #[inline]
     pub(super) fn prefetch_route(&self, sh: &Shared, dst: EndpointId) {
-        let (dst_switch, _) = sh.endpoints.locate(dst);
+        let (dst_switch, dst_port) = sh.endpoints.locate(dst);
         if dst_switch != self.id {
             sh.routes.routing.prefetch(self.id, dst_switch);
+        } else {
+            let first = dst_port as usize * self.vcs;
+            engine::prefetch(&self.ports[dst_port as usize]);
+            engine::prefetch_all(&self.channels[first..first + self.vcs]);
         }
     }
 
@@ -267,9 +272,11 @@ impl RouterState {
             vcs: self.vcs as u8,
         };
         sh.routes.next_hops(&hop, head, &load, &mut self.rng, candidates);
-        // The selection reads each candidate's VC record: let the misses overlap.
+        // The selection reads each candidate's port and VC records: let the misses overlap.
         for c in candidates.iter() {
-            engine::prefetch(&self.channels[c.port as usize * self.vcs + c.vc as usize]);
+            engine::prefetch(&self.ports[c.port as usize]);
+            let record = c.port as usize * self.vcs + c.vc as usize;
+            engine::prefetch_all(&self.channels[record..record + 1]);
         }
         if sh.routes.escape.is_some() || sh.params.reselect {
             let (size, cap) = (sh.params.packet_size as u32, sh.params.output_buffer);
@@ -370,7 +377,7 @@ impl RouterState {
         for o in set_bits(&self.wanted_outputs) {
             let x = self.ports[o].first_requester;
             if x != NIL {
-                engine::prefetch(&self.channels[x as usize]);
+                engine::prefetch_all(&self.channels[x as usize..x as usize + 1]);
                 engine::prefetch(&self.ports[x as usize / vcs]);
             }
         }

@@ -577,20 +577,20 @@ impl LogicalProcess for Router {
     #[inline]
     fn prefetch(&self, msg: &Msg) {
         let s = &self.state;
-        let channel =
-            |port: PortId, vc: u8| s.channels.as_ptr().wrapping_add(port as usize * s.vcs + vc as usize);
+        // A 48-byte VC record may straddle two lines: ask for both.
+        let channels = |port: PortId, vc: u8, count: usize| {
+            let first = s.channels.as_ptr().wrapping_add(port as usize * s.vcs + vc as usize);
+            engine::prefetch_bytes(first as *const u8, count * std::mem::size_of::<VcState>());
+        };
         match msg.split() {
             MsgKind::Link(LinkMsg::Head { port, packet }) => {
                 engine::prefetch(s.ports.as_ptr().wrapping_add(port as usize));
-                engine::prefetch(channel(port, packet.vc));
+                channels(port, packet.vc, 1);
             }
-            MsgKind::Link(LinkMsg::Credit { port, vc, .. }) => {
+            // The link then looks at every VC with packets queued for it.
+            MsgKind::Link(LinkMsg::Credit { port, .. }) | MsgKind::Local(SelfEvent::LinkFree { port }) => {
                 engine::prefetch(s.ports.as_ptr().wrapping_add(port as usize));
-                engine::prefetch(channel(port, vc));
-            }
-            MsgKind::Local(SelfEvent::LinkFree { port }) => {
-                engine::prefetch(s.ports.as_ptr().wrapping_add(port as usize));
-                engine::prefetch(channel(port, 0));
+                channels(port, 0, s.vcs);
             }
             MsgKind::Local(
                 SelfEvent::Generate { nic } | SelfEvent::Inject { nic } | SelfEvent::Deliver { nic, .. },
@@ -600,7 +600,7 @@ impl LogicalProcess for Router {
             MsgKind::Local(SelfEvent::Allocate) => {
                 engine::prefetch(s.wanted_outputs.as_ptr());
                 for &x in s.unrouted.iter().take(4) {
-                    engine::prefetch(s.channels.as_ptr().wrapping_add(x as usize));
+                    channels((x as usize / s.vcs) as PortId, (x as usize % s.vcs) as u8, 1);
                     engine::prefetch(s.ports.as_ptr().wrapping_add(x as usize / s.vcs));
                 }
             }

@@ -22,6 +22,14 @@ pub struct SwitchGraph {
     index: Option<Vec<u32>>,
     adj_offsets: Vec<u32>,
     adj: Vec<(PortId, SwitchId)>,
+    /// The common length of the neighbour lists (0: they differ), so that a lookup finds
+    /// its list without reading `adj_offsets` (a cache miss saved on a hot path).
+    adj_stride: u32,
+    /// `Some(first)` when every held switch's `i`-th neighbour is behind port `first + i`
+    /// (network ports contiguous, all connected, in the same place on every switch: a
+    /// regular graph without faults), so that [`SwitchGraph::neighbour_port`] is
+    /// arithmetic instead of a lookup.
+    contiguous_ports: Option<PortId>,
     port_offsets: Vec<u32>,
     /// Switch behind each port, `u32::MAX` for terminal and unconnected ports.
     port_next: Vec<SwitchId>,
@@ -42,12 +50,17 @@ impl SwitchGraph {
 
     fn build(net: &Network, held: Option<&[SwitchId]>) -> Self {
         let n = net.num_switches();
+        let held = held.map(|h| {
+            let mut list = h.to_vec();
+            list.sort_unstable();
+            list.dedup();
+            list
+        });
+        // Every switch held: positions are ids, no map to read.
+        let held = held.filter(|list| list.len() < n);
         let (index, list): (Option<Vec<u32>>, Vec<SwitchId>) = match held {
             None => (None, (0..n as SwitchId).collect()),
-            Some(h) => {
-                let mut list = h.to_vec();
-                list.sort_unstable();
-                list.dedup();
+            Some(list) => {
                 let mut index = vec![u32::MAX; n];
                 for (k, &s) in list.iter().enumerate() {
                     index[s as usize] = k as u32;
@@ -70,7 +83,15 @@ impl SwitchGraph {
             }));
             port_offsets.push(port_next.len() as u32);
         }
-        Self { switches: n, index, adj_offsets, adj, port_offsets, port_next }
+        let adj_stride = uniform_stride(&adj_offsets);
+        let contiguous_ports = match adj.first() {
+            Some(&(first, _)) if adj_stride != 0 => adj
+                .chunks(adj_stride as usize)
+                .all(|list| list.iter().enumerate().all(|(i, &(p, _))| p as usize == first as usize + i))
+                .then_some(first),
+            _ => None,
+        };
+        Self { switches: n, index, adj_offsets, adj, adj_stride, contiguous_ports, port_offsets, port_next }
     }
 
     /// Number of switches in the network.
@@ -94,9 +115,32 @@ impl SwitchGraph {
     }
 
     /// `(port, neighbour)` of every network port of `s`.
+    #[inline]
     pub fn neighbours(&self, s: SwitchId) -> &[(PortId, SwitchId)] {
         let k = self.position(s);
+        if self.adj_stride != 0 {
+            let d = self.adj_stride as usize;
+            return &self.adj[k * d..][..d];
+        }
         &self.adj[self.adj_offsets[k] as usize..self.adj_offsets[k + 1] as usize]
+    }
+
+    /// The port of `s`'s `i`-th neighbour (`neighbours(s)[i].0`), without a memory access
+    /// when the network ports are laid out alike on every switch.
+    #[inline]
+    pub fn neighbour_port(&self, s: SwitchId, i: usize) -> PortId {
+        match self.contiguous_ports {
+            Some(first) => first + i as PortId,
+            None => self.neighbours(s)[i].0,
+        }
+    }
+
+    /// Asks the memory system for what [`SwitchGraph::neighbour_port`] reads at `s`.
+    #[inline]
+    pub fn prefetch_ports(&self, s: SwitchId) {
+        if self.contiguous_ports.is_none() {
+            prefetch_slice(self.neighbours(s));
+        }
     }
 
     /// The switch behind port `port` of `s` (`u32::MAX` if it is not a network port).
@@ -170,7 +214,8 @@ pub struct DistanceRows {
     decision_of: Option<Vec<u32>>,
     /// Per decision switch `k`: `local[local_offsets[k]..local_offsets[k + 1]]` is its own
     /// column then its neighbours' (network ports in port order, as
-    /// [`SwitchGraph::neighbours`]).
+    /// [`SwitchGraph::neighbours`]). Empty when every switch is a column at its id: the
+    /// lists are then the switch and its adjacency list.
     local_offsets: Vec<u32>,
     local: Vec<u32>,
     /// The common length of the lists in `local` (0: they differ), so that a decision
@@ -196,13 +241,19 @@ impl DistanceRows {
         let n = net.num_switches();
         const NONE: u32 = u32::MAX;
         // Decision switches, then the columns: them and their neighbours.
+        let decision_switches = decision_switches.map(|list| {
+            let mut decisions: Vec<SwitchId> = list.to_vec();
+            decisions.sort_unstable();
+            decisions.dedup();
+            decisions
+        });
+        // Decisions everywhere: every switch is a column at its id, and a decision's
+        // columns are the switch and its adjacency list, with no map or list to read.
+        let decision_switches = decision_switches.filter(|d| d.len() < n);
         let (decision_of, decisions): (Option<Vec<u32>>, Vec<SwitchId>) = match decision_switches {
             None => (None, (0..n as SwitchId).collect()),
-            Some(list) => {
+            Some(decisions) => {
                 let mut map = vec![NONE; n];
-                let mut decisions: Vec<SwitchId> = list.to_vec();
-                decisions.sort_unstable();
-                decisions.dedup();
                 for (k, &s) in decisions.iter().enumerate() {
                     assert!((s as usize) < n, "switch {s} does not exist ({n} switches)");
                     map[s as usize] = k as u32;
@@ -232,13 +283,14 @@ impl DistanceRows {
         });
         let column = |s: SwitchId| col_of.as_ref().map_or(s, |m| m[s as usize]);
         let columns = col_of.as_ref().map_or(n, |m| m.iter().filter(|&&c| c != NONE).count());
-        let mut local_offsets = Vec::with_capacity(decisions.len() + 1);
+        let mut local_offsets = vec![0];
         let mut local = Vec::new();
-        local_offsets.push(0);
-        for &s in &decisions {
-            local.push(column(s));
-            local.extend(net.neighbours(s).map(|(_, v)| column(v)));
-            local_offsets.push(local.len() as u32);
+        if col_of.is_some() {
+            for &s in &decisions {
+                local.push(column(s));
+                local.extend(net.neighbours(s).map(|(_, v)| column(v)));
+                local_offsets.push(local.len() as u32);
+            }
         }
         let adj = Adjacency::new(net);
         let sources: Vec<SwitchId> = (0..n as SwitchId).collect();
@@ -322,8 +374,9 @@ impl DistanceRows {
 
 /// Prefetches the cache lines of `s`.
 #[inline]
-fn prefetch_slice(s: &[u32]) {
-    for line in s.chunks(16) {
+fn prefetch_slice<T>(s: &[T]) {
+    let per_line = (64 / std::mem::size_of::<T>().max(1)).max(1);
+    for line in s.chunks(per_line) {
         engine::prefetch(line.as_ptr());
     }
     if let Some(last) = s.last() {
@@ -358,7 +411,17 @@ impl DistanceRows {
         self.decision_of.as_ref().is_none_or(|m| m.get(s as usize).is_some_and(|&k| k != u32::MAX))
     }
 
-    /// The column of `s` and of its neighbours, in port order.
+    /// The column of `at` and those of its neighbours, in port order.
+    #[inline]
+    fn columns_around(&self, at: SwitchId) -> (u32, &[u32]) {
+        if self.col_of.is_none() {
+            return (at, self.adj.of(at));
+        }
+        let list = self.local(at);
+        (list[0], &list[1..])
+    }
+
+    /// The column of `s` and of its neighbours, in port order (with a column map only).
     #[inline]
     fn local(&self, at: SwitchId) -> &[u32] {
         let k = match &self.decision_of {
@@ -407,6 +470,9 @@ impl DistanceRows {
     pub fn prefetch(&self, at: SwitchId, dst: SwitchId) {
         prefetch_slice(self.adj.of(dst));
         prefetch_slice(self.adj.of(at));
+        if self.col_of.is_some() && self.decides_at(at) {
+            prefetch_slice(self.local(at));
+        }
         if let Some(own) = self.column(at) {
             self.prefetch_columns(dst, &[own]);
         }
@@ -440,21 +506,21 @@ impl DistanceRows {
         if self.within_two_hops(at, dst, &mut f) {
             return;
         }
-        let local = self.local(at);
+        let (own, around) = self.columns_around(at);
         match self.encoding {
             Encoding::Mod3 => {
-                self.prefetch_columns(dst, local);
+                self.prefetch_columns(dst, around);
                 // A neighbour's distance differs by at most one: `-1` is `+2` modulo 3.
-                let closer = (self.mod3_entry(dst, local[0]) + 2) % 3;
-                for (i, &c) in local[1..].iter().enumerate() {
+                let closer = (self.mod3_entry(dst, own) + 2) % 3;
+                for (i, &c) in around.iter().enumerate() {
                     if self.mod3_entry(dst, c) == closer {
                         f(i);
                     }
                 }
             }
             Encoding::Exact => {
-                let here = self.exact_entry(dst, local[0]);
-                for (i, &c) in local[1..].iter().enumerate() {
+                let here = self.exact_entry(dst, own);
+                for (i, &c) in around.iter().enumerate() {
                     if self.exact_entry(dst, c) + 1 == here {
                         f(i);
                     }
@@ -501,9 +567,9 @@ impl DistanceRows {
     /// distance from `at` to `dst` and `there` the neighbour's.
     pub fn neighbour_distances(&self, at: SwitchId, dst: SwitchId, mut f: impl FnMut(usize, u32, u32)) {
         assert_eq!(self.encoding, Encoding::Exact, "absolute distances need Encoding::Exact");
-        let local = self.local(at);
-        let here = self.exact_entry(dst, local[0]);
-        for (i, &c) in local[1..].iter().enumerate() {
+        let (own, around) = self.columns_around(at);
+        let here = self.exact_entry(dst, own);
+        for (i, &c) in around.iter().enumerate() {
             f(i, here, self.exact_entry(dst, c));
         }
     }

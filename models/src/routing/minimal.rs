@@ -224,8 +224,8 @@ impl Minimal {
                 }
             }
             Source::Table(rows) => {
-                let nbrs = self.graph().neighbours(at);
-                rows.closer_neighbours(at, dst, |i| push(out, nbrs[i].0));
+                let graph = self.graph();
+                rows.closer_neighbours(at, dst, |i| push(out, graph.neighbour_port(at, i)));
             }
         }
     }
@@ -273,6 +273,7 @@ impl Routing for Minimal {
     fn prefetch(&self, at: SwitchId, dst: SwitchId) {
         if let Source::Table(rows) = &self.source {
             rows.prefetch(at, dst);
+            self.graph().prefetch_ports(at);
         }
     }
 
