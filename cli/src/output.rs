@@ -241,6 +241,15 @@ struct EndpointRow {
 
 #[derive(H5Type, Clone, Copy)]
 #[repr(C)]
+struct CompletionRow {
+    endpoint: u32,
+    switch: u32,
+    send_finish: u64,
+    receive_finish: u64,
+}
+
+#[derive(H5Type, Clone, Copy)]
+#[repr(C)]
 struct LinkRow {
     switch: u32,
     port: u32,
@@ -600,7 +609,26 @@ impl PointWriter {
             })
             .collect();
         table(g, "blocked_channels", &blocked)?;
+        if let Some(c) = &r.completion {
+            attr(g, "phits_per_endpoint", c.phits_per_endpoint)?;
+            attr(g, "all_delivered", u64::from(c.all_delivered))?;
+            attr(g, "completion_time", c.time)?;
+            let stragglers: Vec<u64> = c.stragglers(STRAGGLERS).iter().map(|&(e, _)| e as u64).collect();
+            attr_vec(g, "stragglers", &stragglers)?;
+            let rows: Vec<CompletionRow> = (0..net.endpoints)
+                .map(|e| CompletionRow {
+                    endpoint: e as u32,
+                    switch: sim.endpoints.locate(e as u32).0,
+                    send_finish: c.source_finish[e],
+                    receive_finish: c.receive_finish[e],
+                })
+                .collect();
+            table(g, "completion", &rows)?;
+        }
         self.file.flush()?;
         Ok(())
     }
 }
+
+/// Endpoints listed as stragglers in a completion-time point (`stragglers` attribute).
+const STRAGGLERS: usize = 16;

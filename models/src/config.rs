@@ -201,6 +201,8 @@ pub struct RoutingSection {
     pub escape_vcs: u8,
     /// The escape subnetwork's root switch. Default: the least eccentric switch.
     pub escape_root: Option<u32>,
+    /// Which horizontal links the escape takes as shortcuts.
+    pub escape_shortcuts: crate::routing::escape::Shortcuts,
     /// `[routing.NAME]` tables by routing name, each checked against its entry's settings.
     /// Tables of routings other than `algorithm` may be given (a config that switches
     /// algorithm with `--set` keeps them) and are checked but not used.
@@ -220,9 +222,11 @@ struct RoutingKeys {
     escape_vcs: u8,
     #[serde(default)]
     escape_root: Option<u32>,
+    #[serde(default)]
+    escape_shortcuts: crate::routing::escape::Shortcuts,
 }
 
-const ROUTING_KEYS: &str = "algorithm, selection, vc_policy, escape_vcs, escape_root";
+const ROUTING_KEYS: &str = "algorithm, selection, vc_policy, escape_vcs, escape_root, escape_shortcuts";
 
 /// Where the flat per-algorithm keys of earlier versions went.
 fn moved_routing_key(key: &str) -> Option<&'static str> {
@@ -297,6 +301,7 @@ fn parse_routing(doc: &Table) -> Result<RoutingSection, ConfigError> {
         vc_policy: k.vc_policy,
         escape_vcs: k.escape_vcs,
         escape_root: k.escape_root,
+        escape_shortcuts: k.escape_shortcuts,
         settings,
     })
 }
@@ -310,6 +315,9 @@ pub struct TrafficSection {
     pub load: f64,
     /// Loads for `xnet sweep` (each in `[0, 1]`).
     pub loads: Vec<f64>,
+    /// Completion-time mode: every endpoint generates this many phits (at the offered
+    /// load) and the run ends once all of them are delivered. 0: generate until the end.
+    pub phits_per_endpoint: u64,
 }
 
 /// Writes the values of `router.preset`, if any, into `[router]` wherever the config does
@@ -508,6 +516,18 @@ impl Config {
             return Err(ConfigError::new("simulation.sample_period", "must be at least 1"));
         }
         let r = &self.router;
+        let quota = self.traffic.phits_per_endpoint;
+        if !quota.is_multiple_of(r.packet_size.max(1) as u64)
+            || quota / r.packet_size.max(1) as u64 > u32::MAX as u64
+        {
+            return Err(ConfigError::new(
+                "traffic.phits_per_endpoint",
+                format!(
+                    "must be a multiple of router.packet_size ({}) and at most 2^32 packets, got {quota}",
+                    r.packet_size
+                ),
+            ));
+        }
         let range = |key: &str, v: u64, lo: u64, hi: u64| {
             if v < lo || v > hi {
                 Err(ConfigError::new(format!("router.{key}"), format!("must be in {lo}..={hi}, got {v}")))
@@ -646,6 +666,16 @@ fn parse_traffic(doc: &Table) -> Result<TrafficSection, ConfigError> {
             ))
         }
     };
+    let phits_per_endpoint = match t.remove("phits_per_endpoint") {
+        None => 0,
+        Some(Value::Integer(n)) if n >= 0 => n as u64,
+        Some(other) => {
+            return Err(ConfigError::new(
+                "traffic.phits_per_endpoint",
+                format!("must be a whole number of phits >= 0, got {other}"),
+            ))
+        }
+    };
     match t.get("pattern") {
         Some(Value::String(p)) if !PATTERNS.iter().any(|e| e.name == p) => {
             return Err(unknown("traffic.pattern", p, PATTERNS.iter().map(|e| e.name)))
@@ -663,12 +693,12 @@ fn parse_traffic(doc: &Table) -> Result<TrafficSection, ConfigError> {
     let understood = Value::try_from(&pattern).ok().and_then(|v| v.as_table().cloned()).unwrap_or_default();
     if let Some(extra) = t.keys().find(|k| !understood.contains_key(*k)) {
         let name = understood.get("pattern").and_then(Value::as_str).unwrap_or("?");
-        let mut allowed: Vec<&str> = vec!["pattern", "load", "loads"];
+        let mut allowed: Vec<&str> = vec!["pattern", "load", "loads", "phits_per_endpoint"];
         allowed.extend(understood.keys().map(String::as_str).filter(|k| *k != "pattern"));
         return Err(ConfigError::new(
             format!("traffic.{extra}"),
             format!("unknown key for pattern `{name}`; allowed: {}", allowed.join(", ")),
         ));
     }
-    Ok(TrafficSection { pattern, load, loads })
+    Ok(TrafficSection { pattern, load, loads, phits_per_endpoint })
 }

@@ -349,6 +349,8 @@ pub struct Shared {
     pub warmup: u64,
     /// End of the run; nothing is generated from here on.
     pub end: u64,
+    /// Completion-time mode: packets each endpoint generates in all (0: no limit).
+    pub packets_per_endpoint: u32,
     /// Where every endpoint is.
     pub endpoints: EndpointMap,
     /// Run seed.
@@ -460,6 +462,7 @@ impl Router {
                         rng: rng::stream(shared.seed, Purpose::Traffic, e as u64),
                         generated_phits: 0,
                         accepted_phits: 0,
+                        last_delivery: 0,
                     });
                     (nics.len() as u16 - 1, LinkRoute::placeholder(latency), 0)
                 }

@@ -32,6 +32,8 @@ pub struct Nic {
     pub generated_phits: u64,
     /// Phits delivered to this endpoint during the measurement period.
     pub accepted_phits: u64,
+    /// When the last packet for this endpoint reached it (0: none yet).
+    pub last_delivery: u64,
 }
 
 impl RouterState {
@@ -94,6 +96,10 @@ impl RouterState {
     fn schedule_generation(&mut self, sh: &Shared, nic_index: u16, ctx: &mut RouterCtx<'_>) {
         let t = ctx.now();
         let nic = &mut self.nics[nic_index as usize];
+        if sh.packets_per_endpoint > 0 && nic.next_seq >= sh.packets_per_endpoint {
+            // Completion-time mode: this endpoint generated its whole quota.
+            return;
+        }
         if let Some(gap) = geometric_gap(&mut nic.rng, sh.generation_probability) {
             if t + 1 + gap < sh.end {
                 ctx.schedule_self(1 + gap, SelfEvent::Generate { nic: nic_index });
@@ -233,6 +239,14 @@ impl RouterState {
         period.latency_sum += latency;
         period.network_latency_sum += network_latency;
         period.hops_sum += packet.hops as u64;
+        nic.last_delivery = t;
+        if sh.packets_per_endpoint > 0 {
+            let src = packet.src() as usize;
+            if s.source_finish.len() <= src {
+                s.source_finish.resize(sh.endpoints.len(), 0);
+            }
+            s.source_finish[src] = s.source_finish[src].max(t);
+        }
         if Self::in_measurement(sh, t) {
             nic.accepted_phits += size;
             s.measured.delivered_phits += size;

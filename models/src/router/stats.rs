@@ -71,6 +71,9 @@ pub struct PartitionStats {
     pub delivered_total: u64,
     /// Every delivered packet (only with `record_deliveries`).
     pub deliveries: Vec<Delivery>,
+    /// Completion-time mode: per source endpoint, when the last of its packets delivered
+    /// here arrived (0: none); empty otherwise.
+    pub source_finish: Vec<u64>,
 }
 
 /// What a router reports to the run: link use, the period's counters, resident packets

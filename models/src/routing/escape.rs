@@ -23,15 +23,18 @@
 //! would need another VC) is forced into escape. The router then takes the candidate with
 //! the least occupancy + penalty (`selection = "adaptive"`), as the paper does.
 //!
-//! Deviation from the paper: shortcuts only lead to a switch with a smaller id. Taken in
-//! both directions, as the paper describes, shortcuts between switches of one level can
+//! Deviation from the paper, by default (`routing.escape_shortcuts = "descending"`):
+//! shortcuts only lead to a switch with a smaller id. Taken in both directions, as the
+//! paper describes (`escape_shortcuts = "both"`), shortcuts between switches of one level can
 //! close a cycle of escape channels: the property tests found one on a 5x3 torus (four
 //! horizontal links at the same level, each pair of consecutive ones used by a packet
 //! whose Up/Down distance they shorten), and a 4x4 HyperX has the same pattern
 //! ((1,1) -> (2,1) -> (2,2) -> (1,2) -> (1,1) towards the next corner each time). With the
 //! id order, every escape dependency in the up phase goes to a smaller (level, id) and
 //! every one in the down phase to a larger level, so the escape channel dependency graph
-//! is acyclic on any network. The cost is half the shortcuts.
+//! is acyclic on any network. The cost is half the shortcuts, which matters under
+//! adversarial traffic (docs/studies/surepath.md). With `"both"` the verifier reports the
+//! cycles and the watchdog guards the run.
 //!
 //! Deadlock freedom is Duato's condition (Duato, "A Necessary and Sufficient Condition for
 //! Deadlock-Free Routing in Cut-Through and Store-and-Forward Networks", IEEE TPDS 7(8),
@@ -43,6 +46,7 @@ use super::graph::SwitchGraph;
 use super::updown::{central_switch, UdLegal, DOWN};
 use super::Candidate;
 use crate::packet::Packet;
+use crate::registry::Choice;
 use crate::topology::metrics::DistanceTable;
 use crate::topology::{Network, SwitchId, TopologyError};
 
@@ -54,10 +58,39 @@ pub const PENALTY_DOWN: u16 = 96;
 /// 80, 64, 48).
 pub const PENALTY_SHORTCUT: [u16; 3] = [80, 64, 48];
 
+/// Which horizontal links the escape may take as shortcuts (names and docs:
+/// [`ESCAPE_SHORTCUTS`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Shortcuts {
+    /// Only towards a smaller switch id: Duato's condition holds on any network.
+    #[default]
+    Descending,
+    /// Both ways, as the SurePath paper: more escape capacity, but the escape channels
+    /// may close a cycle.
+    Both,
+}
+
+/// The values `routing.escape_shortcuts` accepts.
+pub const ESCAPE_SHORTCUTS: &[Choice<Shortcuts>] = &[
+    Choice {
+        value: Shortcuts::Descending,
+        name: "descending",
+        doc: "shortcuts only towards a smaller switch id: the escape is deadlock-free on any network (default)",
+    },
+    Choice {
+        value: Shortcuts::Both,
+        name: "both",
+        doc: "shortcuts both ways, as the SurePath paper: more escape capacity, but escape channels may close a cycle (xnet routes reports it; the watchdog guards runs)",
+    },
+];
+
+crate::registry::named_by_registry!(Shortcuts, ESCAPE_SHORTCUTS);
+
 /// The escape subnetwork of a network: Up/Down distances from one root plus shortcuts.
 pub struct Escape {
     graph: SwitchGraph,
     legal: UdLegal,
+    shortcuts: Shortcuts,
     first_vc: u8,
     vcs: u8,
 }
@@ -66,14 +99,20 @@ impl Escape {
     /// The escape subnetwork of `net` rooted at `root` (default: the switch a named fault
     /// shape is built around, as the SurePath seed roots it among the faults, else the
     /// least eccentric switch) on VCs `first_vc .. first_vc + vcs`.
-    pub fn new(net: &Network, root: Option<SwitchId>, first_vc: u8, vcs: u8) -> Result<Self, TopologyError> {
+    pub fn new(
+        net: &Network,
+        root: Option<SwitchId>,
+        first_vc: u8,
+        vcs: u8,
+        shortcuts: Shortcuts,
+    ) -> Result<Self, TopologyError> {
         let root = match root.or(net.fault_root) {
             Some(r) => r,
             None => central_switch(net, &DistanceTable::compute(net)?)?,
         };
         let graph = SwitchGraph::new(net);
         let legal = UdLegal::without_horizontal(&graph, net, root)?;
-        Ok(Self { graph, legal, first_vc, vcs })
+        Ok(Self { graph, legal, shortcuts, first_vc, vcs })
     }
 
     /// The root switch.
@@ -113,7 +152,7 @@ impl Escape {
                 (!down && self.distance(y, dst, false) + 1 == here).then_some(PENALTY_UP)
             } else if ly > level {
                 (self.distance(y, dst, true) + 1 == here).then_some(PENALTY_DOWN)
-            } else if down || y > at {
+            } else if down || (y > at && self.shortcuts == Shortcuts::Descending) {
                 None
             } else {
                 let there = self.distance(y, dst, false);

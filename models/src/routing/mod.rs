@@ -31,6 +31,8 @@ routing_registry! {
     dragonfly => [DRAGONFLY_MIN, DRAGONFLY_VALIANT, DRAGONFLY_UGAL],
     allpath => [ALLPATH],
     valiant => [VALIANT],
+    omni => [OMNIWAR, DAL],
+    polarized => [POLARIZED],
     updown => [UP_DOWN],
     dfsssp => [DFSSSP],
     lash => [LASH],
@@ -175,6 +177,10 @@ pub enum VcPolicy {
     Routing,
     /// VC = switch-to-switch hops taken (needs as many VCs as the longest route).
     Ladder,
+    /// The ladder with the spare VCs shared among its steps: hop `h` may take any of the
+    /// VCs `h * w .. (h + 1) * w`, `w` being `router.vcs` over the longest route, chosen
+    /// like a port by the selection.
+    WideLadder,
     /// Any VC, chosen by the selection policy like a port. Not deadlock-free in general:
     /// the watchdog will tell.
     Any,
@@ -211,6 +217,11 @@ pub const VC_POLICIES: &[Choice<VcPolicy>] = &[
         value: VcPolicy::Ladder,
         name: "ladder",
         doc: "VC = switch hops taken: needs as many VCs as the longest route",
+    },
+    Choice {
+        value: VcPolicy::WideLadder,
+        name: "wide_ladder",
+        doc: "the ladder with router.vcs / longest route VCs per step, any of a step's VCs chosen like a port (the SurePath seed's Minimal: 2 VCs per hop)",
     },
     Choice {
         value: VcPolicy::Any,
@@ -319,8 +330,8 @@ impl Routes {
     }
 
     /// Like [`Routes::next_hops`], but returns `false` (and leaves `out` empty) instead of
-    /// panicking when the routing itself offers no candidate to a packet outside the escape
-    /// subnetwork: the verifier reports such states.
+    /// panicking when the routing offers no candidate and there is no escape subnetwork
+    /// to take the packet: the verifier reports such states.
     pub fn try_next_hops(
         &self,
         hop: &Hop<'_>,
@@ -334,19 +345,10 @@ impl Routes {
             return candidates_with_policy(&*self.routing, self.vc_policy, hop, packet, load, rng, out, true);
         };
         if !escape.is_escape(packet.vc) {
+            // A routing that offers nothing here (its routes cut by failed links) leaves
+            // the packet the escape candidates alone: SurePath's forced hop.
             let confined = Hop { vcs: escape.first_vc(), ..*hop };
-            if !candidates_with_policy(
-                &*self.routing,
-                self.vc_policy,
-                &confined,
-                packet,
-                load,
-                rng,
-                out,
-                false,
-            ) {
-                return false;
-            }
+            candidates_with_policy(&*self.routing, self.vc_policy, &confined, packet, load, rng, out, false);
         }
         escape.candidates(hop.at, hop.dst, packet, out);
         assert!(
@@ -430,6 +432,27 @@ fn candidates_with_policy(
             }
             for c in out.iter_mut() {
                 c.vc = packet.hops as u8;
+            }
+        }
+        VcPolicy::WideLadder => {
+            let per_step = (hop.vcs as u32 / routing.max_hops().max(1)).max(1);
+            let first = packet.hops as u32 * per_step;
+            let last = (first + per_step).min(hop.vcs as u32);
+            if first >= last {
+                assert!(
+                    !strict,
+                    "the wide ladder ran out of VCs: packet {} took {} hops, {} VCs",
+                    packet.id, packet.hops, hop.vcs
+                );
+                out.clear();
+            }
+            let n = out.len();
+            for i in 0..n {
+                for vc in first + 1..last {
+                    let c = Candidate { vc: vc as u8, ..out[i] };
+                    out.push(c);
+                }
+                out[i].vc = first as u8;
             }
         }
         VcPolicy::Any => {

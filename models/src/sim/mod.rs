@@ -16,7 +16,7 @@ pub mod routes;
 pub use crate::router::BlockedChannel;
 pub use partition::partition_graph;
 pub use rank::{NetworkInfo, RankModel};
-pub use result::{LinkLoad, RunResult, Sample, Status, Summary, SATURATED_BACKLOG};
+pub use result::{Completion, LinkLoad, RunResult, Sample, Status, Summary, SATURATED_BACKLOG};
 pub use routes::{build_routes, build_routing, effective_vc_policy, routing_vcs};
 
 use crate::config::{Config, ConfigError};

@@ -208,6 +208,7 @@ impl RankModel {
             params,
             warmup: cfg.simulation.warmup,
             end: cfg.simulation.cycles,
+            packets_per_endpoint: (cfg.traffic.phits_per_endpoint / cfg.router.packet_size as u64) as u32,
             endpoints: self.endpoints.clone(),
             seed: cfg.simulation.seed,
             record_deliveries: self.record_deliveries,
@@ -219,6 +220,10 @@ impl RankModel {
         let endpoints = self.info.endpoints as f64;
         let mut samples = Vec::new();
         let mut in_flight = 0u64;
+        let mut generated = 0u64;
+        // Completion-time mode: the run ends once every endpoint's quota is delivered.
+        let quota_packets =
+            (cfg.traffic.phits_per_endpoint / cfg.router.packet_size as u64) * self.info.endpoints as u64;
         let mut last_progress = 0u64;
         let mut status = Status::Completed;
         let mut last_time = 0u64;
@@ -249,6 +254,7 @@ impl RankModel {
                 }
                 let stop_requested = c.stop_requests > 0;
                 in_flight = in_flight + c.generated_packets - c.delivered_packets;
+                generated += c.generated_packets;
                 let span = (cp.time - last_time).max(1);
                 last_time = cp.time;
                 let sample = Sample {
@@ -270,6 +276,9 @@ impl RankModel {
                 }
                 if watchdog > 0 && cp.time - last_progress >= watchdog {
                     status = Status::Deadlock;
+                    return Control::Stop;
+                }
+                if quota_packets > 0 && generated == quota_packets && in_flight == 0 {
                     return Control::Stop;
                 }
                 // Every rank's partitions, rank 0's included, report their stop requests.
@@ -296,6 +305,8 @@ impl RankModel {
             time,
             cycles: cfg.simulation.cycles,
             warmup: cfg.simulation.warmup,
+            phits_per_endpoint: cfg.traffic.phits_per_endpoint,
+            quota_packets,
             vcs: cfg.router.vcs as usize,
             endpoints: self.info.endpoints,
             wall_seconds: start.elapsed().as_secs_f64(),
@@ -324,10 +335,12 @@ impl RankModel {
             p.arrivals += s.arrivals;
             p.generated += s.generated_total;
             p.delivered += s.delivered_total;
+            merge_finish(&mut p.source_finish, &s.source_finish);
         }
         for (_, r) in &outcome.lps {
             for n in r.nics() {
                 p.endpoints.push((n.endpoint, n.generated_phits, n.accepted_phits));
+                p.receive_finish.push((n.endpoint, n.last_delivery));
             }
             let ports = self.ports.of(r.local_index());
             for ((port, info), phits) in ports.iter().enumerate().zip(r.port_phits()) {
@@ -348,6 +361,16 @@ impl RankModel {
             }
         }
         p
+    }
+}
+
+/// Takes the later of each endpoint's finish times (`into` grows to `from`'s length).
+pub(crate) fn merge_finish(into: &mut Vec<u64>, from: &[u64]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), 0);
+    }
+    for (a, &b) in into.iter_mut().zip(from) {
+        *a = (*a).max(b);
     }
 }
 

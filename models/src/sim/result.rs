@@ -189,6 +189,35 @@ pub struct RunResult {
     pub engine: Vec<RunStats>,
     /// Wall-clock seconds of the run.
     pub wall_seconds: f64,
+    /// Completion-time mode (`traffic.phits_per_endpoint`): when the traffic was delivered.
+    pub completion: Option<Completion>,
+}
+
+/// The outcome of a completion-time run: every endpoint sent `phits_per_endpoint` phits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Completion {
+    /// Phits each endpoint sent.
+    pub phits_per_endpoint: u64,
+    /// Every packet was delivered (before the cycle limit or the watchdog stopped the run).
+    pub all_delivered: bool,
+    /// Cycle the last packet was delivered: the completion time when `all_delivered`.
+    pub time: u64,
+    /// Per endpoint: when the last packet it sent was delivered (0: none was).
+    pub source_finish: Vec<u64>,
+    /// Per endpoint: when the last packet for it arrived (0: none did).
+    pub receive_finish: Vec<u64>,
+}
+
+impl Completion {
+    /// The `count` endpoints whose traffic was delivered last (latest first, ties by id):
+    /// the stragglers that set the completion time.
+    pub fn stragglers(&self, count: usize) -> Vec<(u32, u64)> {
+        let mut order: Vec<(u32, u64)> =
+            self.source_finish.iter().enumerate().map(|(e, &t)| (e as u32, t)).collect();
+        order.sort_by_key(|&(e, t)| (std::cmp::Reverse(t), e));
+        order.truncate(count);
+        order
+    }
 }
 
 /// One rank's share of a run's results, sent to rank 0.
@@ -211,6 +240,11 @@ pub(crate) struct Partial {
     pub(crate) delivered: u64,
     pub(crate) deliveries: Vec<Delivery>,
     pub(crate) engine: RunStats,
+    /// Completion-time mode: per source endpoint, its last packet's delivery (see
+    /// [`Completion`]); empty otherwise.
+    pub(crate) source_finish: Vec<u64>,
+    /// `(endpoint, last delivery to it)`.
+    pub(crate) receive_finish: Vec<(EndpointId, u64)>,
 }
 
 /// What [`merge`] needs to know of the run besides the partial results.
@@ -223,11 +257,27 @@ pub(crate) struct MergeContext {
     pub(crate) vcs: usize,
     pub(crate) endpoints: usize,
     pub(crate) wall_seconds: f64,
+    pub(crate) phits_per_endpoint: u64,
+    /// Completion-time mode: packets all endpoints generate together (0: not that mode).
+    pub(crate) quota_packets: u64,
 }
 
 /// Merges the ranks' shares (in rank order) into the run's result.
 pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>) -> RunResult {
-    let MergeContext { load, status, time, cycles, warmup, vcs, endpoints, wall_seconds } = ctx;
+    let MergeContext {
+        load,
+        status,
+        time,
+        cycles,
+        warmup,
+        vcs,
+        endpoints,
+        wall_seconds,
+        phits_per_endpoint,
+        quota_packets,
+    } = ctx;
+    let mut source_finish = Vec::new();
+    let mut receive_finish = vec![0; endpoints];
     let mut all = Partial { vc_phits: vec![0; vcs], ..Default::default() };
     let mut endpoint_generated = vec![0; endpoints];
     let mut endpoint_accepted = vec![0; endpoints];
@@ -254,6 +304,10 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
         all.delivered += p.delivered;
         all.blocked.extend(p.blocked);
         engine.push(p.engine);
+        super::rank::merge_finish(&mut source_finish, &p.source_finish);
+        for (e, t) in p.receive_finish {
+            receive_finish[e as usize] = t;
+        }
     }
     all.deliveries.sort_unstable_by_key(|d| d.id);
     all.links.sort_unstable_by_key(|l| (l.switch, l.port));
@@ -291,6 +345,16 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
         backlog_growth,
         saturated: backlog_growth > SATURATED_BACKLOG,
     };
+    let completion = (phits_per_endpoint > 0).then(|| {
+        source_finish.resize(endpoints, 0);
+        Completion {
+            phits_per_endpoint,
+            all_delivered: all.generated == quota_packets && all.delivered == quota_packets,
+            time: receive_finish.iter().copied().max().unwrap_or(0),
+            source_finish,
+            receive_finish,
+        }
+    });
     let packet_hops =
         samples.iter().map(|s| s.counters.link_transmissions + s.counters.injected_packets).sum();
     RunResult {
@@ -313,6 +377,7 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
         engine,
         packet_hops,
         wall_seconds,
+        completion,
     }
 }
 

@@ -28,7 +28,7 @@ pub fn build_routes(
         0 => None,
         e => {
             let root = check_root(net, config.routing.escape_root, "routing.escape_root")?;
-            Some(Arc::new(Escape::new(net, root, config.router.vcs - e, e)?))
+            Some(Arc::new(Escape::new(net, root, config.router.vcs - e, e, config.routing.escape_shortcuts)?))
         }
     };
     let seconds = t0.elapsed().as_secs_f64();
@@ -60,10 +60,11 @@ fn check_vcs(
         // With an escape subnetwork, packets whose ladder or DAVC VCs run out are forced
         // into the escape: no bound on the route length is needed.
         _ if escape => Ok(()),
-        VcPolicy::Ladder if routing.max_hops() > vcs as u32 => Err(ConfigError::new(
+        VcPolicy::Ladder | VcPolicy::WideLadder if routing.max_hops() > vcs as u32 => Err(ConfigError::new(
             "router.vcs",
             format!(
-                "the ladder VC policy needs one VC per hop of the longest route: {} VCs, {vcs} available",
+                "the {} VC policy needs at least one VC per hop of the longest route: {} VCs for routing `{name}`, {vcs} available",
+                vc_policy.name(),
                 routing.max_hops()
             ),
         )),
