@@ -59,11 +59,12 @@ NETWORKS = {
 # paper's two-way ones close cycles of escape channels: docs/studies/surepath.md).
 def mechanisms(dims):
     vcs = 2 * dims
+    ladder = {"routing.escape_vcs": 0}
     return {
-        "Minimal": {"routing.algorithm": '"minimal"', "routing.vc_policy": '"wide_ladder"', "router.vcs": vcs},
-        "Valiant": {"routing.algorithm": '"valiant"', "routing.vc_policy": '"ladder"', "router.vcs": vcs},
-        "OmniWAR": {"routing.algorithm": '"omniwar"', "routing.vc_policy": '"ladder"', "router.vcs": vcs},
-        "Polarized": {"routing.algorithm": '"polarized"', "routing.vc_policy": '"ladder"', "router.vcs": vcs},
+        "Minimal": {**ladder, "routing.algorithm": '"minimal"', "routing.vc_policy": '"wide_ladder"', "router.vcs": vcs},
+        "Valiant": {**ladder, "routing.algorithm": '"valiant"', "routing.vc_policy": '"ladder"', "router.vcs": vcs},
+        "OmniWAR": {**ladder, "routing.algorithm": '"omniwar"', "routing.vc_policy": '"ladder"', "router.vcs": vcs},
+        "Polarized": {**ladder, "routing.algorithm": '"polarized"', "routing.vc_policy": '"ladder"', "router.vcs": vcs},
         "OmniSP": surepath("omniwar"),
         "PolSP": surepath("polarized"),
     }
@@ -166,9 +167,9 @@ def healthy(args, tmp):
 def random_faults(args, tmp):
     rows = []
     topo = NETWORKS["2D"]
-    for faults in [0, 50, 100, 200, 400, 800]:
+    for faults in [0, 100, 200, 400, 800]:
         for name in ["OmniSP", "PolSP"]:
-            for pattern in ["uniform", "random server permutation"]:
+            for pattern in ["uniform"]:
                 a = run({**common(args.cycles), **topo, **mechanisms(2)[name],
                          "traffic.pattern": PATTERNS[pattern], "topology.failed_links": faults,
                          "topology.fault_seed": 3}, os.path.join(tmp, "r.h5"), args.threads)
