@@ -10,7 +10,7 @@
 //! `k >= 2`; use a deadlock-free VC policy (ladder, the default, or DAVC).
 
 use super::minimal::Minimal;
-use super::registry::{RoutingEntry, Settings};
+use super::registry::{exact_distance_state, RoutingEntry, Settings};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::config::ConfigError;
@@ -97,14 +97,7 @@ pub const ALLPATH: RoutingEntry = RoutingEntry {
     }]),
     default_vc_policy: VcPolicy::Ladder,
     needs_intact_topology: false,
-    // A byte per switch pair, or coordinates.
-    state_bytes: |size| {
-        if size.coordinates {
-            size.per_switch()
-        } else {
-            size.pairs().saturating_add(size.per_switch())
-        }
-    },
+    state_bytes: exact_distance_state,
     build: |ctx| {
         let s: AllPathSettings = ctx.settings()?;
         if s.k > 64 {

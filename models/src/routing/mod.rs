@@ -446,25 +446,9 @@ fn candidates_with_policy(
                 );
                 out.clear();
             }
-            let n = out.len();
-            for i in 0..n {
-                for vc in first + 1..last {
-                    let c = Candidate { vc: vc as u8, ..out[i] };
-                    out.push(c);
-                }
-                out[i].vc = first as u8;
-            }
+            spread_over_vcs(out, first as u8..last as u8);
         }
-        VcPolicy::Any => {
-            let n = out.len();
-            for i in 0..n {
-                for vc in 1..hop.vcs {
-                    let c = Candidate { vc, ..out[i] };
-                    out.push(c);
-                }
-                out[i].vc = 0;
-            }
-        }
+        VcPolicy::Any => spread_over_vcs(out, 0..hop.vcs),
         VcPolicy::DavcNode | VcPolicy::DavcPort | VcPolicy::DavcNodePort => {
             let ports = hop.ports;
             // The inbound port in the DAVC paper's sense is the previous switch's output port,
@@ -497,6 +481,19 @@ fn candidates_with_policy(
         }
     }
     true
+}
+
+/// Offers every candidate in `out` on each VC of `vcs` (non-empty), the candidate itself
+/// taking the first.
+fn spread_over_vcs(out: &mut Vec<Candidate>, vcs: std::ops::Range<u8>) {
+    let n = out.len();
+    for i in 0..n {
+        for vc in vcs.start + 1..vcs.end {
+            let c = Candidate { vc, ..out[i] };
+            out.push(c);
+        }
+        out[i].vc = vcs.start;
+    }
 }
 
 impl Selection {

@@ -17,7 +17,7 @@
 //! packet may find every hop of its route set cut: it then needs the escape, so faulty
 //! networks are refused without one.
 
-use super::registry::{RoutingEntry, Settings};
+use super::registry::{RoutingEntry, Settings, StateSize};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::config::ConfigError;
@@ -126,8 +126,7 @@ impl Routing for Omnidimensional {
         state.intermediate = dst;
     }
 
-    fn initial_states(&self, src: SwitchId, dst: SwitchId, mut base: RouteState, out: &mut Vec<RouteState>) -> bool {
-        let _ = src;
+    fn initial_states(&self, _src: SwitchId, dst: SwitchId, mut base: RouteState, out: &mut Vec<RouteState>) -> bool {
         base.phase = 0;
         base.intermediate = dst;
         out.push(base);
@@ -198,6 +197,11 @@ pub(super) fn needs_escape(ctx: &BuildContext<'_>) -> ConfigError {
     )
 }
 
+/// A record per switch, and with failed links a bit per network port.
+fn omni_state(size: &StateSize) -> u64 {
+    size.per_switch().saturating_add(size.switches.saturating_mul(size.degree) / 8)
+}
+
 const DEROUTE_PENALTY: Setting = Setting {
     key: "deroute_penalty",
     default: "64",
@@ -220,7 +224,7 @@ pub const OMNIWAR: RoutingEntry = RoutingEntry {
     ]),
     default_vc_policy: VcPolicy::Ladder,
     needs_intact_topology: false,
-    state_bytes: |size| size.per_switch().saturating_add(size.switches.saturating_mul(size.degree) / 8),
+    state_bytes: omni_state,
     build: |ctx| {
         let s: OmniWarSettings = ctx.settings()?;
         let shape = hyperx_shape(ctx)?;
@@ -241,7 +245,7 @@ pub const DAL: RoutingEntry = RoutingEntry {
     settings: Settings::typed::<DalSettings>(&[DEROUTE_PENALTY]),
     default_vc_policy: VcPolicy::Ladder,
     needs_intact_topology: false,
-    state_bytes: |size| size.per_switch().saturating_add(size.switches.saturating_mul(size.degree) / 8),
+    state_bytes: omni_state,
     build: |ctx| {
         let s: DalSettings = ctx.settings()?;
         let shape = hyperx_shape(ctx)?;

@@ -20,7 +20,7 @@
 //! escape subnetwork (`routing.escape_vcs`, SurePath's PolSP), which takes such packets.
 
 use super::minimal::Minimal;
-use super::registry::{RoutingEntry, Settings};
+use super::registry::{exact_distance_state, RoutingEntry, Settings};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::config::ConfigError;
@@ -189,14 +189,7 @@ pub const POLARIZED: RoutingEntry = RoutingEntry {
     }]),
     default_vc_policy: VcPolicy::Ladder,
     needs_intact_topology: false,
-    // A byte per switch pair, or coordinates.
-    state_bytes: |size| {
-        if size.coordinates {
-            size.per_switch()
-        } else {
-            size.pairs().saturating_add(size.per_switch())
-        }
-    },
+    state_bytes: exact_distance_state,
     build: |ctx| {
         let s: PolarizedSettings = ctx.settings()?;
         let proven = matches!(ctx.net.shape, Shape::HyperX(_)) && ctx.net.failed_links == 0;

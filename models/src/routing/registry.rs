@@ -146,6 +146,16 @@ pub fn per_switch_state(size: &StateSize) -> u64 {
     size.per_switch()
 }
 
+/// The state of a routing over exact distances ([`super::minimal::Minimal`] with exact
+/// distances): coordinates, or a byte per switch pair.
+pub fn exact_distance_state(size: &StateSize) -> u64 {
+    if size.coordinates {
+        size.per_switch()
+    } else {
+        size.pairs().saturating_add(size.per_switch())
+    }
+}
+
 /// What a routing's constructor gets.
 pub struct BuildContext<'a> {
     /// The entry being built.
