@@ -151,6 +151,44 @@ impl Minimal {
         }
     }
 
+    /// `f(port, neighbour, (d(a, at), d(at, b)), (d(a, neighbour), d(neighbour, b)))` for
+    /// every network port of `at`, in port order. Needs exact
+    /// distances, like [`Minimal::distances_around`]. On a healthy HyperX the neighbours'
+    /// distances follow from `at`'s by one coordinate each, which saves the divisions of
+    /// [`Minimal::distance`] per neighbour (Polarized's hot loop).
+    pub(crate) fn neighbours_with_distances(
+        &self,
+        at: SwitchId,
+        a: SwitchId,
+        b: SwitchId,
+        mut f: impl FnMut(u16, SwitchId, (u32, u32), (u32, u32)),
+    ) {
+        let here = (self.distance(a, at), self.distance(at, b));
+        let Source::HyperX(h) = &self.source else {
+            for &(port, n) in self.graph().neighbours(at) {
+                f(port, n, here, (self.distance(a, n), self.distance(n, b)));
+            }
+            return;
+        };
+        let (mut stride, mut first_port) = (1, h.endpoints_per_switch);
+        for &side in &h.sides {
+            let coord = |s: SwitchId| (s / stride) % side;
+            let (own, ca, cb) = (coord(at), coord(a), coord(b));
+            // The distances without this dimension's term: a neighbour changes only it.
+            let rest_a = here.0 - u32::from(own != ca);
+            let rest_b = here.1 - u32::from(own != cb);
+            let base = at - own * stride;
+            for to in (0..side).filter(|&to| to != own) {
+                // Ports of a dimension follow the coordinate, skipping the switch's own.
+                let port = first_port + if to < own { to } else { to - 1 };
+                let there = (rest_a + u32::from(to != ca), rest_b + u32::from(to != cb));
+                f(port as u16, base + to * stride, here, there);
+            }
+            stride *= side;
+            first_port += side - 1;
+        }
+    }
+
     /// The network's diameter.
     pub fn diameter(&self) -> u32 {
         self.diameter
@@ -550,6 +588,18 @@ mod tests {
                     });
                     let want: Vec<(u16, u32)> =
                         net.neighbours(a).map(|(p, m)| (p, dist.get(m, b) as u32)).collect();
+                    assert_eq!(seen, want);
+                    // Distances to a pair, from coordinates where `r` has them.
+                    let c = (a * 7 + b * 3) % n;
+                    let mut seen = Vec::new();
+                    r.neighbours_with_distances(a, c, b, |port, m, here, there| {
+                        assert_eq!(here, (dist.get(c, a) as u32, dist.get(a, b) as u32));
+                        seen.push((port, m, there));
+                    });
+                    let want: Vec<_> = net
+                        .neighbours(a)
+                        .map(|(p, m)| (p, m, (dist.get(c, m) as u32, dist.get(m, b) as u32)))
+                        .collect();
                     assert_eq!(seen, want);
                 }
             }

@@ -76,10 +76,8 @@ impl Polarized {
 /// The polarized hops at `c` from `s` to `t` (see the module docs), as
 /// `f(port, next switch, Δmu)`.
 fn polarized_hops(min: &Minimal, s: SwitchId, c: SwitchId, t: SwitchId, mut f: impl FnMut(u16, SwitchId, u32)) {
-    let (a, b) = (min.distance(s, c), min.distance(c, t));
-    let weight = a as i64 - b as i64;
-    for &(port, n) in min.graph().neighbours(c) {
-        let (new_a, new_b) = (min.distance(s, n), min.distance(n, t));
+    min.neighbours_with_distances(c, s, t, |port, n, (a, b), (new_a, new_b)| {
+        let weight = a as i64 - b as i64;
         let delta = new_a as i64 - new_b as i64 - weight;
         let allowed = match delta {
             d if d > 0 => true,
@@ -90,7 +88,7 @@ fn polarized_hops(min: &Minimal, s: SwitchId, c: SwitchId, t: SwitchId, mut f: i
         if allowed {
             f(port, n, delta as u32);
         }
-    }
+    })
 }
 
 /// Hops of the longest polarized route from `s` to `t` (`None`: some polarized route
