@@ -307,6 +307,31 @@ fn the_wide_ladder_gives_each_hop_its_share_of_the_vcs() {
 }
 
 #[test]
+fn regular_permutation_to_neighbour_caps_aligned_routes_at_one_half_and_polarized_passes_it() {
+    // The seed's bound (section 5): in a line of k switches, k/2 sources with p endpoints
+    // each reach k/2 destinations over k^2/4 links, so routes that stay in the line (all
+    // of Omnidimensional's) accept at most k / (2p) = 0.5 here. Polarized's 3-hop routes
+    // leave the line through parallel ones and pass it (the seed's Figure 5).
+    let text = config(&[6, 6, 6], 0, 0, "omniwar", false);
+    let rpn = [
+        "topology.endpoints_per_switch=6",
+        "traffic.pattern=\"regular_permutation_to_neighbour\"",
+        "traffic.load=1.0",
+        "router.vcs=6",
+        "router.packet_size=16",
+        "router.input_buffer=128",
+        "router.output_buffer=64",
+        "simulation.warmup=700",
+    ];
+    let omni = run(&build(&text, &rpn), 2).summary;
+    assert!(omni.accepted_load <= 0.5 + 0.005 && omni.accepted_load > 0.45, "{omni:?}");
+    let polarized = run(&build(&text, &[&rpn[..], &["routing.algorithm=\"polarized\""]].concat()), 2).summary;
+    assert!(polarized.accepted_load > 0.6, "{polarized:?}");
+    // Polarized pays for it in hops: neighbours are one hop apart, its detours take three.
+    assert!(polarized.hops_mean > omni.hops_mean + 1.0, "{} {}", polarized.hops_mean, omni.hops_mean);
+}
+
+#[test]
 fn completion_time_runs_stop_once_every_endpoint_sent_its_quota() {
     let text = config(&[4, 4], 0, 0, "omniwar", false);
     let quota = ["traffic.phits_per_endpoint=400", "simulation.warmup=0", "simulation.sample_period=20"];
