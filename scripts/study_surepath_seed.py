@@ -7,14 +7,16 @@ injection (offered load 1.0: the accepted load is the throughput):
 
   healthy   Minimal, Valiant, OmniWAR, Polarized, OmniSP, PolSP under the four patterns
             (Figures 4 and 5)
-  random    OmniSP and PolSP against a growing random fault count on the 2D HyperX
-            (one nested fault sequence, Figure 6)
+  random    OmniSP and PolSP against 0 to 100 random faults in steps of 10, 2D and 3D,
+            every pattern (one nested fault sequence per network, Figure 6)
   shapes    OmniSP and PolSP with the six fault shapes (Figures 8 and 9)
   completion  8,000 phits per server under Regular Permutation to Neighbour with the Star
             faults: completion time and throughput over time (Figure 10)
+  replot    redraws the healthy figures from healthy.csv
 
 Writes CSV tables and PNG figures into the output folder (default docs/studies/surepath).
 Usage: scripts/study_surepath_seed.py [--cycles N] [--threads T] [--only NAME ...] [--out DIR]
+       [--fault-step N] [--shortcuts descending|upward|both]
 """
 
 import argparse
@@ -70,11 +72,18 @@ def mechanisms(dims):
     }
 
 
+# The escape's shortcuts: xnet's deadlock-free "descending" (default) or "upward", the rule
+# of the seed's simulator (CAMINOS's branch_crossings_upwards), whose escape channels can
+# close a cycle (docs/studies/surepath.md). Set by --shortcuts.
+SHORTCUTS = "descending"
+
+
 def surepath(algorithm):
     return {
         "routing.algorithm": f'"{algorithm}"',
         "routing.vc_policy": '"any"',
         "routing.escape_vcs": 1,
+        "routing.escape_shortcuts": f'"{SHORTCUTS}"',
         "router.vcs": 4,
     }
 
@@ -115,6 +124,20 @@ def common(cycles):
     }
 
 
+def healthy_result(args, net, pattern, name):
+    """The healthy run of (net, pattern, mechanism) from healthy.csv, if the healthy step
+    wrote it: the fault-free points of the other steps are the same runs (same settings and
+    seed, and xnet is deterministic)."""
+    path = os.path.join(args.out, "healthy.csv")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            if (r["network"], r["group"], r["series"]) == (net, f"{net} {pattern}", name):
+                return {"accepted_load": float(r["accepted"]), "status": r["status"]}
+    return None
+
+
 def write_csv(path, rows):
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
@@ -123,19 +146,24 @@ def write_csv(path, rows):
     print(f"wrote {path}")
 
 
-def bars(path, rows, groups, series, title, key="accepted"):
-    """One bar per (group, series) with the value `key`."""
-    fig, ax = plt.subplots(figsize=(9, 3.6))
+def bars(path, rows, groups, series, title):
+    """Throughput, latency and Jain index bars, one per (group, series), as the seed's
+    Figures 4 and 5."""
+    panels = [("accepted", "accepted load", (0, 1)), ("latency", "mean latency (cycles)", None),
+              ("jain", "Jain index of accepted load", (0, 1))]
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
     width = 0.8 / len(series)
-    for i, s in enumerate(series):
-        values = [next((r[key] for r in rows if r["group"] == g and r["series"] == s), 0) for g in groups]
-        ax.bar([x + i * width for x in range(len(groups))], values, width, label=s)
-    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(groups))])
-    ax.set_xticklabels(groups, fontsize=8)
-    ax.set_ylabel("accepted load (phits/cycle/server)")
-    ax.set_ylim(0, 1)
-    ax.set_title(title)
-    ax.legend(fontsize=7, ncol=3)
+    for ax, (key, label, ylim) in zip(axes, panels):
+        for i, s in enumerate(series):
+            values = [next((r[key] for r in rows if r["group"] == g and r["series"] == s), 0) for g in groups]
+            ax.bar([x + i * width for x in range(len(groups))], values, width, label=s)
+        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(groups))])
+        ax.set_xticklabels([g.split(" ", 1)[1] for g in groups], fontsize=7, rotation=20, ha="right")
+        ax.set_ylabel(label)
+        if ylim:
+            ax.set_ylim(*ylim)
+    axes[0].legend(fontsize=7, ncol=2)
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -157,6 +185,10 @@ def healthy(args, tmp):
                              "jain": round(float(a["jain_accepted"]), 4), "status": a["status"]})
                 print(rows[-1], flush=True)
     write_csv(os.path.join(args.out, "healthy.csv"), rows)
+    plot_healthy(args, rows)
+
+
+def plot_healthy(args, rows):
     for net in NETWORKS:
         sub = [r for r in rows if r["network"] == net]
         groups = list(dict.fromkeys(r["group"] for r in sub))
@@ -164,28 +196,43 @@ def healthy(args, tmp):
              f"Healthy {net} HyperX at offered load 1.0 (seed Figures 4 and 5)")
 
 
+def replot(args, _tmp):
+    """Redraws the healthy figures from healthy.csv (after a change to the plots)."""
+    with open(os.path.join(args.out, "healthy.csv")) as f:
+        rows = [{**r, **{k: float(r[k]) for k in ("accepted", "latency", "jain")}} for r in csv.DictReader(f)]
+    plot_healthy(args, rows)
+
+
 def random_faults(args, tmp):
+    """Figure 6: faults grow in steps of 10 up to 100, one nested random sequence per network."""
     rows = []
-    topo = NETWORKS["2D"]
-    for faults in [0, 100, 200, 400, 800]:
-        for name in ["OmniSP", "PolSP"]:
-            for pattern in ["uniform"]:
-                a = run({**common(args.cycles), **topo, **mechanisms(2)[name],
-                         "traffic.pattern": PATTERNS[pattern], "topology.failed_links": faults,
-                         "topology.fault_seed": 3}, os.path.join(tmp, "r.h5"), args.threads)
-                rows.append({"faults": faults, "series": f"{name}, {pattern}",
-                             "accepted": round(float(a["accepted_load"]), 4), "status": a["status"]})
-                print(rows[-1], flush=True)
+    for net in NETWORKS:
+        dims = 2 if net == "2D" else 3
+        patterns = list(PATTERNS) if dims == 3 else list(PATTERNS)[:3]
+        for faults in range(0, 101, args.fault_step):
+            for pattern in patterns:
+                for name in ["OmniSP", "PolSP"]:
+                    a = (faults == 0 and healthy_result(args, net, pattern, name)) or run({**common(args.cycles), **NETWORKS[net], **mechanisms(dims)[name],
+                             "traffic.pattern": PATTERNS[pattern], "topology.failed_links": faults,
+                             "topology.fault_seed": 3}, os.path.join(tmp, "r.h5"), args.threads)
+                    rows.append({"network": net, "faults": faults, "pattern": pattern, "series": name,
+                                 "accepted": round(float(a["accepted_load"]), 4), "status": a["status"]})
+                    print(rows[-1], flush=True)
     write_csv(os.path.join(args.out, "random-faults.csv"), rows)
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    for s in dict.fromkeys(r["series"] for r in rows):
-        pts = [(r["faults"], r["accepted"]) for r in rows if r["series"] == s]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=s)
-    ax.set_xlabel("random failed links (of 3,840; one nested sequence)")
-    ax.set_ylabel("accepted load")
-    ax.set_ylim(0, 1)
-    ax.set_title("2D HyperX 16x16 with growing random faults (seed Figure 6)")
-    ax.legend(fontsize=7)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+    for ax, net in zip(axes, NETWORKS):
+        sub = [r for r in rows if r["network"] == net]
+        for pattern in dict.fromkeys(r["pattern"] for r in sub):
+            for name, style in [("OmniSP", "-o"), ("PolSP", "--s")]:
+                pts = [(r["faults"], r["accepted"]) for r in sub if r["pattern"] == pattern and r["series"] == name]
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, markersize=3, label=f"{name}, {pattern}")
+        links = "3,840" if net == "2D" else "5,376"
+        ax.set_xlabel(f"random failed links (of {links}; one nested sequence)")
+        ax.set_ylim(0, 1)
+        ax.set_title(f"{net} HyperX")
+        ax.legend(fontsize=6)
+    axes[0].set_ylabel("accepted load")
+    fig.suptitle("SurePath with growing random faults (seed Figure 6)")
     fig.tight_layout()
     path = os.path.join(args.out, "random-faults.png")
     fig.savefig(path, dpi=110)
@@ -202,7 +249,7 @@ def shapes(args, tmp):
             for pattern in patterns:
                 for name in ["OmniSP", "PolSP"]:
                     fault = {} if shape == "none" else {"topology.fault_shape": f'"{shape}"'}
-                    a = run({**common(args.cycles), **NETWORKS[net], **mechanisms(dims)[name], **fault,
+                    a = (shape == "none" and healthy_result(args, net, pattern, name)) or run({**common(args.cycles), **NETWORKS[net], **mechanisms(dims)[name], **fault,
                              "traffic.pattern": PATTERNS[pattern]}, os.path.join(tmp, "s.h5"), args.threads)
                     rows.append({"network": net, "shape": shape, "group": f"{net} {shape}: {pattern}",
                                  "series": name, "accepted": round(float(a["accepted_load"]), 4),
@@ -265,12 +312,18 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--only", nargs="*", default=["healthy", "random", "shapes", "completion"])
     parser.add_argument("--out", default=os.path.join(ROOT, "docs", "studies", "surepath"))
+    parser.add_argument("--fault-step", type=int, default=10,
+                        help="step of the random fault count, 0 to 100 (the seed: 10)")
+    parser.add_argument("--shortcuts", default="descending", choices=["descending", "upward", "both"],
+                        help="routing.escape_shortcuts of OmniSP and PolSP")
     args = parser.parse_args()
+    global SHORTCUTS
+    SHORTCUTS = args.shortcuts
     os.makedirs(args.out, exist_ok=True)
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "xnet"], cwd=ROOT, check=True)
     with tempfile.TemporaryDirectory() as tmp:
         for name, step in [("healthy", healthy), ("random", random_faults), ("shapes", shapes),
-                           ("completion", completion)]:
+                           ("completion", completion), ("replot", replot)]:
             if name in args.only:
                 step(args, tmp)
 

@@ -172,6 +172,33 @@ fn shortcut_cycles_of_the_unrestricted_escape_do_not_occur() {
 }
 
 #[test]
+fn the_upward_rule_of_the_seeds_simulator_offers_shortcuts_both_ways_until_the_destination_is_below() {
+    // The 4x4 HyperX rooted at (0,0); switch (x, y) has id x + 4y.
+    let id = |x: u32, y: u32| x + 4 * y;
+    let s =
+        sim(HYPERX, &["routing.escape_root=0", "routing.escape_shortcuts=\"upward\"", "traffic.load=0.1"]);
+    let p = Packet::new(0, 0, 0, 4, 0);
+    let next = |at: u32, dst: u32| -> Vec<(u32, u16)> {
+        escape_candidates(&s, at, dst, &p).iter().map(|c| (neighbour(&s, at, c), c.penalty)).collect()
+    };
+    // The paper's example, (0,1) to (0,3): the shortcut to the larger id is offered now.
+    assert!(next(id(0, 1), id(0, 3)).contains(&(id(0, 3), PENALTY_SHORTCUT[1])));
+    // After going down, still no shortcut (the destination is below by then).
+    let down = Packet { vc: 1, route: RouteState { phase: 1, ..RouteState::default() }, ..p };
+    let c = escape_candidates(&s, id(1, 0), id(1, 1), &down);
+    assert!(c.iter().all(|c| c.penalty == PENALTY_DOWN), "{c:?}");
+    // Its escape channels close the square of shortcuts at level 2 that the two-way rule
+    // also closes: (1,1) -> (2,1) -> (2,2) -> (1,2) -> (1,1), each pair of consecutive
+    // shortcuts taken by a packet between opposite corners. The verifier reports it.
+    let r = analyse(&s);
+    assert!(!r.acyclic);
+    let switches: Vec<u32> = r.cycle.iter().map(|c| c.switch).collect();
+    for x in [id(1, 1), id(2, 1), id(2, 2), id(1, 2)] {
+        assert!(switches.contains(&x), "{:?}", r.cycle);
+    }
+}
+
+#[test]
 fn a_fault_shape_roots_the_escape_among_its_faults_and_stays_deadlock_free() {
     // The SurePath seed's Star on a 3D HyperX of side 4 (three K_3 through switch 0): the
     // root keeps 3 of its 9 links, and the escape is rooted there, as the seed roots it

@@ -34,7 +34,9 @@
 //! every one in the down phase to a larger level, so the escape channel dependency graph
 //! is acyclic on any network. The cost is half the shortcuts, which matters under
 //! adversarial traffic (docs/studies/surepath.md). With `"both"` the verifier reports the
-//! cycles and the watchdog guards the run.
+//! cycles and the watchdog guards the run. `"upward"` is the rule of CAMINOS, the seed's
+//! simulator (`branch_crossings_upwards`): both ways, but only while the destination is
+//! not below the switch. It closes the same square of shortcuts on a 4x4 HyperX.
 //!
 //! Deadlock freedom is Duato's condition (Duato, "A Necessary and Sufficient Condition for
 //! Deadlock-Free Routing in Cut-Through and Store-and-Forward Networks", IEEE TPDS 7(8),
@@ -68,6 +70,10 @@ pub enum Shortcuts {
     /// Both ways, as the SurePath paper: more escape capacity, but the escape channels
     /// may close a cycle.
     Both,
+    /// Both ways, but only while the destination is not below the switch (no route of
+    /// down links alone reaches it): CAMINOS's `branch_crossings_upwards`, the rule of the
+    /// seed's own simulator.
+    Upward,
 }
 
 /// The values `routing.escape_shortcuts` accepts.
@@ -81,6 +87,11 @@ pub const ESCAPE_SHORTCUTS: &[Choice<Shortcuts>] = &[
         value: Shortcuts::Both,
         name: "both",
         doc: "shortcuts both ways, as the SurePath paper: more escape capacity, but escape channels may close a cycle (xnet routes reports it; the watchdog guards runs)",
+    },
+    Choice {
+        value: Shortcuts::Upward,
+        name: "upward",
+        doc: "shortcuts both ways while the destination is not below the switch (CAMINOS's branch_crossings_upwards, the seed's simulator); check it with xnet routes",
     },
 ];
 
@@ -146,13 +157,16 @@ impl Escape {
         let down = self.is_escape(packet.vc) && packet.route.phase == DOWN;
         let here = self.distance(at, dst, down);
         let level = self.legal.level(at);
+        // A destination below `at` is reached by down links alone: no shortcut then.
+        let no_shortcut =
+            down || (self.shortcuts == Shortcuts::Upward && self.distance(at, dst, true) < u8::MAX as u32);
         for &(port, y) in self.graph.neighbours(at) {
             let ly = self.legal.level(y);
             let penalty = if ly < level {
                 (!down && self.distance(y, dst, false) + 1 == here).then_some(PENALTY_UP)
             } else if ly > level {
                 (self.distance(y, dst, true) + 1 == here).then_some(PENALTY_DOWN)
-            } else if down || (y > at && self.shortcuts == Shortcuts::Descending) {
+            } else if no_shortcut || (y > at && self.shortcuts == Shortcuts::Descending) {
                 None
             } else {
                 let there = self.distance(y, dst, false);
