@@ -23,12 +23,12 @@
 //!    the connected components over those links become supervertices. If there are at
 //!    least `parts` of them, none heavier than a part may be, and partitioning the
 //!    supervertex graph gives imbalance at most
-//!    [`PartitionOptions::lookahead_imbalance`], that partition is taken: only links of
+//!    `PartitionOptions::lookahead_imbalance`, that partition is taken: only links of
 //!    this class or longer are cut, so the lookahead is at least its latency. Otherwise
 //!    the next class is tried (at most 16 classes are partitioned this way, classes that
 //!    give the same components as a failed one are skipped); the last class contracts
 //!    nothing.
-//! 2. **Balance.** Part weights stay within [`PartitionOptions::max_imbalance`] times
+//! 2. **Balance.** Part weights stay within `PartitionOptions::max_imbalance` times
 //!    the mean (1.03 by default) wherever the vertex weights allow it.
 //! 3. **Cut weight.** The weight of the cut links is minimised. A directed edge weighs its
 //!    traffic estimate (1 per directed edge without [`PartitionOptions::edge_traffic`]);

@@ -80,7 +80,7 @@
 //!
 //! # Memory
 //! The CDG is a bit matrix per switch, input `(port, VC)` by output `(port, VC)` over its
-//! network ports ([`cdg`]): 252 MB for the 65,536-switch RRG of degree 32 with 5 VCs. An
+//! network ports (`cdg`): 252 MB for the 65,536-switch RRG of degree 32 with 5 VCs. An
 //! analysis whose bitmaps would exceed [`Options::memory_limit`] is refused with an error.
 //! The exploration holds two levels of one destination per thread.
 //!

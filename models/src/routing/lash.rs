@@ -6,7 +6,7 @@
 //! `(s, d)` that `shortest_path` uses. Then, for each pair of switches with endpoints
 //! (`a < b`, in id order), both directions' paths go into the first layer whose channel
 //! dependency graph stays acyclic with them (an incremental cycle check, see
-//! [`DynDag`]); a new layer is opened if none fits. A packet keeps its pair's layer as its
+//! `DynDag`); a new layer is opened if none fits. A packet keeps its pair's layer as its
 //! VC on every hop. Spare VCs then split the fullest layers (`Layered::spread_over`).
 
 use super::graph::{connected_diameter, SwitchGraph};

@@ -9,7 +9,7 @@
 //! pairs routed over them; the survey's evaluation drew the minimal path at random).
 //!
 //! Layers: `L = router.vcs`. Every layer's channel dependency graph is kept acyclic
-//! incrementally ([`DynDag`]). The paths are laid out in order (switches with endpoints
+//! incrementally (`DynDag`). The paths are laid out in order (switches with endpoints
 //! `a < b`: `a -> b`, then `b -> a`), each starting in layer 0. In a layer below the last,
 //! hop by hop, the dependency (arrival channel, next channel) is added to the layer's graph;
 //! if it would close a cycle, the path moves to the next layer at that switch (the next

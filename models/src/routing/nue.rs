@@ -8,9 +8,9 @@
 //!    layer, with the multilevel graph partitioner so that each set is a compact region
 //!    (the paper uses METIS); a packet travels in the layer of its destination.
 //! 2. Each layer owns a channel dependency graph (CDG) that is kept acyclic at every step
-//!    ([`DynDag`]). First it receives the dependencies of the layer's *escape paths*: a BFS
+//!    (`DynDag`). First it receives the dependencies of the layer's *escape paths*: a BFS
 //!    spanning tree rooted at a central switch of the layer's destinations, routed
-//!    up-then-down (all the tree's turns, see [`EscapeTree::new`]). Tree routes never turn
+//!    up-then-down (all the tree's turns, see `EscapeTree::new`). Tree routes never turn
 //!    from down to up, so these dependencies are acyclic and every later destination can
 //!    fall back to them.
 //! 3. For each destination of the layer, a Dijkstra grows backwards from it over the

@@ -6,7 +6,7 @@
 //!   compact description of the rest; distributed runs (and the CLI's runs) use it.
 //! * [`routes`]: the routing built from the registry, with its VC checks.
 //! * [`partition`]: the graph the partitioner sees and a run's partition plan.
-//! * [`result`]: what a run produces and how the ranks' shares are merged.
+//! * `result`: what a run produces and how the ranks' shares are merged.
 
 pub mod partition;
 mod rank;
