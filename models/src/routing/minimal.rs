@@ -137,14 +137,17 @@ impl Minimal {
     /// distance from `at` to `dst` and `there` that from the switch behind the port. Needs
     /// exact distances: coordinates or [`Minimal::with_exact_distances`].
     pub(crate) fn distances_around(&self, at: SwitchId, dst: SwitchId, mut f: impl FnMut(u16, u32, u32)) {
-        let nbrs = self.graph().neighbours(at);
         match &self.source {
             Source::Table(rows) => {
+                let nbrs = self.graph().neighbours(at);
                 rows.neighbour_distances(at, dst, |i, here, there| f(nbrs[i].0, here, there))
             }
-            _ => {
+            Source::HyperX(_) => {
+                self.neighbours_with_distances(at, at, dst, |port, _, (_, here), (_, there)| f(port, here, there))
+            }
+            Source::Torus(_) => {
                 let here = self.distance(at, dst);
-                for &(port, n) in nbrs {
+                for &(port, n) in self.graph().neighbours(at) {
                     f(port, here, self.distance(n, dst));
                 }
             }
@@ -152,10 +155,10 @@ impl Minimal {
     }
 
     /// `f(port, neighbour, (d(a, at), d(at, b)), (d(a, neighbour), d(neighbour, b)))` for
-    /// every network port of `at`, in port order. Needs exact
-    /// distances, like [`Minimal::distances_around`]. On a healthy HyperX the neighbours'
-    /// distances follow from `at`'s by one coordinate each, which saves the divisions of
-    /// [`Minimal::distance`] per neighbour (Polarized's hot loop).
+    /// every network port of `at`, in port order. Needs exact distances, like
+    /// [`Minimal::distances_around`]. On a healthy HyperX the neighbours' distances follow
+    /// from `at`'s by one coordinate each, which saves the divisions of
+    /// [`Minimal::distance`] per neighbour (the hot loop of Polarized and ALLPATH).
     pub(crate) fn neighbours_with_distances(
         &self,
         at: SwitchId,

@@ -222,8 +222,7 @@ impl RankModel {
         let mut in_flight = 0u64;
         let mut generated = 0u64;
         // Completion-time mode: the run ends once every endpoint's quota is delivered.
-        let quota_packets =
-            (cfg.traffic.phits_per_endpoint / cfg.router.packet_size as u64) * self.info.endpoints as u64;
+        let quota_packets = shared.packets_per_endpoint as u64 * self.info.endpoints as u64;
         let mut last_progress = 0u64;
         let mut status = Status::Completed;
         let mut last_time = 0u64;
