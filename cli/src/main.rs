@@ -223,12 +223,12 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
                 Some(path) => (read(path)?, stem(path)),
                 None => (DEFAULT_CONFIG.to_string(), "default".to_string()),
             };
-            let cfg = Config::parse(&text, &common.set)?;
+            let cfg = with_mapping_files(Config::parse(&text, &common.set)?)?;
             let load = cfg.traffic.load;
             simulate(cfg, &name, config.as_deref(), &[load], false, &common, cluster)
         }
         Command::Sweep { config, loads, stop_at_saturation, common } => {
-            let cfg = Config::parse(&read(&config)?, &common.set)?;
+            let cfg = with_mapping_files(Config::parse(&read(&config)?, &common.set)?)?;
             let loads = if loads.is_empty() { cfg.traffic.loads.clone() } else { loads };
             if loads.is_empty() {
                 bail!("no loads: give --loads 0.1,0.2,... or traffic.loads in the config");
@@ -294,6 +294,15 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
 
 fn read(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read config {}", path.display()))
+}
+
+/// Reads the files the workload's rank mappings name (`mapping = "file"`): the models
+/// crate touches no files.
+fn with_mapping_files(mut cfg: Config) -> Result<Config> {
+    if let Some(w) = cfg.workload.as_mut() {
+        w.load_files(&|path| std::fs::read_to_string(path).map_err(|e| e.to_string()))?;
+    }
+    Ok(cfg)
 }
 
 fn stem(path: &Path) -> String {

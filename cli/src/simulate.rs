@@ -186,7 +186,11 @@ pub(crate) fn simulate(
                 Status::Completed => 0,
                 Status::Deadlock => 3,
                 Status::Interrupted => 130,
+                Status::Unfinished => 4,
             };
+            if let Some(why) = r.workload.as_ref().and_then(|w| w.diagnosis(r.summary.in_flight_end)) {
+                eprintln!("load {load}: the workload did not finish by cycle {}:\n{why}", r.time);
+            }
             if r.status == Status::Deadlock {
                 eprintln!(
                     "load {load}: deadlock detected (no packet moved for {} cycles); see blocked_channels",
@@ -215,6 +219,7 @@ pub(crate) fn simulate(
     let final_status = match exit {
         0 => "completed",
         3 => "deadlock",
+        4 => "unfinished",
         _ => "interrupted",
     };
     // Peak memory of every rank.
@@ -285,5 +290,25 @@ fn print_summary(results: &[RunResult]) {
             r.wall_seconds,
             r.packet_hops as f64 / r.wall_seconds.max(1e-9) / 1e6
         );
+    }
+    for r in results {
+        let Some(w) = &r.workload else { continue };
+        println!(
+            "{:>7} {:>20} {:>18} {:>7} {:>11} {:>10} {:>9} {:>9}",
+            "load", "job", "kind", "ranks", "completion", "messages", "msg.mean", "msg.p99"
+        );
+        for j in &w.jobs {
+            println!(
+                "{:>7.3} {:>20} {:>18} {:>7} {:>11} {:>10} {:>9.1} {:>9.0}",
+                r.load,
+                j.name,
+                j.kind,
+                j.ranks,
+                j.completion_time.map_or("unfinished".to_string(), |t| t.to_string()),
+                j.messages,
+                j.message_latency.mean(),
+                j.message_latency.quantile(0.99)
+            );
+        }
     }
 }

@@ -12,6 +12,7 @@ use crate::router::{Allocator, Arbitration, CreditCheck, Crossbar, EjectionVc, I
 use crate::routing::{registry as routings, RoutingEntry, Selection, VcPolicy};
 use crate::topology::{Network, NetworkSize, TopologyError, TopologySpec};
 use crate::traffic::{PatternSpec, PATTERNS};
+use crate::workload::WorkloadSection;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::collections::BTreeMap;
 use toml::{Table, Value};
@@ -355,8 +356,11 @@ pub struct Config {
     pub router: RouterSection,
     /// `[routing]`.
     pub routing: RoutingSection,
-    /// `[traffic]`.
+    /// `[traffic]`: the synthetic traffic, or with a workload the background traffic of
+    /// the endpoints that run no rank (load 0 when the section is absent).
     pub traffic: TrafficSection,
+    /// `[workload]`: application jobs, if any.
+    pub workload: Option<WorkloadSection>,
     /// The final TOML text (after overrides), stored in the output for reproducibility.
     pub text: String,
 }
@@ -470,10 +474,11 @@ impl Config {
             toml::from_str(text).map_err(|e| ConfigError::new("config", e.to_string().trim()))?;
         apply_overrides(&mut doc, overrides)?;
         for key in doc.keys() {
-            if !["simulation", "topology", "router", "routing", "traffic"].contains(&key.as_str()) {
+            if !["simulation", "topology", "router", "routing", "traffic", "workload"].contains(&key.as_str())
+            {
                 return Err(ConfigError::new(
                     key.clone(),
-                    "unknown section; allowed: simulation, topology, router, routing, traffic",
+                    "unknown section; allowed: simulation, topology, router, routing, traffic, workload",
                 ));
             }
         }
@@ -486,9 +491,35 @@ impl Config {
             Some(_) => return Err(ConfigError::new("topology", "must be a table")),
             None => return Err(ConfigError::new("topology", "missing section")),
         };
-        let traffic = parse_traffic(&doc)?;
+        let workload = match doc.get("workload") {
+            None => None,
+            Some(Value::Table(t)) => Some(WorkloadSection::parse(t)?),
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "workload",
+                    format!("must be a table, got {}", other.type_str()),
+                ))
+            }
+        };
+        let traffic = if workload.is_some() && !doc.contains_key("traffic") {
+            // Only the jobs inject.
+            TrafficSection {
+                pattern: PatternSpec::Uniform,
+                load: 0.0,
+                loads: Vec::new(),
+                phits_per_endpoint: 0,
+            }
+        } else {
+            parse_traffic(&doc)?
+        };
+        if workload.is_some() && traffic.phits_per_endpoint > 0 {
+            return Err(ConfigError::new(
+                "traffic.phits_per_endpoint",
+                "a workload ends when its jobs finish; completion-time traffic cannot run beside it (remove one)",
+            ));
+        }
         let text = toml::to_string(&doc).map_err(|e| ConfigError::new("config", e.to_string()))?;
-        let cfg = Config { simulation, topology, router, routing, traffic, text };
+        let cfg = Config { simulation, topology, router, routing, traffic, workload, text };
         cfg.validate()?;
         Ok(cfg)
     }

@@ -18,3 +18,4 @@ pub mod sim;
 pub mod stats;
 pub mod topology;
 pub mod traffic;
+pub mod workload;

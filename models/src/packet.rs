@@ -62,7 +62,8 @@ impl Packet {
     /// Source endpoint.
     #[inline]
     pub fn src(&self) -> EndpointId {
-        (self.id >> 32) as EndpointId
+        // Bit 63 marks a workload packet (`workload::WORKLOAD_PACKET`).
+        ((self.id >> 32) & 0x7fff_ffff) as EndpointId
     }
 }
 

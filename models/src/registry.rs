@@ -3,7 +3,7 @@
 //!
 //! Each family keeps its entries next to the code they describe (`topology::TOPOLOGIES`,
 //! `router::PRESETS`, `router::INJECTION_VCS`, `router::EJECTION_VCS`, `router::CROSSBARS`, `router::ALLOCATORS`, `router::CREDIT_CHECKS`, `router::ARBITRATIONS`, `routing::ROUTINGS`, `routing::VC_POLICIES`, `routing::SELECTIONS`,
-//! `traffic::PATTERNS`); this module holds what they share: the description of an entry
+//! `traffic::PATTERNS`, `workload::WORKLOADS`); this module holds what they share: the description of an entry
 //! and of its settings, and the views generated from all of them: `xnet list`, the
 //! "unknown name" errors, and the tables of docs/configuration.md (a test fails when the
 //! file drifts from them).
@@ -137,6 +137,13 @@ pub fn families() -> Vec<FamilyDoc> {
             settings_table: "[traffic]",
             setting_columns: ("default", "meaning"),
             entries: crate::traffic::PATTERNS.iter().map(|p| p.doc()).collect(),
+        },
+        FamilyDoc {
+            title: "workloads",
+            key: "workload.jobs[].kind",
+            settings_table: "[[workload.jobs]]",
+            setting_columns: ("default", "meaning"),
+            entries: crate::workload::WORKLOADS.iter().map(|w| w.doc()).collect(),
         },
     ]
 }

@@ -23,6 +23,8 @@ pub enum Purpose {
     Routing = 3,
     /// Building a traffic pattern (e.g. a random permutation).
     Pattern = 4,
+    /// Building a workload (random rank mappings and permutations).
+    Workload = 5,
 }
 
 fn splitmix(mut x: u64) -> u64 {

@@ -143,11 +143,14 @@ pub struct Counters {
     /// Partitions whose process had been asked to stop (a signal) when the period was
     /// reported: a signal to any rank stops the whole run at the next sample.
     pub stop_requests: u64,
+    /// Application ranks that finished their program.
+    pub finished_ranks: u64,
 }
 
 impl Counters {
     /// Adds `other` into `self`.
     pub fn merge(&mut self, o: &Counters) {
+        self.finished_ranks += o.finished_ranks;
         self.generated_packets += o.generated_packets;
         self.generated_phits += o.generated_phits;
         self.refused_packets += o.refused_packets;

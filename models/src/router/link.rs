@@ -146,7 +146,9 @@ impl RouterState {
             // the queue's time order.
             let at = t + latency + size as u64 - 1;
             self.flush_deliveries(sh, t, st);
-            if self.deliveries.back().is_none_or(|d| d.0 <= at) {
+            // A router running application ranks delivers by events: a rank reacts to a
+            // packet when it arrives.
+            if self.apps.is_empty() && self.deliveries.back().is_none_or(|d| d.0 <= at) {
                 self.deliveries.push_back((at, nic, packet));
             } else {
                 ctx.schedule_self(at - t, SelfEvent::Deliver { nic, packet });

@@ -69,6 +69,11 @@ pub enum SelfEvent {
     },
     /// Run the switch allocator.
     Allocate,
+    /// The rank at endpoint `nic` ends its computation.
+    ComputeDone {
+        /// Local endpoint index.
+        nic: u16,
+    },
 }
 
 impl SelfEvent {
@@ -79,6 +84,7 @@ impl SelfEvent {
         match self {
             SelfEvent::LinkFree { .. } => 1,
             SelfEvent::Deliver { .. } => 2,
+            SelfEvent::ComputeDone { .. } => 3,
             SelfEvent::Generate { .. } => 3,
             SelfEvent::Inject { .. } => 4,
             SelfEvent::Allocate => 5,
@@ -131,6 +137,11 @@ pub enum Msg {
     },
     /// [`SelfEvent::Allocate`].
     Allocate,
+    /// [`SelfEvent::ComputeDone`].
+    ComputeDone {
+        /// Local endpoint index.
+        nic: u16,
+    },
 }
 
 /// A received [`Msg`], by kind.
@@ -154,6 +165,7 @@ impl Msg {
             Msg::Generate { nic } => MsgKind::Local(SelfEvent::Generate { nic }),
             Msg::Inject { nic } => MsgKind::Local(SelfEvent::Inject { nic }),
             Msg::Allocate => MsgKind::Local(SelfEvent::Allocate),
+            Msg::ComputeDone { nic } => MsgKind::Local(SelfEvent::ComputeDone { nic }),
         }
     }
 }
@@ -177,6 +189,7 @@ impl From<SelfEvent> for Msg {
             SelfEvent::Generate { nic } => Msg::Generate { nic },
             SelfEvent::Inject { nic } => Msg::Inject { nic },
             SelfEvent::Allocate => Msg::Allocate,
+            SelfEvent::ComputeDone { nic } => Msg::ComputeDone { nic },
         }
     }
 }

@@ -53,6 +53,7 @@
 //! - `stats.rs`: [`PartitionStats`] and what a router reports.
 
 mod allocator;
+mod app;
 mod buffers;
 mod link;
 mod messages;
@@ -60,6 +61,7 @@ mod nic;
 pub mod presets;
 mod stats;
 
+pub use app::{JobStats, StalledRank};
 pub use messages::{LinkMsg, Msg, MsgKind, SelfEvent};
 pub use nic::Nic;
 pub use presets::{Preset, PRESETS};
@@ -71,7 +73,9 @@ use crate::rng::{self, Purpose, Rng};
 use crate::routing::{Routes, Selection};
 use crate::topology::{EndpointMap, Port, PortId, PortTarget, SwitchId};
 use crate::traffic::{geometric_gap, Pattern};
+use crate::workload::{Workload, WORKLOAD_PACKET};
 use allocator::Scratch;
+use app::AppRank;
 use buffers::{Held, PortState, Queue, VcState, NETWORK, NIL, UNCONNECTED};
 use engine::{Ctx, LinkRoute, LogicalProcess};
 use messages::Post;
@@ -357,6 +361,9 @@ pub struct Shared {
     pub seed: u64,
     /// Record every delivered packet (for tests).
     pub record_deliveries: bool,
+    /// The application jobs, if any: their ranks run at the endpoints the workload maps
+    /// them to, and those endpoints generate no synthetic traffic.
+    pub workload: Option<Arc<Workload>>,
 }
 
 /// What the routers of one partition share: statistics and scratch space
@@ -412,6 +419,12 @@ struct RouterState {
     /// `credit_check = "crossbar"`: packets in the output buffers of network ports hold
     /// their downstream credits, so those ports' occupancy is the credits in use.
     credits_at_crossbar: bool,
+    /// The application ranks at this router's endpoints (see `app.rs`).
+    apps: Vec<AppRank>,
+    /// Scratch space for a rank's message lists.
+    messages: Vec<(u32, u64)>,
+    /// A rank is posting its sends (see `app.rs`).
+    posting: bool,
 }
 
 /// The engine's context as a router sees it.
@@ -463,6 +476,7 @@ impl Router {
                         generated_phits: 0,
                         accepted_phits: 0,
                         last_delivery: 0,
+                        app: NIL,
                     });
                     (nics.len() as u16 - 1, LinkRoute::placeholder(latency), 0)
                 }
@@ -521,7 +535,12 @@ impl Router {
             vc_in_busy: if p.crossbar == Crossbar::Vc { vec![0; n * vcs] } else { Vec::new() },
             vc_out_busy: if p.crossbar == Crossbar::Vc { vec![0; n * vcs] } else { Vec::new() },
             credits_at_crossbar: p.credit_check == CreditCheck::Crossbar,
+            apps: Vec::new(),
+            messages: Vec::new(),
+            posting: false,
         };
+        let mut state = state;
+        state.place_ranks(&shared);
         Router { shared, state }
     }
 
@@ -545,16 +564,21 @@ impl LogicalProcess for Router {
     type Msg = Msg;
     type Local = PartitionState;
 
-    fn start(&mut self, ctx: &mut RouterCtx<'_>, _part: &mut PartitionState) {
+    fn start(&mut self, ctx: &mut RouterCtx<'_>, part: &mut PartitionState) {
         let Router { shared, state } = self;
         let p = shared.generation_probability;
         for (i, nic) in state.nics.iter_mut().enumerate() {
+            if nic.app != NIL {
+                // A rank's endpoint sends its rank's messages only.
+                continue;
+            }
             if let Some(gap) = geometric_gap(&mut nic.rng, p) {
                 if gap < shared.end {
                     ctx.schedule_self(gap, SelfEvent::Generate { nic: i as u16 });
                 }
             }
         }
+        state.start_ranks(shared, ctx, &mut part.stats);
     }
 
     #[inline]
@@ -569,7 +593,13 @@ impl LogicalProcess for Router {
             },
             MsgKind::Local(event) => match event {
                 SelfEvent::LinkFree { port } => state.on_link_free(sh, port, ctx, stats),
-                SelfEvent::Deliver { nic, packet } => state.on_deliver(sh, nic, packet, ctx.now(), stats),
+                SelfEvent::Deliver { nic, packet } => {
+                    state.on_deliver(sh, nic, packet, ctx.now(), stats);
+                    if packet.id & WORKLOAD_PACKET != 0 {
+                        state.on_rank_receive(sh, nic, &packet, ctx, stats);
+                    }
+                }
+                SelfEvent::ComputeDone { nic } => state.on_compute_done(sh, nic, ctx, stats),
                 SelfEvent::Generate { nic } => state.on_generate(sh, nic, ctx, stats),
                 SelfEvent::Inject { nic } => state.on_inject(sh, nic, ctx, stats),
                 SelfEvent::Allocate => state.allocate(sh, ctx, part),
@@ -596,7 +626,10 @@ impl LogicalProcess for Router {
                 channels(port, 0, s.vcs);
             }
             MsgKind::Local(
-                SelfEvent::Generate { nic } | SelfEvent::Inject { nic } | SelfEvent::Deliver { nic, .. },
+                SelfEvent::Generate { nic }
+                | SelfEvent::Inject { nic }
+                | SelfEvent::Deliver { nic, .. }
+                | SelfEvent::ComputeDone { nic },
             ) => {
                 engine::prefetch(s.nics.as_ptr().wrapping_add(nic as usize));
             }

@@ -34,6 +34,8 @@ pub struct Nic {
     pub accepted_phits: u64,
     /// When the last packet for this endpoint reached it (0: none yet).
     pub last_delivery: u64,
+    /// Index of the application rank it runs among the router's (`NIL`: none).
+    pub(super) app: u32,
 }
 
 impl RouterState {
@@ -190,11 +192,15 @@ impl RouterState {
         // The head reaches the router's input after the terminal link's latency. Nothing can
         // overtake it on that link, so it is queued at once with its ready time instead of
         // travelling as an event; the allocator ignores it until then.
-        if !nic.source_queue.is_empty() && !nic.inject_scheduled {
+        let emptied = nic.source_queue.is_empty();
+        if !emptied && !nic.inject_scheduled {
             nic.inject_scheduled = true;
             ctx.schedule_self(size as u64, SelfEvent::Inject { nic: nic_index });
         }
         self.on_head(sh, port, packet, t + latency, ctx, st);
+        if emptied {
+            self.on_sends_left(sh, nic_index, ctx, st);
+        }
     }
 
     /// The VC to inject on at terminal port `port`: 0, or with `injection_vc = "any"` the

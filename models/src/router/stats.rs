@@ -74,6 +74,8 @@ pub struct PartitionStats {
     /// Completion-time mode: per source endpoint, when the last of its packets delivered
     /// here arrived (0: none); empty otherwise.
     pub source_finish: Vec<u64>,
+    /// Per workload job: what its ranks here recorded.
+    pub jobs: Vec<super::JobStats>,
 }
 
 /// What a router reports to the run: link use, the period's counters, resident packets
@@ -101,6 +103,11 @@ impl Router {
         let queued: u64 = s.nics.iter().map(|n| n.source_queue.len as u64).sum();
         let buffered: u64 = s.channels.iter().map(|c| (c.input.len + c.output.len) as u64).sum();
         queued + buffered
+    }
+
+    /// The application ranks here that have not finished, with what they wait for.
+    pub fn stalled_ranks(&self) -> Vec<super::StalledRank> {
+        self.state.stalled_ranks(&self.shared)
     }
 
     /// Packets waiting in source queues.

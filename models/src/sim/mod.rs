@@ -16,7 +16,9 @@ pub mod routes;
 pub use crate::router::BlockedChannel;
 pub use partition::partition_graph;
 pub use rank::{NetworkInfo, RankModel};
-pub use result::{Completion, LinkLoad, RunResult, Sample, Status, Summary, SATURATED_BACKLOG};
+pub use result::{
+    Completion, JobResult, LinkLoad, RunResult, Sample, Status, Summary, WorkloadResult, SATURATED_BACKLOG,
+};
 pub use routes::{build_routes, build_routing, effective_vc_policy, routing_vcs};
 
 use crate::config::{Config, ConfigError};
@@ -24,10 +26,20 @@ use crate::routing::escape::Escape;
 use crate::routing::{Routes, Routing};
 use crate::topology::Network;
 use crate::traffic::Pattern;
+use crate::workload::Workload;
 use engine::{EngineError, SingleRank};
 use partitioner::{Method, PartGraph, Plan};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+
+/// The jobs of `config`'s `[workload]` on a network of `endpoints` endpoints, if any.
+pub(crate) fn build_workload(
+    config: &Config,
+    endpoints: usize,
+) -> Result<Option<Arc<Workload>>, ConfigError> {
+    let Some(section) = &config.workload else { return Ok(None) };
+    Workload::build(section, endpoints, config.router.packet_size, config.simulation.seed).map(Some)
+}
 
 /// A network with its routing and traffic pattern, ready to run at any load, all in this
 /// process.
@@ -38,6 +50,7 @@ pub struct Simulation {
     pub net: Arc<Network>,
     routes: Routes,
     pattern: Pattern,
+    workload: Option<Arc<Workload>>,
     /// Seconds spent building the routing state.
     pub routing_build_seconds: f64,
     /// Record every delivered packet (tests).
@@ -50,14 +63,21 @@ impl Simulation {
         let net = config.build_network()?;
         let (routes, routing_build_seconds) = build_routes(&config, &net, None)?;
         let pattern = Pattern::build(&config.traffic.pattern, &net, config.simulation.seed)?;
+        let workload = build_workload(&config, net.num_endpoints())?;
         Ok(Self {
             config,
             net: Arc::new(net),
             routes,
             pattern,
+            workload,
             routing_build_seconds,
             record_deliveries: false,
         })
+    }
+
+    /// The application jobs, if the config has a `[workload]`.
+    pub fn workload(&self) -> Option<&Workload> {
+        self.workload.as_deref()
     }
 
     /// The routing in use.
@@ -97,6 +117,7 @@ impl Simulation {
             &self.net,
             self.routes.clone(),
             self.pattern.clone(),
+            self.workload.clone(),
             self.routing_build_seconds,
             assignment.to_vec(),
         );

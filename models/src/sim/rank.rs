@@ -17,6 +17,7 @@ use crate::routing::Routes;
 use crate::stats::Counters;
 use crate::topology::{EndpointMap, LinkClass, Network, PortId, PortTarget, SwitchId};
 use crate::traffic::Pattern;
+use crate::workload::Workload;
 use engine::comm::{decode, encode};
 use engine::{run_distributed, Checkpoint, Control, EngineError, Layout, LinkSpec, RankComm, RunConfig};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,6 +57,7 @@ pub struct RankModel {
     links: Vec<LinkSpec>,
     routes: Routes,
     pattern: Pattern,
+    workload: Option<Arc<Workload>>,
     /// Seconds spent building the routing state.
     pub routing_build_seconds: f64,
     /// Record every delivered packet (tests).
@@ -78,7 +80,17 @@ impl RankModel {
         // Packets are routed at this rank's switches only: routing state for them alone.
         let (routes, seconds) = build_routes(&config, &net, Some(&switches))?;
         let pattern = Pattern::build(&config.traffic.pattern, &net, config.simulation.seed)?;
-        Ok(Self::assemble(config, &net, switches, routes, pattern, seconds, assignment, partition_rank, rank))
+        let workload = super::build_workload(&config, net.num_endpoints())?;
+        Ok(Self::assemble(
+            config,
+            &net,
+            switches,
+            (routes, pattern, workload),
+            seconds,
+            assignment,
+            partition_rank,
+            rank,
+        ))
     }
 
     /// The whole of `net` on one rank (`sim`'s routes and pattern, any partitions).
@@ -87,6 +99,7 @@ impl RankModel {
         net: &Network,
         routes: Routes,
         pattern: Pattern,
+        workload: Option<Arc<Workload>>,
         routing_build_seconds: f64,
         assignment: Vec<u32>,
     ) -> Self {
@@ -96,8 +109,7 @@ impl RankModel {
             config,
             net,
             switches,
-            routes,
-            pattern,
+            (routes, pattern, workload),
             routing_build_seconds,
             assignment,
             vec![0; parts],
@@ -110,8 +122,7 @@ impl RankModel {
         config: Config,
         net: &Network,
         switches: Vec<SwitchId>,
-        routes: Routes,
-        pattern: Pattern,
+        (routes, pattern, workload): (Routes, Pattern, Option<Arc<Workload>>),
         routing_build_seconds: f64,
         assignment: Vec<u32>,
         partition_rank: Vec<u32>,
@@ -166,6 +177,7 @@ impl RankModel {
             links,
             routes,
             pattern,
+            workload,
             routing_build_seconds,
             record_deliveries: false,
         }
@@ -174,6 +186,11 @@ impl RankModel {
     /// The routing, VC policy and escape subnetwork in use.
     pub fn routes(&self) -> &Routes {
         &self.routes
+    }
+
+    /// The application jobs, if the config has a `[workload]`.
+    pub fn workload(&self) -> Option<&Workload> {
+        self.workload.as_deref()
     }
 
     /// This rank's switches, in id order.
@@ -212,6 +229,7 @@ impl RankModel {
             endpoints: self.endpoints.clone(),
             seed: cfg.simulation.seed,
             record_deliveries: self.record_deliveries,
+            workload: self.workload.clone(),
         });
         let routers: Vec<(SwitchId, Router)> =
             self.switches.iter().enumerate().map(|(i, &s)| (s, Router::new(shared.clone(), i, s))).collect();
@@ -223,6 +241,9 @@ impl RankModel {
         let mut generated = 0u64;
         // Completion-time mode: the run ends once every endpoint's quota is delivered.
         let quota_packets = shared.packets_per_endpoint as u64 * self.info.endpoints as u64;
+        // With a workload the run ends once every rank has finished its program.
+        let total_ranks = self.workload.as_ref().map_or(0, |w| w.total_ranks());
+        let mut finished_ranks = 0u64;
         let mut last_progress = 0u64;
         let mut status = Status::Completed;
         let mut last_time = 0u64;
@@ -252,6 +273,7 @@ impl RankModel {
                     c.merge(r);
                 }
                 let stop_requested = c.stop_requests > 0;
+                let sample_finished = c.finished_ranks;
                 in_flight = in_flight + c.generated_packets - c.delivered_packets;
                 generated += c.generated_packets;
                 let span = (cp.time - last_time).max(1);
@@ -280,6 +302,10 @@ impl RankModel {
                 if quota_packets > 0 && generated == quota_packets && in_flight == 0 {
                     return Control::Stop;
                 }
+                finished_ranks += sample_finished;
+                if total_ranks > 0 && finished_ranks == total_ranks {
+                    return Control::Stop;
+                }
                 // Every rank's partitions, rank 0's included, report their stop requests.
                 if stop_requested {
                     status = Status::Interrupted;
@@ -306,6 +332,7 @@ impl RankModel {
             warmup: cfg.simulation.warmup,
             phits_per_endpoint: cfg.traffic.phits_per_endpoint,
             quota_packets,
+            workload: self.workload.clone(),
             vcs: cfg.router.vcs as usize,
             endpoints: self.info.endpoints,
             wall_seconds: start.elapsed().as_secs_f64(),
@@ -335,6 +362,12 @@ impl RankModel {
             p.generated += s.generated_total;
             p.delivered += s.delivered_total;
             merge_finish(&mut p.source_finish, &s.source_finish);
+            if p.jobs.len() < s.jobs.len() {
+                p.jobs.resize_with(s.jobs.len(), Default::default);
+            }
+            for (into, from) in p.jobs.iter_mut().zip(&s.jobs) {
+                into.merge(from);
+            }
         }
         for (_, r) in &outcome.lps {
             for n in r.nics() {
@@ -353,6 +386,7 @@ impl RankModel {
                     });
                 }
             }
+            p.stalled.extend(r.stalled_ranks());
             p.resident += r.resident_packets();
             p.queued += r.source_queued_packets();
             if outcome.stopped_early {

@@ -1,11 +1,13 @@
 //! What a run produces: its status, time series, summary and tables, and how the ranks'
 //! shares of them are merged at rank 0.
 
-use crate::router::{BlockedChannel, Delivery};
+use crate::router::{BlockedChannel, Delivery, JobStats, StalledRank};
 use crate::stats::{jain, Counters, Histogram};
 use crate::topology::{EndpointId, PortId, SwitchId};
+use crate::workload::Workload;
 use engine::RunStats;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// One directed switch-to-switch link and its load.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +34,9 @@ pub enum Status {
     Deadlock,
     /// Stopped from outside (signal).
     Interrupted,
+    /// Reached `simulation.cycles` before every rank of the workload finished (see
+    /// [`WorkloadResult::diagnosis`]).
+    Unfinished,
 }
 
 impl Status {
@@ -41,6 +46,7 @@ impl Status {
             Status::Completed => "completed",
             Status::Deadlock => "deadlock",
             Status::Interrupted => "interrupted",
+            Status::Unfinished => "unfinished",
         }
     }
 }
@@ -191,6 +197,96 @@ pub struct RunResult {
     pub wall_seconds: f64,
     /// Completion-time mode (`traffic.phits_per_endpoint`): when the traffic was delivered.
     pub completion: Option<Completion>,
+    /// With a `[workload]`: the jobs' completion times and what their ranks recorded.
+    pub workload: Option<WorkloadResult>,
+}
+
+/// What the application jobs did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkloadResult {
+    /// Per job, in configuration order.
+    pub jobs: Vec<JobResult>,
+    /// The ranks that had not finished, in (job, rank) order.
+    pub stalled: Vec<StalledRank>,
+}
+
+/// One job's outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobResult {
+    /// Name.
+    pub name: String,
+    /// Kind (`stencil3d`, ...).
+    pub kind: &'static str,
+    /// Ranks.
+    pub ranks: u32,
+    /// Iterations.
+    pub iterations: u32,
+    /// Steps per iteration.
+    pub steps_per_iteration: u32,
+    /// When its last rank finished, if all did: the job's completion time.
+    pub completion_time: Option<u64>,
+    /// Per rank: when it finished (0: it did not).
+    pub rank_finish: Vec<u64>,
+    /// Per iteration: when its last rank finished it (0: not all did).
+    pub iteration_end: Vec<u64>,
+    /// Per iteration: the mean over the ranks that finished it of when they did.
+    pub iteration_mean_end: Vec<f64>,
+    /// Message latencies (posting to last packet in), every message of the run.
+    pub message_latency: Histogram,
+    /// Messages delivered whole.
+    pub messages: u64,
+    /// Packets posted.
+    pub packets_sent: u64,
+    /// Packets received.
+    pub packets_received: u64,
+}
+
+impl WorkloadResult {
+    /// Every job finished.
+    pub fn finished(&self) -> bool {
+        self.jobs.iter().all(|j| j.completion_time.is_some())
+    }
+
+    /// Why the jobs did not finish, naming the first ranks that wait and for what; `None`
+    /// when they all finished.
+    pub fn diagnosis(&self, in_flight: u64) -> Option<String> {
+        if self.finished() {
+            return None;
+        }
+        let mut lines = Vec::new();
+        for (j, job) in self.jobs.iter().enumerate() {
+            let left = job.rank_finish.iter().filter(|&&t| t == 0).count();
+            if left > 0 {
+                lines.push(format!(
+                    "job `{}` ({}): {left} of {} ranks unfinished",
+                    job.name, job.kind, job.ranks
+                ));
+            }
+            for s in self.stalled.iter().filter(|s| s.job == j as u32).take(5) {
+                let per = job.steps_per_iteration.max(1);
+                let what = if s.computing {
+                    "computing".to_string()
+                } else if s.received < s.expected {
+                    format!("waiting for {} more of its {} packets", s.expected - s.received, s.expected)
+                } else {
+                    format!("waiting for {} of its own packets to leave its endpoint", s.unsent)
+                };
+                lines.push(format!(
+                    "  rank {} in step {} (iteration {}, step {} of it): {what}",
+                    s.rank,
+                    s.step,
+                    s.step / per,
+                    s.step % per
+                ));
+            }
+        }
+        lines.push(if in_flight == 0 {
+            "no packet was in flight at the end: the ranks wait for messages that were never sent (a dependency that cannot be met), or simulation.cycles ended during a computation".to_string()
+        } else {
+            format!("{in_flight} packets were still in flight: the network was too slow for simulation.cycles, or deadlocked (see the watchdog, simulation.watchdog)")
+        });
+        Some(lines.join("\n"))
+    }
 }
 
 /// The outcome of a completion-time run: every endpoint sent `phits_per_endpoint` phits.
@@ -245,6 +341,10 @@ pub(crate) struct Partial {
     pub(crate) source_finish: Vec<u64>,
     /// `(endpoint, last delivery to it)`.
     pub(crate) receive_finish: Vec<(EndpointId, u64)>,
+    /// Per workload job.
+    pub(crate) jobs: Vec<JobStats>,
+    /// Unfinished ranks.
+    pub(crate) stalled: Vec<StalledRank>,
 }
 
 /// What [`merge`] needs to know of the run besides the partial results.
@@ -260,6 +360,8 @@ pub(crate) struct MergeContext {
     pub(crate) phits_per_endpoint: u64,
     /// Completion-time mode: packets all endpoints generate together (0: not that mode).
     pub(crate) quota_packets: u64,
+    /// The jobs, if any.
+    pub(crate) workload: Option<Arc<Workload>>,
 }
 
 /// Merges the ranks' shares (in rank order) into the run's result.
@@ -275,7 +377,9 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
         wall_seconds,
         phits_per_endpoint,
         quota_packets,
+        workload,
     } = ctx;
+    let mut status = status;
     let mut source_finish = Vec::new();
     let mut receive_finish = vec![0; endpoints];
     let mut all = Partial { vc_phits: vec![0; vcs], ..Default::default() };
@@ -308,6 +412,18 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
         for (e, t) in p.receive_finish {
             receive_finish[e as usize] = t;
         }
+        if all.jobs.len() < p.jobs.len() {
+            all.jobs.resize_with(p.jobs.len(), Default::default);
+        }
+        for (into, from) in all.jobs.iter_mut().zip(&p.jobs) {
+            into.merge(from);
+        }
+        all.stalled.extend(p.stalled);
+    }
+    let workload =
+        workload.map(|w| job_results(&w, std::mem::take(&mut all.jobs), std::mem::take(&mut all.stalled)));
+    if status == Status::Completed && workload.as_ref().is_some_and(|w| !w.finished()) {
+        status = Status::Unfinished;
     }
     all.deliveries.sort_unstable_by_key(|d| d.id);
     all.links.sort_unstable_by_key(|l| (l.switch, l.port));
@@ -378,7 +494,58 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
         packet_hops,
         wall_seconds,
         completion,
+        workload,
     }
+}
+
+/// The jobs' results from the merged statistics.
+fn job_results(w: &Workload, mut stats: Vec<JobStats>, mut stalled: Vec<StalledRank>) -> WorkloadResult {
+    stats.resize_with(w.jobs.len(), Default::default);
+    stalled.sort_unstable_by_key(|s| (s.job, s.rank));
+    let jobs =
+        w.jobs
+            .iter()
+            .zip(stats)
+            .map(|(job, s)| {
+                let ranks = job.endpoints.len();
+                let mut rank_finish = vec![0; ranks];
+                for &(r, t) in &s.finished {
+                    rank_finish[r as usize] = t;
+                }
+                let all_done = s.finished.len() == ranks;
+                let n = job.iterations as usize;
+                let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+                // An iteration is over once every rank has finished it.
+                let iteration_end: Vec<u64> = (0..n)
+                    .map(|i| {
+                        if at(&s.iteration_ranks, i) == ranks as u64 {
+                            at(&s.iteration_end_max, i)
+                        } else {
+                            0
+                        }
+                    })
+                    .collect();
+                let iteration_mean_end = (0..n)
+                    .map(|i| at(&s.iteration_end_sum, i) as f64 / at(&s.iteration_ranks, i).max(1) as f64)
+                    .collect();
+                JobResult {
+                    name: job.name.clone(),
+                    kind: job.kind,
+                    ranks: ranks as u32,
+                    iterations: job.iterations,
+                    steps_per_iteration: job.program.steps_per_iteration(),
+                    completion_time: all_done.then(|| rank_finish.iter().copied().max().unwrap_or(0)),
+                    rank_finish,
+                    iteration_end,
+                    iteration_mean_end,
+                    message_latency: s.message_latency,
+                    messages: s.messages,
+                    packets_sent: s.packets_sent,
+                    packets_received: s.packets_received,
+                }
+            })
+            .collect();
+    WorkloadResult { jobs, stalled }
 }
 
 #[cfg(test)]

@@ -1,0 +1,317 @@
+//! Application workloads: analytic completion times on an idle network, dependency order,
+//! conservation of messages, determinism across partitions, and clear endings when a job
+//! cannot finish.
+
+mod common;
+use common::build;
+use std::collections::{HashMap, HashSet};
+use xnet_models::config::Config;
+use xnet_models::sim::{RunResult, Simulation, Status};
+use xnet_models::workload::{Workload, WORKLOADS, WORKLOAD_PACKET};
+
+/// A complete graph of 8 switches (1D HyperX), one endpoint each: every pair of ranks is
+/// one hop apart over its own link, so messages never meet.
+const CLIQUE: &str = r#"
+[simulation]
+cycles = 100000
+warmup = 0
+sample_period = 100
+[topology]
+kind = "hyperx"
+sides = [8]
+endpoints_per_switch = 1
+terminal_latency = 3
+link_latency = 5
+[router]
+vcs = 1
+packet_size = 4
+input_buffer = 16
+output_buffer = 16
+router_delay = 2
+[routing]
+algorithm = "dor"
+"#;
+
+/// Zero-load latency of one packet over one switch-to-switch hop in [`CLIQUE`]:
+/// 2 terminal links + 1 link + 2 switches x router delay + packet size - 1.
+const ONE_HOP: u64 = 2 * 3 + 5 + 2 * 2 + 4 - 1;
+
+fn with_jobs(base: &str, jobs: &str) -> String {
+    format!("{base}\n[workload]\n{jobs}")
+}
+
+fn run(sim: &Simulation, parts: u32) -> RunResult {
+    let plan = sim.plan(parts).unwrap();
+    sim.run(sim.config.traffic.load, &plan.assignment, &mut |_| {}, None).unwrap()
+}
+
+fn completion(r: &RunResult, job: usize) -> u64 {
+    let w = r.workload.as_ref().expect("workload results");
+    w.jobs[job].completion_time.unwrap_or_else(|| panic!("job {job} unfinished: {:?}", w.diagnosis(0)))
+}
+
+#[test]
+fn a_ring_exchange_on_an_idle_network_takes_its_steps_times_the_zero_load_latency() {
+    // Ring all-reduce of 8 ranks: 2 x 7 steps, each one packet to the next rank; then compute.
+    let text = with_jobs(
+        CLIQUE,
+        "[[workload.jobs]]\nkind = \"allreduce\"\nranks = 8\nbytes = 64\nalgorithm = \"ring\"\ncompute = 37\n",
+    );
+    let r = run(&build(&text, &[]), 1);
+    assert_eq!(r.status, Status::Completed);
+    assert_eq!(completion(&r, 0), 14 * ONE_HOP + 37);
+    let job = &r.workload.as_ref().unwrap().jobs[0];
+    assert!(job.rank_finish.iter().all(|&t| t == 14 * ONE_HOP + 37), "{:?}", job.rank_finish);
+    assert_eq!(job.iteration_end, vec![14 * ONE_HOP + 37]);
+    // Every message took exactly the zero-load latency.
+    assert_eq!(
+        (job.messages, job.message_latency.max(), job.message_latency.mean()),
+        (8 * 14, ONE_HOP, ONE_HOP as f64)
+    );
+}
+
+#[test]
+fn a_butterfly_without_contention_takes_log2_steps_per_iteration() {
+    let text = with_jobs(
+        CLIQUE,
+        "[[workload.jobs]]\nkind = \"butterfly\"\nranks = 8\nmessage_bytes = 10\niterations = 3\ncompute = 100\n",
+    );
+    let r = run(&build(&text, &[]), 2);
+    let per_iteration = 3 * ONE_HOP + 100;
+    assert_eq!(completion(&r, 0), 3 * per_iteration);
+    let job = &r.workload.as_ref().unwrap().jobs[0];
+    assert_eq!(job.iteration_end, vec![per_iteration, 2 * per_iteration, 3 * per_iteration]);
+    assert_eq!(job.iteration_mean_end[1], (2 * per_iteration) as f64);
+}
+
+#[test]
+fn a_message_of_several_packets_streams_behind_its_first() {
+    // 5 packets of 4 phits: the last leaves 4 x 4 cycles after the first (link rate), so a
+    // step takes the zero-load latency plus 16 cycles.
+    let text = with_jobs(CLIQUE, "[[workload.jobs]]\nkind = \"butterfly\"\nranks = 2\nmessage_bytes = 300\n");
+    let r = run(&build(&text, &[]), 1);
+    assert_eq!(completion(&r, 0), ONE_HOP + 16);
+    assert_eq!(r.workload.as_ref().unwrap().jobs[0].packets_received, 10);
+}
+
+/// A delivered workload packet: `(sender endpoint, receiver endpoint, step, created,
+/// delivered)`.
+type Arrival = (u32, u32, u32, u64, u64);
+
+/// Every workload packet delivered in a run of `sim` on 2 partitions.
+fn workload_deliveries(sim: &mut Simulation) -> (RunResult, Vec<Arrival>) {
+    sim.record_deliveries = true;
+    let r = run(sim, 2);
+    let w: &Workload = sim.workload().unwrap();
+    let job = &w.jobs[0];
+    let rows = r
+        .deliveries
+        .iter()
+        .filter(|d| d.id & WORKLOAD_PACKET != 0)
+        .map(|d| (d.src, d.dst, Workload::step_of_tag(job, d.id as u32), d.created, d.delivered))
+        .collect();
+    (r, rows)
+}
+
+#[test]
+fn no_rank_sends_before_the_messages_it_depends_on_arrive() {
+    // A 2D stencil under load (exchange: a step's sends follow the previous step's
+    // receives and computation) ...
+    let text = with_jobs(
+        common::HYPERX,
+        "[[workload.jobs]]\nkind = \"stencil2d\"\ngrid = [8, 8]\nhalo_bytes = 600\niterations = 4\ncompute = 30\n",
+    );
+    let mut sim = build(&text, &["simulation.cycles=200000", "simulation.warmup=0", "traffic.load=0.3"]);
+    let (r, rows) = workload_deliveries(&mut sim);
+    assert_eq!(r.status, Status::Completed);
+    let mut last_in: HashMap<(u32, u32), u64> = HashMap::new();
+    for &(_, dst, step, _, delivered) in &rows {
+        let t = last_in.entry((dst, step)).or_default();
+        *t = (*t).max(delivered);
+    }
+    for &(src, _, step, created, _) in &rows {
+        if step > 0 {
+            assert!(
+                created >= last_in[&(src, step - 1)] + 30,
+                "endpoint {src} sent step {step} at {created} before its step {} was in and computed",
+                step - 1
+            );
+        }
+    }
+    // ... and a waterfall (pipeline: a wave's sends follow the same wave's receives).
+    let text = with_jobs(
+        common::HYPERX,
+        "[[workload.jobs]]\nkind = \"waterfall\"\ngrid = [8, 8]\nmessage_bytes = 16\niterations = 20\n",
+    );
+    let mut sim = build(&text, &["simulation.cycles=200000", "simulation.warmup=0", "traffic.load=0"]);
+    let (r, rows) = workload_deliveries(&mut sim);
+    assert_eq!(r.status, Status::Completed);
+    let mut last_in: HashMap<(u32, u32), u64> = HashMap::new();
+    for &(_, dst, step, _, delivered) in &rows {
+        let t = last_in.entry((dst, step)).or_default();
+        *t = (*t).max(delivered);
+    }
+    let mut forwarded = 0;
+    for &(src, _, step, created, _) in &rows {
+        if let Some(&t) = last_in.get(&(src, step)) {
+            assert!(
+                created >= t,
+                "endpoint {src} forwarded wave {step} at {created}, before it arrived at {t}"
+            );
+            forwarded += 1;
+        }
+    }
+    // Every rank but the first receives each wave: 2 x 8 x 7 messages per wave, of which
+    // only those from rank 0 (2 per wave) were not forwarded.
+    assert_eq!(rows.len(), 20 * 2 * 8 * 7);
+    assert_eq!(forwarded, rows.len() - 20 * 2);
+}
+
+#[test]
+fn every_message_is_delivered_once_and_every_rank_finishes() {
+    // Two jobs on one network past saturation: a linear all-to-all of 4-packet messages on
+    // random endpoints and a 3D stencil, with background traffic from the other endpoints.
+    let text = with_jobs(
+        common::RRG,
+        "[[workload.jobs]]\nkind = \"alltoall\"\nranks = 40\nmessage_bytes = 200\nalgorithm = \"linear\"\niterations = 2\nmapping = \"random\"\n\
+         [[workload.jobs]]\nkind = \"stencil3d\"\ngrid = [4, 4, 2]\nhalo_bytes = 100\niterations = 5\n",
+    );
+    let mut sim = build(&text, &["simulation.cycles=400000", "traffic.load=0.5"]);
+    sim.record_deliveries = true;
+    let r = run(&sim, 3);
+    assert_eq!(r.status, Status::Completed);
+    let w = r.workload.as_ref().unwrap();
+    // 200 bytes in 64-byte packets (16 bytes x 4 phits): 4 packets per message.
+    let (a2a, stencil) = (&w.jobs[0], &w.jobs[1]);
+    assert_eq!(a2a.messages, 2 * 40 * 39);
+    assert_eq!((a2a.packets_sent, a2a.packets_received), (4 * 2 * 40 * 39, 4 * 2 * 40 * 39));
+    // A 4 x 4 x 2 periodic grid: the z neighbours coincide (two messages to one rank).
+    assert_eq!(stencil.packets_sent, 5 * 32 * 6 * 2);
+    assert_eq!(stencil.packets_received, stencil.packets_sent);
+    assert!(a2a.rank_finish.iter().chain(&stencil.rank_finish).all(|&t| t > 0));
+    assert!(w.stalled.is_empty());
+    let ids: HashSet<u64> = r.deliveries.iter().map(|d| d.id).collect();
+    assert_eq!(ids.len(), r.deliveries.len(), "a packet was delivered twice");
+    let workload_packets = r.deliveries.iter().filter(|d| d.id & WORKLOAD_PACKET != 0).count() as u64;
+    assert_eq!(workload_packets, a2a.packets_sent + stencil.packets_sent);
+    // The background kept flowing from the endpoints that run no rank.
+    assert!(r.deliveries.len() as u64 > workload_packets);
+    let ranks: HashSet<u32> = sim.workload().unwrap().jobs.iter().flat_map(|j| j.endpoints.clone()).collect();
+    assert!(r.deliveries.iter().filter(|d| d.id & WORKLOAD_PACKET == 0).all(|d| !ranks.contains(&d.src)));
+}
+
+fn fingerprint(r: &RunResult) -> String {
+    format!("{:?}|{}|{:?}|{:?}|{:?}|{:?}", r.status, r.time, r.summary, r.workload, r.links, r.samples)
+}
+
+#[test]
+fn workload_results_are_identical_for_any_partitioning() {
+    for (base, jobs) in [
+        (
+            common::DRAGONFLY,
+            "[[workload.jobs]]\nkind = \"random_permutation\"\nranks = 50\nmessage_bytes = 500\niterations = 4\ncompute = 20\nmapping = \"random\"\n\
+             [[workload.jobs]]\nkind = \"allreduce\"\nranks = 16\nbytes = 4096\nalgorithm = \"recursive_doubling\"\n",
+        ),
+        (common::HYPERX, "[[workload.jobs]]\nkind = \"alltoall\"\nranks = 64\nmessage_bytes = 64\n"),
+    ] {
+        let sim = build(&with_jobs(base, jobs), &["simulation.cycles=100000", "traffic.load=0.2"]);
+        let reference = fingerprint(&run(&sim, 1));
+        assert!(reference.contains("completion_time: Some("), "{reference}");
+        for parts in [2, 4] {
+            assert_eq!(fingerprint(&run(&sim, parts)), reference, "{parts} partitions differ from 1");
+        }
+    }
+}
+
+#[test]
+fn a_job_that_cannot_finish_ends_with_a_diagnosis() {
+    // Too few cycles: the run ends at the limit with status `unfinished`, naming the ranks.
+    let text = with_jobs(
+        CLIQUE,
+        "[[workload.jobs]]\nkind = \"butterfly\"\nranks = 8\nmessage_bytes = 10\niterations = 50\n",
+    );
+    let r = run(&build(&text, &["simulation.cycles=300"]), 2);
+    assert_eq!(r.status, Status::Unfinished);
+    let w = r.workload.as_ref().unwrap();
+    assert_eq!(w.jobs[0].completion_time, None);
+    assert_eq!(w.stalled.len(), 8);
+    let why = w.diagnosis(r.summary.in_flight_end).unwrap();
+    assert!(why.contains("8 of 8 ranks unfinished") && why.contains("rank 0 in step"), "{why}");
+    // A deadlocking network (a ring without datelines) stops at the watchdog.
+    let ring = r#"
+        [simulation]
+        cycles = 200000
+        sample_period = 100
+        watchdog = 1000
+        [topology]
+        kind = "torus"
+        sides = [8]
+        endpoints_per_switch = 2
+        [router]
+        vcs = 1
+        packet_size = 4
+        input_buffer = 4
+        output_buffer = 4
+        [routing]
+        algorithm = "dor"
+        vc_policy = "any"
+        [workload]
+        [[workload.jobs]]
+        kind = "alltoall"
+        ranks = 16
+        message_bytes = 4096
+        algorithm = "linear"
+    "#;
+    let r = run(&build(ring, &[]), 1);
+    assert_eq!(r.status, Status::Deadlock);
+    assert!(!r.blocked.is_empty());
+    let why = r.workload.as_ref().unwrap().diagnosis(r.summary.in_flight_end).unwrap();
+    assert!(why.contains("still in flight"), "{why}");
+}
+
+#[test]
+fn bad_workloads_are_refused_naming_the_key() {
+    let err = |jobs: &str, set: &[&str]| {
+        let o: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        match Config::parse(&with_jobs(CLIQUE, jobs), &o) {
+            Err(e) => e.to_string(),
+            Ok(cfg) => Simulation::build(cfg).err().expect("refused").to_string(),
+        }
+    };
+    let e = err("[[workload.jobs]]\nkind = \"butterfly\"\nranks = 6\nmessage_bytes = 1\n", &[]);
+    assert!(e.contains("workload.jobs[0].ranks") && e.contains("power-of-two"), "{e}");
+    let e = err("[[workload.jobs]]\nkind = \"stencil2d\"\ngrid = [3, 3]\nhalo_bytes = 1\n", &[]);
+    assert!(e.contains("9 ranks") && e.contains("only 8"), "{e}");
+    let e = err(
+        "[[workload.jobs]]\nkind = \"stencil2d\"\ngrid = [2, 2]\nhalo_bytes = 1\nfirst_endpoint = 6\n",
+        &[],
+    );
+    assert!(e.contains("workload.jobs[0].first_endpoint"), "{e}");
+    let e = err(
+        "[[workload.jobs]]\nkind = \"butterfly\"\nranks = 4\nmessage_bytes = 1\n",
+        &["traffic.phits_per_endpoint=16"],
+    );
+    assert!(e.contains("traffic"), "{e}");
+    let e = err("[[workload.jobs]]\nkind = \"alltoall\"\nranks = 4\nmessage_bytes = 100000000\n", &[]);
+    assert!(e.contains("65,535"), "{e}");
+}
+
+#[test]
+fn every_workload_documents_exactly_its_keys() {
+    for w in WORKLOADS {
+        let text = with_jobs(CLIQUE, &format!("[[workload.jobs]]\nkind = \"{}\"\nzz_probe = 1\n", w.name));
+        let e = Config::parse(&text, &[]).unwrap_err().to_string();
+        // Serde lists them as "expected `a` or `b`" or "expected one of `a`, `b`, `c`".
+        let listed = e.split("expected").nth(1).unwrap_or_else(|| panic!("{}: {e}", w.name));
+        let mut keys: Vec<String> = listed
+            .replace("one of", "")
+            .replace(" or ", ",")
+            .split(',')
+            .map(|k| k.trim().trim_matches('`').to_string())
+            .collect();
+        keys.sort();
+        let mut documented: Vec<String> = w.settings.iter().map(|s| s.key.to_string()).collect();
+        documented.sort();
+        assert_eq!(keys, documented, "workload {}", w.name);
+    }
+}
