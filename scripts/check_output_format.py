@@ -38,9 +38,11 @@ def parse(doc_path):
                 current = [("table", "summary")]
             elif title == "Attributes" and heading.group(1) == "###":
                 current = [("attrs", "points/NNN")]
-            elif heading.group(1) == "###":
-                names = re.findall(r"`([a-z_]+)`", title)
-                current = [("table", f"points/NNN/{n}") for n in names]
+            elif len(heading.group(1)) >= 3:
+                # A point's tables; a group's own heading (`workload`, `workload/job_NNN`)
+                # documents its attributes.
+                names = re.findall(r"`([a-z_/N0-9]+)`", title)
+                current = [("attrs" if n in GROUPS else "table", f"points/NNN/{n}") for n in names]
             else:
                 current = []
             continue
@@ -58,6 +60,10 @@ def parse(doc_path):
                 if key == ("table", "summary"):
                     summary_order.append(name)
     return sections
+
+
+# Groups inside a point, as the document names them (job groups are numbered job_000, ...).
+GROUPS = ("workload", "workload/job_NNN")
 
 
 def kind_of(value):
@@ -111,16 +117,29 @@ def check(sections, path):
         for point in f["points"]:
             group = f["points"][point]
             check_attrs(f"{path} /points/{point}", group, sections.get(("attrs", "points/NNN"), {}), problems)
-            for name, item in group.items():
-                key = ("table", f"points/NNN/{name}")
-                if item.dtype.names is None:
-                    if name != "vc_phits" or kind_of(item[()]) != "u64":
-                        problems.append(f"{path} /points/{point}/{name}: undocumented or not a u64 array")
-                elif key not in sections:
-                    problems.append(f"{path} /points/{point}/{name}: table not documented")
-                else:
-                    check_table(f"{path} /points/{point}/{name}", item, sections[key], problems)
+            check_group(f"{path} /points/{point}", group, "", sections, problems)
     return problems
+
+
+def check_group(where, group, prefix, sections, problems):
+    """Checks the tables and subgroups of a point's group `prefix` ("" for the point)."""
+    for name, item in group.items():
+        doc_name = prefix + re.sub(r"^job_\d{3}$", "job_NNN", name)
+        if isinstance(item, h5py.Group):
+            if doc_name not in GROUPS:
+                problems.append(f"{where}/{name}: group not documented")
+                continue
+            check_attrs(f"{where}/{name}", item, sections.get(("attrs", f"points/NNN/{doc_name}"), {}), problems)
+            check_group(f"{where}/{name}", item, doc_name + "/", sections, problems)
+            continue
+        key = ("table", f"points/NNN/{doc_name}")
+        if item.dtype.names is None:
+            if doc_name != "vc_phits" or kind_of(item[()]) != "u64":
+                problems.append(f"{where}/{name}: undocumented or not a u64 array")
+        elif key not in sections:
+            problems.append(f"{where}/{name}: table not documented")
+        else:
+            check_table(f"{where}/{name}", item, sections[key], problems)
 
 
 def main():

@@ -312,3 +312,41 @@ fn million_endpoint_configs_shrunk_are_identical_on_1_and_2_ranks() {
         assert!(diffs.is_empty(), "{name}: 1 and 2 ranks differ:\n{}", diffs.join("\n"));
     }
 }
+
+/// Application jobs (a ring all-reduce placed from a mapping file, a stencil on random
+/// endpoints among the rest) with background traffic from the endpoints left free: identical files for every
+/// rank and thread layout, and every rank where the mapping put it.
+#[test]
+fn mpi_workload_is_identical_for_every_rank_and_thread_layout() {
+    let files = TempDir::new().unwrap();
+    // The ring's 16 ranks on endpoints 95, 94, ..., 80, one per line, with a comment.
+    let mapping: String = (80..96).rev().map(|e| format!("{e}\n")).collect();
+    let mapping_path = write(files.path(), "ring.map", &format!("# endpoint per rank\n{mapping}"));
+    let jobs = format!(
+        "\n[workload]\n\
+         [[workload.jobs]]\nkind = \"allreduce\"\nranks = 16\nbytes = 2048\nmapping = \"file\"\nmapping_file = \"{}\"\n\
+         [[workload.jobs]]\nkind = \"stencil2d\"\ngrid = [8, 8]\nhalo_bytes = 100\niterations = 10\ncompute = 20\nmapping = \"random\"\n",
+        mapping_path.display()
+    );
+    let config = RANDOM_REGULAR.replace("cycles = 3000", "cycles = 400000") + &jobs;
+    check_ranks(&config);
+    let dir = TempDir::new().unwrap();
+    let cfg = write(dir.path(), "w.toml", &config);
+    let out = dir.path().join("w.h5");
+    xnet_expect(dir.path(), &["run", s(&cfg), "-q", "-o", s(&out)], 0);
+    let f = open(&out);
+    let ranks = f.dataset("points/000/workload/job_000/ranks").unwrap().read_raw::<RankRow>().unwrap();
+    let placed: Vec<u32> = ranks.iter().map(|r| r.endpoint).collect();
+    assert_eq!(placed, (80..96).rev().collect::<Vec<u32>>());
+    assert!(ranks.iter().all(|r| r.finish > 0));
+    assert_eq!(attr_str(&f.group("points/000/workload").unwrap(), "job_kinds"), "allreduce,stencil2d");
+}
+
+#[derive(hdf5::H5Type, Clone, Copy, Debug)]
+#[repr(C)]
+struct RankRow {
+    rank: u64,
+    endpoint: u32,
+    switch: u32,
+    finish: u64,
+}

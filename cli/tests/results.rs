@@ -29,9 +29,20 @@ fn output_format_doc_matches_real_files() {
     let ring = write(d, "ring.toml", DEADLOCKING_RING);
     let deadlock = d.join("ring.h5");
     xnet_expect(d, &["run", s(&ring), "-q", "-t", "1", "-o", s(&deadlock)], 3);
+    // Application jobs with background traffic: the `workload` group.
+    let jobs = workspace().join("configs/workload-stencil.toml");
+    let work = d.join("work.h5");
+    xnet_expect(d, &["run", s(&jobs), "-q", "-t", "1", "-o", s(&work)], 0);
     let script = workspace().join("scripts/check_output_format.py");
     let check = |doc: &Path| {
-        Command::new(&python).arg(&script).arg(doc).arg(&sweep).arg(&deadlock).output().expect("run python")
+        Command::new(&python)
+            .arg(&script)
+            .arg(doc)
+            .arg(&sweep)
+            .arg(&deadlock)
+            .arg(&work)
+            .output()
+            .expect("run python")
     };
     let o = check(&workspace().join("docs/output-format.md"));
     assert_eq!(o.status.code(), Some(0), "the document and the files differ: {}", describe(&o));
@@ -42,6 +53,14 @@ fn output_format_doc_matches_real_files() {
     assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("column `completed` is u32, documented u8"),
+        "{}",
+        describe(&o)
+    );
+    // ... also in the workload's groups.
+    let drifted = write(d, "drifted.md", &doc.replacen("| `mean_end` | f64 |", "| `mean_end` | u64 |", 1));
+    let o = check(&drifted);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("iterations: column `mean_end` is f64, documented u64"),
         "{}",
         describe(&o)
     );
