@@ -128,6 +128,12 @@ pub fn estimate(config: &Config, ranks: u32, threads_per_rank: u32) -> Result<Me
         what: "routers",
         bytes: crate::router::Router::bytes(own_switches, own_ports, own_endpoints, vcs),
     });
+    if config.workload.is_some() {
+        // Every rank maps the whole workload (job and rank of each endpoint, 8 bytes); a rank
+        // running at one of its endpoints keeps its step counts, outbox and partial
+        // transfers: 1.9 KiB per endpoint measured (BENCHMARKS.md, application workloads).
+        items.push(MemoryItem { what: "workload", bytes: size.endpoints * 8 + own_endpoints * 2048 });
+    }
     // Rank 0 gathers the per-link and per-switch statistics of the whole network.
     items.push(MemoryItem { what: "results", bytes: network_ports * 32 + n * 64 });
     let held = crate::router::Router::packet_bytes();

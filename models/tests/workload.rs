@@ -292,8 +292,11 @@ fn bad_workloads_are_refused_naming_the_key() {
         &["traffic.phits_per_endpoint=16"],
     );
     assert!(e.contains("traffic"), "{e}");
-    let e = err("[[workload.jobs]]\nkind = \"alltoall\"\nranks = 4\nmessage_bytes = 100000000\n", &[]);
-    assert!(e.contains("65,535"), "{e}");
+    let e = err(
+        "[[workload.jobs]]\nkind = \"alltoall\"\nranks = 4\nmessage_bytes = 100000000\niterations = 100000\n",
+        &[],
+    );
+    assert!(e.contains("workload.jobs[0]") && e.contains("2^32"), "{e}");
 }
 
 #[test]

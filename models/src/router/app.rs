@@ -12,6 +12,7 @@ use super::stats::PartitionStats;
 use super::{RouterCtx, RouterState, Shared};
 use crate::packet::Packet;
 use crate::stats::Histogram;
+use crate::topology::EndpointId;
 use crate::workload::{Order, Workload, WORKLOAD_PACKET};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
@@ -34,6 +35,12 @@ pub(super) struct AppRank {
     sent: bool,
     /// Packets received for the current step and the ones after it (senders may be ahead).
     received: VecDeque<u32>,
+    /// Messages posted and not yet all in the source queue: `(destination, packets left)`.
+    outbox: VecDeque<(EndpointId, u32)>,
+    /// When the current step's messages were posted (their packets' creation time).
+    posted: u64,
+    /// Number within the step of the next packet to leave the outbox.
+    next_index: u32,
     /// Transfers of several packets partly received: `(source rank, step)` to packets
     /// received so far. Looked up only, never iterated, so its order cannot matter.
     partial: HashMap<(u32, u32), u32>,
@@ -108,6 +115,16 @@ pub struct StalledRank {
     pub computing: bool,
 }
 
+/// Packets a rank keeps in its endpoint's source queue; the rest wait in its outbox.
+const QUEUED: u16 = 2;
+
+impl AppRank {
+    /// Packets posted that have not reached the source queue.
+    fn unsent(&self) -> u32 {
+        self.outbox.iter().map(|m| m.1).sum()
+    }
+}
+
 fn job_stats(st: &mut PartitionStats, job: u32) -> &mut JobStats {
     if st.jobs.len() <= job as usize {
         st.jobs.resize_with(job as usize + 1, JobStats::default);
@@ -132,6 +149,9 @@ impl RouterState {
                     computing: false,
                     sent: false,
                     received: VecDeque::new(),
+                    outbox: VecDeque::new(),
+                    posted: 0,
+                    next_index: 0,
                     partial: HashMap::new(),
                 });
             }
@@ -170,7 +190,8 @@ impl RouterState {
         }
     }
 
-    /// Rank `a` posts the messages of its current step into its endpoint's source queue.
+    /// Rank `a` posts the messages of its current step: they wait in its outbox, from which
+    /// its endpoint's source queue takes packets as it sends them ([`Self::feed_rank`]).
     fn post_sends(
         &mut self,
         sh: &Shared,
@@ -182,52 +203,81 @@ impl RouterState {
         let t = ctx.now();
         let app = &mut self.apps[a];
         app.sent = true;
-        let (job_index, nic_index, global_step) = (app.job, app.nic, app.step);
+        let (job_index, nic_index) = (app.job, app.nic);
         let job = &w.jobs[job_index as usize];
-        let (iteration, step) = job.split_step(global_step);
+        let (iteration, step) = job.split_step(app.step);
         let mut messages = std::mem::take(&mut self.messages);
         messages.clear();
         job.program.sends(app.rank, iteration, step, &mut messages);
-        let size = sh.params.packet_size;
-        let src = self.nics[nic_index as usize].endpoint;
-        let was_idle = self.nics[nic_index as usize].source_queue.is_empty();
-        let mut index = 0u32;
+        let mut packets = 0u64;
         for &(peer, bytes) in &messages {
-            let dst = job.endpoints[peer as usize];
-            for _ in 0..w.packets(bytes) {
-                let mut packet = Packet::new(src, Workload::tag(job, global_step, index), dst, size, t);
-                packet.id |= WORKLOAD_PACKET;
-                index += 1;
-                let slot = match self.free_slots.pop() {
-                    Some(slot) => {
-                        self.slab[slot as usize].packet = packet;
-                        slot
-                    }
-                    None => {
-                        self.slab.push(Held { packet, ready: 0, next: NIL });
-                        self.slab.len() as u32 - 1
-                    }
-                };
-                self.nics[nic_index as usize].source_queue.push_back(slot, &mut self.slab);
-            }
+            let count = w.packets(bytes);
+            app.outbox.push_back((job.endpoints[peer as usize], count));
+            packets += count as u64;
         }
+        app.posted = t;
+        app.next_index = 0;
         self.messages = messages;
-        let packets = index as u64;
+        let size = sh.params.packet_size as u64;
         st.generated_total += packets;
         st.period.generated_packets += packets;
-        st.period.generated_phits += packets * size as u64;
+        st.period.generated_phits += packets * size;
         if Self::in_measurement(sh, t) {
-            self.nics[nic_index as usize].generated_phits += packets * size as u64;
+            self.nics[nic_index as usize].generated_phits += packets * size;
             st.measured.generated_packets += packets;
-            st.measured.generated_phits += packets * size as u64;
+            st.measured.generated_phits += packets * size;
         }
         job_stats(st, job_index).packets_sent += packets;
+        let was_idle = self.nics[nic_index as usize].source_queue.is_empty();
+        self.feed_rank(sh, nic_index);
         if was_idle && packets > 0 {
             // The rank's own code is running: an emptied queue must not call back into it
             // (`on_sends_left`); the caller looks at the queue after posting.
             self.posting = true;
             self.try_inject(sh, nic_index, ctx, st);
             self.posting = false;
+        }
+    }
+
+    /// Moves the next packets of the rank at endpoint `nic` from its outbox into the
+    /// source queue, keeping [`QUEUED`] there: a rank that posts a large step holds one
+    /// record per message, not one per packet, until its endpoint sends them.
+    pub(super) fn feed_rank(&mut self, sh: &Shared, nic: u16) {
+        let a = self.nics[nic as usize].app;
+        if a == NIL {
+            return;
+        }
+        let w = sh.workload.as_deref().expect("ranks run only with a workload");
+        let app = &mut self.apps[a as usize];
+        let job = &w.jobs[app.job as usize];
+        let src = self.nics[nic as usize].endpoint;
+        while self.nics[nic as usize].source_queue.len < QUEUED {
+            let Some(front) = app.outbox.front_mut() else { break };
+            let dst = front.0;
+            front.1 -= 1;
+            if front.1 == 0 {
+                app.outbox.pop_front();
+            }
+            let mut packet = Packet::new(
+                src,
+                Workload::tag(job, app.step, app.next_index),
+                dst,
+                sh.params.packet_size,
+                app.posted,
+            );
+            packet.id |= WORKLOAD_PACKET;
+            app.next_index += 1;
+            let slot = match self.free_slots.pop() {
+                Some(slot) => {
+                    self.slab[slot as usize].packet = packet;
+                    slot
+                }
+                None => {
+                    self.slab.push(Held { packet, ready: 0, next: NIL });
+                    self.slab.len() as u32 - 1
+                }
+            };
+            self.nics[nic as usize].source_queue.push_back(slot, &mut self.slab);
         }
     }
 
@@ -377,6 +427,11 @@ impl RouterState {
         }
     }
 
+    /// Packets the ranks posted that have not reached their source queues.
+    pub(super) fn outbox_packets(&self) -> u64 {
+        self.apps.iter().map(|a| a.unsent() as u64).sum()
+    }
+
     /// The ranks that have not finished, with what they wait for.
     pub(super) fn stalled_ranks(&self, sh: &Shared) -> Vec<StalledRank> {
         let Some(w) = &sh.workload else { return Vec::new() };
@@ -389,7 +444,7 @@ impl RouterState {
                 step: app.step,
                 received: app.received.front().copied().unwrap_or(0),
                 expected: app.expected,
-                unsent: self.nics[app.nic as usize].source_queue.len as u32,
+                unsent: self.nics[app.nic as usize].source_queue.len as u32 + app.unsent(),
                 computing: app.computing,
             })
             .collect()

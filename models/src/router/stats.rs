@@ -100,7 +100,7 @@ impl Router {
     /// Packets held by this router: in source queues, input buffers and output buffers.
     pub fn resident_packets(&self) -> u64 {
         let s = &self.state;
-        let queued: u64 = s.nics.iter().map(|n| n.source_queue.len as u64).sum();
+        let queued: u64 = s.nics.iter().map(|n| n.source_queue.len as u64).sum::<u64>() + s.outbox_packets();
         let buffered: u64 = s.channels.iter().map(|c| (c.input.len + c.output.len) as u64).sum();
         queued + buffered
     }
@@ -112,7 +112,7 @@ impl Router {
 
     /// Packets waiting in source queues.
     pub fn source_queued_packets(&self) -> u64 {
-        self.state.nics.iter().map(|n| n.source_queue.len as u64).sum()
+        self.state.nics.iter().map(|n| n.source_queue.len as u64).sum::<u64>() + self.state.outbox_packets()
     }
 
     /// Input VCs holding packets, with the output each head waits for.

@@ -608,16 +608,6 @@ impl Workload {
             // A packet's 32-bit tag holds its step and its number within the step.
             let packets =
                 program.max_messages_per_step() * program.max_message_bytes().div_ceil(packet_bytes).max(1);
-            if packets > u16::MAX as u64 {
-                // A step's packets wait in the endpoint's source queue, which counts in 16 bits.
-                return Err(ConfigError::new(
-                    format!("workload.jobs[{j}]"),
-                    format!(
-                        "a rank of job `{}` posts up to {packets} packets in one step; at most 65,535 fit an endpoint's queue (smaller messages, or larger router.packet_size or workload.bytes_per_phit)",
-                        spec.name
-                    ),
-                ));
-            }
             let packet_bits = 64 - packets.saturating_sub(1).leading_zeros();
             let steps = spec.iterations as u64 * program.steps_per_iteration() as u64;
             if steps > 0 && (64 - (steps - 1).leading_zeros()) + packet_bits > 32 {
