@@ -6,7 +6,7 @@
 //! delivery, the end of its computation), so the ranks' progress is as deterministic as
 //! the network's.
 
-use super::buffers::{Held, NIL};
+use super::buffers::{store_in, Held, NIL};
 use super::messages::{Post, SelfEvent};
 use super::stats::PartitionStats;
 use super::{RouterCtx, RouterState, Shared};
@@ -267,16 +267,7 @@ impl RouterState {
             );
             packet.id |= WORKLOAD_PACKET;
             app.next_index += 1;
-            let slot = match self.free_slots.pop() {
-                Some(slot) => {
-                    self.slab[slot as usize].packet = packet;
-                    slot
-                }
-                None => {
-                    self.slab.push(Held { packet, ready: 0, next: NIL });
-                    self.slab.len() as u32 - 1
-                }
-            };
+            let slot = store_in(&mut self.slab, &mut self.free_slots, Held { packet, ready: 0, next: NIL });
             self.nics[nic as usize].source_queue.push_back(slot, &mut self.slab);
         }
     }

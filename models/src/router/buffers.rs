@@ -174,21 +174,29 @@ pub(super) struct VcState {
     pub(super) space_waiter: bool,
 }
 
+/// Puts `held` in a free slot of `slab` (the most recently freed of `free_slots`), for
+/// callers that hold another part of the router's state borrowed ([`RouterState::store`]
+/// otherwise).
+#[inline]
+pub(super) fn store_in(slab: &mut Vec<Held>, free_slots: &mut Vec<u32>, held: Held) -> u32 {
+    match free_slots.pop() {
+        Some(slot) => {
+            slab[slot as usize] = held;
+            slot
+        }
+        None => {
+            slab.push(held);
+            slab.len() as u32 - 1
+        }
+    }
+}
+
 impl RouterState {
     /// Puts `held` in a free slab slot (the most recently freed: its cache line is the
     /// likeliest to be warm).
     #[inline]
     pub(super) fn store(&mut self, held: Held) -> u32 {
-        match self.free_slots.pop() {
-            Some(slot) => {
-                self.slab[slot as usize] = held;
-                slot
-            }
-            None => {
-                self.slab.push(held);
-                self.slab.len() as u32 - 1
-            }
-        }
+        store_in(&mut self.slab, &mut self.free_slots, held)
     }
 
     /// Frees `slot` for reuse.

@@ -1,7 +1,7 @@
 //! The endpoints (NICs) attached to a router: packet generation, the source queue,
 //! injection into the router under credit flow control, and delivery of arrived packets.
 
-use super::buffers::{Held, Queue, NIL};
+use super::buffers::{store_in, Held, Queue, NIL};
 use super::messages::{Post, SelfEvent};
 use super::stats::{Delivery, PartitionStats};
 use super::{RouterCtx, RouterState, Shared};
@@ -68,16 +68,7 @@ impl RouterState {
         let packet = Packet::new(nic.endpoint, nic.next_seq, dst, size, t);
         nic.next_seq = nic.next_seq.wrapping_add(1);
         let was_idle = nic.source_queue.is_empty();
-        let slot = match self.free_slots.pop() {
-            Some(slot) => {
-                self.slab[slot as usize].packet = packet;
-                slot
-            }
-            None => {
-                self.slab.push(Held { packet, ready: 0, next: NIL });
-                self.slab.len() as u32 - 1
-            }
-        };
+        let slot = store_in(&mut self.slab, &mut self.free_slots, Held { packet, ready: 0, next: NIL });
         nic.source_queue.push_back(slot, &mut self.slab);
         st.generated_total += 1;
         st.period.generated_packets += 1;
