@@ -28,10 +28,12 @@ if ! command -v cargo >/dev/null; then
   exit 1
 fi
 
-# Python for reading results (scripts/read_results.py, scripts/scaling.py, the h5py tests).
-if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c "import h5py, pandas, matplotlib" 2>/dev/null; then
-  if python3 -m venv .venv 2>/dev/null && .venv/bin/pip install -q h5py pandas matplotlib; then
-    echo "bootstrap: Python venv ready in .venv (h5py, pandas, matplotlib)"
+# Python for reading results (scripts/read_results.py, scripts/scaling.py, the h5py tests)
+# and the xnet_study package (python/: tables, plots, study reports; its pytest tests).
+if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c "import h5py, pandas, matplotlib, pytest, xnet_study" 2>/dev/null; then
+  if python3 -m venv .venv 2>/dev/null && .venv/bin/pip install -q h5py pandas matplotlib pytest \
+      && .venv/bin/pip install -q -e python; then
+    echo "bootstrap: Python venv ready in .venv (h5py, pandas, matplotlib, pytest, xnet_study)"
   else
     echo "bootstrap: WARNING: could not set up .venv with h5py; the h5py reading test will be skipped" >&2
   fi

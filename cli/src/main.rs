@@ -9,6 +9,7 @@ mod output;
 mod placement;
 mod routes;
 mod simulate;
+mod study;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
@@ -54,6 +55,10 @@ struct Common {
     /// Run even when the memory estimate exceeds the memory available.
     #[arg(long)]
     no_memory_check: bool,
+    /// Keep `LOAD_INDEX LOADS CYCLE CYCLES` up to date in this file while running (for
+    /// `xnet study`'s progress display).
+    #[arg(long, value_name = "FILE")]
+    progress_file: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -141,6 +146,42 @@ enum Command {
         /// Build even when the memory estimate exceeds the memory available.
         #[arg(long)]
         no_memory_check: bool,
+    },
+    /// Run a study: a base configuration and a grid of overrides (STUDY.toml, see
+    /// docs/studies.md), one load sweep and one HDF5 file per grid point, in a study folder.
+    /// Finished runs are skipped, so running it again resumes.
+    Study {
+        /// The study file; with --status or --task, the study folder.
+        path: PathBuf,
+        /// The study folder. Default: `xnet-study-<study name>` in the current directory.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Runs at once. Default: `study.jobs`, else cores / `study.threads`.
+        #[arg(long, short = 'j')]
+        jobs: Option<u32>,
+        /// Write a Slurm job array (one task per run) into the folder and submit it with
+        /// sbatch, instead of running here.
+        #[arg(long)]
+        slurm: bool,
+        /// With --slurm: write the script, do not submit it.
+        #[arg(long, requires = "slurm")]
+        no_submit: bool,
+        /// With --slurm: wait until every array task has ended (`sbatch --wait`); the exit
+        /// code is then 0 only if every run has its result.
+        #[arg(long, requires = "slurm", conflicts_with = "no_submit")]
+        wait: bool,
+        /// Show where each run of the study folder PATH stands, and nothing else.
+        #[arg(long, conflicts_with_all = ["slurm", "task"])]
+        status: bool,
+        /// Run the run with this index of the study folder PATH (what a Slurm array task does).
+        #[arg(long, conflicts_with = "slurm")]
+        task: Option<usize>,
+        /// No progress display.
+        #[arg(long, short = 'q')]
+        quiet: bool,
+        /// Do not write the HTML report (FOLDER/report.html, by the Python package) at the end.
+        #[arg(long)]
+        no_report: bool,
     },
     /// List the known topologies, routings, VC policies, selections and traffic patterns,
     /// with their settings (generated from the registries).
@@ -277,6 +318,31 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             };
             let sound = reports.iter().all(|r| r.acyclic && r.unreachable_pairs == 0);
             Ok(if sound { 0 } else { 4 })
+        }
+        Command::Study { path, dir, jobs, slurm, no_submit, wait, status, task, quiet, no_report } => {
+            if !rank0 {
+                return Ok(0);
+            }
+            if status {
+                study::status(&path)?;
+                return Ok(0);
+            }
+            if let Some(index) = task {
+                stop_on_signals();
+                return study::run_task(&path, index);
+            }
+            let plan = study::Study::load(&path)?;
+            let dir = dir.unwrap_or_else(|| format!("xnet-study-{}", stem(&path)).into());
+            if slurm {
+                let submit = match (no_submit, wait) {
+                    (true, _) => study::Submit::No,
+                    (false, false) => study::Submit::Yes,
+                    (false, true) => study::Submit::AndWait,
+                };
+                return study::write_slurm(&plan, &dir, submit);
+            }
+            stop_on_signals();
+            study::run_local(&plan, &dir, jobs, quiet, !no_report)
         }
         Command::List { markdown } => {
             if !rank0 {

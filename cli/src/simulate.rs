@@ -26,6 +26,15 @@ fn agree(cluster: &mut Cluster, ok: bool) -> bool {
     cluster.comm.broadcast(vec![u8::from(ok)]).first() == Some(&1)
 }
 
+/// Writes a run's progress for `xnet study` (replacing the file whole, so that a reader
+/// never sees half a line). Progress is a courtesy: a failure to write it is ignored.
+fn write_progress(path: &Path, load_index: usize, loads: usize, cycle: u64, cycles: u64) {
+    let tmp = path.with_extension("progress.tmp");
+    if std::fs::write(&tmp, format!("{load_index} {loads} {cycle} {cycles}\n")).is_ok() {
+        let _ = std::fs::rename(&tmp, path);
+    }
+}
+
 pub(crate) fn simulate(
     cfg: Config,
     name: &str,
@@ -144,11 +153,19 @@ pub(crate) fn simulate(
         );
         bar.set_prefix(format!("load {load:.3}"));
         let mut write_error = None;
+        let progress = common.progress_file.as_deref().filter(|_| rank0);
+        let mut last_progress = Instant::now() - std::time::Duration::from_secs(1);
         let outcome = sim.run(
             load,
             cluster.comm.as_mut(),
             &mut |s| {
                 bar.set_position(s.time);
+                if let Some(path) = progress {
+                    if last_progress.elapsed().as_millis() >= 250 {
+                        last_progress = Instant::now();
+                        write_progress(path, i, loads.len(), s.time, cycles);
+                    }
+                }
                 if let (Some(p), None) = (point.as_mut(), &write_error) {
                     write_error = p.append(s).err();
                     if write_error.is_some() {

@@ -182,3 +182,33 @@ fn srun_and_sbatch_give_a_two_rank_run_identical_to_one_rank() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("same configuration"), "{}", describe(&o));
     eprintln!("slurm: whole test {:.1} s", t0.elapsed().as_secs_f64());
 }
+
+/// The README's ready study (configs/studies/quick-routings.toml) as a Slurm job array:
+/// one task per run, each through `srun --mpi=pmi2`; every file is that of the same study
+/// run locally.
+#[test]
+fn the_ready_study_as_a_job_array_gives_the_files_of_the_local_study() {
+    if let Some(why) = slurm_missing() {
+        if std::env::var("XNET_REQUIRE_SLURM").is_ok_and(|v| !v.is_empty() && v != "0") {
+            panic!("XNET_REQUIRE_SLURM is set but there is no Slurm: {why}");
+        }
+        eprintln!("\n*** SKIPPED: no Slurm ({why}); the study job array was NOT tested ***\n");
+        return;
+    }
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let study = workspace().join("configs/studies/quick-routings.toml");
+    run_ok(d, XNET, &["study", s(&study), "--dir", "local", "--no-report", "-q"]);
+    let out = run_ok(d, XNET, &["study", s(&study), "--dir", "array", "--slurm", "--wait"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("all 6 runs done"), "{}", describe(&out));
+    let runs = ["000-dor-uniform", "001-dor-tornado", "002-minimal-uniform", "003-minimal-tornado"];
+    for (task, run) in runs.iter().chain(&["004-valiant-uniform", "005-valiant-tornado"]).enumerate() {
+        let a = d.join(format!("local/runs/{run}.h5"));
+        let b = d.join(format!("array/runs/{run}.h5"));
+        let diff = differences(&dump(&a), &dump(&b));
+        assert!(diff.is_empty(), "{run}: {diff:?}");
+        let log = std::fs::read_to_string(d.join(format!("array/runs/slurm-{task}.out"))).unwrap_or_default();
+        assert!(log.contains(&format!("run {run}:")), "{run}: task log: {log}");
+    }
+}

@@ -1,0 +1,164 @@
+//! `xnet study`: a grid of overrides expanded into runs, one result file each, resumable,
+//! with `--status`, `--task` (what a Slurm array task runs) and `--slurm --no-submit`.
+//! The Slurm array itself is tested in `slurm.rs`; the Python package reading the folder
+//! in `python/tests`.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use tempfile::TempDir;
+
+/// Two routings x two patterns of the quick HyperX, two loads each.
+const STUDY: &str = r#"
+[study]
+base = "base.toml"
+loads = [0.1, 0.4]
+threads = 1
+[set]
+"simulation.cycles" = 1000
+"simulation.warmup" = 300
+"simulation.sample_period" = 100
+"router.vcs" = 4
+[grid]
+"routing.algorithm" = ["dor", "valiant"]
+"traffic.pattern" = ["uniform", "tornado"]
+"#;
+
+const RUNS: [&str; 4] = ["000-dor-uniform", "001-dor-tornado", "002-valiant-uniform", "003-valiant-tornado"];
+
+fn setup(d: &Path) {
+    std::fs::copy(workspace().join("configs/quick.toml"), d.join("base.toml")).unwrap();
+    write(d, "s.toml", STUDY);
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_study_runs_every_grid_point_and_resumes_what_is_missing() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    setup(d);
+    let out = xnet_expect(d, &["study", "s.toml", "--dir", "st", "--no-report"], 0);
+    assert!(stderr(&out).contains("4 runs x 2 loads"), "{}", describe(&out));
+    let st = d.join("st");
+    for run in RUNS {
+        let file = open(&st.join(format!("runs/{run}.h5")));
+        assert_eq!(attr_str(&file, "status"), "completed", "{run}");
+        // The run is what its name says: the override reached the simulation.
+        assert_eq!(attr_str(&file, "routing"), run.split('-').nth(1).unwrap(), "{run}");
+        assert_eq!(file.group("points").unwrap().member_names().unwrap().len(), 2, "{run}");
+        assert!(!st.join(format!("runs/{run}.partial.h5")).exists());
+    }
+    let manifest = std::fs::read_to_string(st.join("manifest.toml")).unwrap();
+    assert!(manifest.contains("\"traffic.pattern\" = \"tornado\""), "{manifest}");
+
+    // A second call finds everything done.
+    let again = xnet_expect(d, &["study", "s.toml", "--dir", "st", "--no-report"], 0);
+    assert!(stderr(&again).contains("(4 done, 0 to run"), "{}", describe(&again));
+
+    // A lost result and an interrupted run (its partial file) are redone, nothing else.
+    let kept = st.join("runs/000-dor-uniform.h5");
+    let before = std::fs::metadata(&kept).unwrap().modified().unwrap();
+    std::fs::remove_file(st.join("runs/001-dor-tornado.h5")).unwrap();
+    std::fs::rename(st.join("runs/003-valiant-tornado.h5"), st.join("runs/003-valiant-tornado.partial.h5"))
+        .unwrap();
+    let status = xnet_expect(d, &["study", "--status", "st"], 0);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains("4 runs: 2 done, 2 started, 0 pending"), "{text}");
+    let resumed = xnet_expect(d, &["study", "s.toml", "--dir", "st", "--no-report"], 0);
+    assert!(stderr(&resumed).contains("(2 done, 2 to run"), "{}", describe(&resumed));
+    assert_eq!(std::fs::metadata(&kept).unwrap().modified().unwrap(), before, "a done run was redone");
+    for run in RUNS {
+        assert!(st.join(format!("runs/{run}.h5")).exists(), "{run}");
+    }
+}
+
+#[test]
+fn a_task_runs_one_run_as_a_slurm_array_task_does_and_gives_the_same_file() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    setup(d);
+    // --slurm --no-submit prepares the folder and writes the array script.
+    let out = xnet_expect(d, &["study", "s.toml", "--dir", "st", "--slurm", "--no-submit"], 0);
+    let script = std::fs::read_to_string(d.join("st/slurm.sbatch")).unwrap();
+    assert!(script.contains("#SBATCH --array=0-3"), "{script}");
+    assert!(script.contains("#SBATCH --cpus-per-task=1"), "{script}");
+    assert!(script.contains("study --task \"$SLURM_ARRAY_TASK_ID\""), "{script}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("4 array tasks"));
+    // Task 2 outside Slurm runs directly.
+    xnet_expect(d, &["study", "--task", "2", "st"], 0);
+    let status =
+        String::from_utf8_lossy(&xnet_expect(d, &["study", "--status", "st"], 0).stdout).into_owned();
+    assert!(status.contains("4 runs: 1 done, 0 started, 3 pending"), "{status}");
+    // The same run made by `xnet sweep` by hand is identical.
+    let by_hand = d.join("hand.h5");
+    let quick = d.join("base.toml");
+    xnet_expect(
+        d,
+        &[
+            "sweep",
+            s(&quick),
+            "--loads",
+            "0.1,0.4",
+            "-t",
+            "1",
+            "-q",
+            "-o",
+            s(&by_hand),
+            "--set",
+            "simulation.cycles=1000",
+            "--set",
+            "simulation.warmup=300",
+            "--set",
+            "simulation.sample_period=100",
+            "--set",
+            "router.vcs=4",
+            "--set",
+            "routing.algorithm=valiant",
+            "--set",
+            "traffic.pattern=uniform",
+        ],
+        0,
+    );
+    let diff = differences(&dump(&by_hand), &dump(&d.join("st/runs/002-valiant-uniform.h5")));
+    assert!(diff.is_empty(), "{diff:?}");
+    xnet_expect(d, &["study", "--task", "9", "st"], 1);
+}
+
+#[test]
+fn bad_studies_are_refused_before_anything_runs() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    setup(d);
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "[study]\nbase = \"base.toml\"\n[grid]\n\"routing.algorithm\" = [\"dor\", \"nope\"]\n",
+            &["run 001-nope", "routing.algorithm", "nope"],
+        ),
+        ("[study]\nbase = \"missing.toml\"\n", &["study.base", "missing.toml"]),
+        ("[study]\nbase = \"base.toml\"\nlodas = [0.1]\n", &["lodas"]),
+        (
+            "[study]\nbase = \"base.toml\"\n[grid]\n\"traffic.load\" = 0.3\n",
+            &["grid.\"traffic.load\"", "list"],
+        ),
+    ];
+    for (k, (text, expected)) in cases.iter().enumerate() {
+        let name = format!("bad{k}.toml");
+        write(d, &name, text);
+        let out = xnet_expect(d, &["study", &name, "--dir", "never"], 1);
+        let err = stderr(&out);
+        for e in *expected {
+            assert!(err.contains(e), "case {k}: `{e}` missing from: {err}");
+        }
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!d.join("never").exists(), "case {k}: a folder was made");
+    }
+    // A folder holding another study is not mixed with this one.
+    xnet_expect(d, &["study", "s.toml", "--dir", "st", "--slurm", "--no-submit"], 0);
+    write(d, "other.toml", &STUDY.replace("[0.1, 0.4]", "[0.2]"));
+    let out = xnet_expect(d, &["study", "other.toml", "--dir", "st"], 1);
+    assert!(stderr(&out).contains("holds another study"), "{}", describe(&out));
+}

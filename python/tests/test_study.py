@@ -1,0 +1,137 @@
+"""The Python package against a real study: tables equal the HDF5 values, every plot kind
+renders, the report is one self-contained page."""
+
+import base64
+import re
+
+import h5py
+import numpy as np
+import pytest
+
+import xnet_study as xs
+
+
+def test_the_study_table_has_one_row_per_run_and_load_with_the_overrides(study_dir):
+    df = xs.read_study(study_dir)
+    assert len(df) == 4 * 3
+    assert sorted(df["run"].unique()) == ["000-dor-uniform", "001-dor-tornado",
+                                          "002-valiant-uniform", "003-valiant-tornado"]
+    assert set(df["routing.algorithm"]) == {"dor", "valiant"}
+    assert set(df["traffic.pattern"]) == {"uniform", "tornado"}
+    assert df.attrs["keys"] == ["routing.algorithm", "traffic.pattern"]
+    # The override columns say what the file says it ran.
+    for _, row in df.iterrows():
+        assert row["routing"] == row["routing.algorithm"]
+
+
+def test_table_values_are_the_hdf5_values(study_dir):
+    df = xs.read_study(study_dir)
+    rows = df[df["run"] == "001-dor-tornado"].sort_values("load")
+    with h5py.File(study_dir / "runs" / "001-dor-tornado.h5", "r") as f:
+        summary = f["summary"][:]
+        for k, g in enumerate(sorted(f["points"].keys())):
+            point = f["points"][g]
+            assert rows["load"].iloc[k] == pytest.approx(point.attrs["load"])
+            assert rows["accepted_load"].iloc[k] == point.attrs["accepted_load"]
+            assert rows["latency_p99"].iloc[k] == point.attrs["latency_p99"]
+        np.testing.assert_array_equal(rows["latency_mean"].to_numpy(), summary["latency_mean"])
+        assert rows["wall_seconds"].iloc[0] == pytest.approx(f.attrs["wall_seconds"])
+
+
+def test_saturation_is_marked(study_dir):
+    df = xs.read_study(study_dir)
+    # DOR under tornado on an 8x8 HyperX carries at most 1/8 phit/cycle per endpoint
+    # (all 8 endpoints of a switch share one link): 0.4 and 0.9 saturate, 0.1 does not.
+    dor = df[df["run"] == "001-dor-tornado"].set_index("load")["saturated"]
+    assert not dor[0.1] and dor[0.4] and dor[0.9]
+    assert df[df["run"] == "001-dor-tornado"]["accepted_load"].max() < 0.13
+
+
+def test_status_lists_every_run(study_dir):
+    status = xs.study_status(study_dir)
+    assert list(status["state"]) == ["done"] * 4
+    assert (status["status"] == "completed").all()
+    assert (status["wall_seconds"] > 0).all()
+
+
+@pytest.mark.parametrize("kind", ["latency", "throughput", "percentiles"])
+def test_curve_plots_render(study_dir, tmp_path, kind):
+    df = xs.read_study(study_dir)
+    plot = {"latency": xs.plot_latency, "throughput": xs.plot_throughput,
+            "percentiles": xs.plot_percentiles}[kind]
+    fig = plot(df, by="routing.algorithm", facet="traffic.pattern")
+    assert len(fig.axes) == 2
+    # One curve per routing in each panel (saturated points are extra, unjoined markers).
+    assert sum(1 for line in fig.axes[0].lines if line.get_linestyle() != "None") >= 2
+    png, svg = xs.save(fig, tmp_path / kind)
+    assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    assert "<svg" in open(svg).read(2000)
+
+
+def test_run_level_plots_render(study_dir, tmp_path):
+    path = study_dir / "runs" / "000-dor-uniform.h5"
+    for name, fig in [("ts", xs.plot_timeseries(path, 1)),
+                      ("heat", xs.plot_link_heatmap(path, 1)),
+                      ("vcs", xs.plot_vc_usage(path, 1))]:
+        png, _ = xs.save(fig, tmp_path / name)
+        assert open(png, "rb").read(4) == b"\x89PNG"
+    links = xs.read_links(path, 1)
+    assert len(links) == 64 * 14  # 64 switches x 14 network ports of an 8x8 HyperX
+
+
+def test_the_report_is_one_self_contained_page(study_dir):
+    page = xs.write_report(study_dir).read_text()
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(images) == 3
+    for data in images:
+        assert base64.b64decode(data)[:4] == b"\x89PNG"
+    assert "<script" not in page and "http://" not in page and "https://" not in page
+    assert "000-dor-uniform" in page and "routing.algorithm" in page
+    assert "[grid]" in page  # the study file is shown
+
+
+def test_a_folder_that_is_not_a_study_is_refused(tmp_path):
+    with pytest.raises(FileNotFoundError, match="not a study folder"):
+        xs.read_study(tmp_path)
+
+
+FAULT_STUDY = """
+[study]
+base = "base-config.toml"
+loads = [0.2, 0.5, 0.8]
+[set]
+"simulation.cycles" = 1500
+"simulation.warmup" = 500
+"router.vcs" = 3
+"routing.algorithm" = "minimal"
+[grid]
+"topology.failed_links" = [0, 20]
+"""
+
+
+def test_fault_scaling_and_completion_plots_render(study_dir, tmp_path):
+    import shutil
+    import subprocess
+
+    from conftest import ROOT, xnet_binary
+
+    shutil.copy(ROOT / "configs" / "quick.toml", tmp_path / "base-config.toml")
+    (tmp_path / "faults.toml").write_text(FAULT_STUDY)
+    out = subprocess.run([str(xnet_binary()), "study", "faults.toml", "-q", "--dir", "f"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    df = xs.read_study(tmp_path / "f")
+    assert sorted(df["topology.failed_links"].unique()) == [0, 20]
+    fig = xs.plot_fault_throughput(df)
+    (line,) = fig.axes[0].lines
+    assert list(line.get_xdata()) == [0, 20]
+    xs.save(fig, tmp_path / "faults")
+    xs.save(xs.plot_scaling(xs.read_study(study_dir)), tmp_path / "scaling")
+    # A workload run: completion times per rank.
+    work = tmp_path / "w.h5"
+    out = subprocess.run([str(xnet_binary()), "run", str(ROOT / "configs" / "workload-stencil.toml"),
+                          "-q", "-t", "1", "-o", str(work)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    fig = xs.plot_completion(work)
+    assert len(fig.axes[0].lines) == 2  # the stencil and the all-to-all job
+    xs.save(fig, tmp_path / "completion")

@@ -1,0 +1,44 @@
+"""Read xnet results into tidy pandas tables, plot them, and report on whole studies.
+
+    import xnet_study as xs
+    runs = xs.read_study("xnet-study-quick-routings")   # one row per (run, load point)
+    xs.plot_latency(runs, by="routing.algorithm", facet="traffic.pattern").savefig("lat.png")
+    xs.write_report("xnet-study-quick-routings")        # report.html in the folder
+
+A study folder is what `xnet study` writes (manifest.toml, runs/NAME.h5); a single result
+file is what `xnet run` or `xnet sweep` writes (docs/output-format.md).
+"""
+
+from .read import read_run, read_study, read_timeseries, read_links, study_status
+from .plots import (
+    plot_latency,
+    plot_throughput,
+    plot_percentiles,
+    plot_timeseries,
+    plot_link_heatmap,
+    plot_vc_usage,
+    plot_completion,
+    plot_fault_throughput,
+    plot_scaling,
+    save,
+)
+from .report import write_report
+
+__all__ = [
+    "read_run",
+    "read_study",
+    "read_timeseries",
+    "read_links",
+    "study_status",
+    "plot_latency",
+    "plot_throughput",
+    "plot_percentiles",
+    "plot_timeseries",
+    "plot_link_heatmap",
+    "plot_vc_usage",
+    "plot_completion",
+    "plot_fault_throughput",
+    "plot_scaling",
+    "save",
+    "write_report",
+]

@@ -1,0 +1,125 @@
+"""Tidy tables from xnet result files and study folders.
+
+Every table has one row per observation and one column per variable: a load point of a
+run (`read_run`, `read_study`), a time-series sample (`read_timeseries`), a link
+(`read_links`). Study tables carry the study's overridden keys as columns, named as in the
+study file (e.g. ``routing.algorithm``), so that ``df.groupby("routing.algorithm")`` works.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pandas as pd
+
+# Run-level attributes copied into every row of a run's table.
+RUN_ATTRIBUTES = ("topology", "routing", "switches", "endpoints", "cycles", "warmup", "seed",
+                  "status", "wall_seconds", "ranks", "threads")
+
+
+def _text(value):
+    """An HDF5 attribute as a plain Python value."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _open(path):
+    # Without HDF5's file locking: a running xnet holds its own lock on its file.
+    return h5py.File(path, "r", locking=False)
+
+
+def read_run(path) -> pd.DataFrame:
+    """One row per load point of the result file at `path` (its /summary table), with the
+    run's attributes (topology, routing, status, wall_seconds, ...) as columns. Columns
+    are those of docs/output-format.md; `saturated` and `completed` are booleans."""
+    with _open(path) as f:
+        if "summary" in f:
+            df = pd.DataFrame(f["summary"][:])
+        else:
+            df = pd.DataFrame(columns=["point", "load"])
+        for name in RUN_ATTRIBUTES:
+            if name in f.attrs:
+                df[name] = _text(f.attrs[name])
+    for flag in ("saturated", "completed"):
+        if flag in df:
+            df[flag] = df[flag].astype(bool)
+    df.insert(0, "file", str(path))
+    return df
+
+
+def _manifest(folder: Path) -> dict:
+    path = folder / "manifest.toml"
+    if not path.exists():
+        raise FileNotFoundError(f"{folder} is not a study folder (no manifest.toml; made by `xnet study`)")
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+def study_status(folder) -> pd.DataFrame:
+    """One row per run of the study folder: name, its overrides, state (done, started,
+    pending) and, for done runs, the run's status and wall time."""
+    folder = Path(folder)
+    manifest = _manifest(folder)
+    rows = []
+    for run in manifest["runs"]:
+        result = folder / run["file"]
+        partial = result.with_name(result.stem + ".partial.h5")
+        log = result.with_suffix(".log")
+        row = {"run": run["name"], **run.get("overrides", {})}
+        if result.exists():
+            with _open(result) as f:
+                row.update(state="done", status=_text(f.attrs.get("status", "")),
+                           wall_seconds=float(_text(f.attrs.get("wall_seconds", np.nan))))
+        elif partial.exists() or log.exists():
+            row.update(state="started", status="", wall_seconds=np.nan)
+        else:
+            row.update(state="pending", status="", wall_seconds=np.nan)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def read_study(folder) -> pd.DataFrame:
+    """One row per (run, load point) over the finished runs of a study folder, with the
+    columns of `read_run`, the run's name (`run`) and one column per overridden key of
+    the study's grid. Runs not finished are left out (see `study_status`)."""
+    folder = Path(folder)
+    manifest = _manifest(folder)
+    frames = []
+    for run in manifest["runs"]:
+        path = folder / run["file"]
+        if not path.exists():
+            continue
+        df = read_run(path)
+        df.insert(0, "run", run["name"])
+        for key, value in run.get("overrides", {}).items():
+            df[key] = value
+        frames.append(df)
+    if not frames:
+        return pd.DataFrame(columns=["run", *manifest.get("keys", [])])
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs["keys"] = list(manifest.get("keys", []))
+    out.attrs["study"] = manifest.get("study", os.path.basename(folder))
+    return out
+
+
+def read_timeseries(path, point: int = 0) -> pd.DataFrame:
+    """The time series of load point `point` of a result file: one row per sample."""
+    with _open(path) as f:
+        g = f[f"points/{point:03d}"]
+        df = pd.DataFrame(g["timeseries"][:])
+        df["load"] = float(_text(g.attrs["load"]))
+    return df
+
+
+def read_links(path, point: int = 0) -> pd.DataFrame:
+    """The per-link table of load point `point` (one row per directed link: its switches,
+    ports, class and utilisation; docs/output-format.md)."""
+    with _open(path) as f:
+        return pd.DataFrame(f[f"points/{point:03d}/links"][:])

@@ -1,0 +1,109 @@
+"""One self-contained HTML page per study: plots embedded as PNG (base64), the study and
+base configurations, the runs' status and wall times, and a summary table. No scripts and
+no external files, so it opens offline and can be mailed or archived as one file."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import time
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from .plots import plot_latency, plot_percentiles, plot_throughput
+from .read import read_study, study_status
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 75em; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; font-size: 0.85em; }
+td, th { border: 1px solid #ddd; padding: 0.2em 0.6em; text-align: right; }
+th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+pre { background: #f7f7f7; padding: 0.8em; font-size: 0.8em; overflow-x: auto; }
+img { max-width: 100%; border: 1px solid #eee; margin: 0.5em 0; }
+.note { color: #666; font-size: 0.85em; }
+"""
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _table(df: pd.DataFrame, left=()) -> str:
+    head = "".join(f'<th class="{"l" if c in left else ""}">{html.escape(str(c))}</th>' for c in df.columns)
+    rows = []
+    for _, r in df.iterrows():
+        cells = []
+        for c in df.columns:
+            v = r[c]
+            text = f"{v:.4g}" if isinstance(v, float) else str(v)
+            cells.append(f'<td class="{"l" if c in left else ""}">{html.escape(text)}</td>')
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def summary_table(runs: pd.DataFrame, keys) -> pd.DataFrame:
+    """Per run: the lowest load's latency, and the highest accepted load over the points
+    that were not saturated (the throughput it sustains), with the load it came at."""
+    out = []
+    for name, rows in runs.groupby("run", sort=False):
+        rows = rows.sort_values("load")
+        steady = rows[~rows["saturated"].astype(bool)]
+        best = steady.loc[steady["accepted_load"].idxmax()] if len(steady) else None
+        out.append({
+            "run": name,
+            **{k: rows[k].iloc[0] for k in keys},
+            "latency at lowest load": float(rows["latency_mean"].iloc[0]),
+            "max steady accepted": float(best["accepted_load"]) if best is not None else float("nan"),
+            "at load": float(best["load"]) if best is not None else float("nan"),
+            "first saturated load": float(rows[rows["saturated"].astype(bool)]["load"].min())
+            if rows["saturated"].any() else float("nan"),
+        })
+    return pd.DataFrame(out)
+
+
+def write_report(folder, output=None) -> Path:
+    """Writes the study folder's report (default: FOLDER/report.html) and returns its path."""
+    folder = Path(folder)
+    output = Path(output) if output else folder / "report.html"
+    status = study_status(folder)
+    runs = read_study(folder)
+    keys = list(runs.attrs.get("keys", []))
+    name = runs.attrs.get("study", folder.name)
+    by = keys[0] if keys else None
+    facet = keys[1] if len(keys) > 1 else None
+    parts = [f"<h1>Study {html.escape(str(name))}</h1>"]
+    done = int((status["state"] == "done").sum())
+    parts.append(
+        f'<p>{done} of {len(status)} runs done; {len(runs)} load points. '
+        f'Written {time.strftime("%Y-%m-%d %H:%M")} from {html.escape(str(folder.resolve()))}.</p>'
+    )
+    if len(runs):
+        parts.append("<h2>Latency and throughput</h2>")
+        parts.append('<p class="note">Hollow markers are saturated points (source queues still '
+                     "growing at the end): their latency is not a steady-state value.</p>")
+        for title, fig in (("latency against accepted load", plot_latency(runs, by=by, facet=facet)),
+                           ("accepted against offered load", plot_throughput(runs, by=by, facet=facet)),
+                           ("latency percentiles", plot_percentiles(runs, by=by, facet=facet))):
+            parts.append(f'<img alt="{title}" src="data:image/png;base64,{_png(fig)}">')
+        parts.append("<h2>Summary</h2>")
+        parts.append(_table(summary_table(runs, keys), left=("run", *keys)))
+    parts.append("<h2>Runs</h2>")
+    parts.append(_table(status, left=("run", "state", "status", *keys)))
+    for title, file in (("Study", "study.toml"), ("Base configuration", "base.toml")):
+        path = folder / file
+        if path.exists():
+            parts.append(f"<h2>{title} ({file})</h2><pre>{html.escape(path.read_text())}</pre>")
+    page = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>xnet study {html.escape(str(name))}</title><style>{STYLE}</style></head>"
+        f"<body>{''.join(parts)}</body></html>\n"
+    )
+    output.write_text(page)
+    return output
