@@ -79,16 +79,21 @@ def plot_throughput(df, by=None, facet=None):
 
 
 def plot_percentiles(df, by=None, facet=None):
-    """Mean, median and 99th-percentile latency against offered load."""
+    """Median and 99th-percentile latency against offered load (saturated points hollow)."""
     facets = _facets(df, facet)
     fig, axes = plt.subplots(1, len(facets), figsize=(5.2 * len(facets), 4.2), squeeze=False)
     for ax, (ftitle, fdf) in zip(axes[0], facets):
         for label, rows in _groups(fdf, by):
             rows = rows.sort_values("offered_load")
-            (line,) = ax.plot(rows["offered_load"], rows["latency_p50"], marker="o", ms=3,
+            sat = rows["saturated"].astype(bool) if "saturated" in rows else np.zeros(len(rows), bool)
+            ok, bad = rows[~sat], rows[sat]
+            (line,) = ax.plot(ok["offered_load"], ok["latency_p50"], marker="o", ms=3,
                               label=f"{label} p50".strip())
-            ax.plot(rows["offered_load"], rows["latency_p99"], marker="^", ms=3, ls="--",
+            ax.plot(ok["offered_load"], ok["latency_p99"], marker="^", ms=3, ls="--",
                     color=line.get_color(), label=f"{label} p99".strip())
+            for column, marker in (("latency_p50", "o"), ("latency_p99", "^")):
+                ax.plot(bad["offered_load"], bad[column], ls="none", marker=marker, ms=5, mfc="none",
+                        color=line.get_color())
         ax.set_yscale("log")
         ax.set_xlabel("offered load (phits/cycle/endpoint)")
         ax.set_ylabel("latency (cycles)")
