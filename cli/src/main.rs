@@ -94,6 +94,11 @@ enum Command {
         /// Build the network even when the memory estimate exceeds the memory available.
         #[arg(long)]
         no_memory_check: bool,
+        /// Also write the network as a fabric file: InfiniBand `.net` (ibsim, ibnetdiscover;
+        /// a name ending in `.net`) or an edge list (any other name), which
+        /// `topology.kind = "file"` reads back and OpenSM can route (on ibsim).
+        #[arg(long, value_name = "FILE")]
+        export: Option<PathBuf>,
     },
     /// Show how a configuration would be split over ranks and threads: balance, cut
     /// links, lookahead and the messages expected per synchronisation window.
@@ -264,12 +269,12 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
                 Some(path) => (read(path)?, stem(path)),
                 None => (DEFAULT_CONFIG.to_string(), "default".to_string()),
             };
-            let cfg = with_mapping_files(Config::parse(&text, &common.set)?)?;
+            let cfg = parse_config(&text, &common.set)?;
             let load = cfg.traffic.load;
             simulate(cfg, &name, config.as_deref(), &[load], false, &common, cluster)
         }
         Command::Sweep { config, loads, stop_at_saturation, common } => {
-            let cfg = with_mapping_files(Config::parse(&read(&config)?, &common.set)?)?;
+            let cfg = parse_config(&read(&config)?, &common.set)?;
             let loads = if loads.is_empty() { cfg.traffic.loads.clone() } else { loads };
             if loads.is_empty() {
                 bail!("no loads: give --loads 0.1,0.2,... or traffic.loads in the config");
@@ -279,15 +284,15 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             }
             simulate(cfg, &stem(&config), Some(&config), &loads, stop_at_saturation, &common, cluster)
         }
-        Command::Topo { config, set, no_memory_check } => {
-            let cfg = Config::parse(&read(&config)?, &set)?;
+        Command::Topo { config, set, no_memory_check, export } => {
+            let cfg = parse_config(&read(&config)?, &set)?;
             if rank0 {
-                topo(&cfg, no_memory_check)?;
+                topo(&cfg, no_memory_check, export.as_deref())?;
             }
             Ok(0)
         }
         Command::Partition { config, ranks, threads, method, set, csv, no_memory_check } => {
-            let cfg = Config::parse(&read(&config)?, &set)?;
+            let cfg = parse_config(&read(&config)?, &set)?;
             if rank0 {
                 describe_partition(cfg, ranks, threads, method.into(), csv.as_deref(), no_memory_check)?;
             }
@@ -295,7 +300,7 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
         }
         Command::Routes { config, set, output, compare, threads, destinations, no_memory_check } => {
             let text = read(&config)?;
-            let cfg = Config::parse(&text, &set)?;
+            let cfg = parse_config(&text, &set)?;
             let threads_used = threads.unwrap_or(rayon::current_num_threads() as u32);
             let estimate = memory::estimate(&cfg, 1, threads_used)?;
             fits_here(&estimate, &["program", "network", "routing"], "to build the routes", no_memory_check)?;
@@ -360,6 +365,38 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
 
 fn read(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read config {}", path.display()))
+}
+
+/// Parses a configuration with its overrides and reads the files it names: the fabric of
+/// `topology.kind = "file"` (`topology.path`, passed on as `topology.contents`) and the
+/// workload's rank mappings. The models crate touches no files.
+pub(crate) fn parse_config(text: &str, set: &[String]) -> Result<Config> {
+    let set = with_fabric_file(text, set)?;
+    with_mapping_files(Config::parse(text, &set)?)
+}
+
+/// `set` plus `topology.contents=...` read from `topology.path` when the configuration (with
+/// `set` applied) reads its fabric from a file and does not give the contents itself.
+fn with_fabric_file(text: &str, set: &[String]) -> Result<Vec<String>> {
+    let mut set = set.to_vec();
+    let mut doc: toml::Table = match toml::from_str(text) {
+        Ok(doc) => doc,
+        Err(_) => return Ok(set), // Config::parse reports it
+    };
+    if models::config::apply_overrides(&mut doc, &set).is_err() {
+        return Ok(set);
+    }
+    let topology = doc.get("topology").and_then(|t| t.as_table());
+    let field = |k: &str| topology.and_then(|t| t.get(k));
+    if field("kind").and_then(|k| k.as_str()) != Some("file") || field("contents").is_some() {
+        return Ok(set);
+    }
+    if let Some(path) = field("path").and_then(|p| p.as_str()) {
+        let contents = std::fs::read_to_string(path)
+            .with_context(|| format!("topology.path: cannot read the fabric file {path}"))?;
+        set.push(format!("topology.contents={}", toml::Value::String(contents)));
+    }
+    Ok(set)
 }
 
 /// Reads the files the workload's rank mappings name (`mapping = "file"`): the models
@@ -483,7 +520,68 @@ fn write_rank_csv(
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
-fn topo(cfg: &Config, no_memory_check: bool) -> Result<()> {
+/// The network as a fabric file (see `Command::Topo`'s `--export`): in `.net` form switch
+/// `s` is `"S<s>"` with IB port `p + 1` for its port `p`, and endpoint `k` of it `"H<s>_<k>"`.
+fn fabric_text(net: &models::topology::Network, ibnet: bool) -> Result<String> {
+    use models::topology::PortTarget;
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let n = net.num_switches() as u32;
+    if !ibnet {
+        if net.terminals.iter().any(|&t| t != net.terminals[0]) {
+            bail!(
+                "--export: an edge list gives every switch the same endpoints, and this network's differ; \
+                 write a .net file"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# {}: one link per line (switch ids); {} endpoints per switch",
+            net.name, net.terminals[0]
+        );
+        for s in 0..n {
+            for (p, port) in net.ports(s).iter().enumerate() {
+                if let PortTarget::Switch { switch, port: back } = port.target {
+                    // Each link once: from its lower end (by switch, then port).
+                    if (s, p as u16) < (switch, back) {
+                        let _ = writeln!(out, "{s} {switch}");
+                    }
+                }
+            }
+        }
+        return Ok(out);
+    }
+    let _ = writeln!(
+        out,
+        "# {} (written by xnet topo --export)
+",
+        net.name
+    );
+    let mut hcas = Vec::new();
+    for s in 0..n {
+        let ports = net.ports(s);
+        let _ = writeln!(out, "Switch\t{} \"S{s}\"", ports.len());
+        for (p, port) in ports.iter().enumerate() {
+            match port.target {
+                PortTarget::Endpoint(_) => {
+                    let _ = writeln!(out, "[{}]\t\"H{s}_{p}\"[1]", p + 1);
+                    hcas.push((s, p));
+                }
+                PortTarget::Switch { switch, port: back } => {
+                    let _ = writeln!(out, "[{}]\t\"S{switch}\"[{}]", p + 1, back + 1);
+                }
+                PortTarget::Unconnected => {}
+            }
+        }
+        out.push('\n');
+    }
+    for (s, p) in hcas {
+        let _ = writeln!(out, "Hca\t1 \"H{s}_{p}\"\n[1]\t\"S{s}\"[{}]\n", p + 1);
+    }
+    Ok(out)
+}
+
+fn topo(cfg: &Config, no_memory_check: bool, export: Option<&Path>) -> Result<()> {
     let cores = rayon::current_num_threads() as u32;
     let estimate = memory::estimate(cfg, 1, cores)?;
     println!("memory          {} to run on 1 rank (estimate)", estimate.describe());
@@ -513,6 +611,16 @@ fn topo(cfg: &Config, no_memory_check: bool) -> Result<()> {
         t0.elapsed().as_secs_f64() - built,
         rayon::current_num_threads()
     );
+    if let Some(path) = export {
+        let ibnet = path.extension().is_some_and(|e| e == "net");
+        std::fs::write(path, fabric_text(&net, ibnet)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        println!(
+            "written to      {} ({})",
+            path.display(),
+            if ibnet { "InfiniBand .net" } else { "edge list" }
+        );
+    }
     Ok(())
 }
 

@@ -95,7 +95,7 @@ pub(crate) fn compare(
         if let Some(p) = policy {
             set.push(format!("routing.vc_policy={p}"));
         }
-        let cfg = Config::parse(text, &set).with_context(|| format!("--compare {entry}"))?;
+        let cfg = crate::parse_config(text, &set).with_context(|| format!("--compare {entry}"))?;
         let sim = Simulation::build(cfg).with_context(|| format!("--compare {entry}"))?;
         reports.push(try_analyse(&sim, options(None)).with_context(|| format!("--compare {entry}"))?);
     }

@@ -24,7 +24,6 @@
 
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use models::config::Config;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -187,7 +186,7 @@ impl Study {
         let set: Vec<(String, Value)> = file.set.into_iter().collect();
         let mut loads = file.study.loads.clone();
         for run in &runs {
-            let cfg = Config::parse(&base_text, &Self::overrides_of(&set, run))
+            let cfg = crate::parse_config(&base_text, &Self::overrides_of(&set, run))
                 .map_err(|e| anyhow::anyhow!("run {}: {e}", run.name))?;
             if loads.is_empty() {
                 loads = cfg.traffic.loads.clone();

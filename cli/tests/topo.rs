@@ -143,3 +143,56 @@ fn list_names_topologies_routings_and_patterns() {
         assert!(firsts.contains(&name), "`{name}` not listed:\n{out}");
     }
 }
+
+/// `xnet topo --export` writes a network as an InfiniBand `.net` or an edge list, and
+/// `topology.kind = "file"` reads either back as the same network: the same counts and
+/// distances, and the same routes (minimal routing's link weights) as the original.
+#[test]
+fn a_network_exported_as_a_fabric_file_reads_back_as_the_same_network() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let network = |topology: &str| {
+        format!(
+            "[simulation]\ncycles = 1000\nseed = 4\n[topology]\n{topology}\nlink_latency = 10\n\
+             [router]\nvcs = 8\n[routing]\nalgorithm = \"minimal\"\n[traffic]\npattern = \"uniform\"\nload = 0.1\n"
+        )
+    };
+    let rrg = write(
+        d,
+        "rrg.toml",
+        &network("kind = \"random_regular\"\nswitches = 64\ndegree = 6\nendpoints_per_switch = 3"),
+    );
+    let original =
+        String::from_utf8_lossy(&xnet_expect(d, &["topo", s(&rrg), "--export", "f.net"], 0).stdout)
+            .into_owned();
+    xnet_expect(d, &["topo", s(&rrg), "--export", "f.edges"], 0);
+    let net = std::fs::read_to_string(d.join("f.net")).unwrap();
+    assert!(net.contains("Switch\t9 \"S0\"") && net.contains("Hca\t1 \"H0_0\""), "{}", &net[..300]);
+    let routes = |cfg: &std::path::Path| {
+        xnet_expect(d, &["routes", s(cfg), "-o", "r.h5"], 0);
+        let f = open(&d.join("r.h5"));
+        let weights = (attr_f64(&f, "link_weight_avg"), attr_f64(&f, "link_weight_std"));
+        (attr_f64(&f, "average_routing_distance"), weights, attr_u64(&f, "link_weight_max"))
+    };
+    let want = routes(&rrg);
+    for (name, topology) in [
+        ("net.toml", "kind = \"file\"\npath = \"f.net\""),
+        ("edges.toml", "kind = \"file\"\npath = \"f.edges\"\nendpoints_per_switch = 3"),
+    ] {
+        let cfg = write(d, name, &network(topology));
+        let read = String::from_utf8_lossy(&xnet_expect(d, &["topo", s(&cfg)], 0).stdout).into_owned();
+        for key in ["switches", "endpoints", "links", "diameter", "avg"] {
+            assert_eq!(field(&read, key), field(&original, key), "{name}: {key}\n{read}\n{original}");
+        }
+        let got = routes(&cfg);
+        // The same link weights; their std may differ in the last bit (summed in link order).
+        assert_eq!((got.0, got.1 .0, got.2), (want.0, want.1 .0, want.2), "{name}");
+        assert!((got.1 .1 - want.1 .1).abs() < 1e-9, "{name}: {got:?} vs {want:?}");
+    }
+    // A fabric file that cannot be read is named.
+    let cfg = d.join("net.toml");
+    let o = xnet_expect(d, &["topo", s(&cfg), "--set", "topology.path=missing.net"], 1);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("topology.path: cannot read the fabric file missing.net")
+    );
+}

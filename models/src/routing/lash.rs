@@ -1,47 +1,104 @@
 //! LASH, layered shortest path routing: Skeie, Lysne, Theiss, "Layered Shortest Path (LASH)
-//! Routing in Irregular System Area Networks", IPDPS'02 (as in OpenSM's `lash`).
+//! Routing in Irregular System Area Networks", IPDPS'02, as OpenSM's `lash` engine
+//! (osm_ucast_lash.c) implements it.
 //!
-//! One shortest path per switch pair, destination-based: at switch `s` towards `d` the
-//! minimal next hops are those of the distance table, and one is kept by the hash of
-//! `(s, d)` that `shortest_path` uses. Then, for each pair of switches with endpoints
-//! (`a < b`, in id order), both directions' paths go into the first layer whose channel
-//! dependency graph stays acyclic with them (an incremental cycle check, see
-//! `DynDag`); a new layer is opened if none fits. A packet keeps its pair's layer as its
-//! VC on every hop. Spare VCs then split the fullest layers (`Layered::spread_over`).
+//! Paths: one shortest path per switch pair, destination-based, from breadth-first
+//! spanning trees. The tree of root `r` is a BFS from `r` over the network ports in port
+//! order (a switch's parent is the first switch that reached it); the next hop of `s`
+//! towards `d` is taken from the first root, in id order, whose tree has `d` below `s`
+//! (every switch's own tree has all others below it, so every entry is set). Sub-paths of
+//! tree paths are tree paths, so the routes of one region turn alike: on a torus they
+//! resolve the dimensions in a consistent order, and far fewer layers are needed than with
+//! paths picked independently per pair (4x4x4 torus: 5 layers as OpenSM, against 9).
+//!
+//! Layers: for each pair of switches with endpoints (`a < b`, in id order), both
+//! directions' paths go into the first layer whose channel dependency graph stays acyclic
+//! with them (an incremental cycle check, see `DynDag`); a new layer is opened if none
+//! fits. When the layers may not exceed a limit (the VCs, when the routing assigns them),
+//! the search stops at the first pair that would need one more, as OpenSM does. A packet
+//! keeps its pair's layer as its VC on every hop. Spare VCs then split the fullest layers
+//! (`Layered::spread_over`).
 
-use super::graph::{connected_diameter, SwitchGraph};
+use super::graph::connected_diameter;
 use super::layered::{DynDag, LayerOf, Layered, Tables};
 use super::registry::{RoutingEntry, Settings};
 use super::VcPolicy;
+use crate::config::ConfigError;
 use crate::topology::metrics::DistanceTable;
 use crate::topology::{Network, PortId, SwitchId, TopologyError};
+use std::collections::VecDeque;
 
-/// Builds the LASH tables for `net`.
-pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, TopologyError> {
-    let dist = DistanceTable::compute(net)?;
-    connected_diameter(&dist)?;
-    let graph = SwitchGraph::new(net);
-    let mut t = Tables::new(net, endpoint_switch);
+/// What the layer search found.
+pub enum Outcome {
+    /// The routing, with every pair in a layer.
+    Routed(Layered),
+    /// A pair needed more layers than the limit: the search stopped there.
+    TooManyLayers {
+        /// The limit.
+        limit: usize,
+        /// Pairs placed before the one that did not fit, of all pairs.
+        placed: usize,
+        /// All pairs of switches with endpoints.
+        pairs: usize,
+    },
+}
+
+/// The next hop of every switch towards every other, from the BFS spanning trees (see the
+/// module docs), into `t.next`.
+fn tree_paths(net: &Network, t: &mut Tables) {
     let n = t.n;
-    let mut minimal: Vec<(PortId, SwitchId)> = Vec::new();
-    for d in 0..n as SwitchId {
-        for s in 0..n as SwitchId {
-            if s == d {
-                continue;
+    let mut parent = vec![u32::MAX; n];
+    // The port of the parent towards each switch, and the BFS order.
+    let mut via = vec![PortId::MAX; n];
+    let mut order = Vec::with_capacity(n);
+    let mut queue = VecDeque::with_capacity(n);
+    for root in 0..n as SwitchId {
+        parent.fill(u32::MAX);
+        parent[root as usize] = root;
+        order.clear();
+        queue.push_back(root);
+        while let Some(s) = queue.pop_front() {
+            order.push(s);
+            for (port, x) in net.neighbours(s) {
+                if parent[x as usize] == u32::MAX {
+                    parent[x as usize] = s;
+                    via[x as usize] = port;
+                    queue.push_back(x);
+                }
             }
-            let here = dist.get(d, s);
-            minimal.clear();
-            minimal.extend(graph.neighbours(s).iter().filter(|&&(_, x)| dist.get(d, x) + 1 == here));
-            let pick =
-                (s as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(d as u64) % minimal.len() as u64;
-            t.next[d as usize * n + s as usize] = minimal[pick as usize].0;
+        }
+        // Every switch's entry towards each switch below it, where no earlier root set it:
+        // walk up from `d`; the child on the way is where the entry points.
+        for &d in &order[1..] {
+            let row = d as usize * n;
+            let mut child = d;
+            while child != root {
+                let up = parent[child as usize];
+                let entry = &mut t.next[row + up as usize];
+                if *entry == PortId::MAX {
+                    *entry = via[child as usize];
+                }
+                child = up;
+            }
         }
     }
+}
+
+/// Builds the LASH tables for `net`, with at most `limit` layers (`None`: as many as it
+/// takes, up to 255).
+pub fn build(net: &Network, endpoint_switch: &[SwitchId], limit: Option<usize>) -> Result<Outcome, TopologyError> {
+    let dist = DistanceTable::compute(net)?;
+    connected_diameter(&dist)?;
+    let mut t = Tables::new(net, endpoint_switch);
+    tree_paths(net, &mut t);
+    let n = t.n;
     let mut layer = vec![0u8; n * n];
     let mut dags: Vec<DynDag> = Vec::new();
     let mut deps = Vec::new();
     let mut max_hops = 0;
     let terminals = t.terminals.clone();
+    let pairs = terminals.len() * terminals.len().saturating_sub(1) / 2;
+    let mut placed = 0;
     for (i, &a) in terminals.iter().enumerate() {
         crate::cancel::check("assigning the LASH layers")?;
         for &b in &terminals[i + 1..] {
@@ -51,6 +108,9 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, Top
             let l = match dags.iter_mut().position(|g| g.add_all(&deps)) {
                 Some(l) => l,
                 None => {
+                    if limit.is_some_and(|limit| dags.len() >= limit) {
+                        return Ok(Outcome::TooManyLayers { limit: dags.len(), placed, pairs });
+                    }
                     let mut g = DynDag::new(t.num_channels());
                     // Two opposite shortest paths share no channel: alone they are acyclic.
                     assert!(g.add_all(&deps), "LASH: a pair's paths alone form a cycle");
@@ -62,21 +122,41 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, Top
             let l = l.min(255) as u8;
             layer[a as usize * n + b as usize] = l;
             layer[b as usize * n + a as usize] = l;
+            placed += 1;
         }
     }
     let layers = dags.len();
-    t.finish("lash", LayerOf::Pair(layer), layers, max_hops)
+    Ok(Outcome::Routed(t.finish("lash", LayerOf::Pair(layer), layers, max_hops)?))
+}
+
+/// The registry's build: when LASH assigns the VCs, its layers may not exceed them.
+fn build_entry(
+    ctx: &super::registry::BuildContext<'_>,
+) -> Result<std::sync::Arc<dyn super::Routing>, ConfigError> {
+    let limit = (ctx.vc_policy == VcPolicy::Routing).then_some(ctx.vcs as usize);
+    match build(ctx.net, ctx.endpoint_switch, limit)? {
+        Outcome::Routed(r) => super::layered::fit(ctx, r),
+        Outcome::TooManyLayers { limit, placed, pairs } => Err(ConfigError::new(
+            "router.vcs",
+            format!(
+                "lash needs more than {limit} layers, {} available (one VC per layer): pair {} of {pairs} \
+                 fitted none of them (the search stops there)",
+                ctx.vcs,
+                placed + 1
+            ),
+        )),
+    }
 }
 
 /// `lash` in the routing registry.
 pub const LASH: RoutingEntry = RoutingEntry {
     name: "lash",
-    doc: "LASH: one shortest path per switch pair; both directions go into the first layer whose CDG stays acyclic, a new layer if none; spare VCs then split the fullest layers",
+    doc: "LASH: one shortest path per switch pair from BFS spanning trees (as OpenSM); both directions go into the first layer whose CDG stays acyclic, a new layer if none, stopping once the layers would exceed the VCs; spare VCs then split the fullest layers",
     topologies: "any",
     vcs: "one VC per layer (reported; fewer router.vcs is an error; all router.vcs are used)",
     settings: Settings::NONE,
     default_vc_policy: VcPolicy::Routing,
     needs_intact_topology: false,
     state_bytes: |size| size.table(0, 10, 0),
-    build: |ctx| super::layered::fit(ctx, build(ctx.net, ctx.endpoint_switch)?),
+    build: build_entry,
 };

@@ -11,6 +11,7 @@
 pub mod dragonfly;
 pub mod fattree;
 pub mod faults;
+pub mod file;
 pub mod hyperx;
 pub mod metrics;
 pub mod registry;
@@ -135,6 +136,8 @@ pub enum Shape {
     FatTree(fattree::FatTreeShape),
     /// Random regular graph (no structure a routing can use).
     RandomRegular(rrg::RrgShape),
+    /// A fabric read from a file (no structure a routing can use).
+    File(file::FileShape),
 }
 
 /// A built network: switches, ports, endpoints and link classes.

@@ -20,6 +20,7 @@ pub const TOPOLOGIES: &[TopologyEntry] = &[
     super::torus::MESH,
     super::fattree::FAT_TREE,
     super::rrg::RANDOM_REGULAR,
+    super::file::FILE,
 ];
 
 /// The keys every family takes besides its own.
