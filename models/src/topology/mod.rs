@@ -16,6 +16,7 @@ pub mod hyperx;
 pub mod metrics;
 pub mod registry;
 pub mod rrg;
+pub mod slimfly;
 pub mod torus;
 
 pub use registry::{TopologyEntry, TopologySpec, TOPOLOGIES};
@@ -136,6 +137,8 @@ pub enum Shape {
     FatTree(fattree::FatTreeShape),
     /// Random regular graph (no structure a routing can use).
     RandomRegular(rrg::RrgShape),
+    /// Slim Fly (MMS graph of a prime q).
+    SlimFly(slimfly::SlimFlyShape),
     /// A fabric read from a file (no structure a routing can use).
     File(file::FileShape),
 }

@@ -20,6 +20,7 @@ pub const TOPOLOGIES: &[TopologyEntry] = &[
     super::torus::MESH,
     super::fattree::FAT_TREE,
     super::rrg::RANDOM_REGULAR,
+    super::slimfly::SLIM_FLY,
     super::file::FILE,
 ];
 
