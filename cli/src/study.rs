@@ -109,6 +109,26 @@ pub struct Study {
     loads: Vec<f64>,
 }
 
+/// Where `key` is written in the `[grid]` section of `text` (quoted or bare), for the
+/// order of the grid's keys; keys not found go last, in name order.
+fn position_in_grid(text: &str, key: &str) -> usize {
+    let start = text
+        .lines()
+        .scan(0, |offset, line| {
+            let at = *offset;
+            *offset += line.len() + 1;
+            Some((at, line))
+        })
+        .find(|(_, line)| line.trim_start().starts_with("[grid]"))
+        .map_or(0, |(at, _)| at);
+    let section = &text[start..];
+    [format!("\"{key}\""), format!("'{key}'"), format!("\n{key} ")]
+        .iter()
+        .filter_map(|pattern| section.find(pattern.as_str()))
+        .min()
+        .unwrap_or(usize::MAX)
+}
+
 /// `key=value` as `--set` takes it (the value as TOML).
 fn set_arg(key: &str, value: &Value) -> String {
     format!("{key}={value}")
@@ -119,6 +139,8 @@ fn set_arg(key: &str, value: &Value) -> String {
 fn slug(value: &Value) -> String {
     let text = match value {
         Value::String(s) => s.clone(),
+        // [16, 16] -> 16x16
+        Value::Array(items) => items.iter().map(slug).collect::<Vec<_>>().join("x"),
         other => other.to_string(),
     };
     let mut out: String =
@@ -145,6 +167,18 @@ impl Study {
     }
 
     fn expand(name: String, base_text: String, study_text: String, file: StudyFile) -> Result<Study> {
+        Self::expand_checked(name, base_text, study_text, file, true)
+    }
+
+    /// [`Study::expand`]; `check` parses every run's configuration (a folder's study was
+    /// checked when it was created, and its fabric files may live elsewhere).
+    fn expand_checked(
+        name: String,
+        base_text: String,
+        study_text: String,
+        file: StudyFile,
+        check: bool,
+    ) -> Result<Study> {
         if file.study.threads == 0 {
             bail!("study.threads must be at least 1");
         }
@@ -153,7 +187,10 @@ impl Study {
         }
         let mut keys = Vec::new();
         let mut axes: Vec<Vec<Value>> = Vec::new();
-        for (key, values) in &file.grid {
+        // `toml::Table` sorts its keys; the grid varies the first key written slowest.
+        let mut grid: Vec<(&String, &Value)> = file.grid.iter().collect();
+        grid.sort_by_key(|(key, _)| position_in_grid(&study_text, key));
+        for (key, values) in grid {
             let Value::Array(values) = values else {
                 bail!("grid.\"{key}\": must be a list of values, e.g. [\"a\", \"b\"]");
             };
@@ -161,7 +198,10 @@ impl Study {
                 bail!("grid.\"{key}\": the list is empty");
             }
             if key.split('.').count() < 2 {
-                bail!("grid.\"{key}\": keys are section.key, e.g. \"routing.algorithm\"");
+                bail!("grid.\"{key}\": keys are section.key, quoted, e.g. \"routing.algorithm\" = [...]");
+            }
+            if key == "traffic.load" || key == "traffic.loads" {
+                bail!("grid.\"{key}\": every run sweeps study.loads; give the loads there");
             }
             keys.push(key.clone());
             axes.push(values.clone());
@@ -183,11 +223,14 @@ impl Study {
             }
             runs.push(Run { name, overrides: keys.iter().cloned().zip(picked).collect() });
         }
+        if let Some(key) = file.set.keys().find(|k| *k == "traffic.load" || *k == "traffic.loads") {
+            bail!("set.\"{key}\": every run sweeps study.loads; give the loads there");
+        }
         let set: Vec<(String, Value)> = file.set.into_iter().collect();
         let mut loads = file.study.loads.clone();
-        for run in &runs {
+        for run in runs.iter().take(if check { usize::MAX } else { 1 }) {
             let cfg = crate::parse_config(&base_text, &Self::overrides_of(&set, run))
-                .map_err(|e| anyhow::anyhow!("run {}: {e}", run.name))?;
+                .map_err(|e| anyhow::anyhow!("run {}: {e:#}", run.name))?;
             if loads.is_empty() {
                 loads = cfg.traffic.loads.clone();
             }
@@ -348,6 +391,32 @@ struct Active {
     started: Instant,
 }
 
+/// The running children: any still running when the study returns early (an error) are
+/// stopped, so that no run goes on unsupervised, its file never renamed.
+struct Running(Vec<Active>);
+
+impl std::ops::Deref for Running {
+    type Target = Vec<Active>;
+    fn deref(&self) -> &Vec<Active> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut Vec<Active> {
+        &mut self.0
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        for a in &mut self.0 {
+            let _ = a.child.kill();
+            let _ = a.child.wait();
+        }
+    }
+}
+
 /// Exit codes of `xnet sweep` that leave a result: completed, deadlock, unfinished.
 fn has_result(code: Option<i32>) -> bool {
     matches!(code, Some(0 | 3 | 4))
@@ -384,7 +453,7 @@ pub fn run_local(study: &Study, dir: &Path, jobs: Option<u32>, quiet: bool, repo
     }
     let started = Instant::now();
     let mut queue = todo.into_iter();
-    let mut active: Vec<Active> = Vec::new();
+    let mut active = Running(Vec::new());
     let (mut finished, mut failed) = (0usize, Vec::new());
     let mut seconds_done = 0.0;
     let mut stopping = false;
@@ -394,7 +463,7 @@ pub fn run_local(study: &Study, dir: &Path, jobs: Option<u32>, quiet: bool, repo
             // A signal to this process alone (kill, Slurm) reaches the runs too: each stops
             // at its next sample and keeps what it simulated (a terminal's Ctrl-C reaches
             // them anyway, as one process group).
-            for a in &active {
+            for a in active.iter() {
                 // SAFETY: kill only sends a signal to our own child, which we have not reaped.
                 unsafe {
                     libc::kill(a.child.id() as libc::pid_t, libc::SIGINT);
@@ -520,11 +589,15 @@ pub fn python_report(dir: &Path) -> std::result::Result<PathBuf, String> {
                 let page = String::from_utf8_lossy(&o.stdout).trim().to_string();
                 return Ok(PathBuf::from(page));
             }
-            Ok(o) => tried.push(format!(
-                "{}: {}",
-                python.display(),
-                String::from_utf8_lossy(&o.stderr).trim().lines().last().unwrap_or("failed")
-            )),
+            Ok(o) => {
+                let err = String::from_utf8_lossy(&o.stderr);
+                let last = err.trim().lines().last().unwrap_or("failed").to_string();
+                if !err.contains("No module named") {
+                    // The package is there and failed: that is the answer.
+                    return Err(format!("{} -m xnet_study report failed: {last}", python.display()));
+                }
+                tried.push(format!("{}: {last}", python.display()));
+            }
             Err(e) => tried.push(format!("{}: {e}", python.display())),
         }
     }
@@ -577,7 +650,7 @@ impl Study {
         let base_text = std::fs::read_to_string(dir.join("base.toml"))?;
         let file: StudyFile = toml::from_str(&study_text)?;
         let name = read_manifest_name(dir).unwrap_or_else(|| "study".into());
-        Self::expand(name, base_text, study_text, file)
+        Self::expand_checked(name, base_text, study_text, file, false)
     }
 }
 
@@ -625,12 +698,17 @@ pub fn write_slurm(study: &Study, dir: &Path, submit: Submit) -> Result<i32> {
         let _ = writeln!(s, "#SBATCH --partition={p}");
     }
     let _ = writeln!(s, "#SBATCH --signal=TERM@60");
-    let _ = writeln!(s, "#SBATCH --output={}/runs/slurm-%a.out", dir.display());
+    let _ = writeln!(s, "#SBATCH --output={}", shell_quote(&format!("{}/runs/slurm-%a.out", dir.display())));
     for o in &study.slurm.options {
         let _ = writeln!(s, "#SBATCH {o}");
     }
     let _ = writeln!(s, "set -euo pipefail");
-    let _ = writeln!(s, "exec {} study --task \"$SLURM_ARRAY_TASK_ID\" {}", exe.display(), dir.display());
+    let _ = writeln!(
+        s,
+        "exec {} study --task \"$SLURM_ARRAY_TASK_ID\" {}",
+        shell_quote(&exe.display().to_string()),
+        shell_quote(&dir.display().to_string())
+    );
     let script = dir.join("slurm.sbatch");
     std::fs::write(&script, s).with_context(|| format!("cannot write {}", script.display()))?;
     println!("slurm script: {} ({n} array tasks)", script.display());
@@ -643,7 +721,8 @@ pub fn write_slurm(study: &Study, dir: &Path, submit: Submit) -> Result<i32> {
             sbatch.arg(&script).stdin(Stdio::null()).output().context(
                 "cannot run sbatch (is Slurm installed? the script is written; submit it by hand)",
             )?;
-        if !out.status.success() {
+        // With --wait, sbatch also fails when a task failed: the check below names the runs.
+        if !out.status.success() && (submit != Submit::AndWait || out.stdout.is_empty()) {
             bail!("sbatch {} failed: {}", script.display(), String::from_utf8_lossy(&out.stderr).trim());
         }
         print!("{}", String::from_utf8_lossy(&out.stdout));
@@ -706,6 +785,11 @@ pub fn status(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `text` as one shell word (single quotes, a quote inside as `'\''`).
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
 /// Seconds as `1h02m`, `3m20s` or `42s`.
 fn human_seconds(s: f64) -> String {
     let s = s.round() as u64;
@@ -760,8 +844,22 @@ mod tests {
     }
 
     #[test]
+    fn the_first_grid_key_written_varies_slowest_whatever_its_name() {
+        let s = study(
+            "[study]\nbase = \"x.toml\"\nloads = [0.1]\n[grid]\n\"traffic.pattern\" = [\"uniform\", \"tornado\"]\n\
+             \"routing.algorithm\" = [\"minimal\", \"dor\"]\n",
+        )
+        .unwrap();
+        assert_eq!(s.keys, ["traffic.pattern", "routing.algorithm"]);
+        assert_eq!(s.runs[1].name, "001-uniform-dor");
+        let loads = study("[study]\nbase = \"x\"\n[grid]\n\"traffic.loads\" = [[0.1], [0.2]]\n");
+        assert!(format!("{:#}", loads.err().unwrap()).contains("study.loads"));
+    }
+
+    #[test]
     fn slugs_are_safe_file_names() {
         assert_eq!(slug(&Value::String("a b/c".into())), "a_b_c");
         assert_eq!(slug(&Value::Float(0.5)), "0.5");
+        assert_eq!(slug(&Value::Array(vec![Value::Integer(16), Value::Integer(8)])), "16x8");
     }
 }

@@ -99,7 +99,8 @@ def read_study(folder) -> pd.DataFrame:
         df = read_run(path)
         df.insert(0, "run", run["name"])
         for key, value in run.get("overrides", {}).items():
-            df[key] = value
+            # One value per row; lists (e.g. topology.sides) as tuples, which group and compare.
+            df[key] = [tuple(value) if isinstance(value, list) else value] * len(df)
         frames.append(df)
     if not frames:
         return pd.DataFrame(columns=["run", *manifest.get("keys", [])])

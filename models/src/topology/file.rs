@@ -77,6 +77,28 @@ struct Fabric {
 struct FileFamily {
     params: FileParams,
     fabric: Fabric,
+    /// A bound on the diameter: twice the eccentricity of switch 0 (the memory estimate's
+    /// longest route, before the network is built and searched).
+    hops_bound: u32,
+}
+
+/// Twice the largest BFS distance from switch 0 (at least 1): no two switches are further
+/// apart. Unreached switches are left to the build's connectivity check.
+fn diameter_bound(links: &[Vec<(u32, u32)>]) -> u32 {
+    let mut dist = vec![u32::MAX; links.len()];
+    let mut queue = std::collections::VecDeque::from([0u32]);
+    dist[0] = 0;
+    let mut far = 0;
+    while let Some(s) = queue.pop_front() {
+        far = far.max(dist[s as usize]);
+        for &(v, _) in &links[s as usize] {
+            if dist[v as usize] == u32::MAX {
+                dist[v as usize] = dist[s as usize] + 1;
+                queue.push_back(v);
+            }
+        }
+    }
+    (2 * far).max(1)
 }
 
 /// One `[p] "remote"[rp]` line of a `.net` record.
@@ -133,6 +155,21 @@ fn parse_ibnet(text: &str) -> Result<Fabric, TopologyError> {
             let node = nodes.last_mut().ok_or_else(|| {
                 TopologyError::new("contents", format!("line {lineno}: a port line before any Switch or Hca"))
             })?;
+            if let Some(&(_, _, _, first)) = node.2.iter().find(|c| c.0 == local) {
+                return Err(TopologyError::new(
+                    "contents",
+                    format!(
+                        "line {lineno}: \"{}\" port {local} is cabled twice (first on line {first})",
+                        node.1
+                    ),
+                ));
+            }
+            if remote == node.1 {
+                return Err(TopologyError::new(
+                    "contents",
+                    format!("line {lineno}: \"{}\" port {local} is cabled to its own node", node.1),
+                ));
+            }
             node.2.push((local, remote, rport, lineno));
         }
         // Other lines (vendid=, devid=, sysimgguid=, ...) describe the node: ignored.
@@ -284,10 +321,11 @@ impl FileFamily {
             "auto" => {
                 let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
                 let word = first.and_then(|l| l.split_whitespace().next()).unwrap_or("").to_ascii_lowercase();
-                if ["switch", "hca", "ca", "vendid", "devid", "sysimgguid", "switchguid"]
+                let header = ["switch", "hca", "ca"].contains(&word.as_str());
+                let attribute = ["vendid=", "devid=", "sysimgguid=", "switchguid=", "caguid="]
                     .iter()
-                    .any(|w| word.starts_with(w))
-                {
+                    .any(|w| word.starts_with(w));
+                if header || attribute {
                     "ibnet"
                 } else {
                     "edges"
@@ -324,7 +362,8 @@ impl FileFamily {
         if fabric.endpoints.iter().all(|&e| e == 0) {
             return Err(ConfigError::new("topology.contents", "the fabric has no endpoints (HCAs)"));
         }
-        Ok(Box::new(FileFamily { params, fabric }))
+        let hops_bound = diameter_bound(&fabric.links);
+        Ok(Box::new(FileFamily { params, fabric, hops_bound }))
     }
 }
 
@@ -339,8 +378,7 @@ impl Family for FileFamily {
         let mut size = check_size("contents", f.names.len() as u128, most, radix)?;
         size.endpoints = f.endpoints.iter().map(|&e| e as u64).sum();
         size.ports = (0..f.names.len()).map(|s| f.endpoints[s] as u64 + f.links[s].len() as u64).sum();
-        // The diameter is not known before the graph is searched: bound it by the switches.
-        let hops = (f.names.len() as u32).saturating_sub(1).max(1);
+        let hops = self.hops_bound;
         Ok(size.with_route(hops, 2 * self.params.terminal_latency + hops as u64 * self.params.link_latency))
     }
 
@@ -452,6 +490,11 @@ Hca	1 "H2"
         assert!(err("a b c\n", "endpoints_per_switch = 1").contains("line 1"));
         assert!(err("a b\n", "").contains("endpoints_per_switch"));
         assert!(err("Switch 4 \"S\"\n", "").contains("no endpoints"));
+        assert!(err("Switch 4 \"S\"\n[1] \"H\"[1]\n[1] \"H\"[1]\nHca 1 \"H\"\n[1] \"S\"[1]\n", "")
+            .contains("port 1 is cabled twice (first on line 2)"));
+        assert!(err("Switch 4 \"S\"\n[2] \"S\"[3]\n[3] \"S\"[2]\n", "").contains("its own node"));
+        // An edge list whose names look like node kinds is still an edge list.
+        assert!(family("switch1 switch2\n", "endpoints_per_switch = 1").is_ok());
         let mut none = Table::new();
         none.insert("path".into(), toml::Value::String("x.net".into()));
         assert!(FileFamily::parse(&none).err().unwrap().to_string().contains("was not read"));
