@@ -376,12 +376,21 @@ fn read_progress(path: &Path) -> Option<(u64, u64, u64, u64)> {
     (v.len() == 4).then(|| (v[0], v[1], v[2], v[3]))
 }
 
-/// The fraction of a run done, from its progress file.
-fn run_fraction(dir: &Path, run: &Run) -> f64 {
-    match read_progress(&progress_path(dir, run)) {
-        Some((i, n, c, total)) if n > 0 && total > 0 => (i as f64 + c as f64 / total as f64) / n as f64,
-        _ => 0.0,
+/// The fraction of a run done, from its progress file (`None`: no progress file).
+fn run_fraction(dir: &Path, run: &Run) -> Option<f64> {
+    let (i, n, c, total) = read_progress(&progress_path(dir, run))?;
+    Some(if n > 0 && total > 0 { (i as f64 + c as f64 / total as f64) / n as f64 } else { 0.0 })
+}
+
+/// Keeps a run's result when its `xnet sweep` ended with one (exit `code` 0, 3 or 4): the
+/// partial file becomes the result file. Returns whether it did.
+fn keep_result(dir: &Path, run: &Run, code: Option<i32>) -> Result<bool> {
+    if !has_result(code) {
+        return Ok(false);
     }
+    std::fs::rename(partial_path(dir, run), result_path(dir, run))
+        .with_context(|| format!("run {}: cannot rename its result file", run.name))?;
+    Ok(true)
 }
 
 /// A running child.
@@ -498,9 +507,7 @@ pub fn run_local(study: &Study, dir: &Path, jobs: Option<u32>, quiet: bool, repo
             let a = active.swap_remove(k);
             let run = &study.runs[a.run];
             let _ = std::fs::remove_file(progress_path(dir, run));
-            if has_result(status.code()) {
-                std::fs::rename(partial_path(dir, run), result_path(dir, run))
-                    .with_context(|| format!("run {}: cannot rename its result file", run.name))?;
+            if keep_result(dir, run, status.code())? {
                 finished += 1;
                 seconds_done += a.started.elapsed().as_secs_f64();
                 bar.inc(1);
@@ -516,14 +523,16 @@ pub fn run_local(study: &Study, dir: &Path, jobs: Option<u32>, quiet: bool, repo
             }
         }
         // Runs done, the running ones' progress, and the time left at the pace so far.
-        let running: Vec<String> = active
+        let fractions: Vec<(&str, f64)> = active
             .iter()
             .map(|a| {
                 let run = &study.runs[a.run];
-                format!("{} {:.0}%", run.name, 100.0 * run_fraction(dir, run))
+                (run.name.as_str(), run_fraction(dir, run).unwrap_or(0.0))
             })
             .collect();
-        let in_flight: f64 = active.iter().map(|a| run_fraction(dir, &study.runs[a.run])).sum();
+        let running: Vec<String> =
+            fractions.iter().map(|(name, f)| format!("{name} {:.0}%", 100.0 * f)).collect();
+        let in_flight: f64 = fractions.iter().map(|(_, f)| f).sum();
         let left = (total - already - finished - failed.len()) as f64 - in_flight;
         let done_equiv = finished as f64 + in_flight;
         let eta = if done_equiv > 0.0 {
@@ -634,9 +643,7 @@ pub fn run_task(dir: &Path, index: usize) -> Result<i32> {
     };
     println!("run {}: {}", run.name, study.sweep_args(dir, run).join(" "));
     let status = command.args(study.sweep_args(dir, run)).status().context("cannot start the run")?;
-    if has_result(status.code()) {
-        std::fs::rename(partial_path(dir, run), result_path(dir, run))
-            .with_context(|| format!("run {}: cannot rename its result file", run.name))?;
+    if keep_result(dir, run, status.code())? {
         return Ok(0);
     }
     Ok(status.code().unwrap_or(1))
@@ -761,8 +768,8 @@ pub fn status(dir: &Path) -> Result<()> {
             }
             RunState::Started => {
                 counts[1] += 1;
-                match read_progress(&progress_path(dir, run)) {
-                    Some(_) => format!("running {:.0}%", 100.0 * run_fraction(dir, run)),
+                match run_fraction(dir, run) {
+                    Some(f) => format!("running {:.0}%", 100.0 * f),
                     None => format!("started, not finished (see {})", log_path(dir, run).display()),
                 }
             }

@@ -31,6 +31,11 @@ def _groups(df: pd.DataFrame, by):
     return out
 
 
+def _saturated(rows: pd.DataFrame):
+    """The rows' `saturated` column as booleans (all False when the table has none)."""
+    return rows["saturated"].astype(bool) if "saturated" in rows else pd.Series(False, index=rows.index)
+
+
 def _facets(df: pd.DataFrame, facet):
     if facet is None:
         return [("", df)]
@@ -43,7 +48,7 @@ def _curves(df, x, y, by, facet, xlabel, ylabel, title, diagonal=False, logy=Fal
     for ax, (ftitle, fdf) in zip(axes[0], facets):
         for label, rows in _groups(fdf, by):
             rows = rows.sort_values(x)
-            sat = rows["saturated"].astype(bool) if "saturated" in rows else np.zeros(len(rows), bool)
+            sat = _saturated(rows)
             ok = rows[~sat]
             (line,) = ax.plot(ok[x], ok[y], marker="o", ms=4, label=label or None)
             if sat.any():
@@ -85,7 +90,7 @@ def plot_percentiles(df, by=None, facet=None):
     for ax, (ftitle, fdf) in zip(axes[0], facets):
         for label, rows in _groups(fdf, by):
             rows = rows.sort_values("offered_load")
-            sat = rows["saturated"].astype(bool) if "saturated" in rows else np.zeros(len(rows), bool)
+            sat = _saturated(rows)
             ok, bad = rows[~sat], rows[sat]
             (line,) = ax.plot(ok["offered_load"], ok["latency_p50"], marker="o", ms=3,
                               label=f"{label} p50".strip())
@@ -195,7 +200,7 @@ def plot_fault_throughput(df, faults="topology.failed_links", by=None):
     rows = []
     for keys, g in df.groupby([faults] + ([by] if by else []), sort=True):
         keys = keys if isinstance(keys, tuple) else (keys,)
-        steady = g[~g["saturated"].astype(bool)]
+        steady = g[~_saturated(g)]
         rows.append((*keys, steady["accepted_load"].max() if len(steady) else np.nan))
     table = pd.DataFrame(rows, columns=[faults] + ([by] if by else []) + ["throughput"])
     fig, ax = plt.subplots(figsize=(5.5, 4))

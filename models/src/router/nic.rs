@@ -166,9 +166,13 @@ impl RouterState {
         let slot = nic.source_queue.pop_front(&self.slab).expect("non-empty");
         let mut packet = self.slab[slot as usize].packet;
         self.free_slots.push(slot);
-        // A rank's next packets come from its outbox.
-        self.feed_rank(sh, nic_index);
-        let nic = &mut self.nics[nic_index as usize];
+        let nic = if nic.app == NIL {
+            nic
+        } else {
+            // A rank's next packets come from its outbox (synthetic endpoints skip the call).
+            self.feed_rank(sh, nic_index);
+            &mut self.nics[nic_index as usize]
+        };
         nic.link_busy_until = t + size as u64;
         packet.injected = time32(t);
         packet.vc = vc as u8;

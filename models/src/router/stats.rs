@@ -99,10 +99,8 @@ impl Router {
 
     /// Packets held by this router: in source queues, input buffers and output buffers.
     pub fn resident_packets(&self) -> u64 {
-        let s = &self.state;
-        let queued: u64 = s.nics.iter().map(|n| n.source_queue.len as u64).sum::<u64>() + s.outbox_packets();
-        let buffered: u64 = s.channels.iter().map(|c| (c.input.len + c.output.len) as u64).sum();
-        queued + buffered
+        let buffered: u64 = self.state.channels.iter().map(|c| (c.input.len + c.output.len) as u64).sum();
+        self.source_queued_packets() + buffered
     }
 
     /// The application ranks here that have not finished, with what they wait for.

@@ -322,6 +322,26 @@ pub(crate) fn terminal_port() -> Port {
     Port { target: PortTarget::Endpoint(0), class: 0 }
 }
 
+/// The port lists of a graph given as sorted adjacency lists (`adj[s]`: the neighbours of
+/// `s` in id order, symmetric): `terminals` terminal ports on every switch, then one
+/// network port of link class 1 per neighbour, in id order.
+pub(crate) fn ports_from_sorted_adjacency(adj: &[Vec<u32>], terminals: usize) -> Vec<Vec<Port>> {
+    (0..adj.len())
+        .map(|s| {
+            let mut ports = Vec::with_capacity(terminals + adj[s].len());
+            ports.resize(terminals, terminal_port());
+            for &v in &adj[s] {
+                let back = adj[v as usize].binary_search(&(s as u32)).expect("symmetric adjacency");
+                ports.push(Port {
+                    target: PortTarget::Switch { switch: v, port: (terminals + back) as PortId },
+                    class: 1,
+                });
+            }
+            ports
+        })
+        .collect()
+}
+
 /// Checks a latency parameter is at least one cycle and fits 32 bits (the engine keeps
 /// latencies in 32 bits).
 pub(crate) fn check_latency(key: &str, value: u64) -> Result<(), TopologyError> {

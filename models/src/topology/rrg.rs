@@ -14,8 +14,8 @@
 //! [`RrgShape::seed_used`]; building with that seed reproduces the graph at once.
 use super::registry::{parse_as, Family, TopologyEntry, ENDPOINTS_PER_SWITCH, LATENCY, TERMINAL_LATENCY};
 use super::{
-    check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
-    Shape, TopologyError,
+    check_latency, check_size, link_classes, ports_from_sorted_adjacency, Network, NetworkSize, Shape,
+    TopologyError,
 };
 use crate::registry::Setting;
 use crate::rng::{below, stream, Purpose, Rng};
@@ -365,21 +365,7 @@ impl Graph {
     }
 
     fn into_network(self, p: &RrgParams, seed_used: u64) -> Network {
-        let t = p.endpoints_per_switch as usize;
-        let lists = (0..self.n())
-            .map(|s| {
-                let mut ports = Vec::with_capacity(t + self.degree);
-                ports.resize(t, terminal_port());
-                for &v in &self.adj[s] {
-                    let back = self.adj[v as usize].binary_search(&(s as u32)).expect("symmetric");
-                    ports.push(Port {
-                        target: PortTarget::Switch { switch: v, port: (t + back) as PortId },
-                        class: 1,
-                    });
-                }
-                ports
-            })
-            .collect();
+        let lists = ports_from_sorted_adjacency(&self.adj, p.endpoints_per_switch as usize);
         let name =
             format!("rrg({}, d={}, t={}, seed={seed_used})", p.switches, p.degree, p.endpoints_per_switch);
         Network::from_port_lists(

@@ -23,8 +23,8 @@
 
 use super::registry::{parse_as, Family, TopologyEntry, LATENCY, TERMINAL_LATENCY};
 use super::{
-    check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
-    Shape, TopologyError,
+    check_latency, check_size, link_classes, ports_from_sorted_adjacency, Network, NetworkSize, Shape,
+    TopologyError,
 };
 use crate::registry::Setting;
 use serde::{Deserialize, Serialize};
@@ -170,19 +170,7 @@ impl Family for SlimFlyParams {
             list.sort_unstable();
             debug_assert_eq!(list.len(), radix as usize);
         }
-        let lists = (0..n)
-            .map(|s| {
-                let mut ports = vec![terminal_port(); t as usize];
-                for &v in &adj[s] {
-                    let back = adj[v as usize].binary_search(&(s as u32)).expect("symmetric");
-                    ports.push(Port {
-                        target: PortTarget::Switch { switch: v, port: (t as usize + back) as PortId },
-                        class: 1,
-                    });
-                }
-                ports
-            })
-            .collect();
+        let lists = ports_from_sorted_adjacency(&adj, t as usize);
         Ok(Network::from_port_lists(
             format!("slim_fly(q={q}, k'={radix}, t={t})"),
             lists,
