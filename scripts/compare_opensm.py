@@ -11,6 +11,10 @@ HCA per switch) and then routed by both tools from that file:
 - xnet: `xnet routes` on a config with `topology.kind = "file"` reading the same file,
   once with 8 VCs (the same limit: the verdict and its time) and once with 64 (how many
   layers it needs in all).
+- OpenSM's paths: where its engine succeeded, OpenSM dumps its forwarding tables
+  (`-D 0x43 --dump_files_dir`), and `xnet routes` reads them (`routing.algorithm =
+  "tables"`) for their average routing distance and link weights, measured exactly as
+  xnet's own.
 
 Usage: scripts/compare_opensm.py [OUT.csv]   (installs opensm and ibsim-utils with
 apt-get when missing; needs target/release/xnet). Prints a Markdown table; writes the
@@ -69,7 +73,8 @@ def ensure_opensm():
 
 
 def opensm(net: Path, engine: str, work: Path):
-    """Runs OpenSM's `engine` once on `net`: (layers or None, refused, seconds)."""
+    """Runs OpenSM's `engine` once on `net`: (layers or None, refused, seconds, the path of
+    its forwarding-table dump if the engine itself configured the tables, else None)."""
     # Room for the largest fabrics (ibsim's defaults stop at 256 switches); no console.
     sim = subprocess.Popen(["ibsim", "-s", "-n", "-N", "8192", "-S", "4096", "-P", "131072", str(net)],
                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=work)
@@ -79,12 +84,16 @@ def opensm(net: Path, engine: str, work: Path):
             raise RuntimeError(f"ibsim exited at once on {net} (another ibsim running? `pkill -x ibsim`)")
         log = work / "osm.log"
         log.unlink(missing_ok=True)
+        dumps = work / "dumps"
+        shutil.rmtree(dumps, ignore_errors=True)
+        dumps.mkdir()
         start = time.perf_counter()
         try:
-            subprocess.run(["ibsim-run", "/usr/sbin/opensm", "-R", engine, "--once", "-f", str(log)],
+            subprocess.run(["ibsim-run", "/usr/sbin/opensm", "-R", engine, "--once", "-f", str(log),
+                            "-D", "0x43", "--dump_files_dir", str(dumps)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=LIMIT, cwd=work)
         except subprocess.TimeoutExpired:
-            return None, False, None  # no verdict within LIMIT seconds
+            return None, False, None, None  # no verdict within LIMIT seconds
         seconds = time.perf_counter() - start
     finally:
         sim.kill()
@@ -94,15 +103,18 @@ def opensm(net: Path, engine: str, work: Path):
     refused = bool(re.search(r"exceed available lanes|Not enough VLs", text))
     m = re.search(r"Lane requirements \((\d+)\) exceed", text)
     layers = int(m.group(1)) if m else (int(needed[-1]) if needed else None)
-    return layers, refused, seconds
+    # When an engine fails OpenSM falls back to MinHop: only the engine's own tables count.
+    own = re.search(rf"{engine} tables configured on all switches", text) is not None
+    lfts = dumps / "opensm-lfts.dump"
+    return layers, refused, seconds, (lfts if own and lfts.exists() else None)
 
 
-def xnet(cfg: Path, algo: str, vcs: int):
+def xnet(cfg: Path, algo: str, vcs: int, extra=()):
     """xnet routes: layers needed, refused, the build's seconds, the whole command's wall
     seconds (the verdict's time when refused), ARD, link weight std and max."""
     start = time.perf_counter()
     out = subprocess.run([XNET, "routes", str(cfg), "-t", "1", "-o", str(cfg.with_suffix(".h5")),
-                          "--set", f"routing.algorithm={algo}", "--set", f"router.vcs={vcs}"],
+                          "--set", f"routing.algorithm={algo}", "--set", f"router.vcs={vcs}", *extra],
                          capture_output=True, text=True, cwd=cfg.parent)
     wall = time.perf_counter() - start
     text = out.stdout + out.stderr
@@ -138,7 +150,10 @@ def main(argv):
             file_cfg = work / "file.toml"
             file_cfg.write_text(CONFIG.format(topology='kind = "file"\npath = "fabric.net"'))
             for engine, algo in ENGINES:
-                o_layers, o_refused, o_seconds = opensm(net, engine, work)
+                o_layers, o_refused, o_seconds, lfts = opensm(net, engine, work)
+                # OpenSM's paths measured by xnet (no SLs: its engines hand them out in path
+                # records only, so the metrics are the paths').
+                paths = xnet(file_cfg, "tables", 8, ["--set", f"routing.tables.lfts={lfts}"]) if lfts else {}
                 x8 = xnet(file_cfg, algo, 8)
                 xall = xnet(file_cfg, algo, 64)
                 row = {
@@ -147,6 +162,7 @@ def main(argv):
                     "xnet_layers": xall["layers"], "xnet_refused_8": x8["refused"],
                     "xnet_seconds_8": x8["wall"], "xnet_seconds_all": xall["seconds"],
                     "xnet_ard": xall["ard"], "xnet_std": xall["std"], "xnet_max": xall["max"],
+                    "opensm_ard": paths.get("ard"), "opensm_std": paths.get("std"), "opensm_max": paths.get("max"),
                 }
                 rows.append(row)
                 print(row, file=sys.stderr, flush=True)
@@ -162,6 +178,12 @@ def main(argv):
         print(f"| {r['fabric']} | {r['engine']} | {o} | {'refused' if r['opensm_refused_8'] else 'fits'} | "
               f"{r['opensm_seconds']} | {r['xnet_layers']} | {'refused' if r['xnet_refused_8'] else 'fits'} | "
               f"{r['xnet_seconds_8']} | {r['xnet_seconds_all']} |")
+    print("\n| fabric | engine | ARD xnet / OpenSM | link weight std xnet / OpenSM | max xnet / OpenSM |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        if r["opensm_ard"] is not None:
+            print(f"| {r['fabric']} | {r['engine']} | {r['xnet_ard']} / {r['opensm_ard']} | "
+                  f"{r['xnet_std']} / {r['opensm_std']} | {r['xnet_max']} / {r['opensm_max']} |")
     print(f"\nrows: {out_csv}")
     return 0
 

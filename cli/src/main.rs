@@ -151,6 +151,11 @@ enum Command {
         /// Build even when the memory estimate exceeds the memory available.
         #[arg(long)]
         no_memory_check: bool,
+        /// Also write the routes as InfiniBand tables into DIR: `opensm-lfts.dump` (OpenSM's
+        /// forwarding-table dump) and `xnet-sls.dump` (the SL of every route), which
+        /// `routing.algorithm = "tables"` reads back (docs/routes.md).
+        #[arg(long, value_name = "DIR")]
+        dump_tables: Option<PathBuf>,
     },
     /// Run a study: a base configuration and a grid of overrides (STUDY.toml, see
     /// docs/studies.md), one load sweep and one HDF5 file per grid point, in a study folder.
@@ -298,7 +303,16 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Routes { config, set, output, compare, threads, destinations, no_memory_check } => {
+        Command::Routes {
+            config,
+            set,
+            output,
+            compare,
+            threads,
+            destinations,
+            no_memory_check,
+            dump_tables,
+        } => {
             let text = read(&config)?;
             let cfg = parse_config(&text, &set)?;
             let threads_used = threads.unwrap_or(rayon::current_num_threads() as u32);
@@ -316,8 +330,11 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             if destinations == Some(0) {
                 bail!("--destinations must be at least 1");
             }
+            if dump_tables.is_some() && !compare.is_empty() {
+                bail!("--dump-tables writes one routing's tables; leave out --compare");
+            }
             let reports = if compare.is_empty() {
-                vec![routes::routes(cfg, &mut output, destinations)?]
+                vec![routes::routes(cfg, &mut output, destinations, dump_tables.as_deref())?]
             } else {
                 routes::compare(&text, &set, &compare, &mut output)?
             };
@@ -371,13 +388,15 @@ fn read(path: &Path) -> Result<String> {
 /// `topology.kind = "file"` (`topology.path`, passed on as `topology.contents`) and the
 /// workload's rank mappings. The models crate touches no files.
 pub(crate) fn parse_config(text: &str, set: &[String]) -> Result<Config> {
-    let set = with_fabric_file(text, set)?;
+    let set = with_named_files(text, set)?;
     with_mapping_files(Config::parse(text, &set)?)
 }
 
-/// `set` plus `topology.contents=...` read from `topology.path` when the configuration (with
-/// `set` applied) reads its fabric from a file and does not give the contents itself.
-fn with_fabric_file(text: &str, set: &[String]) -> Result<Vec<String>> {
+/// `set` plus the contents of the files a configuration names, read here because the
+/// models crate reads no files: `topology.contents` from `topology.path` for a fabric file,
+/// `routing.tables.lfts_contents` and `.sls_contents` from `lfts` and `sls` for tables.
+/// A key whose contents are given already is not read again.
+fn with_named_files(text: &str, set: &[String]) -> Result<Vec<String>> {
     let mut set = set.to_vec();
     let mut doc: toml::Table = match toml::from_str(text) {
         Ok(doc) => doc,
@@ -386,16 +405,35 @@ fn with_fabric_file(text: &str, set: &[String]) -> Result<Vec<String>> {
     if models::config::apply_overrides(&mut doc, &set).is_err() {
         return Ok(set);
     }
-    let topology = doc.get("topology").and_then(|t| t.as_table());
-    let field = |k: &str| topology.and_then(|t| t.get(k));
-    if field("kind").and_then(|k| k.as_str()) != Some("file") || field("contents").is_some() {
-        return Ok(set);
+    let table = |path: &[&str]| -> Option<&toml::Table> {
+        path.iter().try_fold(&doc, |t, k| t.get(*k).and_then(|v| v.as_table()))
+    };
+    let is = |section: &str, key: &str, value: &str| {
+        table(&[section]).and_then(|t| t.get(key)).and_then(|v| v.as_str()) == Some(value)
+    };
+    // (section, key naming the file, key taking its text, what it is)
+    let mut files: Vec<(&[&str], &str, &str, &str)> = Vec::new();
+    if is("topology", "kind", "file") {
+        files.push((&["topology"], "path", "contents", "the fabric file"));
     }
-    if let Some(path) = field("path").and_then(|p| p.as_str()) {
-        let contents = std::fs::read_to_string(path)
-            .with_context(|| format!("topology.path: cannot read the fabric file {path}"))?;
-        set.push(format!("topology.contents={}", toml::Value::String(contents)));
+    if is("routing", "algorithm", "tables") {
+        files.push((&["routing", "tables"], "lfts", "lfts_contents", "the forwarding tables"));
+        files.push((&["routing", "tables"], "sls", "sls_contents", "the path SLs"));
     }
+    let mut read = Vec::new();
+    for (section, path_key, contents_key, what) in files {
+        let Some(t) = table(section) else { continue };
+        if t.contains_key(contents_key) {
+            continue;
+        }
+        if let Some(path) = t.get(path_key).and_then(|p| p.as_str()) {
+            let prefix = section.join(".");
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("{prefix}.{path_key}: cannot read {what} {path}"))?;
+            read.push(format!("{prefix}.{contents_key}={}", toml::Value::String(text)));
+        }
+    }
+    set.extend(read);
     Ok(set)
 }
 
@@ -520,63 +558,35 @@ fn write_rank_csv(
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// The network as a fabric file (see `Command::Topo`'s `--export`): in `.net` form switch
-/// `s` is `"S<s>"` with IB port `p + 1` for its port `p`, and endpoint `k` of it `"H<s>_<k>"`.
+/// The network as a fabric file (see `Command::Topo`'s `--export`): `.net` as
+/// [`models::topology::ib::IbView`] names it, or an edge list of switch ids.
 fn fabric_text(net: &models::topology::Network, ibnet: bool) -> Result<String> {
     use models::topology::PortTarget;
     use std::fmt::Write as _;
-    let mut out = String::new();
-    let n = net.num_switches() as u32;
-    if !ibnet {
-        if net.terminals.iter().any(|&t| t != net.terminals[0]) {
-            bail!(
-                "--export: an edge list gives every switch the same endpoints, and this network's differ; \
-                 write a .net file"
-            );
-        }
-        let _ = writeln!(
-            out,
-            "# {}: one link per line (switch ids); {} endpoints per switch",
-            net.name, net.terminals[0]
-        );
-        for s in 0..n {
-            for (p, port) in net.ports(s).iter().enumerate() {
-                if let PortTarget::Switch { switch, port: back } = port.target {
-                    // Each link once: from its lower end (by switch, then port).
-                    if (s, p as u16) < (switch, back) {
-                        let _ = writeln!(out, "{s} {switch}");
-                    }
-                }
-            }
-        }
-        return Ok(out);
+    if ibnet {
+        return Ok(models::topology::ib::IbView::of(net).net_text(net));
     }
+    if net.terminals.iter().any(|&t| t != net.terminals[0]) {
+        bail!(
+            "--export: an edge list gives every switch the same endpoints, and this network's differ; \
+             write a .net file"
+        );
+    }
+    let mut out = String::new();
     let _ = writeln!(
         out,
-        "# {} (written by xnet topo --export)
-",
-        net.name
+        "# {}: one link per line (switch ids); {} endpoints per switch",
+        net.name, net.terminals[0]
     );
-    let mut hcas = Vec::new();
-    for s in 0..n {
-        let ports = net.ports(s);
-        let _ = writeln!(out, "Switch\t{} \"S{s}\"", ports.len());
-        for (p, port) in ports.iter().enumerate() {
-            match port.target {
-                PortTarget::Endpoint(_) => {
-                    let _ = writeln!(out, "[{}]\t\"H{s}_{p}\"[1]", p + 1);
-                    hcas.push((s, p));
+    for s in 0..net.num_switches() as u32 {
+        for (p, port) in net.ports(s).iter().enumerate() {
+            if let PortTarget::Switch { switch, port: back } = port.target {
+                // Each link once: from its lower end (by switch, then port).
+                if (s, p as u16) < (switch, back) {
+                    let _ = writeln!(out, "{s} {switch}");
                 }
-                PortTarget::Switch { switch, port: back } => {
-                    let _ = writeln!(out, "[{}]\t\"S{switch}\"[{}]", p + 1, back + 1);
-                }
-                PortTarget::Unconnected => {}
             }
         }
-        out.push('\n');
-    }
-    for (s, p) in hcas {
-        let _ = writeln!(out, "Hca\t1 \"H{s}_{p}\"\n[1]\t\"S{s}\"[{}]\n", p + 1);
     }
     Ok(out)
 }

@@ -4,9 +4,35 @@
 use crate::output::{attr, attr_str, table, OutputClaim};
 use anyhow::{Context, Result};
 use hdf5::{Group, H5Type};
-use models::analysis::{try_analyse, Options, RoutesReport};
+use models::analysis::{path_tables, try_analyse, Options, RoutesReport};
 use models::config::Config;
+use models::routing::tables::{write_lfts, write_sls};
 use models::sim::Simulation;
+use models::topology::ib::IbView;
+use std::path::Path;
+
+/// Writes the routes of `sim` as InfiniBand tables into `dir` (see `--dump-tables`).
+fn write_tables(sim: &Simulation, dir: &Path) -> Result<()> {
+    let cfg = &sim.config;
+    let tables = path_tables(&sim.net, &sim.routes(), cfg.router.vcs, cfg.simulation.seed)
+        .context("--dump-tables: these routes cannot be written as forwarding tables")?;
+    let view = IbView::of(&sim.net);
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for (name, text) in [
+        ("opensm-lfts.dump", write_lfts(&sim.net, &view, &tables)),
+        ("xnet-sls.dump", write_sls(&sim.net, &view, &tables)),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    println!(
+        "tables written to {} (opensm-lfts.dump, xnet-sls.dump: {} columns, SLs 0 to {})",
+        dir.display(),
+        tables.columns(),
+        tables.max_sl()
+    );
+    Ok(())
+}
 
 /// One row of `/link_weights`.
 #[derive(H5Type, Clone, Copy)]
@@ -47,8 +73,12 @@ pub(crate) fn routes(
     cfg: Config,
     output: &mut OutputClaim,
     destinations: Option<usize>,
+    dump_tables: Option<&Path>,
 ) -> Result<RoutesReport> {
     let sim = Simulation::build(cfg)?;
+    if let Some(dir) = dump_tables {
+        write_tables(&sim, dir)?;
+    }
     let r = try_analyse(&sim, options(destinations))?;
     print_report(&r);
     let peak = crate::simulate::peak_rss_bytes();

@@ -114,3 +114,90 @@ load = 0.1
     // A sample of zero destinations is refused.
     xnet_expect(dir.path(), &["routes", s(&torus), "--destinations", "0", "-o", s(&bad)], 1);
 }
+
+/// The OpenSM-format round trip: `xnet routes --dump-tables` writes a routing's tables,
+/// `routing.algorithm = "tables"` reads them back from the files, and the verifier's report
+/// is the same.
+#[test]
+fn tables_written_in_opensm_format_read_back_give_the_same_report() {
+    let dir = TempDir::new().unwrap();
+    let cfg = write(
+        dir.path(),
+        "rrg.toml",
+        r#"
+[simulation]
+cycles = 100
+[topology]
+kind = "random_regular"
+switches = 20
+degree = 4
+endpoints_per_switch = 2
+[router]
+vcs = 8
+[routing]
+algorithm = "lash"
+[traffic]
+pattern = "uniform"
+load = 0.1
+"#,
+    );
+    let o = xnet_expect(dir.path(), &["routes", s(&cfg), "-o", "lash.h5", "--dump-tables", "tables"], 0);
+    let written = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(written.contains("tables written to tables"), "{written}");
+    let lfts = std::fs::read_to_string(dir.path().join("tables/opensm-lfts.dump")).unwrap();
+    assert!(lfts.starts_with("Unicast lids [0-60] of switch Lid 1 guid 0x"), "{}", &lfts[..80]);
+    assert!(dir.path().join("tables/xnet-sls.dump").exists());
+    let o = xnet_expect(
+        dir.path(),
+        &[
+            "routes",
+            s(&cfg),
+            "-o",
+            "tables.h5",
+            "--set",
+            "routing.algorithm=tables",
+            "--set",
+            "routing.tables.lfts=tables/opensm-lfts.dump",
+            "--set",
+            "routing.tables.sls=tables/xnet-sls.dump",
+        ],
+        0,
+    );
+    let read = String::from_utf8_lossy(&o.stdout).into_owned();
+    // Every line of the verifier's report but the routing's name, times and build notes.
+    let report = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("  "))
+            .filter(|l| {
+                !["time", "routing", "VCs the routing needs", "peak memory"]
+                    .iter()
+                    .any(|k| l.trim_start().starts_with(k))
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    assert!(report(&written).len() >= 10, "{written}");
+    assert_eq!(report(&written), report(&read), "written:\n{written}\nread back:\n{read}");
+    for h5 in ["lash.h5", "tables.h5"] {
+        let f = open(&dir.path().join(h5));
+        assert_eq!(
+            attr_f64(&f, "average_routing_distance"),
+            attr_f64(&open(&dir.path().join("lash.h5")), "average_routing_distance")
+        );
+    }
+    // A missing file is named.
+    let o = xnet_expect(
+        dir.path(),
+        &[
+            "routes",
+            s(&cfg),
+            "--set",
+            "routing.algorithm=tables",
+            "--set",
+            "routing.tables.lfts=nowhere.dump",
+        ],
+        1,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("routing.tables.lfts: cannot read the forwarding tables nowhere.dump"), "{err}");
+}

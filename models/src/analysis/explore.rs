@@ -12,7 +12,7 @@ use super::{Ctx, Probe, Unreachable};
 use crate::packet::RouteState;
 use crate::rng::{stream, Purpose, Rng};
 use crate::routing::{Candidate, Hop};
-use crate::topology::{PortId, PortTarget, SwitchId};
+use crate::topology::{EndpointId, PortId, PortTarget, SwitchId};
 
 /// A field left out of a state (not read by the routing or the VC policy).
 const MERGED32: u32 = u32::MAX;
@@ -297,6 +297,8 @@ pub(super) struct Explorer<'a> {
     cols: Vec<u64>,
     /// Passed to `init` of routings that draw nothing from it.
     unused: Rng,
+    /// The endpoint the packets of the current exploration go to.
+    dst_endpoint: EndpointId,
 }
 
 impl<'a> Explorer<'a> {
@@ -316,14 +318,17 @@ impl<'a> Explorer<'a> {
             inits: Vec::new(),
             cols: Vec::new(),
             unused: stream(0, Purpose::Routing, 0),
+            dst_endpoint: 0,
         }
     }
 
-    /// Explores every state of packets towards `d` from every source, setting the
-    /// dependencies in the CDG. `keep_src`, `keep_in`: whether states keep the packet's
-    /// source and input port (else states differing only in them are one).
-    pub(super) fn explore(&mut self, d: SwitchId, keep_src: bool, keep_in: bool) -> Found {
+    /// Explores every state of packets towards endpoint `e` on switch `d` from every
+    /// source, setting the dependencies in the CDG. `keep_src`, `keep_in`: whether states
+    /// keep the packet's source and input port (else states differing only in them are
+    /// one).
+    pub(super) fn explore(&mut self, d: SwitchId, e: EndpointId, keep_src: bool, keep_in: bool) -> Found {
         let ctx = self.ctx;
+        self.dst_endpoint = e;
         let mut found = Found::default();
         let mut rng: Rng = stream(ctx.seed, Purpose::Routing, d as u64 | 1 << 40);
         // Sources: the states at hop 0 are all distinct (one switch each), expanded as
@@ -415,7 +420,7 @@ impl<'a> Explorer<'a> {
         let ports = net.ports(at);
         let hop = Hop { ports, at, in_port, dst: d, vcs: ctx.vcs };
         let src = if key.src != MERGED32 { key.src } else { d };
-        let packet = ctx.packet(src, d, key.hops, key.vc, key.route());
+        let packet = ctx.packet(src, self.dst_endpoint, key.hops, key.vc, key.route());
         self.probes.clear();
         self.probes.push(None);
         let mut k = 0;

@@ -23,6 +23,11 @@
 //! * the **input port** when the VC policy reads it (the DAVC policies, through
 //!   [`Hop::in_port`]; routings are never given it).
 //!
+//! Packets go to the destination switch's first endpoint; a routing that reads the
+//! destination endpoint ([`Routing::destination_class`]: tables read from InfiniBand dumps
+//! route each LID on its own) is explored once more per further class of `d`'s endpoints,
+//! adding dependencies and failures (the path metrics stay those of the first endpoint).
+//!
 //! Where they are not read, packets from different sources, or arriving through different
 //! ports, in the same state get the same candidates and move to the same states: they
 //! are one state. Its candidates are computed once, and each of the channels it is entered
@@ -112,6 +117,7 @@ pub use report::{
 
 use crate::packet::{Packet, RouteState};
 use crate::rng::{stream, Purpose, Rng};
+use crate::routing::tables::{PathTables, NO_PORT};
 use crate::routing::{Hop, LoadView, Reads, Routes, Routing};
 use crate::sim::Simulation;
 use crate::topology::metrics::{all_pairs, count, Adjacency, BATCH};
@@ -311,6 +317,53 @@ pub fn analyse_with(
     })
 }
 
+/// The forwarding tables and path SLs of `routes` on `net` (arguments as
+/// [`analyse_with`]), as `xnet routes --dump-tables` writes them: the route of the first
+/// candidate from every switch with endpoints to every destination, recorded per switch
+/// and destination. Errors when the routes do not fit such tables: two routes to one
+/// destination leaving a switch by different ports (source-dependent or adaptive
+/// routing), or a route changing VC on the way (an SL fixes one VL per route).
+pub fn path_tables(net: &Network, routes: &Routes, vcs: u8, seed: u64) -> Result<PathTables, AnalysisError> {
+    let ctx = Ctx::new(net, routes, vcs, seed, false);
+    let n = net.num_switches();
+    // Per destination switch: its columns (endpoints, ports, SLs).
+    type Column = (Vec<EndpointId>, Vec<PortId>, Vec<u8>);
+    let per_switch: Vec<Result<Vec<Column>, AnalysisError>> = ctx
+        .terminals
+        .par_iter()
+        .map(|&d| {
+            let reps = ctx.destination_endpoints(d);
+            let mut columns: Vec<Column> =
+                reps.iter().map(|_| (Vec::new(), vec![NO_PORT; n], vec![0; n])).collect();
+            let first = reps[0];
+            for e in first..first + net.terminals[d as usize] as EndpointId {
+                let class = routes.routing.destination_class(e);
+                let k = reps.iter().position(|&r| routes.routing.destination_class(r) == class).unwrap_or(0);
+                columns[k].0.push(e);
+            }
+            for (k, &e) in reps.iter().enumerate() {
+                let (_, ports, sls) = &mut columns[k];
+                ctx.column(d, e, ports, sls)?;
+            }
+            Ok(columns)
+        })
+        .collect();
+    let mut column_of = vec![0u32; net.num_endpoints()];
+    let (mut ports, mut sls) = (Vec::new(), Vec::new());
+    let mut next = 0u32;
+    for columns in per_switch {
+        for (endpoints, p, l) in columns? {
+            for e in endpoints {
+                column_of[e as usize] = next;
+            }
+            ports.extend(p);
+            sls.extend(l);
+            next += 1;
+        }
+    }
+    Ok(PathTables::new(n, column_of, ports, sls))
+}
+
 /// Sum of the shortest distances from every terminal switch to every destination
 /// (unreachable pairs left out): bit-parallel BFS from the destinations (links are
 /// bidirectional).
@@ -442,11 +495,10 @@ impl<'a> Ctx<'a> {
     }
 
     /// The packet the verifier asks about: from (the first endpoint of) switch `src` to
-    /// switch `dst`, with `hops`, `vc` and `route`. Every packet of the verifier is made
+    /// endpoint `dst`, with `hops`, `vc` and `route`. Every packet of the verifier is made
     /// here.
-    fn packet(&self, src: SwitchId, dst: SwitchId, hops: u16, vc: u8, route: RouteState) -> Packet {
+    fn packet(&self, src: SwitchId, dst: EndpointId, hops: u16, vc: u8, route: RouteState) -> Packet {
         let src = self.endpoint[src as usize].expect("source endpoint").0;
-        let dst = self.endpoint[dst as usize].expect("destination endpoint").0;
         Packet { hops, vc, route, ..Packet::new(src, 0, dst, 1, 0) }
     }
 
@@ -486,40 +538,150 @@ impl<'a> Ctx<'a> {
         states.dedup();
     }
 
+    /// The endpoints of switch `d` the verifier explores: its first, and for routings that
+    /// read the destination endpoint ([`Routing::destination_class`]) the first of every
+    /// further class.
+    fn destination_endpoints(&self, d: SwitchId) -> Vec<EndpointId> {
+        let first = self.endpoint[d as usize].expect("destination endpoint").0;
+        let mut out = vec![first];
+        if self.routing.destination_class(first).is_some() {
+            let mut classes = vec![self.routing.destination_class(first)];
+            for e in first + 1..first + self.net.terminals[d as usize] as EndpointId {
+                let class = self.routing.destination_class(e);
+                if !classes.contains(&class) {
+                    classes.push(class);
+                    out.push(e);
+                }
+            }
+        }
+        out
+    }
+
     /// Explores destination `d` into `explorer`'s CDG and `acc`: merged states first; when
     /// a route fails, states keeping the source name every failing pair, and the
-    /// first-candidate paths are walked per source.
+    /// first-candidate paths are walked per source. The path metrics count the routes to
+    /// `d`'s first endpoint; further destination classes add their dependencies and
+    /// failures.
     fn destination(&self, d: SwitchId, explorer: &mut Explorer<'_>, acc: &mut Acc) {
-        let found = explorer.explore(d, self.keep_src, self.keep_in);
+        for (k, e) in self.destination_endpoints(d).into_iter().enumerate() {
+            self.destination_endpoint(d, e, k == 0, explorer, acc);
+        }
+    }
+
+    fn destination_endpoint(
+        &self,
+        d: SwitchId,
+        e: EndpointId,
+        metrics: bool,
+        explorer: &mut Explorer<'_>,
+        acc: &mut Acc,
+    ) {
+        let found = explorer.explore(d, e, self.keep_src, self.keep_in);
         acc.states += found.states;
         acc.longest = acc.longest.max(found.longest);
         if !found.failed && !found.first_path_failed {
-            for (link, count) in found.links {
-                acc.link_counts[link as usize] += count as u64;
+            if metrics {
+                for (link, count) in found.links {
+                    acc.link_counts[link as usize] += count as u64;
+                }
+                acc.visited += found.visited;
+                acc.pairs += found.pairs;
+                acc.longest_first = acc.longest_first.max(found.longest_first);
             }
-            acc.visited += found.visited;
-            acc.pairs += found.pairs;
-            acc.longest_first = acc.longest_first.max(found.longest_first);
             return;
         }
         let failures = if found.failed && !self.keep_src {
-            let exact = explorer.explore(d, true, self.keep_in);
+            let exact = explorer.explore(d, e, true, self.keep_in);
             acc.states += exact.states;
             exact.failures
         } else {
             found.failures
         };
         acc.failures.extend(failures);
-        self.first_paths(d, acc);
+        if metrics {
+            self.first_paths(d, e, acc);
+        }
+    }
+
+    /// The first-candidate routes from every source to endpoint `e` on `d`, as one column
+    /// of forwarding tables (see [`path_tables`]).
+    fn column(
+        &self,
+        d: SwitchId,
+        e: EndpointId,
+        ports: &mut [PortId],
+        sls: &mut [u8],
+    ) -> Result<(), AnalysisError> {
+        let net = self.net;
+        let mut rng: Rng = stream(self.seed, Purpose::Routing, d as u64 | 2 << 40);
+        let mut unused = stream(0, Purpose::Routing, 0);
+        let mut cands = Vec::new();
+        let mut from: Vec<SwitchId> = vec![SwitchId::MAX; net.num_switches()];
+        for &s in &self.terminals {
+            if s == d {
+                continue;
+            }
+            let mut p = self.packet(s, e, 0, 0, self.default_init(s, d, &mut unused));
+            let mut at = s;
+            let mut in_port = self.endpoint[s as usize].expect("endpoint").1;
+            let mut vc = None;
+            while at != d {
+                let hop = Hop { ports: net.ports(at), at, in_port, dst: d, vcs: self.vcs };
+                if !self.routes.try_next_hops(&hop, &mut p, &Probe(None), &mut rng, &mut cands) {
+                    return Err(AnalysisError(format!(
+                        "no route from switch {s} to switch {d}: no candidate at switch {at}"
+                    )));
+                }
+                let c = cands[0];
+                let Some(PortTarget::Switch { switch, port }) =
+                    net.ports(at).get(c.port as usize).map(|x| x.target)
+                else {
+                    return Err(AnalysisError(format!(
+                        "candidate port {} of switch {at} leads to no switch",
+                        c.port
+                    )));
+                };
+                let slot = &mut ports[at as usize];
+                if *slot != NO_PORT && *slot != c.port {
+                    return Err(AnalysisError(format!(
+                        "not destination-based: towards switch {d}, switch {at} forwards the route from switch {} on port {} \
+                         and the route from switch {s} on port {}; forwarding tables hold one port per destination \
+                         (this routing's first candidate depends on the source)",
+                        from[at as usize], *slot, c.port
+                    )));
+                }
+                *slot = c.port;
+                from[at as usize] = s;
+                if *vc.get_or_insert(c.vc) != c.vc {
+                    return Err(AnalysisError(format!(
+                        "the route from switch {s} to switch {d} changes VC ({} then {} at hop {}): an SL fixes one VL \
+                         per route (use a layered routing with vc_policy = \"routing\")",
+                        vc.unwrap_or(0),
+                        c.vc,
+                        p.hops
+                    )));
+                }
+                self.routes.on_forward(at, c, &mut p);
+                p.hops += 1;
+                p.vc = c.vc;
+                if p.hops as u32 >= self.bound {
+                    return Err(AnalysisError(format!("the route from switch {s} to switch {d} loops")));
+                }
+                at = switch;
+                in_port = port;
+            }
+            sls[s as usize] = vc.unwrap_or(0);
+        }
+        Ok(())
     }
 
     fn fail(&self, acc: &mut Acc, src: SwitchId, at: SwitchId, dst: SwitchId, reason: String) {
         acc.failures.push(Unreachable { src, dst, at, reason });
     }
 
-    /// The first-candidate path of every source to `d`, walked one by one, into the path
-    /// metrics of `acc` (for destinations with failing routes).
-    fn first_paths(&self, d: SwitchId, acc: &mut Acc) {
+    /// The first-candidate path of every source to endpoint `e` on `d`, walked one by one,
+    /// into the path metrics of `acc` (for destinations with failing routes).
+    fn first_paths(&self, d: SwitchId, e: EndpointId, acc: &mut Acc) {
         let net = self.net;
         let mut rng: Rng = stream(self.seed, Purpose::Routing, d as u64 | 2 << 40);
         let mut unused = stream(0, Purpose::Routing, 0);
@@ -529,7 +691,7 @@ impl<'a> Ctx<'a> {
             if s == d {
                 continue;
             }
-            let mut p = self.packet(s, d, 0, 0, self.default_init(s, d, &mut unused));
+            let mut p = self.packet(s, e, 0, 0, self.default_init(s, d, &mut unused));
             let mut at = s;
             let mut in_port = self.endpoint[s as usize].expect("endpoint").1;
             let mut used = Vec::new();

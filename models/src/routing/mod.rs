@@ -42,12 +42,13 @@ routing_registry! {
     lash_tor => [LASH_TOR],
     angara => [ANGARA_BFS, ANGARA_SSSP],
     spda => [SPDA],
+    tables => [TABLES],
 }
 
 use crate::packet::{Packet, RouteState};
 use crate::registry::Choice;
 use crate::rng::Rng;
-use crate::topology::{Port, PortId, PortTarget, SwitchId};
+use crate::topology::{EndpointId, Port, PortId, PortTarget, SwitchId};
 use escape::Escape;
 use std::sync::Arc;
 
@@ -152,6 +153,14 @@ pub trait Routing: Send + Sync {
     /// What building the tables took worth reporting (e.g. Nue's backtracks and escape
     /// fallbacks), for `xnet routes`.
     fn build_summary(&self) -> Option<String> {
+        None
+    }
+
+    /// For routings whose decisions read the destination endpoint (`packet.dst`), not only
+    /// its switch: endpoints of one switch with the same class are routed alike, so the
+    /// verifier explores one endpoint per class. `None` (the default): decisions read the
+    /// destination switch only.
+    fn destination_class(&self, _endpoint: EndpointId) -> Option<u32> {
         None
     }
 }

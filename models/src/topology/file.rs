@@ -62,6 +62,18 @@ pub struct FileShape {
     pub path: String,
     /// Switch names, in switch id order.
     pub names: Vec<String>,
+    /// An InfiniBand fabric's HCA names and IB port numbers (`None` for edge lists).
+    pub ib: Option<FileIb>,
+}
+
+/// The InfiniBand identity of a `.net` fabric's ports and endpoints (see
+/// [`super::ib::IbView`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FileIb {
+    /// The IB port number of every port, indexed like [`Network::ports`].
+    pub ports: Vec<u16>,
+    /// Per endpoint: its HCA's name and HCA port.
+    pub hcas: Vec<(String, u16)>,
 }
 
 /// A parsed fabric: per switch its name, endpoints (terminal ports) and links in port
@@ -71,7 +83,14 @@ struct Fabric {
     names: Vec<String>,
     endpoints: Vec<u32>,
     links: Vec<Vec<(u32, u32)>>,
+    /// `.net` fabrics: per switch, the IB ports of its terminal ports then of its links,
+    /// and the `(HCA name, HCA port)` on each terminal port.
+    ib: Option<Vec<SwitchIb>>,
 }
+
+/// A `.net` switch's IB port per xnet port, and the `(HCA name, HCA port)` on each of its
+/// terminal ports.
+type SwitchIb = (Vec<u16>, Vec<(String, u16)>);
 
 /// The checked parameters with the fabric parsed.
 struct FileFamily {
@@ -200,6 +219,8 @@ fn parse_ibnet(text: &str) -> Result<Fabric, TopologyError> {
     let mut endpoints = vec![0u32; switches];
     // Per switch its switch-to-switch ports: (local IB port, remote switch, remote IB port).
     let mut cabled: Vec<Vec<(u32, u32, u32)>> = vec![Vec::new(); switches];
+    // Per switch its terminal ports: (local IB port, HCA name, HCA port).
+    let mut attached: Vec<Vec<(u32, String, u32)>> = vec![Vec::new(); switches];
     for (k, (kind, name, ports)) in nodes.iter().enumerate() {
         for &(local, ref remote, rport, lineno) in ports {
             let Some(&r) = index.get(remote.as_str()) else {
@@ -227,7 +248,11 @@ fn parse_ibnet(text: &str) -> Result<Fabric, TopologyError> {
                     switch_ids[r].expect("a switch"),
                     rport,
                 )),
-                (Kind::Hca, Kind::Switch) => endpoints[switch_ids[r].expect("a switch") as usize] += 1,
+                (Kind::Hca, Kind::Switch) => {
+                    let s = switch_ids[r].expect("a switch") as usize;
+                    endpoints[s] += 1;
+                    attached[s].push((rport, name.clone(), local));
+                }
                 (Kind::Switch, Kind::Hca) => {}
                 (Kind::Hca, Kind::Hca) => {
                     return Err(TopologyError::new(
@@ -259,7 +284,18 @@ fn parse_ibnet(text: &str) -> Result<Fabric, TopologyError> {
                 .collect()
         })
         .collect();
-    Ok(Fabric { names, endpoints, links })
+    // IB port numbers fit in a byte in IB; a u16 holds any a file gives.
+    let ib_port = |p: u32| p.min(u16::MAX as u32) as u16;
+    let ib = attached
+        .into_iter()
+        .zip(&cabled)
+        .map(|(mut hcas, list)| {
+            hcas.sort_unstable();
+            let ports = hcas.iter().map(|h| ib_port(h.0)).chain(list.iter().map(|c| ib_port(c.0))).collect();
+            (ports, hcas.into_iter().map(|(_, name, p)| (name, ib_port(p))).collect())
+        })
+        .collect();
+    Ok(Fabric { names, endpoints, links, ib: Some(ib) })
 }
 
 fn parse_edges(text: &str, endpoints_per_switch: u32) -> Result<Fabric, TopologyError> {
@@ -299,7 +335,7 @@ fn parse_edges(text: &str, endpoints_per_switch: u32) -> Result<Fabric, Topology
     if names.is_empty() {
         return Err(TopologyError::new("contents", "no edges"));
     }
-    Ok(Fabric { endpoints: vec![endpoints_per_switch; names.len()], names, links })
+    Ok(Fabric { endpoints: vec![endpoints_per_switch; names.len()], names, links, ib: None })
 }
 
 impl FileFamily {
@@ -409,7 +445,14 @@ impl Family for FileFamily {
                 ("terminal", self.params.terminal_latency),
                 ("network", self.params.link_latency),
             ]),
-            Shape::File(FileShape { path, names: f.names.clone() }),
+            Shape::File(FileShape {
+                path,
+                names: f.names.clone(),
+                ib: f.ib.as_ref().map(|ib| FileIb {
+                    ports: ib.iter().flat_map(|(ports, _)| ports.iter().copied()).collect(),
+                    hcas: ib.iter().flat_map(|(_, hcas)| hcas.iter().cloned()).collect(),
+                }),
+            }),
         );
         net.check_symmetric().map_err(|e| TopologyError::new("contents", e))?;
         Ok(net)

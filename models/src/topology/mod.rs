@@ -13,6 +13,7 @@ pub mod fattree;
 pub mod faults;
 pub mod file;
 pub mod hyperx;
+pub mod ib;
 pub mod metrics;
 pub mod registry;
 pub mod rrg;
