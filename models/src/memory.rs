@@ -173,7 +173,14 @@ fn routing_bytes(config: &Config, size: &NetworkSize, own_switches: u64) -> u64 
     let bytes = (config.routing_entry().state_bytes)(&state);
     // Escape subnetworks keep a tree and a table per switch pair.
     let escape = if config.routing.escape_vcs > 0 { state.pairs() + state.per_switch() } else { 0 };
-    bytes.saturating_add(escape)
+    // The balanced selection keeps a candidate index per pair and hop, and while choosing
+    // each pair's path (a link and an index per hop, 8 bytes).
+    let balanced = if config.routing.selection == crate::routing::Selection::Balanced {
+        state.pairs().saturating_mul(9 * (state.hops + 1))
+    } else {
+        0
+    };
+    bytes.saturating_add(escape).saturating_add(balanced)
 }
 
 #[cfg(test)]

@@ -25,6 +25,8 @@ macro_rules! routing_registry {
     };
 }
 
+pub mod balanced;
+
 routing_registry! {
     minimal => [MINIMAL, SHORTEST_PATH],
     dor => [DOR],
@@ -175,6 +177,9 @@ pub enum Selection {
     /// Smallest occupancy + penalty; ties broken at random.
     #[default]
     Adaptive,
+    /// One path per switch pair, chosen when the routes are built to balance link weights
+    /// ([`balanced::Balanced`]); at run time, the first of what remains.
+    Balanced,
 }
 
 /// Rewrites the VC of every candidate, for deadlock avoidance independent of the routing
@@ -208,6 +213,11 @@ pub enum VcPolicy {
 pub const SELECTIONS: &[Choice<Selection>] = &[
     Choice { value: Selection::First, name: "first", doc: "the first candidate: deterministic, a single path" },
     Choice { value: Selection::Random, name: "random", doc: "a uniformly random candidate (oblivious ECMP)" },
+    Choice {
+        value: Selection::Balanced,
+        name: "balanced",
+        doc: "one path per switch pair, chosen among the routing's when the routes are built: pairs in order take the path whose most loaded link is least loaded, then a second pass re-chooses each (link-weight balancing as the routing survey's path selection; routings that read neither load nor random state, up to 4,096 switches)",
+    },
     Choice {
         value: Selection::Adaptive,
         name: "adaptive",
@@ -509,7 +519,7 @@ impl Selection {
     /// Picks one of `cands` (non-empty).
     pub fn pick(self, cands: &[Candidate], load: &dyn LoadView, rng: &mut Rng) -> Candidate {
         match self {
-            Selection::First => cands[0],
+            Selection::First | Selection::Balanced => cands[0],
             Selection::Random => cands[crate::rng::below(rng, cands.len() as u64) as usize],
             Selection::Adaptive => {
                 let mut best = u32::MAX;

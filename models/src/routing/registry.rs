@@ -177,6 +177,9 @@ pub struct BuildContext<'a> {
     pub settings: &'a Table,
     /// The escape VCs, for error messages.
     pub escape_vcs: u8,
+    /// `routing.selection`: with `balanced`, routings that pick one of several equal paths
+    /// when building may list them all, for the selection to balance per pair.
+    pub selection: super::Selection,
 }
 
 impl BuildContext<'_> {

@@ -3,9 +3,10 @@
 //! available.
 
 use crate::config::{Config, ConfigError};
+use crate::routing::balanced::Balanced;
 use crate::routing::escape::Escape;
 use crate::routing::registry::{check_root, escape_note, BuildContext};
-use crate::routing::{Routes, Routing, RoutingEntry, VcPolicy, ROUTINGS};
+use crate::routing::{Routes, Routing, RoutingEntry, Selection, VcPolicy, ROUTINGS};
 use crate::topology::{Network, SwitchId};
 use std::sync::Arc;
 use toml::Table;
@@ -115,8 +116,13 @@ pub fn build_routing(
         seed: config.simulation.seed,
         settings: config.routing.settings.get(entry.name).unwrap_or(&empty),
         escape_vcs: config.routing.escape_vcs,
+        selection: config.routing.selection,
     };
-    (entry.build)(&ctx)
+    let routing = (entry.build)(&ctx)?;
+    if config.routing.selection == Selection::Balanced {
+        return Ok(Arc::new(Balanced::build(routing, entry.name, net, endpoint_switch.clone())?));
+    }
+    Ok(routing)
 }
 
 /// VCs the routing may use: `router.vcs` less those reserved for an escape subnetwork.
