@@ -190,3 +190,44 @@ fn lash_stops_at_the_first_pair_that_fits_no_layer() {
         e.split("pair ").nth(1).and_then(|r| r.split(' ').next()).and_then(|n| n.parse().ok()).unwrap();
     assert!(pair < 499_500 / 2, "{e}");
 }
+
+#[test]
+fn lash_with_too_few_vcs_can_route_the_rest_over_up_down() {
+    // The survey's LASH: on an 8x8 torus with 3 VCs, the pairs that fit none of 2 LASH
+    // layers take Up*/Down* routes on the third VC. Deadlock-free, every pair reached, and
+    // the ARD between the minimal 5.0 and Up*/Down*'s 5.5 (the survey: 5.16).
+    let net = "kind = \"torus\"\nsides = [8, 8]";
+    let refused =
+        Config::parse(&text(net), &with("lash", &["router.vcs=3", "topology.endpoints_per_switch=1"]))
+            .and_then(Simulation::build)
+            .err()
+            .expect("refused by default")
+            .to_string();
+    assert!(refused.contains("lash needs more than 3 layers"), "{refused}");
+    let s = sim(
+        net,
+        "lash",
+        &["router.vcs=3", "topology.endpoints_per_switch=1", "routing.lash.too_few_vcs=\"up_down\""],
+    );
+    let summary = s.routing().build_summary().unwrap();
+    assert!(summary.contains("switch pairs over Up*/Down* on VC 2"), "{summary}");
+    let r = analyse(&s);
+    assert!(r.acyclic && r.unreachable_pairs == 0, "{:?}", r.cycle);
+    assert!(
+        r.average_routing_distance > 5.0 && r.average_routing_distance < 5.5,
+        "{}",
+        r.average_routing_distance
+    );
+    assert_eq!(r.vcs_used, 3);
+    // Where the layers suffice, nothing changes.
+    let torus = "kind = \"torus\"\nsides = [4, 4]";
+    let plain = analyse(&sim(torus, "lash", &[]));
+    let option = analyse(&sim(torus, "lash", &["routing.lash.too_few_vcs=\"up_down\""]));
+    assert_eq!(plain.link_weights, option.link_weights);
+    let e = Config::parse(&text(torus), &with("lash", &["routing.lash.too_few_vcs=\"maybe\""]))
+        .and_then(Simulation::build)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("routing.lash.too_few_vcs") && e.contains("known: refuse, up_down"), "{e}");
+}

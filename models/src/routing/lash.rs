@@ -22,8 +22,13 @@
 use super::graph::connected_diameter;
 use super::layered::{DynDag, LayerOf, Layered, Tables};
 use super::registry::{RoutingEntry, Settings};
-use super::VcPolicy;
+use super::updown::UpDown;
+use super::{Candidate, LoadView, Reads, Routing, VcPolicy};
 use crate::config::ConfigError;
+use crate::packet::{Packet, RouteState};
+use crate::registry::Setting;
+use crate::rng::Rng;
+use serde::Deserialize;
 use crate::topology::metrics::DistanceTable;
 use crate::topology::{Network, PortId, SwitchId, TopologyError};
 use std::collections::VecDeque;
@@ -84,9 +89,23 @@ fn tree_paths(net: &Network, t: &mut Tables) {
     }
 }
 
+/// The layer of a pair routed over Up*/Down* instead (see [`LashUpDown`]).
+const UP_DOWN_PAIR: u8 = u8::MAX;
+
 /// Builds the LASH tables for `net`, with at most `limit` layers (`None`: as many as it
 /// takes, up to 255).
 pub fn build(net: &Network, endpoint_switch: &[SwitchId], limit: Option<usize>) -> Result<Outcome, TopologyError> {
+    build_with(net, endpoint_switch, limit, false).map(|(outcome, _)| outcome)
+}
+
+/// [`build`], and with `overflow` the pairs that fit none of the `limit` layers are marked
+/// [`UP_DOWN_PAIR`] instead of ending the search; returns how many were.
+fn build_with(
+    net: &Network,
+    endpoint_switch: &[SwitchId],
+    limit: Option<usize>,
+    overflow: bool,
+) -> Result<(Outcome, usize), TopologyError> {
     let dist = DistanceTable::compute(net)?;
     connected_diameter(&dist)?;
     let mut t = Tables::new(net, endpoint_switch);
@@ -99,6 +118,7 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId], limit: Option<usize>) 
     let terminals = t.terminals.clone();
     let pairs = terminals.len() * terminals.len().saturating_sub(1) / 2;
     let mut placed = 0;
+    let mut overflowed = 0;
     for (i, &a) in terminals.iter().enumerate() {
         crate::cancel::check("assigning the LASH layers")?;
         for &b in &terminals[i + 1..] {
@@ -107,9 +127,15 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId], limit: Option<usize>) 
             max_hops = max_hops.max(t.deps(b, a, &mut deps));
             let l = match dags.iter_mut().position(|g| g.add_all(&deps)) {
                 Some(l) => l,
+                None if overflow && limit.is_some_and(|limit| dags.len() >= limit) => {
+                    layer[a as usize * n + b as usize] = UP_DOWN_PAIR;
+                    layer[b as usize * n + a as usize] = UP_DOWN_PAIR;
+                    overflowed += 1;
+                    continue;
+                }
                 None => {
                     if limit.is_some_and(|limit| dags.len() >= limit) {
-                        return Ok(Outcome::TooManyLayers { limit: dags.len(), placed, pairs });
+                        return Ok((Outcome::TooManyLayers { limit: dags.len(), placed, pairs }, 0));
                     }
                     let mut g = DynDag::new(t.num_channels());
                     // Two opposite shortest paths share no channel: alone they are acyclic.
@@ -126,16 +152,120 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId], limit: Option<usize>) 
         }
     }
     let layers = dags.len();
-    Ok(Outcome::Routed(t.finish("lash", LayerOf::Pair(layer), layers, max_hops)?))
+    Ok((Outcome::Routed(t.finish("lash", LayerOf::Pair(layer), layers, max_hops)?), overflowed))
+}
+
+/// The survey's LASH with too few VCs (Flich et al., IEEE TPDS 23(3), 2012, section 6.2):
+/// the pairs that fit none of the first `router.vcs - 1` layers travel the last VC over
+/// Up*/Down* routes (legal, so acyclic on their own VC, and possibly longer than the
+/// shortest).
+pub struct LashUpDown {
+    lash: Layered,
+    up_down: UpDown,
+    /// The VC of the Up*/Down* pairs.
+    up_down_vc: u8,
+    summary: String,
+}
+
+impl Routing for LashUpDown {
+    fn vcs_required(&self) -> u8 {
+        self.up_down_vc + 1
+    }
+
+    fn reads(&self) -> Reads {
+        Reads::NOTHING
+    }
+
+    fn max_hops(&self) -> u32 {
+        self.lash.max_hops().max(self.up_down.max_hops())
+    }
+
+    fn build_summary(&self) -> Option<String> {
+        Some(self.summary.clone())
+    }
+
+    fn init(&self, src: SwitchId, dst: SwitchId, state: &mut RouteState, rng: &mut Rng) {
+        if self.lash.layer_of(src, dst) == UP_DOWN_PAIR {
+            // `global_hops` marks the Up*/Down* pairs; `phase` is then Up*/Down*'s own.
+            *state = RouteState { phase: 0, global_hops: 1, ..*state };
+        } else {
+            self.lash.init(src, dst, state, rng);
+        }
+    }
+
+    fn candidates(
+        &self,
+        at: SwitchId,
+        dst: SwitchId,
+        packet: &mut Packet,
+        load: &dyn LoadView,
+        rng: &mut Rng,
+        out: &mut Vec<Candidate>,
+    ) {
+        if packet.route.global_hops == 1 {
+            let start = out.len();
+            self.up_down.candidates(at, dst, packet, load, rng, out);
+            for c in &mut out[start..] {
+                c.vc = self.up_down_vc;
+            }
+        } else {
+            self.lash.candidates(at, dst, packet, load, rng, out);
+        }
+    }
+
+    fn on_forward(&self, at: SwitchId, chosen: Candidate, packet: &mut Packet) {
+        if packet.route.global_hops == 1 {
+            self.up_down.on_forward(at, chosen, packet);
+        }
+    }
+}
+
+/// `[routing.lash]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LashSettings {
+    /// `refuse` or `up_down` (see [`LashUpDown`]).
+    #[serde(default = "refuse")]
+    too_few_vcs: String,
+}
+
+fn refuse() -> String {
+    "refuse".into()
 }
 
 /// The registry's build: when LASH assigns the VCs, its layers may not exceed them.
 fn build_entry(
     ctx: &super::registry::BuildContext<'_>,
 ) -> Result<std::sync::Arc<dyn super::Routing>, ConfigError> {
+    let settings: LashSettings = ctx.settings()?;
+    let up_down = match settings.too_few_vcs.as_str() {
+        "refuse" => false,
+        "up_down" => true,
+        other => {
+            return Err(ConfigError::new(
+                "routing.lash.too_few_vcs",
+                format!("unknown `{other}`; known: refuse, up_down"),
+            ))
+        }
+    };
     let limit = (ctx.vc_policy == VcPolicy::Routing).then_some(ctx.vcs as usize);
     match build(ctx.net, ctx.endpoint_switch, limit)? {
         Outcome::Routed(r) => super::layered::fit(ctx, r),
+        Outcome::TooManyLayers { .. } if up_down && ctx.vcs >= 2 => {
+            let lash_layers = ctx.vcs as usize - 1;
+            let (Outcome::Routed(lash), overflowed) =
+                build_with(ctx.net, ctx.endpoint_switch, Some(lash_layers), true)?
+            else {
+                unreachable!("with overflow every pair is placed");
+            };
+            let pairs = lash.pairs();
+            let summary = format!(
+                "{overflowed} of {pairs} switch pairs over Up*/Down* on VC {lash_layers}, the others in LASH layers 0 to {}",
+                lash_layers - 1
+            );
+            let up_down = UpDown::new(ctx.net, None)?;
+            Ok(std::sync::Arc::new(LashUpDown { lash, up_down, up_down_vc: lash_layers as u8, summary }))
+        }
         Outcome::TooManyLayers { limit, placed, pairs } => Err(ConfigError::new(
             "router.vcs",
             format!(
@@ -154,7 +284,11 @@ pub const LASH: RoutingEntry = RoutingEntry {
     doc: "LASH: one shortest path per switch pair from BFS spanning trees (as OpenSM); both directions go into the first layer whose CDG stays acyclic, a new layer if none, stopping once the layers would exceed the VCs; spare VCs then split the fullest layers",
     topologies: "any",
     vcs: "one VC per layer (reported; fewer router.vcs is an error; all router.vcs are used)",
-    settings: Settings::NONE,
+    settings: Settings::typed::<LashSettings>(&[Setting {
+        key: "too_few_vcs",
+        default: "refuse",
+        doc: "when the pairs need more layers than router.vcs: refuse, or up_down (the survey's LASH: pairs that fit none of the first router.vcs - 1 layers take Up*/Down* routes on the last VC)",
+    }]),
     default_vc_policy: VcPolicy::Routing,
     needs_intact_topology: false,
     state_bytes: |size| size.table(0, 10, 0),

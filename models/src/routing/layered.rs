@@ -50,6 +50,11 @@ impl Layered {
         self.summary = Some(summary);
     }
 
+    /// Unordered pairs of switches with endpoints.
+    pub fn pairs(&self) -> usize {
+        self.terminals.len() * self.terminals.len().saturating_sub(1) / 2
+    }
+
     /// Fewest layers (VCs) the tables need.
     pub fn layers_needed(&self) -> u8 {
         self.needed
