@@ -152,13 +152,14 @@ fn print_side_by_side(names: &[String], reports: &[RoutesReport]) {
         print!("{n:>width$}");
     }
     println!();
-    let rows: [(&str, &Column); 9] = [
+    let rows: [(&str, &Column); 10] = [
         ("acyclic (deadlock-free)", &|r| if r.acyclic { "yes".into() } else { "NO".into() }),
         ("unreachable pairs", &|r| r.unreachable_pairs.to_string()),
         ("average routing distance", &|r| format!("{:.4}", r.average_routing_distance)),
         ("link weight avg", &|r| format!("{:.2}", r.link_weight_avg)),
         ("link weight std", &|r| format!("{:.2}", r.link_weight_std)),
         ("link weight max", &|r| r.link_weight_max.to_string()),
+        ("spread link weight std", &|r| format!("{:.2}", r.spread_link_weight_std)),
         ("sigma(4, R)", &|r| format!("{:.3}", r.sigma)),
         ("longest path (hops)", &|r| r.longest_path.to_string()),
         ("VCs used", &|r| r.vcs_used.to_string()),
@@ -206,6 +207,19 @@ fn print_report(r: &RoutesReport) {
         "link weight avg / std / max",
         format!("{:.2} / {:.2} / {}", r.link_weight_avg, r.link_weight_std, r.link_weight_max),
     );
+    let spread = format!(
+        "{:.2} / {:.2} / {:.2}",
+        r.spread_link_weight_avg, r.spread_link_weight_std, r.spread_link_weight_max
+    );
+    let partial = r.spread_destinations < r.destinations_checked;
+    row(
+        "  all candidates, spread",
+        if partial {
+            format!("{spread} ({} destinations without failing routes)", r.spread_destinations)
+        } else {
+            spread
+        },
+    );
     row("sigma(4, R) (gamma_perfect)", format!("{:.3} ({:.2})", r.sigma, r.perfect_channel_load));
     row("longest path (first path)", format!("{} ({}) hops", r.longest_path, r.longest_first_path));
     row("VCs used", r.vcs_used.to_string());
@@ -233,6 +247,10 @@ fn write(r: &RoutesReport, file: &Group) -> Result<()> {
     attr(file, "link_weight_avg", r.link_weight_avg)?;
     attr(file, "link_weight_std", r.link_weight_std)?;
     attr(file, "link_weight_max", r.link_weight_max)?;
+    attr(file, "spread_link_weight_avg", r.spread_link_weight_avg)?;
+    attr(file, "spread_link_weight_std", r.spread_link_weight_std)?;
+    attr(file, "spread_link_weight_max", r.spread_link_weight_max)?;
+    attr(file, "spread_destinations", r.spread_destinations as u64)?;
     attr(file, "sigma", r.sigma)?;
     attr(file, "sigma_k", models::analysis::SIGMA_K)?;
     attr(file, "perfect_channel_load", r.perfect_channel_load)?;

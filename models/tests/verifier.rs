@@ -182,3 +182,26 @@ fn report_is_the_same_on_1_and_2_threads() {
         assert_eq!(one, run(2));
     }
 }
+
+#[test]
+fn spread_link_weights_follow_every_candidate() {
+    // Minimal routing on an 8x8 torus offers every minimal next hop: spread evenly over
+    // them, every link of the (link-transitive) torus carries the same load, the average
+    // (sum of distances over the 256 directed links) being the first-candidate one.
+    let t = build(
+        "kind = \"torus\"\nsides = [8, 8]\nendpoints_per_switch = 1",
+        "algorithm = \"minimal\"\nvc_policy = \"ladder\"",
+        8,
+    );
+    let r = analyse(&t);
+    assert_clean(&r);
+    assert!((r.spread_link_weight_avg - r.link_weight_avg).abs() < 1e-6);
+    assert!((r.spread_link_weight_avg - 64.0).abs() < 1e-6, "{}", r.spread_link_weight_avg);
+    assert!(r.spread_link_weight_std < 1e-5, "{}", r.spread_link_weight_std);
+    assert!(r.link_weight_std > 10.0, "the first candidates are not balanced: {}", r.link_weight_std);
+    assert_eq!(r.spread_destinations, 64);
+    // A single-path routing: the spread weights are the first-candidate ones.
+    let d = analyse(&mesh(6));
+    assert!((d.spread_link_weight_std - d.link_weight_std).abs() < 1e-6);
+    assert_eq!(d.spread_link_weight_max, d.link_weight_max as f64);
+}

@@ -90,6 +90,10 @@ struct Level {
     /// Arrival words per state.
     words: usize,
     states: usize,
+    /// Per state (`first` by switch, `more` by index): the paths through it when every
+    /// state's flow is spread evenly over its candidates (see `Found::spread`).
+    share_first: Vec<f64>,
+    share_more: Vec<f64>,
 }
 
 const VACANT: Entry = Entry {
@@ -120,6 +124,8 @@ impl Level {
             extra_more: Vec::new(),
             words,
             states: 0,
+            share_first: vec![0.0; switches],
+            share_more: Vec::new(),
         }
     }
 
@@ -142,7 +148,15 @@ impl Level {
         self.more.clear();
         self.more_links.clear();
         self.extra_more.clear();
+        self.share_more.clear();
         self.states = 0;
+    }
+
+    fn share(&mut self, at: At) -> &mut f64 {
+        match at {
+            At::First(s) => &mut self.share_first[s as usize],
+            At::More(i) => &mut self.share_more[i as usize],
+        }
     }
 
     fn entry(&mut self, at: At) -> &mut Entry {
@@ -159,6 +173,7 @@ impl Level {
         let head = &self.first[at];
         if head.key.at == EMPTY {
             self.first[at] = Entry { key, ..VACANT };
+            self.share_first[at] = 0.0;
             self.touched[at / 64] |= 1 << (at % 64);
             self.states += 1;
             return At::First(key.at);
@@ -188,6 +203,7 @@ impl Level {
         self.more_links.push((slot as u32, *head));
         *head = i;
         self.more.push(Entry { key, ..VACANT });
+        self.share_more.push(0.0);
         self.extra_more.resize(self.extra_more.len() + self.words - 1, 0);
         self.states += 1;
         At::More(i)
@@ -277,6 +293,9 @@ pub(super) struct Found {
     pub(super) first_path_failed: bool,
     /// First-candidate paths: `(global port index, paths)` per link crossing.
     pub(super) links: Vec<(u32, u32)>,
+    /// The same paths spread evenly over every state's candidates (the expected link load
+    /// of a uniformly random selection at zero load): `(global port index, paths)`.
+    pub(super) spread: Vec<(u32, f64)>,
     /// Switches visited summed over the first-candidate paths, paths, longest one.
     pub(super) visited: u64,
     pub(super) pairs: u64,
@@ -363,7 +382,7 @@ impl<'a> Explorer<'a> {
                     global_hops: r.global_hops,
                 };
                 let count = u32::from(r == base);
-                self.expand(d, key, count, keep_src, keep_in, &mut rng, &mut found);
+                self.expand(d, key, count, f64::from(count), keep_src, keep_in, &mut rng, &mut found);
             }
         }
         std::mem::swap(&mut self.cur, &mut self.next);
@@ -373,8 +392,9 @@ impl<'a> Explorer<'a> {
             self.cur.order(&mut order);
             for &i in &order {
                 let e = *self.cur.entry(i);
+                let share = *self.cur.share(i);
                 self.cur.arrivals(i, &mut self.arrivals);
-                self.expand(d, e.key, e.count, keep_src, keep_in, &mut rng, &mut found);
+                self.expand(d, e.key, e.count, share, keep_src, keep_in, &mut rng, &mut found);
             }
             self.order = order;
             std::mem::swap(&mut self.cur, &mut self.next);
@@ -390,6 +410,7 @@ impl<'a> Explorer<'a> {
     }
 
     /// Expands state `key` (entered through `self.arrivals`, `count` first-candidate
+    /// paths and `share` spread paths through it; see [`Found::spread`])
     /// paths through it) into the next level.
     #[allow(clippy::too_many_arguments)]
     fn expand(
@@ -397,6 +418,7 @@ impl<'a> Explorer<'a> {
         d: SwitchId,
         key: Key,
         count: u32,
+        share: f64,
         keep_src: bool,
         keep_in: bool,
         rng: &mut Rng,
@@ -450,6 +472,8 @@ impl<'a> Explorer<'a> {
                     }
                 }
             }
+            // The spread paths split evenly over the zero-load candidates.
+            let part = if first_probe && share > 0.0 { share / self.cands.len() as f64 } else { 0.0 };
             for ci in 0..self.cands.len() {
                 let c = self.cands[ci];
                 let first_path = first_probe && ci == 0 && count > 0;
@@ -481,6 +505,9 @@ impl<'a> Explorer<'a> {
                 ctx.routes.on_forward(at, c, &mut q);
                 q.hops += 1;
                 q.vc = c.vc;
+                if part > 0.0 {
+                    found.spread.push((link, part));
+                }
                 if next == d {
                     found.longest = found.longest.max(q.hops as u32);
                     if first_path {
@@ -512,6 +539,7 @@ impl<'a> Explorer<'a> {
                 };
                 let j = self.next.insert(next_key);
                 self.next.arrive(j, next_in);
+                *self.next.share(j) += part;
                 if first_path {
                     self.next.entry(j).count += count;
                     found.links.push((link, count));

@@ -78,6 +78,9 @@
 //!   average, sample standard deviation (over `|C| - 1`, which reproduces
 //!   the survey's Table 3) and maximum (the edge-forwarding index of the
 //!   Angara paper) over all directed links, unused ones included.
+//! * Spread link weights: the same paths with every state's share split evenly over all
+//!   its candidates (the expected link load of a uniformly random selection at zero load),
+//!   carried as a fraction per state next to the count, summed per link in fixed point.
 //! * `sigma(k, R)` (Angara paper): `(1/|C| sum_c |gamma_perfect - gamma_c|^k)^(1/k)` with
 //!   `gamma_c` the link weight and `gamma_perfect` the average channel load of a routing
 //!   whose every route is minimal, i.e. the sum of shortest distances over the ordered
@@ -126,6 +129,9 @@ use cdg::CdgBits;
 use explore::Explorer;
 use rayon::prelude::*;
 use std::time::Instant;
+
+/// Fixed-point unit of the spread link weights (2^24 per path).
+const SPREAD_UNIT: f64 = (1u64 << 24) as f64;
 
 /// `init` calls per pair for routings whose random states are sampled.
 const INIT_SAMPLES: u64 = 32;
@@ -276,6 +282,16 @@ pub fn analyse_with(
     let total: u64 = link_weights.iter().map(|l| l.weight).sum();
     let avg = total as f64 / c;
     let var = link_weights.iter().map(|l| (l.weight as f64 - avg).powi(2)).sum::<f64>() / (c - 1.0).max(1.0);
+    let spread: Vec<f64> = link_weights
+        .iter()
+        .map(|l| {
+            acc.spread[net.port_offsets[l.switch as usize] as usize + l.port as usize] as f64 / SPREAD_UNIT
+        })
+        .collect();
+    let spread_avg = spread.iter().sum::<f64>() / c;
+    let spread_std =
+        (spread.iter().map(|w| (w - spread_avg).powi(2)).sum::<f64>() / (c - 1.0).max(1.0)).sqrt();
+    let spread_max = spread.iter().copied().fold(0.0, f64::max);
     let perfect = shortest_total(net, &ctx.terminals, &destinations) as f64 / c;
     let sigma =
         (link_weights.iter().map(|l| (perfect - l.weight as f64).abs().powi(SIGMA_K as i32)).sum::<f64>()
@@ -307,6 +323,10 @@ pub fn analyse_with(
         link_weight_avg: avg,
         link_weight_std: var.sqrt(),
         link_weight_max: link_weights.iter().map(|l| l.weight).max().unwrap_or(0),
+        spread_link_weight_avg: spread_avg,
+        spread_link_weight_std: spread_std,
+        spread_link_weight_max: spread_max,
+        spread_destinations: acc.spread_destinations as usize,
         sigma,
         perfect_channel_load: perfect,
         longest_path: acc.longest,
@@ -414,6 +434,13 @@ struct Acc {
     longest: u32,
     longest_first: u32,
     link_counts: Vec<u64>,
+    /// Spread paths per link ([`explore::Found::spread`]) in fixed point, units of
+    /// [`SPREAD_UNIT`]: integer sums, so the totals do not depend on the threads.
+    spread: Vec<u64>,
+    /// One destination's spread paths per link, before rounding.
+    spread_scratch: Vec<f64>,
+    /// Destinations whose routes all succeeded (their spread paths are counted).
+    spread_destinations: u64,
     /// Switches visited summed over the reached ordered pairs of distinct switches.
     visited: u64,
     pairs: u64,
@@ -427,6 +454,9 @@ impl Acc {
             longest: 0,
             longest_first: 0,
             link_counts: vec![0; net.ports.len()],
+            spread: vec![0; net.ports.len()],
+            spread_scratch: vec![0.0; net.ports.len()],
+            spread_destinations: 0,
             visited: 0,
             pairs: 0,
         }
@@ -440,6 +470,10 @@ impl Acc {
         for (a, b) in self.link_counts.iter_mut().zip(&other.link_counts) {
             *a += b;
         }
+        for (a, b) in self.spread.iter_mut().zip(&other.spread) {
+            *a += b;
+        }
+        self.spread_destinations += other.spread_destinations;
         self.visited += other.visited;
         self.pairs += other.pairs;
         self
@@ -584,6 +618,15 @@ impl<'a> Ctx<'a> {
                 for (link, count) in found.links {
                     acc.link_counts[link as usize] += count as u64;
                 }
+                // Summed per link in the exploration's order, then rounded once.
+                for &(link, part) in &found.spread {
+                    acc.spread_scratch[link as usize] += part;
+                }
+                for (link, _) in found.spread {
+                    let x = std::mem::take(&mut acc.spread_scratch[link as usize]);
+                    acc.spread[link as usize] += (x * SPREAD_UNIT).round() as u64;
+                }
+                acc.spread_destinations += 1;
                 acc.visited += found.visited;
                 acc.pairs += found.pairs;
                 acc.longest_first = acc.longest_first.max(found.longest_first);

@@ -86,6 +86,17 @@ pub struct RoutesReport {
     pub link_weight_std: f64,
     /// Largest link weight: the edge-forwarding index.
     pub link_weight_max: u64,
+    /// Link weights with each routing state's paths spread evenly over all its candidates
+    /// (a uniformly random selection at zero load, in expectation): average, sample
+    /// standard deviation and maximum. Equal to the first-candidate ones for single-path
+    /// routings; over the destinations whose routes all succeed.
+    pub spread_link_weight_avg: f64,
+    /// See `spread_link_weight_avg`.
+    pub spread_link_weight_std: f64,
+    /// See `spread_link_weight_avg`.
+    pub spread_link_weight_max: f64,
+    /// Destinations counted in the spread link weights.
+    pub spread_destinations: usize,
     /// `sigma(k, R)` of the Angara paper with `k = SIGMA_K`.
     pub sigma: f64,
     /// `gamma_perfect`: average link weight of a routing with all routes minimal.
