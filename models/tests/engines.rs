@@ -258,3 +258,28 @@ fn angara_on_meshes_faults_and_errors() {
         assert!(e.contains("router.vcs") && e.contains("needs 2 VCs, 1 available"), "{e}");
     }
 }
+
+#[test]
+fn dfs_is_up_down_over_a_depth_first_tree_with_the_best_root() {
+    // One VC, acyclic and complete; minimal on meshes (the survey's Table 2: DFS's ARD is
+    // the minimal 3.50 / 6.25 on the 4x4 / 8x8 meshes).
+    for (x, y) in [(4, 4), (8, 8)] {
+        let (_, r) = verified(&mesh(x, y), "dfs", 1);
+        assert!(
+            close(r.average_routing_distance, minimal_ard(&mesh(x, y)), 1e-9),
+            "{}",
+            r.average_routing_distance
+        );
+    }
+    // On tori its routes are no longer than Up*/Down*'s (the root is the best of all
+    // switches): 8x4, 4.07 against 4.25 (the survey: DFS 4.43, UD 4.25).
+    let (_, dfs) = verified(&torus(8, 4), "dfs", 1);
+    let (_, ud) = verified(&torus(8, 4), "up_down", 1);
+    assert!(dfs.average_routing_distance <= ud.average_routing_distance);
+    assert!(dfs.average_routing_distance > minimal_ard(&torus(8, 4)));
+    // A given root is used as is.
+    let rooted = try_build(&torus(8, 4), "dfs", 1, "[routing.dfs]\nroot = 31").expect("root 31");
+    assert!(analyse(&rooted).acyclic);
+    let e = try_build(&torus(8, 4), "dfs", 1, "[routing.dfs]\nroot = 32").err().expect("refused");
+    assert!(e.contains("routing.dfs.root") && e.contains("does not exist"), "{e}");
+}

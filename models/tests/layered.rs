@@ -229,5 +229,34 @@ fn lash_with_too_few_vcs_can_route_the_rest_over_up_down() {
         .err()
         .expect("refused")
         .to_string();
-    assert!(e.contains("routing.lash.too_few_vcs") && e.contains("known: refuse, up_down"), "{e}");
+    assert!(e.contains("routing.lash.too_few_vcs") && e.contains("`refuse` or `up_down`"), "{e}");
+}
+
+#[test]
+fn dfsssp_first_fit_needs_fewer_layers_than_cycle_cutting() {
+    // The same balanced shortest paths, layered two ways: first fit per path (default)
+    // and the paper's cycle cutting. On a 4x4x4 torus: 4 layers against 5 (OpenSM 3.3.23's
+    // DFSSSP needs 7 on the same fabric, docs/studies/opensm.md).
+    let net = "kind = \"torus\"\nsides = [4, 4, 4]";
+    let layers = |method: &str| {
+        let s = sim(
+            net,
+            "dfsssp",
+            &["topology.endpoints_per_switch=1", &format!("routing.dfsssp.layers=\"{method}\"")],
+        );
+        let r = analyse(&s);
+        assert!(r.acyclic && r.unreachable_pairs == 0, "{method}");
+        (s.routing().vcs_required(), r.link_weights, r.average_routing_distance)
+    };
+    let (ff, ff_weights, ff_ard) = layers("first_fit");
+    let (cut, cut_weights, cut_ard) = layers("cycle_cut");
+    assert_eq!((ff, cut), (4, 5));
+    assert_eq!(ff_weights, cut_weights);
+    assert_eq!(ff_ard, cut_ard);
+    let e = Config::parse(&text(net), &with("dfsssp", &["routing.dfsssp.layers=\"best\""]))
+        .and_then(Simulation::build)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("routing.dfsssp.layers") && e.contains("`first_fit` or `cycle_cut`"), "{e}");
 }

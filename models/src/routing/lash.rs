@@ -224,13 +224,19 @@ impl Routing for LashUpDown {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LashSettings {
-    /// `refuse` or `up_down` (see [`LashUpDown`]).
-    #[serde(default = "refuse")]
-    too_few_vcs: String,
+    #[serde(default)]
+    too_few_vcs: TooFewVcs,
 }
 
-fn refuse() -> String {
-    "refuse".into()
+/// What LASH does when the pairs need more layers than the VCs.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum TooFewVcs {
+    /// The configuration is refused, naming the pair that fitted no layer.
+    #[default]
+    Refuse,
+    /// The survey's LASH ([`LashUpDown`]).
+    UpDown,
 }
 
 /// The registry's build: when LASH assigns the VCs, its layers may not exceed them.
@@ -238,16 +244,7 @@ fn build_entry(
     ctx: &super::registry::BuildContext<'_>,
 ) -> Result<std::sync::Arc<dyn super::Routing>, ConfigError> {
     let settings: LashSettings = ctx.settings()?;
-    let up_down = match settings.too_few_vcs.as_str() {
-        "refuse" => false,
-        "up_down" => true,
-        other => {
-            return Err(ConfigError::new(
-                "routing.lash.too_few_vcs",
-                format!("unknown `{other}`; known: refuse, up_down"),
-            ))
-        }
-    };
+    let up_down = settings.too_few_vcs == TooFewVcs::UpDown;
     let limit = (ctx.vc_policy == VcPolicy::Routing).then_some(ctx.vcs as usize);
     match build(ctx.net, ctx.endpoint_switch, limit)? {
         Outcome::Routed(r) => super::layered::fit(ctx, r),

@@ -36,6 +36,7 @@ routing_registry! {
     omni => [OMNIWAR, DAL],
     polarized => [POLARIZED],
     updown => [UP_DOWN],
+    dfs => [DFS],
     dfsssp => [DFSSSP],
     lash => [LASH],
     nue => [NUE],

@@ -74,8 +74,19 @@ impl UdLegal {
         root: SwitchId,
         ties_by_id: bool,
     ) -> Result<Self, TopologyError> {
+        Self::with_levels(graph, net, root, ties_by_id, bfs(net, root))
+    }
+
+    /// The legal distances for the order `(level, id)` of the switches (a link is up when
+    /// it leads to a smaller one): BFS levels for Up*/Down*, DFS labels for `dfs`.
+    pub(crate) fn with_levels(
+        graph: &SwitchGraph,
+        net: &Network,
+        root: SwitchId,
+        ties_by_id: bool,
+        level: Vec<u32>,
+    ) -> Result<Self, TopologyError> {
         let n = net.num_switches();
-        let level = bfs(net, root);
         if let Some(s) = level.iter().position(|&l| l == u32::MAX) {
             return Err(TopologyError::new(
                 "kind",
@@ -148,6 +159,24 @@ impl UpDown {
         let graph = SwitchGraph::new(net);
         let legal = UdLegal::new(&graph, net, root)?;
         Ok(Self { graph, legal })
+    }
+
+    /// Up*/Down*'s rule over a given order of the switches (see [`UdLegal::with_levels`]).
+    pub(crate) fn with_order(net: &Network, root: SwitchId, order: Vec<u32>) -> Result<Self, TopologyError> {
+        let graph = SwitchGraph::new(net);
+        let legal = UdLegal::with_levels(&graph, net, root, true, order)?;
+        Ok(Self { graph, legal })
+    }
+
+    /// Sum of the shortest legal distances over ordered pairs of `switches`.
+    pub(crate) fn total_distance(&self, switches: &[SwitchId]) -> u64 {
+        let mut sum = 0;
+        for &d in switches {
+            for &s in switches {
+                sum += self.legal.legal(d, s, 0) as u64;
+            }
+        }
+        sum
     }
 
     /// The root switch.
