@@ -423,11 +423,14 @@ fn with_named_files(text: &str, set: &[String]) -> Result<Vec<String>> {
     let mut read = Vec::new();
     for (section, path_key, contents_key, what) in files {
         let Some(t) = table(section) else { continue };
-        if t.contains_key(contents_key) {
+        // Contents given (e.g. a configuration recorded with results) are used, unless the
+        // file is named on the command line.
+        let prefix = section.join(".");
+        let path_set = set.iter().any(|o| o.starts_with(&format!("{prefix}.{path_key}=")));
+        if t.contains_key(contents_key) && !path_set {
             continue;
         }
         if let Some(path) = t.get(path_key).and_then(|p| p.as_str()) {
-            let prefix = section.join(".");
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("{prefix}.{path_key}: cannot read {what} {path}"))?;
             read.push(format!("{prefix}.{contents_key}={}", toml::Value::String(text)));

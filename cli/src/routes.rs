@@ -16,6 +16,13 @@ fn write_tables(sim: &Simulation, dir: &Path) -> Result<()> {
     let cfg = &sim.config;
     let tables = path_tables(&sim.net, &sim.routes(), cfg.router.vcs, cfg.simulation.seed)
         .context("--dump-tables: these routes cannot be written as forwarding tables")?;
+    if tables.max_sl() > 15 {
+        anyhow::bail!(
+            "--dump-tables: these routes use {} VCs and InfiniBand has 16 SLs; lower router.vcs to at most 16 \
+             (layered routings spread their layers over every VC)",
+            tables.max_sl() as u32 + 1
+        );
+    }
     let view = IbView::of(&sim.net);
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     for (name, text) in [

@@ -116,3 +116,14 @@ fn routings_deciding_at_run_time_are_refused() {
     let e = Simulation::build(cfg).map(drop).expect_err("refused").to_string();
     assert!(e.contains("routing.selection") && e.contains("the load"), "{e}");
 }
+
+#[test]
+fn balanced_routes_application_packets_too() {
+    // Workload packets carry a marker bit in their id; the selection finds their source.
+    let text = BASE.replace("[traffic]\npattern = \"uniform\"\nload = 0.2\n", "")
+        + "[workload]\n[[workload.jobs]]\nkind = \"alltoall\"\nranks = 16\nmessage_bytes = 64\n";
+    let s = build(&text, &["routing.selection=\"balanced\""]);
+    let r = run(&s, 2);
+    let w = r.workload.as_ref().expect("workload results");
+    assert!(w.jobs[0].completion_time.is_some(), "the all-to-all finishes");
+}

@@ -162,7 +162,7 @@ fn bad_tables_are_refused_naming_the_switch_and_lid() {
     assert!(e.contains("routing.tables.lfts") && e.contains("no forwarding table for switch 'S15'"), "{e}");
     // A switch the fabric does not have.
     let e = err(&MINHOP.replace("('S3')", "('S99')"));
-    assert!(e.contains("switch 'S99' is not in the fabric"), "{e}");
+    assert!(e.contains("switch 'S99' (GUID 0x0000000000200003) is not in the fabric"), "{e}");
     // A missing entry on a route: S1 forgets H0_0's LID (0x0002).
     let e = err(&set(MINHOP, "S1", "0x0002", None));
     assert!(e.contains("switch 'S1' has no entry for LID 0x0002 (HCA 'H0_0')"), "{e}");
@@ -207,4 +207,36 @@ fn routes_that_are_not_tables_are_refused_when_written() {
     let sim = build(&text(RRG), &["routing.algorithm=\"up_down\"", "router.vcs=1"]);
     let e = path_tables(&sim.net, &sim.routes(), 1, 5).expect_err("refused").to_string();
     assert!(e.contains("not destination-based"), "{e}");
+}
+
+#[test]
+fn switches_are_matched_by_guid_as_ibnetdiscover_names_them() {
+    // ibnetdiscover names a switch `S-<GUID>`; OpenSM's headers give the GUID and a node
+    // description that need not be unique. Rename the 4x4 torus's switches so, give every
+    // switch the same description in the dump, and the tables still read, with the same
+    // routes as under the plain names (ibsim gave switch s the GUID 0x200000 + s).
+    let native = build(&text(TORUS), &[]);
+    let mut net_text = IbView::of(&native.net).net_text(&native.net);
+    let mut dump = MINHOP.to_string();
+    for s in 0..16 {
+        let guid = format!("S-{:016x}", 0x0020_0000 + s);
+        net_text = net_text.replace(&format!("\"S{s}\""), &format!("\"{guid}\""));
+        dump = dump.replace(&format!("('S{s}')"), "('switch')");
+    }
+    let file = format!("kind = \"file\"\ncontents = {}", toml::Value::String(net_text));
+    let text_file = BASE.replace("TOPOLOGY", &file).replace("endpoints_per_switch = 2\n", "");
+    let mut o = tables_overrides(&dump, None);
+    o.push("router.vcs=1".into());
+    let cfg = Config::parse(&text_file, &o).expect("config");
+    let by_guid = analyse(&Simulation::build(cfg).expect("tables matched by GUID"));
+    let by_name = analyse(&with_tables(TORUS, MINHOP, None, &["router.vcs=1"]).unwrap());
+    assert_eq!(by_guid.link_weights, by_name.link_weights);
+    assert_eq!(by_guid.average_routing_distance, by_name.average_routing_distance);
+    // Port 255 is "no route" (`ibroute -a`): an entry nobody uses may say so; a LID twice
+    // in one table is refused.
+    let unused = set(MINHOP, "S5", "0x0001", Some("255"));
+    assert!(with_tables(TORUS, &unused, None, &[]).is_ok());
+    let twice = MINHOP.replacen("0x0002 004 #", "0x0002 004\n0x0002 003 #", 1);
+    let e = with_tables(TORUS, &twice, None, &[]).err().expect("refused");
+    assert!(e.contains("a second entry for LID 0x0002"), "{e}");
 }

@@ -9,10 +9,12 @@
 //! Here the selection is greedy with one improvement pass, as OpenSM's MinHop balancing is
 //! greedy over its port counters:
 //!
-//! 1. Pairs in order (source, then destination switch), each takes the path whose most
-//!    loaded link is least loaded, then whose links' loads sum least (ties: the first
-//!    candidates), found by a search over the routing's states level by level (every hop
-//!    is a level, so each state keeps its best way in). Its links' weights go up by one.
+//! 1. Pairs in order (source, then destination switch), each takes, among the routing's
+//!    paths with the fewest hops, one whose most loaded link is least loaded, found by a
+//!    search over the routing's states level by level (every hop is a level; each state
+//!    keeps its best way in by the most loaded link so far, then the sum of the loads so
+//!    far, then the first candidates, so the sum is a tie-break rather than minimised
+//!    exactly). Its links' weights go up by one.
 //! 2. Every pair again, in the same order, with its own path taken out of the weights.
 //!
 //! The routing's own rules still decide what is legal (Up*/Down*'s turns, MUD's and TOR's
@@ -43,6 +45,8 @@ pub struct Balanced {
     choice: Vec<u8>,
     endpoint_switch: Arc<Vec<SwitchId>>,
     longest: u32,
+    /// VCs the chosen paths use (TOR's may use more layers than its fewest).
+    vcs_used: u8,
     summary: String,
 }
 
@@ -78,6 +82,9 @@ struct Best {
     link: u32,
 }
 
+/// A chosen path: (link, candidate index, VC) per hop.
+type Path = Vec<(u32, u8, u8)>;
+
 /// The search over one pair's paths, with buffers kept between pairs.
 struct Search<'a> {
     net: &'a Network,
@@ -91,8 +98,8 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
-    /// The best path from `s` to `d` under `weights`: (link, candidate index) per hop.
-    fn path(&mut self, s: SwitchId, d: SwitchId, weights: &[u32]) -> Result<Vec<(u32, u8)>, String> {
+    /// The best path from `s` to `d` under `weights`: (link, candidate index, VC) per hop.
+    fn path(&mut self, s: SwitchId, d: SwitchId, weights: &[u32]) -> Result<Vec<(u32, u8, u8)>, String> {
         let net = self.net;
         let (src, dst) =
             (self.endpoint[s as usize].expect("source"), self.endpoint[d as usize].expect("dest"));
@@ -166,7 +173,7 @@ impl Search<'_> {
                 let mut path = Vec::with_capacity(self.levels.len() - 1);
                 for l in (1..self.levels.len()).rev() {
                     let b = self.levels[l][j];
-                    path.push((b.link, b.candidate));
+                    path.push((b.link, b.candidate, b.packet.vc));
                     j = b.from as usize;
                 }
                 path.reverse();
@@ -224,13 +231,13 @@ impl Balanced {
         };
         let fail = |e: String| ConfigError::new("routing.selection", format!("`balanced` on `{name}`: {e}"));
         let mut weights = vec![0u32; net.ports.len()];
-        let mut paths: Vec<Vec<(u32, u8)>> = Vec::with_capacity(terminals.len() * terminals.len());
+        let mut paths: Vec<Path> = Vec::with_capacity(terminals.len() * terminals.len());
         let pairs =
             || terminals.iter().flat_map(|&s| terminals.iter().map(move |&d| (s, d))).filter(|(s, d)| s != d);
         // Pass 1: greedy.
         for (s, d) in pairs() {
             let path = search.path(s, d, &weights).map_err(fail)?;
-            for &(link, _) in &path {
+            for &(link, ..) in &path {
                 weights[link as usize] += 1;
             }
             paths.push(path);
@@ -240,11 +247,11 @@ impl Balanced {
         // Pass 2: each pair again, with its own path taken out.
         // (More passes change little: 16x8 torus TOR, std 91.8 after two, 91.5 after four.)
         for (k, (s, d)) in pairs().enumerate() {
-            for &(link, _) in &paths[k] {
+            for &(link, ..) in &paths[k] {
                 weights[link as usize] -= 1;
             }
             let path = search.path(s, d, &weights).map_err(fail)?;
-            for &(link, _) in &path {
+            for &(link, ..) in &path {
                 weights[link as usize] += 1;
             }
             paths[k] = path;
@@ -255,7 +262,7 @@ impl Balanced {
         let mut choice = vec![0u8; n * n * stride];
         for (k, (s, d)) in pairs().enumerate() {
             let base = (s as usize * n + d as usize) * stride;
-            for (h, &(_, c)) in paths[k].iter().enumerate() {
+            for (h, &(_, c, _)) in paths[k].iter().enumerate() {
                 choice[base + h] = c;
             }
         }
@@ -265,13 +272,15 @@ impl Balanced {
             first_max,
             weights.iter().copied().max().unwrap_or(0)
         );
-        Ok(Balanced { inner, n, stride, choice, endpoint_switch, longest: longest as u32, summary })
+        let top_vc = paths.iter().flatten().map(|&(.., vc)| vc).max().unwrap_or(0);
+        let vcs_used = inner.vcs_required().max(top_vc + 1);
+        Ok(Balanced { inner, n, stride, choice, endpoint_switch, longest: longest as u32, vcs_used, summary })
     }
 }
 
 impl Routing for Balanced {
     fn vcs_required(&self) -> u8 {
-        self.inner.vcs_required()
+        self.vcs_used
     }
 
     fn max_hops(&self) -> u32 {
@@ -293,9 +302,12 @@ impl Routing for Balanced {
     ) {
         let start = out.len();
         self.inner.candidates(at, dst, packet, load, rng, out);
-        let src = self.endpoint_switch[(packet.id >> 32) as usize];
+        let src = self.endpoint_switch[packet.src() as usize];
         let hop = (packet.hops as usize).min(self.stride - 1);
         let k = self.choice[(src as usize * self.n + dst as usize) * self.stride + hop] as usize;
+        // The routing offers at run time what it offered while choosing (its candidates
+        // read neither load nor random state), so the recorded index is there.
+        debug_assert!(start + k < out.len(), "balanced replay at switch {at} towards {dst}");
         if let Some(&c) = out.get(start + k) {
             out.truncate(start);
             out.push(c);

@@ -43,6 +43,9 @@ use std::sync::Arc;
 /// No entry in [`PathTables::ports`].
 pub const NO_PORT: PortId = PortId::MAX;
 
+/// The port number InfiniBand tools print for a LID a switch has no route to.
+const NO_ROUTE: u32 = 255;
+
 /// Destination-based forwarding tables with a layer (SL) per source switch and
 /// destination: what `tables` routes by, what the reader of OpenSM's dumps builds and what
 /// xnet writes (`xnet routes --dump-tables`).
@@ -137,8 +140,8 @@ fn write_blocks(
     out
 }
 
-/// The tables as OpenSM's `opensm-lfts.dump`: LIDs from [`switch_lid`] and
-/// [`endpoint_lid`], IB ports from `view`. A switch's route to another switch is its route
+/// The tables as OpenSM's `opensm-lfts.dump`: switch `s` has LID `s + 1`, endpoint `e`
+/// LID `n + 1 + e` (`n` switches), IB ports from `view`. A switch's route to another switch is its route
 /// to that switch's first endpoint (switches without endpoints get no entry).
 pub fn write_lfts(net: &Network, view: &IbView, t: &PathTables) -> String {
     let n = net.num_switches();
@@ -205,33 +208,58 @@ struct Block {
 fn parse_blocks(text: &str, title: &str, key: &str, net: &Network, view: &IbView) -> Result<Vec<Block>, ConfigError> {
     let by_name: HashMap<&str, SwitchId> =
         view.switch_names.iter().enumerate().map(|(s, name)| (name.as_str(), s as SwitchId)).collect();
+    // `ibnetdiscover` names a switch `S-<GUID>` and OpenSM's headers give the GUID: match
+    // by it first (node descriptions need not be unique on a real fabric).
+    let by_guid: HashMap<u64, SwitchId> = view
+        .switch_names
+        .iter()
+        .enumerate()
+        .filter_map(|(s, name)| {
+            let hex = name.strip_prefix("S-")?.trim_start_matches("0x");
+            Some((u64::from_str_radix(hex, 16).ok()?, s as SwitchId))
+        })
+        .collect();
     let mut blocks: Vec<Block> = Vec::new();
     let mut seen = vec![0usize; net.num_switches()];
     for (number, raw) in text.lines().enumerate() {
         let line = raw.trim();
         let lineno = number + 1;
         if line.starts_with(title) {
-            // The name is the last parenthesised part: ('NAME') as OpenSM writes it, (NAME)
-            // as ibroute does.
-            let name = line
-                .rfind('(')
-                .and_then(|open| line[open + 1..].rfind(')').map(|close| &line[open + 1..open + 1 + close]))
-                .map(|n| n.trim_matches(|c| c == '\'' || c == '"'))
-                .ok_or_else(|| ConfigError::new(key, format!("line {lineno}: a header without a ('switch name')")))?;
-            let &switch = by_name.get(name).ok_or_else(|| {
+            let guid = line
+                .split_once(" guid ")
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .and_then(|g| u64::from_str_radix(g.trim_start_matches("0x"), 16).ok());
+            // The name: between `('` and the last `')` as OpenSM writes it, else the last
+            // parenthesised part, as ibroute writes it.
+            let name = match (line.find("('"), line.rfind("')")) {
+                (Some(open), Some(close)) if close > open + 1 => Some(&line[open + 2..close]),
+                _ => line
+                    .rfind('(')
+                    .and_then(|open| line[open + 1..].rfind(')').map(|close| line[open + 1..open + 1 + close].trim())),
+            };
+            let found = guid.and_then(|g| by_guid.get(&g)).or_else(|| name.and_then(|n| by_name.get(n)));
+            let &switch = found.ok_or_else(|| {
                 ConfigError::new(
                     key,
-                    format!(
-                        "line {lineno}: switch '{name}' is not in the fabric ({} switches, e.g. '{}')",
-                        view.switch_names.len(),
-                        view.switch_names[0]
-                    ),
+                    match (name, guid) {
+                        (None, None) => format!("line {lineno}: a header without a switch GUID or ('name')"),
+                        _ => format!(
+                            "line {lineno}: switch '{}' (GUID {}) is not in the fabric ({} switches, e.g. '{}')",
+                            name.unwrap_or(""),
+                            guid.map_or("none".into(), |g| format!("0x{g:016x}")),
+                            view.switch_names.len(),
+                            view.switch_names[0]
+                        ),
+                    },
                 )
             })?;
             if seen[switch as usize] != 0 {
                 return Err(ConfigError::new(
                     key,
-                    format!("line {lineno}: switch '{name}' has a second table (first on line {})", seen[switch as usize]),
+                    format!(
+                        "line {lineno}: switch '{}' has a second table (first on line {})",
+                        view.switch_names[switch as usize], seen[switch as usize]
+                    ),
                 ));
             }
             seen[switch as usize] = lineno;
@@ -263,7 +291,19 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
     let mut table: Vec<HashMap<u32, (u32, usize)>> = vec![HashMap::new(); n];
     for b in &blocks {
         for &(lid, port, line) in &b.entries {
-            table[b.switch as usize].insert(lid, (port, line));
+            // Port 255: "no route" (`ibroute -a`, `dump_fts -a`).
+            if port == NO_ROUTE {
+                continue;
+            }
+            if let Some((_, first)) = table[b.switch as usize].insert(lid, (port, line)) {
+                return Err(ConfigError::new(
+                    LFTS,
+                    format!(
+                        "line {line}: switch '{}' has a second entry for LID 0x{lid:04x} (first on line {first})",
+                        view.switch_names[b.switch as usize]
+                    ),
+                ));
+            }
         }
     }
     if let Some(s) = (0..n).find(|&s| table[s].is_empty()) {
@@ -276,6 +316,9 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
         let s = b.switch;
         for &(lid, ib, line) in &b.entries {
             let Ok(ib) = u16::try_from(ib) else { continue };
+            if ib == 0 {
+                continue; // the switch itself
+            }
             let Some(port) = view.port_of(net, s, ib) else { continue };
             let PortTarget::Endpoint(e) = net.ports(s)[port as usize].target else { continue };
             if let Some(&other) = owner.get(&lid) {

@@ -24,7 +24,8 @@
 //! spare upper layers) is not done: spare VCs stay unused.
 //!
 //! With `routing.selection = "balanced"` a state lists, after the table's hop, every other
-//! minimal next hop with the fewest transitions left, and the balanced selection
+//! minimal next hop whose path can stay within the VCs (its layer plus the fewest
+//! transitions left from there at most `router.vcs - 1`), and the balanced selection
 //! (`balanced.rs`) picks one path per pair among them: the survey's per-pair balancing
 //! rather than the per-destination table (on the survey's 16x8 torus, link-weight std
 //! 80.0 against the survey's 78.3, where the table gives 109.4).
@@ -70,6 +71,17 @@ impl Tor {
         net: &Network,
         root: Option<SwitchId>,
         endpoint_switch: &[SwitchId],
+    ) -> Result<Self, TopologyError> {
+        Self::build(net, root, endpoint_switch, false)
+    }
+
+    /// [`Tor::new`], keeping with `ties` what listing every tie needs (the balanced
+    /// selection).
+    fn build(
+        net: &Network,
+        root: Option<SwitchId>,
+        endpoint_switch: &[SwitchId],
+        ties: bool,
     ) -> Result<Self, TopologyError> {
         let n = net.num_switches();
         let dist = DistanceTable::compute(net)?;
@@ -120,7 +132,9 @@ impl Tor {
                     tor.next[(d as usize * n + s as usize) * 2 + phase as usize] = best.2;
                 }
             }
-            fewest.extend(cost.iter().flat_map(|c| c.map(|t| t.min(u8::MAX as u32) as u8)));
+            if ties {
+                fewest.extend(cost.iter().flat_map(|c| c.map(|t| t.min(u8::MAX as u32) as u8)));
+            }
             if !terminal[d as usize] {
                 continue;
             }
@@ -144,16 +158,14 @@ impl Tor {
             ));
         }
         tor.layers = (max_transitions + 1) as u8;
-        tor.ties = Some((dist, fewest));
+        if ties {
+            tor.ties = Some((dist, fewest));
+        }
         Ok(tor)
     }
 
-    /// Keeps what listing every tie needs (with the balanced selection) or drops it; the
-    /// ties listed may use layers up to `top_layer`.
-    fn keep_ties(mut self, keep: bool, top_layer: u8) -> Self {
-        if !keep {
-            self.ties = None;
-        }
+    /// The ties listed may use layers up to `top_layer` (at least the layers needed).
+    fn with_top_layer(mut self, top_layer: u8) -> Self {
         self.top_layer = top_layer.max(self.layers - 1);
         self
     }
@@ -244,8 +256,9 @@ pub const TOR: RoutingEntry = RoutingEntry {
     state_bytes: |size| size.table(4, 0, 0),
     build: |ctx| {
         let s: RootSetting = ctx.settings()?;
-        let r = Tor::new(ctx.net, ctx.root(s.root)?, ctx.endpoint_switch)?
-            .keep_ties(ctx.selection == super::Selection::Balanced, ctx.vcs.saturating_sub(1));
+        let ties = ctx.selection == super::Selection::Balanced;
+        let r = Tor::build(ctx.net, ctx.root(s.root)?, ctx.endpoint_switch, ties)?
+            .with_top_layer(ctx.vcs.saturating_sub(1));
         ctx.check_layers(r.layers())?;
         Ok(Arc::new(r))
     },

@@ -106,11 +106,13 @@ pub fn build_routing(
         ));
     }
     let empty = Table::new();
+    // The balanced selection asks the routing about every switch while choosing paths.
+    let balanced = config.routing.selection == Selection::Balanced;
     let ctx = BuildContext {
         entry,
         net,
         endpoint_switch,
-        switches,
+        switches: if balanced { None } else { switches },
         vcs: routing_vcs(config),
         vc_policy: effective_vc_policy(config),
         seed: config.simulation.seed,
@@ -119,7 +121,7 @@ pub fn build_routing(
         selection: config.routing.selection,
     };
     let routing = (entry.build)(&ctx)?;
-    if config.routing.selection == Selection::Balanced {
+    if balanced {
         return Ok(Arc::new(Balanced::build(routing, entry.name, net, endpoint_switch.clone())?));
     }
     Ok(routing)

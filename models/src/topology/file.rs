@@ -171,6 +171,13 @@ fn parse_ibnet(text: &str) -> Result<Fabric, TopologyError> {
                     format!("line {lineno}: cannot read `{line}` as a port line `[p] \"remote\"[rp]`"),
                 )
             })?;
+            // IB ports are 1 to 254 (port 0 is a switch's own management port).
+            if let Some(bad) = [local, rport].into_iter().find(|&p| p == 0 || p > 254) {
+                return Err(TopologyError::new(
+                    "contents",
+                    format!("line {lineno}: IB port {bad}; cabled ports are 1 to 254"),
+                ));
+            }
             let node = nodes.last_mut().ok_or_else(|| {
                 TopologyError::new("contents", format!("line {lineno}: a port line before any Switch or Hca"))
             })?;
@@ -284,8 +291,8 @@ fn parse_ibnet(text: &str) -> Result<Fabric, TopologyError> {
                 .collect()
         })
         .collect();
-    // IB port numbers fit in a byte in IB; a u16 holds any a file gives.
-    let ib_port = |p: u32| p.min(u16::MAX as u32) as u16;
+    // Checked to be 1 to 254 above.
+    let ib_port = |p: u32| p as u16;
     let ib = attached
         .into_iter()
         .zip(&cabled)
