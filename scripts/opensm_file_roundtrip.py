@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from compare_opensm import CONFIG, ensure_opensm  # the same fabrics' config, installer
+
 ROOT = Path(__file__).resolve().parents[1]
 XNET = os.environ.get("XNET", str(ROOT / "target" / "release" / "xnet"))
 
@@ -35,20 +37,6 @@ FABRICS = [
     ("RRG 100, d=8", 'kind = "random_regular"\nswitches = 100\ndegree = 8\nseed = 1\nendpoints_per_switch = 2',
      ["lash", "dfsssp"]),
 ]
-
-CONFIG = """[simulation]
-cycles = 1000
-seed = 1
-[topology]
-{topology}
-[router]
-vcs = 8
-[routing]
-algorithm = "lash"
-[traffic]
-pattern = "uniform"
-load = 0.1
-"""
 
 HEADER = re.compile(r"(Unicast lids|Path SLs) \[.*\] of switch Lid (\d+) guid (0x[0-9a-f]+) \('(.*)'\):")
 ENTRY = re.compile(r"0x([0-9a-f]+) (\d+) .*portguid (0x[0-9a-f]+): '(.*)'")
@@ -117,9 +105,7 @@ def report(cfg: Path, *sets):
 
 
 def main():
-    if not (shutil.which("opensm") or Path("/usr/sbin/opensm").exists()):
-        subprocess.run(["apt-get", "install", "-y", "-qq", "opensm", "ibsim-utils"], check=True,
-                       env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}, stdout=subprocess.DEVNULL)
+    ensure_opensm()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
