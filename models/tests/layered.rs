@@ -260,3 +260,22 @@ fn dfsssp_first_fit_needs_fewer_layers_than_cycle_cutting() {
         .to_string();
     assert!(e.contains("routing.dfsssp.layers") && e.contains("`first_fit` or `cycle_cut`"), "{e}");
 }
+
+#[test]
+fn lash_on_balanced_paths_trades_layers_for_link_balance() {
+    // OpenSM's tree paths pack into few layers but load links unevenly; DFSSSP's balanced
+    // paths even the link weights (RRG 876: std 18.5 against 69.0) for more layers (13
+    // against 10). Both deadlock-free and minimal.
+    let net = "kind = \"random_regular\"\nswitches = 64\ndegree = 6\nseed = 4";
+    let run = |paths: &str| {
+        let s = sim(net, "lash", &["router.vcs=32", &format!("routing.lash.paths=\"{paths}\"")]);
+        let r = analyse(&s);
+        assert!(r.acyclic && r.unreachable_pairs == 0, "{paths}");
+        (s.routing().vcs_required(), r.link_weight_std, r.average_routing_distance)
+    };
+    let (tree_layers, tree_std, tree_ard) = run("trees");
+    let (balanced_layers, balanced_std, balanced_ard) = run("balanced");
+    assert_eq!(tree_ard, balanced_ard);
+    assert!(balanced_std < 0.8 * tree_std, "{balanced_std} vs {tree_std}");
+    assert!(balanced_layers >= tree_layers, "{balanced_layers} vs {tree_layers}");
+}

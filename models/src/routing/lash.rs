@@ -95,7 +95,7 @@ const UP_DOWN_PAIR: u8 = u8::MAX;
 /// Builds the LASH tables for `net`, with at most `limit` layers (`None`: as many as it
 /// takes, up to 255).
 pub fn build(net: &Network, endpoint_switch: &[SwitchId], limit: Option<usize>) -> Result<Outcome, TopologyError> {
-    build_with(net, endpoint_switch, limit, false).map(|(outcome, _)| outcome)
+    build_with(net, endpoint_switch, limit, false, Paths::Trees).map(|(outcome, _)| outcome)
 }
 
 /// [`build`], and with `overflow` the pairs that fit none of the `limit` layers are marked
@@ -105,11 +105,21 @@ fn build_with(
     endpoint_switch: &[SwitchId],
     limit: Option<usize>,
     overflow: bool,
+    paths: Paths,
 ) -> Result<(Outcome, usize), TopologyError> {
     let dist = DistanceTable::compute(net)?;
     connected_diameter(&dist)?;
     let mut t = Tables::new(net, endpoint_switch);
-    tree_paths(net, &mut t);
+    match paths {
+        Paths::Trees => tree_paths(net, &mut t),
+        Paths::Balanced => {
+            let mut endpoints = vec![0u64; t.n];
+            for &s in endpoint_switch {
+                endpoints[s as usize] += 1;
+            }
+            super::dfsssp::route(net, &mut t, &endpoints)?;
+        }
+    }
     let n = t.n;
     let mut layer = vec![0u8; n * n];
     let mut dags: Vec<DynDag> = Vec::new();
@@ -226,6 +236,20 @@ impl Routing for LashUpDown {
 struct LashSettings {
     #[serde(default)]
     too_few_vcs: TooFewVcs,
+    #[serde(default)]
+    paths: Paths,
+}
+
+/// Which shortest paths LASH layers.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Paths {
+    /// OpenSM's: from breadth-first spanning trees (few layers, unbalanced links).
+    #[default]
+    Trees,
+    /// DFSSSP's balanced shortest paths (a Dijkstra per destination over link weights
+    /// that grow with the routes over them): balanced links, usually more layers.
+    Balanced,
 }
 
 /// What LASH does when the pairs need more layers than the VCs.
@@ -246,12 +270,12 @@ fn build_entry(
     let settings: LashSettings = ctx.settings()?;
     let up_down = settings.too_few_vcs == TooFewVcs::UpDown;
     let limit = (ctx.vc_policy == VcPolicy::Routing).then_some(ctx.vcs as usize);
-    match build(ctx.net, ctx.endpoint_switch, limit)? {
+    match build_with(ctx.net, ctx.endpoint_switch, limit, false, settings.paths)?.0 {
         Outcome::Routed(r) => super::layered::fit(ctx, r),
         Outcome::TooManyLayers { .. } if up_down && ctx.vcs >= 2 => {
             let lash_layers = ctx.vcs as usize - 1;
             let (Outcome::Routed(lash), overflowed) =
-                build_with(ctx.net, ctx.endpoint_switch, Some(lash_layers), true)?
+                build_with(ctx.net, ctx.endpoint_switch, Some(lash_layers), true, settings.paths)?
             else {
                 unreachable!("with overflow every pair is placed");
             };
@@ -281,11 +305,18 @@ pub const LASH: RoutingEntry = RoutingEntry {
     doc: "LASH: one shortest path per switch pair from BFS spanning trees (as OpenSM); both directions go into the first layer whose CDG stays acyclic, a new layer if none, stopping once the layers would exceed the VCs; spare VCs then split the fullest layers",
     topologies: "any",
     vcs: "one VC per layer (reported; fewer router.vcs is an error; all router.vcs are used)",
-    settings: Settings::typed::<LashSettings>(&[Setting {
-        key: "too_few_vcs",
-        default: "refuse",
-        doc: "when the pairs need more layers than router.vcs: refuse, or up_down (the survey's LASH: pairs that fit none of the first router.vcs - 1 layers take Up*/Down* routes on the last VC)",
-    }]),
+    settings: Settings::typed::<LashSettings>(&[
+        Setting {
+            key: "too_few_vcs",
+            default: "refuse",
+            doc: "when the pairs need more layers than router.vcs: refuse, or up_down (the survey's LASH: pairs that fit none of the first router.vcs - 1 layers take Up*/Down* routes on the last VC)",
+        },
+        Setting {
+            key: "paths",
+            default: "trees",
+            doc: "trees: OpenSM's shortest paths from BFS spanning trees (few layers); balanced: DFSSSP's balanced shortest paths (even link weights, usually more layers)",
+        },
+    ]),
     default_vc_policy: VcPolicy::Routing,
     needs_intact_topology: false,
     state_bytes: |size| size.table(0, 10, 0),
