@@ -395,7 +395,8 @@ pub(crate) fn parse_config(text: &str, set: &[String]) -> Result<Config> {
 /// `set` plus the contents of the files a configuration names, read here because the
 /// models crate reads no files: `topology.contents` from `topology.path` for a fabric file,
 /// `routing.tables.lfts_contents` and `.sls_contents` from `lfts` and `sls` for tables.
-/// A key whose contents are given already is not read again.
+/// A key whose contents are given already is not read again, unless its file is named
+/// with `--set`.
 fn with_named_files(text: &str, set: &[String]) -> Result<Vec<String>> {
     let mut set = set.to_vec();
     let mut doc: toml::Table = match toml::from_str(text) {

@@ -352,20 +352,14 @@ pub fn path_tables(net: &Network, routes: &Routes, vcs: u8, seed: u64) -> Result
         .terminals
         .par_iter()
         .map(|&d| {
-            let reps = ctx.destination_endpoints(d);
-            let mut columns: Vec<Column> =
-                reps.iter().map(|_| (Vec::new(), vec![NO_PORT; n], vec![0; n])).collect();
-            let first = reps[0];
-            for e in first..first + net.terminals[d as usize] as EndpointId {
-                let class = routes.routing.destination_class(e);
-                let k = reps.iter().position(|&r| routes.routing.destination_class(r) == class).unwrap_or(0);
-                columns[k].0.push(e);
-            }
-            for (k, &e) in reps.iter().enumerate() {
-                let (_, ports, sls) = &mut columns[k];
-                ctx.column(d, e, ports, sls)?;
-            }
-            Ok(columns)
+            ctx.destination_groups(d)
+                .into_iter()
+                .map(|group| {
+                    let (mut ports, mut sls) = (vec![NO_PORT; n], vec![0; n]);
+                    ctx.column(d, group[0], &mut ports, &mut sls)?;
+                    Ok((group, ports, sls))
+                })
+                .collect()
         })
         .collect();
     let mut column_of = vec![0u32; net.num_endpoints()];
@@ -501,10 +495,11 @@ struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     fn new(net: &'a Network, routes: &'a Routes, vcs: u8, seed: u64, exhaustive: bool) -> Self {
         let routing = &*routes.routing;
-        let mut endpoint = vec![None; net.num_switches()];
-        for (e, &(s, p)) in net.endpoint_location.iter().enumerate().rev() {
-            endpoint[s as usize] = Some((e as EndpointId, p));
-        }
+        let endpoint: Vec<_> = net
+            .first_endpoints()
+            .into_iter()
+            .map(|f| f.map(|e| (e, net.endpoint_location[e as usize].1)))
+            .collect();
         let terminals =
             (0..net.num_switches() as SwitchId).filter(|&s| endpoint[s as usize].is_some()).collect();
         let escape_hops = routes.escape.as_ref().map_or(0, |e| e.max_hops());
@@ -572,23 +567,24 @@ impl<'a> Ctx<'a> {
         states.dedup();
     }
 
-    /// The endpoints of switch `d` the verifier explores: its first, and for routings that
-    /// read the destination endpoint ([`Routing::destination_class`]) the first of every
-    /// further class.
-    fn destination_endpoints(&self, d: SwitchId) -> Vec<EndpointId> {
+    /// The endpoints of switch `d` grouped by destination class, each group led by the
+    /// endpoint the verifier explores: one group of all of them, unless the routing reads
+    /// the destination endpoint ([`Routing::destination_class`]).
+    fn destination_groups(&self, d: SwitchId) -> Vec<Vec<EndpointId>> {
         let first = self.endpoint[d as usize].expect("destination endpoint").0;
-        let mut out = vec![first];
-        if self.routing.destination_class(first).is_some() {
-            let mut classes = vec![self.routing.destination_class(first)];
-            for e in first + 1..first + self.net.terminals[d as usize] as EndpointId {
-                let class = self.routing.destination_class(e);
-                if !classes.contains(&class) {
-                    classes.push(class);
-                    out.push(e);
-                }
+        let all = first..first + self.net.terminals[d as usize] as EndpointId;
+        if self.routing.destination_class(first).is_none() {
+            return vec![all.collect()];
+        }
+        let mut groups: Vec<(Option<u32>, Vec<EndpointId>)> = Vec::new();
+        for e in all {
+            let class = self.routing.destination_class(e);
+            match groups.iter_mut().find(|(c, _)| *c == class) {
+                Some((_, members)) => members.push(e),
+                None => groups.push((class, vec![e])),
             }
         }
-        out
+        groups.into_iter().map(|(_, members)| members).collect()
     }
 
     /// Explores destination `d` into `explorer`'s CDG and `acc`: merged states first; when
@@ -597,8 +593,8 @@ impl<'a> Ctx<'a> {
     /// `d`'s first endpoint; further destination classes add their dependencies and
     /// failures.
     fn destination(&self, d: SwitchId, explorer: &mut Explorer<'_>, acc: &mut Acc) {
-        for (k, e) in self.destination_endpoints(d).into_iter().enumerate() {
-            self.destination_endpoint(d, e, k == 0, explorer, acc);
+        for (k, group) in self.destination_groups(d).into_iter().enumerate() {
+            self.destination_endpoint(d, group[0], k == 0, explorer, acc);
         }
     }
 
@@ -655,64 +651,37 @@ impl<'a> Ctx<'a> {
         ports: &mut [PortId],
         sls: &mut [u8],
     ) -> Result<(), AnalysisError> {
-        let net = self.net;
-        let mut rng: Rng = stream(self.seed, Purpose::Routing, d as u64 | 2 << 40);
-        let mut unused = stream(0, Purpose::Routing, 0);
-        let mut cands = Vec::new();
-        let mut from: Vec<SwitchId> = vec![SwitchId::MAX; net.num_switches()];
+        let mut walk = FirstWalk::new(self, d);
+        let mut from: Vec<SwitchId> = vec![SwitchId::MAX; self.net.num_switches()];
         for &s in &self.terminals {
             if s == d {
                 continue;
             }
-            let mut p = self.packet(s, e, 0, 0, self.default_init(s, d, &mut unused));
-            let mut at = s;
-            let mut in_port = self.endpoint[s as usize].expect("endpoint").1;
             let mut vc = None;
-            while at != d {
-                let hop = Hop { ports: net.ports(at), at, in_port, dst: d, vcs: self.vcs };
-                if !self.routes.try_next_hops(&hop, &mut p, &Probe(None), &mut rng, &mut cands) {
-                    return Err(AnalysisError(format!(
-                        "no route from switch {s} to switch {d}: no candidate at switch {at}"
-                    )));
-                }
-                let c = cands[0];
-                let Some(PortTarget::Switch { switch, port }) =
-                    net.ports(at).get(c.port as usize).map(|x| x.target)
-                else {
-                    return Err(AnalysisError(format!(
-                        "candidate port {} of switch {at} leads to no switch",
-                        c.port
-                    )));
-                };
+            walk.route(self, s, e, |at, c, _, p| {
                 let slot = &mut ports[at as usize];
                 if *slot != NO_PORT && *slot != c.port {
-                    return Err(AnalysisError(format!(
+                    return Err(format!(
                         "not destination-based: towards switch {d}, switch {at} forwards the route from switch {} on port {} \
                          and the route from switch {s} on port {}; forwarding tables hold one port per destination \
                          (this routing's first candidate depends on the source)",
                         from[at as usize], *slot, c.port
-                    )));
+                    ));
                 }
                 *slot = c.port;
                 from[at as usize] = s;
                 if *vc.get_or_insert(c.vc) != c.vc {
-                    return Err(AnalysisError(format!(
+                    return Err(format!(
                         "the route from switch {s} to switch {d} changes VC ({} then {} at hop {}): an SL fixes one VL \
                          per route (use a layered routing with vc_policy = \"routing\")",
                         vc.unwrap_or(0),
                         c.vc,
                         p.hops
-                    )));
+                    ));
                 }
-                self.routes.on_forward(at, c, &mut p);
-                p.hops += 1;
-                p.vc = c.vc;
-                if p.hops as u32 >= self.bound {
-                    return Err(AnalysisError(format!("the route from switch {s} to switch {d} loops")));
-                }
-                at = switch;
-                in_port = port;
-            }
+                Ok(())
+            })
+            .map_err(|(at, reason)| AnalysisError(format!("route from switch {s} to switch {d}, at switch {at}: {reason}")))?;
             sls[s as usize] = vc.unwrap_or(0);
         }
         Ok(())
@@ -725,52 +694,87 @@ impl<'a> Ctx<'a> {
     /// The first-candidate path of every source to endpoint `e` on `d`, walked one by one,
     /// into the path metrics of `acc` (for destinations with failing routes).
     fn first_paths(&self, d: SwitchId, e: EndpointId, acc: &mut Acc) {
-        let net = self.net;
-        let mut rng: Rng = stream(self.seed, Purpose::Routing, d as u64 | 2 << 40);
-        let mut unused = stream(0, Purpose::Routing, 0);
-        let mut cands = Vec::new();
-        let load = Probe(None);
-        'sources: for &s in &self.terminals {
+        let mut walk = FirstWalk::new(self, d);
+        let mut used = Vec::new();
+        for &s in &self.terminals {
             if s == d {
                 continue;
             }
-            let mut p = self.packet(s, e, 0, 0, self.default_init(s, d, &mut unused));
-            let mut at = s;
-            let mut in_port = self.endpoint[s as usize].expect("endpoint").1;
-            let mut used = Vec::new();
-            while at != d {
-                let hop = Hop { ports: net.ports(at), at, in_port, dst: d, vcs: self.vcs };
-                let (hops, vc) = (p.hops, p.vc);
-                if !self.routes.try_next_hops(&hop, &mut p, &load, &mut rng, &mut cands) {
-                    let reason = format!("no candidate at switch {at} (hop {hops}, VC {vc})");
-                    self.fail(acc, s, at, d, reason);
-                    continue 'sources;
+            used.clear();
+            match walk.route(self, s, e, |_, _, link, _| {
+                used.push(link);
+                Ok(())
+            }) {
+                Err((at, reason)) => self.fail(acc, s, at, d, reason),
+                Ok(hops) => {
+                    for &u in &used {
+                        acc.link_counts[u] += 1;
+                    }
+                    acc.visited += hops as u64 + 1;
+                    acc.pairs += 1;
+                    acc.longest_first = acc.longest_first.max(hops as u32);
                 }
-                let c = cands[0];
-                let target = net.ports(at).get(c.port as usize).map(|x| x.target);
-                let Some(PortTarget::Switch { switch, port }) = target else {
-                    let reason = format!("candidate port {} of switch {at} leads to no switch", c.port);
-                    self.fail(acc, s, at, d, reason);
-                    continue 'sources;
-                };
-                used.push(net.port_offsets[at as usize] as usize + c.port as usize);
-                self.routes.on_forward(at, c, &mut p);
-                p.hops += 1;
-                p.vc = c.vc;
-                if p.hops as u32 >= self.bound {
-                    self.fail(acc, s, at, d, format!("route longer than {} hops (a loop?)", self.bound));
-                    continue 'sources;
-                }
-                at = switch;
-                in_port = port;
             }
-            for u in used {
-                acc.link_counts[u] += 1;
-            }
-            acc.visited += p.hops as u64 + 1;
-            acc.pairs += 1;
-            acc.longest_first = acc.longest_first.max(p.hops as u32);
         }
+    }
+}
+
+/// Walks first-candidate routes towards one destination switch, as the router forwards a
+/// packet that always takes its first candidate at zero load (its streams and buffers).
+struct FirstWalk {
+    d: SwitchId,
+    rng: Rng,
+    unused: Rng,
+    cands: Vec<crate::routing::Candidate>,
+}
+
+impl FirstWalk {
+    fn new(ctx: &Ctx<'_>, d: SwitchId) -> Self {
+        FirstWalk {
+            d,
+            rng: stream(ctx.seed, Purpose::Routing, d as u64 | 2 << 40),
+            unused: stream(0, Purpose::Routing, 0),
+            cands: Vec::new(),
+        }
+    }
+
+    /// The route from switch `s` to endpoint `e`: `step(at, candidate, global port, packet
+    /// before the hop)` at every hop, then its hops; or where and why it fails (no
+    /// candidate, a port to no switch, a loop, or `step`'s error).
+    fn route(
+        &mut self,
+        ctx: &Ctx<'_>,
+        s: SwitchId,
+        e: EndpointId,
+        mut step: impl FnMut(SwitchId, crate::routing::Candidate, usize, &Packet) -> Result<(), String>,
+    ) -> Result<u16, (SwitchId, String)> {
+        let (net, d) = (ctx.net, self.d);
+        let mut p = ctx.packet(s, e, 0, 0, ctx.default_init(s, d, &mut self.unused));
+        let mut at = s;
+        let mut in_port = ctx.endpoint[s as usize].expect("endpoint").1;
+        while at != d {
+            let hop = Hop { ports: net.ports(at), at, in_port, dst: d, vcs: ctx.vcs };
+            let (hops, vc) = (p.hops, p.vc);
+            if !ctx.routes.try_next_hops(&hop, &mut p, &Probe(None), &mut self.rng, &mut self.cands) {
+                return Err((at, format!("no candidate at switch {at} (hop {hops}, VC {vc})")));
+            }
+            let c = self.cands[0];
+            let Some(PortTarget::Switch { switch, port }) =
+                net.ports(at).get(c.port as usize).map(|x| x.target)
+            else {
+                return Err((at, format!("candidate port {} of switch {at} leads to no switch", c.port)));
+            };
+            step(at, c, net.port_offsets[at as usize] as usize + c.port as usize, &p).map_err(|r| (at, r))?;
+            ctx.routes.on_forward(at, c, &mut p);
+            p.hops += 1;
+            p.vc = c.vc;
+            if p.hops as u32 >= ctx.bound {
+                return Err((at, format!("route longer than {} hops (a loop?)", ctx.bound)));
+            }
+            at = switch;
+            in_port = port;
+        }
+        Ok(p.hops)
     }
 }
 

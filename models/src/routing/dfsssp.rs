@@ -33,7 +33,7 @@
 //! fullest layers (`Layered::spread_over`).
 
 use super::graph::connected_diameter;
-use super::layered::{DynDag, LayerOf, Layered, Tables};
+use super::layered::{FirstFit, LayerOf, Layered, Tables};
 use super::registry::{BuildContext, RoutingEntry, Settings};
 use crate::config::ConfigError;
 use crate::registry::Setting;
@@ -58,15 +58,8 @@ pub enum LayerMethod {
 
 /// Builds the DFSSSP tables for `net` (first fit, no layer limit).
 pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, TopologyError> {
-    build_with(net, endpoint_switch, LayerMethod::FirstFit { limit: None })?
-        .map_err(|(limit, placed, paths)| TopologyError::new("kind", too_many(limit, placed, paths)))
-}
-
-fn too_many(limit: usize, placed: usize, paths: usize) -> String {
-    format!(
-        "dfsssp needs more than {limit} layers: path {} of {paths} fitted none of them (the search stops there)",
-        placed + 1
-    )
+    let built = build_with(net, endpoint_switch, LayerMethod::FirstFit { limit: None })?;
+    Ok(built.unwrap_or_else(|_| unreachable!("without a limit every path gets a layer")))
 }
 
 /// Builds the DFSSSP tables with `method`; `Ok(Err((limit, placed, paths)))` when a path
@@ -162,7 +155,7 @@ type Layering = Result<(Vec<u8>, usize, u32), (usize, usize, usize)>;
 fn layer_first_fit(t: &Tables, limit: Option<usize>) -> Result<Layering, TopologyError> {
     let n = t.n;
     let mut layer = vec![0u8; n * n];
-    let mut dags: Vec<DynDag> = Vec::new();
+    let mut fit = FirstFit::new(t.num_channels(), limit);
     let mut deps = Vec::new();
     let mut max_hops = 0;
     let paths = t.terminals.len() * t.terminals.len().saturating_sub(1);
@@ -175,24 +168,15 @@ fn layer_first_fit(t: &Tables, limit: Option<usize>) -> Result<Layering, Topolog
             }
             deps.clear();
             max_hops = max_hops.max(t.deps(s, d, &mut deps));
-            let l = match dags.iter_mut().position(|g| g.add_all(&deps)) {
-                Some(l) => l,
-                None => {
-                    if limit.is_some_and(|limit| dags.len() >= limit) {
-                        return Ok(Err((dags.len(), placed, paths)));
-                    }
-                    let mut g = DynDag::new(t.num_channels());
-                    assert!(g.add_all(&deps), "a shortest path alone forms a cycle");
-                    dags.push(g);
-                    dags.len() - 1
-                }
+            let Some(l) = fit.place(&deps) else {
+                return Ok(Err((fit.layers(), placed, paths)));
             };
             // Beyond 255 layers `finish` fails; the stored value is then irrelevant.
             layer[s as usize * n + d as usize] = l.min(255) as u8;
             placed += 1;
         }
     }
-    Ok(Ok((layer, dags.len(), max_hops)))
+    Ok(Ok((layer, fit.layers(), max_hops)))
 }
 
 fn layer_paths(t: &Tables) -> Result<(Vec<u8>, usize, u32), TopologyError> {
@@ -332,15 +316,7 @@ fn build_entry(ctx: &BuildContext<'_>) -> Result<std::sync::Arc<dyn super::Routi
     };
     match build_with(ctx.net, ctx.endpoint_switch, method)? {
         Ok(r) => super::layered::fit(ctx, r),
-        Err((limit, placed, paths)) => Err(ConfigError::new(
-            "router.vcs",
-            format!(
-                "dfsssp needs more than {limit} layers, {} available (one VC per layer): path {} of {paths} \
-                 fitted none of them (the search stops there)",
-                ctx.vcs,
-                placed + 1
-            ),
-        )),
+        Err((limit, placed, paths)) => Err(ctx.too_many_layers(limit, "path", placed, paths)),
     }
 }
 

@@ -20,7 +20,7 @@
 //! (`Layered::spread_over`).
 
 use super::graph::connected_diameter;
-use super::layered::{DynDag, LayerOf, Layered, Tables};
+use super::layered::{FirstFit, LayerOf, Layered, Tables};
 use super::registry::{RoutingEntry, Settings};
 use super::updown::UpDown;
 use super::{Candidate, LoadView, Reads, Routing, VcPolicy};
@@ -122,7 +122,7 @@ fn build_with(
     }
     let n = t.n;
     let mut layer = vec![0u8; n * n];
-    let mut dags: Vec<DynDag> = Vec::new();
+    let mut fit = FirstFit::new(t.num_channels(), limit);
     let mut deps = Vec::new();
     let mut max_hops = 0;
     let terminals = t.terminals.clone();
@@ -135,24 +135,15 @@ fn build_with(
             deps.clear();
             max_hops = max_hops.max(t.deps(a, b, &mut deps));
             max_hops = max_hops.max(t.deps(b, a, &mut deps));
-            let l = match dags.iter_mut().position(|g| g.add_all(&deps)) {
+            let l = match fit.place(&deps) {
                 Some(l) => l,
-                None if overflow && limit.is_some_and(|limit| dags.len() >= limit) => {
+                None if overflow => {
                     layer[a as usize * n + b as usize] = UP_DOWN_PAIR;
                     layer[b as usize * n + a as usize] = UP_DOWN_PAIR;
                     overflowed += 1;
                     continue;
                 }
-                None => {
-                    if limit.is_some_and(|limit| dags.len() >= limit) {
-                        return Ok((Outcome::TooManyLayers { limit: dags.len(), placed, pairs }, 0));
-                    }
-                    let mut g = DynDag::new(t.num_channels());
-                    // Two opposite shortest paths share no channel: alone they are acyclic.
-                    assert!(g.add_all(&deps), "LASH: a pair's paths alone form a cycle");
-                    dags.push(g);
-                    dags.len() - 1
-                }
+                None => return Ok((Outcome::TooManyLayers { limit: fit.layers(), placed, pairs }, 0)),
             };
             // Beyond 255 layers `finish` fails; the stored value is then irrelevant.
             let l = l.min(255) as u8;
@@ -161,8 +152,7 @@ fn build_with(
             placed += 1;
         }
     }
-    let layers = dags.len();
-    Ok((Outcome::Routed(t.finish("lash", LayerOf::Pair(layer), layers, max_hops)?), overflowed))
+    Ok((Outcome::Routed(t.finish("lash", LayerOf::Pair(layer), fit.layers(), max_hops)?), overflowed))
 }
 
 /// The survey's LASH with too few VCs (Flich et al., IEEE TPDS 23(3), 2012, section 6.2):
@@ -287,15 +277,7 @@ fn build_entry(
             let up_down = UpDown::new(ctx.net, None)?;
             Ok(std::sync::Arc::new(LashUpDown { lash, up_down, up_down_vc: lash_layers as u8, summary }))
         }
-        Outcome::TooManyLayers { limit, placed, pairs } => Err(ConfigError::new(
-            "router.vcs",
-            format!(
-                "lash needs more than {limit} layers, {} available (one VC per layer): pair {} of {pairs} \
-                 fitted none of them (the search stops there)",
-                ctx.vcs,
-                placed + 1
-            ),
-        )),
+        Outcome::TooManyLayers { limit, placed, pairs } => Err(ctx.too_many_layers(limit, "pair", placed, pairs)),
     }
 }
 

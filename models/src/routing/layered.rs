@@ -256,6 +256,43 @@ impl Tables {
     }
 }
 
+/// First-fit layering (LASH's, also DFSSSP's default): each set of dependencies (a path,
+/// or a pair's two paths) goes into the first layer whose CDG stays acyclic with it, a new
+/// layer when none does, up to an optional limit.
+pub(crate) struct FirstFit {
+    dags: Vec<DynDag>,
+    channels: usize,
+    limit: Option<usize>,
+}
+
+impl FirstFit {
+    /// No layers yet, over `channels` channels, with at most `limit` layers.
+    pub(crate) fn new(channels: usize, limit: Option<usize>) -> Self {
+        FirstFit { dags: Vec::new(), channels, limit }
+    }
+
+    /// The layer `deps` now belong to, or `None` when they fit no layer and the limit
+    /// forbids another (nothing is added then).
+    pub(crate) fn place(&mut self, deps: &[(u32, u32)]) -> Option<usize> {
+        if let Some(l) = self.dags.iter_mut().position(|g| g.add_all(deps)) {
+            return Some(l);
+        }
+        if self.limit.is_some_and(|limit| self.dags.len() >= limit) {
+            return None;
+        }
+        let mut g = DynDag::new(self.channels);
+        // Shortest paths (and two opposite ones) share no channel: alone they are acyclic.
+        assert!(g.add_all(deps), "a path's dependencies alone form a cycle");
+        self.dags.push(g);
+        Some(self.dags.len() - 1)
+    }
+
+    /// Layers opened.
+    pub(crate) fn layers(&self) -> usize {
+        self.dags.len()
+    }
+}
+
 /// What adding an edge to a [`DynDag`] did.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Added {

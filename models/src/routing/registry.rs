@@ -214,6 +214,21 @@ impl BuildContext<'_> {
         Ok(())
     }
 
+    /// The error of a first-fit layering that stopped at the `placed + 1`-th of `total`
+    /// units (`what`: pair or path), which fitted none of `limit` layers.
+    pub fn too_many_layers(&self, limit: usize, what: &str, placed: usize, total: usize) -> ConfigError {
+        ConfigError::new(
+            "router.vcs",
+            format!(
+                "{} needs more than {limit} layers, {} available (one VC per layer): {what} {} of {total} \
+                 fitted none of them (the search stops there)",
+                self.entry.name,
+                self.vcs,
+                placed + 1
+            ),
+        )
+    }
+
     /// The routing's random stream (for random choices made while building).
     pub fn rng(&self) -> Rng {
         stream(self.seed, Purpose::Routing, u64::MAX)

@@ -145,7 +145,7 @@ fn write_blocks(
 /// to that switch's first endpoint (switches without endpoints get no entry).
 pub fn write_lfts(net: &Network, view: &IbView, t: &PathTables) -> String {
     let n = net.num_switches();
-    let first_endpoint = first_endpoints(net);
+    let first_endpoint = net.first_endpoints();
     write_blocks(net, view, "Unicast lids", "lids dumped", |s, list| {
         for d in 0..n as SwitchId {
             if d == s {
@@ -184,15 +184,6 @@ pub fn write_sls(net: &Network, view: &IbView, t: &PathTables) -> String {
         }
     });
     format!("{header}{body}")
-}
-
-/// The first endpoint of every switch.
-fn first_endpoints(net: &Network) -> Vec<Option<EndpointId>> {
-    let mut first = vec![None; net.num_switches()];
-    for (e, &(s, _)) in net.endpoint_location.iter().enumerate().rev() {
-        first[s as usize] = Some(e as EndpointId);
-    }
-    first
 }
 
 /// One switch's block of a dump.
@@ -337,7 +328,8 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
             *slot = Some(slot.map_or(lid, |l: u32| l.min(lid)));
         }
     }
-    if let Some(e) = lid_of.iter().position(Option::is_none) {
+    let Some(lid_of) = lid_of.iter().copied().collect::<Option<Vec<u32>>>() else {
+        let e = lid_of.iter().position(Option::is_none).expect("an HCA without a LID");
         let (s, p) = net.endpoint_location[e];
         return Err(ConfigError::new(
             LFTS,
@@ -348,7 +340,7 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
                 view.ib_port(net, s, p)
             ),
         ));
-    }
+    };
     // SLs per (source switch, LID).
     let mut sl_of: Vec<HashMap<u32, u8>> = vec![HashMap::new(); n];
     if let Some(text) = sls {
@@ -365,8 +357,7 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
     let mut columns: HashMap<(Vec<PortId>, Vec<u8>), u32> = HashMap::new();
     let (mut ports, mut sl_rows) = (Vec::new(), Vec::new());
     let mut column_of = Vec::with_capacity(net.num_endpoints());
-    for (e, lid) in lid_of.iter().enumerate() {
-        let lid = lid.expect("checked above");
+    for (e, &lid) in lid_of.iter().enumerate() {
         let (home, _) = net.endpoint_location[e];
         let mut col = vec![NO_PORT; n];
         for (s, entry) in col.iter_mut().enumerate() {
@@ -401,7 +392,7 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
 
 /// Walks the route from every switch with endpoints to every column's first endpoint;
 /// returns the longest in hops.
-fn check_routes(net: &Network, view: &IbView, t: &PathTables, lid_of: &[Option<u32>]) -> Result<u32, ConfigError> {
+fn check_routes(net: &Network, view: &IbView, t: &PathTables, lid_of: &[u32]) -> Result<u32, ConfigError> {
     let n = net.num_switches();
     let mut representative = vec![None; t.columns()];
     for (e, &c) in t.column_of.iter().enumerate() {
@@ -410,7 +401,7 @@ fn check_routes(net: &Network, view: &IbView, t: &PathTables, lid_of: &[Option<u
     let mut longest = 0;
     for e in representative.into_iter().flatten() {
         let (home, _) = net.endpoint_location[e as usize];
-        let lid = lid_of[e as usize].unwrap_or(0);
+        let lid = lid_of[e as usize];
         let hca = &view.hcas[e as usize].0;
         for src in (0..n as SwitchId).filter(|&s| s != home && net.terminals[s as usize] > 0) {
             let (mut at, mut hops) = (src, 0u32);

@@ -28,7 +28,7 @@
 //! transitions left from there at most `router.vcs - 1`), and the balanced selection
 //! (`balanced.rs`) picks one path per pair among them: the survey's per-pair balancing
 //! rather than the per-destination table (on the survey's 16x8 torus, link-weight std
-//! 80.0 against the survey's 78.3, where the table gives 109.4).
+//! 64.6 against the survey's 78.3, where the table gives 109.4).
 //!
 //! Layers needed = largest number of forbidden transitions on a chosen path + 1; this is
 //! the unbounded TOR of the survey (not the bounded DL variant): with fewer `router.vcs`
@@ -57,10 +57,15 @@ pub struct Tor {
     next: Vec<PortId>,
     layers: u8,
     max_hops: u32,
-    /// With every tie listed (`routing.selection = "balanced"`): the distances and, per
-    /// `(dst * n + at) * 2 + down`, the fewest transitions left.
-    ties: Option<(DistanceTable, Vec<u8>)>,
-    /// The highest layer a listed tie may need (`router.vcs - 1`).
+    /// What listing every tie needs (`routing.selection = "balanced"`).
+    ties: Option<Ties>,
+}
+
+/// The distances, per `(dst * n + at) * 2 + down` the fewest transitions left, and the
+/// highest layer a listed tie may need (`router.vcs - 1`, at least the layers needed).
+struct Ties {
+    dist: DistanceTable,
+    fewest: Vec<u8>,
     top_layer: u8,
 }
 
@@ -72,16 +77,16 @@ impl Tor {
         root: Option<SwitchId>,
         endpoint_switch: &[SwitchId],
     ) -> Result<Self, TopologyError> {
-        Self::build(net, root, endpoint_switch, false)
+        Self::build(net, root, endpoint_switch, None)
     }
 
-    /// [`Tor::new`], keeping with `ties` what listing every tie needs (the balanced
-    /// selection).
+    /// [`Tor::new`], listing with `ties_up_to` every tie whose path needs layers up to it
+    /// (the balanced selection).
     fn build(
         net: &Network,
         root: Option<SwitchId>,
         endpoint_switch: &[SwitchId],
-        ties: bool,
+        ties_up_to: Option<u8>,
     ) -> Result<Self, TopologyError> {
         let n = net.num_switches();
         let dist = DistanceTable::compute(net)?;
@@ -92,8 +97,7 @@ impl Tor {
         };
         let level = bfs(net, root);
         let graph = SwitchGraph::new(net);
-        let mut tor =
-            Self { graph, n, level, next: vec![PortId::MAX; n * n * 2], layers: 1, max_hops: 0, ties: None, top_layer: 0 };
+        let mut tor = Self { graph, n, level, next: vec![PortId::MAX; n * n * 2], layers: 1, max_hops: 0, ties: None };
         let mut fewest = Vec::new();
         let mut terminal = vec![false; n];
         for &s in endpoint_switch {
@@ -132,7 +136,7 @@ impl Tor {
                     tor.next[(d as usize * n + s as usize) * 2 + phase as usize] = best.2;
                 }
             }
-            if ties {
+            if ties_up_to.is_some() {
                 fewest.extend(cost.iter().flat_map(|c| c.map(|t| t.min(u8::MAX as u32) as u8)));
             }
             if !terminal[d as usize] {
@@ -158,16 +162,10 @@ impl Tor {
             ));
         }
         tor.layers = (max_transitions + 1) as u8;
-        if ties {
-            tor.ties = Some((dist, fewest));
+        if let Some(top) = ties_up_to {
+            tor.ties = Some(Ties { dist, fewest, top_layer: top.max(tor.layers - 1) });
         }
         Ok(tor)
-    }
-
-    /// The ties listed may use layers up to `top_layer` (at least the layers needed).
-    fn with_top_layer(mut self, top_layer: u8) -> Self {
-        self.top_layer = top_layer.max(self.layers - 1);
-        self
     }
 
     /// Layers (VCs) used.
@@ -221,8 +219,8 @@ impl Routing for Tor {
         let port = self.port(at, dst, phase % 2);
         let (vc, _) = self.after(at, self.graph.next_switch(at, port), phase);
         out.push(Candidate { port, vc, penalty: 0 });
-        if let Some((dist, fewest)) = &self.ties {
-            // Every other minimal next hop with the fewest transitions left.
+        if let Some(Ties { dist, fewest, top_layer }) = &self.ties {
+            // Every other minimal next hop whose path can stay within the layers.
             let n = self.n;
             let left = |s: SwitchId, down: u8| fewest[(dst as usize * n + s as usize) * 2 + down as usize];
             let here = dist.get(dst, at);
@@ -231,7 +229,7 @@ impl Routing for Tor {
                     continue;
                 }
                 let (vc, down) = self.after(at, x, phase);
-                if vc as u32 + left(x, down) as u32 <= self.top_layer as u32 {
+                if vc as u32 + left(x, down) as u32 <= *top_layer as u32 {
                     out.push(Candidate { port: p, vc, penalty: 0 });
                 }
             }
@@ -256,9 +254,8 @@ pub const TOR: RoutingEntry = RoutingEntry {
     state_bytes: |size| size.table(4, 0, 0),
     build: |ctx| {
         let s: RootSetting = ctx.settings()?;
-        let ties = ctx.selection == super::Selection::Balanced;
-        let r = Tor::build(ctx.net, ctx.root(s.root)?, ctx.endpoint_switch, ties)?
-            .with_top_layer(ctx.vcs.saturating_sub(1));
+        let ties_up_to = (ctx.selection == super::Selection::Balanced).then(|| ctx.vcs.saturating_sub(1));
+        let r = Tor::build(ctx.net, ctx.root(s.root)?, ctx.endpoint_switch, ties_up_to)?;
         ctx.check_layers(r.layers())?;
         Ok(Arc::new(r))
     },

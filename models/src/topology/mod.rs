@@ -181,6 +181,20 @@ impl Network {
         self.endpoint_location.len()
     }
 
+    /// The first endpoint of every switch (`None` without endpoints); a switch's endpoints
+    /// are consecutive from it, on its terminal ports in order.
+    pub fn first_endpoints(&self) -> Vec<Option<EndpointId>> {
+        let mut next = 0;
+        self.terminals
+            .iter()
+            .map(|&t| {
+                let first = (t > 0).then_some(next);
+                next += t as EndpointId;
+                first
+            })
+            .collect()
+    }
+
     /// Ports of switch `s`.
     pub fn ports(&self, s: SwitchId) -> &[Port] {
         &self.ports[self.port_offsets[s as usize] as usize..self.port_offsets[s as usize + 1] as usize]
