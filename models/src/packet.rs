@@ -19,7 +19,8 @@ pub struct RouteState {
     /// Global (inter-group) hops taken so far, for Dragonfly VC classes.
     pub global_hops: u8,
     /// Intermediate switch or group of a non-minimal route (`u32::MAX`: none); ALLPATH:
-    /// the switch-to-switch hops the packet may still take.
+    /// the switch-to-switch hops the packet may still take; turn-restricted routings
+    /// (`smart`): the channel the packet arrived by.
     pub intermediate: u32,
 }
 

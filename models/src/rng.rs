@@ -25,6 +25,8 @@ pub enum Purpose {
     Pattern = 4,
     /// Building a workload (random rank mappings and permutations).
     Workload = 5,
+    /// Building routing tables (e.g. the Angara genetic search).
+    RoutingBuild = 6,
 }
 
 fn splitmix(mut x: u64) -> u64 {

@@ -60,8 +60,11 @@
 //! Both are minimal on intact tori. Failed links (`topology.failed_links`) are simply
 //! missing edges; a pair without a legal route is a configuration error naming it.
 
+use super::genetic;
 use super::layered::{Added, DynDag};
 use super::registry::{BuildContext, RoutingEntry, Settings};
+use crate::registry::Setting;
+use serde::Deserialize;
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::config::ConfigError;
@@ -76,13 +79,18 @@ use std::sync::Arc;
 pub const MAX_DIMS: usize = 6;
 
 /// Table generation method.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Method {
     /// Breadth-first search (the paper's Algorithm 1).
     Bfs,
     /// Single-source shortest paths with link-load weights (the paper's Algorithm 3).
     Sssp,
+    /// The genetic search over every pair's shortest routes (the paper's section 4.2).
+    Genetic(genetic::Params),
 }
+
+/// Most shortest routes a pair offers the genetic search (the first found, in a fixed order).
+pub const MAX_VARIANTS: usize = 32;
 
 /// A routing-graph edge.
 #[derive(Clone, Copy)]
@@ -405,6 +413,17 @@ pub struct Angara {
     endpoint_switch: Vec<SwitchId>,
     /// Order-violating First/Last Steps kept (for reports and tests).
     pub exceptions: usize,
+    /// What the genetic search did (`angara_genetic` only).
+    pub genetic: Option<GeneticSummary>,
+}
+
+/// The genetic search's report.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GeneticSummary {
+    /// Pairs with more than one shortest route (the genes).
+    pub genes: usize,
+    /// The search's outcome.
+    pub outcome: genetic::Outcome,
 }
 
 impl Angara {
@@ -430,9 +449,13 @@ impl Angara {
         let mut routes: Vec<Vec<(PortId, u8)>> = vec![Vec::new(); n * n];
         let mut weight = vec![0u64; net.ports.len()];
         let mut search = Search::new(rg.offsets.len() - 1);
+        let mut genetic = None;
         match method {
             Method::Bfs => bfs_tables(&rg, &mut search, &mut weight, &mut routes)?,
             Method::Sssp => sssp_tables(&rg, &mut search, &mut weight, &mut routes)?,
+            Method::Genetic(params) => {
+                genetic = Some(genetic_tables(&rg, &mut search, &params, endpoint_switch, &mut routes)?)
+            }
         }
         let mut route_offsets = Vec::with_capacity(n * n + 1);
         let mut hops = Vec::new();
@@ -451,6 +474,7 @@ impl Angara {
             max_hops,
             endpoint_switch: endpoint_switch.to_vec(),
             exceptions,
+            genetic,
         })
     }
 
@@ -687,6 +711,152 @@ fn sssp_tables(
     Ok(())
 }
 
+/// The routing graph's edges into each vertex (CSR): `edges[offsets[v]..offsets[v + 1]]`
+/// are `(source vertex, edge index)`.
+struct InEdges {
+    offsets: Vec<u32>,
+    edges: Vec<(u32, u32)>,
+}
+
+fn in_edges(rg: &Rg<'_>) -> InEdges {
+    let vertices = rg.offsets.len() - 1;
+    let mut offsets = vec![0u32; vertices + 1];
+    for e in &rg.edges {
+        offsets[e.to as usize + 1] += 1;
+    }
+    for v in 0..vertices {
+        offsets[v + 1] += offsets[v];
+    }
+    let mut fill = offsets.clone();
+    let mut into = vec![(0, 0); rg.edges.len()];
+    for u in 0..vertices {
+        for e in rg.offsets[u]..rg.offsets[u + 1] {
+            let to = rg.edges[e as usize].to as usize;
+            into[fill[to] as usize] = (u as u32, e);
+            fill[to] += 1;
+        }
+    }
+    InEdges { offsets, edges: into }
+}
+
+/// The distinct shortest routes from the search's source to `dst` (at most
+/// [`MAX_VARIANTS`]), as `(link, vc)` hops: a walk back from `end(dst)` over the edges
+/// whose source is one level up, which always leads back to the source.
+fn shortest_routes(
+    rg: &Rg<'_>,
+    search: &Search,
+    into: &InEdges,
+    dst: SwitchId,
+    out: &mut Vec<Vec<(u32, u8)>>,
+) {
+    out.clear();
+    let (offsets, edges) = (&into.offsets, &into.edges);
+    // Walks of the routing graph may give one route twice (a First Step vertex and a
+    // direction-bit vertex); the walk count is bounded so that such repeats stay cheap.
+    let mut walks = 0;
+    // Frames: vertex, next in-edge to try, whether entering it pushed a hop.
+    let mut stack: Vec<(u32, u32, bool)> = vec![(rg.end(dst), offsets[rg.end(dst) as usize], false)];
+    let mut hops: Vec<(u32, u8)> = Vec::new();
+    while let Some(frame) = stack.last_mut() {
+        let v = frame.0;
+        let mut step = None;
+        if search.level[v as usize] == 0 {
+            let route: Vec<(u32, u8)> = hops.iter().rev().copied().collect();
+            if !out.contains(&route) {
+                out.push(route);
+            }
+            walks += 1;
+            if out.len() == MAX_VARIANTS || walks == 8 * MAX_VARIANTS {
+                return;
+            }
+        } else {
+            while frame.1 < offsets[v as usize + 1] {
+                let (u, e) = edges[frame.1 as usize];
+                frame.1 += 1;
+                let lu = search.level[u as usize];
+                if lu != u32::MAX && lu + 1 == search.level[v as usize] {
+                    step = Some((u, e));
+                    break;
+                }
+            }
+        }
+        match step {
+            Some((u, e)) => {
+                let edge = rg.edges[e as usize];
+                let hop = edge.link != u32::MAX;
+                if hop {
+                    hops.push((edge.link, edge.vc));
+                }
+                stack.push((u, offsets[u as usize], hop));
+            }
+            None => {
+                if stack.pop().is_some_and(|f| f.2) {
+                    hops.pop();
+                }
+            }
+        }
+    }
+}
+
+/// The paper's Genetic algorithm (section 4.2): the shortest routes of every pair of
+/// switches with endpoints are its alternatives (at most [`MAX_VARIANTS`]), and the
+/// genetic search ([`genetic`]) picks one per pair. Other pairs take their first route.
+fn genetic_tables(
+    rg: &Rg<'_>,
+    search: &mut Search,
+    params: &genetic::Params,
+    endpoint_switch: &[SwitchId],
+    routes: &mut [Vec<(PortId, u8)>],
+) -> Result<GeneticSummary, TopologyError> {
+    let net = rg.net;
+    let n = net.num_switches();
+    let all: Vec<SwitchId> = (0..n as SwitchId).collect();
+    let mut terminal = vec![false; n];
+    for &s in endpoint_switch {
+        terminal[s as usize] = true;
+    }
+    // Dense channel ids of the switch-to-switch links, as the seed's sigma counts them.
+    let mut channel = vec![u32::MAX; net.ports.len()];
+    let mut channels = 0;
+    for s in 0..n as SwitchId {
+        for (port, _) in net.neighbours(s) {
+            channel[net.port_offsets[s as usize] as usize + port as usize] = channels;
+            channels += 1;
+        }
+    }
+    let into = in_edges(rg);
+    let zero = vec![0u64; net.ports.len()];
+    let mut problem = genetic::Problem::new(channels as usize);
+    // Per gene: source, destination, and its routes as `(link, vc)` hops.
+    type Gene = (SwitchId, SwitchId, Vec<Vec<(u32, u8)>>);
+    let mut genes: Vec<Gene> = Vec::new();
+    let mut alternatives = Vec::new();
+    for src in 0..n as SwitchId {
+        search_from(rg, search, &zero, src, &all, false);
+        for dst in (0..n as SwitchId).filter(|&d| d != src) {
+            if search.level[rg.end(dst) as usize] == u32::MAX {
+                return Err(no_route(src, dst));
+            }
+            shortest_routes(rg, search, &into, dst, &mut alternatives);
+            store(rg, src, dst, &alternatives[0], routes);
+            if !(terminal[src as usize] && terminal[dst as usize]) {
+                continue;
+            }
+            let crossed: Vec<Vec<u32>> =
+                alternatives.iter().map(|r| r.iter().map(|&(l, _)| channel[l as usize]).collect()).collect();
+            problem.add_pair(crossed.iter().map(Vec::as_slice));
+            if alternatives.len() > 1 {
+                genes.push((src, dst, std::mem::take(&mut alternatives)));
+            }
+        }
+    }
+    let (choice, outcome) = genetic::evolve(&problem, params);
+    for ((src, dst, alternatives), &c) in genes.iter().zip(&choice) {
+        store(rg, *src, *dst, &alternatives[c as usize], routes);
+    }
+    Ok(GeneticSummary { genes: genes.len(), outcome })
+}
+
 impl Routing for Angara {
     fn vcs_required(&self) -> u8 {
         self.vcs
@@ -699,6 +869,15 @@ impl Routing for Angara {
 
     fn max_hops(&self) -> u32 {
         self.max_hops
+    }
+
+    fn build_summary(&self) -> Option<String> {
+        self.genetic.map(|g| {
+            format!(
+                "genetic search: {} pairs with several shortest routes, {} generations, sigma(4, R) {:.3} (best of the first generation) -> {:.3}",
+                g.genes, g.outcome.generations, g.outcome.first_sigma, g.outcome.sigma
+            )
+        })
     }
 
     fn candidates(
@@ -736,6 +915,73 @@ pub const ANGARA_SSSP: RoutingEntry = RoutingEntry {
     build: |ctx| build_angara(ctx, Method::Sssp),
     ..ANGARA_BFS
 };
+
+/// `angara_genetic` in the routing registry.
+pub const ANGARA_GENETIC: RoutingEntry = RoutingEntry {
+    name: "angara_genetic",
+    doc: "the Angara routing graph with the seed's Genetic search: one of each pair's shortest routes (up to 32) per gene, 2-point crossover, random parents, per-gene mutation, fitness sigma(4, R); slow, for small tori",
+    settings: Settings::typed::<GeneticSettings>(&[
+        Setting { key: "population", default: "100", doc: "chromosomes per generation (the seed: 100)" },
+        Setting { key: "mutation", default: "0.02", doc: "probability that a child's gene mutates, in [0, 1] (the seed: 2 %)" },
+        Setting {
+            key: "patience",
+            default: "30",
+            doc: "stop after this many generations without a better best table (the seed: 30)",
+        },
+        Setting { key: "generations", default: "2000", doc: "stop after this many generations in any case" },
+    ]),
+    // Parents and children, 2 bytes per pair each, and up to 32 alternative routes per pair
+    // kept twice: 6x6x6 peaks at 60 MiB against 28 MiB for angara_bfs (37 MiB estimated).
+    state_bytes: |size| size.table(400, 44, 0),
+    build: |ctx| {
+        let s: GeneticSettings = ctx.settings()?;
+        let key = |k: &str| format!("routing.angara_genetic.{k}");
+        if s.population < 2 {
+            return Err(ConfigError::new(key("population"), format!("must be at least 2, got {}", s.population)));
+        }
+        if !(0.0..=1.0).contains(&s.mutation) {
+            return Err(ConfigError::new(key("mutation"), format!("must be in [0, 1], got {}", s.mutation)));
+        }
+        let params = genetic::Params {
+            population: s.population,
+            mutation: s.mutation,
+            patience: s.patience,
+            generations: s.generations,
+            seed: ctx.seed,
+        };
+        build_angara(ctx, Method::Genetic(params))
+    },
+    ..ANGARA_BFS
+};
+
+/// `[routing.angara_genetic]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GeneticSettings {
+    #[serde(default = "GeneticSettings::population")]
+    population: usize,
+    #[serde(default = "GeneticSettings::mutation")]
+    mutation: f64,
+    #[serde(default = "GeneticSettings::patience")]
+    patience: u32,
+    #[serde(default = "GeneticSettings::generations")]
+    generations: u32,
+}
+
+impl GeneticSettings {
+    fn population() -> usize {
+        100
+    }
+    fn mutation() -> f64 {
+        0.02
+    }
+    fn patience() -> u32 {
+        30
+    }
+    fn generations() -> u32 {
+        2000
+    }
+}
 
 fn build_angara(ctx: &BuildContext<'_>, method: Method) -> Result<Arc<dyn Routing>, ConfigError> {
     let Shape::Torus(t) = &ctx.net.shape else {

@@ -10,9 +10,11 @@
 //! [`ROUTINGS`]. [`SELECTIONS`] and [`VC_POLICIES`] name the selections and VC policies.
 
 pub mod escape;
+pub mod genetic;
 pub mod graph;
 pub mod layered;
 pub mod registry;
+pub mod turns;
 
 /// Declares each routing's module and lists the entries it defines in [`ROUTINGS`]: adding
 /// a routing is its file plus one line here.
@@ -37,13 +39,14 @@ routing_registry! {
     polarized => [POLARIZED],
     updown => [UP_DOWN],
     dfs => [DFS],
+    smart => [SMART],
     dfsssp => [DFSSSP],
     lash => [LASH],
     nue => [NUE],
     mud => [MUD],
     tor => [TOR],
     lash_tor => [LASH_TOR],
-    angara => [ANGARA_BFS, ANGARA_SSSP],
+    angara => [ANGARA_BFS, ANGARA_SSSP, ANGARA_GENETIC],
     spda => [SPDA],
     tables => [TABLES],
 }
