@@ -31,6 +31,10 @@ pub(crate) struct Channels {
     reverse: Vec<u32>,
     /// `turn_base[c] + i`: the turn from channel `c` to the `i`-th channel leaving its head.
     turn_base: Vec<u32>,
+    /// The channel behind each port (`net.port_offsets[s] + port`; `u32::MAX` for terminal
+    /// and unconnected ports): a lookup per hop instead of a search.
+    port_offsets: Vec<u32>,
+    by_port: Vec<u32>,
 }
 
 impl Channels {
@@ -40,10 +44,12 @@ impl Channels {
         let mut first = Vec::with_capacity(n + 1);
         let (mut tail, mut head, mut port) = (Vec::new(), Vec::new(), Vec::new());
         let mut peer_port = Vec::new();
+        let mut by_port = vec![u32::MAX; net.ports.len()];
         for s in 0..n as SwitchId {
             first.push(tail.len() as u32);
             for (p, target) in net.ports(s).iter().enumerate() {
                 if let PortTarget::Switch { switch, port: back } = target.target {
+                    by_port[net.port_offsets[s as usize] as usize + p] = tail.len() as u32;
                     tail.push(s);
                     head.push(switch);
                     port.push(p as PortId);
@@ -52,7 +58,17 @@ impl Channels {
             }
         }
         first.push(tail.len() as u32);
-        let mut channels = Self { first, tail, head, port, reverse: Vec::new(), turn_base: Vec::new() };
+        let port_offsets = net.port_offsets.clone();
+        let mut channels = Self {
+            first,
+            tail,
+            head,
+            port,
+            reverse: Vec::new(),
+            turn_base: Vec::new(),
+            port_offsets,
+            by_port,
+        };
         channels.reverse = (0..channels.len())
             .map(|c| channels.channel_at(channels.head[c], peer_port[c]).expect("links are symmetric"))
             .collect();
@@ -85,7 +101,8 @@ impl Channels {
 
     /// The channel leaving `s` by port `port`.
     pub(crate) fn channel_at(&self, s: SwitchId, port: PortId) -> Option<u32> {
-        self.out(s).find(|&c| self.port[c as usize] == port)
+        let c = self.by_port[self.port_offsets[s as usize] as usize + port as usize];
+        (c != u32::MAX).then_some(c)
     }
 
     /// The switch channel `c` reaches.
