@@ -236,10 +236,12 @@ impl Channels {
         // A shortest cycle of all: short cycles first gives shorter routes in the end
         // (SMART on the 8x8 torus: an average routing distance of 5.31 against 5.55 when
         // the cycle is the shortest through the first channel found on one).
+        let mut parent = vec![u32::MAX; m];
+        let mut queue = Vec::new();
         let mut best: Option<Vec<usize>> = None;
         for c in 0..m as u32 {
             let limit = best.as_ref().map_or(usize::MAX, |b| b.len() - 1);
-            if let Some(cycle) = self.cycle_through(allowed, c, limit) {
+            if let Some(cycle) = self.cycle_through(allowed, c, limit, &mut parent, &mut queue) {
                 best = Some(cycle);
             }
         }
@@ -247,42 +249,60 @@ impl Channels {
     }
 
     /// The turns of a shortest cycle through channel `start`, if one has at most `limit`
-    /// turns.
-    fn cycle_through(&self, allowed: &[bool], start: u32, limit: usize) -> Option<Vec<usize>> {
-        let m = self.len();
-        let mut parent = vec![u32::MAX; m];
-        let mut depth = vec![0usize; m];
-        let mut queue = vec![start];
-        let mut i = 0;
-        while i < queue.len() {
+    /// turns: a BFS over the allowed turns back to `start`. `parent` (all `u32::MAX`) is
+    /// left as it was found; `queue` is scratch.
+    fn cycle_through(
+        &self,
+        allowed: &[bool],
+        start: u32,
+        limit: usize,
+        parent: &mut [u32],
+        queue: &mut Vec<u32>,
+    ) -> Option<Vec<usize>> {
+        queue.clear();
+        queue.push(start);
+        let (mut i, mut level_end, mut depth) = (0, 1, 0);
+        let mut found = None;
+        'bfs: while i < queue.len() {
+            if i == level_end {
+                level_end = queue.len();
+                depth += 1;
+            }
+            // Going on from depth `depth` closes cycles of at least `depth + 1` turns.
+            if depth + 1 > limit {
+                break;
+            }
             let c = queue[i];
             i += 1;
-            if depth[c as usize] + 1 > limit {
-                return None;
-            }
             for x in self.out(self.head(c)) {
                 if !allowed[self.turn(c, x)] {
                     continue;
                 }
                 if x == start {
-                    let mut turns = vec![self.turn(c, start)];
-                    let mut at = c;
-                    while at != start {
-                        let p = parent[at as usize];
-                        turns.push(self.turn(p, at));
-                        at = p;
-                    }
-                    turns.reverse();
-                    return Some(turns);
+                    found = Some(c);
+                    break 'bfs;
                 }
-                if parent[x as usize] == u32::MAX && x != start {
+                if parent[x as usize] == u32::MAX {
                     parent[x as usize] = c;
-                    depth[x as usize] = depth[c as usize] + 1;
                     queue.push(x);
                 }
             }
         }
-        None
+        let cycle = found.map(|last| {
+            let mut turns = vec![self.turn(last, start)];
+            let mut at = last;
+            while at != start {
+                let p = parent[at as usize];
+                turns.push(self.turn(p, at));
+                at = p;
+            }
+            turns.reverse();
+            turns
+        });
+        for &c in queue.iter() {
+            parent[c as usize] = u32::MAX;
+        }
+        cycle
     }
 }
 
@@ -354,6 +374,10 @@ impl TurnRouting {
     fn distance(&self, dst: SwitchId, c: u32) -> u8 {
         self.dist[dst as usize * self.channels.len() + c as usize]
     }
+
+    fn allowed(&self, c: u32, next: u32) -> bool {
+        self.allowed[self.channels.turn(c, next)]
+    }
 }
 
 impl Routing for TurnRouting {
@@ -391,11 +415,9 @@ impl Routing for TurnRouting {
         } else {
             (self.distance(dst, arrived), ch.reverse(arrived))
         };
-        for c in ch.out(at) {
-            if c == back || self.distance(dst, c) == NONE || self.distance(dst, c) + 1 != left {
-                continue;
-            }
-            if arrived != u32::MAX && !self.allowed(arrived, c) {
+        for c in ch.out(at).filter(|&c| c != back) {
+            let d = self.distance(dst, c);
+            if d == NONE || d + 1 != left || (arrived != u32::MAX && !self.allowed(arrived, c)) {
                 continue;
             }
             out.push(Candidate { port: ch.port[c as usize], vc: 0, penalty: 0 });
@@ -408,12 +430,6 @@ impl Routing for TurnRouting {
 
     fn build_summary(&self) -> Option<String> {
         Some(self.summary.clone())
-    }
-}
-
-impl TurnRouting {
-    fn allowed(&self, c: u32, next: u32) -> bool {
-        self.allowed[self.channels.turn(c, next)]
     }
 }
 
