@@ -62,6 +62,7 @@
 
 use super::genetic;
 use super::layered::{Added, DynDag};
+use super::turns::Channels;
 use super::registry::{BuildContext, RoutingEntry, Settings};
 use crate::registry::Setting;
 use serde::Deserialize;
@@ -815,18 +816,11 @@ fn genetic_tables(
     for &s in endpoint_switch {
         terminal[s as usize] = true;
     }
-    // Dense channel ids of the switch-to-switch links, as the seed's sigma counts them.
-    let mut channel = vec![u32::MAX; net.ports.len()];
-    let mut channels = 0;
-    for s in 0..n as SwitchId {
-        for (port, _) in net.neighbours(s) {
-            channel[net.port_offsets[s as usize] as usize + port as usize] = channels;
-            channels += 1;
-        }
-    }
+    // The seed's sigma counts the switch-to-switch links: the search numbers them densely.
+    let channels = Channels::new(net);
     let into = in_edges(rg);
     let zero = vec![0u64; net.ports.len()];
-    let mut problem = genetic::Problem::new(channels as usize);
+    let mut problem = genetic::Problem::new(channels.len());
     // Per gene: source, destination, and its routes as `(link, vc)` hops.
     type Gene = (SwitchId, SwitchId, Vec<Vec<(u32, u8)>>);
     let mut genes: Vec<Gene> = Vec::new();
@@ -842,8 +836,10 @@ fn genetic_tables(
             if !(terminal[src as usize] && terminal[dst as usize]) {
                 continue;
             }
-            let crossed: Vec<Vec<u32>> =
-                alternatives.iter().map(|r| r.iter().map(|&(l, _)| channel[l as usize]).collect()).collect();
+            let crossed: Vec<Vec<u32>> = alternatives
+                .iter()
+                .map(|r| r.iter().map(|&(l, _)| channels.of_link(l).expect("routes cross links")).collect())
+                .collect();
             problem.add_pair(crossed.iter().map(Vec::as_slice));
             if alternatives.len() > 1 {
                 genes.push((src, dst, std::mem::take(&mut alternatives)));

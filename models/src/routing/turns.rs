@@ -101,7 +101,12 @@ impl Channels {
 
     /// The channel leaving `s` by port `port`.
     pub(crate) fn channel_at(&self, s: SwitchId, port: PortId) -> Option<u32> {
-        let c = self.by_port[self.port_offsets[s as usize] as usize + port as usize];
+        self.of_link(self.port_offsets[s as usize] + port as u32)
+    }
+
+    /// The channel of the port with global index `link` (`net.port_offsets[s] + port`).
+    pub(crate) fn of_link(&self, link: u32) -> Option<u32> {
+        let c = self.by_port[link as usize];
         (c != u32::MAX).then_some(c)
     }
 
