@@ -131,7 +131,7 @@ pub struct Outcome {
 
 /// Runs the search: the chosen route of every gene, and what it took.
 pub fn evolve(problem: &Problem, params: &Params) -> (Vec<u16>, Outcome) {
-    let genes = problem.num_genes();
+    let num_genes = problem.num_genes();
     let pop = params.population.max(2);
     let rng_for = |id: u64| stream(params.seed, Purpose::RoutingBuild, id);
     let mut population: Vec<Chromosome> = (0..pop)
@@ -139,7 +139,7 @@ pub fn evolve(problem: &Problem, params: &Params) -> (Vec<u16>, Outcome) {
         .map(|i| {
             let mut rng = rng_for(i as u64);
             let genes: Vec<u16> =
-                (0..genes).map(|g| below(&mut rng, problem.alternatives(g) as u64) as u16).collect();
+                (0..num_genes).map(|g| below(&mut rng, problem.alternatives(g) as u64) as u16).collect();
             let mut loads = problem.base.clone();
             for (g, &choice) in genes.iter().enumerate() {
                 for &c in problem.route(g, choice) {
@@ -153,7 +153,7 @@ pub fn evolve(problem: &Problem, params: &Params) -> (Vec<u16>, Outcome) {
     rank(&mut population);
     let first_sigma = population[0].sigma;
     let (mut best, mut stale, mut generation) = (first_sigma, 0, 0);
-    while generation < params.generations && stale < params.patience && genes > 0 && best > 0.0 {
+    while generation < params.generations && stale < params.patience && num_genes > 0 && best > 0.0 {
         generation += 1;
         let parents = &population;
         let children: Vec<Chromosome> = (0..pop)
