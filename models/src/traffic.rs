@@ -20,7 +20,7 @@
 
 use crate::registry::{EntryDoc, Setting};
 use crate::rng::{below, shuffle, stream, unit, Purpose, Rng};
-use crate::topology::{EndpointId, Network, Shape};
+use crate::topology::{endpoint_offsets, EndpointId, Network, Shape};
 use serde::{Deserialize, Serialize};
 
 /// Every pattern `traffic.pattern` accepts, in the order `xnet list` shows them. A test
@@ -219,7 +219,7 @@ impl Pattern {
                         format!("{block} must divide the {switches} switches into at least 2 blocks"),
                     ));
                 }
-                let first_endpoint = first_endpoints(net);
+                let first_endpoint = endpoint_offsets(&net.terminals);
                 map(&|e| {
                     let (s, port) = net.endpoint_location[e as usize];
                     let t = (s + block) % switches;
@@ -265,7 +265,7 @@ impl Pattern {
                     Shape::Torus(t) => t.sides.clone(),
                     _ => return Err(err("pattern", "tornado needs a hyperx or torus topology")),
                 };
-                let first_endpoint = first_endpoints(net);
+                let first_endpoint = endpoint_offsets(&net.terminals);
                 map(&|e| {
                     let (s, port) = net.endpoint_location[e as usize];
                     let mut t = 0;
@@ -306,7 +306,7 @@ impl Pattern {
                         ),
                     ));
                 }
-                let first_endpoint = first_endpoints(net);
+                let first_endpoint = endpoint_offsets(&net.terminals);
                 let n = sides.len();
                 map(&|e| {
                     let (s, port) = net.endpoint_location[e as usize];
@@ -334,7 +334,7 @@ impl Pattern {
                 let dims = h.sides.len();
                 let cycle = 1u32 << dims;
                 let gray = |i: u32| i ^ (i >> 1);
-                let first_endpoint = first_endpoints(net);
+                let first_endpoint = endpoint_offsets(&net.terminals);
                 map(&|e| {
                     let (s, port) = net.endpoint_location[e as usize];
                     // The switch's corner of its subcube, and its place in the Gray cycle.
@@ -388,16 +388,6 @@ impl Pattern {
             }
         }
     }
-}
-
-fn first_endpoints(net: &Network) -> Vec<u32> {
-    let mut first = Vec::with_capacity(net.num_switches());
-    let mut acc = 0;
-    for &t in &net.terminals {
-        first.push(acc);
-        acc += t as u32;
-    }
-    first
 }
 
 /// Cycles until the next Bernoulli success with probability `p` per cycle, counting the

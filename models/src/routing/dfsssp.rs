@@ -33,7 +33,7 @@
 //! fullest layers (`Layered::spread_over`).
 
 use super::graph::connected_diameter;
-use super::layered::{FirstFit, LayerOf, Layered, Tables};
+use super::layered::{endpoints_per_switch, FirstFit, LayerOf, Layered, Tables};
 use super::registry::{BuildContext, RoutingEntry, Settings};
 use crate::config::ConfigError;
 use crate::registry::Setting;
@@ -73,11 +73,7 @@ pub fn build_with(
     connected_diameter(&dist)?;
     let mut t = Tables::new(net, endpoint_switch);
     let n = t.n;
-    let mut endpoints = vec![0u64; n];
-    for &s in endpoint_switch {
-        endpoints[s as usize] += 1;
-    }
-    route(net, &mut t, &endpoints)?;
+    route(net, &mut t, &endpoints_per_switch(n, endpoint_switch))?;
     let (layer, layers, max_hops) = match method {
         LayerMethod::FirstFit { limit } => match layer_first_fit(&t, limit)? {
             Ok(found) => found,
@@ -145,8 +141,6 @@ pub(crate) fn route(net: &Network, t: &mut Tables, endpoints: &[u64]) -> Result<
     Ok(())
 }
 
-/// Splits the paths into layers; returns the layer per pair (`src * n + dst`), the layer
-/// count and the longest path.
 /// Per-path layers, their number and the longest path; or (limit, paths placed, paths)
 /// when a path fits none of `limit` layers.
 type Layering = Result<(Vec<u8>, usize, u32), (usize, usize, usize)>;
@@ -179,6 +173,8 @@ fn layer_first_fit(t: &Tables, limit: Option<usize>) -> Result<Layering, Topolog
     Ok(Ok((layer, fit.layers(), max_hops)))
 }
 
+/// Splits the paths into layers by cutting cycles (the paper's method); returns the layer
+/// per pair (`src * n + dst`), the layer count and the longest path.
 fn layer_paths(t: &Tables) -> Result<(Vec<u8>, usize, u32), TopologyError> {
     let n = t.n;
     let c = t.num_channels();

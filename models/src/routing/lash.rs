@@ -20,7 +20,7 @@
 //! (`Layered::spread_over`).
 
 use super::graph::connected_diameter;
-use super::layered::{FirstFit, LayerOf, Layered, Tables};
+use super::layered::{endpoints_per_switch, FirstFit, LayerOf, Layered, Tables};
 use super::registry::{RoutingEntry, Settings};
 use super::updown::UpDown;
 use super::{Candidate, LoadView, Reads, Routing, VcPolicy};
@@ -113,10 +113,7 @@ fn build_with(
     match paths {
         Paths::Trees => tree_paths(net, &mut t),
         Paths::Balanced => {
-            let mut endpoints = vec![0u64; t.n];
-            for &s in endpoint_switch {
-                endpoints[s as usize] += 1;
-            }
+            let endpoints = endpoints_per_switch(t.n, endpoint_switch);
             super::dfsssp::route(net, &mut t, &endpoints)?;
         }
     }

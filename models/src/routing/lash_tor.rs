@@ -40,7 +40,7 @@
 
 use super::dfsssp;
 use super::graph::{connected_diameter, SwitchGraph};
-use super::layered::{Added, DynDag, Tables};
+use super::layered::{endpoints_per_switch, Added, DynDag, Tables};
 use super::registry::{RootSetting, RoutingEntry, Settings};
 use super::updown::{central_switch, UdLegal, DOWN};
 use super::VcPolicy;
@@ -107,11 +107,7 @@ impl LashTor {
         };
         let mut t = Tables::new(net, endpoint_switch);
         let n = t.n;
-        let mut endpoints = vec![0u64; n];
-        for &s in endpoint_switch {
-            endpoints[s as usize] += 1;
-        }
-        dfsssp::route(net, &mut t, &endpoints)?;
+        dfsssp::route(net, &mut t, &endpoints_per_switch(n, endpoint_switch))?;
         let graph = SwitchGraph::new(net);
         let ud = UdLegal::new(&graph, net, root)?;
         let channels = t.num_channels();

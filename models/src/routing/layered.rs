@@ -439,6 +439,15 @@ pub(super) fn fit(
     Ok(std::sync::Arc::new(r))
 }
 
+/// How many endpoints each of `n` switches has, from every endpoint's switch.
+pub(crate) fn endpoints_per_switch(n: usize, endpoint_switch: &[SwitchId]) -> Vec<u64> {
+    let mut endpoints = vec![0u64; n];
+    for &s in endpoint_switch {
+        endpoints[s as usize] += 1;
+    }
+    endpoints
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

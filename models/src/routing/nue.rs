@@ -31,7 +31,7 @@
 //! a deterministic result. Cost: one Dijkstra per destination plus incremental cycle checks
 //! (Pearce-Kelly), near the paper's O(n^2 log n) in practice.
 
-use super::layered::{Added, DynDag, LayerOf, Layered, Tables};
+use super::layered::{endpoints_per_switch, Added, DynDag, LayerOf, Layered, Tables};
 use super::registry::{RoutingEntry, Settings};
 use super::VcPolicy;
 use crate::registry::Setting;
@@ -151,10 +151,7 @@ impl<'a> ChannelGraph<'a> {
                 }
             }
         }
-        let mut endpoints = vec![0u64; n];
-        for &s in endpoint_switch {
-            endpoints[s as usize] += 1;
-        }
+        let endpoints = endpoints_per_switch(n, endpoint_switch);
         Self { tables: t, out, inbound, endpoints }
     }
 

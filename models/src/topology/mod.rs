@@ -65,6 +65,20 @@ pub struct LinkClass {
     pub latency: u64,
 }
 
+/// The first endpoint of every switch with `terminals[s]` endpoints, and the total at the
+/// end: a switch's endpoints are consecutive from its first, on its terminal ports in
+/// order.
+pub fn endpoint_offsets(terminals: &[u16]) -> Vec<EndpointId> {
+    let mut first = Vec::with_capacity(terminals.len() + 1);
+    let mut at = 0;
+    for &t in terminals {
+        first.push(at);
+        at += t as EndpointId;
+    }
+    first.push(at);
+    first
+}
+
 /// Where every endpoint is, computed instead of stored: the endpoints of a switch are
 /// consecutive and in terminal-port order, so the first endpoint of each switch (or, when
 /// every switch has the same number, that number) says it all. 4 bytes per switch at most,
@@ -86,16 +100,7 @@ impl EndpointMap {
             Some(&t) if t > 0 && terminals.iter().all(|&x| x == t) => {
                 EndpointMap { uniform: Some(t as u32), first: Vec::new(), endpoints }
             }
-            _ => {
-                let mut first = Vec::with_capacity(terminals.len() + 1);
-                let mut at = 0;
-                for &t in terminals {
-                    first.push(at);
-                    at += t as u32;
-                }
-                first.push(at);
-                EndpointMap { uniform: None, first, endpoints }
-            }
+            _ => EndpointMap { uniform: None, first: endpoint_offsets(terminals), endpoints },
         }
     }
 
@@ -184,15 +189,8 @@ impl Network {
     /// The first endpoint of every switch (`None` without endpoints); a switch's endpoints
     /// are consecutive from it, on its terminal ports in order.
     pub fn first_endpoints(&self) -> Vec<Option<EndpointId>> {
-        let mut next = 0;
-        self.terminals
-            .iter()
-            .map(|&t| {
-                let first = (t > 0).then_some(next);
-                next += t as EndpointId;
-                first
-            })
-            .collect()
+        let offsets = endpoint_offsets(&self.terminals);
+        self.terminals.iter().zip(offsets).map(|(&t, first)| (t > 0).then_some(first)).collect()
     }
 
     /// Ports of switch `s`.
