@@ -95,18 +95,15 @@ const UP_DOWN_PAIR: u8 = u8::MAX;
 /// Builds the LASH tables for `net`, with at most `limit` layers (`None`: as many as it
 /// takes, up to 255).
 pub fn build(net: &Network, endpoint_switch: &[SwitchId], limit: Option<usize>) -> Result<Outcome, TopologyError> {
-    build_with(net, endpoint_switch, limit, false, Paths::Trees).map(|(outcome, _)| outcome)
+    let t = lash_paths(net, endpoint_switch, Paths::Trees)?;
+    Ok(match assign_layers(&t, limit, false)? {
+        Ok(p) => Outcome::Routed(p.finish(t)?),
+        Err((limit, placed, pairs)) => Outcome::TooManyLayers { limit, placed, pairs },
+    })
 }
 
-/// [`build`], and with `overflow` the pairs that fit none of the `limit` layers are marked
-/// [`UP_DOWN_PAIR`] instead of ending the search; returns how many were.
-fn build_with(
-    net: &Network,
-    endpoint_switch: &[SwitchId],
-    limit: Option<usize>,
-    overflow: bool,
-    paths: Paths,
-) -> Result<(Outcome, usize), TopologyError> {
+/// The shortest path of every pair that LASH layers.
+fn lash_paths(net: &Network, endpoint_switch: &[SwitchId], paths: Paths) -> Result<Tables, TopologyError> {
     let dist = DistanceTable::compute(net)?;
     connected_diameter(&dist)?;
     let mut t = Tables::new(net, endpoint_switch);
@@ -117,6 +114,32 @@ fn build_with(
             super::dfsssp::route(net, &mut t, &endpoints)?;
         }
     }
+    Ok(t)
+}
+
+/// The layer of every pair, from [`assign_layers`].
+struct PairLayers {
+    layer: Vec<u8>,
+    layers: usize,
+    max_hops: u32,
+    /// Pairs marked [`UP_DOWN_PAIR`].
+    overflowed: usize,
+}
+
+impl PairLayers {
+    fn finish(self, t: Tables) -> Result<Layered, TopologyError> {
+        t.finish("lash", LayerOf::Pair(self.layer), self.layers, self.max_hops)
+    }
+}
+
+/// Both directions of each pair into the first layer that stays acyclic, at most `limit`
+/// layers. With `overflow` the pairs that fit none are marked [`UP_DOWN_PAIR`]; without,
+/// the search stops at the first such pair: `(limit, pairs placed, pairs)`.
+fn assign_layers(
+    t: &Tables,
+    limit: Option<usize>,
+    overflow: bool,
+) -> Result<Result<PairLayers, (usize, usize, usize)>, TopologyError> {
     let n = t.n;
     let mut layer = vec![0u8; n * n];
     let mut fit = FirstFit::new(t.num_channels(), limit);
@@ -140,7 +163,7 @@ fn build_with(
                     overflowed += 1;
                     continue;
                 }
-                None => return Ok((Outcome::TooManyLayers { limit: fit.layers(), placed, pairs }, 0)),
+                None => return Ok(Err((fit.layers(), placed, pairs))),
             };
             // Beyond 255 layers `finish` fails; the stored value is then irrelevant.
             let l = l.min(255) as u8;
@@ -149,7 +172,7 @@ fn build_with(
             placed += 1;
         }
     }
-    Ok((Outcome::Routed(t.finish("lash", LayerOf::Pair(layer), fit.layers(), max_hops)?), overflowed))
+    Ok(Ok(PairLayers { layer, layers: fit.layers(), max_hops, overflowed }))
 }
 
 /// The survey's LASH with too few VCs (Flich et al., IEEE TPDS 23(3), 2012, section 6.2):
@@ -257,15 +280,17 @@ fn build_entry(
     let settings: LashSettings = ctx.settings()?;
     let up_down = settings.too_few_vcs == TooFewVcs::UpDown;
     let limit = (ctx.vc_policy == VcPolicy::Routing).then_some(ctx.vcs as usize);
-    match build_with(ctx.net, ctx.endpoint_switch, limit, false, settings.paths)?.0 {
-        Outcome::Routed(r) => super::layered::fit(ctx, r),
-        Outcome::TooManyLayers { .. } if up_down && ctx.vcs >= 2 => {
+    let t = lash_paths(ctx.net, ctx.endpoint_switch, settings.paths)?;
+    match assign_layers(&t, limit, false)? {
+        Ok(p) => super::layered::fit(ctx, p.finish(t)?),
+        Err(_) if up_down && ctx.vcs >= 2 => {
+            // The same paths again, layered into one VC fewer with the overflow kept.
             let lash_layers = ctx.vcs as usize - 1;
-            let (Outcome::Routed(lash), overflowed) =
-                build_with(ctx.net, ctx.endpoint_switch, Some(lash_layers), true, settings.paths)?
-            else {
+            let Ok(p) = assign_layers(&t, Some(lash_layers), true)? else {
                 unreachable!("with overflow every pair is placed");
             };
+            let overflowed = p.overflowed;
+            let lash = p.finish(t)?;
             let pairs = lash.pairs();
             let summary = format!(
                 "{overflowed} of {pairs} switch pairs over Up*/Down* on VC {lash_layers}, the others in LASH layers 0 to {}",
@@ -274,7 +299,7 @@ fn build_entry(
             let up_down = UpDown::new(ctx.net, None)?;
             Ok(std::sync::Arc::new(LashUpDown { lash, up_down, up_down_vc: lash_layers as u8, summary }))
         }
-        Outcome::TooManyLayers { limit, placed, pairs } => Err(ctx.too_many_layers(limit, "pair", placed, pairs)),
+        Err((limit, placed, pairs)) => Err(ctx.too_many_layers(limit, "pair", placed, pairs)),
     }
 }
 
