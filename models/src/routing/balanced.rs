@@ -23,7 +23,7 @@
 //! takes, at each hop, the candidate its pair's path recorded: the decision reads the
 //! packet's source switch, and the verifier explores per source.
 
-use super::{Candidate, LoadView, Reads, Routing};
+use super::{Candidate, LoadView, Reads, Routing, ZeroLoad};
 use crate::config::ConfigError;
 use crate::packet::{Packet, RouteState};
 use crate::rng::{stream, Purpose, Rng};
@@ -48,18 +48,6 @@ pub struct Balanced {
     /// VCs the chosen paths use (TOR's may use more layers than its fewest).
     vcs_used: u8,
     summary: String,
-}
-
-/// Empty buffers everywhere: the routing's candidates at zero load.
-struct Idle;
-
-impl LoadView for Idle {
-    fn vc_occupancy(&self, _port: u16, _vc: u8) -> u32 {
-        0
-    }
-    fn port_occupancy(&self, _port: u16) -> u32 {
-        0
-    }
 }
 
 /// A state of the search: where the packet is and what the routing knows of it.
@@ -125,7 +113,7 @@ impl Search<'_> {
                 let at = at_level[i];
                 self.cands.clear();
                 let mut p = b.packet;
-                self.inner.candidates(at, d, &mut p, &Idle, &mut rng, &mut self.cands);
+                self.inner.candidates(at, d, &mut p, &ZeroLoad, &mut rng, &mut self.cands);
                 for (k, c) in self.cands.iter().enumerate() {
                     let Some(PortTarget::Switch { switch, .. }) =
                         net.ports(at).get(c.port as usize).map(|x| x.target)

@@ -385,15 +385,7 @@ mod tests {
     use crate::topology::metrics::DistanceTable;
     use crate::topology::{hyperx, rrg, torus};
 
-    struct Zero;
-    impl LoadView for Zero {
-        fn vc_occupancy(&self, _: u16, _: u8) -> u32 {
-            0
-        }
-        fn port_occupancy(&self, _: u16) -> u32 {
-            0
-        }
-    }
+    use crate::routing::ZeroLoad as Zero;
 
     fn candidates(r: &Minimal, at: SwitchId, dst: SwitchId) -> Vec<u16> {
         let mut p = Packet::new(0, 0, 0, 1, 0);

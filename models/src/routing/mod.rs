@@ -80,6 +80,19 @@ pub trait LoadView {
     fn port_occupancy(&self, port: PortId) -> u32;
 }
 
+/// Empty buffers everywhere: a routing's candidates at zero load (the balanced
+/// selection's search, tests).
+pub(crate) struct ZeroLoad;
+
+impl LoadView for ZeroLoad {
+    fn vc_occupancy(&self, _port: PortId, _vc: u8) -> u32 {
+        0
+    }
+    fn port_occupancy(&self, _port: PortId) -> u32 {
+        0
+    }
+}
+
 /// What a routing's decisions read besides the deciding switch, the destination switch and
 /// the packet's hops, VC and route state. The deadlock verifier merges routing states that
 /// differ only in what is not read (`xnet routes`, see `analysis`); a routing that claims
