@@ -109,24 +109,12 @@ pub struct Study {
     loads: Vec<f64>,
 }
 
-/// Where `key` is written in the `[grid]` section of `text` (quoted or bare), for the
-/// order of the grid's keys; keys not found go last, in name order.
-fn position_in_grid(text: &str, key: &str) -> usize {
-    let start = text
-        .lines()
-        .scan(0, |offset, line| {
-            let at = *offset;
-            *offset += line.len() + 1;
-            Some((at, line))
-        })
-        .find(|(_, line)| line.trim_start().starts_with("[grid]"))
-        .map_or(0, |(at, _)| at);
-    let section = &text[start..];
-    [format!("\"{key}\""), format!("'{key}'"), format!("\n{key} ")]
-        .iter()
-        .filter_map(|pattern| section.find(pattern.as_str()))
-        .min()
-        .unwrap_or(usize::MAX)
+/// The keys of the `[grid]` section of `text` in the order they are written
+/// (`toml::Table` sorts its keys).
+fn grid_key_order(text: &str) -> Vec<String> {
+    let doc = text.parse::<toml_edit::DocumentMut>().ok();
+    let grid = doc.as_ref().and_then(|d| d.get("grid")).and_then(|g| g.as_table_like());
+    grid.map(|g| g.iter().map(|(key, _)| key.to_string()).collect()).unwrap_or_default()
 }
 
 /// `key=value` as `--set` takes it (the value as TOML).
@@ -189,7 +177,8 @@ impl Study {
         let mut axes: Vec<Vec<Value>> = Vec::new();
         // `toml::Table` sorts its keys; the grid varies the first key written slowest.
         let mut grid: Vec<(&String, &Value)> = file.grid.iter().collect();
-        grid.sort_by_key(|(key, _)| position_in_grid(&study_text, key));
+        let order = grid_key_order(&study_text);
+        grid.sort_by_key(|(key, _)| order.iter().position(|k| k == *key).unwrap_or(usize::MAX));
         for (key, values) in grid {
             let Value::Array(values) = values else {
                 bail!("grid.\"{key}\": must be a list of values, e.g. [\"a\", \"b\"]");
@@ -837,6 +826,26 @@ mod tests {
             ["000-minimal-1", "001-minimal-2", "002-minimal-3", "003-dor-1", "004-dor-2", "005-dor-3"]
         );
         assert_eq!(s.runs[4].overrides[1], ("simulation.seed".to_string(), Value::Integer(2)));
+    }
+
+    /// The first key written varies slowest whatever the keys' names, and text elsewhere
+    /// (a comment naming a key) does not count.
+    #[test]
+    fn the_grid_keys_keep_the_order_they_are_written_in() {
+        let s = study(
+            r#"
+            [study]
+            base = "x.toml"
+            loads = [0.1]
+            [grid]
+            # "routing.algorithm" varies fastest
+            "simulation.seed"=[1, 2]
+            "routing.algorithm" = ["minimal", "dor"]
+            "#,
+        )
+        .unwrap();
+        let names: Vec<&str> = s.runs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["000-1-minimal", "001-1-dor", "002-2-minimal", "003-2-dor"]);
     }
 
     #[test]
