@@ -294,7 +294,8 @@ pub(super) struct Found {
     /// First-candidate paths: `(global port index, paths)` per link crossing.
     pub(super) links: Vec<(u32, u32)>,
     /// The same paths spread evenly over every state's candidates (the expected link load
-    /// of a uniformly random selection at zero load): `(global port index, paths)`.
+    /// of a uniformly random selection at zero load): `(global port index, paths)`, one
+    /// entry per link crossed, summed in the exploration's order.
     pub(super) spread: Vec<(u32, f64)>,
     /// Switches visited summed over the first-candidate paths, paths, longest one.
     pub(super) visited: u64,
@@ -318,6 +319,10 @@ pub(super) struct Explorer<'a> {
     unused: Rng,
     /// The endpoint the packets of the current exploration go to.
     dst_endpoint: EndpointId,
+    /// The exploration's spread paths per link (global port index), and the links with
+    /// any, gathered into [`Found::spread`] at its end.
+    spread: Vec<f64>,
+    spread_links: Vec<u32>,
 }
 
 impl<'a> Explorer<'a> {
@@ -338,6 +343,8 @@ impl<'a> Explorer<'a> {
             cols: Vec::new(),
             unused: stream(0, Purpose::Routing, 0),
             dst_endpoint: 0,
+            spread: vec![0.0; ctx.net.ports.len()],
+            spread_links: Vec::new(),
         }
     }
 
@@ -399,6 +406,9 @@ impl<'a> Explorer<'a> {
             self.order = order;
             std::mem::swap(&mut self.cur, &mut self.next);
         }
+        let spread = &mut self.spread;
+        found.spread =
+            self.spread_links.drain(..).map(|l| (l, std::mem::take(&mut spread[l as usize]))).collect();
         found
     }
 
@@ -506,7 +516,10 @@ impl<'a> Explorer<'a> {
                 q.hops += 1;
                 q.vc = c.vc;
                 if part > 0.0 {
-                    found.spread.push((link, part));
+                    if self.spread[link as usize] == 0.0 {
+                        self.spread_links.push(link);
+                    }
+                    self.spread[link as usize] += part;
                 }
                 if next == d {
                     found.longest = found.longest.max(q.hops as u32);

@@ -431,8 +431,6 @@ struct Acc {
     /// Spread paths per link ([`explore::Found::spread`]) in fixed point, units of
     /// [`SPREAD_UNIT`]: integer sums, so the totals do not depend on the threads.
     spread: Vec<u64>,
-    /// One destination's spread paths per link, before rounding.
-    spread_scratch: Vec<f64>,
     /// Destinations whose routes all succeeded (their spread paths are counted).
     spread_destinations: u64,
     /// Switches visited summed over the reached ordered pairs of distinct switches.
@@ -449,7 +447,6 @@ impl Acc {
             longest_first: 0,
             link_counts: vec![0; net.ports.len()],
             spread: vec![0; net.ports.len()],
-            spread_scratch: vec![0.0; net.ports.len()],
             spread_destinations: 0,
             visited: 0,
             pairs: 0,
@@ -615,11 +612,7 @@ impl<'a> Ctx<'a> {
                     acc.link_counts[link as usize] += count as u64;
                 }
                 // Summed per link in the exploration's order, then rounded once.
-                for &(link, part) in &found.spread {
-                    acc.spread_scratch[link as usize] += part;
-                }
-                for (link, _) in found.spread {
-                    let x = std::mem::take(&mut acc.spread_scratch[link as usize]);
+                for (link, x) in found.spread {
                     acc.spread[link as usize] += (x * SPREAD_UNIT).round() as u64;
                 }
                 acc.spread_destinations += 1;
