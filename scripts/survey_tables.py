@@ -54,6 +54,18 @@ SURVEY = {
     ("TOR 3VC", "torus"): [(None, 8, 2.46), (None, 24.0, 10.12), (None, 64.0, 17.52), (None, 192.0, 78.63)],
     ("LASH-TOR", "mesh"): [(3.50, 13.3, 4.45), (4.88, 38.1, 19.39), (6.25, 96, 39.87), (8.94, 280.3, 151.18)],
     ("LASH-TOR", "torus"): [(3.00, 8, 2.34), (4.00, 24.0, 10.29), (5.00, 64.0, 17.00), (7.00, 192.0, 78.22)],
+    ("LTURN", "mesh"): [(3.50, 13.33, 2.12), (4.88, 38.15, 15.40), (6.27, 96.00, 34.50), (8.95, 281.23, 227.21)],
+    ("LTURN", "torus"): [(3.00, 8.0, 1.70), (4.14, 25.12, 11.60), (5.32, 69.06, 25.72), (7.47, 206.91, 107.05)],
+    # DL with the paper's path balancing (16x8: not given) and with random path selection
+    # (*DL); ARD from Table 5, where 16x8 is marked as random selection.
+    ("DL-LT", "mesh"): [(3.50, 13.3, 2.31), (4.88, 38.1, 15.43), (6.25, 96, 30.23), None],
+    ("DL-LT", "torus"): [(3.00, 8, 1.13), (4.00, 24.0, 8.81), (5.00, 64.0, 5.72), None],
+    ("DL-UD", "mesh"): [(3.50, 13.3, 2.50), (4.88, 38.1, 15.78), (6.25, 96, 30.88), None],
+    ("DL-UD", "torus"): [(3.00, 8, 1.02), (4.00, 24.0, 9.14), (5.00, 64.0, 6.18), None],
+    ("*DL-LT", "mesh"): [(None, 13.3, 4.49), (None, 38.1, 19.51), (None, 96, 60.32), (8.94, 280.3, 183.25)],
+    ("*DL-LT", "torus"): [(None, 8, 2.51), (None, 24.0, 10.82), (None, 64.0, 24.46), (7.00, 192.1, 96.91)],
+    ("*DL-UD", "mesh"): [(None, 13.3, 6.25), (None, 38.1, 19.63), (None, 96, 61.10), (8.94, 280.3, 183.40)],
+    ("*DL-UD", "torus"): [(None, 8, 3.24), (None, 24.0, 11.50), (None, 64.0, 26.34), (7.00, 192.0, 103.96)],
 }
 # engine -> (xnet routing, VCs on meshes, VCs on tori)
 ENGINES = {
@@ -68,6 +80,18 @@ ENGINES = {
     "TOR": ("tor", 2, 2),
     "TOR 3VC": ("tor", 3, 3),
     "LASH-TOR": ("lash_tor", 2, 2),
+    "LTURN": ("lturn", 1, 1),
+    "DL-LT": ("dl", 2, 2),
+    "DL-UD": ("dl", 2, 2),
+    "*DL-LT": ("dl", 2, 2),
+    "*DL-UD": ("dl", 2, 2),
+}
+# Settings beyond the root, per engine.
+EXTRA = {
+    "DL-LT": 'base = "lturn"',
+    "*DL-LT": 'base = "lturn"',
+    "DL-UD": 'base = "up_down"',
+    "*DL-UD": 'base = "up_down"',
 }
 # Single-path engines: the balanced selection has nothing to choose.
 SINGLE_PATH = {"DOR"}
@@ -91,17 +115,19 @@ load = 0.1
 """
 
 
-def routes(work: Path, kind: str, size: str, algo: str, vcs: int, selection: str):
+def routes(work: Path, kind: str, size: str, algo: str, vcs: int, selection: str, extra: str = ""):
     a, b = size.split("x")
     cfg = work / "survey.toml"
     # The Up*/Down* order from switch 0, a corner of a mesh (xnet's default root is the
     # least eccentric switch, the centre): with it UD's link weights on meshes are the
     # survey's (8x8: std 42.0 balanced against 43.4; 70.8 from the centre). Tori are
     # symmetric.
-    root = f"[routing.{algo}]\nroot = 0" if algo in ("up_down", "mud", "tor", "lash_tor") else ""
+    root = f"[routing.{algo}]\nroot = 0" if algo in ("up_down", "mud", "tor", "lash_tor", "lturn", "dl") else ""
     # The survey's LASH with too few VCs: the pairs that fit no layer over Up*/Down*.
     if algo == "lash":
         root = "[routing.lash]\ntoo_few_vcs = \"up_down\""
+    if extra:
+        root += "\n" + extra
     cfg.write_text(CONFIG.format(kind=kind, a=a, b=b, vcs=vcs, algo=algo, selection=selection, root=root))
     out = subprocess.run([XNET, "routes", str(cfg), "-o", str(work / "survey.h5")],
                          capture_output=True, text=True, cwd=work)
@@ -132,7 +158,7 @@ def main(argv):
                     if selection == "balanced" and engine in SINGLE_PATH:
                         r = {}
                     else:
-                        r = routes(work, kind, size, algo, vcs, selection)
+                        r = routes(work, kind, size, algo, vcs, selection, EXTRA.get(engine, ""))
                     for k in ("ard", "avg", "std", "max", "acyclic", "error"):
                         row[f"{selection}_{k}"] = r.get(k, "")
                 rows.append(row)

@@ -1,4 +1,4 @@
-//! The table engines of the survey and the Angara seed: `mud`, `tor`, `lash_tor`, `smart`,
+//! The table engines of the survey and the Angara seed: `mud`, `tor`, `lash_tor`, `smart`, `lturn`, `dl`,
 //! `angara_bfs`, `angara_sssp`, `angara_genetic`. Verified acyclic and complete, with the layer counts, the
 //! average routing distance and the link weights the sources report where they can be
 //! reproduced.
@@ -389,4 +389,94 @@ fn dfs_is_up_down_over_a_depth_first_tree_with_the_best_root() {
     assert!(analyse(&rooted).acyclic);
     let e = try_build(&torus(8, 4), "dfs", 1, "[routing.dfs]\nroot = 32").err().expect("refused");
     assert!(e.contains("routing.dfs.root") && e.contains("does not exist"), "{e}");
+}
+
+/// A random regular graph of 64 switches of degree 6 (the survey's engines must work on
+/// irregular networks as well).
+fn rrg() -> String {
+    "kind = \"random_regular\"\nswitches = 64\ndegree = 6".to_string()
+}
+
+/// LTURN (our reading: no right -> left turn on the left-right graph of a BFS tree) is
+/// deadlock-free on every network, minimal on the survey's meshes and shorter than
+/// Up*/Down* on its larger tori (8x4: 4.25 against UD's 4.25, 8x8: 5.3887 against 5.50,
+/// 16x8: 8.0073 against 8.125; the survey's LTURN: 4.14, 5.32, 7.47).
+#[test]
+fn lturn_is_deadlock_free_everywhere_and_shorter_than_up_down_on_tori() {
+    for (x, y) in [(4, 4), (8, 4), (8, 8)] {
+        let (sim, r) = verified(&mesh(x, y), "lturn", 1);
+        assert_eq!(sim.routing().vcs_required(), 1);
+        assert!(close(r.average_routing_distance, minimal_ard(&mesh(x, y)), 1e-9), "{}", r.network);
+    }
+    for (x, y, ard) in [(4, 4, 3.0), (8, 4, 4.25), (8, 8, 5.3887)] {
+        let (sim, r) = verified(&torus(x, y), "lturn", 1);
+        let (_, ud) = verified(&torus(x, y), "up_down", 1);
+        assert!(
+            close(r.average_routing_distance, ard, 5e-5),
+            "{}: {}",
+            r.network,
+            r.average_routing_distance
+        );
+        assert!(r.average_routing_distance <= ud.average_routing_distance + 1e-9, "{}", r.network);
+        let summary = sim.routing().build_summary().expect("a summary");
+        assert!(summary.starts_with("lturn: ") && summary.contains("turns forbidden"), "{summary}");
+    }
+    let (_, r) = verified(&rrg(), "lturn", 1);
+    assert!(r.average_routing_distance >= minimal_ard(&rrg()));
+    let e = try_build(&mesh(4, 4), "lturn", 1, "[routing.lturn]\nroot = 16").err().expect("refused");
+    assert!(e.contains("routing.lturn.root"), "{e}");
+}
+
+/// DL over either base: with one layer it is its base routing exactly (the same link
+/// weights), with two it is minimal on the survey's tori (its Table 5: 4.00, 5.00, 7.00)
+/// where the base alone is not, and on a random regular graph it shortens the routes.
+#[test]
+fn dl_is_its_base_with_one_layer_and_minimal_with_two() {
+    for (base, alone) in [("up_down", "up_down"), ("lturn", "lturn")] {
+        let extra = format!("[routing.dl]\nbase = \"{base}\"");
+        let dl = |topo: &str, vcs: u8| {
+            let sim = try_build(topo, "dl", vcs, &extra).unwrap_or_else(|e| panic!("dl over {base}: {e}"));
+            let r = analyse(&sim);
+            assert!(r.acyclic && r.unreachable_pairs == 0, "dl over {base} on {}: {:?}", r.network, r.cycle);
+            assert_eq!(r.vcs_used, sim.routing().vcs_required() as u32, "{}", r.network);
+            r
+        };
+        for topo in [torus(8, 8), rrg()] {
+            let one = dl(&topo, 1);
+            let (_, base_alone) = verified(&topo, alone, 1);
+            assert_eq!(one.link_weight_max, base_alone.link_weight_max, "{base} on {}", one.network);
+            assert!(
+                close(one.link_weight_std, base_alone.link_weight_std, 1e-9),
+                "{base} on {}",
+                one.network
+            );
+            assert!(close(one.average_routing_distance, base_alone.average_routing_distance, 1e-12));
+        }
+        for (x, y) in [(8, 4), (8, 8), (16, 8)] {
+            let r = dl(&torus(x, y), 2);
+            assert_eq!(r.vcs_used, 2, "{}", r.network);
+            assert!(close(r.average_routing_distance, minimal_ard(&torus(x, y)), 1e-9), "{}", r.network);
+        }
+        let (one, two) = (dl(&rrg(), 1), dl(&rrg(), 2));
+        assert!(two.average_routing_distance < one.average_routing_distance, "{base}");
+    }
+    let e = try_build(&mesh(4, 4), "dl", 2, "[routing.dl]\nbase = \"fx\"").err().expect("refused");
+    assert!(e.contains("routing.dl") && e.contains("up_down") && e.contains("lturn"), "{e}");
+}
+
+/// DL at load 1 on a faulty mesh: deadlock-free in simulation too, no packet lost.
+#[test]
+fn dl_delivers_past_saturation_on_a_faulty_mesh() {
+    let topo = "kind = \"mesh\"\nsides = [6, 6]\nfailed_links = 6";
+    let text = text(topo, "dl", 2, "[routing.dl]\nbase = \"lturn\"");
+    let cfg = Config::parse(&text, &["simulation.seed=4".into(), "traffic.load=1.0".into()]).expect("config");
+    let mut sim = Simulation::build(cfg).expect("build");
+    sim.record_deliveries = true;
+    let run = common::run(&sim, 2);
+    assert_eq!(run.status, xnet_models::sim::Status::Completed);
+    assert_eq!(
+        run.summary.generated_total,
+        run.summary.delivered_total + run.resident_end + run.on_wires_end
+    );
+    assert!(run.summary.delivered_total > 0);
 }

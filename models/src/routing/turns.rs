@@ -158,31 +158,59 @@ impl Channels {
         dist: &mut [u8],
         queue: &mut Vec<u32>,
     ) {
+        self.layered_distances(allowed, skip, 1, dst, dist, queue);
+    }
+
+    /// [`Self::legal_distances`] with `layers` layers (VCs): a forbidden turn is legal when
+    /// it moves the packet to the next layer, and the states are `(channel, layer)`, entry
+    /// `layer * channels + channel` of `dist`. One layer: the plain legal distances.
+    pub(crate) fn layered_distances(
+        &self,
+        allowed: &[bool],
+        skip: Option<usize>,
+        layers: usize,
+        dst: SwitchId,
+        dist: &mut [u8],
+        queue: &mut Vec<u32>,
+    ) {
+        let m = self.len();
         dist.fill(NONE);
         queue.clear();
-        for c in self.out(dst) {
-            let into = self.reverse(c);
-            dist[into as usize] = 0;
-            queue.push(into);
+        for layer in 0..layers {
+            for c in self.out(dst) {
+                let into = layer * m + self.reverse(c) as usize;
+                dist[into] = 0;
+                queue.push(into as u32);
+            }
         }
         let mut i = 0;
         while i < queue.len() {
-            let next = queue[i];
+            let state = queue[i] as usize;
             i += 1;
-            let d = dist[next as usize];
+            let d = dist[state];
             if d == NONE - 1 {
                 continue;
             }
-            // Channels into `next`'s tail whose turn into `next` is allowed.
+            let (layer, next) = (state / m, (state % m) as u32);
+            // Channels into `next`'s tail whose turn into `next` is allowed (same layer), or
+            // forbidden from the layer below (the turn that moves a packet up a layer).
             for back in self.out(self.tail(next)) {
                 let c = self.reverse(back);
-                if dist[c as usize] != NONE || c == self.reverse(next) {
+                if c == self.reverse(next) {
                     continue;
                 }
                 let t = self.turn(c, next);
-                if allowed[t] && skip != Some(t) {
-                    dist[c as usize] = d + 1;
-                    queue.push(c);
+                let from = if allowed[t] && skip != Some(t) {
+                    layer
+                } else if layer > 0 {
+                    layer - 1
+                } else {
+                    continue;
+                };
+                let at = from * m + c as usize;
+                if dist[at] == NONE {
+                    dist[at] = d + 1;
+                    queue.push(at as u32);
                 }
             }
         }
@@ -334,20 +362,25 @@ pub(crate) fn total_length(
         .try_reduce(|| 0, |a, b| Some(a + b))
 }
 
-/// Shortest legal routes over a set of allowed turns, all listed as candidates.
+/// Shortest legal routes over a set of allowed turns, all listed as candidates; with more
+/// than one layer, a forbidden turn is taken by moving up a layer (VC), as Descending
+/// Layers routing does (`dl.rs`).
 pub struct TurnRouting {
     channels: Channels,
-    /// Per turn (see [`Channels::turn`]): whether routes may take it.
+    /// Per turn (see [`Channels::turn`]): whether routes may take it within a layer.
     allowed: Vec<bool>,
-    /// `dist[dst * channels + c]`: legal hops from the head of `c` to `dst`.
+    /// Layers (VCs), at least 1.
+    layers: u8,
+    /// `dist[(dst * layers + layer) * channels + c]`: legal hops from the head of `c` to
+    /// `dst` for a packet in `layer`.
     dist: Vec<u8>,
     max_hops: u32,
     summary: String,
 }
 
 impl TurnRouting {
-    /// The routes of `allowed` (turns of `channels`); an error naming a pair of `terminals`
-    /// without a legal route. `summary` is reported by `xnet routes`.
+    /// The routes of `allowed` (turns of `channels`) in one layer; an error naming a pair
+    /// of `terminals` without a legal route. `summary` is reported by `xnet routes`.
     pub(crate) fn new(
         net: &Network,
         channels: Channels,
@@ -355,14 +388,30 @@ impl TurnRouting {
         terminals: &[SwitchId],
         summary: String,
     ) -> Result<Self, TopologyError> {
+        Self::layered(net, channels, allowed, 1, terminals, summary)
+    }
+
+    /// The routes of `allowed` over `layers` layers: a packet starts in layer 0 and takes
+    /// a forbidden turn only into the next layer, so each layer's dependencies are the
+    /// allowed turns (acyclic) and packets only climb: deadlock-free.
+    pub(crate) fn layered(
+        net: &Network,
+        channels: Channels,
+        allowed: &[bool],
+        layers: u8,
+        terminals: &[SwitchId],
+        summary: String,
+    ) -> Result<Self, TopologyError> {
+        let layers = layers.max(1);
         let (n, m) = (net.num_switches(), channels.len());
-        let mut dist = vec![NONE; n * m];
-        dist.par_chunks_mut(m.max(1)).enumerate().for_each_init(Vec::new, |queue, (d, row)| {
-            channels.legal_distances(allowed, None, d as SwitchId, row, queue)
+        let row_len = (m * layers as usize).max(1);
+        let mut dist = vec![NONE; n * row_len];
+        dist.par_chunks_mut(row_len).enumerate().for_each_init(Vec::new, |queue, (d, row)| {
+            channels.layered_distances(allowed, None, layers as usize, d as SwitchId, row, queue)
         });
         let mut max_hops = 0;
         for &d in terminals {
-            let row = &dist[d as usize * m..][..m];
+            let row = &dist[d as usize * row_len..][..m];
             for &s in terminals.iter().filter(|&&s| s != d) {
                 let hops = channels.source_hops(s, row).ok_or_else(|| {
                     TopologyError::new(
@@ -373,21 +422,28 @@ impl TurnRouting {
                 max_hops = max_hops.max(hops);
             }
         }
-        Ok(Self { channels, allowed: allowed.to_vec(), dist, max_hops, summary })
+        Ok(Self { channels, allowed: allowed.to_vec(), layers, dist, max_hops, summary })
     }
 
-    fn distance(&self, dst: SwitchId, c: u32) -> u8 {
-        self.dist[dst as usize * self.channels.len() + c as usize]
+    fn distance(&self, dst: SwitchId, layer: u8, c: u32) -> u8 {
+        let m = self.channels.len();
+        self.dist[(dst as usize * self.layers as usize + layer as usize) * m + c as usize]
     }
 
-    fn allowed(&self, c: u32, next: u32) -> bool {
-        self.allowed[self.channels.turn(c, next)]
+    /// The layer after the turn `arrived -> next` for a packet in `layer`; `None` when the
+    /// turn is forbidden and there is no layer above.
+    fn layer_after(&self, arrived: u32, next: u32, layer: u8) -> Option<u8> {
+        if self.allowed[self.channels.turn(arrived, next)] {
+            Some(layer)
+        } else {
+            (layer + 1 < self.layers).then_some(layer + 1)
+        }
     }
 }
 
 impl Routing for TurnRouting {
     fn vcs_required(&self) -> u8 {
-        1
+        self.layers
     }
 
     fn max_hops(&self) -> u32 {
@@ -400,6 +456,7 @@ impl Routing for TurnRouting {
 
     fn init(&self, _src: SwitchId, _dst: SwitchId, state: &mut RouteState, _rng: &mut Rng) {
         state.intermediate = u32::MAX;
+        state.phase = 0;
     }
 
     fn candidates(
@@ -412,25 +469,32 @@ impl Routing for TurnRouting {
         out: &mut Vec<Candidate>,
     ) {
         let ch = &self.channels;
-        let arrived = packet.route.intermediate;
+        let (arrived, layer) = (packet.route.intermediate, packet.route.phase);
         let (left, back) = if arrived == u32::MAX {
-            // At the source: any first channel on a shortest legal route.
-            let best = ch.out(at).map(|c| self.distance(dst, c)).min().unwrap_or(NONE);
+            // At the source: any first channel (in layer 0) on a shortest legal route.
+            let best = ch.out(at).map(|c| self.distance(dst, 0, c)).min().unwrap_or(NONE);
             (best.saturating_add(1), u32::MAX)
         } else {
-            (self.distance(dst, arrived), ch.reverse(arrived))
+            (self.distance(dst, layer, arrived), ch.reverse(arrived))
         };
         for c in ch.out(at).filter(|&c| c != back) {
-            let d = self.distance(dst, c);
-            if d == NONE || d + 1 != left || (arrived != u32::MAX && !self.allowed(arrived, c)) {
+            let next_layer = if arrived == u32::MAX { Some(0) } else { self.layer_after(arrived, c, layer) };
+            let Some(vc) = next_layer else { continue };
+            let d = self.distance(dst, vc, c);
+            if d == NONE || d + 1 != left {
                 continue;
             }
-            out.push(Candidate { port: ch.port[c as usize], vc: 0, penalty: 0 });
+            out.push(Candidate { port: ch.port[c as usize], vc, penalty: 0 });
         }
     }
 
     fn on_forward(&self, at: SwitchId, chosen: Candidate, packet: &mut Packet) {
-        packet.route.intermediate = self.channels.channel_at(at, chosen.port).unwrap_or(u32::MAX);
+        let (arrived, layer) = (packet.route.intermediate, packet.route.phase);
+        let next = self.channels.channel_at(at, chosen.port).unwrap_or(u32::MAX);
+        if arrived != u32::MAX && next != u32::MAX {
+            packet.route.phase = self.layer_after(arrived, next, layer).unwrap_or(layer);
+        }
+        packet.route.intermediate = next;
     }
 
     fn build_summary(&self) -> Option<String> {
@@ -495,6 +559,41 @@ mod tests {
         // `skip` forbids one turn without touching the set: the one pair at distance 2 whose
         // short route took it goes the long way.
         assert_eq!(total_length(&ch, &ch.all_turns(), Some(cycle[0]), &terminals), Some(31));
+    }
+
+    /// Two layers on the ring of 5 with both turns through switch 0 forbidden: a forbidden
+    /// turn now moves the packet to layer 1, so every route is minimal again (30 hops over
+    /// the 20 pairs against 32 with one layer), and in layer 1 the turns stay forbidden.
+    #[test]
+    fn a_second_layer_takes_the_forbidden_turns() {
+        let net = grid(vec![5], true);
+        let ch = Channels::new(&net);
+        let mut allowed = ch.all_turns();
+        for c in ch.out(0) {
+            for x in ch.turns_from(ch.reverse(c)) {
+                allowed[ch.turn(ch.reverse(c), x)] = false;
+            }
+        }
+        let (m, mut queue) = (ch.len(), Vec::new());
+        let mut sum = |layers: usize| {
+            let mut total = 0;
+            for d in 0..5 {
+                let mut dist = vec![NONE; m * layers];
+                ch.layered_distances(&allowed, None, layers, d, &mut dist, &mut queue);
+                total +=
+                    (0..5).filter(|&s| s != d).map(|s| ch.source_hops(s, &dist[..m]).unwrap()).sum::<u32>();
+                // Through switch 0 in the top layer: the forbidden turn is not taken there.
+                let into_zero = ch.reverse(ch.out(0).start);
+                let past_zero = ch.turns_from(into_zero).next().unwrap();
+                if layers == 2 && ch.head(past_zero) == d {
+                    assert_eq!(dist[into_zero as usize], 1, "layer 0 turns up a layer");
+                    assert_ne!(dist[m + into_zero as usize], 1, "layer 1 has no layer above");
+                }
+            }
+            total
+        };
+        assert_eq!(sum(1), 32);
+        assert_eq!(sum(2), 30);
     }
 
     /// The legal distances of a 3x3 mesh with every turn allowed are the hop distances.
