@@ -33,7 +33,7 @@
 //! fullest layers (`Layered::spread_over`).
 
 use super::graph::connected_diameter;
-use super::layered::{endpoints_per_switch, FirstFit, LayerOf, Layered, Tables};
+use super::layered::{endpoints_per_switch, first_fit_each, FirstFit, LayerOf, Layered, Tables};
 use super::registry::{BuildContext, RoutingEntry, Settings};
 use crate::config::ConfigError;
 use crate::registry::Setting;
@@ -150,25 +150,22 @@ fn layer_first_fit(t: &Tables, limit: Option<usize>) -> Result<Layering, Topolog
     let n = t.n;
     let mut layer = vec![0u8; n * n];
     let mut fit = FirstFit::new(t.num_channels(), limit);
-    let mut deps = Vec::new();
     let mut max_hops = 0;
-    let paths = t.terminals.len() * t.terminals.len().saturating_sub(1);
+    let terminals = &t.terminals;
+    let paths: Vec<(SwitchId, SwitchId)> =
+        terminals.iter().flat_map(|&s| terminals.iter().filter(move |&&d| d != s).map(move |&d| (s, d))).collect();
     let mut placed = 0;
-    for &s in &t.terminals {
-        crate::cancel::check("assigning the DFSSSP layers")?;
-        for &d in &t.terminals {
-            if s == d {
-                continue;
-            }
-            deps.clear();
-            max_hops = max_hops.max(t.deps(s, d, &mut deps));
-            let Some(l) = fit.place(&deps) else {
-                return Ok(Err((fit.layers(), placed, paths)));
-            };
-            // Beyond 255 layers `finish` fails; the stored value is then irrelevant.
-            layer[s as usize * n + d as usize] = l.min(255) as u8;
-            placed += 1;
-        }
+    let path_deps = |&(s, d): &(SwitchId, SwitchId), deps: &mut Vec<(u32, u32)>| t.deps(s, d, deps);
+    let finished = first_fit_each(&mut fit, &paths, "assigning the DFSSSP layers", path_deps, |&(s, d), l, hops| {
+        max_hops = max_hops.max(hops);
+        let Some(l) = l else { return false };
+        // Beyond 255 layers `finish` fails; the stored value is then irrelevant.
+        layer[s as usize * n + d as usize] = l.min(255) as u8;
+        placed += 1;
+        true
+    })?;
+    if !finished {
+        return Ok(Err((fit.layers(), placed, paths.len())));
     }
     Ok(Ok((layer, fit.layers(), max_hops)))
 }

@@ -20,7 +20,7 @@
 //! (`Layered::spread_over`).
 
 use super::graph::connected_diameter;
-use super::layered::{endpoints_per_switch, FirstFit, LayerOf, Layered, Tables};
+use super::layered::{endpoints_per_switch, first_fit_each, FirstFit, LayerOf, Layered, Tables};
 use super::registry::{RoutingEntry, Settings};
 use super::updown::UpDown;
 use super::{Candidate, LoadView, Reads, Routing, VcPolicy};
@@ -143,34 +143,34 @@ fn assign_layers(
     let n = t.n;
     let mut layer = vec![0u8; n * n];
     let mut fit = FirstFit::new(t.num_channels(), limit);
-    let mut deps = Vec::new();
     let mut max_hops = 0;
-    let terminals = t.terminals.clone();
-    let pairs = terminals.len() * terminals.len().saturating_sub(1) / 2;
+    let terminals = &t.terminals;
+    let pairs: Vec<(SwitchId, SwitchId)> =
+        terminals.iter().enumerate().flat_map(|(i, &a)| terminals[i + 1..].iter().map(move |&b| (a, b))).collect();
     let mut placed = 0;
     let mut overflowed = 0;
-    for (i, &a) in terminals.iter().enumerate() {
-        crate::cancel::check("assigning the LASH layers")?;
-        for &b in &terminals[i + 1..] {
-            deps.clear();
-            max_hops = max_hops.max(t.deps(a, b, &mut deps));
-            max_hops = max_hops.max(t.deps(b, a, &mut deps));
-            let l = match fit.place(&deps) {
-                Some(l) => l,
-                None if overflow => {
-                    layer[a as usize * n + b as usize] = UP_DOWN_PAIR;
-                    layer[b as usize * n + a as usize] = UP_DOWN_PAIR;
-                    overflowed += 1;
-                    continue;
-                }
-                None => return Ok(Err((fit.layers(), placed, pairs))),
-            };
-            // Beyond 255 layers `finish` fails; the stored value is then irrelevant.
-            let l = l.min(255) as u8;
-            layer[a as usize * n + b as usize] = l;
-            layer[b as usize * n + a as usize] = l;
-            placed += 1;
-        }
+    let both_ways = |&(a, b): &(SwitchId, SwitchId), deps: &mut Vec<(u32, u32)>| t.deps(a, b, deps).max(t.deps(b, a, deps));
+    let finished = first_fit_each(&mut fit, &pairs, "assigning the LASH layers", both_ways, |&(a, b), l, hops| {
+        max_hops = max_hops.max(hops);
+        let l = match l {
+            Some(l) => l,
+            None if overflow => {
+                layer[a as usize * n + b as usize] = UP_DOWN_PAIR;
+                layer[b as usize * n + a as usize] = UP_DOWN_PAIR;
+                overflowed += 1;
+                return true;
+            }
+            None => return false,
+        };
+        // Beyond 255 layers `finish` fails; the stored value is then irrelevant.
+        let l = l.min(255) as u8;
+        layer[a as usize * n + b as usize] = l;
+        layer[b as usize * n + a as usize] = l;
+        placed += 1;
+        true
+    })?;
+    if !finished {
+        return Ok(Err((fit.layers(), placed, pairs.len())));
     }
     Ok(Ok(PairLayers { layer, layers: fit.layers(), max_hops, overflowed }))
 }

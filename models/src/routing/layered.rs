@@ -11,6 +11,7 @@ use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use crate::rng::Rng;
 use crate::topology::{Network, PortId, PortTarget, SwitchId, TopologyError};
+use rayon::prelude::*;
 
 /// Most layers a table can hold (the layer is stored in a `u8`).
 pub const MAX_LAYERS: usize = 255;
@@ -274,8 +275,14 @@ impl FirstFit {
     /// The layer `deps` now belong to, or `None` when they fit no layer and the limit
     /// forbids another (nothing is added then).
     pub(crate) fn place(&mut self, deps: &[(u32, u32)]) -> Option<usize> {
-        if let Some(l) = self.dags.iter_mut().position(|g| g.add_all(deps)) {
-            return Some(l);
+        self.place_from(0, deps)
+    }
+
+    /// [`Self::place`] trying the layers from `start` on.
+    fn place_from(&mut self, start: usize, deps: &[(u32, u32)]) -> Option<usize> {
+        let start = start.min(self.dags.len());
+        if let Some(l) = self.dags[start..].iter_mut().position(|g| g.add_all(deps)) {
+            return Some(start + l);
         }
         if self.limit.is_some_and(|limit| self.dags.len() >= limit) {
             return None;
@@ -287,10 +294,101 @@ impl FirstFit {
         Some(self.dags.len() - 1)
     }
 
+    /// [`Self::place`] for each set of `batch` in order, with the same results, the layers
+    /// each set does not fit found in parallel.
+    ///
+    /// Adding dependencies never makes a set that closed a cycle fit, so the lowest layer a
+    /// set fits before the batch is a lower bound; each set is then placed in order from
+    /// that layer, usually at the first try. With many layers most of first fit's work is
+    /// the layers that fail. Those trials run as a wavefront: the batch is cut into
+    /// slices, and at step `t` layer `l` tries slice `t - l` (the sets of it that failed
+    /// layer `l - 1`), so different layers work at once, each on its own graph, and each
+    /// still sees the sets in order. A trial adds the set and takes it out again
+    /// ([`DynDag::try_fit`]), which keeps the topological order it found: later trials and
+    /// the placing itself then cost less, as in the one-by-one first fit.
+    pub(crate) fn place_batch(&mut self, batch: &[Vec<(u32, u32)>]) -> Vec<Option<usize>> {
+        let layers = self.dags.len();
+        if layers < 2 {
+            // Nothing to skip: at most one layer fails per set.
+            return batch.iter().map(|deps| self.place(deps)).collect();
+        }
+        let slices = batch.len().div_ceil(SLICE);
+        // `waiting[l][s]`: the sets of slice `s` that layer `l` tries next.
+        let mut waiting: Vec<Vec<Vec<u32>>> = vec![vec![Vec::new(); slices]; layers];
+        for (s, slice) in waiting[0].iter_mut().enumerate() {
+            slice.extend((s * SLICE..((s + 1) * SLICE).min(batch.len())).map(|i| i as u32));
+        }
+        let mut lowest = vec![layers; batch.len()];
+        for step in 0..slices + layers - 1 {
+            let active = |l: usize| l <= step && step - l < slices;
+            let work: Vec<(usize, &mut DynDag, Vec<u32>)> = self
+                .dags
+                .iter_mut()
+                .enumerate()
+                .filter(|&(l, _)| active(l))
+                .map(|(l, dag)| (l, dag, std::mem::take(&mut waiting[l][step - l])))
+                .collect();
+            let tried: Vec<(usize, Vec<u32>, Vec<u32>)> = work
+                .into_par_iter()
+                .map(|(l, dag, sets)| {
+                    let (fit, failed): (Vec<u32>, Vec<u32>) =
+                        sets.into_iter().partition(|&i| dag.try_fit(&batch[i as usize]));
+                    (l, fit, failed)
+                })
+                .collect();
+            for (l, fit, failed) in tried {
+                for i in fit {
+                    lowest[i as usize] = l;
+                }
+                if l + 1 < layers {
+                    waiting[l + 1][step - l] = failed;
+                }
+            }
+        }
+        batch.iter().zip(lowest).map(|(deps, start)| self.place_from(start, deps)).collect()
+    }
+
     /// Layers opened.
     pub(crate) fn layers(&self) -> usize {
         self.dags.len()
     }
+}
+
+/// Sets placed per [`FirstFit::place_batch`] call: enough to keep the threads busy, few
+/// enough that stopping at the first set that fits no layer wastes little.
+const BATCH: usize = 2048;
+
+/// Sets per slice of a batch's wavefront ([`FirstFit::place_batch`]).
+const SLICE: usize = 64;
+
+/// First fit over `items` in order, in batches: `deps` writes an item's dependencies and
+/// returns its hops (it runs in parallel), and `placed` gets each item, its layer and its
+/// hops in order, returning `false` to stop. `Ok(false)` when `placed` stopped; `what`
+/// names the step if the run is cancelled.
+pub(crate) fn first_fit_each<T: Sync>(
+    fit: &mut FirstFit,
+    items: &[T],
+    what: &str,
+    deps: impl Fn(&T, &mut Vec<(u32, u32)>) -> u32 + Sync,
+    mut placed: impl FnMut(&T, Option<usize>, u32) -> bool,
+) -> Result<bool, TopologyError> {
+    for chunk in items.chunks(BATCH) {
+        crate::cancel::check(what)?;
+        let (sets, hops): (Vec<Vec<(u32, u32)>>, Vec<u32>) = chunk
+            .par_iter()
+            .map(|item| {
+                let mut out = Vec::new();
+                let h = deps(item, &mut out);
+                (out, h)
+            })
+            .unzip();
+        for ((item, layer), h) in chunk.iter().zip(fit.place_batch(&sets)).zip(hops) {
+            if !placed(item, layer, h) {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// What adding an edge to a [`DynDag`] did.
@@ -407,6 +505,29 @@ impl DynDag {
         self.pred[v as usize].retain(|&w| w != u);
     }
 
+    /// Whether adding all of `edges` keeps the graph acyclic; the graph's edges are as
+    /// they were afterwards, but its topological order stays as the trial left it (still
+    /// valid: removing edges never invalidates an order).
+    pub(crate) fn try_fit(&mut self, edges: &[(u32, u32)]) -> bool {
+        let mut added = Vec::new();
+        for &(u, v) in edges {
+            match self.add(u, v) {
+                Added::New => added.push((u, v)),
+                Added::Existing => {}
+                Added::Cycle => {
+                    for &(a, b) in &added {
+                        self.remove(a, b);
+                    }
+                    return false;
+                }
+            }
+        }
+        for &(a, b) in &added {
+            self.remove(a, b);
+        }
+        true
+    }
+
     /// Adds all of `edges`, or none of them if together they would close a cycle.
     pub(crate) fn add_all(&mut self, edges: &[(u32, u32)]) -> bool {
         let mut added = Vec::new();
@@ -466,5 +587,53 @@ mod tests {
         assert_eq!(g.add(0, 4), Added::New);
         assert_eq!(g.add(4, 3), Added::Cycle);
         assert!(g.add_all(&[(3, 1), (2, 0)]));
+    }
+
+    proptest::proptest! {
+        /// `try_fit` answers as `add_all` does and leaves the edges alone, and a batch lands every set where one-by-one
+        /// first fit puts it, on random paths over a few nodes (many cycles between them).
+        #[test]
+        fn batches_place_as_first_fit_does(
+            paths in proptest::collection::vec(proptest::collection::vec(0u32..12, 2..7), 1..120),
+            limit in proptest::option::of(1usize..6),
+            batch in 1usize..40,
+        ) {
+            // Each set is a path's dependencies: a chain of distinct nodes, acyclic alone.
+            let sets: Vec<Vec<(u32, u32)>> = paths
+                .into_iter()
+                .map(|mut p| {
+                    let mut seen = [false; 12];
+                    p.retain(|&x| !std::mem::replace(&mut seen[x as usize], true));
+                    p.windows(2).map(|w| (w[0], w[1])).collect()
+                })
+                .collect();
+            let mut one = FirstFit::new(12, limit);
+            let expected: Vec<Option<usize>> = sets
+                .iter()
+                .map(|deps| {
+                    for g in &one.dags {
+                        let mut copy = DynDag::new(12);
+                        for (u, succ) in g.succ.iter().enumerate() {
+                            for &v in succ {
+                                copy.add(u as u32, v);
+                            }
+                        }
+                        let edges = copy.succ.iter().map(Vec::len).sum::<usize>();
+                        let mut trial = DynDag::new(12);
+                        for (u, succ) in g.succ.iter().enumerate() {
+                            for &v in succ {
+                                trial.add(u as u32, v);
+                            }
+                        }
+                        proptest::prop_assert_eq!(trial.try_fit(deps), copy.add_all(deps));
+                        proptest::prop_assert_eq!(trial.succ.iter().map(Vec::len).sum::<usize>(), edges);
+                    }
+                    Ok(one.place(deps))
+                })
+                .collect::<Result<_, _>>()?;
+            let mut batched = FirstFit::new(12, limit);
+            let got: Vec<Option<usize>> = sets.chunks(batch).flat_map(|b| batched.place_batch(b)).collect();
+            proptest::prop_assert_eq!(got, expected);
+        }
     }
 }
