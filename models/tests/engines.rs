@@ -44,6 +44,18 @@ fn verified(topology: &str, algo: &str, vcs: u8) -> (Simulation, RoutesReport) {
     (sim, r)
 }
 
+/// Runs `sim` on 2 threads: it must drain, and no packet may be lost or duplicated.
+fn delivers_everything(sim: &mut Simulation) {
+    sim.record_deliveries = true;
+    let run = common::run(sim, 2);
+    assert_eq!(run.status, xnet_models::sim::Status::Completed);
+    assert_eq!(
+        run.summary.generated_total,
+        run.summary.delivered_total + run.resident_end + run.on_wires_end
+    );
+    assert!(run.summary.delivered_total > 0);
+}
+
 /// ARD of minimal routing on `topology`.
 fn minimal_ard(topology: &str) -> f64 {
     analyse(&build(topology, "minimal", 32)).average_routing_distance
@@ -280,14 +292,7 @@ fn smart_falls_back_to_tree_mode_and_delivers() {
     assert!(r.acyclic && r.unreachable_pairs == 0, "{r:?}");
     let summary = sim.routing().build_summary().expect("a summary");
     assert!(summary.contains("tree mode"), "{summary}");
-    sim.record_deliveries = true;
-    let run = common::run(&sim, 2);
-    assert_eq!(run.status, xnet_models::sim::Status::Completed);
-    assert_eq!(
-        run.summary.generated_total,
-        run.summary.delivered_total + run.resident_end + run.on_wires_end
-    );
-    assert!(run.summary.delivered_total > 0);
+    delivers_everything(&mut sim);
     let e = try_build(&mesh(17, 16), "smart", 1, "").err().expect("refused");
     assert!(e.contains("routing.algorithm") && e.contains("at most 256 switches"), "{e}");
 }
@@ -471,12 +476,5 @@ fn dl_delivers_past_saturation_on_a_faulty_mesh() {
     let text = text(topo, "dl", 2, "[routing.dl]\nbase = \"lturn\"");
     let cfg = Config::parse(&text, &["simulation.seed=4".into(), "traffic.load=1.0".into()]).expect("config");
     let mut sim = Simulation::build(cfg).expect("build");
-    sim.record_deliveries = true;
-    let run = common::run(&sim, 2);
-    assert_eq!(run.status, xnet_models::sim::Status::Completed);
-    assert_eq!(
-        run.summary.generated_total,
-        run.summary.delivered_total + run.resident_end + run.on_wires_end
-    );
-    assert!(run.summary.delivered_total > 0);
+    delivers_everything(&mut sim);
 }

@@ -24,11 +24,11 @@
 
 use super::lturn::lturn_turns;
 use super::registry::{RoutingEntry, Settings};
-use super::turns::{Channels, TurnRouting};
-use super::updown::central_switch;
+use super::turns::{terminals, Channels, TurnRouting};
+use super::updown::root_or_central;
 use super::VcPolicy;
 use crate::registry::Setting;
-use crate::topology::metrics::{bfs, DistanceTable};
+use crate::topology::metrics::bfs;
 use crate::topology::{Network, SwitchId, TopologyError};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -85,19 +85,14 @@ pub fn build(
     layers: u8,
     endpoint_switch: &[SwitchId],
 ) -> Result<TurnRouting, TopologyError> {
-    let root = match root {
-        Some(r) => r,
-        None => central_switch(net, &DistanceTable::compute(net)?)?,
-    };
+    let root = root_or_central(net, root)?;
     let channels = Channels::new(net);
     let allowed = match base {
         Base::UpDown => up_down_turns(net, &channels, root),
         Base::Lturn => lturn_turns(net, &channels, root),
     };
     let forbidden = channels.all_turns().iter().zip(&allowed).filter(|&(&a, &b)| a && !b).count();
-    let mut terminals = endpoint_switch.to_vec();
-    terminals.sort_unstable();
-    terminals.dedup();
+    let terminals = terminals(endpoint_switch);
     let summary = format!("dl over {}: {layers} layers, {forbidden} turns move up a layer, root {root}", base.name());
     TurnRouting::layered(net, channels, &allowed, layers, &terminals, summary)
 }

@@ -509,19 +509,7 @@ impl DynDag {
     /// they were afterwards, but its topological order stays as the trial left it (still
     /// valid: removing edges never invalidates an order).
     pub(crate) fn try_fit(&mut self, edges: &[(u32, u32)]) -> bool {
-        let mut added = Vec::new();
-        for &(u, v) in edges {
-            match self.add(u, v) {
-                Added::New => added.push((u, v)),
-                Added::Existing => {}
-                Added::Cycle => {
-                    for &(a, b) in &added {
-                        self.remove(a, b);
-                    }
-                    return false;
-                }
-            }
-        }
+        let Some(added) = self.add_or_none(edges) else { return false };
         for &(a, b) in &added {
             self.remove(a, b);
         }
@@ -530,6 +518,11 @@ impl DynDag {
 
     /// Adds all of `edges`, or none of them if together they would close a cycle.
     pub(crate) fn add_all(&mut self, edges: &[(u32, u32)]) -> bool {
+        self.add_or_none(edges).is_some()
+    }
+
+    /// [`Self::add_all`], returning the edges that were new.
+    fn add_or_none(&mut self, edges: &[(u32, u32)]) -> Option<Vec<(u32, u32)>> {
         let mut added = Vec::new();
         for &(u, v) in edges {
             match self.add(u, v) {
@@ -539,11 +532,11 @@ impl DynDag {
                     for &(a, b) in &added {
                         self.remove(a, b);
                     }
-                    return false;
+                    return None;
                 }
             }
         }
-        true
+        Some(added)
     }
 }
 

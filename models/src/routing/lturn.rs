@@ -39,10 +39,10 @@
 //! selection, here `routing.selection = "balanced"`. `dl` uses these turns as its base.
 
 use super::registry::{RootSetting, RoutingEntry, Settings, ROOT_KEYS};
-use super::turns::{Channels, TurnRouting};
-use super::updown::central_switch;
+use super::turns::{terminals, Channels, TurnRouting};
+use super::updown::root_or_central;
 use super::VcPolicy;
-use crate::topology::metrics::{bfs, DistanceTable};
+use crate::topology::metrics::bfs;
 use crate::topology::{Network, SwitchId, TopologyError};
 use std::sync::Arc;
 
@@ -89,16 +89,11 @@ pub(crate) fn lturn_turns(net: &Network, channels: &Channels, root: SwitchId) ->
 
 /// LTURN on `net` from `root` (default: least eccentric switch).
 pub fn build(net: &Network, root: Option<SwitchId>, endpoint_switch: &[SwitchId]) -> Result<TurnRouting, TopologyError> {
-    let root = match root {
-        Some(r) => r,
-        None => central_switch(net, &DistanceTable::compute(net)?)?,
-    };
+    let root = root_or_central(net, root)?;
     let channels = Channels::new(net);
     let allowed = lturn_turns(net, &channels, root);
     let forbidden = channels.all_turns().iter().zip(&allowed).filter(|&(&a, &b)| a && !b).count();
-    let mut terminals = endpoint_switch.to_vec();
-    terminals.sort_unstable();
-    terminals.dedup();
+    let terminals = terminals(endpoint_switch);
     let summary = format!("lturn: {forbidden} turns forbidden (right -> left), root {root}");
     TurnRouting::new(net, channels, &allowed, &terminals, summary)
 }

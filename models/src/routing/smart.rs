@@ -24,7 +24,7 @@
 //! selection; here `routing.selection = "balanced"` does that.
 
 use super::registry::{RoutingEntry, Settings};
-use super::turns::{total_length, Channels, TurnRouting};
+use super::turns::{terminals, total_length, Channels, TurnRouting};
 use super::VcPolicy;
 use crate::config::ConfigError;
 use crate::topology::metrics::{bfs, DistanceTable};
@@ -58,9 +58,7 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<TurnRouting,
     let dist = DistanceTable::compute(net)?;
     let root = super::updown::central_switch(net, &dist)?;
     let channels = Channels::new(net);
-    let mut terminals = endpoint_switch.to_vec();
-    terminals.sort_unstable();
-    terminals.dedup();
+    let terminals = terminals(endpoint_switch);
     let none = vec![false; channels.turns()];
     let (allowed, cuts, mode) = match cut_cycles(&channels, &terminals, &none) {
         Some((allowed, cuts)) => (allowed, cuts, "cuts"),

@@ -339,6 +339,15 @@ impl Channels {
     }
 }
 
+/// The switches whose pairs a turn routing serves: those with endpoints, each once, in id
+/// order.
+pub(crate) fn terminals(endpoint_switch: &[SwitchId]) -> Vec<SwitchId> {
+    let mut terminals = endpoint_switch.to_vec();
+    terminals.sort_unstable();
+    terminals.dedup();
+    terminals
+}
+
 /// Sum of the shortest legal route lengths over the ordered pairs of distinct `terminals`
 /// with the turns of `allowed` (less `skip`), or `None` if a pair has no legal route.
 pub(crate) fn total_length(

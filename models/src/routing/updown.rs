@@ -52,6 +52,14 @@ pub(crate) fn central_switch(net: &Network, dist: &DistanceTable) -> Result<Swit
         .unwrap_or(0))
 }
 
+/// `root`, or the least eccentric switch when it is `None`.
+pub(crate) fn root_or_central(net: &Network, root: Option<SwitchId>) -> Result<SwitchId, TopologyError> {
+    match root {
+        Some(r) => Ok(r),
+        None => central_switch(net, &DistanceTable::compute(net)?),
+    }
+}
+
 impl UdLegal {
     /// BFS levels from `root` and the legal distances of every state to every switch.
     pub(crate) fn new(graph: &SwitchGraph, net: &Network, root: SwitchId) -> Result<Self, TopologyError> {
