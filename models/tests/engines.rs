@@ -464,6 +464,10 @@ fn dl_is_its_base_with_one_layer_and_minimal_with_two() {
         }
         let (one, two) = (dl(&rrg(), 1), dl(&rrg(), 2));
         assert!(two.average_routing_distance < one.average_routing_distance, "{base}");
+        // Spare VCs: the routes stay as short, and DL needs only the layers they reach.
+        let eight = dl(&rrg(), 8);
+        assert!(close(eight.average_routing_distance, two.average_routing_distance, 1e-12), "{base}");
+        assert!((2..8).contains(&eight.vcs_used), "{base}: {} VCs used of 8", eight.vcs_used);
     }
     let e = try_build(&mesh(4, 4), "dl", 2, "[routing.dl]\nbase = \"fx\"").err().expect("refused");
     assert!(e.contains("routing.dl") && e.contains("up_down") && e.contains("lturn"), "{e}");

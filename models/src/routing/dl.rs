@@ -5,7 +5,8 @@
 //! to the next virtual channel layer whenever its route takes a turn that a base rule-
 //! driven routing forbids, but the base may be Up*/Down* (DL-UD) or L-turn (DL-LTURN).
 //!
-//! * Layers: `router.vcs` of them (the escape VCs excepted). Within a layer only the base
+//! * Layers: up to `router.vcs` of them (the escape VCs excepted); DL reports as needed
+//!   the layers its shortest routes reach, which may be fewer. Within a layer only the base
 //!   routing's allowed turns are taken, so each layer's dependencies are acyclic, and a
 //!   packet only climbs: deadlock-free. In the top layer no forbidden turn is left, so the
 //!   routes there are the base routing's legal (possibly non-minimal) ones: DL is TOR
@@ -102,7 +103,7 @@ pub const DL: RoutingEntry = RoutingEntry {
     name: "dl",
     doc: "DL (Descending Layers): shortest routes where a turn the base routing (Up*/Down* or L-turn) forbids moves the packet up one VC layer; router.vcs layers, the top one the base's legal routes only",
     topologies: "any",
-    vcs: "router.vcs (1: the base routing itself)",
+    vcs: "the layers its shortest routes reach, at most router.vcs (1: the base routing itself)",
     settings: Settings::typed::<DlSettings>(&[
         Setting {
             key: "base",

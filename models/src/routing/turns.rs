@@ -380,6 +380,8 @@ pub struct TurnRouting {
     allowed: Vec<bool>,
     /// Layers (VCs), at least 1.
     layers: u8,
+    /// Layers some shortest route actually reaches (at most `layers`): the VCs needed.
+    used: u8,
     /// `dist[(dst * layers + layer) * channels + c]`: legal hops from the head of `c` to
     /// `dst` for a packet in `layer`.
     dist: Vec<u8>,
@@ -431,7 +433,58 @@ impl TurnRouting {
                 max_hops = max_hops.max(hops);
             }
         }
-        Ok(Self { channels, allowed: allowed.to_vec(), layers, dist, max_hops, summary })
+        let mut routing =
+            Self { channels, allowed: allowed.to_vec(), layers, used: 1, dist, max_hops, summary };
+        if layers > 1 {
+            routing.used = routing.deepest_layer(terminals) + 1;
+            routing.summary = format!("{}; routes reach {} of them", routing.summary, routing.used);
+        }
+        Ok(routing)
+    }
+
+    /// The highest layer a route between `terminals` can reach: per destination, a search
+    /// over the (channel, layer) states the candidates lead to from every source.
+    fn deepest_layer(&self, terminals: &[SwitchId]) -> u8 {
+        let m = self.channels.len();
+        let ch = &self.channels;
+        terminals
+            .par_iter()
+            .map_init(
+                || (vec![false; m * self.layers as usize], Vec::new()),
+                |(seen, stack), &d| {
+                    seen.fill(false);
+                    for &s in terminals.iter().filter(|&&s| s != d) {
+                        let best = ch.out(s).map(|c| self.distance(d, 0, c)).min().unwrap_or(NONE);
+                        for c in ch.out(s).filter(|&c| best != NONE && self.distance(d, 0, c) == best) {
+                            if !std::mem::replace(&mut seen[c as usize], true) {
+                                stack.push((c, 0u8));
+                            }
+                        }
+                    }
+                    let mut deepest = 0;
+                    while let Some((c, layer)) = stack.pop() {
+                        deepest = deepest.max(layer);
+                        let left = self.distance(d, layer, c);
+                        if left == 0 {
+                            continue;
+                        }
+                        for x in ch.out(ch.head(c)).filter(|&x| x != ch.reverse(c)) {
+                            let Some(next) = self.layer_after(c, x, layer) else { continue };
+                            let state = next as usize * m + x as usize;
+                            let ahead = self.distance(d, next, x);
+                            if ahead != NONE
+                                && ahead + 1 == left
+                                && !std::mem::replace(&mut seen[state], true)
+                            {
+                                stack.push((x, next));
+                            }
+                        }
+                    }
+                    deepest
+                },
+            )
+            .max()
+            .unwrap_or(0)
     }
 
     fn distance(&self, dst: SwitchId, layer: u8, c: u32) -> u8 {
@@ -452,7 +505,7 @@ impl TurnRouting {
 
 impl Routing for TurnRouting {
     fn vcs_required(&self) -> u8 {
-        self.layers
+        self.used
     }
 
     fn max_hops(&self) -> u32 {
