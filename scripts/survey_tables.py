@@ -57,7 +57,8 @@ SURVEY = {
     ("LTURN", "mesh"): [(3.50, 13.33, 2.12), (4.88, 38.15, 15.40), (6.27, 96.00, 34.50), (8.95, 281.23, 227.21)],
     ("LTURN", "torus"): [(3.00, 8.0, 1.70), (4.14, 25.12, 11.60), (5.32, 69.06, 25.72), (7.47, 206.91, 107.05)],
     # DL with the paper's path balancing (16x8: not given) and with random path selection
-    # (*DL); ARD from Table 5, where 16x8 is marked as random selection.
+    # (*DL); ARD from Table 5, where 16x8 is marked as random selection. xnet runs the same
+    # two selections for both: the *DL rows compare them with the survey's random ones.
     ("DL-LT", "mesh"): [(3.50, 13.3, 2.31), (4.88, 38.1, 15.43), (6.25, 96, 30.23), None],
     ("DL-LT", "torus"): [(3.00, 8, 1.13), (4.00, 24.0, 8.81), (5.00, 64.0, 5.72), None],
     ("DL-UD", "mesh"): [(3.50, 13.3, 2.50), (4.88, 38.1, 15.78), (6.25, 96, 30.88), None],

@@ -71,7 +71,7 @@ fn close(a: f64, b: f64, tol: f64) -> bool {
 fn on_meshes_every_engine_is_minimal_with_two_vcs() {
     for (x, y, ard, avg) in [(4, 4, 3.50, 13.33), (8, 4, 4.875, 38.15), (8, 8, 6.25, 96.00)] {
         let topo = mesh(x, y);
-        for algo in ["mud", "tor", "lash_tor"] {
+        for algo in ["mud", "tor", "lash_tor", "dl"] {
             let (_, r) = verified(&topo, algo, 2);
             assert!(close(r.average_routing_distance, ard, 1e-9), "{algo} {}: {r:?}", r.network);
             assert!(close(r.link_weight_avg, avg, 0.005), "{algo} {}: {}", r.network, r.link_weight_avg);
@@ -403,17 +403,17 @@ fn rrg() -> String {
 }
 
 /// LTURN (our reading: no right -> left turn on the left-right graph of a BFS tree) is
-/// deadlock-free on every network, minimal on the survey's meshes and shorter than
-/// Up*/Down* on its larger tori (8x4: 4.25 against UD's 4.25, 8x8: 5.3887 against 5.50,
-/// 16x8: 8.0073 against 8.125; the survey's LTURN: 4.14, 5.32, 7.47).
+/// deadlock-free on every network, minimal on the survey's meshes and no longer than
+/// Up*/Down* on its tori (8x4: 4.25 as UD, 8x8: 5.3887 against 5.50, 16x8: 8.0073 against
+/// 8.125; the survey's LTURN: 4.14, 5.32, 7.47).
 #[test]
-fn lturn_is_deadlock_free_everywhere_and_shorter_than_up_down_on_tori() {
+fn lturn_is_deadlock_free_everywhere_and_no_longer_than_up_down_on_tori() {
     for (x, y) in [(4, 4), (8, 4), (8, 8)] {
         let (sim, r) = verified(&mesh(x, y), "lturn", 1);
         assert_eq!(sim.routing().vcs_required(), 1);
         assert!(close(r.average_routing_distance, minimal_ard(&mesh(x, y)), 1e-9), "{}", r.network);
     }
-    for (x, y, ard) in [(4, 4, 3.0), (8, 4, 4.25), (8, 8, 5.3887)] {
+    for (x, y, ard) in [(4, 4, 3.0), (8, 4, 4.25), (8, 8, 5.3887), (16, 8, 8.0073)] {
         let (sim, r) = verified(&torus(x, y), "lturn", 1);
         let (_, ud) = verified(&torus(x, y), "up_down", 1);
         assert!(
@@ -426,8 +426,8 @@ fn lturn_is_deadlock_free_everywhere_and_shorter_than_up_down_on_tori() {
         let summary = sim.routing().build_summary().expect("a summary");
         assert!(summary.starts_with("lturn: ") && summary.contains("turns forbidden"), "{summary}");
     }
-    let (_, r) = verified(&rrg(), "lturn", 1);
-    assert!(r.average_routing_distance >= minimal_ard(&rrg()));
+    // Irregular: `verified` checks that the routes are complete and acyclic.
+    verified(&rrg(), "lturn", 1);
     let e = try_build(&mesh(4, 4), "lturn", 1, "[routing.lturn]\nroot = 16").err().expect("refused");
     assert!(e.contains("routing.lturn.root"), "{e}");
 }
@@ -480,5 +480,9 @@ fn dl_delivers_past_saturation_on_a_faulty_mesh() {
     let text = text(topo, "dl", 2, "[routing.dl]\nbase = \"lturn\"");
     let cfg = Config::parse(&text, &["simulation.seed=4".into(), "traffic.load=1.0".into()]).expect("config");
     let mut sim = Simulation::build(cfg).expect("build");
+    // Both layers are in use, and the dependencies of every route are acyclic.
+    let r = analyse(&sim);
+    assert!(r.acyclic && r.unreachable_pairs == 0, "{r:?}");
+    assert_eq!((sim.routing().vcs_required(), r.vcs_used), (2, 2));
     delivers_everything(&mut sim);
 }

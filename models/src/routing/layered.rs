@@ -307,16 +307,21 @@ impl FirstFit {
     /// ([`DynDag::try_fit`]), which keeps the topological order it found: later trials and
     /// the placing itself then cost less, as in the one-by-one first fit.
     pub(crate) fn place_batch(&mut self, batch: &[Vec<(u32, u32)>]) -> Vec<Option<usize>> {
+        self.place_sliced(batch, SLICE)
+    }
+
+    /// [`Self::place_batch`] with slices of `slice` sets.
+    fn place_sliced(&mut self, batch: &[Vec<(u32, u32)>], slice: usize) -> Vec<Option<usize>> {
         let layers = self.dags.len();
         if layers < 2 {
             // Nothing to skip: at most one layer fails per set.
             return batch.iter().map(|deps| self.place(deps)).collect();
         }
-        let slices = batch.len().div_ceil(SLICE);
+        let slices = batch.len().div_ceil(slice);
         // `waiting[l][s]`: the sets of slice `s` that layer `l` tries next.
         let mut waiting: Vec<Vec<Vec<u32>>> = vec![vec![Vec::new(); slices]; layers];
-        for (s, slice) in waiting[0].iter_mut().enumerate() {
-            slice.extend((s * SLICE..((s + 1) * SLICE).min(batch.len())).map(|i| i as u32));
+        for (s, sets) in waiting[0].iter_mut().enumerate() {
+            sets.extend((s * slice..((s + 1) * slice).min(batch.len())).map(|i| i as u32));
         }
         let mut lowest = vec![layers; batch.len()];
         for step in 0..slices + layers - 1 {
@@ -589,7 +594,8 @@ mod tests {
         fn batches_place_as_first_fit_does(
             paths in proptest::collection::vec(proptest::collection::vec(0u32..12, 2..7), 1..120),
             limit in proptest::option::of(1usize..6),
-            batch in 1usize..40,
+            batch in 1usize..120,
+            slice in 1usize..9,
         ) {
             // Each set is a path's dependencies: a chain of distinct nodes, acyclic alone.
             let sets: Vec<Vec<(u32, u32)>> = paths
@@ -625,8 +631,23 @@ mod tests {
                 })
                 .collect::<Result<_, _>>()?;
             let mut batched = FirstFit::new(12, limit);
-            let got: Vec<Option<usize>> = sets.chunks(batch).flat_map(|b| batched.place_batch(b)).collect();
-            proptest::prop_assert_eq!(got, expected);
+            let got: Vec<Option<usize>> = sets.chunks(batch).flat_map(|b| batched.place_sliced(b, slice)).collect();
+            proptest::prop_assert_eq!(&got, &expected);
+            // Through `first_fit_each`, stopping at the first set that fits no layer: the
+            // same layers up to there, and nothing after.
+            let mut each = FirstFit::new(12, limit);
+            let mut seen = Vec::new();
+            let items: Vec<usize> = (0..sets.len()).collect();
+            let finished = first_fit_each(&mut each, &items, "test", |&i, out| { out.extend(&sets[i]); 0 }, |&i, l, _| {
+                seen.push((i, l));
+                l.is_some()
+            })
+            .expect("not cancelled");
+            let stop = expected.iter().position(Option::is_none);
+            proptest::prop_assert_eq!(finished, stop.is_none());
+            let upto = stop.map_or(sets.len(), |s| s + 1);
+            let want: Vec<(usize, Option<usize>)> = expected[..upto].iter().copied().enumerate().collect();
+            proptest::prop_assert_eq!(seen, want);
         }
     }
 }

@@ -101,7 +101,7 @@ pub fn build(net: &Network, root: Option<SwitchId>, endpoint_switch: &[SwitchId]
 /// `lturn` in the routing registry.
 pub const LTURN: RoutingEntry = RoutingEntry {
     name: "lturn",
-    doc: "LTURN (L-turn), our reading: a left-right graph of a BFS tree (left/right by preorder, up/down by level) and no turn from a right channel to a left one; shortest legal routes, 1 VC",
+    doc: "LTURN (L-turn), our reading: no turn from a right channel to a left one, left and right by a BFS tree's preorder (the left-right graph); shortest legal routes, 1 VC",
     topologies: "any",
     vcs: "1",
     settings: Settings::typed::<RootSetting>(ROOT_KEYS),

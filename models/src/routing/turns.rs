@@ -554,7 +554,9 @@ impl Routing for TurnRouting {
         let (arrived, layer) = (packet.route.intermediate, packet.route.phase);
         let next = self.channels.channel_at(at, chosen.port).unwrap_or(u32::MAX);
         if arrived != u32::MAX && next != u32::MAX {
-            packet.route.phase = self.layer_after(arrived, next, layer).unwrap_or(layer);
+            let after = self.layer_after(arrived, next, layer);
+            debug_assert!(after.is_some(), "a candidate took a forbidden turn in the top layer");
+            packet.route.phase = after.unwrap_or(layer);
         }
         packet.route.intermediate = next;
     }

@@ -52,12 +52,16 @@ pub(crate) fn central_switch(net: &Network, dist: &DistanceTable) -> Result<Swit
         .unwrap_or(0))
 }
 
-/// `root`, or the least eccentric switch when it is `None`.
+/// `root`, or the least eccentric switch when it is `None`; an error if `net` is
+/// disconnected.
 pub(crate) fn root_or_central(net: &Network, root: Option<SwitchId>) -> Result<SwitchId, TopologyError> {
-    match root {
-        Some(r) => Ok(r),
-        None => central_switch(net, &DistanceTable::compute(net)?),
+    let Some(r) = root else {
+        return central_switch(net, &DistanceTable::compute(net)?);
+    };
+    if let Some(far) = bfs(net, r).iter().position(|&l| l == u32::MAX) {
+        return Err(TopologyError::new("kind", format!("network is disconnected: no path from switch {r} to {far}")));
     }
+    Ok(r)
 }
 
 impl UdLegal {
