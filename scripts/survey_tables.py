@@ -56,6 +56,8 @@ SURVEY = {
     ("LASH-TOR", "torus"): [(3.00, 8, 2.34), (4.00, 24.0, 10.29), (5.00, 64.0, 17.00), (7.00, 192.0, 78.22)],
     ("LTURN", "mesh"): [(3.50, 13.33, 2.12), (4.88, 38.15, 15.40), (6.27, 96.00, 34.50), (8.95, 281.23, 227.21)],
     ("LTURN", "torus"): [(3.00, 8.0, 1.70), (4.14, 25.12, 11.60), (5.32, 69.06, 25.72), (7.47, 206.91, 107.05)],
+    ("SR", "mesh"): [(3.50, 13.33, 3.14), (4.88, 38.15, 15.57), (6.25, 96.00, 29.75), (8.94, 280.28, 143.25)],
+    ("SR", "torus"): [(3.13, 8.5, 3.01), (4.36, 26.88, 13.85), (5.36, 69.78, 24.45), (8.06, 225.94, 133.94)],
     # DL with the paper's path balancing (16x8: not given) and with random path selection
     # (*DL); ARD from Table 5, where 16x8 is marked as random selection. xnet runs the same
     # two selections for both: the *DL rows compare them with the survey's random ones.
@@ -82,6 +84,7 @@ ENGINES = {
     "TOR 3VC": ("tor", 3, 3),
     "LASH-TOR": ("lash_tor", 2, 2),
     "LTURN": ("lturn", 1, 1),
+    "SR": ("sr", 1, 1),
     "DL-LT": ("dl", 2, 2),
     "DL-UD": ("dl", 2, 2),
     "*DL-LT": ("dl", 2, 2),
@@ -123,7 +126,7 @@ def routes(work: Path, kind: str, size: str, algo: str, vcs: int, selection: str
     # least eccentric switch, the centre): with it UD's link weights on meshes are the
     # survey's (8x8: std 42.0 balanced against 43.4; 70.8 from the centre). Tori are
     # symmetric.
-    root = f"[routing.{algo}]\nroot = 0" if algo in ("up_down", "mud", "tor", "lash_tor", "lturn", "dl") else ""
+    root = f"[routing.{algo}]\nroot = 0" if algo in ("up_down", "mud", "tor", "lash_tor", "lturn", "sr", "dl") else ""
     # The survey's LASH with too few VCs: the pairs that fit no layer over Up*/Down*.
     if algo == "lash":
         root = "[routing.lash]\ntoo_few_vcs = \"up_down\""

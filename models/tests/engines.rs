@@ -1,4 +1,4 @@
-//! The table engines of the survey and the Angara seed: `mud`, `tor`, `lash_tor`, `smart`, `lturn`, `dl`,
+//! The table engines of the survey and the Angara seed: `mud`, `tor`, `lash_tor`, `smart`, `lturn`, `sr`, `dl`,
 //! `angara_bfs`, `angara_sssp`, `angara_genetic`. Verified acyclic and complete, with the layer counts, the
 //! average routing distance and the link weights the sources report where they can be
 //! reproduced.
@@ -484,5 +484,37 @@ fn dl_delivers_past_saturation_on_a_faulty_mesh() {
     let r = analyse(&sim);
     assert!(r.acyclic && r.unreachable_pairs == 0, "{r:?}");
     assert_eq!((sim.routing().vcs_required(), r.vcs_used), (2, 2));
+    delivers_everything(&mut sim);
+}
+
+/// SR (our reading: segments from a starting switch, one restriction inside each):
+/// deadlock-free on every network (the build also checks the turns), minimal on the
+/// survey's meshes, and on its tori no longer than the survey's SR (3.13, 4.36, 5.36;
+/// here 3.0156, 4.1289, 5.2930). Above 256 switches the restrictions go in the middle of
+/// each segment without a search, and the routes are still complete and acyclic.
+#[test]
+fn sr_is_deadlock_free_and_minimal_on_meshes() {
+    for (x, y) in [(4, 4), (8, 4), (8, 8)] {
+        let (sim, r) = verified(&mesh(x, y), "sr", 1);
+        assert_eq!(sim.routing().vcs_required(), 1);
+        assert!(close(r.average_routing_distance, minimal_ard(&mesh(x, y)), 1e-9), "{}", r.network);
+    }
+    for (x, y, ard, survey) in [(4, 4, 3.0156, 3.13), (8, 4, 4.1289, 4.36), (8, 8, 5.2930, 5.36)] {
+        let (sim, r) = verified(&torus(x, y), "sr", 1);
+        let got = r.average_routing_distance;
+        assert!(close(got, ard, 5e-5) && got <= survey, "{}: {got}", r.network);
+        let summary = sim.routing().build_summary().expect("a summary");
+        assert!(summary.contains("placed where routes grow least"), "{summary}");
+    }
+    verified(&rrg(), "sr", 1);
+    let (sim, _) = verified(&mesh(17, 16), "sr", 1);
+    assert!(sim.routing().build_summary().expect("a summary").contains("in the middle"));
+    let topo = "kind = \"mesh\"\nsides = [6, 6]\nfailed_links = 6";
+    let cfg =
+        Config::parse(&text(topo, "sr", 1, ""), &["simulation.seed=4".into(), "traffic.load=1.0".into()])
+            .expect("config");
+    let mut sim = Simulation::build(cfg).expect("build");
+    let r = analyse(&sim);
+    assert!(r.acyclic && r.unreachable_pairs == 0, "{r:?}");
     delivers_everything(&mut sim);
 }

@@ -40,6 +40,7 @@ routing_registry! {
     updown => [UP_DOWN],
     dfs => [DFS],
     lturn => [LTURN],
+    sr => [SR],
     smart => [SMART],
     dfsssp => [DFSSSP],
     lash => [LASH],
