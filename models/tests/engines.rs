@@ -44,6 +44,14 @@ fn verified(topology: &str, algo: &str, vcs: u8) -> (Simulation, RoutesReport) {
     (sim, r)
 }
 
+/// `algo` on a 6x6 mesh with 6 failed links, offered load 1.
+fn faulty_mesh_at_full_load(algo: &str, vcs: u8, extra: &str) -> Simulation {
+    let topo = "kind = \"mesh\"\nsides = [6, 6]\nfailed_links = 6";
+    let overrides = ["simulation.seed=4".to_string(), "traffic.load=1.0".to_string()];
+    let cfg = Config::parse(&text(topo, algo, vcs, extra), &overrides).expect("config");
+    Simulation::build(cfg).unwrap_or_else(|e| panic!("{algo}: {e}"))
+}
+
 /// Runs `sim` on 2 threads: it must drain, and no packet may be lost or duplicated.
 fn delivers_everything(sim: &mut Simulation) {
     sim.record_deliveries = true;
@@ -283,11 +291,7 @@ fn smart_cuts_the_dependency_cycles_where_routes_grow_least() {
 /// network delivers every packet. Networks above its limit are refused.
 #[test]
 fn smart_falls_back_to_tree_mode_and_delivers() {
-    let topo = "kind = \"mesh\"\nsides = [6, 6]\nfailed_links = 6";
-    let cfg =
-        Config::parse(&text(topo, "smart", 1, ""), &["simulation.seed=4".into(), "traffic.load=1.0".into()])
-            .expect("config");
-    let mut sim = Simulation::build(cfg).expect("build");
+    let mut sim = faulty_mesh_at_full_load("smart", 1, "");
     let r = analyse(&sim);
     assert!(r.acyclic && r.unreachable_pairs == 0, "{r:?}");
     let summary = sim.routing().build_summary().expect("a summary");
@@ -476,10 +480,7 @@ fn dl_is_its_base_with_one_layer_and_minimal_with_two() {
 /// DL at load 1 on a faulty mesh: deadlock-free in simulation too, no packet lost.
 #[test]
 fn dl_delivers_past_saturation_on_a_faulty_mesh() {
-    let topo = "kind = \"mesh\"\nsides = [6, 6]\nfailed_links = 6";
-    let text = text(topo, "dl", 2, "[routing.dl]\nbase = \"lturn\"");
-    let cfg = Config::parse(&text, &["simulation.seed=4".into(), "traffic.load=1.0".into()]).expect("config");
-    let mut sim = Simulation::build(cfg).expect("build");
+    let mut sim = faulty_mesh_at_full_load("dl", 2, "[routing.dl]\nbase = \"lturn\"");
     // Both layers are in use, and the dependencies of every route are acyclic.
     let r = analyse(&sim);
     assert!(r.acyclic && r.unreachable_pairs == 0, "{r:?}");
@@ -509,11 +510,7 @@ fn sr_is_deadlock_free_and_minimal_on_meshes() {
     verified(&rrg(), "sr", 1);
     let (sim, _) = verified(&mesh(17, 16), "sr", 1);
     assert!(sim.routing().build_summary().expect("a summary").contains("in the middle"));
-    let topo = "kind = \"mesh\"\nsides = [6, 6]\nfailed_links = 6";
-    let cfg =
-        Config::parse(&text(topo, "sr", 1, ""), &["simulation.seed=4".into(), "traffic.load=1.0".into()])
-            .expect("config");
-    let mut sim = Simulation::build(cfg).expect("build");
+    let mut sim = faulty_mesh_at_full_load("sr", 1, "");
     let r = analyse(&sim);
     assert!(r.acyclic && r.unreachable_pairs == 0, "{r:?}");
     delivers_everything(&mut sim);

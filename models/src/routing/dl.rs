@@ -114,9 +114,7 @@ pub const DL: RoutingEntry = RoutingEntry {
     ]),
     default_vc_policy: VcPolicy::Routing,
     needs_intact_topology: false,
-    state_bytes: |size| {
-        size.pairs().saturating_mul(size.degree.max(1) * size.vcs.max(1)).saturating_add(size.per_switch())
-    },
+    state_bytes: |size| super::turns::state_bytes(size, size.vcs),
     build: |ctx| {
         let s: DlSettings = ctx.settings()?;
         let layers = ctx.vcs.max(1);

@@ -107,7 +107,7 @@ pub const LTURN: RoutingEntry = RoutingEntry {
     settings: Settings::typed::<RootSetting>(ROOT_KEYS),
     default_vc_policy: VcPolicy::Routing,
     needs_intact_topology: false,
-    state_bytes: |size| size.pairs().saturating_mul(size.degree.max(1)).saturating_add(size.per_switch()),
+    state_bytes: |size| super::turns::state_bytes(size, 1),
     build: |ctx| {
         let s: RootSetting = ctx.settings()?;
         Ok(Arc::new(build(ctx.net, ctx.root(s.root)?, ctx.endpoint_switch)?))

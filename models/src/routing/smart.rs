@@ -106,7 +106,7 @@ pub const SMART: RoutingEntry = RoutingEntry {
     settings: Settings::NONE,
     default_vc_policy: VcPolicy::Routing,
     needs_intact_topology: false,
-    state_bytes: |size| size.pairs().saturating_mul(size.degree.max(1)).saturating_add(size.per_switch()),
+    state_bytes: |size| super::turns::state_bytes(size, 1),
     build: |ctx| {
         let n = ctx.net.num_switches();
         if n > MAX_SWITCHES {

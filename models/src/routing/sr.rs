@@ -238,7 +238,7 @@ pub const SR: RoutingEntry = RoutingEntry {
     settings: Settings::typed::<RootSetting>(ROOT_KEYS),
     default_vc_policy: VcPolicy::Routing,
     needs_intact_topology: false,
-    state_bytes: |size| size.pairs().saturating_mul(size.degree.max(1)).saturating_add(size.per_switch()),
+    state_bytes: |size| super::turns::state_bytes(size, 1),
     build: |ctx| {
         let s: RootSetting = ctx.settings()?;
         Ok(Arc::new(build(ctx.net, ctx.root(s.root)?, ctx.endpoint_switch)?))
@@ -248,19 +248,7 @@ pub const SR: RoutingEntry = RoutingEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::torus;
-
-    fn grid(sides: Vec<u32>, wrap: bool) -> Network {
-        let wrap = Some(vec![wrap; sides.len()]);
-        torus::build(&torus::TorusParams {
-            sides,
-            wrap,
-            endpoints_per_switch: 1,
-            terminal_latency: 1,
-            link_latency: 1,
-        })
-        .unwrap()
-    }
+    use crate::routing::turns::tests::grid;
 
     /// Every segment adds one independent cycle (a regular one k links and k - 1 new
     /// switches, a unitary one a link), so there are as many as the cycle rank, links -

@@ -339,6 +339,12 @@ impl Channels {
     }
 }
 
+/// The memory model of a turn routing with `layers` layers: a byte per destination,
+/// channel and layer, and a record per switch.
+pub(crate) fn state_bytes(size: &super::registry::StateSize, layers: u64) -> u64 {
+    size.pairs().saturating_mul(size.degree.max(1) * layers.max(1)).saturating_add(size.per_switch())
+}
+
 /// The switches whose pairs a turn routing serves: those with endpoints, each once, in id
 /// order.
 pub(crate) fn terminals(endpoint_switch: &[SwitchId]) -> Vec<SwitchId> {
@@ -567,11 +573,12 @@ impl Routing for TurnRouting {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::topology::torus;
 
-    fn grid(sides: Vec<u32>, wrap: bool) -> Network {
+    /// A mesh (or torus, with `wrap`) of `sides`, one endpoint per switch.
+    pub(crate) fn grid(sides: Vec<u32>, wrap: bool) -> Network {
         let wrap = Some(vec![wrap; sides.len()]);
         torus::build(&torus::TorusParams {
             sides,
