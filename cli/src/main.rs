@@ -313,6 +313,10 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             no_memory_check,
             dump_tables,
         } => {
+            // Before anything asks rayon for its threads, which would start the pool.
+            if let Some(t) = threads {
+                use_threads(t)?;
+            }
             let text = read(&config)?;
             let cfg = parse_config(&text, &set)?;
             let threads_used = threads.unwrap_or(rayon::current_num_threads() as u32);
@@ -324,9 +328,6 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             }
             let mut output = OutputClaim::take(&output, &[&config])?;
             stop_on_signals();
-            if let Some(t) = threads {
-                use_threads(t)?;
-            }
             if destinations == Some(0) {
                 bail!("--destinations must be at least 1");
             }
@@ -655,6 +656,11 @@ fn use_threads(threads: u32) -> Result<()> {
     if threads == 0 {
         bail!("--threads must be at least 1");
     }
+    // The pool can be set once; a second call is fine only if it asks for the same size.
     let _ = rayon::ThreadPoolBuilder::new().num_threads(threads as usize).build_global();
+    let running = rayon::current_num_threads();
+    if running != threads as usize {
+        bail!("--threads {threads}: the thread pool had already started with {running} threads");
+    }
     Ok(())
 }

@@ -43,6 +43,12 @@ load = 0.1
     }
     let f = open(&out);
     assert_eq!(attr_str(&f, "routings"), "dor,up_down,lash");
+    // `--threads` sets the tables' thread pool, here to 1 on any machine.
+    let one = dir.path().join("one.h5");
+    let o = xnet_expect(dir.path(), &["routes", s(&mesh), "-t", "1", "-o", s(&one)], 0);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.lines().any(|l| l.split_whitespace().eq(["threads", "1"])), "{text}");
+    assert_eq!(attr_u64(&open(&one), "threads"), 1);
     for (i, routing) in ["dor", "up_down", "lash"].iter().enumerate() {
         let g = f.group(&format!("routings/{i:03}")).unwrap();
         assert_eq!(&attr_str(&g, "routing"), routing);
