@@ -14,13 +14,14 @@ use serde::{Deserialize, Serialize};
 #[repr(C, packed(2))]
 pub struct RouteState {
     /// Routing phase (e.g. Valiant: 0 towards the intermediate, 1 towards the destination;
-    /// Up*/Down*: 1 once a down link was taken; SPDA: the spanning tree, which is the VC).
+    /// Up*/Down*: 1 once a down link was taken; SPDA: the spanning tree, which is the VC;
+    /// turn-restricted routings (`turns.rs`): the layer, which is the VC).
     pub phase: u8,
     /// Global (inter-group) hops taken so far, for Dragonfly VC classes.
     pub global_hops: u8,
     /// Intermediate switch or group of a non-minimal route (`u32::MAX`: none); ALLPATH:
     /// the switch-to-switch hops the packet may still take; turn-restricted routings
-    /// (`smart`): the channel the packet arrived by.
+    /// (`turns.rs`: smart, lturn, sr, dl): the channel the packet arrived by.
     pub intermediate: u32,
 }
 

@@ -63,21 +63,6 @@ struct DlSettings {
     root: Option<u32>,
 }
 
-/// The turns Up*/Down* allows from `root`: none from a down channel to an up one.
-pub(crate) fn up_down_turns(net: &Network, channels: &Channels, root: SwitchId) -> Vec<bool> {
-    let level = bfs(net, root);
-    let key = |s: SwitchId| (level[s as usize], s);
-    let up: Vec<bool> =
-        (0..channels.len() as u32).map(|c| key(channels.head(c)) < key(channels.tail(c))).collect();
-    let mut allowed = vec![false; channels.turns()];
-    for c in 0..channels.len() as u32 {
-        for next in channels.turns_from(c) {
-            allowed[channels.turn(c, next)] = up[c as usize] || !up[next as usize];
-        }
-    }
-    allowed
-}
-
 /// DL on `net` with `layers` layers over `base` from `root` (default: least eccentric).
 pub fn build(
     net: &Network,
@@ -89,10 +74,13 @@ pub fn build(
     let root = root_or_central(net, root)?;
     let channels = Channels::new(net);
     let allowed = match base {
-        Base::UpDown => up_down_turns(net, &channels, root),
+        Base::UpDown => {
+            let level = bfs(net, root);
+            channels.up_down_turns(|s| (level[s as usize], s))
+        }
         Base::Lturn => lturn_turns(net, &channels, root),
     };
-    let forbidden = channels.all_turns().iter().zip(&allowed).filter(|&(&a, &b)| a && !b).count();
+    let forbidden = channels.forbidden(&allowed);
     let terminals = terminals(endpoint_switch);
     let summary = format!("dl over {}: {layers} layers, {forbidden} turns move up a layer, root {root}", base.name());
     TurnRouting::layered(net, channels, &allowed, layers, &terminals, summary)

@@ -46,17 +46,14 @@ use crate::topology::metrics::bfs;
 use crate::topology::{Network, SwitchId, TopologyError};
 use std::sync::Arc;
 
-/// The left-right coordinates of every switch from `root`: BFS level and tree preorder.
-pub(crate) fn coordinates(net: &Network, root: SwitchId) -> (Vec<u32>, Vec<u32>) {
+/// The `x` coordinate of every switch: its position in a preorder walk of the BFS tree
+/// from `root` (children in id order; `u32::MAX` where unreachable).
+fn preorder(net: &Network, channels: &Channels, root: SwitchId) -> Vec<u32> {
     let n = net.num_switches();
-    let level = bfs(net, root);
     let mut children: Vec<Vec<SwitchId>> = vec![Vec::new(); n];
-    for s in 0..n as SwitchId {
-        if s == root || level[s as usize] == u32::MAX {
-            continue;
-        }
-        if let Some((_, parent)) = net.neighbours(s).find(|&(_, p)| level[p as usize] + 1 == level[s as usize]) {
-            children[parent as usize].push(s);
+    for (s, up) in channels.tree_up(&bfs(net, root)).into_iter().enumerate() {
+        if let Some(c) = up {
+            children[channels.head(c) as usize].push(s as SwitchId);
         }
     }
     let mut x = vec![u32::MAX; n];
@@ -65,26 +62,17 @@ pub(crate) fn coordinates(net: &Network, root: SwitchId) -> (Vec<u32>, Vec<u32>)
     while let Some(s) = stack.pop() {
         x[s as usize] = next;
         next += 1;
-        let kids = &mut children[s as usize];
-        kids.sort_unstable();
-        stack.extend(kids.iter().rev());
+        stack.extend(children[s as usize].iter().rev());
     }
-    (x, level)
+    x
 }
 
-/// The allowed turns of the L-turn rule (no right -> left turn) on `channels` from `root`.
-/// Only the left/right component of a channel's direction enters the rule.
+/// The allowed turns of the L-turn rule (no right -> left turn) on `channels` from `root`:
+/// Up*/Down* over the preorder, a left channel being an up one. Only the left/right
+/// component of a channel's direction enters the rule.
 pub(crate) fn lturn_turns(net: &Network, channels: &Channels, root: SwitchId) -> Vec<bool> {
-    let (x, _) = coordinates(net, root);
-    let left: Vec<bool> =
-        (0..channels.len() as u32).map(|c| x[channels.head(c) as usize] < x[channels.tail(c) as usize]).collect();
-    let mut allowed = vec![false; channels.turns()];
-    for c in 0..channels.len() as u32 {
-        for next in channels.turns_from(c) {
-            allowed[channels.turn(c, next)] = left[c as usize] || !left[next as usize];
-        }
-    }
-    allowed
+    let x = preorder(net, channels, root);
+    channels.up_down_turns(|s| x[s as usize])
 }
 
 /// LTURN on `net` from `root` (default: least eccentric switch).
@@ -92,7 +80,7 @@ pub fn build(net: &Network, root: Option<SwitchId>, endpoint_switch: &[SwitchId]
     let root = root_or_central(net, root)?;
     let channels = Channels::new(net);
     let allowed = lturn_turns(net, &channels, root);
-    let forbidden = channels.all_turns().iter().zip(&allowed).filter(|&(&a, &b)| a && !b).count();
+    let forbidden = channels.forbidden(&allowed);
     let terminals = terminals(endpoint_switch);
     let summary = format!("lturn: {forbidden} turns forbidden (right -> left), root {root}");
     TurnRouting::new(net, channels, &allowed, &terminals, summary)

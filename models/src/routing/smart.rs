@@ -76,17 +76,10 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<TurnRouting,
 /// The turns between links of a BFS spanning tree from `root` (each switch's parent: its
 /// first neighbour one level up).
 fn tree_turns(net: &Network, channels: &Channels, root: SwitchId) -> Vec<bool> {
-    let level = bfs(net, root);
     let mut tree = vec![false; channels.len()];
-    for s in 0..net.num_switches() as SwitchId {
-        if s == root {
-            continue;
-        }
-        let up = channels.out(s).find(|&c| level[channels.head(c) as usize] + 1 == level[s as usize]);
-        if let Some(c) = up {
-            tree[c as usize] = true;
-            tree[channels.reverse(c) as usize] = true;
-        }
+    for c in channels.tree_up(&bfs(net, root)).into_iter().flatten() {
+        tree[c as usize] = true;
+        tree[channels.reverse(c) as usize] = true;
     }
     let mut essential = vec![false; channels.turns()];
     for c in (0..channels.len() as u32).filter(|&c| tree[c as usize]) {

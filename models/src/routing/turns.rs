@@ -3,12 +3,13 @@
 //! (Flich et al., IEEE TPDS 23(3), 2012, section 4) frames the engines that need no virtual
 //! channels: each places routing restrictions so that the channel dependency graph, whose
 //! edges are exactly the allowed turns, has no cycle; the routes are then the shortest
-//! paths that take only allowed turns. `smart` is built on it.
+//! paths that take only allowed turns. `smart`, `lturn` and `sr` are built on it, and `dl`
+//! on its layered form, where a forbidden turn moves the packet up a VC.
 //!
 //! Channels are the directed switch-to-switch links, numbered switch by switch in port
 //! order. U-turns (back over the link just taken) are never allowed. A packet's route state
 //! records the channel it arrived by (`route.intermediate`; `u32::MAX` at its source),
-//! since which turns are legal depends on it.
+//! since which turns are legal depends on it, and its layer (`route.phase`).
 
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
@@ -134,6 +135,39 @@ impl Channels {
     pub(crate) fn turns_from(&self, c: u32) -> impl Iterator<Item = u32> + '_ {
         let back = self.reverse(c);
         self.out(self.head(c)).filter(move |&x| x != back)
+    }
+
+    /// The turns of Up*/Down* over the order `key` of the switches: a channel is *up* when
+    /// it leads to a smaller key, and no turn goes from a down channel to an up one.
+    pub(crate) fn up_down_turns<K: Ord>(&self, key: impl Fn(SwitchId) -> K) -> Vec<bool> {
+        let up: Vec<bool> = (0..self.len() as u32).map(|c| key(self.head(c)) < key(self.tail(c))).collect();
+        let mut allowed = vec![false; self.turns()];
+        for c in 0..self.len() as u32 {
+            for next in self.turns_from(c) {
+                allowed[self.turn(c, next)] = up[c as usize] || !up[next as usize];
+            }
+        }
+        allowed
+    }
+
+    /// The channel from each switch to its parent in the BFS tree of `level`: its first
+    /// channel one level up (`None` at the root and at unreachable switches).
+    pub(crate) fn tree_up(&self, level: &[u32]) -> Vec<Option<u32>> {
+        (0..level.len() as SwitchId)
+            .map(|s| {
+                let here = level[s as usize];
+                self.out(s)
+                    .find(|&c| here != u32::MAX && level[self.head(c) as usize].checked_add(1) == Some(here))
+            })
+            .collect()
+    }
+
+    /// How many turns other than U-turns `allowed` forbids.
+    pub(crate) fn forbidden(&self, allowed: &[bool]) -> usize {
+        (0..self.len() as u32)
+            .flat_map(|c| self.turns_from(c).map(move |x| (c, x)))
+            .filter(|&(c, x)| !allowed[self.turn(c, x)])
+            .count()
     }
 
     /// Every turn allowed except U-turns: the unrestricted routing.
@@ -459,30 +493,22 @@ impl TurnRouting {
                 || (vec![false; m * self.layers as usize], Vec::new()),
                 |(seen, stack), &d| {
                     seen.fill(false);
+                    let mut visit = |c: u32, layer: u8, stack: &mut Vec<(u32, u8)>| {
+                        if !std::mem::replace(&mut seen[layer as usize * m + c as usize], true) {
+                            stack.push((c, layer));
+                        }
+                    };
                     for &s in terminals.iter().filter(|&&s| s != d) {
-                        let best = ch.out(s).map(|c| self.distance(d, 0, c)).min().unwrap_or(NONE);
-                        for c in ch.out(s).filter(|&c| best != NONE && self.distance(d, 0, c) == best) {
-                            if !std::mem::replace(&mut seen[c as usize], true) {
-                                stack.push((c, 0u8));
-                            }
+                        for (c, layer) in self.shortest_steps(d, s, u32::MAX, 0) {
+                            visit(c, layer, stack);
                         }
                     }
                     let mut deepest = 0;
                     while let Some((c, layer)) = stack.pop() {
                         deepest = deepest.max(layer);
-                        let left = self.distance(d, layer, c);
-                        if left == 0 {
-                            continue;
-                        }
-                        for x in ch.out(ch.head(c)).filter(|&x| x != ch.reverse(c)) {
-                            let Some(next) = self.layer_after(c, x, layer) else { continue };
-                            let state = next as usize * m + x as usize;
-                            let ahead = self.distance(d, next, x);
-                            if ahead != NONE
-                                && ahead + 1 == left
-                                && !std::mem::replace(&mut seen[state], true)
-                            {
-                                stack.push((x, next));
+                        if self.distance(d, layer, c) > 0 {
+                            for (x, next) in self.shortest_steps(d, ch.head(c), c, layer) {
+                                visit(x, next, stack);
                             }
                         }
                     }
@@ -491,6 +517,30 @@ impl TurnRouting {
             )
             .max()
             .unwrap_or(0)
+    }
+
+    /// The channels out of `at` on a shortest route to `dst` for a packet that arrived by
+    /// `arrived` (`u32::MAX` at its source) in `layer`, each with the layer it moves to.
+    fn shortest_steps(
+        &self,
+        dst: SwitchId,
+        at: SwitchId,
+        arrived: u32,
+        layer: u8,
+    ) -> impl Iterator<Item = (u32, u8)> + '_ {
+        let ch = &self.channels;
+        let (left, back) = if arrived == u32::MAX {
+            // At the source: any first channel (in layer 0) on a shortest legal route.
+            let best = ch.out(at).map(|c| self.distance(dst, 0, c)).min().unwrap_or(NONE);
+            (best.saturating_add(1), u32::MAX)
+        } else {
+            (self.distance(dst, layer, arrived), ch.reverse(arrived))
+        };
+        ch.out(at).filter(move |&c| c != back).filter_map(move |c| {
+            let vc = if arrived == u32::MAX { 0 } else { self.layer_after(arrived, c, layer)? };
+            let d = self.distance(dst, vc, c);
+            (d != NONE && d + 1 == left).then_some((c, vc))
+        })
     }
 
     fn distance(&self, dst: SwitchId, layer: u8, c: u32) -> u8 {
@@ -536,23 +586,9 @@ impl Routing for TurnRouting {
         _rng: &mut Rng,
         out: &mut Vec<Candidate>,
     ) {
-        let ch = &self.channels;
         let (arrived, layer) = (packet.route.intermediate, packet.route.phase);
-        let (left, back) = if arrived == u32::MAX {
-            // At the source: any first channel (in layer 0) on a shortest legal route.
-            let best = ch.out(at).map(|c| self.distance(dst, 0, c)).min().unwrap_or(NONE);
-            (best.saturating_add(1), u32::MAX)
-        } else {
-            (self.distance(dst, layer, arrived), ch.reverse(arrived))
-        };
-        for c in ch.out(at).filter(|&c| c != back) {
-            let next_layer = if arrived == u32::MAX { Some(0) } else { self.layer_after(arrived, c, layer) };
-            let Some(vc) = next_layer else { continue };
-            let d = self.distance(dst, vc, c);
-            if d == NONE || d + 1 != left {
-                continue;
-            }
-            out.push(Candidate { port: ch.port[c as usize], vc, penalty: 0 });
+        for (c, vc) in self.shortest_steps(dst, at, arrived, layer) {
+            out.push(Candidate { port: self.channels.port[c as usize], vc, penalty: 0 });
         }
     }
 
