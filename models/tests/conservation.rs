@@ -61,3 +61,25 @@ fn torus_hot_spot() {
     );
     check_conservation(&mut sim, 1);
 }
+
+/// Past saturation an endpoint's source queue holds more packets than a `u16` counts. Until
+/// 2026-11-25 its count wrapped at 65,536: a saturated 200,000-cycle run reported 8.8 M
+/// packets queued at the end instead of 42.4 M. Here every packet goes to endpoint 0, so
+/// each of the 64 sources' queues grows by about 63/64 of a packet per cycle.
+#[test]
+fn source_queues_beyond_65535_packets() {
+    let mut sim = build(
+        HYPERX,
+        &[
+            "traffic.load=1.0",
+            "router.packet_size=1",
+            "traffic.pattern=hot_spot",
+            "traffic.fraction=1.0",
+            "simulation.cycles=70000",
+        ],
+    );
+    assert_eq!(sim.net.num_endpoints(), 64);
+    let r = run(&sim, 1);
+    assert!(r.resident_end > 64 * 65_536, "the queues did not pass 65,536 packets: {}", r.resident_end);
+    check_conservation(&mut sim, 2);
+}

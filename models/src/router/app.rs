@@ -116,7 +116,7 @@ pub struct StalledRank {
 }
 
 /// Packets a rank keeps in its endpoint's source queue; the rest wait in its outbox.
-const QUEUED: u16 = 2;
+const QUEUED: u32 = 2;
 
 impl AppRank {
     /// Packets posted that have not reached the source queue.

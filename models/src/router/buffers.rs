@@ -29,18 +29,40 @@ pub(super) struct Held {
     pub(super) next: u32,
 }
 
-/// A FIFO of slab slots, linked through [`Held::next`]. Packed to 10 bytes (a buffer holds
-/// at most 65,535 phits, so fewer packets); fields are read by value.
+/// A FIFO of slab slots, linked through [`Held::next`]; fields are read by value. A VC
+/// buffer's queue counts in `u16` (it holds at most 65,535 phits, so fewer packets) and
+/// packs to 10 bytes; an endpoint's source queue, unbounded past saturation, counts in
+/// `u32` ([`SourceQueue`]).
 #[derive(Clone, Copy)]
 #[repr(C, packed(2))]
-pub(super) struct Queue {
+pub(super) struct Queue<L: QueueLen = u16> {
     head: u32,
     tail: u32,
-    pub(super) len: u16,
+    pub(super) len: L,
 }
 
-impl Queue {
-    pub(super) const EMPTY: Queue = Queue { head: NIL, tail: NIL, len: 0 };
+/// An endpoint's source queue: past saturation it grows without bound, beyond what a
+/// `u16` counts.
+pub(super) type SourceQueue = Queue<u32>;
+
+/// The integer a [`Queue`] counts its packets in.
+pub(super) trait QueueLen: Copy + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> {
+    const ZERO: Self;
+    const ONE: Self;
+}
+
+impl QueueLen for u16 {
+    const ZERO: Self = 0;
+    const ONE: Self = 1;
+}
+
+impl QueueLen for u32 {
+    const ZERO: Self = 0;
+    const ONE: Self = 1;
+}
+
+impl<L: QueueLen> Queue<L> {
+    pub(super) const EMPTY: Self = Queue { head: NIL, tail: NIL, len: L::ZERO };
 
     #[inline]
     pub(super) fn front(&self) -> Option<u32> {
@@ -61,7 +83,8 @@ impl Queue {
             slab[self.tail as usize].next = slot;
         }
         self.tail = slot;
-        self.len += 1;
+        // By value: the field of a packed struct cannot be borrowed.
+        self.len = self.len + L::ONE;
     }
 
     #[inline]
@@ -71,7 +94,7 @@ impl Queue {
         if self.head == NIL {
             self.tail = NIL;
         }
-        self.len -= 1;
+        self.len = self.len - L::ONE;
         Some(slot)
     }
 }

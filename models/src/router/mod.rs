@@ -76,7 +76,7 @@ use crate::traffic::{geometric_gap, Pattern};
 use crate::workload::{Workload, WORKLOAD_PACKET};
 use allocator::Scratch;
 use app::AppRank;
-use buffers::{Held, PortState, Queue, VcState, NETWORK, NIL, UNCONNECTED};
+use buffers::{Held, PortState, Queue, SourceQueue, VcState, NETWORK, NIL, UNCONNECTED};
 use engine::{Ctx, LinkRoute, LogicalProcess};
 use messages::Post;
 use serde::{Deserialize, Serialize};
@@ -471,7 +471,7 @@ impl Router {
                         blocked_on_credits: false,
                         next_seq: 0,
                         link_busy_until: 0,
-                        source_queue: Queue::EMPTY,
+                        source_queue: SourceQueue::EMPTY,
                         rng: rng::stream(shared.seed, Purpose::Traffic, e as u64),
                         generated_phits: 0,
                         accepted_phits: 0,

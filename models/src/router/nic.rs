@@ -1,7 +1,7 @@
 //! The endpoints (NICs) attached to a router: packet generation, the source queue,
 //! injection into the router under credit flow control, and delivery of arrived packets.
 
-use super::buffers::{store_in, Held, Queue, NIL};
+use super::buffers::{store_in, Held, SourceQueue, NIL};
 use super::messages::{Post, SelfEvent};
 use super::stats::{Delivery, PartitionStats};
 use super::{RouterCtx, RouterState, Shared};
@@ -26,7 +26,7 @@ pub struct Nic {
     pub(super) link_busy_until: u64,
     /// Packets generated and not yet injected (unbounded: offered load stays honest past
     /// saturation).
-    pub(super) source_queue: Queue,
+    pub(super) source_queue: SourceQueue,
     pub(super) rng: Rng,
     /// Phits generated during the measurement period.
     pub generated_phits: u64,
