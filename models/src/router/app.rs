@@ -435,7 +435,7 @@ impl RouterState {
                 step: app.step,
                 received: app.received.front().copied().unwrap_or(0),
                 expected: app.expected,
-                unsent: self.nics[app.nic as usize].source_queue.len as u32 + app.unsent(),
+                unsent: self.nics[app.nic as usize].source_queue.len + app.unsent(),
                 computing: app.computing,
             })
             .collect()

@@ -257,13 +257,14 @@ mod tests {
         // One port in one cache line, a VC in three quarters of one.
         assert_eq!(std::mem::size_of::<PortState>(), 64);
         assert_eq!(std::mem::size_of::<VcState>(), 48);
+        assert_eq!(std::mem::size_of::<Queue>(), 10);
     }
 
     #[test]
     fn slab_queues_are_fifos_that_share_one_slab() {
         let packet = Packet::new(0, 0, 0, 1, 0);
         let mut slab = vec![Held { packet, ready: 0, next: NIL }; 4];
-        let (mut a, mut b) = (Queue::EMPTY, Queue::EMPTY);
+        let (mut a, mut b): (Queue, SourceQueue) = (Queue::EMPTY, SourceQueue::EMPTY);
         a.push_back(0, &mut slab);
         b.push_back(1, &mut slab);
         a.push_back(2, &mut slab);

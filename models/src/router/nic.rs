@@ -53,7 +53,7 @@ impl RouterState {
         let nic = &mut self.nics[nic_index as usize];
         let dst = sh.pattern.destination(nic.endpoint, &mut nic.rng);
         let cap = sh.params.source_queue;
-        if cap > 0 && nic.source_queue.len as u32 >= cap {
+        if cap > 0 && nic.source_queue.len >= cap {
             // A full source queue refuses the packet (the destination was drawn all the
             // same, so the accepted packets keep the stream of an unbounded queue).
             st.period.refused_packets += 1;
