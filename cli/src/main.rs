@@ -413,17 +413,8 @@ fn with_named_files(text: &str, set: &[String]) -> Result<Vec<String>> {
     let is = |section: &str, key: &str, value: &str| {
         table(&[section]).and_then(|t| t.get(key)).and_then(|v| v.as_str()) == Some(value)
     };
-    // (section, key naming the file, key taking its text, what it is)
-    let mut files: Vec<(&[&str], &str, &str, &str)> = Vec::new();
-    if is("topology", "kind", "file") {
-        files.push((&["topology"], "path", "contents", "the fabric file"));
-    }
-    if is("routing", "algorithm", "tables") {
-        files.push((&["routing", "tables"], "lfts", "lfts_contents", "the forwarding tables"));
-        files.push((&["routing", "tables"], "sls", "sls_contents", "the path SLs"));
-    }
     let mut read = Vec::new();
-    for (section, path_key, contents_key, what) in files {
+    for NamedFile { section, path_key, contents_key, what } in named_files(is) {
         let Some(t) = table(section) else { continue };
         // Contents given (e.g. a configuration recorded with results) are used, unless the
         // file is named on the command line.
@@ -440,6 +431,49 @@ fn with_named_files(text: &str, set: &[String]) -> Result<Vec<String>> {
     }
     set.extend(read);
     Ok(set)
+}
+
+/// A key of a configuration that names a file, which the `xnet` command reads into
+/// another key (the models crate reads no files).
+pub(crate) struct NamedFile {
+    /// The table holding both keys.
+    pub section: &'static [&'static str],
+    /// The key naming the file.
+    pub path_key: &'static str,
+    /// The key taking its text.
+    pub contents_key: &'static str,
+    /// What the file is, for messages.
+    pub what: &'static str,
+}
+
+/// The keys naming files in a configuration where `is(section, key, value)` tells
+/// whether `section.key` is the string `value`: the fabric of `topology.kind = "file"`
+/// and the dumps of `routing.algorithm = "tables"`.
+pub(crate) fn named_files(is: impl Fn(&str, &str, &str) -> bool) -> Vec<NamedFile> {
+    let mut files = Vec::new();
+    if is("topology", "kind", "file") {
+        files.push(NamedFile {
+            section: &["topology"],
+            path_key: "path",
+            contents_key: "contents",
+            what: "the fabric file",
+        });
+    }
+    if is("routing", "algorithm", "tables") {
+        files.push(NamedFile {
+            section: &["routing", "tables"],
+            path_key: "lfts",
+            contents_key: "lfts_contents",
+            what: "the forwarding tables",
+        });
+        files.push(NamedFile {
+            section: &["routing", "tables"],
+            path_key: "sls",
+            contents_key: "sls_contents",
+            what: "the path SLs",
+        });
+    }
+    files
 }
 
 /// Reads the files the workload's rank mappings name (`mapping = "file"`): the models

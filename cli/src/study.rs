@@ -117,6 +117,36 @@ fn grid_key_order(text: &str) -> Vec<String> {
     grid.map(|g| g.iter().map(|(key, _)| key.to_string()).collect()).unwrap_or_default()
 }
 
+/// The base configuration with the text of each file it names (a fabric, OpenSM dumps)
+/// put in beside its path (`topology.contents`, ...), so that the study's copy holds them
+/// and every run uses them as they were when the study was created, like the base
+/// itself. Paths are read relative to the working directory, as `xnet run` reads them;
+/// files named in `[set]` or `[grid]` are read when each run starts. Text that does not
+/// parse is returned as it is: the runs' checks report it.
+fn with_named_contents(base_text: &str) -> Result<String> {
+    let Ok(mut doc) = base_text.parse::<toml_edit::DocumentMut>() else {
+        return Ok(base_text.to_string());
+    };
+    let is = |section: &str, key: &str, value: &str| {
+        doc.get(section).and_then(|t| t.get(key)).and_then(|v| v.as_str()) == Some(value)
+    };
+    for f in crate::named_files(is) {
+        let table = f.section.iter().try_fold(doc.as_item_mut(), |item, key| item.get_mut(key));
+        let Some(table) = table.and_then(|t| t.as_table_like_mut()) else { continue };
+        if table.contains_key(f.contents_key) {
+            continue;
+        }
+        let Some(path) = table.get(f.path_key).and_then(|v| v.as_str()).map(str::to_string) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&path).with_context(|| {
+            format!("{}.{}: cannot read {} {path}", f.section.join("."), f.path_key, f.what)
+        })?;
+        table.insert(f.contents_key, toml_edit::value(text));
+    }
+    Ok(doc.to_string())
+}
+
 /// `key=value` as `--set` takes it (the value as TOML).
 fn set_arg(key: &str, value: &Value) -> String {
     format!("{key}={value}")
@@ -150,6 +180,7 @@ impl Study {
         let base_text = std::fs::read_to_string(&base_path).with_context(|| {
             format!("study.base: cannot read the base configuration {}", base_path.display())
         })?;
+        let base_text = with_named_contents(&base_text)?;
         let name = path.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
         Self::expand(name, base_text, study_text, file)
     }
@@ -251,8 +282,9 @@ impl Study {
             let base = std::fs::read_to_string(dir.join("base.toml")).unwrap_or_default();
             if there != self.study_text || base != self.base_text {
                 bail!(
-                    "{} holds another study (its study.toml or base.toml differ from these); \
-                     give another --dir, or remove the folder to start again",
+                    "{} holds another study (its study.toml or base.toml differ from these, or \
+                     a file the base names, such as its fabric, has changed since); give \
+                     another --dir, or remove the folder to start again",
                     dir.display()
                 );
             }

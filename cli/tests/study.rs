@@ -162,3 +162,44 @@ fn bad_studies_are_refused_before_anything_runs() {
     let out = xnet_expect(d, &["study", "other.toml", "--dir", "st"], 1);
     assert!(stderr(&out).contains("holds another study"), "{}", describe(&out));
 }
+
+/// A study keeps the files its base configuration names (here the fabric) in its copy of
+/// the base: the runs use the fabric as it was when the study was created, and a study
+/// whose fabric changed since is not mixed into the same folder.
+#[test]
+fn a_study_keeps_the_fabric_its_base_names() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    // A ring of four switches.
+    write(d, "ring.edges", "a b\nb c\nc d\nd a\n");
+    let base = std::fs::read_to_string(workspace().join("configs/quick.toml")).unwrap();
+    let topology = base.find("[topology]").unwrap();
+    let router = base.find("[router]").unwrap();
+    let fabric = "[topology]\nkind = \"file\"\npath = \"ring.edges\"\nendpoints_per_switch = 2\n\n";
+    write(d, "base.toml", &format!("{}{fabric}{}", &base[..topology], &base[router..]));
+    let study = STUDY.replace("\"routing.algorithm\" = [\"dor\", \"valiant\"]\n", "").replace(
+        "\"traffic.pattern\" = [\"uniform\", \"tornado\"]",
+        "\"routing.selection\" = [\"random\", \"adaptive\"]",
+    );
+    write(d, "s.toml", &study);
+    let out = xnet_expect(d, &["study", "s.toml", "--dir", "st", "--no-report"], 0);
+    let copy = std::fs::read_to_string(d.join("st/base.toml")).unwrap();
+    let parsed: toml::Table = toml::from_str(&copy).unwrap();
+    assert_eq!(parsed["topology"]["contents"].as_str(), Some("a b\nb c\nc d\nd a\n"), "{copy}");
+    assert!(copy.contains("# phits/cycle/endpoint"), "the base's comments are kept: {copy}");
+
+    // The fabric changes: the finished runs were made on the ring, and the study refuses
+    // to go on in the same folder.
+    write(d, "ring.edges", "a b\nb c\nc a\n");
+    for run in ["000-random", "001-adaptive"] {
+        let file = open(&d.join(format!("st/runs/{run}.h5")));
+        assert_eq!(attr_u64(&file, "switches"), 4, "{run}: {}", describe(&out));
+    }
+    std::fs::remove_file(d.join("st/runs/001-adaptive.h5")).unwrap();
+    let again = xnet_expect(d, &["study", "s.toml", "--dir", "st", "--no-report"], 1);
+    assert!(stderr(&again).contains("has changed since"), "{}", describe(&again));
+    // Resumed from the folder alone (as a Slurm array task does), the run uses the copy.
+    let task = xnet_expect(d, &["study", "--task", "1", "st"], 0);
+    let file = open(&d.join("st/runs/001-adaptive.h5"));
+    assert_eq!(attr_u64(&file, "switches"), 4, "{}", describe(&task));
+}
