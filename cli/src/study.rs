@@ -99,7 +99,11 @@ pub struct Run {
 /// A study, expanded and checked.
 pub struct Study {
     name: String,
+    /// The base configuration the runs use: the base with the text of the files it names.
     base_text: String,
+    /// The base as read, which a folder made by an xnet that did not put the files in
+    /// holds instead.
+    base_as_given: String,
     study_text: String,
     section: StudySection,
     slurm: SlurmSection,
@@ -120,17 +124,22 @@ fn grid_key_order(text: &str) -> Vec<String> {
 /// The base configuration with the text of each file it names (a fabric, OpenSM dumps)
 /// put in beside its path (`topology.contents`, ...), so that the study's copy holds them
 /// and every run uses them as they were when the study was created, like the base
-/// itself. Paths are read relative to the working directory, as `xnet run` reads them;
-/// files named in `[set]` or `[grid]` are read when each run starts. Text that does not
-/// parse is returned as it is: the runs' checks report it.
-fn with_named_contents(base_text: &str) -> Result<String> {
+/// itself. A file is put in whenever the base names it, whatever the base's topology or
+/// routing (a grid may select them), unless the base holds its text already or `[set]`
+/// or `[grid]` name another file (`overridden`: then each run reads the file it names
+/// when it starts). Paths are read relative to the working directory, as `xnet run`
+/// reads them. The text comes back unchanged when nothing is put in, or when it does
+/// not parse (the runs' checks report it).
+fn with_named_contents(base_text: &str, overridden: &dyn Fn(&str) -> bool) -> Result<String> {
     let Ok(mut doc) = base_text.parse::<toml_edit::DocumentMut>() else {
         return Ok(base_text.to_string());
     };
-    let is = |section: &str, key: &str, value: &str| {
-        doc.get(section).and_then(|t| t.get(key)).and_then(|v| v.as_str()) == Some(value)
-    };
-    for f in crate::named_files(is) {
+    let mut put = false;
+    for f in crate::named_files(|_, _, _| true) {
+        let prefix = f.section.join(".");
+        if overridden(&format!("{prefix}.{}", f.path_key)) {
+            continue;
+        }
         let table = f.section.iter().try_fold(doc.as_item_mut(), |item, key| item.get_mut(key));
         let Some(table) = table.and_then(|t| t.as_table_like_mut()) else { continue };
         if table.contains_key(f.contents_key) {
@@ -139,12 +148,12 @@ fn with_named_contents(base_text: &str) -> Result<String> {
         let Some(path) = table.get(f.path_key).and_then(|v| v.as_str()).map(str::to_string) else {
             continue;
         };
-        let text = std::fs::read_to_string(&path).with_context(|| {
-            format!("{}.{}: cannot read {} {path}", f.section.join("."), f.path_key, f.what)
-        })?;
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("{prefix}.{}: cannot read {} {path}", f.path_key, f.what))?;
         table.insert(f.contents_key, toml_edit::value(text));
+        put = true;
     }
-    Ok(doc.to_string())
+    Ok(if put { doc.to_string() } else { base_text.to_string() })
 }
 
 /// `key=value` as `--set` takes it (the value as TOML).
@@ -180,9 +189,12 @@ impl Study {
         let base_text = std::fs::read_to_string(&base_path).with_context(|| {
             format!("study.base: cannot read the base configuration {}", base_path.display())
         })?;
-        let base_text = with_named_contents(&base_text)?;
+        let overridden = |key: &str| file.set.contains_key(key) || file.grid.contains_key(key);
+        let kept = with_named_contents(&base_text, &overridden)?;
         let name = path.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
-        Self::expand(name, base_text, study_text, file)
+        let mut study = Self::expand(name, kept, study_text, file)?;
+        study.base_as_given = base_text;
+        Ok(study)
     }
 
     fn expand(name: String, base_text: String, study_text: String, file: StudyFile) -> Result<Study> {
@@ -265,7 +277,19 @@ impl Study {
         if slurm.ranks == 0 {
             bail!("slurm.ranks must be at least 1");
         }
-        Ok(Study { name, base_text, study_text, section: file.study, slurm, set, keys, runs, loads })
+        let base_as_given = base_text.clone();
+        Ok(Study {
+            name,
+            base_text,
+            base_as_given,
+            study_text,
+            section: file.study,
+            slurm,
+            set,
+            keys,
+            runs,
+            loads,
+        })
     }
 
     fn overrides_of(set: &[(String, Value)], run: &Run) -> Vec<String> {
@@ -280,6 +304,11 @@ impl Study {
             let there = std::fs::read_to_string(&study_file)
                 .with_context(|| format!("cannot read {}", study_file.display()))?;
             let base = std::fs::read_to_string(dir.join("base.toml")).unwrap_or_default();
+            // An older xnet kept the base as given, files out: its runs go on with it.
+            if there == self.study_text && base == self.base_as_given && base != self.base_text {
+                std::fs::create_dir_all(dir.join("runs"))?;
+                return Ok(());
+            }
             if there != self.study_text || base != self.base_text {
                 bail!(
                     "{} holds another study (its study.toml or base.toml differ from these, or \

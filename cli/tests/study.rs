@@ -165,18 +165,22 @@ fn bad_studies_are_refused_before_anything_runs() {
 
 /// A study keeps the files its base configuration names (here the fabric) in its copy of
 /// the base: the runs use the fabric as it was when the study was created, and a study
-/// whose fabric changed since is not mixed into the same folder.
+/// whose fabric changed since is not mixed into the same folder. A fabric named in
+/// `[set]` is read when each run starts instead.
 #[test]
 fn a_study_keeps_the_fabric_its_base_names() {
     let dir = TempDir::new().unwrap();
     let d = dir.path();
     // A ring of four switches.
     write(d, "ring.edges", "a b\nb c\nc d\nd a\n");
-    let base = std::fs::read_to_string(workspace().join("configs/quick.toml")).unwrap();
-    let topology = base.find("[topology]").unwrap();
-    let router = base.find("[router]").unwrap();
-    let fabric = "[topology]\nkind = \"file\"\npath = \"ring.edges\"\nendpoints_per_switch = 2\n\n";
-    write(d, "base.toml", &format!("{}{fabric}{}", &base[..topology], &base[router..]));
+    let quick = std::fs::read_to_string(workspace().join("configs/quick.toml")).unwrap();
+    let (topology, router) = (quick.find("[topology]").unwrap(), quick.find("[router]").unwrap());
+    let base_naming = |path: &str| {
+        let fabric = format!("[topology]\nkind = \"file\"\npath = \"{path}\"\nendpoints_per_switch = 2\n\n");
+        format!("{}{fabric}{}", &quick[..topology], &quick[router..])
+    };
+    let base = base_naming("ring.edges");
+    write(d, "base.toml", &base);
     let study = STUDY.replace("\"routing.algorithm\" = [\"dor\", \"valiant\"]\n", "").replace(
         "\"traffic.pattern\" = [\"uniform\", \"tornado\"]",
         "\"routing.selection\" = [\"random\", \"adaptive\"]",
@@ -187,19 +191,41 @@ fn a_study_keeps_the_fabric_its_base_names() {
     let parsed: toml::Table = toml::from_str(&copy).unwrap();
     assert_eq!(parsed["topology"]["contents"].as_str(), Some("a b\nb c\nc d\nd a\n"), "{copy}");
     assert!(copy.contains("# phits/cycle/endpoint"), "the base's comments are kept: {copy}");
-
-    // The fabric changes: the finished runs were made on the ring, and the study refuses
-    // to go on in the same folder.
-    write(d, "ring.edges", "a b\nb c\nc a\n");
     for run in ["000-random", "001-adaptive"] {
         let file = open(&d.join(format!("st/runs/{run}.h5")));
         assert_eq!(attr_u64(&file, "switches"), 4, "{run}: {}", describe(&out));
     }
+    // Unchanged, the study resumes in its folder.
+    let again = xnet_expect(d, &["study", "s.toml", "--dir", "st", "--no-report"], 0);
+    assert!(stderr(&again).contains("(2 done, 0 to run"), "{}", describe(&again));
+
+    // The fabric changes: the study refuses to go on in the same folder, and a run made
+    // from the folder alone (as a Slurm array task does) uses the copy.
+    write(d, "ring.edges", "a b\nb c\nc a\n");
     std::fs::remove_file(d.join("st/runs/001-adaptive.h5")).unwrap();
-    let again = xnet_expect(d, &["study", "s.toml", "--dir", "st", "--no-report"], 1);
-    assert!(stderr(&again).contains("has changed since"), "{}", describe(&again));
-    // Resumed from the folder alone (as a Slurm array task does), the run uses the copy.
+    let refused = xnet_expect(d, &["study", "s.toml", "--dir", "st", "--no-report"], 1);
+    assert!(stderr(&refused).contains("has changed since"), "{}", describe(&refused));
     let task = xnet_expect(d, &["study", "--task", "1", "st"], 0);
     let file = open(&d.join("st/runs/001-adaptive.h5"));
     assert_eq!(attr_u64(&file, "switches"), 4, "{}", describe(&task));
+
+    // A folder made by an xnet that kept the base as given still resumes.
+    write(d, "ring.edges", "a b\nb c\nc d\nd a\n");
+    write(&d.join("st"), "base.toml", &base);
+    let old = xnet_expect(d, &["study", "s.toml", "--dir", "st", "--no-report"], 0);
+    assert!(stderr(&old).contains("(2 done, 0 to run"), "{}", describe(&old));
+
+    // A fabric named in [set] replaces the base's (here a file that does not exist), and
+    // is read by each run: the copy of the base is the base as given.
+    write(d, "placeholder.toml", &base_naming("missing.edges"));
+    write(
+        d,
+        "s2.toml",
+        &study
+            .replace("base.toml", "placeholder.toml")
+            .replace("[set]\n", "[set]\n\"topology.path\" = \"ring.edges\"\n"),
+    );
+    xnet_expect(d, &["study", "s2.toml", "--dir", "st2", "--no-report"], 0);
+    assert_eq!(std::fs::read_to_string(d.join("st2/base.toml")).unwrap(), base_naming("missing.edges"));
+    assert_eq!(attr_u64(&open(&d.join("st2/runs/000-random.h5")), "switches"), 4);
 }

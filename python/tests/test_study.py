@@ -135,3 +135,16 @@ def test_fault_scaling_and_completion_plots_render(study_dir, tmp_path):
     fig = xs.plot_completion(work)
     assert len(fig.axes[0].lines) == 2  # the stencil and the all-to-all job
     xs.save(fig, tmp_path / "completion")
+
+
+def test_the_report_shows_the_start_of_file_texts_only():
+    from xnet_study.report import _without_file_texts
+
+    fabric = "".join(f"s{i} s{i + 1}\n" for i in range(1000))
+    base = f'[topology]\nkind = "file"\ncontents = """\n{fabric}"""\n\n[router]\nvcs = 2\n'
+    shown = _without_file_texts(base)
+    assert "s0 s1\ns1 s2\ns2 s3\n... (997 more lines)\n" in shown
+    assert "s500 s501" not in shown
+    assert shown.endswith('"""\n\n[router]\nvcs = 2\n')
+    # Short strings and other keys are left alone.
+    assert _without_file_texts('contents = """a b"""\nx = 1\n') == 'contents = """a b"""\nx = 1\n'

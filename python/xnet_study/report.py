@@ -35,6 +35,34 @@ def _png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def _without_file_texts(text: str, keep: int = 3) -> str:
+    """`text` (a configuration) with the file texts `xnet study` puts in (`contents`,
+    `lfts_contents`, `sls_contents`: a fabric may run to megabytes) cut to their first
+    `keep` lines."""
+    out, skipped, inside = [], 0, False
+    for line in text.splitlines():
+        if inside:
+            if line.rstrip().endswith('"""'):
+                inside = False
+                out.append(f"... ({skipped} more lines)" if skipped else line)
+                if skipped:
+                    out.append('"""')
+            elif len(out) - start < keep:
+                out.append(line)
+            else:
+                skipped += 1
+            continue
+        key = line.split("=", 1)[0].strip()
+        quotes = line.find('"""')
+        if key.endswith("contents") and quotes >= 0 and not line[quotes + 3:].rstrip().endswith('"""'):
+            # A multi-line string starts: keep its first lines.
+            inside, skipped, start = True, 0, len(out) + 1
+        elif key.endswith("contents") and len(line) > 200:
+            line = line[:200] + " ..."
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
 def _table(df: pd.DataFrame, left=()) -> str:
     head = "".join(f'<th class="{"l" if c in left else ""}">{html.escape(str(c))}</th>' for c in df.columns)
     rows = []
@@ -99,7 +127,8 @@ def write_report(folder, output=None) -> Path:
     for title, file in (("Study", "study.toml"), ("Base configuration", "base.toml")):
         path = folder / file
         if path.exists():
-            parts.append(f"<h2>{title} ({file})</h2><pre>{html.escape(path.read_text())}</pre>")
+            text = _without_file_texts(path.read_text())
+            parts.append(f"<h2>{title} ({file})</h2><pre>{html.escape(text)}</pre>")
     page = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>xnet study {html.escape(str(name))}</title><style>{STYLE}</style></head>"
