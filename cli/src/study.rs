@@ -260,7 +260,10 @@ impl Study {
         }
         let set: Vec<(String, Value)> = file.set.into_iter().collect();
         let mut loads = file.study.loads.clone();
-        for run in runs.iter().take(if check { usize::MAX } else { 1 }) {
+        // Unchecked (a folder), a run is parsed only for loads the folder does not list:
+        // parsing reads the files `[set]` and `[grid]` name, which may live elsewhere.
+        let parsed = if check { usize::MAX } else { usize::from(loads.is_empty()) };
+        for run in runs.iter().take(parsed) {
             let cfg = crate::parse_config(&base_text, &Self::overrides_of(&set, run))
                 .map_err(|e| anyhow::anyhow!("run {}: {e:#}", run.name))?;
             if loads.is_empty() {
@@ -705,10 +708,20 @@ impl Study {
     fn from_folder(dir: &Path) -> Result<Study> {
         let study_text = std::fs::read_to_string(dir.join("study.toml"))?;
         let base_text = std::fs::read_to_string(dir.join("base.toml"))?;
-        let file: StudyFile = toml::from_str(&study_text)?;
+        let mut file: StudyFile = toml::from_str(&study_text)?;
+        if file.study.loads.is_empty() {
+            file.study.loads = read_manifest_loads(dir).unwrap_or_default();
+        }
         let name = read_manifest_name(dir).unwrap_or_else(|| "study".into());
         Self::expand_checked(name, base_text, study_text, file, false)
     }
+}
+
+/// The loads every run of the folder's study sweeps, as its manifest lists them.
+fn read_manifest_loads(dir: &Path) -> Option<Vec<f64>> {
+    let text = std::fs::read_to_string(dir.join("manifest.toml")).ok()?;
+    let t: toml::Table = toml::from_str(&text).ok()?;
+    t.get("loads")?.as_array()?.iter().map(|v| v.as_float()).collect()
 }
 
 fn read_manifest_name(dir: &Path) -> Option<String> {

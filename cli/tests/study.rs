@@ -228,4 +228,7 @@ fn a_study_keeps_the_fabric_its_base_names() {
     xnet_expect(d, &["study", "s2.toml", "--dir", "st2", "--no-report"], 0);
     assert_eq!(std::fs::read_to_string(d.join("st2/base.toml")).unwrap(), base_naming("missing.edges"));
     assert_eq!(attr_u64(&open(&d.join("st2/runs/000-random.h5")), "switches"), 4);
+    // Its status is read from the folder alone, wherever it is asked from.
+    let status = xnet_expect(&d.join("st2"), &["study", "--status", "."], 0);
+    assert!(String::from_utf8_lossy(&status.stdout).contains("2 runs: 2 done"), "{}", describe(&status));
 }
