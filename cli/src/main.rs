@@ -644,6 +644,9 @@ fn topo(cfg: &Config, no_memory_check: bool, export: Option<&Path>) -> Result<()
     println!("switches        {}", s.switches);
     println!("endpoints       {}", s.endpoints);
     println!("links           {} (bidirectional, switch to switch)", s.network_links);
+    if s.parallel_links > 0 {
+        println!("parallel links  {} (beside another between the same two switches)", s.parallel_links);
+    }
     if s.unconnected_ports > 0 {
         println!("unused ports    {}", s.unconnected_ports);
     }

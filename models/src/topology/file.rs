@@ -520,6 +520,8 @@ Hca	1 "H2"
         assert_eq!(ports[1].target, PortTarget::Switch { switch: 1, port: 2 });
         assert_eq!(ports[2].target, PortTarget::Switch { switch: 1, port: 1 });
         net.check_symmetric().unwrap();
+        let summary = crate::topology::metrics::summarize(&net);
+        assert_eq!((summary.network_links, summary.parallel_links), (2, 1));
     }
 
     #[test]
@@ -528,6 +530,11 @@ Hca	1 "H2"
         assert_eq!((net.num_switches(), net.num_endpoints()), (3, 6));
         assert_eq!(net.ports(1)[2].target, PortTarget::Switch { switch: 0, port: 2 });
         assert_eq!(net.ports(1)[3].target, PortTarget::Switch { switch: 2, port: 2 });
+        assert_eq!(crate::topology::metrics::summarize(&net).parallel_links, 0);
+        // A line given twice, or reversed, is a second link between the same switches.
+        let twice =
+            family("a b\nb c\nc a\nb a\na b\n", "endpoints_per_switch = 1").unwrap().build(0).unwrap();
+        assert_eq!(crate::topology::metrics::summarize(&twice).parallel_links, 2);
     }
 
     #[test]

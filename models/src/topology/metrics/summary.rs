@@ -14,6 +14,10 @@ pub struct TopologySummary {
     pub endpoints: usize,
     /// Bidirectional links between switches (parallel links counted separately).
     pub network_links: usize,
+    /// Links beside another between the same two switches (each pair's extra links: 1
+    /// for a pair joined twice). A fabric may have them on purpose; in an edge list they
+    /// come from a line given twice.
+    pub parallel_links: usize,
     /// Ports left unconnected.
     pub unconnected_ports: usize,
     /// Smallest switch radix (ports, terminal ports included).
@@ -54,6 +58,20 @@ impl Partial {
             ep_pairs: self.ep_pairs + o.ep_pairs,
         }
     }
+}
+
+/// Links beside another between the same two switches: per switch, the neighbours that
+/// appear more than once among its ports (counted from the lower-numbered end).
+fn parallel_links(net: &Network) -> usize {
+    let mut seen = Vec::new();
+    (0..net.num_switches() as SwitchId)
+        .map(|s| {
+            seen.clear();
+            seen.extend(net.neighbours(s).map(|(_, v)| v).filter(|&v| v > s));
+            seen.sort_unstable();
+            seen.windows(2).filter(|w| w[0] == w[1]).count()
+        })
+        .sum()
 }
 
 /// Counts, radix range, diameter and average distances (multi-source bit-parallel BFS
@@ -106,6 +124,7 @@ pub fn summarize(net: &Network) -> TopologySummary {
         switches: n,
         endpoints: net.num_endpoints(),
         network_links: net.num_network_links() / 2,
+        parallel_links: parallel_links(net),
         unconnected_ports: net.ports.iter().filter(|p| p.target == PortTarget::Unconnected).count(),
         min_radix: radix.clone().min().unwrap_or(0),
         max_radix: radix.max().unwrap_or(0),
