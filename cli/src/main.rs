@@ -410,12 +410,12 @@ fn with_named_files(text: &str, set: &[String]) -> Result<Vec<String>> {
     let table = |path: &[&str]| -> Option<&toml::Table> {
         path.iter().try_fold(&doc, |t, k| t.get(*k).and_then(|v| v.as_table()))
     };
-    let is = |section: &str, key: &str, value: &str| {
-        table(&[section]).and_then(|t| t.get(key)).and_then(|v| v.as_str()) == Some(value)
-    };
     let mut read = Vec::new();
-    for NamedFile { section, path_key, contents_key, what } in named_files(is) {
-        let Some(t) = table(section) else { continue };
+    for &NamedFile { when: (when_section, when_key, value), section, path_key, contents_key, what } in
+        &NAMED_FILES
+    {
+        let selected = table(&[when_section]).and_then(|t| t.get(when_key)).and_then(|v| v.as_str());
+        let Some(t) = table(section).filter(|_| selected == Some(value)) else { continue };
         // Contents given (e.g. a configuration recorded with results) are used, unless the
         // file is named on the command line.
         let prefix = section.join(".");
@@ -436,6 +436,8 @@ fn with_named_files(text: &str, set: &[String]) -> Result<Vec<String>> {
 /// A key of a configuration that names a file, which the `xnet` command reads into
 /// another key (the models crate reads no files).
 pub(crate) struct NamedFile {
+    /// `(section, key, value)`: the file is read when `section.key` is `value`.
+    pub when: (&'static str, &'static str, &'static str),
     /// The table holding both keys.
     pub section: &'static [&'static str],
     /// The key naming the file.
@@ -446,35 +448,31 @@ pub(crate) struct NamedFile {
     pub what: &'static str,
 }
 
-/// The keys naming files in a configuration where `is(section, key, value)` tells
-/// whether `section.key` is the string `value`: the fabric of `topology.kind = "file"`
-/// and the dumps of `routing.algorithm = "tables"`.
-pub(crate) fn named_files(is: impl Fn(&str, &str, &str) -> bool) -> Vec<NamedFile> {
-    let mut files = Vec::new();
-    if is("topology", "kind", "file") {
-        files.push(NamedFile {
-            section: &["topology"],
-            path_key: "path",
-            contents_key: "contents",
-            what: "the fabric file",
-        });
-    }
-    if is("routing", "algorithm", "tables") {
-        files.push(NamedFile {
-            section: &["routing", "tables"],
-            path_key: "lfts",
-            contents_key: "lfts_contents",
-            what: "the forwarding tables",
-        });
-        files.push(NamedFile {
-            section: &["routing", "tables"],
-            path_key: "sls",
-            contents_key: "sls_contents",
-            what: "the path SLs",
-        });
-    }
-    files
-}
+/// The keys naming files: the fabric of `topology.kind = "file"` and the dumps of
+/// `routing.algorithm = "tables"`.
+pub(crate) const NAMED_FILES: [NamedFile; 3] = [
+    NamedFile {
+        when: ("topology", "kind", "file"),
+        section: &["topology"],
+        path_key: "path",
+        contents_key: "contents",
+        what: "the fabric file",
+    },
+    NamedFile {
+        when: ("routing", "algorithm", "tables"),
+        section: &["routing", "tables"],
+        path_key: "lfts",
+        contents_key: "lfts_contents",
+        what: "the forwarding tables",
+    },
+    NamedFile {
+        when: ("routing", "algorithm", "tables"),
+        section: &["routing", "tables"],
+        path_key: "sls",
+        contents_key: "sls_contents",
+        what: "the path SLs",
+    },
+];
 
 /// Reads the files the workload's rank mappings name (`mapping = "file"`): the models
 /// crate touches no files.

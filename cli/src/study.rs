@@ -135,7 +135,7 @@ fn with_named_contents(base_text: &str, overridden: &dyn Fn(&str) -> bool) -> Re
         return Ok(base_text.to_string());
     };
     let mut put = false;
-    for f in crate::named_files(|_, _, _| true) {
+    for f in &crate::NAMED_FILES {
         let prefix = f.section.join(".");
         if overridden(&format!("{prefix}.{}", f.path_key)) {
             continue;

@@ -39,28 +39,27 @@ def _without_file_texts(text: str, keep: int = 3) -> str:
     """`text` (a configuration) with the file texts `xnet study` puts in (`contents`,
     `lfts_contents`, `sls_contents`: a fabric may run to megabytes) cut to their first
     `keep` lines."""
-    out, skipped, inside = [], 0, False
+    out, body = [], None  # body: the lines of a multi-line file text, while in one
     for line in text.splitlines():
-        if inside:
+        if body is not None:
+            body.append(line)
             if line.rstrip().endswith('"""'):
-                inside = False
-                out.append(f"... ({skipped} more lines)" if skipped else line)
-                if skipped:
-                    out.append('"""')
-            elif len(out) - start < keep:
-                out.append(line)
-            else:
-                skipped += 1
+                *inner, close = body
+                out += inner[:keep]
+                if len(inner) > keep:
+                    out.append(f"... ({len(inner) - keep} more lines)")
+                out.append(close)
+                body = None
             continue
-        key = line.split("=", 1)[0].strip()
-        quotes = line.find('"""')
-        if key.endswith("contents") and quotes >= 0 and not line[quotes + 3:].rstrip().endswith('"""'):
-            # A multi-line string starts: keep its first lines.
-            inside, skipped, start = True, 0, len(out) + 1
-        elif key.endswith("contents") and len(line) > 200:
-            line = line[:200] + " ..."
+        key, _, value = line.partition("=")
+        if key.strip().endswith("contents"):
+            value = value.strip()
+            if value.startswith('"""') and not value[3:].rstrip().endswith('"""'):
+                body = []
+            elif len(line) > 200:
+                line = line[:200] + " ..."
         out.append(line)
-    return "\n".join(out) + "\n"
+    return "\n".join(out + (body or [])) + "\n"
 
 
 def _table(df: pd.DataFrame, left=()) -> str:
