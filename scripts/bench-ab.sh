@@ -6,6 +6,12 @@
 #   scripts/bench-ab.sh OLD_XNET NEW_XNET [CONFIG] [THREADS] [RUNS] [--set ...]
 #
 # Default: configs/hyperx-2d-16.toml (the core benchmark), 1 thread, 5 runs each.
+#
+# With TOGETHER=1 the two builds of a pair run at the same time instead (give THREADS 1 on
+# a 2-core machine), so that both meet the same load from the machine's other tenants; the
+# summary adds the median of the per-pair ratios new / old of the compute seconds. On the
+# shared development machine this tells changes of about 5 % apart, where alternating runs
+# drift by 15 % (BENCHMARKS.md, "What one cache miss costs").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 old=$1; new=$2; cfg=${3:-configs/hyperx-2d-16.toml}; threads=${4:-1}; runs=${5:-5}
@@ -13,18 +19,32 @@ shift $(( $# < 5 ? $# : 5 ))
 py=python3; [ -x .venv/bin/python3 ] && py=.venv/bin/python3
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-for i in $(seq "$runs"); do
-  for which in old new; do
-    bin=$old; [ "$which" = new ] && bin=$new
-    "$bin" run "$cfg" -t "$threads" -q -o "$out/$which.h5" "$@" >/dev/null
-    $py - "$out/$which.h5" "$which" <<'PY' >>"$out/times"
+record() {
+  $py - "$out/$1.h5" "$1" <<'PY' >>"$out/times"
 import sys, h5py
 with h5py.File(sys.argv[1]) as f:
     p = f["points/000"].attrs
     compute = float(sum(p["partition_compute_seconds"]))
     print(sys.argv[2], float(p["wall_seconds"]), compute)
 PY
-    tail -1 "$out/times"
+  tail -1 "$out/times"
+}
+for i in $(seq "$runs"); do
+  if [ "${TOGETHER:-0}" = 1 ]; then
+    "$old" run "$cfg" -t "$threads" -q -o "$out/old.h5" "$@" >/dev/null &
+    old_pid=$!
+    "$new" run "$cfg" -t "$threads" -q -o "$out/new.h5" "$@" >/dev/null &
+    new_pid=$!
+    wait "$old_pid"
+    wait "$new_pid"
+    record old
+    record new
+    continue
+  fi
+  for which in old new; do
+    bin=$old; [ "$which" = new ] && bin=$new
+    "$bin" run "$cfg" -t "$threads" -q -o "$out/$which.h5" "$@" >/dev/null
+    record "$which"
   done
 done
 $py - "$out/times" <<'PY'
@@ -35,4 +55,9 @@ for which in ("old", "new"):
     comp = [float(r[2]) for r in rows if r[0] == which]
     print(f"{which}: wall best {min(wall):.3f} median {statistics.median(wall):.3f} s; "
           f"compute best {min(comp):.3f} median {statistics.median(comp):.3f} s")
+old = [float(r[2]) for r in rows if r[0] == "old"]
+new = [float(r[2]) for r in rows if r[0] == "new"]
+ratios = [n / o for o, n in zip(old, new)]
+print("new / old compute per pair: " + " ".join(f"{r:.3f}" for r in ratios)
+      + f"; median {statistics.median(ratios):.3f}")
 PY
