@@ -10,8 +10,9 @@
 # With TOGETHER=1 the two builds of a pair run at the same time instead (give THREADS 1 on
 # a 2-core machine), so that both meet the same load from the machine's other tenants; the
 # summary adds the median of the per-pair ratios new / old of the compute seconds. On the
-# shared development machine this tells changes of about 5 % apart, where alternating runs
-# drift by 15 % (BENCHMARKS.md, "What one cache miss costs").
+# shared development machine alternating runs drift by 15 %; pairs run side by side drift
+# less but still by several per cent, so changes under about 5 % need many pairs
+# (BENCHMARKS.md, "What one cache miss costs").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 old=$1; new=$2; cfg=${3:-configs/hyperx-2d-16.toml}; threads=${4:-1}; runs=${5:-5}
@@ -50,14 +51,13 @@ done
 $py - "$out/times" <<'PY'
 import sys, statistics
 rows = [l.split() for l in open(sys.argv[1])]
+compute = {}
 for which in ("old", "new"):
     wall = [float(r[1]) for r in rows if r[0] == which]
-    comp = [float(r[2]) for r in rows if r[0] == which]
+    comp = compute[which] = [float(r[2]) for r in rows if r[0] == which]
     print(f"{which}: wall best {min(wall):.3f} median {statistics.median(wall):.3f} s; "
           f"compute best {min(comp):.3f} median {statistics.median(comp):.3f} s")
-old = [float(r[2]) for r in rows if r[0] == "old"]
-new = [float(r[2]) for r in rows if r[0] == "new"]
-ratios = [n / o for o, n in zip(old, new)]
+ratios = [n / o for o, n in zip(compute["old"], compute["new"])]
 print("new / old compute per pair: " + " ".join(f"{r:.3f}" for r in ratios)
       + f"; median {statistics.median(ratios):.3f}")
 PY

@@ -64,8 +64,7 @@ fn main() {
         let mut at = [0usize; BATCH];
         for _ in 0..decisions {
             for a in at.iter_mut() {
-                *a = (next(&mut rng) % lines as u64) as usize * words_per_line;
-                engine::prefetch(&memory[*a]);
+                *a = ask_for_random_line(&memory, &mut rng, words_per_line);
             }
             for &a in &at {
                 sum = sum.wrapping_add(memory[a]);
@@ -92,8 +91,7 @@ fn main() {
                 }
             }
             for a in slot.iter_mut() {
-                *a = (next(&mut rng) % lines as u64) as usize * words_per_line;
-                engine::prefetch(&memory[*a]);
+                *a = ask_for_random_line(&memory, &mut rng, words_per_line);
             }
         }
         black_box(sum);
@@ -103,6 +101,15 @@ fn main() {
         streamed / BATCH as f64 * 1e9,
         streamed * 1e9
     );
+}
+
+/// Picks a random line of `memory`, asks the memory system for it, and returns the index
+/// of its first word.
+fn ask_for_random_line(memory: &[u64], rng: &mut u64, words_per_line: usize) -> usize {
+    let lines = (memory.len() / words_per_line) as u64;
+    let at = (next(rng) % lines) as usize * words_per_line;
+    engine::prefetch(&memory[at]);
+    at
 }
 
 /// xorshift64: cheap, and enough to scatter the reads.
