@@ -7,38 +7,16 @@
 //! anything: names and per-entry settings are checked against the registries (see
 //! `registry`), and the topology is only parsed here (`topology::TopologySpec` builds it).
 
-use crate::registry::{names, unknown};
 use crate::router::{Allocator, Arbitration, CreditCheck, Crossbar, EjectionVc, InjectionVc, RouterParams};
-use crate::routing::{registry as routings, RoutingEntry, Selection, VcPolicy};
-use crate::topology::{Network, NetworkSize, TopologyError, TopologySpec};
 use crate::traffic::{PatternSpec, PATTERNS};
 use crate::workload::WorkloadSection;
+use base::settings::{names, typed_with_ranges, unknown};
+pub use base::settings::{typed, ConfigError};
+use routing::{registry as routings, RoutingEntry, Selection, VcPolicy};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::collections::BTreeMap;
 use toml::{Table, Value};
-
-/// A configuration error; the message names the key.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{key}: {message}")]
-pub struct ConfigError {
-    /// Dotted key, e.g. `router.vcs`.
-    pub key: String,
-    /// What is wrong and what is allowed.
-    pub message: String,
-}
-
-impl ConfigError {
-    /// Error naming `key`.
-    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { key: key.into(), message: message.into() }
-    }
-}
-
-impl From<TopologyError> for ConfigError {
-    fn from(e: TopologyError) -> Self {
-        ConfigError::new(format!("topology.{}", e.key), e.message)
-    }
-}
+use topology::{Network, NetworkSize, TopologySpec};
 
 impl From<crate::traffic::PatternError> for ConfigError {
     fn from(e: crate::traffic::PatternError) -> Self {
@@ -203,7 +181,7 @@ pub struct RoutingSection {
     /// The escape subnetwork's root switch. Default: the least eccentric switch.
     pub escape_root: Option<u32>,
     /// Which horizontal links the escape takes as shortcuts.
-    pub escape_shortcuts: crate::routing::escape::Shortcuts,
+    pub escape_shortcuts: routing::escape::Shortcuts,
     /// `[routing.NAME]` tables by routing name, each checked against its entry's settings.
     /// Tables of routings other than `algorithm` may be given (a config that switches
     /// algorithm with `--set` keeps them) and are checked but not used.
@@ -224,7 +202,7 @@ struct RoutingKeys {
     #[serde(default)]
     escape_root: Option<u32>,
     #[serde(default)]
-    escape_shortcuts: crate::routing::escape::Shortcuts,
+    escape_shortcuts: routing::escape::Shortcuts,
 }
 
 const ROUTING_KEYS: &str = "algorithm, selection, vc_policy, escape_vcs, escape_root, escape_shortcuts";
@@ -283,18 +261,14 @@ fn parse_routing(doc: &Table) -> Result<RoutingSection, ConfigError> {
                 format!(
                     "unknown key; allowed: {ROUTING_KEYS}, and a table [routing.NAME] of settings per routing \
                      (NAME one of: {})",
-                    names(crate::routing::ROUTINGS.iter().map(|r| r.name))
+                    names(routing::ROUTINGS.iter().map(|r| r.name))
                 ),
             ));
         }
     }
     let k: RoutingKeys = typed("routing", &shared)?;
     if routings::find(&k.algorithm).is_none() {
-        return Err(unknown(
-            "routing.algorithm",
-            &k.algorithm,
-            crate::routing::ROUTINGS.iter().map(|r| r.name),
-        ));
+        return Err(unknown("routing.algorithm", &k.algorithm, routing::ROUTINGS.iter().map(|r| r.name)));
     }
     Ok(RoutingSection {
         algorithm: k.algorithm,
@@ -365,16 +339,6 @@ pub struct Config {
     pub text: String,
 }
 
-/// Deserializes `table` as section `name`; errors name the full key path.
-pub(crate) fn typed<T: DeserializeOwned>(name: &str, table: &Table) -> Result<T, ConfigError> {
-    serde_path_to_error::deserialize(Value::Table(table.clone())).map_err(|e| {
-        let path = e.path().to_string();
-        let key = if path == "." || path.is_empty() { name.to_string() } else { format!("{name}.{path}") };
-        let message = plain_message(&key, e.into_inner().message().trim());
-        ConfigError::new(key, message)
-    })
-}
-
 /// Allowed ranges of the integer keys whose range is narrower than their type's, checked
 /// by `Config::validate` and named when a value does not even fit the type.
 const INTEGER_RANGES: &[(&str, u64, u64)] = &[
@@ -390,31 +354,10 @@ fn integer_range(key: &str) -> Option<(u64, u64)> {
     INTEGER_RANGES.iter().find(|(k, _, _)| *k == key).map(|&(_, lo, hi)| (lo, hi))
 }
 
-/// Serde's message for `key`, with an integer that does not fit its type answered by the
-/// allowed range: "invalid value: integer `1000`, expected u8" becomes "must be in 1..=64,
-/// got 1000" for `router.vcs`.
-fn plain_message(key: &str, message: &str) -> String {
-    let Some((value, ty)) =
-        message.strip_prefix("invalid value: integer `").and_then(|rest| rest.split_once("`, expected "))
-    else {
-        return message.to_string();
-    };
-    if let Some((lo, hi)) = integer_range(key) {
-        return format!("must be in {lo}..={hi}, got {value}");
-    }
-    match ty {
-        "u8" => format!("must be in 0..=255, got {value}"),
-        "u16" => format!("must be in 0..=65535, got {value}"),
-        "u32" => format!("must be in 0..=4294967295, got {value}"),
-        "u64" | "usize" => format!("must be a non-negative integer, got {value}"),
-        _ => message.to_string(),
-    }
-}
-
 fn section<T: DeserializeOwned>(doc: &Table, name: &str, default: Option<T>) -> Result<T, ConfigError> {
     match doc.get(name) {
         None => default.ok_or_else(|| ConfigError::new(name, "missing section")),
-        Some(Value::Table(t)) => typed(name, t),
+        Some(Value::Table(t)) => typed_with_ranges(name, t, INTEGER_RANGES),
         Some(other) => Err(ConfigError::new(name, format!("must be a table, got {}", other.type_str()))),
     }
 }

@@ -1,21 +1,24 @@
-//! # xnet-models: what is simulated
+//! # xnet-models: the simulation model
 //!
-//! Topologies, the router and endpoint (NIC) models, traffic, routing and statistics.
-//! This crate never touches threads or MPI: it describes logical processes that the
-//! `xnet-engine` crate runs.
+//! The top model layer: the router and endpoint (NIC) models, traffic, application
+//! workloads, the configuration file as a whole, statistics and the per-rank simulation.
+//! It builds on `xnet-routing` (routings, the verifier), `xnet-topology` (networks) and
+//! `xnet-base` (settings, random streams, the stop flag), which it re-exports under their
+//! old paths (`models::topology`, `models::routing`, `models::packet`, `models::rng`,
+//! `models::cancel`) so that its users name one crate. This crate never touches threads or
+//! MPI: it describes logical processes that the `xnet-engine` crate runs.
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod analysis;
-pub mod cancel;
 pub mod config;
 pub mod memory;
-pub mod packet;
 pub mod registry;
-pub mod rng;
 pub mod router;
-pub mod routing;
 pub mod sim;
 pub mod stats;
-pub mod topology;
 pub mod traffic;
 pub mod workload;
+
+pub use base::{cancel, rng};
+pub use routing::packet;
+pub use {routing, topology};

@@ -13,8 +13,8 @@
 
 use crate::config::Config;
 use crate::config::ConfigError;
-use crate::routing::registry::StateSize;
-use crate::topology::NetworkSize;
+use routing::registry::StateSize;
+use topology::NetworkSize;
 
 /// Bytes of one MiB.
 const MIB: u64 = 1 << 20;
@@ -113,7 +113,7 @@ pub fn estimate(config: &Config, ranks: u32, threads_per_rank: u32) -> Result<Me
 
     let mut items = vec![MemoryItem { what: "program", bytes: PROGRAM }];
     // Every rank builds the whole network: port lists, then the same ports in CSR form.
-    let port = std::mem::size_of::<crate::topology::Port>() as u64;
+    let port = std::mem::size_of::<topology::Port>() as u64;
     items.push(MemoryItem {
         what: "network",
         bytes: size.ports * port * 2 + n * (4 + 2 + 24) + size.endpoints * 8,
@@ -175,7 +175,7 @@ fn routing_bytes(config: &Config, size: &NetworkSize, own_switches: u64) -> u64 
     let escape = if config.routing.escape_vcs > 0 { state.pairs() + state.per_switch() } else { 0 };
     // The balanced selection keeps a candidate index per pair and hop, and while choosing
     // each pair's path (a link and an index per hop, 8 bytes).
-    let balanced = if config.routing.selection == crate::routing::Selection::Balanced {
+    let balanced = if config.routing.selection == routing::Selection::Balanced {
         state.pairs().saturating_mul(9 * (state.hops + 1))
     } else {
         0
@@ -186,7 +186,7 @@ fn routing_bytes(config: &Config, size: &NetworkSize, own_switches: u64) -> u64 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::metrics::summarize;
+    use topology::metrics::summarize;
 
     fn config(topology: &str, routing: &str) -> Config {
         let text = format!(
@@ -272,7 +272,7 @@ mod tests {
         // Every registered routing's model counts something.
         let size =
             StateSize { switches: 1000, degree: 8, hops: 4, vcs: 2, own_switches: 1000, coordinates: false };
-        for r in crate::routing::ROUTINGS {
+        for r in routing::ROUTINGS {
             assert!((r.state_bytes)(&size) >= size.per_switch(), "{}", r.name);
         }
     }

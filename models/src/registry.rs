@@ -1,40 +1,14 @@
 //! What can be configured, in one place per family: topologies, routings, VC policies,
 //! selections and traffic patterns.
 //!
-//! Each family keeps its entries next to the code they describe (`topology::TOPOLOGIES`,
+//! The description of an entry and of its settings is `base::settings` (every family
+//! builds on it, so it sits below them all). Each family keeps its entries next to the code they describe (`topology::TOPOLOGIES`,
 //! `router::PRESETS`, `router::INJECTION_VCS`, `router::EJECTION_VCS`, `router::CROSSBARS`, `router::ALLOCATORS`, `router::CREDIT_CHECKS`, `router::ARBITRATIONS`, `routing::ROUTINGS`, `routing::VC_POLICIES`, `routing::SELECTIONS`,
-//! `traffic::PATTERNS`, `workload::WORKLOADS`); this module holds what they share: the description of an entry
-//! and of its settings, and the views generated from all of them: `xnet list`, the
+//! `traffic::PATTERNS`, `workload::WORKLOADS`); this module holds the views generated from all of them: `xnet list`, the
 //! "unknown name" errors, and the tables of docs/configuration.md (a test fails when the
 //! file drifts from them).
 
-use crate::config::ConfigError;
-
-/// One setting of an entry: a key of its table (e.g. `threshold` of
-/// `[routing.dragonfly_ugal]`).
-#[derive(Clone, Copy, Debug)]
-pub struct Setting {
-    /// Key.
-    pub key: &'static str,
-    /// Default, as shown to users (`required` when there is none).
-    pub default: &'static str,
-    /// What it means and what is allowed.
-    pub doc: &'static str,
-}
-
-/// An entry as users see it.
-#[derive(Clone, Debug)]
-pub struct EntryDoc {
-    /// Name in configs.
-    pub name: &'static str,
-    /// One line on what it is.
-    pub doc: &'static str,
-    /// Further facts as (label, text), the same labels for every entry of a family (e.g.
-    /// a routing's topologies and VCs): columns of the docs' table.
-    pub details: Vec<(&'static str, &'static str)>,
-    /// Its settings.
-    pub settings: &'static [Setting],
-}
+pub use base::settings::{names, unknown, Choice, EntryDoc, Setting};
 
 /// A family of entries as users see it.
 #[derive(Clone, Debug)]
@@ -59,7 +33,7 @@ pub fn families() -> Vec<FamilyDoc> {
             key: "topology.kind",
             settings_table: "[topology]",
             setting_columns: ("default", "meaning"),
-            entries: crate::topology::TOPOLOGIES.iter().map(|t| t.doc()).collect(),
+            entries: topology::TOPOLOGIES.iter().map(|t| t.doc()).collect(),
         },
         FamilyDoc {
             title: "router presets",
@@ -115,21 +89,21 @@ pub fn families() -> Vec<FamilyDoc> {
             key: "routing.algorithm",
             settings_table: "[routing.NAME]",
             setting_columns: ("default", "meaning"),
-            entries: crate::routing::ROUTINGS.iter().map(|r| r.doc()).collect(),
+            entries: routing::ROUTINGS.iter().map(|r| r.doc()).collect(),
         },
         FamilyDoc {
             title: "VC policies",
             key: "routing.vc_policy",
             settings_table: "",
             setting_columns: ("default", "meaning"),
-            entries: crate::routing::VC_POLICIES.iter().map(|c| c.doc()).collect(),
+            entries: routing::VC_POLICIES.iter().map(|c| c.doc()).collect(),
         },
         FamilyDoc {
             title: "selections",
             key: "routing.selection",
             settings_table: "",
             setting_columns: ("default", "meaning"),
-            entries: crate::routing::SELECTIONS.iter().map(|c| c.doc()).collect(),
+            entries: routing::SELECTIONS.iter().map(|c| c.doc()).collect(),
         },
         FamilyDoc {
             title: "traffic patterns",
@@ -146,74 +120,6 @@ pub fn families() -> Vec<FamilyDoc> {
             entries: crate::workload::WORKLOADS.iter().map(|w| w.doc()).collect(),
         },
     ]
-}
-
-/// A value of a closed set (a VC policy, a selection) with its name and doc.
-#[derive(Clone, Copy, Debug)]
-pub struct Choice<T: 'static> {
-    /// The value.
-    pub value: T,
-    /// Its name in configs.
-    pub name: &'static str,
-    /// What it does.
-    pub doc: &'static str,
-}
-
-impl<T: Copy + PartialEq> Choice<T> {
-    /// As users see it.
-    pub fn doc(&self) -> EntryDoc {
-        EntryDoc { name: self.name, doc: self.doc, details: Vec::new(), settings: &[] }
-    }
-
-    /// The value named `name` in `choices`, or an error listing the names.
-    pub fn parse(choices: &[Choice<T>], name: &str) -> Result<T, String> {
-        choices
-            .iter()
-            .find(|c| c.name == name)
-            .map(|c| c.value)
-            .ok_or_else(|| format!("unknown `{name}`; known: {}", names(choices.iter().map(|c| c.name))))
-    }
-
-    /// The name of `value` in `choices`.
-    pub fn name_of(choices: &[Choice<T>], value: T) -> &'static str {
-        choices.iter().find(|c| c.value == value).map_or("?", |c| c.name)
-    }
-}
-
-/// Gives a closed set `$type` listed in `$choices` (a `&[Choice<$type>]`) its `name()`
-/// and serde as that name: configs spell every such value the way the registry lists it,
-/// and an unknown name is refused with the list of known ones.
-macro_rules! named_by_registry {
-    ($type:ty, $choices:expr) => {
-        impl $type {
-            /// The name in configs.
-            pub fn name(self) -> &'static str {
-                $crate::registry::Choice::name_of($choices, self)
-            }
-        }
-        impl serde::Serialize for $type {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(self.name())
-            }
-        }
-        impl<'de> serde::Deserialize<'de> for $type {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let name = <String as serde::Deserialize>::deserialize(d)?;
-                $crate::registry::Choice::parse($choices, &name).map_err(serde::de::Error::custom)
-            }
-        }
-    };
-}
-pub(crate) use named_by_registry;
-
-/// `a, b, c`.
-pub fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
-    names.collect::<Vec<_>>().join(", ")
-}
-
-/// The error for an unknown `given` name at `key`, listing what `known` offers.
-pub fn unknown<'a>(key: &str, given: &str, known: impl Iterator<Item = &'a str>) -> ConfigError {
-    ConfigError::new(key, format!("unknown `{given}`; known: {}", names(known)))
 }
 
 /// `xnet list`: every family with its entries and their settings.

@@ -19,9 +19,9 @@
 //! al., section 5).
 
 use crate::registry::{EntryDoc, Setting};
-use crate::rng::{below, shuffle, stream, unit, Purpose, Rng};
-use crate::topology::{endpoint_offsets, EndpointId, Network, Shape};
+use base::rng::{below, shuffle, stream, unit, Purpose, Rng};
 use serde::{Deserialize, Serialize};
+use topology::{endpoint_offsets, EndpointId, Network, Shape};
 
 /// Every pattern `traffic.pattern` accepts, in the order `xnet list` shows them. A test
 /// checks that each name parses as a [`PatternSpec`] and that the keys match its fields.
@@ -408,7 +408,7 @@ pub fn geometric_gap(rng: &mut Rng, p: f64) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{dragonfly, hyperx};
+    use topology::{dragonfly, hyperx};
 
     fn hyperx(sides: Vec<u32>, t: u32) -> Network {
         hyperx::build(&hyperx::HyperXParams {
@@ -578,7 +578,7 @@ mod tests {
     fn hot_spot_sends_the_given_fraction_to_the_hot_endpoint() {
         let net = hyperx(vec![4, 4], 4);
         let p = Pattern::build(&PatternSpec::HotSpot { fraction: 0.25, endpoint: 7 }, &net, 1).unwrap();
-        let mut rng = crate::rng::stream(1, Purpose::Traffic, 0);
+        let mut rng = base::rng::stream(1, Purpose::Traffic, 0);
         let hot = (0..40_000).filter(|_| p.destination(3, &mut rng) == 7).count() as f64 / 40_000.0;
         // 0.25 directly, plus the uniform share 0.75 / 63.
         assert!((hot - (0.25 + 0.75 / 63.0)).abs() < 0.01, "{hot}");
@@ -588,7 +588,7 @@ mod tests {
     fn uniform_never_picks_the_source_and_covers_the_rest() {
         let net = hyperx(vec![2, 2], 2);
         let p = Pattern::build(&PatternSpec::Uniform, &net, 1).unwrap();
-        let mut rng = crate::rng::stream(1, Purpose::Traffic, 0);
+        let mut rng = base::rng::stream(1, Purpose::Traffic, 0);
         let mut counts = [0u32; 8];
         for _ in 0..7000 {
             counts[p.destination(5, &mut rng) as usize] += 1;
@@ -599,7 +599,7 @@ mod tests {
 
     #[test]
     fn geometric_gaps_have_the_bernoulli_mean() {
-        let mut rng = crate::rng::stream(3, Purpose::Traffic, 0);
+        let mut rng = base::rng::stream(3, Purpose::Traffic, 0);
         let p = 0.05;
         let n = 20_000;
         let total: u64 = (0..n).map(|_| geometric_gap(&mut rng, p).unwrap() + 1).sum();

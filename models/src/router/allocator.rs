@@ -10,9 +10,9 @@ use super::buffers::{out_vc_bit, Held, PortState, VcState, NIL};
 use super::messages::{LinkMsg, Post, SelfEvent};
 use super::stats::PartitionStats;
 use super::{Allocator, Arbitration, Crossbar, EjectionVc, PartitionState, RouterCtx, RouterState, Shared};
-use crate::packet::Packet;
-use crate::routing::{Candidate, Hop, LoadView};
-use crate::topology::{EndpointId, PortId};
+use routing::packet::Packet;
+use routing::{Candidate, Hop, LoadView};
+use topology::{EndpointId, PortId};
 
 /// The allocator's scratch space, reused by every router of a partition: each pass
 /// leaves it as it found it.
@@ -221,7 +221,7 @@ impl RouterState {
     }
 
     /// Hints the routing that a head for endpoint `dst` will be routed here soon
-    /// ([`crate::routing::Routing::prefetch`]); when it is delivered here, asks for the
+    /// ([`routing::Routing::prefetch`]); when it is delivered here, asks for the
     /// terminal port's records, which the ejection reads.
     #[inline]
     pub(super) fn prefetch_route(&self, sh: &Shared, dst: EndpointId) {
@@ -307,7 +307,7 @@ impl RouterState {
         if allowed == 0 {
             return 0;
         }
-        let mut pick = crate::rng::below(&mut self.rng, allowed.count_ones() as u64);
+        let mut pick = base::rng::below(&mut self.rng, allowed.count_ones() as u64);
         let mut bits = allowed;
         while pick > 0 {
             bits &= bits - 1;
@@ -499,7 +499,7 @@ impl RouterState {
                 self.channels[i as usize * vcs + v as usize].choice.expect("requesters are routed").vc;
             let key = (o as usize * vcs + out_vc as usize) as u32;
             let rank = if sh.params.arbitration == Arbitration::Random {
-                crate::rng::below(&mut self.rng, u32::MAX as u64) as u32
+                base::rng::below(&mut self.rng, u32::MAX as u64) as u32
             } else {
                 let from = self.ports[o as usize].grant_rr as usize;
                 (((i as usize + ports - from) % ports) * vcs + v as usize) as u32
@@ -711,7 +711,7 @@ trait Priorities {
 /// output's over the input ports, then their VCs), or uniformly random draws.
 struct Arbiters<'a> {
     ports: &'a [PortState],
-    rng: &'a mut crate::rng::Rng,
+    rng: &'a mut base::rng::Rng,
     vcs: usize,
     random: bool,
 }
@@ -726,14 +726,14 @@ impl Arbiters<'_> {
 impl Priorities for Arbiters<'_> {
     fn input_rank(&mut self, input: PortId, vc: u8) -> u32 {
         if self.random {
-            crate::rng::below(self.rng, 1 << 15) as u32
+            base::rng::below(self.rng, 1 << 15) as u32
         } else {
             self.vc_distance(input, vc) as u32
         }
     }
     fn output_rank(&mut self, output: PortId, input: PortId, vc: u8) -> u32 {
         if self.random {
-            crate::rng::below(self.rng, 1 << 15) as u32
+            base::rng::below(self.rng, 1 << 15) as u32
         } else {
             let ports = self.ports.len();
             let from = self.ports[output as usize].grant_rr as usize;

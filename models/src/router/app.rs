@@ -10,12 +10,12 @@ use super::buffers::{store_in, Held, NIL};
 use super::messages::{Post, SelfEvent};
 use super::stats::PartitionStats;
 use super::{RouterCtx, RouterState, Shared};
-use crate::packet::Packet;
 use crate::stats::Histogram;
-use crate::topology::EndpointId;
 use crate::workload::{Order, Workload, WORKLOAD_PACKET};
+use routing::packet::Packet;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
+use topology::EndpointId;
 
 /// One rank of a job, running at one of the router's endpoints.
 pub(super) struct AppRank {

@@ -7,10 +7,10 @@
 //! lazy release of output buffer room ([`RouterState::settle`]).
 
 use super::RouterState;
-use crate::packet::Packet;
-use crate::routing::Candidate;
-use crate::topology::PortId;
 use engine::LinkRoute;
+use routing::packet::Packet;
+use routing::Candidate;
+use topology::PortId;
 
 /// "No slot": the end of a slab list.
 pub(super) const NIL: u32 = u32::MAX;

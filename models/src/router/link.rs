@@ -6,7 +6,7 @@ use super::buffers::{out_vc_bit, UNCONNECTED};
 use super::messages::{LinkMsg, Post, SelfEvent};
 use super::stats::PartitionStats;
 use super::{RouterCtx, RouterState, Shared};
-use crate::topology::PortId;
+use topology::PortId;
 
 impl RouterState {
     /// Credits for downstream VC `vc` arrive at output `port` ([`LinkMsg::Credit`]).

@@ -14,10 +14,10 @@
 //! variants, which the optimiser folds into the one match on the tag.
 
 use super::RouterCtx;
-use crate::packet::Packet;
-use crate::topology::PortId;
 use engine::LinkRoute;
+use routing::packet::Packet;
 use serde::{Deserialize, Serialize};
+use topology::PortId;
 
 /// A message that crosses a link: it arrives `latency` cycles after it was sent, at the
 /// router at the far end. Link messages come before self-events in every cycle.

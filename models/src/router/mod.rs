@@ -67,21 +67,21 @@ pub use nic::Nic;
 pub use presets::{Preset, PRESETS};
 pub use stats::{BlockedChannel, Delivery, PartitionStats};
 
-use crate::packet::Packet;
 use crate::registry::Choice;
-use crate::rng::{self, Purpose, Rng};
-use crate::routing::{Routes, Selection};
-use crate::topology::{EndpointMap, Port, PortId, PortTarget, SwitchId};
 use crate::traffic::{geometric_gap, Pattern};
 use crate::workload::{Workload, WORKLOAD_PACKET};
 use allocator::Scratch;
 use app::AppRank;
+use base::rng::{self, Purpose, Rng};
 use buffers::{Held, PortState, Queue, SourceQueue, VcState, NETWORK, NIL, UNCONNECTED};
 use engine::{Ctx, LinkRoute, LogicalProcess};
 use messages::Post;
+use routing::packet::Packet;
+use routing::{Routes, Selection};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::Arc;
+use topology::{EndpointMap, Port, PortId, PortTarget, SwitchId};
 
 /// Router and endpoint parameters, validated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -152,7 +152,7 @@ pub const CREDIT_CHECKS: &[Choice<CreditCheck>] = &[
     },
 ];
 
-crate::registry::named_by_registry!(CreditCheck, CREDIT_CHECKS);
+base::named_by_registry!(CreditCheck, CREDIT_CHECKS);
 
 /// Which output VC of the terminal port a packet for an own endpoint is moved into.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -177,7 +177,7 @@ pub const EJECTION_VCS: &[Choice<EjectionVc>] = &[
     },
 ];
 
-crate::registry::named_by_registry!(EjectionVc, EJECTION_VCS);
+base::named_by_registry!(EjectionVc, EJECTION_VCS);
 
 /// How the allocator's arbiters (an input among its VCs, an output among its requesters)
 /// choose.
@@ -205,7 +205,7 @@ pub const ARBITRATIONS: &[Choice<Arbitration>] = &[
     },
 ];
 
-crate::registry::named_by_registry!(Arbitration, ARBITRATIONS);
+base::named_by_registry!(Arbitration, ARBITRATIONS);
 
 /// Which side of the port crossbar's separable allocator arbitrates first. With the
 /// per-VC crossbar every input VC is a crossbar input with one request, so only the
@@ -235,7 +235,7 @@ pub const ALLOCATORS: &[Choice<Allocator>] = &[
     },
 ];
 
-crate::registry::named_by_registry!(Allocator, ALLOCATORS);
+base::named_by_registry!(Allocator, ALLOCATORS);
 
 /// The crossbar's ports: what one packet's transfer holds busy for
 /// `ceil(packet_size / speedup)` cycles.
@@ -275,7 +275,7 @@ pub const CROSSBARS: &[Choice<Crossbar>] = &[
     },
 ];
 
-crate::registry::named_by_registry!(Crossbar, CROSSBARS);
+base::named_by_registry!(Crossbar, CROSSBARS);
 
 /// Which VC of the router's input port an endpoint injects a packet into.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -301,7 +301,7 @@ pub const INJECTION_VCS: &[Choice<InjectionVc>] = &[
     },
 ];
 
-crate::registry::named_by_registry!(InjectionVc, INJECTION_VCS);
+base::named_by_registry!(InjectionVc, INJECTION_VCS);
 
 /// The ports of a rank's switches and the engine link of each: all a router needs of the
 /// network besides the [`EndpointMap`].

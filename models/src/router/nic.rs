@@ -5,10 +5,10 @@ use super::buffers::{store_in, Held, SourceQueue, NIL};
 use super::messages::{Post, SelfEvent};
 use super::stats::{Delivery, PartitionStats};
 use super::{RouterCtx, RouterState, Shared};
-use crate::packet::{time32, Packet};
-use crate::rng::Rng;
-use crate::topology::{EndpointId, PortId};
 use crate::traffic::geometric_gap;
+use base::rng::Rng;
+use routing::packet::{time32, Packet};
+use topology::{EndpointId, PortId};
 
 /// An endpoint (NIC) attached to the router. Its queued packets live in the router's
 /// slab and its credits for the router's input buffer in that buffer's `VcState`, so an

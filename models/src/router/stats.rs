@@ -4,8 +4,8 @@
 
 use super::{PartitionState, Router, RouterState, Shared};
 use crate::stats::{Counters, Histogram};
-use crate::topology::{EndpointId, PortId, SwitchId};
 use serde::{Deserialize, Serialize};
+use topology::{EndpointId, PortId, SwitchId};
 
 /// An input VC that held packets when a deadlock was declared.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -22,15 +22,15 @@ pub use result::{
 pub use routes::{build_routes, build_routing, effective_vc_policy, routing_vcs};
 
 use crate::config::{Config, ConfigError};
-use crate::routing::escape::Escape;
-use crate::routing::{Routes, Routing};
-use crate::topology::Network;
 use crate::traffic::Pattern;
 use crate::workload::Workload;
 use engine::{EngineError, SingleRank};
 use partitioner::{Method, PartGraph, Plan};
+use routing::escape::Escape;
+use routing::{Routes, Routing};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use topology::Network;
 
 /// The jobs of `config`'s `[workload]` on a network of `endpoints` endpoints, if any.
 pub(crate) fn build_workload(

@@ -2,8 +2,8 @@
 //! the plan it makes for a run.
 
 use crate::config::Config;
-use crate::topology::{Network, PortTarget, SwitchId};
 use partitioner::{Method, PartGraph, Plan};
+use topology::{Network, PortTarget, SwitchId};
 
 /// The graph the partitioner sees: routers weighted by ports + endpoints, links with
 /// latencies, and the topology's natural blocks (Dragonfly groups, fat-tree pods; see

@@ -13,15 +13,15 @@ use super::routes::{build_routes, routing_vcs};
 use super::RunResult;
 use crate::config::{Config, ConfigError};
 use crate::router::{InjectionVc, LocalPorts, PartitionState, Router, RouterParams, Shared};
-use crate::routing::Routes;
 use crate::stats::Counters;
-use crate::topology::{EndpointMap, LinkClass, Network, PortId, PortTarget, SwitchId};
 use crate::traffic::Pattern;
 use crate::workload::Workload;
 use engine::comm::{decode, encode};
 use engine::{run_distributed, Checkpoint, Control, EngineError, Layout, LinkSpec, RankComm, RunConfig};
+use routing::Routes;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use topology::{EndpointMap, LinkClass, Network, PortId, PortTarget, SwitchId};
 
 /// What the output needs to know of the whole network.
 #[derive(Clone, Debug)]

@@ -3,11 +3,11 @@
 
 use crate::router::{BlockedChannel, Delivery, JobStats, StalledRank};
 use crate::stats::{jain, Counters, Histogram};
-use crate::topology::{EndpointId, PortId, SwitchId};
 use crate::workload::Workload;
 use engine::RunStats;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+use topology::{EndpointId, PortId, SwitchId};
 
 /// One directed switch-to-switch link and its load.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

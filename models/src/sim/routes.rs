@@ -3,13 +3,13 @@
 //! available.
 
 use crate::config::{Config, ConfigError};
-use crate::routing::balanced::Balanced;
-use crate::routing::escape::Escape;
-use crate::routing::registry::{check_root, escape_note, BuildContext};
-use crate::routing::{Routes, Routing, RoutingEntry, Selection, VcPolicy, ROUTINGS};
-use crate::topology::{Network, SwitchId};
+use routing::balanced::Balanced;
+use routing::escape::Escape;
+use routing::registry::{check_root, escape_note, BuildContext};
+use routing::{Routes, Routing, RoutingEntry, Selection, VcPolicy, ROUTINGS};
 use std::sync::Arc;
 use toml::Table;
+use topology::{Network, SwitchId};
 
 /// The routing, VC policy and escape subnetwork of `config` on `net`, checked against the
 /// VCs available, and the seconds it took to build them. With `switches` (a rank's own

@@ -20,11 +20,11 @@ pub use programs::{random_permutations, AllReduce, AllToAll, Order, Program};
 
 use crate::config::{typed, ConfigError};
 use crate::registry::{names, unknown, EntryDoc, Setting};
-use crate::rng::{shuffle, stream, Purpose};
-use crate::topology::EndpointId;
+use base::rng::{shuffle, stream, Purpose};
 use serde::Deserialize;
 use std::sync::Arc;
 use toml::{Table, Value};
+use topology::EndpointId;
 
 /// Every workload kind `workload.jobs[].kind` accepts, in the order `xnet list` shows
 /// them. A test checks that each parses with exactly the keys listed.

@@ -9,7 +9,7 @@
 //! itself, and for every step the messages sent and the messages expected match exactly
 //! (tested over every rank and step).
 
-use crate::rng::{shuffle, stream, Purpose};
+use base::rng::{shuffle, stream, Purpose};
 use std::sync::Arc;
 
 /// Whether a step's sends come before or after its receives.

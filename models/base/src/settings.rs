@@ -1,0 +1,162 @@
+//! Settings as users write them and as the registries describe them: the description of
+//! a registry entry and its keys ([`Setting`], [`EntryDoc`]), closed sets of named values
+//! ([`Choice`]), the configuration error that names its key ([`ConfigError`]) and the
+//! reader of typed settings tables ([`typed`]). Every family (topologies, routings, the
+//! router's options, traffic patterns, workloads) builds on these; the views over all
+//! families (`xnet list`, the generated docs) live above them, in `xnet-models`.
+
+use serde::de::DeserializeOwned;
+use toml::{Table, Value};
+
+/// A configuration error; the message names the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct ConfigError {
+    /// Dotted key, e.g. `router.vcs`.
+    pub key: String,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+impl ConfigError {
+    /// Error naming `key`.
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { key: key.into(), message: message.into() }
+    }
+}
+
+/// Deserializes `table` as section `name`; errors name the full key path.
+pub fn typed<T: DeserializeOwned>(name: &str, table: &Table) -> Result<T, ConfigError> {
+    typed_with_ranges(name, table, &[])
+}
+
+/// Like [`typed`], with the allowed ranges `(key, lo, hi)` of integer keys whose range is
+/// narrower than their type's, named when a value does not even fit the type.
+pub fn typed_with_ranges<T: DeserializeOwned>(
+    name: &str,
+    table: &Table,
+    ranges: &[(&str, u64, u64)],
+) -> Result<T, ConfigError> {
+    serde_path_to_error::deserialize(Value::Table(table.clone())).map_err(|e| {
+        let path = e.path().to_string();
+        let key = if path == "." || path.is_empty() { name.to_string() } else { format!("{name}.{path}") };
+        let range = ranges.iter().find(|(k, _, _)| *k == key).map(|&(_, lo, hi)| (lo, hi));
+        let message = plain_message(range, e.into_inner().message().trim());
+        ConfigError::new(key, message)
+    })
+}
+
+/// Serde's message, with an integer that does not fit its type answered by the allowed
+/// `range` (or the type's): "invalid value: integer `1000`, expected u8" becomes "must be
+/// in 1..=64, got 1000" for `router.vcs`.
+fn plain_message(range: Option<(u64, u64)>, message: &str) -> String {
+    let Some((value, ty)) =
+        message.strip_prefix("invalid value: integer `").and_then(|rest| rest.split_once("`, expected "))
+    else {
+        return message.to_string();
+    };
+    if let Some((lo, hi)) = range {
+        return format!("must be in {lo}..={hi}, got {value}");
+    }
+    match ty {
+        "u8" => format!("must be in 0..=255, got {value}"),
+        "u16" => format!("must be in 0..=65535, got {value}"),
+        "u32" => format!("must be in 0..=4294967295, got {value}"),
+        "u64" | "usize" => format!("must be a non-negative integer, got {value}"),
+        _ => message.to_string(),
+    }
+}
+
+/// One setting of an entry: a key of its table (e.g. `threshold` of
+/// `[routing.dragonfly_ugal]`).
+#[derive(Clone, Copy, Debug)]
+pub struct Setting {
+    /// Key.
+    pub key: &'static str,
+    /// Default, as shown to users (`required` when there is none).
+    pub default: &'static str,
+    /// What it means and what is allowed.
+    pub doc: &'static str,
+}
+
+/// An entry as users see it.
+#[derive(Clone, Debug)]
+pub struct EntryDoc {
+    /// Name in configs.
+    pub name: &'static str,
+    /// One line on what it is.
+    pub doc: &'static str,
+    /// Further facts as (label, text), the same labels for every entry of a family (e.g.
+    /// a routing's topologies and VCs): columns of the docs' table.
+    pub details: Vec<(&'static str, &'static str)>,
+    /// Its settings.
+    pub settings: &'static [Setting],
+}
+
+/// A value of a closed set (a VC policy, a selection) with its name and doc.
+#[derive(Clone, Copy, Debug)]
+pub struct Choice<T: 'static> {
+    /// The value.
+    pub value: T,
+    /// Its name in configs.
+    pub name: &'static str,
+    /// What it does.
+    pub doc: &'static str,
+}
+
+impl<T: Copy + PartialEq> Choice<T> {
+    /// As users see it.
+    pub fn doc(&self) -> EntryDoc {
+        EntryDoc { name: self.name, doc: self.doc, details: Vec::new(), settings: &[] }
+    }
+
+    /// The value named `name` in `choices`, or an error listing the names.
+    pub fn parse(choices: &[Choice<T>], name: &str) -> Result<T, String> {
+        choices
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.value)
+            .ok_or_else(|| format!("unknown `{name}`; known: {}", names(choices.iter().map(|c| c.name))))
+    }
+
+    /// The name of `value` in `choices`.
+    pub fn name_of(choices: &[Choice<T>], value: T) -> &'static str {
+        choices.iter().find(|c| c.value == value).map_or("?", |c| c.name)
+    }
+}
+
+/// Gives a closed set `$type` listed in `$choices` (a `&[Choice<$type>]`) its `name()`
+/// and serde as that name: configs spell every such value the way the registry lists it,
+/// and an unknown name is refused with the list of known ones.
+#[macro_export]
+macro_rules! named_by_registry {
+    ($type:ty, $choices:expr) => {
+        impl $type {
+            /// The name in configs.
+            pub fn name(self) -> &'static str {
+                $crate::settings::Choice::name_of($choices, self)
+            }
+        }
+        impl $crate::__serde::Serialize for $type {
+            fn serialize<S: $crate::__serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+        impl<'de> $crate::__serde::Deserialize<'de> for $type {
+            fn deserialize<D: $crate::__serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let name = <String as $crate::__serde::Deserialize>::deserialize(d)?;
+                $crate::settings::Choice::parse($choices, &name).map_err($crate::__serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+/// `a, b, c`.
+pub fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names.collect::<Vec<_>>().join(", ")
+}
+
+/// The error for an unknown `given` name at `key`, listing what `known` offers.
+pub fn unknown<'a>(key: &str, given: &str, known: impl Iterator<Item = &'a str>) -> ConfigError {
+    ConfigError::new(key, format!("unknown `{given}`; known: {}", names(known)))
+}

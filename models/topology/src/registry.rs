@@ -1,0 +1,197 @@
+//! The topology registry: each family's name, doc, documented keys and parser, and the
+//! keys every family shares (`failed_links`, `fault_seed`, `fault_shape`, `fault_size`).
+//!
+//! A family lives in one file that defines its parameters (a struct with
+//! `deny_unknown_fields`), implements [`Family`] for them and defines its
+//! [`TopologyEntry`]; [`TOPOLOGIES`] lists the entries.
+
+use super::faults::{fail_random_links, fail_shape, FaultShape, FAULT_SHAPES};
+use super::{Network, NetworkSize, TopologyError};
+use base::settings::{names, unknown, EntryDoc, Setting};
+use base::settings::{typed, ConfigError};
+use serde::de::DeserializeOwned;
+use toml::{Table, Value};
+
+/// Every family `topology.kind` accepts, in the order `xnet list` shows them.
+pub const TOPOLOGIES: &[TopologyEntry] = &[
+    super::hyperx::HYPERX,
+    super::dragonfly::DRAGONFLY,
+    super::torus::TORUS,
+    super::torus::MESH,
+    super::fattree::FAT_TREE,
+    super::rrg::RANDOM_REGULAR,
+    super::slimfly::SLIM_FLY,
+    super::file::FILE,
+];
+
+/// The keys every family takes besides its own.
+pub const COMMON_KEYS: &[Setting] = &[
+    Setting {
+        key: "failed_links",
+        default: "0",
+        doc: "random bidirectional switch-to-switch links that fail, never disconnecting the network (a link whose loss would is skipped; too many is an error)",
+    },
+    Setting { key: "fault_seed", default: "`simulation.seed`", doc: "seed of the faults' draw" },
+    Setting {
+        key: "fault_shape",
+        default: "none",
+        doc: "HyperX: a named shape of failed links around switch 0, the escape subnetwork's default root (the SurePath seed's): row, subplane, cross (2D), subcube, star (3D); failed_links adds random faults to it",
+    },
+    Setting {
+        key: "fault_size",
+        default: "the seed's: row all, subplane 5, cross 11, subcube 3, star 7",
+        doc: "switches along each side of the shape",
+    },
+];
+
+/// A topology family's checked parameters.
+pub trait Family: Send + Sync {
+    /// The network's counts, checked, without building it (instant even for networks too
+    /// large to build).
+    fn size(&self) -> Result<NetworkSize, TopologyError>;
+    /// Builds the network; `seed` is the run's seed (random families' default).
+    fn build(&self, seed: u64) -> Result<Network, TopologyError>;
+}
+
+/// One topology family in the registry.
+#[derive(Clone, Copy)]
+pub struct TopologyEntry {
+    /// Name in `topology.kind`.
+    pub name: &'static str,
+    /// What it is.
+    pub doc: &'static str,
+    /// Its keys in `[topology]`, documented (besides [`COMMON_KEYS`]).
+    pub settings: &'static [Setting],
+    /// Parses `[topology]` without `kind` and the common keys.
+    pub parse: fn(&Table) -> Result<Box<dyn Family>, ConfigError>,
+}
+
+impl TopologyEntry {
+    /// As users see it.
+    pub fn doc(&self) -> EntryDoc {
+        EntryDoc { name: self.name, doc: self.doc, details: Vec::new(), settings: self.settings }
+    }
+}
+
+/// The parser of a family whose parameters are `T`: errors name `topology.key`.
+pub fn parse_as<T: Family + DeserializeOwned + 'static>(
+    table: &Table,
+) -> Result<Box<dyn Family>, ConfigError> {
+    Ok(Box::new(typed::<T>("topology", table)?))
+}
+
+/// A `[topology]` table, checked: its family's parameters and the faults to inject.
+pub struct TopologySpec {
+    family: Box<dyn Family>,
+    failed_links: u32,
+    fault_seed: u64,
+    fault_shape: Option<&'static FaultShape>,
+    fault_size: Option<u32>,
+    /// Default seed of random graphs.
+    seed: u64,
+}
+
+impl TopologySpec {
+    /// Checks `table`; `seed` is the run's seed (default of random graphs and faults).
+    pub fn parse(table: &Table, seed: u64) -> Result<Self, ConfigError> {
+        let mut t = table.clone();
+        let failed_links = match t.remove("failed_links") {
+            None => 0,
+            Some(Value::Integer(n)) if (0..=u32::MAX as i64).contains(&n) => n as u32,
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "topology.failed_links",
+                    format!("must be a count >= 0, got {other}"),
+                ))
+            }
+        };
+        let fault_seed = match t.remove("fault_seed") {
+            None => seed,
+            Some(Value::Integer(n)) if n >= 0 => n as u64,
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "topology.fault_seed",
+                    format!("must be an integer >= 0, got {other}"),
+                ))
+            }
+        };
+        let fault_shape = match t.remove("fault_shape") {
+            None => None,
+            Some(Value::String(name)) => {
+                Some(FAULT_SHAPES.iter().find(|f| f.name == name).ok_or_else(|| {
+                    unknown("topology.fault_shape", &name, FAULT_SHAPES.iter().map(|f| f.name))
+                })?)
+            }
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "topology.fault_shape",
+                    format!("must be a string, got {}", other.type_str()),
+                ))
+            }
+        };
+        let fault_size = match t.remove("fault_size") {
+            None => None,
+            Some(Value::Integer(n)) if (2..=u32::MAX as i64).contains(&n) => Some(n as u32),
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "topology.fault_size",
+                    format!("must be an integer >= 2, got {other}"),
+                ))
+            }
+        };
+        if fault_size.is_some() && fault_shape.is_none() {
+            return Err(ConfigError::new("topology.fault_size", "needs topology.fault_shape"));
+        }
+        let known = || TOPOLOGIES.iter().map(|e| e.name);
+        let entry = match t.remove("kind") {
+            Some(Value::String(k)) => TOPOLOGIES
+                .iter()
+                .find(|e| e.name == k)
+                .ok_or_else(|| unknown("topology.kind", &k, known()))?,
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "topology.kind",
+                    format!("must be a string, got {}", other.type_str()),
+                ))
+            }
+            None => {
+                return Err(ConfigError::new("topology.kind", format!("missing; known: {}", names(known()))))
+            }
+        };
+        Ok(Self { family: (entry.parse)(&t)?, failed_links, fault_seed, fault_shape, fault_size, seed })
+    }
+
+    /// The network's counts, checked, without building it.
+    pub fn size(&self) -> Result<NetworkSize, ConfigError> {
+        Ok(self.family.size()?)
+    }
+
+    /// Builds the network and fails its links.
+    pub fn build(&self) -> Result<Network, ConfigError> {
+        let mut net = self.family.build(self.seed)?;
+        if let Some(shape) = self.fault_shape {
+            let failed = fail_shape(&mut net, shape, self.fault_size)?;
+            net.name = format!("{} with {} faults ({failed} links)", net.name, shape.name);
+            net.failed_links = failed;
+        }
+        if self.failed_links > 0 {
+            fail_random_links(&mut net, self.failed_links, self.fault_seed)?;
+            net.name = format!("{} with {} failed links", net.name, self.failed_links);
+            net.failed_links += self.failed_links;
+        }
+        Ok(net)
+    }
+}
+
+/// The keys every family with switches in a grid or graph shares.
+pub(super) const LATENCY: Setting =
+    Setting { key: "link_latency", default: "1", doc: "cycles of a switch-to-switch link, >= 1" };
+/// The latency of endpoint links.
+pub(super) const TERMINAL_LATENCY: Setting =
+    Setting { key: "terminal_latency", default: "1", doc: "cycles of an endpoint-to-switch link, >= 1" };
+/// Endpoints per switch.
+pub(super) const ENDPOINTS_PER_SWITCH: Setting = Setting {
+    key: "endpoints_per_switch",
+    default: "required",
+    doc: "endpoints attached to every switch, >= 1",
+};
