@@ -175,3 +175,18 @@ mod mpi_comm {
         }
     }
 }
+
+/// Sets the number of threads of rayon's global pool (tables, verification); `--threads`
+/// must be at least 1.
+pub(crate) fn use_threads(threads: u32) -> anyhow::Result<()> {
+    if threads == 0 {
+        anyhow::bail!("--threads must be at least 1");
+    }
+    // The pool can be set once; a second call is fine only if it asks for the same size.
+    let _ = rayon::ThreadPoolBuilder::new().num_threads(threads as usize).build_global();
+    let running = rayon::current_num_threads();
+    if running != threads as usize {
+        anyhow::bail!("--threads {threads}: the thread pool had already started with {running} threads");
+    }
+    Ok(())
+}

@@ -172,6 +172,14 @@ pub fn oversubscription_warnings(ranks: &[Placement]) -> Vec<String> {
         .collect()
 }
 
+/// Peak resident set size of this process (Linux `VmHWM`), if known.
+pub(crate) fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -88,7 +88,7 @@ pub(crate) fn routes(
     }
     let r = try_analyse(&sim, options(destinations))?;
     print_report(&r);
-    let peak = crate::simulate::peak_rss_bytes();
+    let peak = crate::placement::peak_rss_bytes();
     println!("  {:<28} {}", "VCs the routing needs", sim.routing().vcs_required());
     let summary = sim.routing().build_summary();
     if let Some(text) = &summary {
@@ -132,7 +132,7 @@ pub(crate) fn compare(
         if let Some(p) = policy {
             set.push(format!("routing.vc_policy={p}"));
         }
-        let cfg = crate::parse_config(text, &set).with_context(|| format!("--compare {entry}"))?;
+        let cfg = crate::load::parse_config(text, &set).with_context(|| format!("--compare {entry}"))?;
         let sim = Simulation::build(cfg).with_context(|| format!("--compare {entry}"))?;
         reports.push(try_analyse(&sim, options(None)).with_context(|| format!("--compare {entry}"))?);
     }

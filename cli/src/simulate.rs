@@ -1,10 +1,11 @@
 //! `xnet run` and `xnet sweep`: one simulation per load on every rank, with the memory
 //! check, the result file (written by rank 0) and the progress and summary lines.
 
+use crate::cluster::use_threads;
 use crate::cluster::Cluster;
 use crate::output::{OutputClaim, ResultFile, RunMeta};
+use crate::placement::peak_rss_bytes;
 use crate::placement::{self, Placement};
-use crate::{use_threads, Common};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use models::config::Config;
@@ -12,6 +13,30 @@ use models::memory;
 use models::sim::{partition, RankModel, RunResult, Status};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+#[derive(clap::Args, Clone)]
+/// The options `run` and `sweep` share.
+pub(crate) struct Common {
+    /// Override a config key, e.g. `--set traffic.load=0.3` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub(crate) set: Vec<String>,
+    /// Threads (partitions of the network) to run on. Default: all cores.
+    #[arg(long, short = 't')]
+    pub(crate) threads: Option<u32>,
+    /// Output HDF5 file. Default: `xnet-<config name>.h5` in the current directory.
+    #[arg(long, short = 'o')]
+    pub(crate) output: Option<PathBuf>,
+    /// No progress bar or summary.
+    #[arg(long, short = 'q')]
+    pub(crate) quiet: bool,
+    /// Run even when the memory estimate exceeds the memory available.
+    #[arg(long)]
+    pub(crate) no_memory_check: bool,
+    /// Keep `LOAD_INDEX LOADS CYCLE CYCLES` up to date in this file while running (for
+    /// `xnet study`'s progress display).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) progress_file: Option<PathBuf>,
+}
 
 /// Catches SIGINT, SIGTERM and SIGHUP into [`models::cancel`]: a simulation stops at its
 /// next sample, routing builds and the verifier between units of work (they then fail with
@@ -264,14 +289,6 @@ pub(crate) fn simulate(
         println!("results: {}", path.display());
     }
     Ok(exit)
-}
-
-/// Peak resident set size of this process (Linux `VmHWM`), if known.
-pub(crate) fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 fn print_summary(results: &[RunResult]) {

@@ -135,7 +135,7 @@ fn with_named_contents(base_text: &str, overridden: &dyn Fn(&str) -> bool) -> Re
         return Ok(base_text.to_string());
     };
     let mut put = false;
-    for f in &crate::NAMED_FILES {
+    for f in &crate::load::NAMED_FILES {
         let prefix = f.section.join(".");
         if overridden(&format!("{prefix}.{}", f.path_key)) {
             continue;
@@ -264,7 +264,7 @@ impl Study {
         // parsing reads the files `[set]` and `[grid]` name, which may live elsewhere.
         let parsed = if check { usize::MAX } else { usize::from(loads.is_empty()) };
         for run in runs.iter().take(parsed) {
-            let cfg = crate::parse_config(&base_text, &Self::overrides_of(&set, run))
+            let cfg = crate::load::parse_config(&base_text, &Self::overrides_of(&set, run))
                 .map_err(|e| anyhow::anyhow!("run {}: {e:#}", run.name))?;
             if loads.is_empty() {
                 loads = cfg.traffic.loads.clone();

@@ -12,7 +12,7 @@ use crate::traffic::{PatternSpec, PATTERNS};
 use crate::workload::WorkloadSection;
 use base::settings::{names, typed_with_ranges, unknown};
 pub use base::settings::{typed, ConfigError};
-use routing::{registry as routings, RoutingEntry, Selection, VcPolicy};
+use routing::{RoutingEntry, Selection, VcPolicy};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::collections::BTreeMap;
 use toml::{Table, Value};
@@ -241,7 +241,7 @@ fn parse_routing(doc: &Table) -> Result<RoutingSection, ConfigError> {
         if let Some(how) = moved_routing_key(key) {
             return Err(ConfigError::new(format!("routing.{key}"), how));
         }
-        if let Some(entry) = routings::find(key) {
+        if let Some(entry) = routing::find(key) {
             let Value::Table(t) = value else {
                 return Err(ConfigError::new(
                     format!("routing.{key}"),
@@ -267,7 +267,7 @@ fn parse_routing(doc: &Table) -> Result<RoutingSection, ConfigError> {
         }
     }
     let k: RoutingKeys = typed("routing", &shared)?;
-    if routings::find(&k.algorithm).is_none() {
+    if routing::find(&k.algorithm).is_none() {
         return Err(unknown("routing.algorithm", &k.algorithm, routing::ROUTINGS.iter().map(|r| r.name)));
     }
     Ok(RoutingSection {
@@ -588,7 +588,7 @@ impl Config {
 
     /// The registry entry of `routing.algorithm` (checked when the config was parsed).
     pub fn routing_entry(&self) -> &'static RoutingEntry {
-        routings::find(&self.routing.algorithm).expect("routing.algorithm was checked against the registry")
+        routing::find(&self.routing.algorithm).expect("routing.algorithm was checked against the registry")
     }
 
     /// The counts of the network described by `[topology]`, checked, without building it

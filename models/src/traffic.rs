@@ -18,8 +18,8 @@
 //! variant) and `regular_permutation_to_neighbour` are the SurePath seed's (Camarero et
 //! al., section 5).
 
-use crate::registry::{EntryDoc, Setting};
 use base::rng::{below, shuffle, stream, unit, Purpose, Rng};
+use base::settings::{EntryDoc, Setting};
 use serde::{Deserialize, Serialize};
 use topology::{endpoint_offsets, EndpointId, Network, Shape};
 

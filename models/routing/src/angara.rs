@@ -71,7 +71,7 @@ use super::{Candidate, LoadView, Reads, Routing};
 use base::settings::ConfigError;
 use crate::packet::Packet;
 use base::rng::Rng;
-use topology::torus::TorusShape;
+use topology::shape::TorusShape;
 use topology::Shape;
 use topology::{Network, PortId, PortTarget, SwitchId, TopologyError};
 use std::sync::Arc;

@@ -17,7 +17,7 @@ use base::settings::ConfigError;
 use crate::packet::{Packet, RouteState};
 use base::settings::Setting;
 use base::rng::{below, Rng};
-use topology::dragonfly::DragonflyShape;
+use topology::shape::DragonflyShape;
 use topology::Shape;
 use topology::{PortId, SwitchId};
 use serde::Deserialize;

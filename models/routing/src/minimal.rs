@@ -28,8 +28,8 @@ use super::{Candidate, LoadView, Reads, Routing};
 use base::settings::ConfigError;
 use crate::packet::Packet;
 use base::rng::Rng;
-use topology::hyperx::HyperXShape;
-use topology::torus::TorusShape;
+use topology::shape::HyperXShape;
+use topology::shape::TorusShape;
 use topology::{Network, Shape, SwitchId, TopologyError};
 use std::sync::Arc;
 

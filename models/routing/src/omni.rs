@@ -25,7 +25,7 @@ use crate::packet::{Packet, RouteState};
 use base::settings::Setting;
 use base::rng::Rng;
 use crate::registry::BuildContext;
-use topology::hyperx::HyperXShape;
+use topology::shape::HyperXShape;
 use topology::{Network, PortId, PortTarget, Shape, SwitchId};
 use serde::Deserialize;
 use std::sync::Arc;

@@ -2,8 +2,8 @@
 //! VC policy, whether it needs the intact topology, and its memory model.
 //!
 //! A routing lives in one file that defines its [`RoutingEntry`] (a `pub const`), and
-//! one line of the `routing_registry!` list in `routing/mod.rs` declares the module and
-//! puts its entries in [`ROUTINGS`]: adding a routing is that file plus that line (see
+//! one line of the `routing_registry!` list in the crate root (`lib.rs`) declares the module and
+//! puts its entries in [`ROUTINGS`](crate::ROUTINGS): adding a routing is that file plus that line (see
 //! ARCHITECTURE.md, "Adding a routing"). Config validation, `xnet list`, the errors that
 //! name known routings and docs/configuration.md's tables are generated from the list.
 //!
@@ -11,7 +11,7 @@
 //! ([`Routing::reads`] and [`Routing::initial_states`]), since it may depend on what was
 //! built.
 
-use super::{Routing, VcPolicy, ROUTINGS};
+use crate::route::{Routing, VcPolicy};
 use base::rng::{stream, Purpose, Rng};
 use base::settings::ConfigError;
 use base::settings::{EntryDoc, Setting};
@@ -20,11 +20,6 @@ use serde::Deserialize;
 use std::sync::Arc;
 use toml::Table;
 use topology::{Network, SwitchId};
-
-/// The entry named `name`.
-pub fn find(name: &str) -> Option<&'static RoutingEntry> {
-    ROUTINGS.iter().find(|r| r.name == name)
-}
 
 /// One routing in the registry.
 #[derive(Clone, Copy)]

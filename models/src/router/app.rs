@@ -8,12 +8,10 @@
 
 use super::buffers::{store_in, Held, NIL};
 use super::messages::{Post, SelfEvent};
-use super::stats::PartitionStats;
+use super::stats::{JobStats, PartitionStats, StalledRank};
 use super::{RouterCtx, RouterState, Shared};
-use crate::stats::Histogram;
 use crate::workload::{Order, Workload, WORKLOAD_PACKET};
 use routing::packet::Packet;
-use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use topology::EndpointId;
 
@@ -44,75 +42,6 @@ pub(super) struct AppRank {
     /// Transfers of several packets partly received: `(source rank, step)` to packets
     /// received so far. Looked up only, never iterated, so its order cannot matter.
     partial: HashMap<(u32, u32), u32>,
-}
-
-/// What one job's ranks in a partition recorded; merges by addition and maximum, so the
-/// totals do not depend on the partitioning.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct JobStats {
-    /// Per iteration: the latest time a rank finished it (its computation included).
-    pub iteration_end_max: Vec<u64>,
-    /// Per iteration: the sum over ranks of the times they finished it.
-    pub iteration_end_sum: Vec<u64>,
-    /// Per iteration: the ranks that finished it.
-    pub iteration_ranks: Vec<u64>,
-    /// `(rank, cycle)` of every rank that finished.
-    pub finished: Vec<(u32, u64)>,
-    /// Latency of every message: from its posting to its last packet's arrival.
-    pub message_latency: Histogram,
-    /// Messages delivered whole.
-    pub messages: u64,
-    /// Packets the ranks posted.
-    pub packets_sent: u64,
-    /// Packets the ranks received.
-    pub packets_received: u64,
-}
-
-impl JobStats {
-    /// Adds `o` into `self`.
-    pub fn merge(&mut self, o: &JobStats) {
-        let grow = |v: &mut Vec<u64>, n: usize| {
-            if v.len() < n {
-                v.resize(n, 0)
-            }
-        };
-        grow(&mut self.iteration_end_max, o.iteration_end_max.len());
-        grow(&mut self.iteration_end_sum, o.iteration_end_sum.len());
-        grow(&mut self.iteration_ranks, o.iteration_ranks.len());
-        for (a, &b) in self.iteration_ranks.iter_mut().zip(&o.iteration_ranks) {
-            *a += b;
-        }
-        for (a, &b) in self.iteration_end_max.iter_mut().zip(&o.iteration_end_max) {
-            *a = (*a).max(b);
-        }
-        for (a, &b) in self.iteration_end_sum.iter_mut().zip(&o.iteration_end_sum) {
-            *a += b;
-        }
-        self.finished.extend_from_slice(&o.finished);
-        self.message_latency.merge(&o.message_latency);
-        self.messages += o.messages;
-        self.packets_sent += o.packets_sent;
-        self.packets_received += o.packets_received;
-    }
-}
-
-/// A rank that had not finished when the run ended, and what it waited for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StalledRank {
-    /// Job index.
-    pub job: u32,
-    /// Rank in the job.
-    pub rank: u32,
-    /// Global step it was in.
-    pub step: u32,
-    /// Packets of the step it had received.
-    pub received: u32,
-    /// Packets of the step it needed.
-    pub expected: u32,
-    /// Its own packets still in its source queue.
-    pub unsent: u32,
-    /// It was computing.
-    pub computing: bool,
 }
 
 /// Packets a rank keeps in its endpoint's source queue; the rest wait in its outbox.

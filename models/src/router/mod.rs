@@ -61,18 +61,17 @@ mod nic;
 pub mod presets;
 mod stats;
 
-pub use app::{JobStats, StalledRank};
 pub use messages::{LinkMsg, Msg, MsgKind, SelfEvent};
 pub use nic::Nic;
 pub use presets::{Preset, PRESETS};
-pub use stats::{BlockedChannel, Delivery, PartitionStats};
+pub use stats::{BlockedChannel, Delivery, JobStats, PartitionStats, StalledRank};
 
-use crate::registry::Choice;
 use crate::traffic::{geometric_gap, Pattern};
 use crate::workload::{Workload, WORKLOAD_PACKET};
 use allocator::Scratch;
 use app::AppRank;
 use base::rng::{self, Purpose, Rng};
+use base::settings::Choice;
 use buffers::{Held, PortState, Queue, SourceQueue, VcState, NETWORK, NIL, UNCONNECTED};
 use engine::{Ctx, LinkRoute, LogicalProcess};
 use messages::Post;

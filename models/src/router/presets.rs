@@ -8,7 +8,7 @@
 //! router and `src/examples/dragonflyconfig`. docs/peers.md has the key-by-key survey
 //! behind them, with what xnet does not model.
 
-use crate::registry::{EntryDoc, Setting};
+use base::settings::{EntryDoc, Setting};
 
 /// A named set of `[router]` values.
 #[derive(Clone, Copy, Debug)]

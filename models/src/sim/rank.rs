@@ -8,7 +8,7 @@
 //! (none for the algorithmic routings, the rows of the rank's switches and their
 //! neighbours for table-based minimal routing).
 
-use super::result::{merge, LinkLoad, MergeContext, Partial, Sample, Status};
+use super::result::{merge, merge_finish, LinkLoad, MergeContext, Partial, Sample, Status};
 use super::routes::{build_routes, routing_vcs};
 use super::RunResult;
 use crate::config::{Config, ConfigError};
@@ -394,16 +394,6 @@ impl RankModel {
             }
         }
         p
-    }
-}
-
-/// Takes the later of each endpoint's finish times (`into` grows to `from`'s length).
-pub(crate) fn merge_finish(into: &mut Vec<u64>, from: &[u64]) {
-    if into.len() < from.len() {
-        into.resize(from.len(), 0);
-    }
-    for (a, &b) in into.iter_mut().zip(from) {
-        *a = (*a).max(b);
     }
 }
 

@@ -408,7 +408,7 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
         all.delivered += p.delivered;
         all.blocked.extend(p.blocked);
         engine.push(p.engine);
-        super::rank::merge_finish(&mut source_finish, &p.source_finish);
+        merge_finish(&mut source_finish, &p.source_finish);
         for (e, t) in p.receive_finish {
             receive_finish[e as usize] = t;
         }
@@ -546,6 +546,16 @@ fn job_results(w: &Workload, mut stats: Vec<JobStats>, mut stalled: Vec<StalledR
             })
             .collect();
     WorkloadResult { jobs, stalled }
+}
+
+/// Takes the later of each endpoint's finish times (`into` grows to `from`'s length).
+pub(crate) fn merge_finish(into: &mut Vec<u64>, from: &[u64]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), 0);
+    }
+    for (a, &b) in into.iter_mut().zip(from) {
+        *a = (*a).max(b);
+    }
 }
 
 #[cfg(test)]

@@ -18,9 +18,9 @@ mod programs;
 
 pub use programs::{random_permutations, AllReduce, AllToAll, Order, Program};
 
-use crate::config::{typed, ConfigError};
-use crate::registry::{names, unknown, EntryDoc, Setting};
 use base::rng::{shuffle, stream, Purpose};
+use base::settings::{names, unknown, EntryDoc, Setting};
+use base::settings::{typed, ConfigError};
 use serde::Deserialize;
 use std::sync::Arc;
 use toml::{Table, Value};

@@ -12,11 +12,12 @@
 //! Hamming and Dragonfly Networks and Its Implications on Routing", ACM TACO 11(4), 2014).
 //! Links `j >= g - 1` are left unconnected.
 
-use super::registry::{parse_as, Family, TopologyEntry, TERMINAL_LATENCY};
 use super::{
-    check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
-    Shape, TopologyError,
+    check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortTarget, Shape,
+    TopologyError,
 };
+use crate::family::{parse_as, Family, TopologyEntry, TERMINAL_LATENCY};
+use crate::shape::{Arrangement, DragonflyShape};
 use base::settings::Setting;
 use serde::{Deserialize, Serialize};
 
@@ -133,99 +134,6 @@ pub fn build(prm: &DragonflyParams) -> Result<Network, TopologyError> {
     ))
 }
 
-/// How global links are wired between groups.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Arrangement {
-    /// Port `j` of group `G` goes to group `j` if `j < G`, else `j + 1` (the default).
-    #[default]
-    Absolute,
-    /// Port `j` of group `G` goes to group `(G + j + 1) mod g`.
-    Relative,
-    /// Port `j` of group `G` goes to group `(G - j - 1) mod g`.
-    Palmtree,
-}
-
-/// Parameters kept for routing.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct DragonflyShape {
-    /// Endpoints per router.
-    pub p: u32,
-    /// Routers per group.
-    pub a: u32,
-    /// Global ports per router.
-    pub h: u32,
-    /// Number of groups.
-    pub groups: u32,
-    /// Global wiring.
-    pub arrangement: Arrangement,
-}
-
-impl DragonflyShape {
-    /// Group of switch `s`.
-    pub fn group(&self, s: u32) -> u32 {
-        s / self.a
-    }
-
-    /// Index of switch `s` within its group.
-    pub fn router_in_group(&self, s: u32) -> u32 {
-        s % self.a
-    }
-
-    /// Group reached by global link `j` of group `g`, or `None` if `j` is unconnected.
-    pub fn global_target(&self, group: u32, j: u32) -> Option<u32> {
-        let n = self.groups;
-        if j + 1 >= n {
-            return None;
-        }
-        Some(match self.arrangement {
-            Arrangement::Absolute => {
-                if j < group {
-                    j
-                } else {
-                    j + 1
-                }
-            }
-            Arrangement::Relative => (group + j + 1) % n,
-            Arrangement::Palmtree => (group + n - (j + 1) % n) % n,
-        })
-    }
-
-    /// Global link index `j` of group `from` that reaches group `to` (`from != to`).
-    pub fn global_link(&self, from: u32, to: u32) -> u32 {
-        debug_assert_ne!(from, to);
-        let n = self.groups;
-        match self.arrangement {
-            Arrangement::Absolute => {
-                if to < from {
-                    to
-                } else {
-                    to - 1
-                }
-            }
-            Arrangement::Relative => (to + n - from) % n - 1,
-            Arrangement::Palmtree => (from + n - to) % n - 1,
-        }
-    }
-
-    /// Router (switch id) of group `from` that owns the global link to group `to`, and its port.
-    pub fn gateway(&self, from: u32, to: u32) -> (u32, PortId) {
-        let j = self.global_link(from, to);
-        (from * self.a + j / self.h, (self.p + self.a - 1 + j % self.h) as PortId)
-    }
-
-    /// Local port of router index `own` leading to router index `to` in the same group.
-    pub fn local_port(&self, own: u32, to: u32) -> PortId {
-        debug_assert_ne!(own, to);
-        (self.p + if to < own { to } else { to - 1 }) as PortId
-    }
-
-    /// True if `port` is a global port.
-    pub fn is_global_port(&self, port: PortId) -> bool {
-        port as u32 >= self.p + self.a - 1
-    }
-}
-
 /// `dragonfly` in the topology registry.
 pub const DRAGONFLY: TopologyEntry = TopologyEntry {
     name: "dragonfly",
@@ -257,6 +165,7 @@ mod tests {
     use super::*;
     use crate::metrics::summarize;
     use crate::testutil::check_network;
+    use crate::PortId;
 
     fn params(p: u32, a: u32, h: u32, groups: Option<u32>, arr: Arrangement) -> DragonflyParams {
         DragonflyParams {

@@ -7,11 +7,12 @@
 //! `k..2k`. Up port `j` of `<w, l>` reaches `<w with digit l set to j, l + 1>` at its down
 //! port `w_l` (digits of `w` in base `k`, digit 0 least significant).
 
-use super::registry::{parse_as, Family, TopologyEntry, LATENCY, TERMINAL_LATENCY};
 use super::{
     check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
     Shape, TopologyError,
 };
+use crate::family::{parse_as, Family, TopologyEntry, LATENCY, TERMINAL_LATENCY};
+use crate::shape::FatTreeShape;
 use base::settings::Setting;
 use serde::{Deserialize, Serialize};
 
@@ -116,42 +117,6 @@ pub fn build(p: &FatTreeParams) -> Result<Network, TopologyError> {
         link_classes(&[("terminal", p.terminal_latency), ("network", p.link_latency)]),
         Shape::FatTree(shape),
     ))
-}
-
-/// Parameters kept for routing.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct FatTreeShape {
-    /// Arity.
-    pub k: u32,
-    /// Levels.
-    pub n: u32,
-}
-
-impl FatTreeShape {
-    /// Switches per level, `k^(n-1)`.
-    pub fn switches_per_level(&self) -> u32 {
-        self.k.pow(self.n - 1)
-    }
-
-    /// Level of switch `s` (0 at the leaves, `n - 1` at the top).
-    pub fn level(&self, s: u32) -> u32 {
-        s / self.switches_per_level()
-    }
-
-    /// Position `w` of switch `s` within its level, `0..k^(n-1)`.
-    pub fn index(&self, s: u32) -> u32 {
-        s % self.switches_per_level()
-    }
-
-    /// Digit `l` (base `k`, digit 0 least significant) of a position `w`.
-    pub fn digit(&self, w: u32, l: u32) -> u32 {
-        (w / self.stride(l)) % self.k
-    }
-
-    /// `k^l`: the weight of digit `l`.
-    fn stride(&self, l: u32) -> u32 {
-        self.k.pow(l)
-    }
 }
 
 /// `fat_tree` in the topology registry.

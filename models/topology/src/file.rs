@@ -18,14 +18,15 @@
 //! `#` comments; switches numbered by first appearance, network ports in line order, after
 //! `endpoints_per_switch` terminal ports on every switch.
 
-use super::registry::{Family, TopologyEntry, LATENCY, TERMINAL_LATENCY};
 use super::{
     check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
     Shape, TopologyError,
 };
+use crate::family::{Family, TopologyEntry, LATENCY, TERMINAL_LATENCY};
+use crate::shape::{FileIb, FileShape};
 use base::settings::Setting;
 use base::settings::{typed, ConfigError};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::collections::HashMap;
 use toml::Table;
 
@@ -53,27 +54,6 @@ struct FileParams {
 
 fn auto() -> String {
     "auto".into()
-}
-
-/// What is kept of a fabric read from a file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct FileShape {
-    /// The file it came from (or `inline`).
-    pub path: String,
-    /// Switch names, in switch id order.
-    pub names: Vec<String>,
-    /// An InfiniBand fabric's HCA names and IB port numbers (`None` for edge lists).
-    pub ib: Option<FileIb>,
-}
-
-/// The InfiniBand identity of a `.net` fabric's ports and endpoints (see
-/// [`super::ib::IbView`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct FileIb {
-    /// The IB port number of every port, indexed like [`Network::ports`].
-    pub ports: Vec<u16>,
-    /// Per endpoint: its HCA's name and HCA port.
-    pub hcas: Vec<(String, u16)>,
 }
 
 /// A parsed fabric: per switch its name, endpoints (terminal ports) and links in port

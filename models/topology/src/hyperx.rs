@@ -6,11 +6,12 @@
 //! switch: terminals `0..T`, then for each dimension in order the `S_k - 1` ports to the
 //! other switches of that dimension, in increasing coordinate order.
 
-use super::registry::{parse_as, Family, TopologyEntry, ENDPOINTS_PER_SWITCH, LATENCY, TERMINAL_LATENCY};
 use super::{
-    check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
-    Shape, TopologyError,
+    check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortTarget, Shape,
+    TopologyError,
 };
+use crate::family::{parse_as, Family, TopologyEntry, ENDPOINTS_PER_SWITCH, LATENCY, TERMINAL_LATENCY};
+use crate::shape::HyperXShape;
 use base::settings::Setting;
 use serde::{Deserialize, Serialize};
 
@@ -85,40 +86,6 @@ pub fn build(p: &HyperXParams) -> Result<Network, TopologyError> {
         link_classes(&[("terminal", p.terminal_latency), ("network", p.link_latency)]),
         Shape::HyperX(shape),
     ))
-}
-
-/// Parameters kept for routing.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct HyperXShape {
-    /// Switches per dimension.
-    pub sides: Vec<u32>,
-    /// Endpoints per switch.
-    pub endpoints_per_switch: u32,
-}
-
-impl HyperXShape {
-    /// Coordinate of switch `s` in dimension `dim`.
-    pub fn coord(&self, s: u32, dim: usize) -> u32 {
-        let stride: u32 = self.sides[..dim].iter().product();
-        (s / stride) % self.sides[dim]
-    }
-
-    /// First port of dimension `dim`.
-    pub fn dim_offset(&self, dim: usize) -> u32 {
-        self.endpoints_per_switch + self.sides[..dim].iter().map(|s| s - 1).sum::<u32>()
-    }
-
-    /// The port of a switch whose coordinate in `dim` is `own` leading to coordinate `to`.
-    pub fn port_to(&self, dim: usize, own: u32, to: u32) -> PortId {
-        debug_assert_ne!(own, to);
-        (self.dim_offset(dim) + if to < own { to } else { to - 1 }) as PortId
-    }
-
-    /// Switch reached from `s` by setting its coordinate in `dim` to `to`.
-    pub fn neighbour(&self, s: u32, dim: usize, to: u32) -> u32 {
-        let stride: u32 = self.sides[..dim].iter().product();
-        s - self.coord(s, dim) * stride + to * stride
-    }
 }
 
 /// `hyperx` in the topology registry.

@@ -7,8 +7,8 @@
 //! ones: switch `s` is `S<s>`, its port `p` is IB port `p + 1`, and the endpoint on its
 //! terminal port `p` is the one-port HCA `H<s>_<p>`.
 
-use super::file::FileShape;
 use super::{EndpointId, Network, PortId, PortTarget, Shape, SwitchId};
+use crate::shape::FileShape;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 

@@ -3,13 +3,13 @@
 //!
 //! A family lives in one file that defines its parameters (a struct with
 //! `deny_unknown_fields`), implements [`Family`] for them and defines its
-//! [`TopologyEntry`]; [`TOPOLOGIES`] lists the entries.
+//! [`TopologyEntry`] (see [`crate::family`]); [`TOPOLOGIES`] lists the entries.
 
 use super::faults::{fail_random_links, fail_shape, FaultShape, FAULT_SHAPES};
-use super::{Network, NetworkSize, TopologyError};
-use base::settings::{names, unknown, EntryDoc, Setting};
-use base::settings::{typed, ConfigError};
-use serde::de::DeserializeOwned;
+use crate::family::{Family, TopologyEntry};
+use crate::network::{Network, NetworkSize};
+use base::settings::ConfigError;
+use base::settings::{names, unknown, Setting};
 use toml::{Table, Value};
 
 /// Every family `topology.kind` accepts, in the order `xnet list` shows them.
@@ -43,42 +43,6 @@ pub const COMMON_KEYS: &[Setting] = &[
         doc: "switches along each side of the shape",
     },
 ];
-
-/// A topology family's checked parameters.
-pub trait Family: Send + Sync {
-    /// The network's counts, checked, without building it (instant even for networks too
-    /// large to build).
-    fn size(&self) -> Result<NetworkSize, TopologyError>;
-    /// Builds the network; `seed` is the run's seed (random families' default).
-    fn build(&self, seed: u64) -> Result<Network, TopologyError>;
-}
-
-/// One topology family in the registry.
-#[derive(Clone, Copy)]
-pub struct TopologyEntry {
-    /// Name in `topology.kind`.
-    pub name: &'static str,
-    /// What it is.
-    pub doc: &'static str,
-    /// Its keys in `[topology]`, documented (besides [`COMMON_KEYS`]).
-    pub settings: &'static [Setting],
-    /// Parses `[topology]` without `kind` and the common keys.
-    pub parse: fn(&Table) -> Result<Box<dyn Family>, ConfigError>,
-}
-
-impl TopologyEntry {
-    /// As users see it.
-    pub fn doc(&self) -> EntryDoc {
-        EntryDoc { name: self.name, doc: self.doc, details: Vec::new(), settings: self.settings }
-    }
-}
-
-/// The parser of a family whose parameters are `T`: errors name `topology.key`.
-pub fn parse_as<T: Family + DeserializeOwned + 'static>(
-    table: &Table,
-) -> Result<Box<dyn Family>, ConfigError> {
-    Ok(Box::new(typed::<T>("topology", table)?))
-}
 
 /// A `[topology]` table, checked: its family's parameters and the faults to inject.
 pub struct TopologySpec {
@@ -182,16 +146,3 @@ impl TopologySpec {
         Ok(net)
     }
 }
-
-/// The keys every family with switches in a grid or graph shares.
-pub(super) const LATENCY: Setting =
-    Setting { key: "link_latency", default: "1", doc: "cycles of a switch-to-switch link, >= 1" };
-/// The latency of endpoint links.
-pub(super) const TERMINAL_LATENCY: Setting =
-    Setting { key: "terminal_latency", default: "1", doc: "cycles of an endpoint-to-switch link, >= 1" };
-/// Endpoints per switch.
-pub(super) const ENDPOINTS_PER_SWITCH: Setting = Setting {
-    key: "endpoints_per_switch",
-    default: "required",
-    doc: "endpoints attached to every switch, >= 1",
-};

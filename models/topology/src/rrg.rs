@@ -12,11 +12,12 @@
 //! cycle of one component with a link of another (regularity and simplicity are kept).
 //! If construction still fails, it is retried with a derived seed, recorded in
 //! [`RrgShape::seed_used`]; building with that seed reproduces the graph at once.
-use super::registry::{parse_as, Family, TopologyEntry, ENDPOINTS_PER_SWITCH, LATENCY, TERMINAL_LATENCY};
 use super::{
     check_latency, check_size, link_classes, ports_from_sorted_adjacency, Network, NetworkSize, Shape,
     TopologyError,
 };
+use crate::family::{parse_as, Family, TopologyEntry, ENDPOINTS_PER_SWITCH, LATENCY, TERMINAL_LATENCY};
+use crate::shape::RrgShape;
 use base::rng::{below, stream, Purpose, Rng};
 use base::settings::Setting;
 use rand_core::Rng as _;
@@ -41,19 +42,6 @@ pub struct RrgParams {
     /// Latency of switch-to-switch links in cycles, >= 1 (default 1).
     #[serde(default = "super::one")]
     pub link_latency: u64,
-}
-
-/// Parameters kept for reference.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RrgShape {
-    /// Switches.
-    pub switches: u32,
-    /// Network ports per switch.
-    pub degree: u32,
-    /// Endpoints per switch.
-    pub endpoints_per_switch: u32,
-    /// Seed actually used to build the graph (after retries).
-    pub seed_used: u64,
 }
 
 /// Construction attempts (seeds) tried before giving up.

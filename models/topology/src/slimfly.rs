@@ -21,11 +21,12 @@
 //! terminals, then the neighbours in id order. Endpoints per router default to
 //! `ceil(k'/2)` for network radix `k'`, the paper's choice for full global bandwidth.
 
-use super::registry::{parse_as, Family, TopologyEntry, LATENCY, TERMINAL_LATENCY};
 use super::{
     check_latency, check_size, link_classes, ports_from_sorted_adjacency, Network, NetworkSize, Shape,
     TopologyError,
 };
+use crate::family::{parse_as, Family, TopologyEntry, LATENCY, TERMINAL_LATENCY};
+use crate::shape::SlimFlyShape;
 use base::settings::Setting;
 use serde::{Deserialize, Serialize};
 
@@ -44,13 +45,6 @@ pub struct SlimFlyParams {
     /// Latency of router links in cycles (default 1).
     #[serde(default = "super::one")]
     pub link_latency: u64,
-}
-
-/// What is kept of a Slim Fly.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct SlimFlyShape {
-    /// The field's order.
-    pub q: u32,
 }
 
 fn is_prime(q: u32) -> bool {

@@ -46,7 +46,7 @@ mod tests {
                 a: 4,
                 h: 2,
                 groups: Some(6),
-                arrangement: dragonfly::Arrangement::Palmtree,
+                arrangement: crate::shape::Arrangement::Palmtree,
                 terminal_latency: 1,
                 local_latency: 1,
                 global_latency: 1,
@@ -79,7 +79,7 @@ mod tests {
             "two islands".into(),
             lists,
             link_classes(&[("terminal", 1), ("network", 1)]),
-            Shape::RandomRegular(rrg::RrgShape {
+            Shape::RandomRegular(crate::shape::RrgShape {
                 switches: 2,
                 degree: 0,
                 endpoints_per_switch: 1,

@@ -1,0 +1,311 @@
+//! What a routing is, and what the router asks of it: the [`Routing`] trait, the
+//! [`Candidate`]s it offers at a [`Hop`], the [`LoadView`] adaptive decisions read, what a
+//! routing [`Reads`] besides its switch and destination, and the closed sets of
+//! [`Selection`]s and [`VcPolicy`]s with their names.
+
+use crate::packet::{Packet, RouteState};
+use base::rng::Rng;
+use base::settings::Choice;
+use topology::{EndpointId, Port, PortId, SwitchId};
+
+/// One way forward.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// Output port.
+    pub port: PortId,
+    /// Virtual channel at the next switch's input.
+    pub vc: u8,
+    /// Added to the occupancy when the adaptive selection compares candidates.
+    pub penalty: u16,
+}
+
+/// Occupancy of the router's outputs, for adaptive decisions: phits queued in the output
+/// buffer plus phits buffered downstream (credits in use).
+pub trait LoadView {
+    /// Occupancy of one VC of an output port, in phits.
+    fn vc_occupancy(&self, port: PortId, vc: u8) -> u32;
+    /// Occupancy of an output port over all its VCs, in phits.
+    fn port_occupancy(&self, port: PortId) -> u32;
+}
+
+/// Empty buffers everywhere: a routing's candidates at zero load (the balanced
+/// selection's search, tests).
+pub(crate) struct ZeroLoad;
+
+impl LoadView for ZeroLoad {
+    fn vc_occupancy(&self, _port: PortId, _vc: u8) -> u32 {
+        0
+    }
+    fn port_occupancy(&self, _port: PortId) -> u32 {
+        0
+    }
+}
+
+/// What a routing's decisions read besides the deciding switch, the destination switch and
+/// the packet's hops, VC and route state. The deadlock verifier merges routing states that
+/// differ only in what is not read (`xnet routes`, see `analysis`); a routing that claims
+/// not to read something it reads would be verified wrongly, so [`Reads::EVERYTHING`] is
+/// the default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reads {
+    /// `candidates` or `on_forward` read the packet's source (`packet.src`, or `packet.id`,
+    /// which encodes it).
+    pub source: bool,
+    /// `candidates` read the [`LoadView`] (a load-dependent choice such as UGAL's).
+    pub load: bool,
+    /// `init` draws from its random stream (a random route state at injection, such as a
+    /// Valiant intermediate); if not, one call gives every possible initial state.
+    pub random_init: bool,
+}
+
+impl Reads {
+    /// Reads everything: the safe default.
+    pub const EVERYTHING: Reads = Reads { source: true, load: true, random_init: true };
+    /// Reads none of the above.
+    pub const NOTHING: Reads = Reads { source: false, load: false, random_init: false };
+}
+
+/// A routing algorithm.
+pub trait Routing: Send + Sync {
+    /// Fewest VCs the routing needs for its own VC assignment to be deadlock-free.
+    fn vcs_required(&self) -> u8;
+
+    /// Upper bound on switch-to-switch hops of any route (for the ladder VC policy).
+    fn max_hops(&self) -> u32;
+
+    /// Sets up the packet's routing state at its source switch (e.g. picks a Valiant
+    /// intermediate).
+    fn init(&self, _src: SwitchId, _dst: SwitchId, _state: &mut RouteState, _rng: &mut Rng) {}
+
+    /// Appends the candidates for `packet` at switch `at` (not its destination switch) to
+    /// `out`. May update the packet's routing state (e.g. the phase).
+    fn candidates(
+        &self,
+        at: SwitchId,
+        dst: SwitchId,
+        packet: &mut Packet,
+        load: &dyn LoadView,
+        rng: &mut Rng,
+        out: &mut Vec<Candidate>,
+    );
+
+    /// Called once the packet is granted `chosen` at `at`, before it leaves.
+    fn on_forward(&self, _at: SwitchId, _chosen: Candidate, _packet: &mut Packet) {}
+
+    /// A hint, with no effect on results: a packet for `dst` will be routed at `at` soon.
+    /// The router gives it when the packet's head reaches the switch, a few cycles before
+    /// routing it; table-based routings ask the memory system for the entries
+    /// `candidates` will read, so that the misses overlap with other work.
+    fn prefetch(&self, _at: SwitchId, _dst: SwitchId) {}
+
+    /// What `init`, `candidates` and `on_forward` read (see [`Reads`]); by default
+    /// everything. Override only with what the code really reads.
+    fn reads(&self) -> Reads {
+        Reads::EVERYTHING
+    }
+
+    /// For the deadlock verifier: every route state `init` may give a packet from `src`
+    /// to `dst`, `base` being one of them, into `out` (empty), and `true`; or `false` when
+    /// they cannot be listed, and the verifier samples `init` instead.
+    fn initial_states(
+        &self,
+        _src: SwitchId,
+        _dst: SwitchId,
+        _base: RouteState,
+        _out: &mut Vec<RouteState>,
+    ) -> bool {
+        false
+    }
+
+    /// What building the tables took worth reporting (e.g. Nue's backtracks and escape
+    /// fallbacks), for `xnet routes`.
+    fn build_summary(&self) -> Option<String> {
+        None
+    }
+
+    /// For routings whose decisions read the destination endpoint (`packet.dst`), not only
+    /// its switch: endpoints of one switch with the same class are routed alike, so the
+    /// verifier explores one endpoint per class. `None` (the default): decisions read the
+    /// destination switch only.
+    fn destination_class(&self, _endpoint: EndpointId) -> Option<u32> {
+        None
+    }
+}
+
+/// How the router picks among candidates (names and docs: [`SELECTIONS`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Selection {
+    /// The first candidate: deterministic, single path.
+    First,
+    /// Uniformly random candidate (oblivious ECMP).
+    Random,
+    /// Smallest occupancy + penalty; ties broken at random.
+    #[default]
+    Adaptive,
+    /// One path per switch pair, chosen when the routes are built to balance link weights
+    /// ([`Balanced`](crate::balanced::Balanced)); at run time, the first of what remains.
+    Balanced,
+}
+
+/// Rewrites the VC of every candidate, for deadlock avoidance independent of the routing
+/// (names and docs: [`VC_POLICIES`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum VcPolicy {
+    /// The routing's own VC assignment.
+    #[default]
+    Routing,
+    /// VC = switch-to-switch hops taken (needs as many VCs as the longest route).
+    Ladder,
+    /// The ladder with the spare VCs shared among its steps: hop `h` may take any of the
+    /// VCs `h * w .. (h + 1) * w`, `w` being `router.vcs` over the longest route, chosen
+    /// like a port by the selection.
+    WideLadder,
+    /// Any VC, chosen by the selection policy like a port. Not deadlock-free in general:
+    /// the watchdog will tell.
+    Any,
+    /// DAVC F_N (Pascual and Navaridas, ICS'18, Alg. 1): the VC goes up by one when
+    /// the next switch's id is `<=` the current switch's id. Deadlock-free with any routing.
+    DavcNode,
+    /// DAVC F_P (Alg. 2): the VC goes up by one when the outbound port id is `<=` the
+    /// inbound port id (the port the packet left the previous switch by).
+    DavcPort,
+    /// DAVC F_NP (Alg. 3): the VC goes up by one when the outbound port id is `<` the
+    /// inbound one, or equal to it and the next switch's id is `<=` the current one's.
+    DavcNodePort,
+}
+
+/// The selections `routing.selection` accepts.
+pub const SELECTIONS: &[Choice<Selection>] = &[
+    Choice { value: Selection::First, name: "first", doc: "the first candidate: deterministic, a single path" },
+    Choice { value: Selection::Random, name: "random", doc: "a uniformly random candidate (oblivious ECMP)" },
+    Choice {
+        value: Selection::Balanced,
+        name: "balanced",
+        doc: "one path per switch pair, chosen among the routing's when the routes are built: pairs in order take the path whose most loaded link is least loaded, then a second pass re-chooses each (link-weight balancing as the routing survey's path selection; routings that read neither load nor random state, up to 4,096 switches)",
+    },
+    Choice {
+        value: Selection::Adaptive,
+        name: "adaptive",
+        doc: "the least occupancy + penalty (phits queued at the output and downstream), ties at random (default)",
+    },
+];
+
+/// The VC policies `routing.vc_policy` accepts.
+pub const VC_POLICIES: &[Choice<VcPolicy>] = &[
+    Choice {
+        value: VcPolicy::Routing,
+        name: "routing",
+        doc: "the algorithm's own VCs (default; `minimal`, `shortest_path`, `allpath` and `valiant` use `ladder`)",
+    },
+    Choice {
+        value: VcPolicy::Ladder,
+        name: "ladder",
+        doc: "VC = switch hops taken: needs as many VCs as the longest route",
+    },
+    Choice {
+        value: VcPolicy::WideLadder,
+        name: "wide_ladder",
+        doc: "the ladder with router.vcs / longest route VCs per step, any of a step's VCs chosen like a port (the SurePath seed's Minimal: 2 VCs per hop)",
+    },
+    Choice {
+        value: VcPolicy::Any,
+        name: "any",
+        doc: "any VC, chosen like a port by the selection; not deadlock-free in general (the watchdog tells)",
+    },
+    Choice {
+        value: VcPolicy::DavcNode,
+        name: "davc_n",
+        doc: "DAVC F_N (Pascual and Navaridas, ICS'18, Alg. 1): the VC goes up by one when the next switch id is <= the current one; deadlock-free with any routing given router.vcs >= its longest route (Lemma 6.1)",
+    },
+    Choice {
+        value: VcPolicy::DavcPort,
+        name: "davc_p",
+        doc: "DAVC F_P (Alg. 2): the VC goes up by one when the outbound port is <= the inbound port (the previous switch's output port); first network hop on VC 0",
+    },
+    Choice {
+        value: VcPolicy::DavcNodePort,
+        name: "davc_np",
+        doc: "DAVC F_NP (Alg. 3): the VC goes up by one when the outbound port is < the inbound one, or equal and the next switch id <= the current one",
+    },
+];
+
+base::named_by_registry!(Selection, SELECTIONS);
+base::named_by_registry!(VcPolicy, VC_POLICIES);
+
+impl VcPolicy {
+    /// Whether this is one of the DAVC allocation functions.
+    pub fn is_davc(self) -> bool {
+        matches!(self, VcPolicy::DavcNode | VcPolicy::DavcPort | VcPolicy::DavcNodePort)
+    }
+
+    /// DAVC: whether the hop from switch `current` (reached through its neighbour's port
+    /// `inbound`, `None` at the source switch) by its port `outbound` to switch `next`
+    /// moves to the next VC. At the source switch the packet comes from a dedicated
+    /// terminal link and never changes VC (the DAVC paper's "injection uses VC 0"). `false` for
+    /// the non-DAVC policies.
+    pub fn davc_transition(
+        self,
+        current: SwitchId,
+        next: SwitchId,
+        inbound: Option<PortId>,
+        outbound: PortId,
+    ) -> bool {
+        let Some(inbound) = inbound else {
+            return false;
+        };
+        match self {
+            VcPolicy::DavcNode => next <= current,
+            VcPolicy::DavcPort => outbound <= inbound,
+            VcPolicy::DavcNodePort => outbound < inbound || (outbound == inbound && next <= current),
+            _ => false,
+        }
+    }
+}
+
+/// Where a routing decision is taken: the switch and its ports, the port the packet
+/// arrived on, its destination switch, and the VCs available. It carries only the deciding
+/// switch's ports, so a rank that holds only its own switches can build it.
+#[derive(Clone, Copy)]
+pub struct Hop<'a> {
+    /// The ports of the deciding switch (`Network::ports(at)`).
+    pub ports: &'a [Port],
+    /// The switch deciding.
+    pub at: SwitchId,
+    /// The input port the packet arrived on (a terminal port at the source switch).
+    pub in_port: PortId,
+    /// The packet's destination switch (not `at`).
+    pub dst: SwitchId,
+    /// VCs per port.
+    pub vcs: u8,
+}
+
+impl Selection {
+    /// Picks one of `cands` (non-empty).
+    pub fn pick(self, cands: &[Candidate], load: &dyn LoadView, rng: &mut Rng) -> Candidate {
+        match self {
+            Selection::First | Selection::Balanced => cands[0],
+            Selection::Random => cands[base::rng::below(rng, cands.len() as u64) as usize],
+            Selection::Adaptive => {
+                let mut best = u32::MAX;
+                let mut ties = 0u64;
+                let mut chosen = cands[0];
+                for c in cands {
+                    let cost =
+                        load.vc_occupancy(c.port, c.vc) + load.port_occupancy(c.port) + c.penalty as u32;
+                    if cost < best {
+                        best = cost;
+                        ties = 1;
+                        chosen = *c;
+                    } else if cost == best {
+                        // Reservoir sampling keeps every tied candidate equally likely.
+                        ties += 1;
+                        if base::rng::below(rng, ties) == 0 {
+                            chosen = *c;
+                        }
+                    }
+                }
+                chosen
+            }
+        }
+    }
+}
