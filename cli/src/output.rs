@@ -14,9 +14,10 @@
 //! the reserve is enough to record `status = "failed"` and close the file cleanly.
 
 use anyhow::{Context, Result};
-use hdf5::types::VarLenUnicode;
+use hdf5::types::{CompoundField, CompoundType, FloatSize, IntSize, TypeDescriptor, VarLenUnicode};
 use hdf5::{Dataset, Extent, File, Group, H5Type, Location};
-use models::sim::{RankModel, RunResult, Sample, WorkloadResult};
+use models::sim::schema::{self, Kind, RowLayout, Value};
+use models::sim::{RankModel, RunResult, Sample, Summary, WorkloadResult};
 use std::fs::{File as OsFile, OpenOptions, TryLockError};
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
@@ -169,56 +170,63 @@ impl Drop for OutputClaim {
     }
 }
 
-/// One row of `/points/NNN/timeseries`. (All rows are laid out without padding, so files
-/// are byte-identical for identical results.)
-#[derive(H5Type, Clone, Copy, Debug)]
-#[repr(C)]
-pub struct TimeRow {
-    time: u64,
-    generated_packets: u64,
-    generated_phits: u64,
-    refused_packets: u64,
-    injected_packets: u64,
-    injected_phits: u64,
-    delivered_packets: u64,
-    delivered_phits: u64,
-    in_flight: u64,
-    link_transmissions: u64,
-    accepted_load: f64,
-    mean_latency: f64,
-    mean_network_latency: f64,
-    mean_hops: f64,
+/// A row of a table whose columns the result schema declares (`/summary`,
+/// `/points/NNN/timeseries`: `models::sim::schema`), as the schema's bytes; its HDF5 type
+/// is built from the schema's layout, so nothing here lists the columns.
+macro_rules! schema_record {
+    ($(#[doc = $doc:literal])* $name:ident, $bytes:expr, $layout:expr) => {
+        $(#[doc = $doc])*
+        #[derive(Clone, Copy)]
+        #[repr(transparent)]
+        struct $name([u8; $bytes]);
+
+        // Safety: the descriptor lists the fields at the offsets the schema writes them to,
+        // within the record's size.
+        unsafe impl H5Type for $name {
+            fn type_descriptor() -> TypeDescriptor {
+                compound(&$layout)
+            }
+        }
+
+        impl $name {
+            fn new(bytes: Vec<u8>) -> Self {
+                Self(bytes.try_into().expect("the schema's row size"))
+            }
+        }
+    };
 }
 
-/// One row of `/summary`.
-#[derive(H5Type, Clone, Copy, Debug)]
-#[repr(C)]
-pub struct SummaryRow {
-    point: u32,
-    completed: u32,
-    saturated: u32,
-    load: f64,
-    offered_load: f64,
-    refused_load: f64,
-    injected_load: f64,
-    accepted_load: f64,
-    latency_mean: f64,
-    latency_p50: f64,
-    latency_p99: f64,
-    latency_max: f64,
-    network_latency_mean: f64,
-    network_latency_p50: f64,
-    network_latency_p99: f64,
-    network_latency_max: f64,
-    hops_mean: f64,
-    jain_generated: f64,
-    jain_accepted: f64,
-    measured_packets: u64,
-    measured_delivered: u64,
-    generated_total: u64,
-    delivered_total: u64,
-    in_flight_end: u64,
-    backlog_growth: f64,
+schema_record!(
+    /// One row of `/summary`.
+    SummaryRecord,
+    schema::SUMMARY_ROW_BYTES,
+    RowLayout::of(&schema::summary_columns())
+);
+schema_record!(
+    /// One row of `/points/NNN/timeseries`.
+    SeriesRecord,
+    schema::SERIES_ROW_BYTES,
+    RowLayout::of(schema::SERIES.iter().map(|c| &c.field))
+);
+
+/// The HDF5 compound type of a schema row.
+fn compound(layout: &RowLayout) -> TypeDescriptor {
+    let fields = layout
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(index, &(name, kind, offset))| CompoundField {
+            name: name.to_string(),
+            ty: match kind {
+                Kind::Count => TypeDescriptor::Unsigned(IntSize::U8),
+                Kind::Index | Kind::Flag => TypeDescriptor::Unsigned(IntSize::U4),
+                Kind::Real => TypeDescriptor::Float(FloatSize::U8),
+            },
+            offset,
+            index,
+        })
+        .collect();
+    TypeDescriptor::Compound(CompoundType { fields, size: layout.size })
 }
 
 #[derive(H5Type, Clone, Copy)]
@@ -373,7 +381,7 @@ pub struct RunMeta<'a> {
 pub struct ResultFile {
     file: File,
     room: Room,
-    summary_rows: Vec<SummaryRow>,
+    summary_rows: Vec<SummaryRecord>,
     /// Held until the file is closed (declared after `file`, so dropped after it).
     _claim: OutputClaim,
 }
@@ -427,42 +435,19 @@ impl ResultFile {
         let group = self.file.group("points")?.create_group(&format!("{index:03}"))?;
         attr(&group, "load", load)?;
         attr_str(&group, "status", "running")?;
-        let timeseries =
-            group.new_dataset::<TimeRow>().chunk(256).shape(Extent::resizable(0)).create("timeseries")?;
+        let timeseries = group
+            .new_dataset::<SeriesRecord>()
+            .chunk(256)
+            .shape(Extent::resizable(0))
+            .create("timeseries")?;
         Ok(PointWriter { file: self.file.clone(), room: self.room.clone(), group, timeseries, rows: 0 })
     }
 
     /// Adds the point's row to `/summary` (rewritten each time, so it is always complete).
     pub fn add_summary(&mut self, index: usize, r: &RunResult) -> Result<()> {
-        let s = &r.summary;
-        self.summary_rows.push(SummaryRow {
-            point: index as u32,
-            completed: u32::from(r.status == models::sim::Status::Completed),
-            saturated: u32::from(s.saturated),
-            load: r.load,
-            offered_load: s.offered_load,
-            refused_load: s.refused_load,
-            injected_load: s.injected_load,
-            accepted_load: s.accepted_load,
-            latency_mean: s.latency_mean,
-            latency_p50: s.latency_p50,
-            latency_p99: s.latency_p99,
-            latency_max: s.latency_max,
-            network_latency_mean: s.network_latency_mean,
-            network_latency_p50: s.network_latency_p50,
-            network_latency_p99: s.network_latency_p99,
-            network_latency_max: s.network_latency_max,
-            hops_mean: s.hops_mean,
-            jain_generated: s.jain_generated,
-            jain_accepted: s.jain_accepted,
-            measured_packets: s.measured_packets,
-            measured_delivered: s.measured_delivered,
-            generated_total: s.generated_total,
-            delivered_total: s.delivered_total,
-            in_flight_end: s.in_flight_end,
-            backlog_growth: s.backlog_growth,
-        });
-        self.room.check((self.summary_rows.len() * std::mem::size_of::<SummaryRow>()) as u64)?;
+        let completed = r.status == models::sim::Status::Completed;
+        self.summary_rows.push(SummaryRecord::new(schema::summary_row(index, completed, &r.summary)));
+        self.room.check((self.summary_rows.len() * std::mem::size_of::<SummaryRecord>()) as u64)?;
         if self.file.link_exists("summary") {
             self.file.unlink("summary")?;
         }
@@ -507,32 +492,9 @@ pub struct PointWriter {
 impl PointWriter {
     /// Appends a time-series row and flushes the file.
     pub fn append(&mut self, s: &Sample) -> Result<()> {
-        let c = &s.counters;
-        let per = |x: u64| {
-            if c.delivered_packets == 0 {
-                f64::NAN
-            } else {
-                x as f64 / c.delivered_packets as f64
-            }
-        };
-        let row = TimeRow {
-            time: s.time,
-            generated_packets: c.generated_packets,
-            generated_phits: c.generated_phits,
-            refused_packets: c.refused_packets,
-            injected_packets: c.injected_packets,
-            injected_phits: c.injected_phits,
-            delivered_packets: c.delivered_packets,
-            delivered_phits: c.delivered_phits,
-            in_flight: s.in_flight,
-            link_transmissions: c.link_transmissions,
-            accepted_load: s.accepted_load,
-            mean_latency: s.mean_latency,
-            mean_network_latency: per(c.network_latency_sum),
-            mean_hops: per(c.hops_sum),
-        };
+        let row = SeriesRecord::new(schema::series_row(s));
         // A new chunk of rows at most.
-        self.room.check(256 * std::mem::size_of::<TimeRow>() as u64)?;
+        self.room.check(256 * std::mem::size_of::<SeriesRecord>() as u64)?;
         self.timeseries.resize(self.rows + 1)?;
         self.timeseries.write_slice(&[row], self.rows..self.rows + 1)?;
         self.rows += 1;
@@ -549,39 +511,14 @@ impl PointWriter {
             + r.blocked.len() * std::mem::size_of::<BlockedRow>()
             + r.vc_phits.len() * 8;
         self.room.check(tables as u64 + (64 << 10))?;
-        let s = &r.summary;
         attr_str(g, "status", r.status.as_str())?;
         attr(g, "time_reached", r.time)?;
-        for (name, v) in [
-            ("offered_load", s.offered_load),
-            ("refused_load", s.refused_load),
-            ("injected_load", s.injected_load),
-            ("accepted_load", s.accepted_load),
-            ("latency_mean", s.latency_mean),
-            ("latency_p50", s.latency_p50),
-            ("latency_p99", s.latency_p99),
-            ("latency_max", s.latency_max),
-            ("network_latency_mean", s.network_latency_mean),
-            ("network_latency_p50", s.network_latency_p50),
-            ("network_latency_p99", s.network_latency_p99),
-            ("network_latency_max", s.network_latency_max),
-            ("hops_mean", s.hops_mean),
-            ("jain_generated", s.jain_generated),
-            ("jain_accepted", s.jain_accepted),
-            ("backlog_growth", s.backlog_growth),
-        ] {
-            attr(g, name, v)?;
-        }
-        attr(g, "saturated", u64::from(s.saturated))?;
-        for (name, v) in [
-            ("generated_total", s.generated_total),
-            ("delivered_total", s.delivered_total),
-            ("in_flight_end", s.in_flight_end),
-            ("source_queued_end", s.source_queued_end),
-            ("measured_packets", s.measured_packets),
-            ("measured_delivered", s.measured_delivered),
-        ] {
-            attr(g, name, v)?;
+        for (field, value) in Summary::FIELDS.iter().zip(r.summary.values()) {
+            match value {
+                Value::Count(v) => attr(g, field.name, v)?,
+                Value::Real(v) => attr(g, field.name, v)?,
+                Value::Flag(v) => attr(g, field.name, u64::from(v))?,
+            }
         }
         // Wall-clock and engine figures: the only attributes that differ between thread
         // counts of the same run.

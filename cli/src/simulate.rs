@@ -60,6 +60,10 @@ fn write_progress(path: &Path, load_index: usize, loads: usize, cycle: u64, cycl
     }
 }
 
+/// Runs `cfg` at each of `loads` on every rank: prepares the run (threads, the output
+/// file, the memory check, the build), simulates the points one after the other, and
+/// records how it ended. Returns the exit code (0, or the status's code: 3 deadlock,
+/// 4 unfinished, 130 interrupted).
 pub(crate) fn simulate(
     cfg: Config,
     name: &str,
@@ -69,6 +73,54 @@ pub(crate) fn simulate(
     common: &Common,
     cluster: &mut Cluster,
 ) -> Result<i32> {
+    let mut run = match prepare(cfg, name, config_path, common, cluster)? {
+        Ok(run) => run,
+        Err(code) => return Ok(code),
+    };
+    let started = Instant::now();
+    let mut results: Vec<RunResult> = Vec::new();
+    let mut exit = 0;
+    for (i, &load) in loads.iter().enumerate() {
+        let (code, saturated) = run.point(i, load, loads.len(), common, cluster, &mut results)?;
+        exit = exit.max(code as i32);
+        if code == 130 {
+            break;
+        }
+        if stop_at_saturation && saturated && i + 1 < loads.len() {
+            if run.rank0 {
+                eprintln!(
+                    "load {load}: saturated (backlog still growing); --stop-at-saturation skips loads {:?}",
+                    &loads[i + 1..]
+                );
+            }
+            break;
+        }
+    }
+    run.finish(exit, started, &results, cluster)?;
+    Ok(exit)
+}
+
+/// A run ready to simulate on this rank: its share of the model and, on rank 0, the
+/// result file.
+struct PreparedRun {
+    sim: RankModel,
+    file: Option<ResultFile>,
+    path: PathBuf,
+    rank0: bool,
+    quiet: bool,
+}
+
+/// Sets up a run on every rank: threads, the output file (claimed by rank 0 before the
+/// long build, so that a file another run holds is refused at once and left as it is), the
+/// memory check over every rank's host, then the build of this rank's share. `Ok(Err(code))`
+/// when the ranks agreed not to go on (rank 0 reports why).
+fn prepare(
+    cfg: Config,
+    name: &str,
+    config_path: Option<&Path>,
+    common: &Common,
+    cluster: &mut Cluster,
+) -> Result<std::result::Result<PreparedRun, i32>> {
     let ranks = cluster.size() as u32;
     let rank0 = cluster.rank() == 0;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
@@ -78,8 +130,6 @@ pub(crate) fn simulate(
     use_threads(threads)?;
     stop_on_signals();
     let quiet = common.quiet || !rank0;
-    // Rank 0 claims the output file before the long build, so that a file another run
-    // holds is refused at once and left as it is.
     let path = common.output.clone().unwrap_or_else(|| PathBuf::from(format!("xnet-{name}.h5")));
     let claim = rank0.then(|| OutputClaim::take(&path, config_path.as_slice())).transpose();
     // Sizes and memory are checked before anything large is built.
@@ -90,23 +140,13 @@ pub(crate) fn simulate(
     // Partitions are numbered rank by rank: partition p runs on rank p / threads.
     let per_rank = threads.min(switches / ranks).max(1);
     let estimate = memory::estimate(&cfg, ranks, per_rank)?;
-    let mut refusal = None;
-    if let Some(gathered) = cluster.comm.gather(engine::comm::encode(&Placement::here(per_rank))) {
-        let all: Vec<Placement> = gathered.iter().filter_map(|b| engine::comm::decode(b).ok()).collect();
-        // Warnings go out even with --quiet: they explain a run that is slower than it should be.
-        for warning in placement::oversubscription_warnings(&all) {
-            eprintln!("warning: {warning}");
-        }
-        if !common.no_memory_check {
-            refusal = placement::memory_shortfall(&all, estimate.per_rank(), &estimate.describe());
-        }
-    }
+    let refusal = check_placement(cluster, per_rank, &estimate, common.no_memory_check);
     // Rank 0 says whether every rank may go on; if not, it reports why and the others stop.
     if !agree(cluster, claim.is_ok() && refusal.is_none()) {
         return match (claim, refusal) {
             (Err(e), _) => Err(e),
             (_, Some(why)) => Err(anyhow::anyhow!(why)),
-            _ => Ok(1),
+            _ => Ok(Err(1)),
         };
     }
     let claim = claim?;
@@ -133,14 +173,12 @@ pub(crate) fn simulate(
         .with_context(|| format!("writing {}", path.display())),
         None => Err(anyhow::anyhow!("not rank 0")),
     };
-    let go = agree(cluster, !rank0 || prepared.is_ok());
-    if !go {
+    if !agree(cluster, !rank0 || prepared.is_ok()) {
         return match prepared {
             Err(e) if rank0 => Err(e),
-            _ => Ok(1),
+            _ => Ok(Err(1)),
         };
     }
-    let mut file = prepared.ok();
     if rank0 && per_rank < threads && common.threads.is_some() {
         eprintln!(
             "warning: -t {threads} capped at {per_rank} thread(s) per rank: every thread runs a \
@@ -161,16 +199,49 @@ pub(crate) fn simulate(
             memory::human(estimate.per_rank())
         );
     }
-    let started = Instant::now();
-    let mut results: Vec<RunResult> = Vec::new();
-    let mut exit = 0;
-    for (i, &load) in loads.iter().enumerate() {
-        let mut point = match file.as_ref() {
-            Some(f) => Some(f.point(i, load).map_err(|e| f.fail(e))?),
+    Ok(Ok(PreparedRun { sim, file: prepared.ok(), path, rank0, quiet }))
+}
+
+/// Gathers every rank's host, CPU mask and memory at rank 0, warns about oversubscription
+/// and, unless told not to, returns why the ranks on some host would not fit in its memory.
+fn check_placement(
+    cluster: &mut Cluster,
+    per_rank: u32,
+    estimate: &memory::MemoryEstimate,
+    no_memory_check: bool,
+) -> Option<String> {
+    let gathered = cluster.comm.gather(engine::comm::encode(&Placement::here(per_rank)))?;
+    let all: Vec<Placement> = gathered.iter().filter_map(|b| engine::comm::decode(b).ok()).collect();
+    // Warnings go out even with --quiet: they explain a run that is slower than it should be.
+    for warning in placement::oversubscription_warnings(&all) {
+        eprintln!("warning: {warning}");
+    }
+    if no_memory_check {
+        return None;
+    }
+    placement::memory_shortfall(&all, estimate.per_rank(), &estimate.describe())
+}
+
+impl PreparedRun {
+    /// Simulates load point `index` at `load` on every rank; rank 0 records it and decides
+    /// how to go on. Returns the point's exit code (as [`simulate`]'s) and whether it
+    /// saturated, the same on every rank.
+    fn point(
+        &mut self,
+        index: usize,
+        load: f64,
+        loads: usize,
+        common: &Common,
+        cluster: &mut Cluster,
+        results: &mut Vec<RunResult>,
+    ) -> Result<(u8, bool)> {
+        let sim = &self.sim;
+        let mut point = match self.file.as_ref() {
+            Some(f) => Some(f.point(index, load).map_err(|e| f.fail(e))?),
             None => None,
         };
         let cycles = sim.config.simulation.cycles;
-        let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(cycles) };
+        let bar = if self.quiet { ProgressBar::hidden() } else { ProgressBar::new(cycles) };
         bar.set_style(
             ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} cycles {per_sec} eta {eta}")
                 .expect("valid template")
@@ -178,7 +249,7 @@ pub(crate) fn simulate(
         );
         bar.set_prefix(format!("load {load:.3}"));
         let mut write_error = None;
-        let progress = common.progress_file.as_deref().filter(|_| rank0);
+        let progress = common.progress_file.as_deref().filter(|_| self.rank0);
         let mut last_progress = Instant::now() - std::time::Duration::from_secs(1);
         let outcome = sim.run(
             load,
@@ -188,7 +259,7 @@ pub(crate) fn simulate(
                 if let Some(path) = progress {
                     if last_progress.elapsed().as_millis() >= 250 {
                         last_progress = Instant::now();
-                        write_progress(path, i, loads.len(), s.time, cycles);
+                        write_progress(path, index, loads, s.time, cycles);
                     }
                 }
                 if let (Some(p), None) = (point.as_mut(), &write_error) {
@@ -206,11 +277,11 @@ pub(crate) fn simulate(
             Ok(r) => r,
             Err(e) => {
                 let message = format!("{e}");
-                if let Some(f) = &file {
+                if let Some(f) = &self.file {
                     f.set_status("failed", &message).map_err(|e| f.fail(e))?;
                     bail!(
                         "run failed at load {load}: {message} (partial results kept in {})",
-                        path.display()
+                        self.path.display()
                     );
                 }
                 bail!("run failed at load {load}: {message}");
@@ -219,11 +290,11 @@ pub(crate) fn simulate(
         // Rank 0 decides how to go on and tells the others (a sweep stops when interrupted).
         let mut code = 0u8;
         let mut saturated = false;
-        if let (Some(r), Some(f), Some(p)) = (result, file.as_mut(), point.as_ref()) {
+        if let (Some(r), Some(f), Some(p)) = (result, self.file.as_mut(), point.as_ref()) {
             if let Some(e) = write_error.take() {
                 return Err(f.fail(e.context("writing the time series")));
             }
-            p.finish(&sim, &r).and_then(|_| f.add_summary(i, &r)).map_err(|e| f.fail(e))?;
+            p.finish(sim, &r).and_then(|_| f.add_summary(index, &r)).map_err(|e| f.fail(e))?;
             code = match r.status {
                 Status::Completed => 0,
                 Status::Deadlock => 3,
@@ -243,52 +314,49 @@ pub(crate) fn simulate(
             results.push(r);
         }
         let decision = cluster.comm.broadcast(vec![code, u8::from(saturated)]);
-        code = decision.first().copied().unwrap_or(1);
-        exit = exit.max(code as i32);
-        if code == 130 {
-            break;
+        Ok((decision.first().copied().unwrap_or(1), decision.get(1) == Some(&1)))
+    }
+
+    /// Records how the run ended (`exit`), its wall time and every rank's peak memory, and
+    /// prints the summary.
+    fn finish(
+        &self,
+        exit: i32,
+        started: Instant,
+        results: &[RunResult],
+        cluster: &mut Cluster,
+    ) -> Result<()> {
+        let final_status = match exit {
+            0 => "completed",
+            3 => "deadlock",
+            4 => "unfinished",
+            _ => "interrupted",
+        };
+        let peak = peak_rss_bytes().unwrap_or(0);
+        let peaks: Option<Vec<u64>> = cluster
+            .comm
+            .gather(peak.to_le_bytes().to_vec())
+            .map(|all| all.iter().map(|b| u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8]))).collect());
+        if let (Some(f), Some(peaks)) = (&self.file, &peaks) {
+            f.set_resources(started.elapsed().as_secs_f64(), peaks)
+                .and_then(|_| f.set_status(final_status, ""))
+                .map_err(|e| f.fail(e))?;
         }
-        if stop_at_saturation && decision.get(1) == Some(&1) && i + 1 < loads.len() {
-            if rank0 {
-                eprintln!(
-                    "load {load}: saturated (backlog still growing); --stop-at-saturation skips loads {:?}",
-                    &loads[i + 1..]
+        if !self.quiet {
+            print_summary(results);
+            if let Some(peaks) = peaks {
+                let most = peaks.iter().copied().max().unwrap_or(0);
+                println!(
+                    "peak memory {:.1} MiB per rank at most ({:.1} KiB per endpoint over {} rank(s))",
+                    most as f64 / (1 << 20) as f64,
+                    peaks.iter().sum::<u64>() as f64 / 1024.0 / self.sim.info.endpoints as f64,
+                    peaks.len()
                 );
             }
-            break;
+            println!("results: {}", self.path.display());
         }
+        Ok(())
     }
-    let final_status = match exit {
-        0 => "completed",
-        3 => "deadlock",
-        4 => "unfinished",
-        _ => "interrupted",
-    };
-    // Peak memory of every rank.
-    let peak = peak_rss_bytes().unwrap_or(0);
-    let peaks: Option<Vec<u64>> = cluster
-        .comm
-        .gather(peak.to_le_bytes().to_vec())
-        .map(|all| all.iter().map(|b| u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8]))).collect());
-    if let (Some(f), Some(peaks)) = (&file, &peaks) {
-        f.set_resources(started.elapsed().as_secs_f64(), peaks)
-            .and_then(|_| f.set_status(final_status, ""))
-            .map_err(|e| f.fail(e))?;
-    }
-    if !quiet {
-        print_summary(&results);
-        if let Some(peaks) = peaks {
-            let most = peaks.iter().copied().max().unwrap_or(0);
-            println!(
-                "peak memory {:.1} MiB per rank at most ({:.1} KiB per endpoint over {} rank(s))",
-                most as f64 / (1 << 20) as f64,
-                peaks.iter().sum::<u64>() as f64 / 1024.0 / sim.info.endpoints as f64,
-                peaks.len()
-            );
-        }
-        println!("results: {}", path.display());
-    }
-    Ok(exit)
 }
 
 fn print_summary(results: &[RunResult]) {
@@ -311,7 +379,7 @@ fn print_summary(results: &[RunResult]) {
         let s = &r.summary;
         println!(
             "{:>7.3} {:>9.4} {:>9.4} {:>9.1} {:>9.0} {:>8.1} {:>8.3} {:>6.3} {:>9} {:>11} {:>8.2} {:>10.2}",
-            r.load,
+            r.summary.load,
             s.offered_load,
             s.accepted_load,
             s.latency_mean,
@@ -334,7 +402,7 @@ fn print_summary(results: &[RunResult]) {
         for j in &w.jobs {
             println!(
                 "{:>7.3} {:>20} {:>18} {:>7} {:>11} {:>10} {:>9.1} {:>9.0}",
-                r.load,
+                r.summary.load,
                 j.name,
                 j.kind,
                 j.ranks,

@@ -112,59 +112,57 @@ impl Histogram {
     }
 }
 
-/// Counters of one sampling period (or of the whole measurement).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Counters {
-    /// Packets generated (into a source queue).
-    pub generated_packets: u64,
-    /// Phits generated.
-    pub generated_phits: u64,
-    /// Packets refused at generation because the source queue was full
-    /// (`router.source_queue`); not counted in `generated_packets`.
-    pub refused_packets: u64,
-    /// Phits refused.
-    pub refused_phits: u64,
-    /// Packets whose head left the source endpoint.
-    pub injected_packets: u64,
-    /// Phits injected.
-    pub injected_phits: u64,
-    /// Packets delivered (tail received).
-    pub delivered_packets: u64,
-    /// Phits delivered.
-    pub delivered_phits: u64,
-    /// Sum of packet latencies (creation to delivery) of the delivered packets.
-    pub latency_sum: u64,
-    /// Sum of network latencies (injection to delivery) of the delivered packets.
-    pub network_latency_sum: u64,
-    /// Sum of switch-to-switch hops of the delivered packets.
-    pub hops_sum: u64,
-    /// Packet transmissions over any link (progress, for the watchdog).
-    pub link_transmissions: u64,
-    /// Partitions whose process had been asked to stop (a signal) when the period was
-    /// reported: a signal to any rank stops the whole run at the next sample.
-    pub stop_requests: u64,
-    /// Application ranks that finished their program.
-    pub finished_ranks: u64,
+/// Declares [`Counters`]: integer counts that merge by addition. A new counter is one
+/// line here plus the code that counts it; it reaches the output through the result schema
+/// (`sim::schema`).
+macro_rules! counters {
+    ($($(#[doc = $doc:literal])+ $name:ident;)+) => {
+        /// Counters of one sampling period (or of the whole measurement).
+        #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+        pub struct Counters {
+            $($(#[doc = $doc])+ pub $name: u64,)+
+        }
+
+        impl Counters {
+            /// Adds `other` into `self`: every counter adds up.
+            pub fn merge(&mut self, other: &Counters) {
+                $(self.$name += other.$name;)+
+            }
+        }
+    };
 }
 
-impl Counters {
-    /// Adds `other` into `self`.
-    pub fn merge(&mut self, o: &Counters) {
-        self.finished_ranks += o.finished_ranks;
-        self.generated_packets += o.generated_packets;
-        self.generated_phits += o.generated_phits;
-        self.refused_packets += o.refused_packets;
-        self.refused_phits += o.refused_phits;
-        self.injected_packets += o.injected_packets;
-        self.injected_phits += o.injected_phits;
-        self.delivered_packets += o.delivered_packets;
-        self.delivered_phits += o.delivered_phits;
-        self.latency_sum += o.latency_sum;
-        self.network_latency_sum += o.network_latency_sum;
-        self.hops_sum += o.hops_sum;
-        self.link_transmissions += o.link_transmissions;
-        self.stop_requests += o.stop_requests;
-    }
+counters! {
+    /// Packets generated (into a source queue).
+    generated_packets;
+    /// Phits generated.
+    generated_phits;
+    /// Packets refused at generation because the source queue was full
+    /// (`router.source_queue`); not counted in `generated_packets`.
+    refused_packets;
+    /// Phits refused.
+    refused_phits;
+    /// Packets whose head left the source endpoint.
+    injected_packets;
+    /// Phits injected.
+    injected_phits;
+    /// Packets delivered (tail received).
+    delivered_packets;
+    /// Phits delivered.
+    delivered_phits;
+    /// Sum of packet latencies (creation to delivery) of the delivered packets.
+    latency_sum;
+    /// Sum of network latencies (injection to delivery) of the delivered packets.
+    network_latency_sum;
+    /// Sum of switch-to-switch hops of the delivered packets.
+    hops_sum;
+    /// Packet transmissions over any link (progress, for the watchdog).
+    link_transmissions;
+    /// Partitions whose process had been asked to stop (a signal) when the period was
+    /// reported: a signal to any rank stops the whole run at the next sample.
+    stop_requests;
+    /// Application ranks that finished their program.
+    finished_ranks;
 }
 
 /// Jain's fairness index of `xs`: `(sum x)^2 / (n * sum x^2)`; 1 when all equal (and for

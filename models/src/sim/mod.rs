@@ -12,14 +12,14 @@ pub mod partition;
 mod rank;
 mod result;
 pub mod routes;
+pub mod schema;
 
 pub use crate::router::BlockedChannel;
 pub use partition::partition_graph;
 pub use rank::{NetworkInfo, RankModel};
-pub use result::{
-    Completion, JobResult, LinkLoad, RunResult, Sample, Status, Summary, WorkloadResult, SATURATED_BACKLOG,
-};
+pub use result::{Completion, JobResult, LinkLoad, RunResult, Status, WorkloadResult};
 pub use routes::{build_routes, build_routing, effective_vc_policy, routing_vcs};
+pub use schema::{Sample, Summary, SATURATED_BACKLOG};
 
 use crate::config::{Config, ConfigError};
 use crate::traffic::Pattern;

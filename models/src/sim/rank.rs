@@ -8,8 +8,9 @@
 //! (none for the algorithmic routings, the rows of the rank's switches and their
 //! neighbours for table-based minimal routing).
 
-use super::result::{merge, merge_finish, LinkLoad, MergeContext, Partial, Sample, Status};
+use super::result::{merge, LinkLoad, MergeContext, Partial, Status};
 use super::routes::{build_routes, routing_vcs};
+use super::schema::Sample;
 use super::RunResult;
 use crate::config::{Config, ConfigError};
 use crate::router::{InjectionVc, LocalPorts, PartitionState, Router, RouterParams, Shared};
@@ -281,11 +282,6 @@ impl RankModel {
                 let sample = Sample {
                     time: cp.time,
                     accepted_load: c.delivered_phits as f64 / span as f64 / endpoints,
-                    mean_latency: if c.delivered_packets == 0 {
-                        f64::NAN
-                    } else {
-                        c.latency_sum as f64 / c.delivered_packets as f64
-                    },
                     counters: c,
                     in_flight,
                 };
@@ -340,34 +336,16 @@ impl RankModel {
         Ok(Some(merge(ctx, parts, samples)))
     }
 
-    /// What this rank contributes to the result.
-    fn partial(&self, outcome: engine::RunOutcome<Router>) -> Partial {
+    /// What this rank contributes to the result: its partitions' statistics, then what
+    /// its routers hold.
+    fn partial(&self, mut outcome: engine::RunOutcome<Router>) -> Partial {
         let mut p = Partial {
             vc_phits: vec![0; self.config.router.vcs as usize],
-            engine: outcome.stats.clone(),
+            engine: vec![outcome.stats.clone()],
             ..Default::default()
         };
-        for part in &outcome.locals {
-            let s = &part.stats;
-            p.measured.merge(&s.measured);
-            p.latency.merge(&s.latency);
-            p.network_latency.merge(&s.network_latency);
-            p.hops.merge(&s.hops);
-            p.deliveries.extend_from_slice(&s.deliveries);
-            for (v, x) in s.vc_phits.iter().enumerate() {
-                p.vc_phits[v] += x;
-            }
-            p.departures += s.departures;
-            p.arrivals += s.arrivals;
-            p.generated += s.generated_total;
-            p.delivered += s.delivered_total;
-            merge_finish(&mut p.source_finish, &s.source_finish);
-            if p.jobs.len() < s.jobs.len() {
-                p.jobs.resize_with(s.jobs.len(), Default::default);
-            }
-            for (into, from) in p.jobs.iter_mut().zip(&s.jobs) {
-                into.merge(from);
-            }
+        for part in std::mem::take(&mut outcome.locals) {
+            p.merge(Partial::of_partition(part.stats));
         }
         for (_, r) in &outcome.lps {
             for n in r.nics() {

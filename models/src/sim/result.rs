@@ -1,7 +1,8 @@
 //! What a run produces: its status, time series, summary and tables, and how the ranks'
 //! shares of them are merged at rank 0.
 
-use crate::router::{BlockedChannel, Delivery, JobStats, StalledRank};
+use super::schema::{Sample, Summary, SATURATED_BACKLOG};
+use crate::router::{BlockedChannel, Delivery, JobStats, PartitionStats, StalledRank};
 use crate::stats::{jain, Counters, Histogram};
 use crate::workload::Workload;
 use engine::RunStats;
@@ -51,84 +52,6 @@ impl Status {
     }
 }
 
-/// One row of the time series: what happened during `(time - period, time]`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Sample {
-    /// End of the period (cycles).
-    pub time: u64,
-    /// Counters of the period.
-    pub counters: Counters,
-    /// Packets generated but not yet delivered at `time`.
-    pub in_flight: u64,
-    /// Delivered phits per cycle per endpoint in the period.
-    pub accepted_load: f64,
-    /// Mean latency of the packets delivered in the period (NaN if none).
-    pub mean_latency: f64,
-}
-
-/// Headline figures of a run over its measurement period.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Summary {
-    /// Offered load: phits generated per cycle per endpoint, refused ones included.
-    pub offered_load: f64,
-    /// Refused load: phits refused at generation by a full source queue
-    /// (`router.source_queue`) per cycle per endpoint.
-    pub refused_load: f64,
-    /// Injected load: phits that entered the network per cycle per endpoint.
-    pub injected_load: f64,
-    /// Accepted load: phits delivered per cycle per endpoint.
-    pub accepted_load: f64,
-    /// Packets generated in the measurement period.
-    pub measured_packets: u64,
-    /// Of those, delivered before the end.
-    pub measured_delivered: u64,
-    /// Packet latency (creation to delivery): mean, p50, p99, max.
-    pub latency_mean: f64,
-    /// Median packet latency.
-    pub latency_p50: f64,
-    /// 99th percentile packet latency.
-    pub latency_p99: f64,
-    /// Largest packet latency.
-    pub latency_max: f64,
-    /// Network latency (injection to delivery): mean.
-    pub network_latency_mean: f64,
-    /// Median network latency.
-    pub network_latency_p50: f64,
-    /// 99th percentile network latency.
-    pub network_latency_p99: f64,
-    /// Largest network latency.
-    pub network_latency_max: f64,
-    /// Mean switch-to-switch hops.
-    pub hops_mean: f64,
-    /// Jain index of the load generated per endpoint.
-    pub jain_generated: f64,
-    /// Jain index of the load accepted per endpoint.
-    pub jain_accepted: f64,
-    /// Packets generated over the whole run.
-    pub generated_total: u64,
-    /// Packets delivered over the whole run.
-    pub delivered_total: u64,
-    /// Packets in flight at the end (generated, not delivered).
-    pub in_flight_end: u64,
-    /// Of those, still waiting in source queues.
-    pub source_queued_end: u64,
-    /// The share of the packets generated (or refused by a full source queue) in the
-    /// second half of the measurement window that the network did not deliver in it: how
-    /// fast packets pile up in source queues and buffers, or are turned away. About 0
-    /// below saturation; the excess of offered over accepted load above it.
-    pub backlog_growth: f64,
-    /// The point is saturated: `backlog_growth` above [`SATURATED_BACKLOG`], so the
-    /// latency figures describe the packets that got through, not a steady state.
-    pub saturated: bool,
-}
-
-/// The `backlog_growth` above which a point counts as saturated: 2 % of the packets
-/// generated in the second half of the measurement window still pile up. Below saturation
-/// the packets in flight only fluctuate around their steady level, a far smaller share of
-/// what a half-window generates; above it they grow by the excess of offered over accepted
-/// load.
-pub const SATURATED_BACKLOG: f64 = 0.02;
-
 /// The share of the packets generated in the second half of the measurement window
 /// `[warmup, end)` that were not delivered in it, from the time series (the first half
 /// lets the packets in flight reach their steady level after warm-up). `measured` covers
@@ -160,8 +83,6 @@ pub struct RunResult {
     pub status: Status,
     /// Cycle reached.
     pub time: u64,
-    /// Offered load asked for.
-    pub load: f64,
     /// Headline figures.
     pub summary: Summary,
     /// Packet latency histogram (measured packets).
@@ -316,7 +237,9 @@ impl Completion {
     }
 }
 
-/// One rank's share of a run's results, sent to rank 0.
+/// One rank's (or one partition's) share of a run's results, sent to rank 0. Shares merge
+/// with [`Partial::merge`], the one place that says how each part combines: partitions into
+/// their rank's share, ranks' shares into the run's.
 #[derive(Default, Serialize, Deserialize)]
 pub(crate) struct Partial {
     pub(crate) measured: Counters,
@@ -326,6 +249,7 @@ pub(crate) struct Partial {
     /// `(endpoint, phits generated, phits accepted)` during measurement.
     pub(crate) endpoints: Vec<(EndpointId, u64, u64)>,
     pub(crate) links: Vec<LinkLoad>,
+    /// Phits sent per VC (summed element by element).
     pub(crate) vc_phits: Vec<u64>,
     pub(crate) blocked: Vec<BlockedChannel>,
     pub(crate) resident: u64,
@@ -335,9 +259,10 @@ pub(crate) struct Partial {
     pub(crate) generated: u64,
     pub(crate) delivered: u64,
     pub(crate) deliveries: Vec<Delivery>,
-    pub(crate) engine: RunStats,
+    /// Engine figures, one entry per rank.
+    pub(crate) engine: Vec<RunStats>,
     /// Completion-time mode: per source endpoint, its last packet's delivery (see
-    /// [`Completion`]); empty otherwise.
+    /// [`Completion`]; the later of two shares' times); empty otherwise.
     pub(crate) source_finish: Vec<u64>,
     /// `(endpoint, last delivery to it)`.
     pub(crate) receive_finish: Vec<(EndpointId, u64)>,
@@ -345,6 +270,63 @@ pub(crate) struct Partial {
     pub(crate) jobs: Vec<JobStats>,
     /// Unfinished ranks.
     pub(crate) stalled: Vec<StalledRank>,
+}
+
+impl Partial {
+    /// What one partition's statistics contribute (its routers' tables are added by the
+    /// rank, [`RankModel`](super::RankModel)).
+    pub(crate) fn of_partition(s: PartitionStats) -> Partial {
+        Partial {
+            measured: s.measured,
+            latency: s.latency,
+            network_latency: s.network_latency,
+            hops: s.hops,
+            vc_phits: s.vc_phits,
+            departures: s.departures,
+            arrivals: s.arrivals,
+            generated: s.generated_total,
+            delivered: s.delivered_total,
+            deliveries: s.deliveries,
+            source_finish: s.source_finish,
+            jobs: s.jobs,
+            ..Default::default()
+        }
+    }
+
+    /// Adds `o` into `self`: counts and histograms add up, lists are joined (rank 0 sorts
+    /// them), per-VC phits add element by element, finish times take the later.
+    pub(crate) fn merge(&mut self, o: Partial) {
+        self.measured.merge(&o.measured);
+        self.latency.merge(&o.latency);
+        self.network_latency.merge(&o.network_latency);
+        self.hops.merge(&o.hops);
+        self.endpoints.extend(o.endpoints);
+        self.links.extend(o.links);
+        if self.vc_phits.len() < o.vc_phits.len() {
+            self.vc_phits.resize(o.vc_phits.len(), 0);
+        }
+        for (a, b) in self.vc_phits.iter_mut().zip(&o.vc_phits) {
+            *a += b;
+        }
+        self.blocked.extend(o.blocked);
+        self.resident += o.resident;
+        self.queued += o.queued;
+        self.departures += o.departures;
+        self.arrivals += o.arrivals;
+        self.generated += o.generated;
+        self.delivered += o.delivered;
+        self.deliveries.extend(o.deliveries);
+        self.engine.extend(o.engine);
+        merge_finish(&mut self.source_finish, &o.source_finish);
+        self.receive_finish.extend(o.receive_finish);
+        if self.jobs.len() < o.jobs.len() {
+            self.jobs.resize_with(o.jobs.len(), Default::default);
+        }
+        for (into, from) in self.jobs.iter_mut().zip(&o.jobs) {
+            into.merge(from);
+        }
+        self.stalled.extend(o.stalled);
+    }
 }
 
 /// What [`merge`] needs to know of the run besides the partial results.
@@ -380,46 +362,22 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
         workload,
     } = ctx;
     let mut status = status;
-    let mut source_finish = Vec::new();
-    let mut receive_finish = vec![0; endpoints];
     let mut all = Partial { vc_phits: vec![0; vcs], ..Default::default() };
+    for p in parts {
+        all.merge(p);
+    }
     let mut endpoint_generated = vec![0; endpoints];
     let mut endpoint_accepted = vec![0; endpoints];
-    let mut engine = Vec::with_capacity(parts.len());
-    for p in parts {
-        all.measured.merge(&p.measured);
-        all.latency.merge(&p.latency);
-        all.network_latency.merge(&p.network_latency);
-        all.hops.merge(&p.hops);
-        for (e, g, a) in p.endpoints {
-            endpoint_generated[e as usize] = g;
-            endpoint_accepted[e as usize] = a;
-        }
-        all.deliveries.extend(p.deliveries);
-        all.links.extend(p.links);
-        for (v, x) in p.vc_phits.iter().enumerate() {
-            all.vc_phits[v] += x;
-        }
-        all.resident += p.resident;
-        all.queued += p.queued;
-        all.departures += p.departures;
-        all.arrivals += p.arrivals;
-        all.generated += p.generated;
-        all.delivered += p.delivered;
-        all.blocked.extend(p.blocked);
-        engine.push(p.engine);
-        merge_finish(&mut source_finish, &p.source_finish);
-        for (e, t) in p.receive_finish {
-            receive_finish[e as usize] = t;
-        }
-        if all.jobs.len() < p.jobs.len() {
-            all.jobs.resize_with(p.jobs.len(), Default::default);
-        }
-        for (into, from) in all.jobs.iter_mut().zip(&p.jobs) {
-            into.merge(from);
-        }
-        all.stalled.extend(p.stalled);
+    for &(e, g, a) in &all.endpoints {
+        endpoint_generated[e as usize] = g;
+        endpoint_accepted[e as usize] = a;
     }
+    let mut receive_finish = vec![0; endpoints];
+    for &(e, t) in &all.receive_finish {
+        receive_finish[e as usize] = t;
+    }
+    let mut source_finish = std::mem::take(&mut all.source_finish);
+    let engine = std::mem::take(&mut all.engine);
     let workload =
         workload.map(|w| job_results(&w, std::mem::take(&mut all.jobs), std::mem::take(&mut all.stalled)));
     if status == Status::Completed && workload.as_ref().is_some_and(|w| !w.finished()) {
@@ -437,6 +395,7 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
     let per = |phits: u64| phits as f64 / window / endpoints as f64;
     let backlog_growth = backlog_growth(&samples, warmup, cycles.min(time), measured);
     let summary = Summary {
+        load,
         offered_load: per(measured.generated_phits + measured.refused_phits),
         refused_load: per(measured.refused_phits),
         injected_load: per(measured.injected_phits),
@@ -476,7 +435,6 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
     RunResult {
         status,
         time,
-        load,
         summary,
         latency: all.latency,
         network_latency: all.network_latency,
@@ -565,7 +523,7 @@ mod tests {
     fn sample(time: u64, generated: u64, delivered: u64) -> Sample {
         let counters =
             Counters { generated_packets: generated, delivered_packets: delivered, ..Default::default() };
-        Sample { time, counters, in_flight: 0, accepted_load: 0.0, mean_latency: 0.0 }
+        Sample { time, counters, in_flight: 0, accepted_load: 0.0 }
     }
 
     #[test]
