@@ -220,101 +220,11 @@ where
     O: Fn(&mut [L], &mut L::Local, Time) -> R + Sync,
     C: FnMut(Checkpoint<R>) -> Control,
 {
-    let partition_of = layout.partition_of;
-    let num_lps = partition_of.len();
-    let partitions = layout.partition_rank.len();
     let me = comm.rank();
-    if let Some(p) = partition_of.iter().find(|&&p| p as usize >= partitions) {
-        return Err(EngineError::PartitionMapLength { got: *p as usize + 1, num_lps: partitions });
-    }
-    // Local partitions in global order; every partition needs an LP.
-    let mut sizes = vec![0usize; partitions];
-    for &p in partition_of {
-        sizes[p as usize] += 1;
-    }
-    if let Some(p) = sizes.iter().position(|&n| n == 0) {
-        return Err(EngineError::EmptyPartition(p as u32));
-    }
-    let local: Vec<u32> =
-        (0..partitions as u32).filter(|&p| layout.partition_rank[p as usize] as usize == me).collect();
-    if local.is_empty() {
-        return Err(EngineError::NoLocalPartition { rank: me });
-    }
-    let mut local_index = vec![u32::MAX; partitions];
-    for (i, &p) in local.iter().enumerate() {
-        local_index[p as usize] = i as u32;
-    }
-    // This rank's outgoing links: where each delivers, the smallest latency of those that
-    // cross partitions, and the ranks they reach.
-    let (routes, mut setup_error) = match link_routes(links, partition_of) {
-        Ok(routes) => (routes, None),
-        Err(e) => (Vec::new(), Some(e)),
-    };
-    let mut cut_min = Time::MAX;
-    let mut receivers = std::collections::BTreeSet::new();
-    let checked = if setup_error.is_none() { links } else { &[] };
-    for (i, l) in checked.iter().enumerate() {
-        let (sp, dp) = (partition_of[l.src as usize], partition_of[l.dst as usize]);
-        if layout.partition_rank[sp as usize] as usize != me {
-            setup_error.get_or_insert(EngineError::ForeignLink { link: i as u32, src: l.src, rank: me });
-            continue;
-        }
-        if sp != dp {
-            cut_min = cut_min.min(l.latency);
-        }
-        let dst_rank = layout.partition_rank[dp as usize] as usize;
-        if dst_rank != me {
-            receivers.insert(dst_rank);
-        }
-    }
-    // The ranks agree on the lookahead (the smallest latency of any cut link) and on
-    // whether every rank could set up, in one reduction; then on who sends to whom.
-    let mut agreed = [cut_min, u64::MAX - u64::from(setup_error.is_some())];
-    comm.min_all(&mut agreed);
-    if let Some(e) = setup_error {
-        return Err(e);
-    }
-    if agreed[1] != u64::MAX {
-        return Err(EngineError::PartitionFailed {
-            rank: usize::MAX,
-            partition: u32::MAX,
-            message: "another rank could not set up its share of the model".into(),
-        });
-    }
-    let look = (agreed[0] != Time::MAX).then_some(agreed[0]);
-    let receivers: Vec<usize> = receivers.into_iter().collect();
-    let senders = comm.senders(&receivers);
-
-    // Distribute the local LPs.
-    let mut members: Vec<Vec<(LpId, L)>> = (0..local.len()).map(|_| Vec::new()).collect();
-    for (id, lp) in lps {
-        let p = *partition_of.get(id as usize).ok_or(EngineError::UnknownLp {
-            link: u32::MAX,
-            lp: id,
-            num_lps,
-        })?;
-        let li = local_index[p as usize];
-        if li == u32::MAX {
-            return Err(EngineError::ForeignLp { lp: id, partition: p, rank: me });
-        }
-        members[li as usize].push((id, lp));
-    }
-    // A partition's LPs run a span at a time, the span being its shortest outgoing link.
-    let mut spans = vec![Time::MAX; local.len()];
-    for l in links {
-        let li = local_index[partition_of[l.src as usize] as usize] as usize;
-        spans[li] = spans[li].min(l.latency);
-    }
-    let mut parts: Vec<Partition<L>> = Vec::with_capacity(local.len());
-    for (li, mut m) in members.into_iter().enumerate() {
-        let p = local[li];
-        m.sort_by_key(|(id, _)| *id);
-        if m.len() != sizes[p as usize] {
-            return Err(EngineError::MissingLps { partition: p, got: m.len(), expected: sizes[p as usize] });
-        }
-        let (ids, lps): (Vec<u32>, Vec<L>) = m.into_iter().unzip();
-        parts.push(Partition::new(p, lps, ids, partitions, spans[li]));
-    }
+    let mine = LocalPartitions::of(layout, me)?;
+    let Wiring { routes, lookahead: look, receivers, senders } = agree_on_links(links, layout, me, comm)?;
+    let mut parts = mine.partitions(lps, links, layout)?;
+    let LocalPartitions { local, local_index, .. } = mine;
 
     let ranks = comm.size();
     let shared: Shared<L::Msg, R> = Shared {
@@ -369,21 +279,180 @@ where
         ok.push(r?);
     }
     if shared.verdict.load(Ordering::Acquire) == FAILED {
-        // Rank 0 learns which partition failed first, from every rank.
-        let mine = shared.failure.lock().expect("failure slot").take();
-        let all = coordinator.comm.gather(encode(&(me, mine)));
-        let failures: Vec<(usize, Option<(u32, String)>)> =
-            all.unwrap_or_default().iter().filter_map(|b| decode(b).ok()).collect();
-        return Err(match failures.into_iter().find_map(|(rank, f)| f.map(|f| (rank, f))) {
-            Some((rank, (partition, message))) => EngineError::PartitionFailed { rank, partition, message },
-            None => EngineError::PartitionFailed {
-                rank: usize::MAX,
-                partition: u32::MAX,
-                message: "another rank failed (rank 0 reports which)".into(),
-            },
-        });
+        return Err(first_failure(&shared, coordinator.comm, me));
+    }
+    Ok(outcome(ok, look, &coordinator))
+}
+
+/// This rank's partitions: how many LPs each partition of the layout has, which of them run
+/// here (in global order), and each partition's index among them (`u32::MAX`: another
+/// rank's).
+struct LocalPartitions {
+    me: usize,
+    sizes: Vec<usize>,
+    local: Vec<u32>,
+    local_index: Vec<u32>,
+}
+
+impl LocalPartitions {
+    /// Checks `layout` (every partition exists and has an LP, this rank has one) and finds
+    /// rank `me`'s partitions.
+    fn of(layout: &Layout<'_>, me: usize) -> Result<Self, EngineError> {
+        let partitions = layout.partition_rank.len();
+        if let Some(p) = layout.partition_of.iter().find(|&&p| p as usize >= partitions) {
+            return Err(EngineError::PartitionMapLength { got: *p as usize + 1, num_lps: partitions });
+        }
+        let mut sizes = vec![0usize; partitions];
+        for &p in layout.partition_of {
+            sizes[p as usize] += 1;
+        }
+        if let Some(p) = sizes.iter().position(|&n| n == 0) {
+            return Err(EngineError::EmptyPartition(p as u32));
+        }
+        let local: Vec<u32> =
+            (0..partitions as u32).filter(|&p| layout.partition_rank[p as usize] as usize == me).collect();
+        if local.is_empty() {
+            return Err(EngineError::NoLocalPartition { rank: me });
+        }
+        let mut local_index = vec![u32::MAX; partitions];
+        for (i, &p) in local.iter().enumerate() {
+            local_index[p as usize] = i as u32;
+        }
+        Ok(LocalPartitions { me, sizes, local, local_index })
     }
 
+    /// Distributes this rank's `lps` over its partitions (each must get exactly its LPs),
+    /// each partition running a span at a time, the span being its shortest outgoing link.
+    fn partitions<L: LogicalProcess>(
+        &self,
+        lps: Vec<(LpId, L)>,
+        links: &[LinkSpec],
+        layout: &Layout<'_>,
+    ) -> Result<Vec<Partition<L>>, EngineError> {
+        let partition_of = layout.partition_of;
+        let me = self.me;
+        let mut members: Vec<Vec<(LpId, L)>> = (0..self.local.len()).map(|_| Vec::new()).collect();
+        for (id, lp) in lps {
+            let p = *partition_of.get(id as usize).ok_or(EngineError::UnknownLp {
+                link: u32::MAX,
+                lp: id,
+                num_lps: partition_of.len(),
+            })?;
+            let li = self.local_index[p as usize];
+            if li == u32::MAX {
+                return Err(EngineError::ForeignLp { lp: id, partition: p, rank: me });
+            }
+            members[li as usize].push((id, lp));
+        }
+        let mut spans = vec![Time::MAX; self.local.len()];
+        for l in links {
+            let li = self.local_index[partition_of[l.src as usize] as usize] as usize;
+            spans[li] = spans[li].min(l.latency);
+        }
+        let partitions = layout.partition_rank.len();
+        let mut parts: Vec<Partition<L>> = Vec::with_capacity(self.local.len());
+        for (li, mut m) in members.into_iter().enumerate() {
+            let p = self.local[li];
+            m.sort_by_key(|(id, _)| *id);
+            if m.len() != self.sizes[p as usize] {
+                return Err(EngineError::MissingLps {
+                    partition: p,
+                    got: m.len(),
+                    expected: self.sizes[p as usize],
+                });
+            }
+            let (ids, lps): (Vec<u32>, Vec<L>) = m.into_iter().unzip();
+            parts.push(Partition::new(p, lps, ids, partitions, spans[li]));
+        }
+        Ok(parts)
+    }
+}
+
+/// What the ranks agreed on about this rank's outgoing links.
+struct Wiring {
+    /// Where each link delivers.
+    routes: Vec<crate::LinkRoute>,
+    /// The smallest latency of any link that crosses partitions, on any rank (`None`:
+    /// nothing is cut).
+    lookahead: Option<Time>,
+    /// The ranks this rank's links reach.
+    receivers: Vec<usize>,
+    /// The ranks whose links reach this one.
+    senders: Vec<usize>,
+}
+
+/// Checks this rank's `links` (each leaves one of its LPs) and agrees with the other ranks,
+/// in one reduction, on the lookahead and on whether every rank could set up; then on who
+/// sends to whom.
+fn agree_on_links(
+    links: &[LinkSpec],
+    layout: &Layout<'_>,
+    me: usize,
+    comm: &mut dyn RankComm,
+) -> Result<Wiring, EngineError> {
+    let partition_of = layout.partition_of;
+    let (routes, mut setup_error) = match link_routes(links, partition_of) {
+        Ok(routes) => (routes, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    let mut cut_min = Time::MAX;
+    let mut receivers = std::collections::BTreeSet::new();
+    let checked = if setup_error.is_none() { links } else { &[] };
+    for (i, l) in checked.iter().enumerate() {
+        let (sp, dp) = (partition_of[l.src as usize], partition_of[l.dst as usize]);
+        if layout.partition_rank[sp as usize] as usize != me {
+            setup_error.get_or_insert(EngineError::ForeignLink { link: i as u32, src: l.src, rank: me });
+            continue;
+        }
+        if sp != dp {
+            cut_min = cut_min.min(l.latency);
+        }
+        let dst_rank = layout.partition_rank[dp as usize] as usize;
+        if dst_rank != me {
+            receivers.insert(dst_rank);
+        }
+    }
+    let mut agreed = [cut_min, u64::MAX - u64::from(setup_error.is_some())];
+    comm.min_all(&mut agreed);
+    if let Some(e) = setup_error {
+        return Err(e);
+    }
+    if agreed[1] != u64::MAX {
+        return Err(EngineError::PartitionFailed {
+            rank: usize::MAX,
+            partition: u32::MAX,
+            message: "another rank could not set up its share of the model".into(),
+        });
+    }
+    let receivers: Vec<usize> = receivers.into_iter().collect();
+    let senders = comm.senders(&receivers);
+    Ok(Wiring { routes, lookahead: (agreed[0] != Time::MAX).then_some(agreed[0]), receivers, senders })
+}
+
+/// The error of a run in which a partition failed: rank 0 learns from every rank which
+/// partition failed first.
+fn first_failure<M, R>(shared: &Shared<M, R>, comm: &mut dyn RankComm, me: usize) -> EngineError {
+    let mine = shared.failure.lock().expect("failure slot").take();
+    let all = comm.gather(encode(&(me, mine)));
+    let failures: Vec<(usize, Option<(u32, String)>)> =
+        all.unwrap_or_default().iter().filter_map(|b| decode(b).ok()).collect();
+    match failures.into_iter().find_map(|(rank, f)| f.map(|f| (rank, f))) {
+        Some((rank, (partition, message))) => EngineError::PartitionFailed { rank, partition, message },
+        None => EngineError::PartitionFailed {
+            rank: usize::MAX,
+            partition: u32::MAX,
+            message: "another rank failed (rank 0 reports which)".into(),
+        },
+    }
+}
+
+/// The rank's outcome from its partitions' results (in local order): the LPs by global id,
+/// the partitions' model state and the engine's figures.
+fn outcome<L: LogicalProcess, C>(
+    mut ok: Vec<PartitionResult<L>>,
+    look: Option<Time>,
+    coordinator: &Coordinator<'_, C>,
+) -> RunOutcome<L> {
     let mut stats = RunStats {
         lookahead: look,
         windows: ok[0].windows,
@@ -407,5 +476,5 @@ where
         out_lps.extend(r.global_ids.iter().copied().zip(std::mem::take(&mut r.lps)));
     }
     out_lps.sort_by_key(|(id, _)| *id);
-    Ok(RunOutcome { lps: out_lps, locals, time, stopped_early, stats })
+    RunOutcome { lps: out_lps, locals, time, stopped_early, stats }
 }
