@@ -33,7 +33,7 @@ fn output_format_doc_matches_real_files() {
     let jobs = workspace().join("configs/workload-stencil.toml");
     let work = d.join("work.h5");
     xnet_expect(d, &["run", s(&jobs), "-q", "-t", "1", "-o", s(&work)], 0);
-    let script = workspace().join("scripts/check_output_format.py");
+    let script = workspace().join("scripts/dev/check_output_format.py");
     let check = |doc: &Path| {
         Command::new(&python)
             .arg(&script)

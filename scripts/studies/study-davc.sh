@@ -5,9 +5,9 @@
 # ECMP, ALLPATH(1) and Valiant, against the baselines (Dally's VC scheme on the Dragonfly,
 # SPDA with 1 to 16 VCs, the ladder). Prints a Markdown table: accepted load, VCs used,
 # status. VCs per scheme = what the configuration check requires (longest route).
-# Usage: scripts/study-davc.sh [cycles] [threads]   (defaults 3000 and 2)
+# Usage: scripts/studies/study-davc.sh [cycles] [threads]   (defaults 3000 and 2)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 cycles=${1:-3000}
 threads=${2:-2}
 cargo build --release -p xnet -q
