@@ -11,6 +11,10 @@ Markdown table.
 
     scripts/studies/study_davc_apps.py [--jobs 2] [--only stencil2d ...] [--replot]
 
+Not a study file (configs/studies/): each mechanism has its own VCs and keys, so the runs
+are not a grid, and the figure is bars of completion time per mechanism, which the
+package does not draw.
+
 The seed gives the workloads a sentence each, not their sizes; the sizes here (WORKLOADS)
 are ours, chosen so that every rank of the 5,256 endpoints takes part (butterfly: the
 first 4,096) and a run takes seconds.

@@ -15,6 +15,10 @@ injection (offered load 1.0: the accepted load is the throughput):
   replot    redraws the healthy figures from healthy.csv
 
 Writes CSV tables and PNG figures into the output folder (default docs/studies/surepath).
+Not a study file (configs/studies/): a mechanism sets four or five keys together (routing,
+VC policy, VCs, escape), so the runs are not a grid; the fault experiments reuse the
+healthy runs; and the figures are bar charts laid out as the seed's, which the package does
+not draw.
 Usage: scripts/studies/study_surepath_seed.py [--cycles N] [--threads T] [--only NAME ...] [--out DIR]
        [--fault-step N] [--shortcuts descending|upward|both]
 """
