@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what xnet needs to build, run and test on a fresh Debian/Ubuntu machine:
 # the HDF5 C library (output files), pkg-config, and a Python venv with h5py/pandas for
-# post-processing and matplotlib for scripts/scaling.py. Safe to run again: it skips what
+# post-processing and matplotlib for scripts/bench/scaling.py. Safe to run again: it skips what
 # is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +28,7 @@ if ! command -v cargo >/dev/null; then
   exit 1
 fi
 
-# Python for reading results (scripts/read_results.py, scripts/scaling.py, the h5py tests)
+# Python for reading results (scripts/bench/scaling.py, the h5py tests)
 # and the xnet_study package (python/: tables, plots, study reports; its pytest tests).
 if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c "import h5py, pandas, matplotlib, pytest, xnet_study" 2>/dev/null; then
   if python3 -m venv .venv 2>/dev/null && .venv/bin/pip install -q h5py pandas matplotlib pytest \

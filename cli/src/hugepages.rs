@@ -6,7 +6,7 @@
 //! nearly every such access also misses the TLB. Many Linux installations run transparent
 //! huge pages in `madvise` mode, where only memory that asks (`MADV_HUGEPAGE`) gets 2 MiB
 //! pages. Asking for the large arrays makes a million-endpoint run about 10 % faster on
-//! the development machine (BENCHMARKS.md, "Million-endpoint studies"); small allocations
+//! the development machine (docs/benchmarks-history.md, "Million-endpoint studies"); small allocations
 //! are left alone, so memory use hardly changes. Where huge pages are off (`never`) or not
 //! Linux, the advice is a no-op. Results do not depend on it.
 

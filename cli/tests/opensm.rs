@@ -1,6 +1,6 @@
 //! OpenSM, the InfiniBand subnet manager, loads the forwarding tables `xnet routes
 //! --dump-tables` writes, on a fabric simulated by ibsim, and xnet reads back what OpenSM
-//! programmed: `scripts/opensm_file_roundtrip.py` (LASH, DFSSSP and Nue on a torus and an
+//! programmed: `scripts/validation/opensm_file_roundtrip.py` (LASH, DFSSSP and Nue on a torus and an
 //! RRG; every entry equal, the same verifier report).
 //!
 //! Needs Debian's `opensm` and `ibsim-utils` (`.ci/run` installs them). Without them the
@@ -37,7 +37,7 @@ fn opensm_loads_xnet_tables_and_xnet_reads_back_what_it_programmed() {
     let venv = root.join(".venv/bin/python3");
     let python = if venv.exists() { venv } else { "python3".into() };
     let out = Command::new(python)
-        .arg(root.join("scripts/opensm_file_roundtrip.py"))
+        .arg(root.join("scripts/validation/opensm_file_roundtrip.py"))
         .env("XNET", XNET)
         .output()
         .expect("run the round trip script");

@@ -1,5 +1,5 @@
 //! The result files as scripts read them: docs/output-format.md against real files, a
-//! running file watched with h5py, and scripts/read_results.py.
+//! running file watched with h5py, and `python -m xnet_study show`.
 //!
 //! They run the real `xnet` executable and read back the HDF5 files it writes (layout:
 //! docs/output-format.md); every run is small, in a temporary directory that is also its
@@ -33,7 +33,7 @@ fn output_format_doc_matches_real_files() {
     let jobs = workspace().join("configs/workload-stencil.toml");
     let work = d.join("work.h5");
     xnet_expect(d, &["run", s(&jobs), "-q", "-t", "1", "-o", s(&work)], 0);
-    let script = workspace().join("scripts/check_output_format.py");
+    let script = workspace().join("scripts/dev/check_output_format.py");
     let check = |doc: &Path| {
         Command::new(&python)
             .arg(&script)
@@ -68,8 +68,10 @@ fn output_format_doc_matches_real_files() {
 
 #[test]
 fn a_running_file_can_be_watched_with_h5py() {
-    let Some(python) = common::python_with("h5py") else {
-        eprintln!("\n*** SKIPPED: h5py not installed; reading a running file was NOT tested ***\n");
+    let Some(python) = common::python_with(XNET_STUDY_NEEDS) else {
+        eprintln!(
+            "\n*** SKIPPED: no Python with h5py, pandas and matplotlib; a running file was NOT read ***\n"
+        );
         return;
     };
     let dir = TempDir::new().unwrap();
@@ -93,8 +95,7 @@ for _ in range(2):
 print(status, counts[0], counts[1])
 "#;
     let o = Command::new(&python).args(["-c", watch, s(&out)]).output().expect("run python");
-    let read =
-        Command::new(&python).arg(workspace().join("scripts/read_results.py")).arg(&out).output().unwrap();
+    let read = xnet_study(&python, &["show", s(&out)]).output().unwrap();
     let _ = Command::new("kill").args(["-INT", &run.id().to_string()]).status();
     let _ = run.wait();
     let text = String::from_utf8_lossy(&o.stdout);
@@ -109,20 +110,19 @@ print(status, counts[0], counts[1])
 }
 
 #[test]
-fn read_results_script_prints_a_result_file() {
-    let Some(python) = common::python_with("h5py") else {
+fn xnet_study_show_prints_a_result_file() {
+    let Some(python) = common::python_with(XNET_STUDY_NEEDS) else {
         eprintln!(
-            "\n*** SKIPPED: h5py not installed (tried $XNET_PYTHON, .venv/bin/python3, python3); \
-             scripts/read_results.py was NOT tested ***\n"
+            "\n*** SKIPPED: h5py, pandas or matplotlib not installed (tried $XNET_PYTHON, \
+             .venv/bin/python3, python3); `python -m xnet_study show` was NOT tested ***\n"
         );
         return;
     };
-    let script = workspace().join("scripts/read_results.py");
     let dir = TempDir::new().unwrap();
     let cfg = write(dir.path(), "df.toml", DRAGONFLY);
     let out = dir.path().join("df.h5");
     xnet_expect(dir.path(), &["sweep", s(&cfg), "--loads", "0.1,0.3", "-q", "-t", "1", "-o", s(&out)], 0);
-    let py = |file: &Path| Command::new(&python).arg(&script).arg(file).output().expect("run python");
+    let py = |file: &Path| xnet_study(&python, &["show", s(file)]).output().expect("run python");
     let o = py(&out);
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{}", describe(&o));

@@ -1,6 +1,6 @@
 //! The Slurm path: `srun --mpi=pmi2` and `sbatch jobs/run.sbatch` give a real 2-rank MPI
 //! run whose file is identical (environment attributes aside) to a plain 1-rank run, and
-//! `scripts/scaling.py` reads the result files.
+//! `scripts/bench/scaling.py` reads the result files.
 //!
 //! Needs a running Slurm: `bash scripts/slurm-local.sh install` then
 //! `eval "$(bash scripts/slurm-local.sh start)"` (a single-node cluster on this machine;
@@ -147,21 +147,21 @@ fn srun_and_sbatch_give_a_two_rank_run_identical_to_one_rank() {
     }
     eprintln!("slurm: xnet, srun and sbatch runs took {:.1} s", t0.elapsed().as_secs_f64());
 
-    // scripts/scaling.py: a table with one row per file, and the plot.
+    // scripts/bench/scaling.py: a table with one row per file, and the plot.
     let Some(python) = common::python_with("h5py, matplotlib") else {
         eprintln!(
-            "\n*** SKIPPED: no Python with h5py and matplotlib; scripts/scaling.py was NOT tested ***\n"
+            "\n*** SKIPPED: no Python with h5py and matplotlib; scripts/bench/scaling.py was NOT tested ***\n"
         );
         return;
     };
     let png = d.join("scaling.png");
     let o = Command::new(&python)
-        .arg(workspace().join("scripts/scaling.py"))
+        .arg(workspace().join("scripts/bench/scaling.py"))
         .args(["--plot", s(&png), s(&srun), s(&plain)])
         .current_dir(d)
         .output()
         .expect("run python");
-    assert_eq!(o.status.code(), Some(0), "scripts/scaling.py: {}", describe(&o));
+    assert_eq!(o.status.code(), Some(0), "scripts/bench/scaling.py: {}", describe(&o));
     let text = String::from_utf8_lossy(&o.stdout);
     let rows: Vec<&str> = text.lines().filter(|l| l.contains(".h5")).collect();
     assert_eq!(rows.len(), 2, "scaling table should have 2 rows:\n{text}");
@@ -174,7 +174,7 @@ fn srun_and_sbatch_give_a_two_rank_run_identical_to_one_rank() {
     let other = d.join("other.h5");
     run_ok(d, XNET, &["run", s(&cfg), "-q", "-t", "1", "--set", "traffic.load=0.2", "-o", s(&other)]);
     let o = Command::new(&python)
-        .arg(workspace().join("scripts/scaling.py"))
+        .arg(workspace().join("scripts/bench/scaling.py"))
         .args(["--no-plot", s(&plain), s(&other)])
         .output()
         .expect("run python");

@@ -34,7 +34,7 @@ fn the_configuration_reference_holds_the_generated_tables() {
         let block = docs_block(&family);
         assert!(
             docs.contains(&block),
-            "docs/configuration.md is out of date for {}: run scripts/update-config-docs.py, which \
+            "docs/configuration.md is out of date for {}: run scripts/dev/update-config-docs.py, which \
              replaces its generated blocks with the output of `xnet list --markdown`:\n{}",
             family.title,
             all_docs_blocks()

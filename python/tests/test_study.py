@@ -148,3 +148,24 @@ def test_the_report_shows_the_start_of_file_texts_only():
     assert shown.endswith('"""\n\n[router]\nvcs = 2\n')
     # Short strings and other keys are left alone.
     assert _without_file_texts('contents = """a b"""\nx = 1\n') == 'contents = """a b"""\nx = 1\n'
+
+
+def test_show_prints_a_result_file(study_dir, capsys):
+    from xnet_study.__main__ import main
+
+    run = sorted((study_dir / "runs").glob("*.h5"))[0]
+    assert main(["show", str(run)]) == 0
+    text = capsys.readouterr().out
+    assert "status      completed" in text and "accepted_load" in text
+    assert "point 000: load 0.1" in text and "last of" in text
+
+
+def test_show_refuses_a_file_that_is_not_a_result(tmp_path, capsys):
+    from xnet_study.__main__ import main
+
+    with h5py.File(tmp_path / "plain.h5", "w") as f:
+        f.attrs["x"] = 1
+    (tmp_path / "junk.h5").write_text("not HDF5")
+    for name in ["plain.h5", "junk.h5", "missing.h5"]:
+        assert main(["show", str(tmp_path / name)]) == 1
+        assert "error:" in capsys.readouterr().err

@@ -23,6 +23,7 @@ from .plots import (
     save,
 )
 from .report import write_report
+from .show import show
 
 __all__ = [
     "read_run",
@@ -41,4 +42,5 @@ __all__ = [
     "plot_scaling",
     "save",
     "write_report",
+    "show",
 ]

@@ -1,4 +1,5 @@
-"""Command line: ``python -m xnet_study report|table|status FOLDER`` (also ``xnet-study``)."""
+"""Command line: ``python -m xnet_study report|table|status FOLDER`` or ``show FILE`` (also
+``xnet-study``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pandas as pd
 
 from .read import read_study, study_status
 from .report import write_report
+from .show import show
 
 
 def main(argv=None) -> int:
@@ -22,6 +24,8 @@ def main(argv=None) -> int:
     p.add_argument("--csv", help="write CSV here instead of printing")
     p = sub.add_parser("status", help="print where each run stands")
     p.add_argument("folder")
+    p = sub.add_parser("show", help="print one result file: status, summary table, last time-series rows")
+    p.add_argument("file", help="a result file of xnet run, sweep or study (runs/NAME.h5); it may still be running")
     args = parser.parse_args(argv)
     try:
         if args.command == "report":
@@ -33,9 +37,11 @@ def main(argv=None) -> int:
             else:
                 with pd.option_context("display.max_rows", None, "display.width", 200):
                     print(df.drop(columns=["file"]).to_string(index=False))
+        elif args.command == "show":
+            show(args.file)
         else:
             print(study_status(args.folder).to_string(index=False))
-    except (OSError, KeyError, ValueError) as e:
+    except (OSError, KeyError, ValueError, TypeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0

@@ -238,6 +238,17 @@ pub fn python_with(modules: &str) -> Option<PathBuf> {
     })
 }
 
+/// The modules the Python package `xnet_study` imports.
+pub const XNET_STUDY_NEEDS: &str = "h5py, pandas, matplotlib";
+
+/// `python -m xnet_study ARGS` with this workspace's package (`python/`) first on the path,
+/// whatever package the interpreter has installed.
+pub fn xnet_study(python: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(python);
+    c.env("PYTHONPATH", workspace().join("python")).args(["-m", "xnet_study"]).args(args);
+    c
+}
+
 /// A subset of the columns of `/points/NNN/timeseries`.
 #[derive(H5Type, Clone, Copy, Debug)]
 #[repr(C)]

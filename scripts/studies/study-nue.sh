@@ -5,9 +5,11 @@
 # RRG(876, 17 + 6) with 4 layers. Per network and order: average routing distance and the
 # hottest link's weight (xnet routes), and the peak accepted load of a load sweep
 # (5,000 cycles, 1,500 warm-up, uniform traffic). Prints a Markdown table.
-# Usage: scripts/study-nue.sh [threads]   (default 2)
+# Not a study file (configs/studies/): ARD and link weights come from `xnet routes`, which a
+# study does not run, and each network sweeps its own loads.
+# Usage: scripts/studies/study-nue.sh [threads]   (default 2)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 threads=${1:-2}
 cargo build --release -p xnet -q
 out=$(mktemp -d)

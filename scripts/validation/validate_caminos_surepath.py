@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Matched runs of the SurePath seed's mechanisms in CAMINOS 0.6.3 (the seed's own
 simulator) and in xnet, on the seed's 2D HyperX (side 16, 16 servers per switch) at offered
-load 1.0. Not part of CI. CAMINOS is installed on first use by scripts/validate-caminos.sh
+load 1.0. Not part of CI. CAMINOS is installed on first use by scripts/validation/validate-caminos.sh
 (or give its path in $CAMINOS).
 
 CAMINOS side, built from its documented routings and VC policies (caminos-lib 0.6.3):
@@ -14,11 +14,11 @@ CAMINOS side, built from its documented routings and VC policies (caminos-lib 0.
              shortcuts 80/64/48} on VC 3
 and every mechanism selects by the seed's rule: label + the requested VC's occupancy + the
 port's occupancy (output buffer and consumed credits), then the lowest, ties at random.
-xnet side: scripts/study_surepath_seed.py's settings with router.preset = "caminos"
+xnet side: scripts/studies/study_surepath_seed.py's settings with router.preset = "caminos"
 (the Basic router: no pipeline delay, per-VC crossbar, random greedy allocation) and
 routing.escape_shortcuts = "upward" (CAMINOS's rule).
 
-Usage: scripts/validate_caminos_surepath.py [--cycles N] [--patterns P ...] [--mechanisms M ...]
+Usage: scripts/validation/validate_caminos_surepath.py [--cycles N] [--patterns P ...] [--mechanisms M ...]
 """
 
 import argparse
@@ -28,7 +28,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The mechanisms' settings are those of the study script (scripts/studies/).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "studies"))
 import study_surepath_seed as study  # noqa: E402
 
 ROOT = study.ROOT
@@ -131,7 +132,7 @@ def main():
     args = parser.parse_args()
     study.SHORTCUTS = "upward"
     if not os.access(CAMINOS, os.X_OK):
-        sys.exit(f"no CAMINOS at {CAMINOS}: run scripts/validate-caminos.sh once, or set $CAMINOS")
+        sys.exit(f"no CAMINOS at {CAMINOS}: run scripts/validation/validate-caminos.sh once, or set $CAMINOS")
     print("| pattern | mechanism | CAMINOS accepted | xnet accepted | CAMINOS latency | xnet latency |")
     print("| --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as work:

@@ -14,7 +14,7 @@ For each fabric and xnet routing:
    OpenSM's dump (`routing.algorithm = "tables"`, with the renumbered SLs) gives the same
    verifier report as the routing itself.
 
-Usage: scripts/opensm_file_roundtrip.py   (installs opensm and ibsim-utils with apt-get
+Usage: scripts/validation/opensm_file_roundtrip.py   (installs opensm and ibsim-utils with apt-get
 when missing; needs target/release/xnet). Prints a Markdown table.
 """
 
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from compare_opensm import CONFIG, ensure_opensm  # the same fabrics' config, installer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 XNET = os.environ.get("XNET", str(ROOT / "target" / "release" / "xnet"))
 
 FABRICS = [

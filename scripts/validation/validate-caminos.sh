@@ -3,12 +3,12 @@
 # Markdown table of docs/validation.md. Not part of CI: it installs CAMINOS on first use
 # (`cargo install`, about 4 minutes on 2 cores) into .peers/caminos (or uses $CAMINOS).
 #
-#   scripts/validate-caminos.sh
+#   scripts/validation/validate-caminos.sh
 #
 # Each case is a CAMINOS config template in scripts/validation/ (LOAD filled in) and the
 # xnet config (and overrides) that match it, both 5,000 cycles with 1,000 of warm-up.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 caminos=${CAMINOS:-.peers/caminos/bin/caminos}
 if [ ! -x "$caminos" ]; then
   echo "installing CAMINOS 0.6.3 into .peers/caminos ..." >&2

@@ -3,7 +3,7 @@
 # so that the machine's drift hits both alike. Prints each run's simulation wall time and
 # the sum of its partitions' compute seconds, then the best and the median of each build.
 #
-#   scripts/bench-ab.sh OLD_XNET NEW_XNET [CONFIG] [THREADS] [RUNS] [--set ...]
+#   scripts/bench/bench-ab.sh OLD_XNET NEW_XNET [CONFIG] [THREADS] [RUNS] [--set ...]
 #
 # Default: configs/hyperx-2d-16.toml (the core benchmark), 1 thread, 5 runs each.
 #
@@ -14,7 +14,7 @@
 # less but still by several per cent, so changes under about 5 % need many pairs
 # (BENCHMARKS.md, "What one cache miss costs").
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 old=$1; new=$2; cfg=${3:-configs/hyperx-2d-16.toml}; threads=${4:-1}; runs=${5:-5}
 shift $(( $# < 5 ? $# : 5 ))
 py=python3; [ -x .venv/bin/python3 ] && py=.venv/bin/python3

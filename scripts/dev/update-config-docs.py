@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Rewrites the generated tables of docs/configuration.md from the registries.
 
-    cargo build --release -p xnet && scripts/update-config-docs.py [path/to/xnet]
+    cargo build --release -p xnet && scripts/dev/update-config-docs.py [path/to/xnet]
 
 Each block between `<!-- generated: NAME ... -->` and `<!-- end: NAME -->` is replaced by
 the same block of `xnet list --markdown`; models/tests/registry.rs fails while they differ.
@@ -11,7 +11,7 @@ import re
 import subprocess
 import sys
 
-root = pathlib.Path(__file__).resolve().parent.parent
+root = pathlib.Path(__file__).resolve().parents[2]
 xnet = sys.argv[1] if len(sys.argv) > 1 else str(root / "target/release/xnet")
 blocks = subprocess.run([xnet, "list", "--markdown"], check=True, capture_output=True, text=True).stdout
 doc = root / "docs/configuration.md"

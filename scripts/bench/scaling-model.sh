@@ -2,16 +2,16 @@
 # The strong-scaling model of docs/scaling.md, from scratch: measures this machine's MPI
 # (examples/mpi_bench), partitions each million-endpoint config for 1 to 4,096 ranks
 # (`xnet partition --csv`), runs each on 1 rank and on 2 ranks (cost per event, messages
-# per cut link, bytes per message), then runs scripts/scaling_model.py, which writes the
+# per cut link, bytes per message), then runs scripts/bench/scaling_model.py, which writes the
 # tables (docs/scaling/model.md) and the plot (docs/scaling/speedup.png).
 #
-#   scripts/scaling-model.sh [WORKDIR] [CYCLES_1_RANK] [CYCLES_2_RANKS]
+#   scripts/bench/scaling-model.sh [WORKDIR] [CYCLES_1_RANK] [CYCLES_2_RANKS]
 #
 # Defaults: WORKDIR /tmp/xnet-scaling-model, 3,000 cycles on 1 rank and 10,000 on 2
 # (the 2-rank runs are the ones BENCHMARKS.md reports). About 45 minutes on 2 cores.
 # Existing run files in WORKDIR are reused (delete them to measure again).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 dir=${1:-/tmp/xnet-scaling-model}
 cycles1=${2:-3000}
 cycles2=${3:-10000}
@@ -38,4 +38,4 @@ for name in dragonfly-23-46-23 rrg-65536-48-32 hyperx-3d-32; do
       --set "simulation.cycles=$cycles2"
   fi
 done
-"$py" scripts/scaling_model.py --model "$dir" --png docs/scaling/speedup.png --markdown docs/scaling/model.md
+"$py" scripts/bench/scaling_model.py --model "$dir" --png docs/scaling/speedup.png --markdown docs/scaling/model.md

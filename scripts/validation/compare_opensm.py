@@ -16,7 +16,7 @@ HCA per switch) and then routed by both tools from that file:
   "tables"`) for their average routing distance and link weights, measured exactly as
   xnet's own.
 
-Usage: scripts/compare_opensm.py [OUT.csv]   (installs opensm and ibsim-utils with
+Usage: scripts/validation/compare_opensm.py [OUT.csv]   (installs opensm and ibsim-utils with
 apt-get when missing; needs target/release/xnet). Prints a Markdown table; writes the
 rows as CSV (default: docs/studies/opensm/results.csv).
 """
@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 XNET = os.environ.get("XNET", str(ROOT / "target" / "release" / "xnet"))
 
 # (name, [topology] lines) of the fabrics: one endpoint (HCA) per switch, k^n on a fat tree.

@@ -6,9 +6,9 @@
 # group, against the plain input-FIFO router xnet had before (speedup 1, VC 0 in and
 # out, 2-packet output buffers). Prints a Markdown table. About 5 minutes on 2 cores.
 #
-#   scripts/validate-defaults.sh [THREADS]
+#   scripts/validation/validate-defaults.sh [THREADS]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 threads=${1:-2}
 cargo build --release -p xnet -q
 py=python3; [ -x .venv/bin/python3 ] && py=.venv/bin/python3

@@ -5,8 +5,8 @@
 # .peers/booksim2 from the local mirror if there is one, else from a git clone; $BOOKSIM
 # names a binary to use instead.
 #
-#   scripts/validate-booksim.sh               # full length: about 1.5 hours on 2 cores
-#   QUICK=1 scripts/validate-booksim.sh       # short windows, one load per case (minutes)
+#   scripts/validation/validate-booksim.sh               # full length: about 1.5 hours on 2 cores
+#   QUICK=1 scripts/validation/validate-booksim.sh       # short windows, one load per case (minutes)
 #
 # Environment: BOOKSIM (booksim binary), XNET (xnet binary; default: cargo build),
 # OUTPUT_BUFFER (xnet router.output_buffer, default 4096),
@@ -14,16 +14,16 @@
 # default 10000 as in its example; the xnet window is matched to it), JOBS (parallel cases,
 # default 2), PYTHON (a python3 with h5py; default .venv/bin/python3).
 #
-# Each BookSim run uses the template validation/dragonfly-4-8-4-booksim.cfg.in (the keys of
+# Each BookSim run uses the template dragonfly-4-8-4-booksim.cfg.in (beside this script) (the keys of
 # the example, routing, VCs, traffic, load and sample period filled in). BookSim's latency
 # mode warms up for 3 sample periods, then measures until 3 periods agree (at least 3, at
 # most 10 in all) and drains the measured packets; the xnet run warms up for 3 periods and
 # measures 3.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-cd "$here/.."
+cd "$here/../.."
 root=$(pwd)
-val="$here/validation"
+val="$here"
 peers=${PEERS:-$root/.peers}
 sample=${SAMPLE_PERIOD:-10000}
 jobs=${JOBS:-2}

@@ -3,9 +3,9 @@
 # 1 rank x 1 thread, 1 x 2 and 2 ranks x 1 (mpiexec), best of N runs each. Prints wall time,
 # speedup, windows, messages and bytes exchanged between ranks per window, and the time
 # partitions spent waiting at synchronisation.
-# Usage: scripts/bench-distributed.sh [runs] [cycles]   (defaults 3 and 10000)
+# Usage: scripts/bench/bench-distributed.sh [runs] [cycles]   (defaults 3 and 10000)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${1:-3}
 cycles=${2:-10000}
 cargo build --release -p xnet -q

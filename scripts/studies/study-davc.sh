@@ -5,9 +5,12 @@
 # ECMP, ALLPATH(1) and Valiant, against the baselines (Dally's VC scheme on the Dragonfly,
 # SPDA with 1 to 16 VCs, the ladder). Prints a Markdown table: accepted load, VCs used,
 # status. VCs per scheme = what the configuration check requires (longest route).
-# Usage: scripts/study-davc.sh [cycles] [threads]   (defaults 3000 and 2)
+# Not a study file (configs/studies/): the VCs change with the routing and the network, and
+# Dally's schemes exist only on the Dragonfly, so the runs are not a grid; and "VCs used"
+# reads each run's vc_phits, which the package's table does not carry.
+# Usage: scripts/studies/study-davc.sh [cycles] [threads]   (defaults 3000 and 2)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 cycles=${1:-3000}
 threads=${2:-2}
 cargo build --release -p xnet -q

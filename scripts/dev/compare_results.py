@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare two xnet result files dataset by dataset.
 
-    scripts/compare_results.py A.h5 B.h5
+    scripts/dev/compare_results.py A.h5 B.h5
 
 Prints every difference and exits 1 if there is one, 0 if the two files hold the same
 datasets (byte for byte) and the same attributes, apart from the attributes that record

@@ -16,9 +16,9 @@
 #   nue-torus       Nue, 8 layers, 10x10x10 torus with 1 % (30) failed links (Nue seed)
 #   topo-dragonfly  xnet topo, Dragonfly p=23, a=46, h=23 (48,714 switches)
 #   topo-rrg-65536  xnet topo, the RRG of rrg-65536
-# Usage: scripts/bench-routing.sh [case ...]   (default: all but rrg-65536-d17 and rrg-65536)
+# Usage: scripts/bench/bench-routing.sh [case ...]   (default: all but rrg-65536-d17 and rrg-65536)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 cargo build --release -p xnet -q
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -5,9 +5,9 @@
 # minimal routing), next to synthetic uniform traffic on the same network for the same
 # number of cycles at the load that moves about as many packets. Prints wall seconds,
 # packet-hops per second, peak memory and memory per endpoint for each, on 1 and 2 threads.
-# Usage: scripts/bench-workload.sh
+# Usage: scripts/bench/bench-workload.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 cargo build --release -p xnet -q
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -15,7 +15,11 @@ injection (offered load 1.0: the accepted load is the throughput):
   replot    redraws the healthy figures from healthy.csv
 
 Writes CSV tables and PNG figures into the output folder (default docs/studies/surepath).
-Usage: scripts/study_surepath_seed.py [--cycles N] [--threads T] [--only NAME ...] [--out DIR]
+Not a study file (configs/studies/): a mechanism sets four or five keys together (routing,
+VC policy, VCs, escape), so the runs are not a grid; the fault experiments reuse the
+healthy runs; and the figures are bar charts laid out as the seed's, which the package does
+not draw.
+Usage: scripts/studies/study_surepath_seed.py [--cycles N] [--threads T] [--only NAME ...] [--out DIR]
        [--fault-step N] [--shortcuts descending|upward|both]
 """
 
@@ -32,7 +36,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 XNET = os.path.join(ROOT, "target", "release", "xnet")
 
 # The seed's Table 2 router: input buffers of 8 packets, output buffers of 4, 16-phit

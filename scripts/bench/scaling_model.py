@@ -2,9 +2,9 @@
 """Strong-scaling model of xnet runs: time per window from the partition, the measured
 cost of an event and of messages, and the MPI figures of a machine (docs/scaling.md).
 
-    scripts/scaling_model.py --model DIR [--png OUT.png] [--markdown OUT.md]
+    scripts/bench/scaling_model.py --model DIR [--png OUT.png] [--markdown OUT.md]
 
-DIR (written by scripts/scaling-model.sh) holds, per network NAME:
+DIR (written by scripts/bench/scaling-model.sh) holds, per network NAME:
     NAME/run1.h5            a 1-rank x 1-thread run (cost per event, events per cycle)
     NAME/run2.h5            a 2-rank x 1-thread run (messages per cut link, bytes per message)
     NAME/ranks-P.csv        `xnet partition --ranks P --csv` for P = 1, 2, 4, ..., 4096
@@ -121,7 +121,7 @@ def predict(cal, ranks_rows, cycles, mpi):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", required=True, help="directory written by scripts/scaling-model.sh")
+    ap.add_argument("--model", required=True, help="directory written by scripts/bench/scaling-model.sh")
     ap.add_argument("--cycles", type=int, default=10000, help="cycles of the predicted run")
     ap.add_argument("--png", help="plot of the predicted speed-up and efficiency")
     ap.add_argument("--markdown", help="tables for docs/scaling.md")

@@ -11,7 +11,7 @@ first candidate of each routing state (`selection = "first"`) and once with the 
 path selection (`selection = "balanced"`), which chooses one path per pair to balance link
 weights as the survey's engines do.
 
-Usage: scripts/survey_tables.py [OUT.csv]   (needs target/release/xnet; about a minute on
+Usage: scripts/validation/survey_tables.py [OUT.csv]   (needs target/release/xnet; about a minute on
 2 cores). Prints Markdown tables; writes the rows as CSV (default:
 docs/studies/survey/results.csv).
 """
@@ -24,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 XNET = os.environ.get("XNET", str(ROOT / "target" / "release" / "xnet"))
 
 SIZES = ["4x4", "8x4", "8x8", "16x8"]

@@ -9,7 +9,11 @@ Valiant), DAVC F_N, F_P and F_NP over Min, Valiant, SP, ECMP and ALLPATH(1), and
 figure. Writes docs/studies/davc-applications/{results.csv,running-times.png} and prints a
 Markdown table.
 
-    scripts/study_davc_apps.py [--jobs 2] [--only stencil2d ...] [--replot]
+    scripts/studies/study_davc_apps.py [--jobs 2] [--only stencil2d ...] [--replot]
+
+Not a study file (configs/studies/): each mechanism has its own VCs and keys, so the runs
+are not a grid, and the figure is bars of completion time per mechanism, which the
+package does not draw.
 
 The seed gives the workloads a sentence each, not their sizes; the sizes here (WORKLOADS)
 are ours, chosen so that every rank of the 5,256 endpoints takes part (butterfly: the
@@ -22,7 +26,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-root = pathlib.Path(__file__).resolve().parent.parent
+root = pathlib.Path(__file__).resolve().parents[2]
 xnet = root / "target/release/xnet"
 out_dir = root / "docs/studies/davc-applications"
 

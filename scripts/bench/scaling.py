@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Strong-scaling table and plot from xnet result files of the same configuration.
 
-Usage: python3 scripts/scaling.py [--plot scaling.png | --no-plot] FILE.h5 ...
+Usage: python3 scripts/bench/scaling.py [--plot scaling.png | --no-plot] FILE.h5 ...
 
 Each FILE is an xnet result (docs/output-format.md) of the same configuration run with a
 different layout (MPI ranks x threads per rank), e.g. the `scaling-R<r>-T<t>.h5` files

@@ -6,9 +6,9 @@
 # The router is pinned to the one the benchmark was defined with (speedup 1, injection
 # and ejection on VC 0, 32-phit output buffers), so that its history stays comparable;
 # ROUTER=default measures the default router instead.
-# Usage: [ROUTER=default] scripts/bench-core.sh [runs]   (default 3)
+# Usage: [ROUTER=default] scripts/bench/bench-core.sh [runs]   (default 3)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${1:-3}
 cargo build --release -p xnet -q
 out=$(mktemp -d)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks result files against docs/output-format.md, both ways.
 
-    scripts/check_output_format.py docs/output-format.md RESULT.h5 [RESULT.h5 ...]
+    scripts/dev/check_output_format.py docs/output-format.md RESULT.h5 [RESULT.h5 ...]
 
 For every documented attribute and table column it checks the type the file really has,
 and it lists what a file holds that the document does not describe. Prints one line per
