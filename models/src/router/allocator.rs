@@ -320,7 +320,8 @@ impl RouterState {
     /// ready head for a free output proposes one VC (round-robin over its VCs), and every
     /// output grants one proposing input (round-robin over inputs); with
     /// `arbitration = "random"` both choices are uniformly random. Only outputs that have
-    /// waiting heads are visited.
+    /// waiting heads are visited. Whatever could not go now asks for another pass when it
+    /// may (`retry_at`).
     pub(super) fn allocate(&mut self, sh: &Shared, ctx: &mut RouterCtx<'_>, part: &mut PartitionState) {
         let t = ctx.now();
         self.scheduled_allocations.retain(|&x| x != t);
@@ -328,13 +329,33 @@ impl RouterState {
             return;
         }
         let PartitionState { stats, scratch } = part;
-        let vcs = self.vcs;
         let mut retry_at = u64::MAX;
         if sh.params.reselect {
             // Heads that lost the last pass choose again among the candidates with room.
             self.unroute_requesters();
             retry_at = t + 1;
         }
+        self.route_ready_heads(sh, t, scratch, &mut retry_at);
+        self.collect_requests(sh, t, scratch, &mut retry_at);
+        let transfer = (sh.params.packet_size as u32).div_ceil(sh.params.speedup as u32) as u64;
+        if !self.vc_out_busy.is_empty() {
+            self.arbitrate_per_vc(sh, scratch, transfer, &mut retry_at, ctx, stats);
+        } else if sh.params.crossbar == Crossbar::OutputQueued {
+            scratch.fit(self.ports.len());
+            self.grant_output_queued(sh, scratch, transfer, &mut retry_at, ctx, stats);
+        } else {
+            scratch.fit(self.ports.len());
+            self.arbitrate_separable(sh, scratch, transfer, &mut retry_at, ctx, stats);
+        }
+        if retry_at != u64::MAX && self.waiting > 0 {
+            self.request_allocation(retry_at, ctx);
+        }
+    }
+
+    /// Routes the unrouted heads that can leave now (ready, their input's crossbar port
+    /// free), so that adaptive choices see the freshest occupancy, and makes each a
+    /// requester of the output it chose.
+    fn route_ready_heads(&mut self, sh: &Shared, t: u64, scratch: &mut Scratch, retry_at: &mut u64) {
         // The heads to route and the outputs to arbitrate are visited one after another:
         // ask for their packets and port records first, so that the misses overlap.
         for &input in &self.unrouted {
@@ -350,12 +371,10 @@ impl RouterState {
             let input = self.unrouted[k] as usize;
             let ready = self.channels[input].head_ready;
             let in_busy = self.input_busy(input);
-            // Route when the head can actually leave: adaptive choices then see the
-            // freshest occupancy.
             if ready <= t && in_busy <= t {
                 let Some(c) = self.route(sh, input, t, &mut scratch.candidates) else {
                     // No candidate has room (escape subnetwork only): try again next cycle.
-                    retry_at = retry_at.min(t + 1);
+                    *retry_at = (*retry_at).min(t + 1);
                     k += 1;
                     continue;
                 };
@@ -368,12 +387,21 @@ impl RouterState {
                 self.unrouted.swap_remove(k);
             } else {
                 if ready <= t {
-                    retry_at = retry_at.min(in_busy);
+                    *retry_at = (*retry_at).min(in_busy);
                 }
                 k += 1;
             }
         }
-        // Likewise the first requester of each output (its VC record and input port).
+    }
+
+    /// Lists in `scratch.requests` the `(output, input, input VC)` of every requester that
+    /// may go now: its output's crossbar port and its input's are free, and the output VC
+    /// has room for the packet (and, when grants take credits, the credits). A requester
+    /// that must wait either sets `retry_at` or marks the output VC so that freed room
+    /// calls the allocator again.
+    fn collect_requests(&mut self, sh: &Shared, t: u64, scratch: &mut Scratch, retry_at: &mut u64) {
+        let vcs = self.vcs;
+        // Ask for the first requester of each output (its VC record and input port).
         for o in set_bits(&self.wanted_outputs) {
             let x = self.ports[o].first_requester;
             if x != NIL {
@@ -390,7 +418,7 @@ impl RouterState {
             next = first_set_bit(&self.wanted_outputs, o + 1);
             let busy = self.ports[o].xbar_busy_until as u64;
             if busy > t {
-                retry_at = retry_at.min(busy);
+                *retry_at = (*retry_at).min(busy);
                 continue;
             }
             self.settle(o, t);
@@ -406,20 +434,20 @@ impl RouterState {
                 x = self.channels[requester].next_requester;
                 let in_busy = self.input_busy(requester);
                 if in_busy > t {
-                    retry_at = retry_at.min(in_busy);
+                    *retry_at = (*retry_at).min(in_busy);
                     continue;
                 }
                 let vc = self.channels[requester].choice.expect("requesters are routed").vc;
                 if let Some(&busy) = self.vc_out_busy.get(o * vcs + vc as usize) {
                     if busy as u64 > t {
-                        retry_at = retry_at.min(busy as u64);
+                        *retry_at = (*retry_at).min(busy as u64);
                         continue;
                     }
                 }
                 let out = &mut self.channels[o * vcs + vc as usize];
                 if out.used as u32 + size > out_cap {
                     if pending_phits > 0 && pending_vc == vc {
-                        retry_at = retry_at.min(pending_at); // room frees when that tail leaves
+                        *retry_at = (*retry_at).min(pending_at); // room frees when that tail leaves
                     } else {
                         out.space_waiter = true; // the next transmission will call us again
                     }
@@ -432,36 +460,32 @@ impl RouterState {
                 requests.push((o as PortId, i as PortId, v as u8));
             }
         }
-        let transfer = size.div_ceil(sh.params.speedup as u32) as u64;
-        let ports = self.ports.len();
-        if !self.vc_out_busy.is_empty() {
-            self.arbitrate_per_vc(sh, scratch, transfer, &mut retry_at, ctx, stats);
-            if retry_at != u64::MAX && self.waiting > 0 {
-                self.request_allocation(retry_at, ctx);
-            }
-            return;
-        }
-        scratch.fit(ports);
-        if sh.params.crossbar == Crossbar::OutputQueued {
-            self.grant_output_queued(sh, scratch, transfer, &mut retry_at, ctx, stats);
-            if retry_at != u64::MAX && self.waiting > 0 {
-                self.request_allocation(retry_at, ctx);
-            }
-            return;
-        }
+    }
+
+    /// The separable allocation of `scratch.requests` (see `separable_allocation`), then
+    /// the grants in output order, so that nothing depends on the order in which requests
+    /// were listed. The losers, and packets left at a granted input, come back when the
+    /// crossbar frees.
+    fn arbitrate_separable(
+        &mut self,
+        sh: &Shared,
+        scratch: &mut Scratch,
+        transfer: u64,
+        retry_at: &mut u64,
+        ctx: &mut RouterCtx<'_>,
+        stats: &mut PartitionStats,
+    ) {
+        let t = ctx.now();
         let mut arbiters = Arbiters {
             ports: &self.ports,
             rng: &mut self.rng,
-            vcs,
+            vcs: self.vcs,
             random: sh.params.arbitration == Arbitration::Random,
         };
         let (allocator, iterations) = (sh.params.allocator, sh.params.allocator_iterations);
         if separable_allocation(scratch, allocator, iterations, &mut arbiters) < scratch.requests.len() {
-            // The losers come back when the crossbar frees.
-            retry_at = retry_at.min(t + transfer);
+            *retry_at = (*retry_at).min(t + transfer);
         }
-        // Grants take effect in output order, so that nothing depends on the order in
-        // which requests were listed.
         scratch.granted.sort_unstable();
         for g in 0..scratch.granted.len() {
             let o = scratch.granted[g];
@@ -469,13 +493,9 @@ impl RouterState {
             scratch.in_matched[i as usize] = false;
             scratch.out_matched[o as usize] = false;
             self.grant(sh, o, i, v, transfer, ctx, stats);
-            // Packets left at this input wait for its crossbar port.
             if self.ports[i as usize].in_occupied != 0 {
-                retry_at = retry_at.min(t + transfer);
+                *retry_at = (*retry_at).min(t + transfer);
             }
-        }
-        if retry_at != u64::MAX && self.waiting > 0 {
-            self.request_allocation(retry_at, ctx);
         }
     }
 
