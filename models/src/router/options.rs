@@ -1,0 +1,226 @@
+//! The router's parameters ([`RouterParams`], from `[router]`) and its closed sets of
+//! options as configs name them: the credit check, the ejection and injection VCs, the
+//! arbitration, the allocator and the crossbar, each listed with its doc for `xnet list`.
+
+use base::settings::Choice;
+use serde::{Deserialize, Serialize};
+
+/// Router and endpoint parameters, validated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RouterParams {
+    /// Virtual channels per port.
+    pub vcs: u8,
+    /// Input buffer per VC, in phits.
+    pub input_buffer: u32,
+    /// Output buffer per VC, in phits.
+    pub output_buffer: u32,
+    /// Packet length in phits.
+    pub packet_size: u16,
+    /// Crossbar speedup: phits per cycle a crossbar port moves.
+    pub speedup: u16,
+    /// Cycles from head arrival to the head being routed and eligible for allocation.
+    pub router_delay: u64,
+    /// Which input VC endpoints inject into.
+    pub injection_vc: InjectionVc,
+    /// Packets a source queue holds (0: unbounded).
+    pub source_queue: u32,
+    /// A head that was not granted chooses again, every cycle, among the candidates whose
+    /// output VC has room (otherwise it keeps its first choice until granted).
+    pub reselect: bool,
+    /// What a crossbar transfer holds busy.
+    pub crossbar: Crossbar,
+    /// How the allocator's arbiters choose among requests.
+    pub arbitration: Arbitration,
+    /// Which output VC of a terminal port a packet for an own endpoint takes.
+    pub ejection_vc: EjectionVc,
+    /// The order of the separable allocator's two arbitrations (port crossbar).
+    pub allocator: Allocator,
+    /// Passes of the separable allocator per allocation, 1..=8: later passes match the
+    /// inputs and outputs that earlier passes left free.
+    pub allocator_iterations: u8,
+    /// Where a packet for a switch needs credits for the downstream input VC.
+    pub credit_check: CreditCheck,
+}
+
+/// Where a packet bound for another switch must find credits for all of it in the
+/// downstream input VC: what the output buffer is, with respect to the credit loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CreditCheck {
+    /// At the link: a packet enters the output buffer when it has room there and waits in
+    /// it for credits, so the output buffer is storage of its own, in front of the credit
+    /// loop (an output-buffered router's staging queue).
+    #[default]
+    Link,
+    /// At the crossbar: a packet is granted only with credits for all of it, taken then, as
+    /// BookSim2's input-queued router does (a flit crosses only with a downstream credit,
+    /// iq_router.cpp:1375-1377, spent at the crossbar, iq_router.cpp:1122). The output
+    /// buffer then never holds more than the downstream VC has room for, and an output's
+    /// occupancy, as adaptive routing reads it, is the downstream credits in use
+    /// (BookSim's `GetUsedCredit`), output-buffered packets included.
+    Crossbar,
+}
+
+/// The credit checks `router.credit_check` accepts.
+pub const CREDIT_CHECKS: &[Choice<CreditCheck>] = &[
+    Choice {
+        value: CreditCheck::Link,
+        name: "link",
+        doc: "a packet enters the output buffer when it has room there and waits in it for downstream credits: the output buffer is storage in front of the credit loop (default)",
+    },
+    Choice {
+        value: CreditCheck::Crossbar,
+        name: "crossbar",
+        doc: "a packet crosses the crossbar only with credits for all of it in the downstream input VC, taken then (BookSim2's iq router): the output buffer holds no more than the downstream VC has room for",
+    },
+];
+
+base::named_by_registry!(CreditCheck, CREDIT_CHECKS);
+
+/// Which output VC of the terminal port a packet for an own endpoint is moved into.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EjectionVc {
+    /// Always VC 0: ejections to an endpoint queue in one output buffer.
+    Zero,
+    /// Any VC with room for the packet (and a free crossbar output), chosen at random: as
+    /// CAMINOS's `Hops` policy allows every VC towards a server, so that a head for an
+    /// endpoint leaves its input buffer as soon as any ejection buffer has room. The
+    /// default: BookSim2's ejection goes through one output queue per port, not per VC.
+    #[default]
+    Any,
+}
+
+/// The ejection VC choices `router.ejection_vc` accepts.
+pub const EJECTION_VCS: &[Choice<EjectionVc>] = &[
+    Choice { value: EjectionVc::Zero, name: "zero", doc: "always VC 0 of the terminal port" },
+    Choice {
+        value: EjectionVc::Any,
+        name: "any",
+        doc: "any VC of the terminal port with room (and, with the per-VC crossbar, a free crossbar output), at random (default); CAMINOS's Hops policy allows every VC towards a server",
+    },
+];
+
+base::named_by_registry!(EjectionVc, EJECTION_VCS);
+
+/// How the allocator's arbiters (an input among its VCs, an output among its requesters)
+/// choose.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Arbitration {
+    /// Round-robin from a pointer that moves past each grant.
+    #[default]
+    RoundRobin,
+    /// Uniformly at random (the router's random stream), as CAMINOS's Basic router matches
+    /// requests in a random order.
+    Random,
+}
+
+/// The arbitrations `router.arbitration` accepts.
+pub const ARBITRATIONS: &[Choice<Arbitration>] = &[
+    Choice {
+        value: Arbitration::RoundRobin,
+        name: "round_robin",
+        doc: "round-robin from a pointer that moves past each grant (default)",
+    },
+    Choice {
+        value: Arbitration::Random,
+        name: "random",
+        doc: "uniformly random, from the router's random stream; CAMINOS's Basic router grants requests in a random order",
+    },
+];
+
+base::named_by_registry!(Arbitration, ARBITRATIONS);
+
+/// Which side of the port crossbar's separable allocator arbitrates first. With the
+/// per-VC crossbar every input VC is a crossbar input with one request, so only the
+/// outputs arbitrate and the order does not matter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Allocator {
+    /// Each input port proposes one of its requesting VCs, then each output port grants
+    /// one of the inputs that proposed to it (BookSim2's `separable_input_first`).
+    #[default]
+    InputFirst,
+    /// Each output port grants one of the input VCs that request it, then each input port
+    /// accepts one of the grants it received (BookSim2's `separable_output_first`).
+    OutputFirst,
+}
+
+/// The allocators `router.allocator` accepts.
+pub const ALLOCATORS: &[Choice<Allocator>] = &[
+    Choice {
+        value: Allocator::InputFirst,
+        name: "input_first",
+        doc: "separable, input-first: each input port proposes one requesting VC, each output grants one proposal (default; BookSim2's separable_input_first)",
+    },
+    Choice {
+        value: Allocator::OutputFirst,
+        name: "output_first",
+        doc: "separable, output-first: each output port grants one requesting input VC, each input accepts one grant (BookSim2's separable_output_first)",
+    },
+];
+
+base::named_by_registry!(Allocator, ALLOCATORS);
+
+/// The crossbar's ports: what one packet's transfer holds busy for
+/// `ceil(packet_size / speedup)` cycles.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Crossbar {
+    /// One crossbar input per input port and one output per output port: an input port
+    /// sends one packet at a time, whichever VC it comes from (an input-queued switch).
+    #[default]
+    Port,
+    /// One crossbar input per (input port, VC) and one output per (output port, VC), as
+    /// CAMINOS's Basic router moves a phit per cycle for each (port, VC) pair: packets of
+    /// different VCs cross at once, and only heads wanting the same output VC compete.
+    Vc,
+    /// An output-queued switch: an input port sends one packet at a time, as with
+    /// `Port`, but outputs never conflict: any number of inputs may move packets into one
+    /// output port at once (the output memory runs at N times the link rate), limited
+    /// only by room in the output VC buffers.
+    OutputQueued,
+}
+
+/// The crossbar models `router.crossbar` accepts.
+pub const CROSSBARS: &[Choice<Crossbar>] = &[
+    Choice {
+        value: Crossbar::Port,
+        name: "port",
+        doc: "one crossbar input per input port and one output per output port: an input sends one packet at a time, whatever its VC (default)",
+    },
+    Choice {
+        value: Crossbar::Vc,
+        name: "vc",
+        doc: "one crossbar input per (input port, VC) and one output per (output port, VC), as CAMINOS's Basic router: packets of different VCs cross at once; heads compete only for the same output VC",
+    },
+    Choice {
+        value: Crossbar::OutputQueued,
+        name: "output_queued",
+        doc: "an output-queued switch: an input port sends one packet at a time, but outputs never conflict (only output buffer room limits them); the ideal that input-queued designs with speedup approach",
+    },
+];
+
+base::named_by_registry!(Crossbar, CROSSBARS);
+
+/// Which VC of the router's input port an endpoint injects a packet into.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InjectionVc {
+    /// Always VC 0: the source queue is a FIFO behind one input buffer.
+    Zero,
+    /// The lowest VC with credits for the packet among those it may start on, as
+    /// CAMINOS's servers choose (caminos-lib 0.6.3, src/lib.rs): the routing's VCs (below
+    /// an escape subnetwork's), or only VC 0 under a DAVC policy, whose VC count starts at
+    /// the injection VC (the DAVC paper injects on VC 0). The default: BookSim2's
+    /// endpoints likewise take any idle VC the routing allows.
+    #[default]
+    Any,
+}
+
+/// The injection VC choices `router.injection_vc` accepts.
+pub const INJECTION_VCS: &[Choice<InjectionVc>] = &[
+    Choice { value: InjectionVc::Zero, name: "zero", doc: "always VC 0: the source queue is a FIFO behind one input buffer" },
+    Choice {
+        value: InjectionVc::Any,
+        name: "any",
+        doc: "the lowest VC with credits for the packet among those it may start on (the routing's VCs below an escape subnetwork; VC 0 under DAVC), as CAMINOS's servers choose (default)",
+    },
+];
+
+base::named_by_registry!(InjectionVc, INJECTION_VCS);

@@ -1,0 +1,202 @@
+//! Heads at the router's inputs: their arrival in an input buffer and their routing: the
+//! candidates of the routing in force (`Routes::next_hops`) under the router's
+//! [`LoadView`], the selection's pick, and the ejection VC of a packet for an own endpoint.
+
+use super::buffers::{Held, PortState, VcState, NIL};
+use super::stats::PartitionStats;
+use super::{EjectionVc, RouterCtx, RouterState, Shared};
+use routing::packet::Packet;
+use routing::{Candidate, Hop, LoadView};
+use topology::{EndpointId, PortId};
+
+/// The occupancy of a router's outputs as the routing and the selection see it
+/// ([`LoadView`]), pending buffer releases included.
+struct Load<'a> {
+    channels: &'a [VcState],
+    ports: &'a [PortState],
+    vcs: usize,
+    capacity: u32,
+    now: u64,
+    /// `credit_check = "crossbar"`: output-buffered packets hold downstream credits.
+    credits_at_crossbar: bool,
+}
+
+impl Load<'_> {
+    /// Phits in the output buffer of `vc` at `port`.
+    fn buffered(&self, port: PortId, vc: u8) -> u32 {
+        let c = &self.channels[port as usize * self.vcs + vc as usize];
+        let p = &self.ports[port as usize];
+        let released =
+            if p.link_busy_until as u64 <= self.now && p.pending_vc == vc { p.pending_phits } else { 0 };
+        (c.used - released) as u32
+    }
+
+    /// Whether output buffer room and, with credits taken at the crossbar, downstream
+    /// credits let a packet of `size` phits be granted to `vc` at `port`.
+    fn has_room(&self, port: PortId, vc: u8, size: u32, output_buffer: u32) -> bool {
+        self.buffered(port, vc) + size <= output_buffer
+            && (!self.holds_credits(port)
+                || self.channels[port as usize * self.vcs + vc as usize].credits as u32 >= size)
+    }
+
+    /// Whether packets in the output buffers of `port` hold their downstream credits.
+    fn holds_credits(&self, port: PortId) -> bool {
+        self.ports[port as usize].holds_credits(self.credits_at_crossbar)
+    }
+}
+
+impl LoadView for Load<'_> {
+    fn vc_occupancy(&self, port: PortId, vc: u8) -> u32 {
+        let c = &self.channels[port as usize * self.vcs + vc as usize];
+        let credits_in_use = self.capacity.saturating_sub(c.credits as u32);
+        if self.holds_credits(port) {
+            // Output-buffered packets are among the credits in use (BookSim's count).
+            credits_in_use
+        } else {
+            self.buffered(port, vc) + credits_in_use
+        }
+    }
+    fn port_occupancy(&self, port: PortId) -> u32 {
+        // The sum over the VCs, kept up to date in the port: one cache line to read.
+        let p = &self.ports[port as usize];
+        let released = if p.link_busy_until as u64 <= self.now && !self.holds_credits(port) {
+            p.pending_phits as u32
+        } else {
+            0
+        };
+        debug_assert_eq!(
+            p.occupancy - released,
+            (0..self.vcs as u8).map(|v| self.vc_occupancy(port, v)).sum::<u32>()
+        );
+        p.occupancy - released
+    }
+}
+
+impl RouterState {
+    /// A head arriving at input `port` at time `arrival` (now, or later for own endpoints).
+    pub(super) fn on_head(
+        &mut self,
+        sh: &Shared,
+        port: PortId,
+        packet: Packet,
+        arrival: u64,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        let ready = arrival + sh.params.router_delay;
+        st.arrivals += 1;
+        let input = port as usize * self.vcs + packet.vc as usize;
+        if self.channels[input].input.is_empty() {
+            self.channels[input].head_ready = ready;
+            self.unrouted.push(input as u32);
+            self.ports[port as usize].in_occupied |= 1 << packet.vc;
+            // Routed in `router_delay` cycles: let the routing's table entries load meanwhile.
+            self.prefetch_route(sh, packet.dst);
+        }
+        let slot = self.store(Held { packet, ready, next: NIL });
+        self.channels[input].input.push_back(slot, &mut self.slab);
+        debug_assert!(
+            self.channels[input].input.len as u32 * sh.params.packet_size as u32 <= sh.params.input_buffer,
+            "input buffer {input} of switch {} overflows: flow control violated",
+            self.id
+        );
+        self.waiting += 1;
+        self.request_allocation(ready, ctx);
+    }
+
+    /// Hints the routing that a head for endpoint `dst` will be routed here soon
+    /// ([`routing::Routing::prefetch`]); when it is delivered here, asks for the
+    /// terminal port's records, which the ejection reads.
+    #[inline]
+    pub(super) fn prefetch_route(&self, sh: &Shared, dst: EndpointId) {
+        let (dst_switch, dst_port) = sh.endpoints.locate(dst);
+        if dst_switch != self.id {
+            sh.routes.routing.prefetch(self.id, dst_switch);
+        } else {
+            let first = dst_port as usize * self.vcs;
+            engine::prefetch(&self.ports[dst_port as usize]);
+            engine::prefetch_all(&self.channels[first..first + self.vcs]);
+        }
+    }
+
+    /// Routes the head of an input VC: candidates, VC policy, selection. With an escape
+    /// subnetwork, or when blocked heads re-select (`router.reselect`), only candidates
+    /// whose output VC has room for the packet are considered (SurePath's "if it satisfies
+    /// flow-control requirements", Camarero et al. 2024, section 3.2; CAMINOS's routers
+    /// likewise choose among the candidates with room), and `None` means none has: the
+    /// head is routed again later, so a packet blocked in the routing VCs can still take
+    /// the escape (Duato).
+    pub(super) fn route(
+        &mut self,
+        sh: &Shared,
+        input: usize,
+        now: u64,
+        candidates: &mut Vec<Candidate>,
+    ) -> Option<Candidate> {
+        let slot = self.channels[input].input.front().expect("head") as usize;
+        let dst_endpoint = self.slab[slot].packet.dst;
+        let (dst_switch, dst_port) = sh.endpoints.locate(dst_endpoint);
+        if dst_switch == self.id {
+            return Some(Candidate { port: dst_port, vc: self.ejection_vc(sh, dst_port, now), penalty: 0 });
+        }
+        let load = Load {
+            channels: &self.channels,
+            ports: &self.ports,
+            vcs: self.vcs,
+            capacity: sh.params.input_buffer,
+            now,
+            credits_at_crossbar: self.credits_at_crossbar,
+        };
+        let head = &mut self.slab[slot].packet;
+        let hop = Hop {
+            ports: sh.ports.of(self.local as usize),
+            at: self.id,
+            in_port: (input / self.vcs) as PortId,
+            dst: dst_switch,
+            vcs: self.vcs as u8,
+        };
+        sh.routes.next_hops(&hop, head, &load, &mut self.rng, candidates);
+        // The selection reads each candidate's port and VC records: let the misses overlap.
+        for c in candidates.iter() {
+            engine::prefetch(&self.ports[c.port as usize]);
+            let record = c.port as usize * self.vcs + c.vc as usize;
+            engine::prefetch_all(&self.channels[record..record + 1]);
+        }
+        if sh.routes.escape.is_some() || sh.params.reselect {
+            let (size, cap) = (sh.params.packet_size as u32, sh.params.output_buffer);
+            candidates.retain(|c| load.has_room(c.port, c.vc, size, cap));
+            if candidates.is_empty() {
+                return None;
+            }
+        }
+        Some(sh.selection.pick(candidates, &load, &mut self.rng))
+    }
+
+    /// The output VC a packet for an own endpoint at terminal port `port` is moved into:
+    /// 0, or with `ejection_vc = "any"` one chosen at random among the VCs with room for
+    /// the packet (and, with the per-VC crossbar, a free crossbar output), 0 if none has.
+    fn ejection_vc(&mut self, sh: &Shared, port: PortId, now: u64) -> u8 {
+        if sh.params.ejection_vc == EjectionVc::Zero {
+            return 0;
+        }
+        let (size, cap) = (sh.params.packet_size as u32, sh.params.output_buffer);
+        let base = port as usize * self.vcs;
+        let mut allowed = 0u64;
+        for v in 0..self.vcs.min(64) {
+            let busy = self.vc_out_busy.get(base + v).is_some_and(|&b| b as u64 > now);
+            if self.channels[base + v].used as u32 + size <= cap && !busy {
+                allowed |= 1 << v;
+            }
+        }
+        if allowed == 0 {
+            return 0;
+        }
+        let mut pick = base::rng::below(&mut self.rng, allowed.count_ones() as u64);
+        let mut bits = allowed;
+        while pick > 0 {
+            bits &= bits - 1;
+            pick -= 1;
+        }
+        bits.trailing_zeros() as u8
+    }
+}
