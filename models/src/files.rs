@@ -262,8 +262,11 @@ mapping_file = "b.map"
 
     #[test]
     fn every_file_key_declared_is_a_documented_setting() {
+        // Documented, and a contents key ends in `contents`: the study report
+        // (python/xnet_study/report.py) shortens the file texts by that.
         let documented = |keys: &[base::settings::Setting], f: &FileKey| {
-            [f.path, f.contents].iter().all(|k| keys.iter().any(|s| s.key == *k))
+            f.contents.ends_with("contents")
+                && [f.path, f.contents].iter().all(|k| keys.iter().any(|s| s.key == *k))
         };
         for t in topology::TOPOLOGIES {
             assert!(t.files.iter().all(|f| documented(t.settings, f)), "topology {}", t.name);
