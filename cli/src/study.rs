@@ -24,6 +24,7 @@
 
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
+use models::files::{named_files, NamedFile, Scope, Step};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -121,37 +122,38 @@ fn grid_key_order(text: &str) -> Vec<String> {
     grid.map(|g| g.iter().map(|(key, _)| key.to_string()).collect()).unwrap_or_default()
 }
 
-/// The base configuration with the text of each file it names (a fabric, OpenSM dumps)
-/// put in beside its path (`topology.contents`, ...), so that the study's copy holds them
-/// and every run uses them as they were when the study was created, like the base
-/// itself. A file is put in whenever the base names it, whatever the base's topology or
-/// routing (a grid may select them), unless the base holds its text already or `[set]`
-/// or `[grid]` name another file (`overridden`: then each run reads the file it names
-/// when it starts). Paths are read relative to the working directory, as `xnet run`
-/// reads them. The text comes back unchanged when nothing is put in, or when it does
-/// not parse (the runs' checks report it).
-fn with_named_contents(base_text: &str, overridden: &dyn Fn(&str) -> bool) -> Result<String> {
-    let Ok(mut doc) = base_text.parse::<toml_edit::DocumentMut>() else {
+/// The base configuration with the text of each file it names (a fabric, OpenSM dumps,
+/// rank mappings) put in beside its path (`topology.contents`, ...), so that the study's
+/// copy holds them and every run uses them as they were when the study was created, like
+/// the base itself. The files are those the registries declare (`models::files`), found
+/// whatever the base's routing (a grid may select another: [`Scope::Any`]), unless the base
+/// holds the text already or `[set]` or `[grid]` name another file (`overridden`: then
+/// each run reads the file it names when it starts). Paths are read relative to the
+/// working directory, as `xnet run` reads them. The text comes back unchanged when nothing
+/// is put in, or when it does not parse (the runs' checks report it).
+fn with_named_contents(base_text: &str, overridden: &dyn Fn(&NamedFile) -> bool) -> Result<String> {
+    let (Ok(table), Ok(mut doc)) =
+        (toml::from_str::<toml::Table>(base_text), base_text.parse::<toml_edit::DocumentMut>())
+    else {
         return Ok(base_text.to_string());
     };
     let mut put = false;
-    for f in &crate::load::NAMED_FILES {
-        let prefix = f.section.join(".");
-        if overridden(&format!("{prefix}.{}", f.path_key)) {
+    for file in named_files(&table, Scope::Any) {
+        if file.has_contents || overridden(&file) {
             continue;
         }
-        let table = f.section.iter().try_fold(doc.as_item_mut(), |item, key| item.get_mut(key));
-        let Some(table) = table.and_then(|t| t.as_table_like_mut()) else { continue };
-        if table.contains_key(f.contents_key) {
-            continue;
+        let text = file.read(&crate::load::read_file)?;
+        let mut item = Some(doc.as_item_mut());
+        for step in &file.table {
+            item = match step {
+                Step::Key(key) => item.and_then(|i| i.get_mut(key)),
+                Step::Index(index) => item.and_then(|i| i.get_mut(index)),
+            };
         }
-        let Some(path) = table.get(f.path_key).and_then(|v| v.as_str()).map(str::to_string) else {
-            continue;
-        };
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("{prefix}.{}: cannot read {} {path}", f.path_key, f.what))?;
-        table.insert(f.contents_key, toml_edit::value(text));
-        put = true;
+        if let Some(table) = item.and_then(|t| t.as_table_like_mut()) {
+            table.insert(file.key.contents, toml_edit::value(text));
+            put = true;
+        }
     }
     Ok(if put { doc.to_string() } else { base_text.to_string() })
 }
@@ -189,7 +191,7 @@ impl Study {
         let base_text = std::fs::read_to_string(&base_path).with_context(|| {
             format!("study.base: cannot read the base configuration {}", base_path.display())
         })?;
-        let overridden = |key: &str| file.set.contains_key(key) || file.grid.contains_key(key);
+        let overridden = |f: &NamedFile| file.set.keys().chain(file.grid.keys()).any(|k| f.overridden_by(k));
         let kept = with_named_contents(&base_text, &overridden)?;
         let name = path.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
         let mut study = Self::expand(name, kept, study_text, file)?;

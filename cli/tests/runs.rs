@@ -291,3 +291,31 @@ fn sigint_during_a_long_routing_build_stops_within_seconds_and_leaves_no_file() 
         assert!(!dir.path().join(out).exists(), "xnet {command} left {out}");
     }
 }
+
+/// The files a configuration names are read by the command into the configuration the
+/// result file records (`config`), so that it reruns without them: here a job's rank
+/// mapping file, recorded as `mapping_contents`. The rerun from the recorded text alone,
+/// the file gone, gives the same file.
+#[test]
+fn a_run_records_the_rank_mapping_it_read_and_reruns_without_the_file() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let mapping = "# endpoint per rank\n90\n3\n50\n1\n";
+    write(d, "ranks.map", mapping);
+    let jobs = "\n[workload]\n[[workload.jobs]]\nkind = \"butterfly\"\nranks = 4\nmessage_bytes = 64\n\
+                mapping = \"file\"\nmapping_file = \"ranks.map\"\n";
+    let cfg = write(d, "w.toml", &format!("{RANDOM_REGULAR}{jobs}"));
+    xnet_expect(d, &["run", s(&cfg), "-q", "-o", "w.h5"], 0);
+    let recorded = attr_str(&open(&d.join("w.h5")), "config");
+    let config: toml::Table = toml::from_str(&recorded).unwrap();
+    assert_eq!(config["workload"]["jobs"][0]["mapping_contents"].as_str(), Some(mapping), "{recorded}");
+    std::fs::remove_file(d.join("ranks.map")).unwrap();
+    let again = write(d, "recorded.toml", &recorded);
+    xnet_expect(d, &["run", s(&again), "-q", "-o", "again.h5"], 0);
+    let diffs = differences(&dump(&d.join("w.h5")), &dump(&d.join("again.h5")));
+    assert!(diffs.is_empty(), "the rerun differs:\n{}", diffs.join("\n"));
+    // Without the file and without its text, the run is refused naming the key and file.
+    let o = xnet_expect(d, &["run", s(&cfg), "-q", "-o", "gone.h5"], 1);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("workload.jobs[0].mapping_file: cannot read the rank mapping ranks.map"), "{err}");
+}

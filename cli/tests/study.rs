@@ -232,3 +232,46 @@ fn a_study_keeps_the_fabric_its_base_names() {
     let status = xnet_expect(&d.join("st2"), &["study", "--status", "."], 0);
     assert!(String::from_utf8_lossy(&status.stdout).contains("2 runs: 2 done"), "{}", describe(&status));
 }
+
+/// A study's copy of its base holds the rank mapping files the base's jobs name
+/// (`mapping_contents`), as it holds a fabric: the runs place the ranks as the file said
+/// when the study was created, a mapping changed since is refused in the same folder, and
+/// a run made from the folder alone needs no file.
+#[test]
+fn a_study_keeps_the_rank_mapping_its_base_names() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let mapping = "# endpoint per rank\n9\n3\n5\n1\n";
+    write(d, "ranks.map", mapping);
+    let quick = std::fs::read_to_string(workspace().join("configs/quick.toml")).unwrap();
+    let jobs = "\n[workload]\n[[workload.jobs]]   # placed by the file\nkind = \"butterfly\"\nranks = 4\n\
+                message_bytes = 64\nmapping = \"file\"\nmapping_file = \"ranks.map\"\n";
+    write(d, "base.toml", &(quick + jobs));
+    write(d, "s.toml", &STUDY.replace("\"traffic.pattern\" = [\"uniform\", \"tornado\"]\n", ""));
+    let out = xnet_expect(d, &["study", "s.toml", "--dir", "st", "--no-report"], 0);
+    let copy = std::fs::read_to_string(d.join("st/base.toml")).unwrap();
+    let parsed: toml::Table = toml::from_str(&copy).unwrap();
+    assert_eq!(parsed["workload"]["jobs"][0]["mapping_contents"].as_str(), Some(mapping), "{copy}");
+    assert!(copy.contains("# placed by the file"), "the base's comments are kept: {copy}");
+    for run in ["000-dor", "001-valiant"] {
+        let file = open(&d.join(format!("st/runs/{run}.h5")));
+        let config: toml::Table = toml::from_str(&attr_str(&file, "config")).unwrap();
+        assert_eq!(config["workload"]["jobs"][0]["mapping_contents"].as_str(), Some(mapping), "{run}");
+        assert_eq!(attr_str(&file, "status"), "completed", "{run}: {}", describe(&out));
+    }
+    // The mapping changes: refused in the same folder; the folder's runs use the copy.
+    write(d, "ranks.map", "0\n1\n2\n3\n");
+    let refused = xnet_expect(d, &["study", "s.toml", "--dir", "st", "--no-report"], 1);
+    assert!(stderr(&refused).contains("has changed since"), "{}", describe(&refused));
+    std::fs::remove_file(d.join("ranks.map")).unwrap();
+    std::fs::remove_file(d.join("st/runs/001-valiant.h5")).unwrap();
+    let task = xnet_expect(d, &["study", "--task", "1", "st"], 0);
+    let file = open(&d.join("st/runs/001-valiant.h5"));
+    let config: toml::Table = toml::from_str(&attr_str(&file, "config")).unwrap();
+    assert_eq!(
+        config["workload"]["jobs"][0]["mapping_contents"].as_str(),
+        Some(mapping),
+        "{}",
+        describe(&task)
+    );
+}

@@ -411,11 +411,38 @@ pub fn apply_overrides(doc: &mut Table, overrides: &[String]) -> Result<(), Conf
 }
 
 impl Config {
-    /// Parses and validates a configuration with optional overrides.
+    /// Parses and validates a configuration with optional overrides. No file is read: a
+    /// key naming a file (`topology.path`, ...) needs its contents key filled in already
+    /// (see [`Config::parse_with_files`]).
     pub fn parse(text: &str, overrides: &[String]) -> Result<Config, ConfigError> {
+        Self::checked(Self::table(text, overrides)?)
+    }
+
+    /// Parses a configuration with optional overrides, reads the files it names with
+    /// `read` (the caller's file access: this crate reads no files) into their contents
+    /// keys (see [`files`](crate::files): contents given are kept unless an override names
+    /// the file), then validates it. Errors name the key and the file:
+    /// `routing.tables.lfts: cannot read the forwarding tables PATH: ...`.
+    pub fn parse_with_files(
+        text: &str,
+        overrides: &[String],
+        read: &dyn Fn(&str) -> Result<String, String>,
+    ) -> Result<Config, ConfigError> {
+        let mut doc = Self::table(text, overrides)?;
+        crate::files::read_named_files(&mut doc, overrides, read)?;
+        Self::checked(doc)
+    }
+
+    /// The TOML table of `text` with `overrides` applied.
+    fn table(text: &str, overrides: &[String]) -> Result<Table, ConfigError> {
         let mut doc: Table =
             toml::from_str(text).map_err(|e| ConfigError::new("config", e.to_string().trim()))?;
         apply_overrides(&mut doc, overrides)?;
+        Ok(doc)
+    }
+
+    /// Checks a configuration's table and turns it into a [`Config`].
+    fn checked(mut doc: Table) -> Result<Config, ConfigError> {
         for key in doc.keys() {
             if !["simulation", "topology", "router", "routing", "traffic", "workload"].contains(&key.as_str())
             {

@@ -240,3 +240,41 @@ fn switches_are_matched_by_guid_as_ibnetdiscover_names_them() {
     let e = with_tables(TORUS, &twice, None, &[]).err().expect("refused");
     assert!(e.contains("a second entry for LID 0x0002"), "{e}");
 }
+
+/// The `tables` routing declares its files in its registry entry (`lfts` -> `lfts_contents`,
+/// `sls` -> `sls_contents`): parsing with a reader (the xnet command's file access) reads
+/// them when `tables` is selected, and only then, into the configuration recorded with the
+/// results, which then builds without the files; errors name the key and the file.
+#[test]
+fn the_files_tables_declares_are_read_through_its_registry_entry() {
+    let asked = std::cell::RefCell::new(Vec::new());
+    let read = |path: &str| {
+        asked.borrow_mut().push(path.to_string());
+        match path {
+            "t.lfts" => Ok(MINHOP.to_string()),
+            _ => Err("No such file or directory".to_string()),
+        }
+    };
+    let o = |set: &[&str]| set.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let naming = o(&["routing.algorithm=\"tables\"", "routing.tables.lfts=\"t.lfts\"", "router.vcs=1"]);
+    let cfg = Config::parse_with_files(&text(TORUS), &naming, &read).expect("tables read");
+    assert_eq!(asked.borrow().as_slice(), ["t.lfts"]);
+    let recorded: toml::Table = toml::from_str(&cfg.text).unwrap();
+    assert_eq!(recorded["routing"]["tables"]["lfts_contents"].as_str(), Some(MINHOP));
+    let by_file = analyse(&Simulation::build(cfg.clone()).expect("builds"));
+    let inline = analyse(&with_tables(TORUS, MINHOP, None, &["router.vcs=1"]).unwrap());
+    assert_eq!(normalized(by_file), normalized(inline));
+    // The recorded configuration needs no file.
+    asked.borrow_mut().clear();
+    let again = Config::parse_with_files(&cfg.text, &[], &read).expect("recorded config");
+    assert!(asked.borrow().is_empty());
+    assert_eq!(again.text, cfg.text);
+    // Another routing selected: its files are not read.
+    Config::parse_with_files(&text(TORUS), &o(&["routing.tables.lfts=\"t.lfts\""]), &read).unwrap();
+    assert!(asked.borrow().is_empty());
+    // A file that cannot be read is named with its key.
+    let mut missing = naming.clone();
+    missing.push("routing.tables.sls=\"t.sls\"".into());
+    let e = Config::parse_with_files(&text(TORUS), &missing, &read).unwrap_err().to_string();
+    assert_eq!(e, "routing.tables.sls: cannot read the path SLs t.sls: No such file or directory");
+}

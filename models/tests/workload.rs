@@ -299,6 +299,65 @@ fn bad_workloads_are_refused_naming_the_key() {
     assert!(e.contains("workload.jobs[0]") && e.contains("2^32"), "{e}");
 }
 
+/// A rank mapping file (`mapping = "file"`) is read with the reader the xnet command passes
+/// in (its file access) into `mapping_contents`: the configuration's text records the
+/// mapping, a recorded configuration places the ranks without the file, and errors name
+/// the key and the file.
+#[test]
+fn mapping_files_are_read_into_the_configuration_and_recorded() {
+    let job = |mapping: &str| {
+        with_jobs(
+            CLIQUE,
+            &format!("[[workload.jobs]]\nkind = \"butterfly\"\nranks = 4\nmessage_bytes = 8\n{mapping}"),
+        )
+    };
+    let text = job("mapping = \"file\"\nmapping_file = \"ranks.map\"\n");
+    let mapping = "# one endpoint per rank\n7\n5\n\n3\n1 # last\n";
+    let asked = std::cell::RefCell::new(Vec::new());
+    let read = |path: &str| {
+        asked.borrow_mut().push(path.to_string());
+        match path {
+            "ranks.map" => Ok(mapping.to_string()),
+            "bad.map" => Ok("7\nfive\n".to_string()),
+            _ => Err("No such file or directory".to_string()),
+        }
+    };
+    let placed = |cfg: &Config| {
+        Workload::build(cfg.workload.as_ref().unwrap(), 8, 4, 1).map(|w| w.jobs[0].endpoints.clone())
+    };
+    let cfg = Config::parse_with_files(&text, &[], &read).expect("mapping read");
+    assert_eq!(asked.borrow().as_slice(), ["ranks.map"]);
+    assert_eq!(placed(&cfg).unwrap(), vec![7, 5, 3, 1]);
+    let recorded: toml::Table = toml::from_str(&cfg.text).unwrap();
+    assert_eq!(recorded["workload"]["jobs"][0]["mapping_contents"].as_str(), Some(mapping));
+    // The recorded configuration: the same placement, the file not read again.
+    asked.borrow_mut().clear();
+    let again = Config::parse_with_files(&cfg.text, &[], &read).expect("recorded config");
+    assert!(asked.borrow().is_empty());
+    assert_eq!(placed(&again).unwrap(), vec![7, 5, 3, 1]);
+    assert_eq!(placed(&Config::parse(&cfg.text, &[]).unwrap()).unwrap(), vec![7, 5, 3, 1]);
+    // Inline, without a file.
+    let inline =
+        Config::parse(&job("mapping = \"file\"\nmapping_contents = \"0\\n2\\n4\\n6\"\n"), &[]).unwrap();
+    assert_eq!(placed(&inline).unwrap(), vec![0, 2, 4, 6]);
+    // Errors name the key and the file.
+    let err = |text: &str| Config::parse_with_files(text, &[], &read).unwrap_err().to_string();
+    let e = err(&job("mapping = \"file\"\nmapping_file = \"gone.map\"\n"));
+    assert_eq!(
+        e,
+        "workload.jobs[0].mapping_file: cannot read the rank mapping gone.map: No such file or directory"
+    );
+    let e = err(&job("mapping = \"file\"\nmapping_file = \"bad.map\"\n"));
+    assert!(e.starts_with("workload.jobs[0].mapping_file: `bad.map` line 2: `five`"), "{e}");
+    let e = err(&job("mapping = \"random\"\nmapping_contents = \"1\"\n"));
+    assert!(e.starts_with("workload.jobs[0].mapping_contents: only applies to mapping = \"file\""), "{e}");
+    let e = err(&job("mapping = \"file\"\n"));
+    assert!(e.contains("workload.jobs[0].mapping_file: missing"), "{e}");
+    // Not read (parsed without the xnet command's reader): refused when placing the ranks.
+    let e = placed(&Config::parse(&text, &[]).unwrap()).unwrap_err().to_string();
+    assert!(e.contains("workload.jobs[0].mapping_file") && e.contains("was not read"), "{e}");
+}
+
 #[test]
 fn every_workload_documents_exactly_its_keys() {
     for w in WORKLOADS {

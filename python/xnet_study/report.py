@@ -36,9 +36,9 @@ def _png(fig) -> str:
 
 
 def _without_file_texts(text: str, keep: int = 3) -> str:
-    """`text` (a configuration) with the file texts `xnet study` puts in (`contents`,
-    `lfts_contents`, `sls_contents`: a fabric may run to megabytes) cut to their first
-    `keep` lines."""
+    """`text` (a configuration) with the file texts `xnet study` puts in (every key ending
+    in `contents`: `contents`, `lfts_contents`, `sls_contents`, `mapping_contents`; a fabric
+    may run to megabytes) cut to their first `keep` lines."""
     out, body = [], None  # body: the lines of a multi-line file text, while in one
     for line in text.splitlines():
         if body is not None:

@@ -1,9 +1,10 @@
 //! Settings as users write them and as the registries describe them: the description of
 //! a registry entry and its keys ([`Setting`], [`EntryDoc`]), closed sets of named values
-//! ([`Choice`]), the configuration error that names its key ([`ConfigError`]) and the
-//! reader of typed settings tables ([`typed`]). Every family (topologies, routings, the
-//! router's options, traffic patterns, workloads) builds on these; the views over all
-//! families (`xnet list`, the generated docs) live above them, in `xnet-models`.
+//! ([`Choice`]), the keys that name files ([`FileKey`]), the configuration error that
+//! names its key ([`ConfigError`]) and the reader of typed settings tables ([`typed`]).
+//! Every family (topologies, routings, the router's options, traffic patterns, workloads)
+//! builds on these; the views over all families (`xnet list`, the generated docs) live
+//! above them, in `xnet-models`.
 
 use serde::de::DeserializeOwned;
 use toml::{Table, Value};
@@ -77,6 +78,23 @@ pub struct Setting {
     pub default: &'static str,
     /// What it means and what is allowed.
     pub doc: &'static str,
+}
+
+/// A setting that names a file, and the setting that takes the file's text: a registry
+/// entry declares its own (the `file` topology's `path`, the `tables` routing's `lfts` and
+/// `sls`, a job's `mapping_file`). The model's crates read no files: the `xnet` command
+/// reads each file a configuration names into its contents key before the configuration
+/// is checked (see `xnet_models::files`), so the text is recorded with the results and a
+/// recorded configuration runs without the file. Contents given in the configuration are
+/// used as they are unless the path is named on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileKey {
+    /// The key naming the file, a path relative to the working directory (`lfts`).
+    pub path: &'static str,
+    /// The key that takes the file's text (`lfts_contents`).
+    pub contents: &'static str,
+    /// What the file is, for messages (`the forwarding tables`).
+    pub what: &'static str,
 }
 
 /// An entry as users see it.

@@ -14,7 +14,7 @@
 use crate::route::{Routing, VcPolicy};
 use base::rng::{stream, Purpose, Rng};
 use base::settings::ConfigError;
-use base::settings::{EntryDoc, Setting};
+use base::settings::{EntryDoc, FileKey, Setting};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::sync::Arc;
@@ -65,12 +65,17 @@ impl RoutingEntry {
     }
 }
 
-/// The typed settings of an entry: documented keys and the check of a table against the
-/// type that the constructor reads (through [`BuildContext::settings`]).
+/// The typed settings of an entry: documented keys, the keys among them that name files
+/// (none unless declared with [`Settings::with_files`]), and the check of a table against
+/// the type that the constructor reads (through [`BuildContext::settings`]).
 #[derive(Clone, Copy)]
 pub struct Settings {
     /// The keys, documented.
     pub keys: &'static [Setting],
+    /// The keys that name a file and the keys that take its text: the `xnet` command reads
+    /// the file into the contents key when this routing is selected, and the constructor
+    /// reads the contents key from its settings.
+    pub files: &'static [FileKey],
     check: fn(&Table, &str) -> Result<(), ConfigError>,
 }
 
@@ -81,12 +86,17 @@ struct NoSettings {}
 
 impl Settings {
     /// No settings: `[routing.NAME]`, if given, must be empty.
-    pub const NONE: Settings = Settings { keys: &[], check: check_as::<NoSettings> };
+    pub const NONE: Settings = Settings { keys: &[], files: &[], check: check_as::<NoSettings> };
 
     /// Settings of type `T` (a struct with `deny_unknown_fields` and defaults for every
     /// key), documented by `keys`.
     pub const fn typed<T: DeserializeOwned>(keys: &'static [Setting]) -> Settings {
-        Settings { keys, check: check_as::<T> }
+        Settings { keys, files: &[], check: check_as::<T> }
+    }
+
+    /// These settings, of which `files` name files (each key documented in `keys`).
+    pub const fn with_files(self, files: &'static [FileKey]) -> Settings {
+        Settings { files, ..self }
     }
 }
 

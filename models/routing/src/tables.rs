@@ -31,7 +31,7 @@ use super::registry::{BuildContext, RoutingEntry, Settings};
 use super::{Candidate, LoadView, Reads, Routing, VcPolicy};
 use base::settings::ConfigError;
 use crate::packet::Packet;
-use base::settings::Setting;
+use base::settings::{FileKey, Setting};
 use base::rng::Rng;
 use topology::ib::IbView;
 use topology::{EndpointId, Network, PortId, PortTarget, SwitchId};
@@ -534,6 +534,10 @@ pub const TABLES: RoutingEntry = RoutingEntry {
         Setting { key: "lfts_contents", default: "from lfts", doc: "the forwarding tables' text (filled in from lfts, and so recorded with the results)" },
         Setting { key: "sls", default: "none: SL 0", doc: "path SLs, as `xnet routes --dump-tables` writes them (read into sls_contents)" },
         Setting { key: "sls_contents", default: "from sls", doc: "the path SLs' text (filled in from sls)" },
+    ])
+    .with_files(&[
+        FileKey { path: "lfts", contents: "lfts_contents", what: "the forwarding tables" },
+        FileKey { path: "sls", contents: "sls_contents", what: "the path SLs" },
     ]),
     default_vc_policy: VcPolicy::Routing,
     needs_intact_topology: false,

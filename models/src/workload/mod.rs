@@ -19,7 +19,7 @@ mod programs;
 pub use programs::{random_permutations, AllReduce, AllToAll, Order, Program};
 
 use base::rng::{shuffle, stream, Purpose};
-use base::settings::{names, unknown, EntryDoc, Setting};
+use base::settings::{names, unknown, EntryDoc, FileKey, Setting};
 use base::settings::{typed, ConfigError};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -100,8 +100,14 @@ pub const JOB_SETTINGS: &[Setting] = &[
     Setting { key: "mapping", default: "linear", doc: "rank to endpoint: `linear` (the lowest free endpoints, rank order), `random` (a random sample of the free endpoints) or `file` (mapping_file)" },
     Setting { key: "first_endpoint", default: "the lowest free one", doc: "linear mapping: the endpoint of rank 0" },
     Setting { key: "mapping_seed", default: "simulation.seed", doc: "random mapping: its seed" },
-    Setting { key: "mapping_file", default: "required with mapping = \"file\"", doc: "a text file with one endpoint id per rank, in rank order (blank lines and # comments ignored); read by the command line, relative to the working directory" },
+    Setting { key: "mapping_file", default: "required with mapping = \"file\"", doc: "a text file with one endpoint id per rank, in rank order (blank lines and # comments ignored); relative to the working directory, read by the xnet command into mapping_contents" },
+    Setting { key: "mapping_contents", default: "from mapping_file", doc: "the mapping's text: filled in from mapping_file by the xnet command (and so recorded with the results); give it instead of mapping_file to inline a mapping" },
 ];
+
+/// The keys of a job that name a file: its rank mapping (`mapping = "file"`), which the
+/// `xnet` command reads into `mapping_contents`.
+pub const JOB_FILES: &[FileKey] =
+    &[FileKey { path: "mapping_file", contents: "mapping_contents", what: "the rank mapping" }];
 
 /// The keys of `[workload]` itself.
 pub const SECTION_SETTINGS: &[Setting] = &[
@@ -222,11 +228,12 @@ pub enum Mapping {
         /// Seed (default: the run's).
         seed: Option<u64>,
     },
-    /// Listed in a file, read by the command line ([`WorkloadSection::load_files`]).
+    /// Listed in a file (`mapping_file`), whose text the `xnet` command puts in
+    /// `mapping_contents` ([`JOB_FILES`]).
     File {
-        /// Path as given.
-        path: String,
-        /// The endpoints, once read.
+        /// The file's path as given (`None`: the mapping is given inline).
+        path: Option<String>,
+        /// The endpoints of `mapping_contents` (`None`: the file was not read).
         endpoints: Option<Vec<EndpointId>>,
     },
 }
@@ -303,37 +310,6 @@ impl WorkloadSection {
             .collect::<Result<_, _>>()?;
         Ok(WorkloadSection { bytes_per_phit, jobs })
     }
-
-    /// Reads the mapping files with `read` (the command line's file access; this crate
-    /// touches no files), so that [`Workload::build`] can place the ranks.
-    pub fn load_files(&mut self, read: &dyn Fn(&str) -> Result<String, String>) -> Result<(), ConfigError> {
-        for (i, job) in self.jobs.iter_mut().enumerate() {
-            if let Mapping::File { path, endpoints } = &mut job.mapping {
-                let key = format!("workload.jobs[{i}].mapping_file");
-                let text =
-                    read(path).map_err(|e| ConfigError::new(&key, format!("cannot read `{path}`: {e}")))?;
-                let mut list = Vec::new();
-                for (n, line) in text.lines().enumerate() {
-                    let line = line.split('#').next().unwrap_or("").trim();
-                    if line.is_empty() {
-                        continue;
-                    }
-                    let e = line.parse::<EndpointId>().map_err(|_| {
-                        ConfigError::new(
-                            &key,
-                            format!(
-                                "`{path}` line {}: `{line}` is not an endpoint id (a whole number)",
-                                n + 1
-                            ),
-                        )
-                    })?;
-                    list.push(e);
-                }
-                *endpoints = Some(list);
-            }
-        }
-        Ok(())
-    }
 }
 
 impl JobSpec {
@@ -383,6 +359,7 @@ impl JobSpec {
         let first = t.remove("first_endpoint");
         let seed = t.remove("mapping_seed");
         let file = t.remove("mapping_file");
+        let contents = t.remove("mapping_contents");
         let mapping_name = match t.remove("mapping") {
             None => "linear".to_string(),
             Some(Value::String(s)) => s,
@@ -405,6 +382,7 @@ impl JobSpec {
         stray("first_endpoint", &first, "linear")?;
         stray("mapping_seed", &seed, "random")?;
         stray("mapping_file", &file, "file")?;
+        stray("mapping_contents", &contents, "file")?;
         let mapping = match mapping_name.as_str() {
             "linear" => Mapping::Linear {
                 first: match first {
@@ -430,22 +408,76 @@ impl JobSpec {
                     }
                 },
             },
-            "file" => match file {
-                Some(Value::String(path)) => Mapping::File { path, endpoints: None },
-                Some(other) => {
-                    return Err(ConfigError::new(
+            "file" => {
+                let path = match file {
+                    Some(Value::String(path)) => Some(path),
+                    Some(other) => {
+                        return Err(ConfigError::new(
+                            at("mapping_file"),
+                            format!("must be a path (string), got {other}"),
+                        ))
+                    }
+                    None if contents.is_none() => return Err(ConfigError::new(
                         at("mapping_file"),
-                        format!("must be a path (string), got {other}"),
-                    ))
-                }
-                None => {
-                    return Err(ConfigError::new(at("mapping_file"), "missing; mapping = \"file\" needs it"))
-                }
-            },
+                        "missing; mapping = \"file\" needs it (or the mapping inline, in mapping_contents)",
+                    )),
+                    None => None,
+                };
+                let endpoints = match contents {
+                    None => None,
+                    Some(Value::String(text)) => Some(mapping_endpoints(&text, path.as_deref(), &at)?),
+                    Some(other) => {
+                        return Err(ConfigError::new(
+                            at("mapping_contents"),
+                            format!("must be the mapping's text (a string), got {}", other.type_str()),
+                        ))
+                    }
+                };
+                Mapping::File { path, endpoints }
+            }
             other => return Err(unknown(&at("mapping"), other, ["linear", "random", "file"].into_iter())),
         };
         let kind: KindSpec = typed(&format!("workload.jobs[{index}]"), &t)?;
         Ok(JobSpec { name, kind, iterations: iterations as u32, compute, mapping })
+    }
+}
+
+/// The endpoints a mapping's text lists, one per line (blank lines and `#` comments
+/// ignored); errors name `mapping_file` and the file (`mapping_contents` for a mapping
+/// given inline) and the line.
+fn mapping_endpoints(
+    text: &str,
+    path: Option<&str>,
+    at: &dyn Fn(&str) -> String,
+) -> Result<Vec<EndpointId>, ConfigError> {
+    let (key, source) = match path {
+        Some(path) => (at("mapping_file"), format!("`{path}`")),
+        None => (at("mapping_contents"), "the mapping".to_string()),
+    };
+    let mut list = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let e = line.parse::<EndpointId>().map_err(|_| {
+            ConfigError::new(
+                &key,
+                format!("{source} line {}: `{line}` is not an endpoint id (a whole number)", n + 1),
+            )
+        })?;
+        list.push(e);
+    }
+    Ok(list)
+}
+
+/// The key errors about where a job's ranks are placed name: `mapping_file` (or
+/// `mapping_contents` for a mapping given inline) or `mapping`.
+fn mapping_key(mapping: &Mapping, at: &dyn Fn(&str) -> String) -> String {
+    match mapping {
+        Mapping::File { path: Some(_), .. } => at("mapping_file"),
+        Mapping::File { path: None, .. } => at("mapping_contents"),
+        _ => at("mapping"),
     }
 }
 
@@ -557,17 +589,18 @@ impl Workload {
                     pool
                 }
                 Mapping::File { path, endpoints: list } => {
+                    let source = path.as_ref().map_or("the mapping".to_string(), |p| format!("`{p}`"));
                     let list = list.clone().ok_or_else(|| {
                         ConfigError::new(
                             at("mapping_file"),
-                            format!("`{path}` was not read (Workload::load_files)"),
+                            format!("{source} was not read (only the xnet command reads files)"),
                         )
                     })?;
                     if list.len() != ranks {
                         return Err(ConfigError::new(
-                            at("mapping_file"),
+                            mapping_key(&spec.mapping, &at),
                             format!(
-                                "`{path}` lists {} endpoints; job `{}` has {ranks} ranks",
+                                "{source} lists {} endpoints; job `{}` has {ranks} ranks",
                                 list.len(),
                                 spec.name
                             ),
@@ -577,10 +610,7 @@ impl Workload {
                 }
             };
             for (r, &e) in placed.iter().enumerate() {
-                let key = match spec.mapping {
-                    Mapping::File { .. } => at("mapping_file"),
-                    _ => at("mapping"),
-                };
+                let key = mapping_key(&spec.mapping, &at);
                 if e as usize >= endpoints {
                     return Err(ConfigError::new(
                         key,

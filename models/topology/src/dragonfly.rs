@@ -148,6 +148,7 @@ pub const DRAGONFLY: TopologyEntry = TopologyEntry {
         Setting { key: "local_latency", default: "1", doc: "cycles of a link within a group, >= 1" },
         Setting { key: "global_latency", default: "1", doc: "cycles of a link between groups, >= 1" },
     ],
+    files: &[],
     parse: parse_as::<DragonflyParams>,
 };
 

@@ -2,7 +2,7 @@
 //! its entry in the registry ([`TopologyEntry`]: name, doc, documented keys, parser).
 
 use crate::network::{Network, NetworkSize, TopologyError};
-use base::settings::{typed, ConfigError, EntryDoc, Setting};
+use base::settings::{typed, ConfigError, EntryDoc, FileKey, Setting};
 use serde::de::DeserializeOwned;
 use toml::Table;
 
@@ -24,6 +24,10 @@ pub struct TopologyEntry {
     pub doc: &'static str,
     /// Its keys in `[topology]`, documented (besides [`COMMON_KEYS`](crate::registry::COMMON_KEYS)).
     pub settings: &'static [Setting],
+    /// The keys among `settings` that name a file, and the keys that take its text (`&[]`
+    /// for families built from parameters alone): the `xnet` command reads each file into
+    /// its contents key when this family is selected.
+    pub files: &'static [FileKey],
     /// Parses `[topology]` without `kind` and the common keys.
     pub parse: fn(&Table) -> Result<Box<dyn Family>, ConfigError>,
 }

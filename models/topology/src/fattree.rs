@@ -129,6 +129,7 @@ pub const FAT_TREE: TopologyEntry = TopologyEntry {
         TERMINAL_LATENCY,
         LATENCY,
     ],
+    files: &[],
     parse: parse_as::<FatTreeParams>,
 };
 

@@ -2,9 +2,10 @@
 //! `ibnetdiscover` prints it or ibsim reads it (`.net`), or a plain edge list. This is how
 //! a production fabric, or one another tool routes (OpenSM on ibsim), is simulated.
 //!
-//! The models crate reads no files: the front end reads `topology.path` and passes the text
-//! as `topology.contents` (a config that gives `contents` itself needs no file), so the
-//! fabric is part of the configuration recorded with the results.
+//! The models crate reads no files: the entry declares `path` as a file key, so the front
+//! end reads `topology.path` and passes the text as `topology.contents` (a config that
+//! gives `contents` itself needs no file), and the fabric is part of the configuration
+//! recorded with the results.
 //!
 //! **`.net` (`format = "ibnet"`)**: records of a header line `Switch N "name"` or
 //! `Hca|Ca N "name"`, then one line per connected port, `[p] "remote"[rp]`, anything after
@@ -24,8 +25,8 @@ use super::{
 };
 use crate::family::{Family, TopologyEntry, LATENCY, TERMINAL_LATENCY};
 use crate::shape::{FileIb, FileShape};
-use base::settings::Setting;
 use base::settings::{typed, ConfigError};
+use base::settings::{FileKey, Setting};
 use serde::Deserialize;
 use std::collections::HashMap;
 use toml::Table;
@@ -458,6 +459,7 @@ pub const FILE: TopologyEntry = TopologyEntry {
         TERMINAL_LATENCY,
         LATENCY,
     ],
+    files: &[FileKey { path: "path", contents: "contents", what: "the fabric file" }],
     parse: FileFamily::parse,
 };
 

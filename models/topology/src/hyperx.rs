@@ -102,6 +102,7 @@ pub const HYPERX: TopologyEntry = TopologyEntry {
         TERMINAL_LATENCY,
         LATENCY,
     ],
+    files: &[],
     parse: parse_as::<HyperXParams>,
 };
 

@@ -386,6 +386,7 @@ pub const RANDOM_REGULAR: TopologyEntry = TopologyEntry {
         TERMINAL_LATENCY,
         LATENCY,
     ],
+    files: &[],
     parse: parse_as::<RrgParams>,
 };
 

@@ -188,6 +188,7 @@ pub const SLIM_FLY: TopologyEntry = TopologyEntry {
         TERMINAL_LATENCY,
         LATENCY,
     ],
+    files: &[],
     parse: parse_as::<SlimFlyParams>,
 };
 

@@ -146,6 +146,7 @@ pub const TORUS: TopologyEntry = TopologyEntry {
         TERMINAL_LATENCY,
         LATENCY,
     ],
+    files: &[],
     parse: parse_as::<TorusParams>,
 };
 
@@ -154,6 +155,7 @@ pub const MESH: TopologyEntry = TopologyEntry {
     name: "mesh",
     doc: "mesh: a torus without wrap-around links",
     settings: &[SIDES, ENDPOINTS_PER_SWITCH, TERMINAL_LATENCY, LATENCY],
+    files: &[],
     parse: parse_mesh,
 };
 

@@ -1,0 +1,292 @@
+//! The files a configuration names, found through the registries that declare them.
+//!
+//! The model's crates read no files. A registry entry declares which of its keys name a
+//! file and which key takes the file's text (a [`FileKey`]): the `file` topology's
+//! `path` -> `contents` ([`TopologyEntry::files`](topology::TopologyEntry::files)), the
+//! `tables` routing's `lfts` -> `lfts_contents` and `sls` -> `sls_contents`
+//! ([`Settings::files`](routing::registry::Settings::files)), and a job's `mapping_file` ->
+//! `mapping_contents` ([`JOB_FILES`]). [`named_files`] walks a configuration's table and
+//! lists the files it names; [`read_named_files`] reads them with the reader the `xnet`
+//! command passes in (its file access) and puts each text in its contents key, which is
+//! how [`Config::parse_with_files`](crate::config::Config::parse_with_files) fills them
+//! before checking the configuration. A study puts the texts in its copy of the base
+//! configuration through the same walk.
+
+use crate::workload::JOB_FILES;
+use base::settings::{ConfigError, FileKey};
+use toml::{Table, Value};
+
+/// Which tables [`named_files`] looks in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The files a run reads: those of the family `topology.kind` selects, of the routing
+    /// `routing.algorithm` selects, and of every job with `mapping = "file"`.
+    Selected,
+    /// Also the files that overrides may select later (a study's `[grid]` may switch
+    /// `routing.algorithm`): the file keys of every family found in `[topology]`, and of
+    /// every routing whose `[routing.NAME]` table is given.
+    Any,
+}
+
+/// One step from the top of a configuration down to a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The table at this key.
+    Key(&'static str),
+    /// The table at this index of an array of tables.
+    Index(usize),
+}
+
+/// A file a configuration names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamedFile {
+    /// The table holding the file's keys, from the top: `[Key("routing"), Key("tables")]`.
+    pub table: Vec<Step>,
+    /// The keys, as the entry declares them.
+    pub key: FileKey,
+    /// The file's path, as the configuration gives it.
+    pub path: String,
+    /// Whether the table holds the contents key already.
+    pub has_contents: bool,
+}
+
+impl NamedFile {
+    /// The table's name as errors write it: `routing.tables`, `workload.jobs[0]`.
+    pub fn table_name(&self) -> String {
+        let mut name = String::new();
+        for step in &self.table {
+            match step {
+                Step::Key(key) if name.is_empty() => name.push_str(key),
+                Step::Key(key) => {
+                    name.push('.');
+                    name.push_str(key);
+                }
+                Step::Index(i) => name.push_str(&format!("[{i}]")),
+            }
+        }
+        name
+    }
+
+    /// The key naming the file: `routing.tables.lfts`.
+    pub fn path_key(&self) -> String {
+        format!("{}.{}", self.table_name(), self.key.path)
+    }
+
+    /// The key taking its text: `routing.tables.lfts_contents`.
+    pub fn contents_key(&self) -> String {
+        format!("{}.{}", self.table_name(), self.key.contents)
+    }
+
+    /// Whether an override of `key` (`--set KEY=...`, a study's `[set]` or `[grid]` key)
+    /// gives this file's path: `key` is the path key or a table holding it.
+    pub fn overridden_by(&self, key: &str) -> bool {
+        let path_key = self.path_key();
+        path_key == key
+            || path_key.strip_prefix(key).is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+    }
+
+    /// The file's text, read with `read` (the caller's file access); an error names the
+    /// key and the file: `routing.tables.lfts: cannot read the forwarding tables PATH: ...`.
+    pub fn read(&self, read: &dyn Fn(&str) -> Result<String, String>) -> Result<String, ConfigError> {
+        read(&self.path).map_err(|e| {
+            ConfigError::new(self.path_key(), format!("cannot read {} {}: {e}", self.key.what, self.path))
+        })
+    }
+
+    /// The table holding the file's keys in `doc`.
+    fn table_in<'a>(&self, doc: &'a mut Table) -> Option<&'a mut Table> {
+        let (Step::Key(first), rest) = self.table.split_first()? else { return None };
+        let mut value = doc.get_mut(*first)?;
+        for step in rest {
+            value = match (value, step) {
+                (Value::Table(t), Step::Key(key)) => t.get_mut(*key)?,
+                (Value::Array(a), Step::Index(i)) => a.get_mut(*i)?,
+                _ => return None,
+            };
+        }
+        value.as_table_mut()
+    }
+}
+
+/// The files `doc` (a configuration's table, overrides applied) names within `scope`, in
+/// order: the topology's, the routing's, the jobs'. A path that is not a string is left
+/// out (checking the configuration reports it).
+pub fn named_files(doc: &Table, scope: Scope) -> Vec<NamedFile> {
+    let mut found = Vec::new();
+    let mut add = |table: Vec<Step>, t: &Table, keys: &[FileKey]| {
+        for key in keys {
+            if let Some(Value::String(path)) = t.get(key.path) {
+                let has_contents = t.contains_key(key.contents);
+                found.push(NamedFile { table: table.clone(), key: *key, path: path.clone(), has_contents });
+            }
+        }
+    };
+    if let Some(Value::Table(t)) = doc.get("topology") {
+        let families = topology::TOPOLOGIES.iter();
+        let keys: Vec<FileKey> = match scope {
+            Scope::Selected => {
+                let kind = t.get("kind").and_then(Value::as_str);
+                families.filter(|f| Some(f.name) == kind).flat_map(|f| f.files.iter().copied()).collect()
+            }
+            Scope::Any => {
+                let mut keys: Vec<FileKey> = Vec::new();
+                for key in families.flat_map(|f| f.files) {
+                    if !keys.iter().any(|k| k.path == key.path) {
+                        keys.push(*key);
+                    }
+                }
+                keys
+            }
+        };
+        add(vec![Step::Key("topology")], t, &keys);
+    }
+    if let Some(Value::Table(r)) = doc.get("routing") {
+        let algorithm = r.get("algorithm").and_then(Value::as_str);
+        for entry in routing::ROUTINGS {
+            if scope == Scope::Selected && Some(entry.name) != algorithm {
+                continue;
+            }
+            if let Some(Value::Table(t)) = r.get(entry.name) {
+                add(vec![Step::Key("routing"), Step::Key(entry.name)], t, entry.settings.files);
+            }
+        }
+    }
+    if let Some(Value::Array(jobs)) = doc.get("workload").and_then(|w| w.get("jobs")) {
+        for (i, job) in jobs.iter().enumerate() {
+            if let Value::Table(t) = job {
+                if t.get("mapping").and_then(Value::as_str) == Some("file") {
+                    add(vec![Step::Key("workload"), Step::Key("jobs"), Step::Index(i)], t, JOB_FILES);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Reads, with `read` (the `xnet` command's file access), each file `doc` names for a run
+/// ([`Scope::Selected`]) into its contents key. Contents already given (a configuration
+/// recorded with results, a fabric given inline) are kept, unless one of `overrides`
+/// (`key=value`, as `--set` takes them) gives the file's path: then the file is read.
+pub fn read_named_files(
+    doc: &mut Table,
+    overrides: &[String],
+    read: &dyn Fn(&str) -> Result<String, String>,
+) -> Result<(), ConfigError> {
+    let overridden: Vec<&str> =
+        overrides.iter().filter_map(|o| o.split_once('=')).map(|(k, _)| k.trim()).collect();
+    for file in named_files(doc, Scope::Selected) {
+        if file.has_contents && !overridden.iter().any(|k| file.overridden_by(k)) {
+            continue;
+        }
+        let text = file.read(read)?;
+        if let Some(table) = file.table_in(doc) {
+            table.insert(file.key.contents.to_string(), Value::String(text));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONFIG: &str = r#"
+[topology]
+kind = "file"
+path = "ring.edges"
+[routing]
+algorithm = "tables"
+[routing.tables]
+lfts = "t.lfts"
+sls = "t.sls"
+sls_contents = "kept"
+[workload]
+[[workload.jobs]]
+kind = "butterfly"
+mapping = "file"
+mapping_file = "a.map"
+[[workload.jobs]]
+kind = "butterfly"
+[[workload.jobs]]
+kind = "butterfly"
+mapping = "file"
+mapping_file = "b.map"
+"#;
+
+    #[test]
+    fn the_walk_finds_the_files_of_the_selected_entries() {
+        let doc: Table = toml::from_str(CONFIG).unwrap();
+        let found = named_files(&doc, Scope::Selected);
+        let keys: Vec<(String, String, bool)> =
+            found.iter().map(|f| (f.path_key(), f.contents_key(), f.has_contents)).collect();
+        let want = [
+            ("topology.path", "topology.contents", false),
+            ("routing.tables.lfts", "routing.tables.lfts_contents", false),
+            ("routing.tables.sls", "routing.tables.sls_contents", true),
+            ("workload.jobs[0].mapping_file", "workload.jobs[0].mapping_contents", false),
+            ("workload.jobs[2].mapping_file", "workload.jobs[2].mapping_contents", false),
+        ];
+        let want: Vec<(String, String, bool)> =
+            want.iter().map(|(p, c, h)| (p.to_string(), c.to_string(), *h)).collect();
+        assert_eq!(keys, want);
+        assert_eq!(found[3].path, "a.map");
+        // Another routing selected: its tables are not read, unless any scope is asked for.
+        let mut other = doc.clone();
+        other["routing"].as_table_mut().unwrap().insert("algorithm".into(), "minimal".into());
+        other["topology"].as_table_mut().unwrap().insert("kind".into(), "hyperx".into());
+        assert!(named_files(&other, Scope::Selected).iter().all(|f| f.table[0] == Step::Key("workload")));
+        assert_eq!(named_files(&other, Scope::Any).len(), 5);
+    }
+
+    #[test]
+    fn files_are_read_into_their_contents_keys_unless_given() {
+        let mut doc: Table = toml::from_str(CONFIG).unwrap();
+        let read = |path: &str| match path {
+            "missing" => Err("No such file".to_string()),
+            _ => Ok(format!("text of {path}")),
+        };
+        read_named_files(&mut doc, &[], &read).unwrap();
+        assert_eq!(doc["topology"]["contents"].as_str(), Some("text of ring.edges"));
+        assert_eq!(doc["routing"]["tables"]["lfts_contents"].as_str(), Some("text of t.lfts"));
+        assert_eq!(doc["routing"]["tables"]["sls_contents"].as_str(), Some("kept"));
+        assert_eq!(doc["workload"]["jobs"][2]["mapping_contents"].as_str(), Some("text of b.map"));
+        assert!(doc["workload"]["jobs"][1].get("mapping_contents").is_none());
+        // A path given on the command line is read again.
+        read_named_files(&mut doc, &["routing.tables.sls = x".into()], &read).unwrap();
+        assert_eq!(doc["routing"]["tables"]["sls_contents"].as_str(), Some("text of t.sls"));
+        // Errors name the key and the file.
+        doc["topology"].as_table_mut().unwrap().insert("path".into(), "missing".into());
+        let e = read_named_files(&mut doc, &["topology.path=missing".into()], &read).unwrap_err();
+        assert_eq!(e.to_string(), "topology.path: cannot read the fabric file missing: No such file");
+    }
+
+    #[test]
+    fn every_file_key_declared_is_a_documented_setting() {
+        // Documented, and a contents key ends in `contents`: the study report
+        // (python/xnet_study/report.py) shortens the file texts by that.
+        let documented = |keys: &[base::settings::Setting], f: &FileKey| {
+            f.contents.ends_with("contents")
+                && [f.path, f.contents].iter().all(|k| keys.iter().any(|s| s.key == *k))
+        };
+        for t in topology::TOPOLOGIES {
+            assert!(t.files.iter().all(|f| documented(t.settings, f)), "topology {}", t.name);
+        }
+        for r in routing::ROUTINGS {
+            assert!(r.settings.files.iter().all(|f| documented(r.settings.keys, f)), "routing {}", r.name);
+        }
+        assert!(JOB_FILES.iter().all(|f| documented(crate::workload::JOB_SETTINGS, f)));
+        // The walk knows the tables routing and the file topology by their entries alone.
+        assert_eq!(routing::find("tables").unwrap().settings.files.len(), 2);
+    }
+
+    #[test]
+    fn overrides_of_a_table_cover_its_files() {
+        let doc: Table = toml::from_str(CONFIG).unwrap();
+        let found = named_files(&doc, Scope::Selected);
+        assert!(found[1].overridden_by("routing.tables.lfts"));
+        assert!(found[1].overridden_by("routing.tables"));
+        assert!(!found[1].overridden_by("routing.tables.lfts_contents"));
+        assert!(!found[1].overridden_by("routing.tab"));
+        assert!(found[3].overridden_by("workload.jobs"));
+    }
+}
