@@ -17,7 +17,8 @@ use base::settings::ConfigError;
 use crate::packet::{Packet, RouteState};
 use base::settings::Setting;
 use base::rng::Rng;
-use topology::{Network, SwitchId, TopologyError};
+use topology::{Network, SwitchId};
+use crate::RoutingError;
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -33,7 +34,7 @@ pub struct AllPath {
 
 impl AllPath {
     /// ALLPATH(k) on `net`.
-    pub fn new(net: &Network, k: u32) -> Result<Self, TopologyError> {
+    pub fn new(net: &Network, k: u32) -> Result<Self, RoutingError> {
         Ok(Self { min: Minimal::with_exact_distances(net)?, k })
     }
 }

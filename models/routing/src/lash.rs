@@ -30,7 +30,8 @@ use base::settings::Setting;
 use base::rng::Rng;
 use serde::Deserialize;
 use topology::metrics::DistanceTable;
-use topology::{Network, PortId, SwitchId, TopologyError};
+use topology::{Network, PortId, SwitchId};
+use crate::RoutingError;
 use std::collections::VecDeque;
 
 /// What the layer search found.
@@ -94,7 +95,7 @@ const UP_DOWN_PAIR: u8 = u8::MAX;
 
 /// Builds the LASH tables for `net`, with at most `limit` layers (`None`: as many as it
 /// takes, up to 255).
-pub fn build(net: &Network, endpoint_switch: &[SwitchId], limit: Option<usize>) -> Result<Outcome, TopologyError> {
+pub fn build(net: &Network, endpoint_switch: &[SwitchId], limit: Option<usize>) -> Result<Outcome, RoutingError> {
     let t = lash_paths(net, endpoint_switch, Paths::Trees)?;
     Ok(match assign_layers(&t, limit, false)? {
         Ok(p) => Outcome::Routed(p.finish(t)?),
@@ -103,7 +104,7 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId], limit: Option<usize>) 
 }
 
 /// The shortest path of every pair that LASH layers.
-fn lash_paths(net: &Network, endpoint_switch: &[SwitchId], paths: Paths) -> Result<Tables, TopologyError> {
+fn lash_paths(net: &Network, endpoint_switch: &[SwitchId], paths: Paths) -> Result<Tables, RoutingError> {
     let dist = DistanceTable::compute(net)?;
     connected_diameter(&dist)?;
     let mut t = Tables::new(net, endpoint_switch);
@@ -127,7 +128,7 @@ struct PairLayers {
 }
 
 impl PairLayers {
-    fn finish(self, t: Tables) -> Result<Layered, TopologyError> {
+    fn finish(self, t: Tables) -> Result<Layered, RoutingError> {
         t.finish("lash", LayerOf::Pair(self.layer), self.layers, self.max_hops)
     }
 }
@@ -139,7 +140,7 @@ fn assign_layers(
     t: &Tables,
     limit: Option<usize>,
     overflow: bool,
-) -> Result<Result<PairLayers, (usize, usize, usize)>, TopologyError> {
+) -> Result<Result<PairLayers, (usize, usize, usize)>, RoutingError> {
     let n = t.n;
     let mut layer = vec![0u8; n * n];
     let mut fit = FirstFit::new(t.num_channels(), limit);

@@ -27,7 +27,8 @@ use base::settings::ConfigError;
 use crate::packet::{Packet, RouteState};
 use base::settings::Setting;
 use base::rng::Rng;
-use topology::{Network, Shape, SwitchId, TopologyError};
+use topology::{Network, Shape, SwitchId};
+use crate::RoutingError;
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -41,7 +42,7 @@ pub struct Polarized {
 
 impl Polarized {
     /// Polarized routing on `net`, with `penalties` by `Δmu` below the best candidate.
-    pub fn new(net: &Network, penalties: [u16; 3]) -> Result<Self, TopologyError> {
+    pub fn new(net: &Network, penalties: [u16; 3]) -> Result<Self, RoutingError> {
         let min = Minimal::with_exact_distances(net)?;
         let longest = match &net.shape {
             // A Hamming graph is vertex-transitive: the routes from switch 0 are all there is.

@@ -28,7 +28,8 @@ use super::turns::{terminals, total_length, Channels, TurnRouting};
 use super::VcPolicy;
 use base::settings::ConfigError;
 use topology::metrics::{bfs, DistanceTable};
-use topology::{Network, SwitchId, TopologyError};
+use topology::{Network, SwitchId};
+use crate::RoutingError;
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -54,7 +55,7 @@ fn cut_cycles(channels: &Channels, terminals: &[SwitchId], essential: &[bool]) -
 }
 
 /// SMART on `net`; `endpoint_switch` gives the switches whose pairs are routed.
-pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<TurnRouting, TopologyError> {
+pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<TurnRouting, RoutingError> {
     let dist = DistanceTable::compute(net)?;
     let root = super::updown::central_switch(net, &dist)?;
     let channels = Channels::new(net);
