@@ -13,7 +13,6 @@ use super::minimal::Minimal;
 use super::registry::{exact_distance_state, RoutingEntry, Settings};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
-use base::settings::ConfigError;
 use crate::packet::{Packet, RouteState};
 use base::settings::Setting;
 use base::rng::Rng;
@@ -102,7 +101,7 @@ pub const ALLPATH: RoutingEntry = RoutingEntry {
     build: |ctx| {
         let s: AllPathSettings = ctx.settings()?;
         if s.k > 64 {
-            return Err(ConfigError::new("routing.allpath.k", format!("must be at most 64, got {}", s.k)));
+            return Err(RoutingError::new("routing.allpath.k", format!("must be at most 64, got {}", s.k)));
         }
         Ok(Arc::new(AllPath::new(ctx.net, s.k)?))
     },

@@ -68,7 +68,6 @@ use base::settings::Setting;
 use serde::Deserialize;
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
-use base::settings::ConfigError;
 use crate::packet::Packet;
 use base::rng::Rng;
 use topology::shape::TorusShape;
@@ -933,10 +932,10 @@ pub const ANGARA_GENETIC: RoutingEntry = RoutingEntry {
         let s: GeneticSettings = ctx.settings()?;
         let key = |k: &str| format!("routing.angara_genetic.{k}");
         if s.population < 2 {
-            return Err(ConfigError::new(key("population"), format!("must be at least 2, got {}", s.population)));
+            return Err(RoutingError::new(key("population"), format!("must be at least 2, got {}", s.population)));
         }
         if !(0.0..=1.0).contains(&s.mutation) {
-            return Err(ConfigError::new(key("mutation"), format!("must be in [0, 1], got {}", s.mutation)));
+            return Err(RoutingError::new(key("mutation"), format!("must be in [0, 1], got {}", s.mutation)));
         }
         let params = genetic::Params {
             population: s.population,
@@ -979,7 +978,7 @@ impl GeneticSettings {
     }
 }
 
-fn build_angara(ctx: &BuildContext<'_>, method: Method) -> Result<Arc<dyn Routing>, ConfigError> {
+fn build_angara(ctx: &BuildContext<'_>, method: Method) -> Result<Arc<dyn Routing>, RoutingError> {
     let Shape::Torus(t) = &ctx.net.shape else {
         return Err(ctx.needs("torus or mesh"));
     };

@@ -35,7 +35,6 @@
 use super::graph::connected_diameter;
 use super::layered::{endpoints_per_switch, first_fit_each, FirstFit, LayerOf, Layered, Tables};
 use super::registry::{BuildContext, RoutingEntry, Settings};
-use base::settings::ConfigError;
 use base::settings::Setting;
 use serde::Deserialize;
 use super::VcPolicy;
@@ -300,7 +299,7 @@ enum LayerChoice {
     CycleCut,
 }
 
-fn build_entry(ctx: &BuildContext<'_>) -> Result<std::sync::Arc<dyn super::Routing>, ConfigError> {
+fn build_entry(ctx: &BuildContext<'_>) -> Result<std::sync::Arc<dyn super::Routing>, RoutingError> {
     let settings: DfssspSettings = ctx.settings()?;
     let method = match settings.layers {
         LayerChoice::FirstFit => {

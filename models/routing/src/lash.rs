@@ -24,7 +24,6 @@ use super::layered::{endpoints_per_switch, first_fit_each, FirstFit, LayerOf, La
 use super::registry::{RoutingEntry, Settings};
 use super::updown::UpDown;
 use super::{Candidate, LoadView, Reads, Routing, VcPolicy};
-use base::settings::ConfigError;
 use crate::packet::{Packet, RouteState};
 use base::settings::Setting;
 use base::rng::Rng;
@@ -277,7 +276,7 @@ enum TooFewVcs {
 /// The registry's build: when LASH assigns the VCs, its layers may not exceed them.
 fn build_entry(
     ctx: &super::registry::BuildContext<'_>,
-) -> Result<std::sync::Arc<dyn super::Routing>, ConfigError> {
+) -> Result<std::sync::Arc<dyn super::Routing>, RoutingError> {
     let settings: LashSettings = ctx.settings()?;
     let up_down = settings.too_few_vcs == TooFewVcs::UpDown;
     let limit = (ctx.vc_policy == VcPolicy::Routing).then_some(ctx.vcs as usize);

@@ -550,7 +550,7 @@ impl DynDag {
 pub(super) fn fit(
     ctx: &super::registry::BuildContext<'_>,
     mut r: Layered,
-) -> Result<std::sync::Arc<dyn Routing>, base::settings::ConfigError> {
+) -> Result<std::sync::Arc<dyn Routing>, RoutingError> {
     ctx.check_layers(r.layers_needed())?;
     if ctx.vc_policy == super::VcPolicy::Routing {
         r.spread_over(ctx.vcs);

@@ -25,7 +25,6 @@ use super::graph::{DistanceRows, Encoding, SwitchGraph};
 use super::registry::{BuildContext, RoutingEntry, Settings, StateSize};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
-use base::settings::ConfigError;
 use crate::packet::Packet;
 use base::rng::Rng;
 use topology::shape::HyperXShape;
@@ -361,7 +360,7 @@ pub const SHORTEST_PATH: RoutingEntry = RoutingEntry {
     ..MINIMAL
 };
 
-fn build_minimal(ctx: &BuildContext<'_>, single_path: bool) -> Result<Arc<dyn Routing>, ConfigError> {
+fn build_minimal(ctx: &BuildContext<'_>, single_path: bool) -> Result<Arc<dyn Routing>, RoutingError> {
     Ok(Arc::new(match ctx.switches {
         Some(s) => Minimal::for_switches(ctx.net, single_path, s)?,
         None => Minimal::new(ctx.net, single_path)?,

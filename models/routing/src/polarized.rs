@@ -23,7 +23,6 @@ use super::minimal::Minimal;
 use super::registry::{exact_distance_state, RoutingEntry, Settings};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
-use base::settings::ConfigError;
 use crate::packet::{Packet, RouteState};
 use base::settings::Setting;
 use base::rng::Rng;
@@ -193,7 +192,7 @@ pub const POLARIZED: RoutingEntry = RoutingEntry {
         let s: PolarizedSettings = ctx.settings()?;
         let proven = matches!(ctx.net.shape, Shape::HyperX(_)) && ctx.net.failed_links == 0;
         if !proven && ctx.escape_vcs == 0 {
-            return Err(ConfigError::new(
+            return Err(RoutingError::new(
                 "routing.escape_vcs",
                 format!(
                     "`polarized` off a HyperX without failed links may strand a packet at a switch with no                      polarized hop; give it an escape subnetwork (routing.escape_vcs >= 1, SurePath's PolSP){}",

@@ -26,7 +26,6 @@
 use super::registry::{RoutingEntry, Settings};
 use super::turns::{terminals, total_length, Channels, TurnRouting};
 use super::VcPolicy;
-use base::settings::ConfigError;
 use topology::metrics::{bfs, DistanceTable};
 use topology::{Network, SwitchId};
 use crate::RoutingError;
@@ -104,7 +103,7 @@ pub const SMART: RoutingEntry = RoutingEntry {
     build: |ctx| {
         let n = ctx.net.num_switches();
         if n > MAX_SWITCHES {
-            return Err(ConfigError::new(
+            return Err(RoutingError::new(
                 "routing.algorithm",
                 format!("smart evaluates every cut of every cycle: at most {MAX_SWITCHES} switches, this network has {n}"),
             ));
