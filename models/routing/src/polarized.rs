@@ -195,7 +195,7 @@ pub const POLARIZED: RoutingEntry = RoutingEntry {
             return Err(RoutingError::new(
                 "routing.escape_vcs",
                 format!(
-                    "`polarized` off a HyperX without failed links may strand a packet at a switch with no                      polarized hop; give it an escape subnetwork (routing.escape_vcs >= 1, SurePath's PolSP){}",
+                    "`polarized` off a HyperX without failed links may strand a packet at a switch with no polarized hop; give it an escape subnetwork (routing.escape_vcs >= 1, SurePath's PolSP){}",
                     if ctx.net.failed_links > 0 { format!(" ({} failed links)", ctx.net.failed_links) } else { String::new() }
                 ),
             ));
