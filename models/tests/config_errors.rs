@@ -99,6 +99,52 @@ fn routing_and_topology_must_fit() {
     );
 }
 
+/// A routing that cannot run on the network names `routing.algorithm` and says what it
+/// runs on, even where the limit is a topology parameter (Angara's routing graph handles
+/// at most 6 dimensions; a 7-D torus is a valid topology).
+#[test]
+fn a_routing_the_topology_does_not_support_names_routing_algorithm() {
+    let e = error(&[
+        "topology.kind=\"torus\"",
+        "topology.sides=[2, 2, 2, 2, 2, 2, 2]",
+        "routing.algorithm=\"angara_bfs\"",
+    ]);
+    assert!(e.starts_with("routing.algorithm: "), "{e}");
+    assert_mentions(&e, &["tori and meshes of at most 6 dimensions", "this one has 7"]);
+    let e = error(&["routing.algorithm=\"angara_sssp\""]);
+    assert!(e.starts_with("routing.algorithm: "), "{e}");
+    assert_mentions(&e, &["angara_sssp", "needs a torus or mesh"]);
+}
+
+/// A bad value of a routing's own setting names `routing.NAME.SETTING`, whether the
+/// settings' type refuses it or the routing's build does.
+#[test]
+fn bad_routing_settings_name_routing_name_setting() {
+    for (overrides, key, says) in [
+        (&["routing.algorithm=\"allpath\"", "routing.allpath.k=65"][..], "routing.allpath.k", "at most 64"),
+        (
+            &["routing.algorithm=\"up_down\"", "routing.up_down.root=16"],
+            "routing.up_down.root",
+            "16 switches",
+        ),
+        (
+            &["routing.algorithm=\"nue\"", "routing.nue.order=\"random\""],
+            "routing.nue.order",
+            "farthest_first",
+        ),
+        (
+            &["routing.algorithm=\"omniwar\"", "routing.omniwar.deroutes=33"],
+            "routing.omniwar.deroutes",
+            "at most 32",
+        ),
+        (&["routing.algorithm=\"lash\"", "routing.lash.paths=\"all\""], "routing.lash.paths", "balanced"),
+    ] {
+        let e = error(overrides);
+        assert!(e.starts_with(&format!("{key}: ")), "{overrides:?}: {e}");
+        assert_mentions(&e, &[says]);
+    }
+}
+
 #[test]
 fn malformed_overrides_and_syntax_errors_are_reported() {
     assert_mentions(&error(&["nonsense"]), &["nonsense", "section.key=value"]);

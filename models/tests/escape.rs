@@ -159,6 +159,17 @@ fn bad_escape_settings_are_refused_naming_the_key() {
     }
 }
 
+/// An escape subnetwork that cannot run on the network (Up/Down routes over 254 hops on a
+/// line of 300 switches) names `routing.escape_vcs`: the routing itself runs there.
+#[test]
+fn an_escape_the_network_is_too_long_for_names_routing_escape_vcs() {
+    let text = BASE.replace("TOPOLOGY", "kind = \"mesh\"\nsides = [300]");
+    let o = ["routing.escape_root=0".to_string()];
+    let e = Config::parse(&text, &o).and_then(Simulation::build).err().expect("refused");
+    assert_eq!(e.key, "routing.escape_vcs", "{e}");
+    assert!(e.message.contains("escape subnetwork (Up/Down)") && e.message.contains("254 hops"), "{e}");
+}
+
 #[test]
 fn shortcut_cycles_of_the_unrestricted_escape_do_not_occur() {
     // Shortcuts in both directions close a cycle of escape channels on these networks

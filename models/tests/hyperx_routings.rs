@@ -263,6 +263,7 @@ fn routes_that_faults_can_cut_need_the_escape() {
             .unwrap_or_else(|| panic!("{algorithm} with faults and no escape must be refused"));
         assert_eq!(e.key, "routing.escape_vcs", "{e}");
         assert!(e.message.contains(algorithm) && e.message.contains("3 failed links"), "{e}");
+        assert!(!e.message.contains("  "), "a run of spaces in {e}");
     }
     let e = Config::parse(&config(&[4, 4], 0, 0, "omniwar", false), &["topology.kind=\"torus\"".into()])
         .and_then(Simulation::build)

@@ -147,6 +147,19 @@ fn both_destination_orders_are_deadlock_free_and_give_different_tables() {
     assert_eq!(e.key, "routing.nue.order", "{e}");
 }
 
+/// Nue's layers are its VCs, so a build with no layer left for it names `router.vcs`, the
+/// key a user changes (validation keeps a routing at least one VC, so only a direct call
+/// gets here).
+#[test]
+fn too_few_layers_name_router_vcs() {
+    let s = sim(MESH, &[]);
+    let endpoint_switch: Vec<u32> = s.net.endpoint_location.iter().map(|&(s, _)| s).collect();
+    let e =
+        nue::build(&s.net, &endpoint_switch, 0, nue::DestinationOrder::Id).err().expect("no layers refused");
+    assert_eq!(e.key, "router.vcs", "{e}");
+    assert!(e.to_string().starts_with("router.vcs: nue needs 1 to 255 layers (one VC each), got 0"), "{e}");
+}
+
 #[test]
 fn zero_vcs_is_refused_naming_the_key() {
     let e = Config::parse(&BASE.replace("TOPOLOGY", MESH), &["router.vcs=0".to_string()])

@@ -13,11 +13,11 @@ use super::minimal::Minimal;
 use super::registry::{exact_distance_state, RoutingEntry, Settings};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
-use base::settings::ConfigError;
 use crate::packet::{Packet, RouteState};
 use base::settings::Setting;
 use base::rng::Rng;
-use topology::{Network, SwitchId, TopologyError};
+use topology::{Network, SwitchId};
+use crate::RoutingError;
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -33,7 +33,7 @@ pub struct AllPath {
 
 impl AllPath {
     /// ALLPATH(k) on `net`.
-    pub fn new(net: &Network, k: u32) -> Result<Self, TopologyError> {
+    pub fn new(net: &Network, k: u32) -> Result<Self, RoutingError> {
         Ok(Self { min: Minimal::with_exact_distances(net)?, k })
     }
 }
@@ -101,7 +101,7 @@ pub const ALLPATH: RoutingEntry = RoutingEntry {
     build: |ctx| {
         let s: AllPathSettings = ctx.settings()?;
         if s.k > 64 {
-            return Err(ConfigError::new("routing.allpath.k", format!("must be at most 64, got {}", s.k)));
+            return Err(RoutingError::new("routing.allpath.k", format!("must be at most 64, got {}", s.k)));
         }
         Ok(Arc::new(AllPath::new(ctx.net, s.k)?))
     },

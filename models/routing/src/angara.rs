@@ -68,12 +68,12 @@ use base::settings::Setting;
 use serde::Deserialize;
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
-use base::settings::ConfigError;
 use crate::packet::Packet;
 use base::rng::Rng;
 use topology::shape::TorusShape;
 use topology::Shape;
-use topology::{Network, PortId, PortTarget, SwitchId, TopologyError};
+use topology::{Network, PortId, PortTarget, SwitchId};
+use crate::RoutingError;
 use std::sync::Arc;
 
 /// Most dimensions (3^6 direction-bit sets per switch).
@@ -434,13 +434,12 @@ impl Angara {
         shape: &TorusShape,
         method: Method,
         endpoint_switch: &[SwitchId],
-    ) -> Result<Self, TopologyError> {
+    ) -> Result<Self, RoutingError> {
         let nd = shape.sides.len();
         if nd > MAX_DIMS {
-            return Err(TopologyError::new(
-                "sides",
-                format!("Angara routing graphs support at most {MAX_DIMS} dimensions, got {nd}"),
-            ));
+            return Err(RoutingError::algorithm(format!(
+                "the Angara routings run on tori and meshes of at most {MAX_DIMS} dimensions, this one has {nd}"
+            )));
         }
         let n = net.num_switches();
         let mut rg = Rg::new(net, shape);
@@ -521,9 +520,9 @@ fn store(rg: &Rg<'_>, src: SwitchId, dst: SwitchId, hops: &[(u32, u8)], routes: 
     debug_assert_eq!(at, dst);
 }
 
-fn no_route(src: SwitchId, dst: SwitchId) -> TopologyError {
-    TopologyError::new(
-        "failed_links",
+fn no_route(src: SwitchId, dst: SwitchId) -> RoutingError {
+    RoutingError::new(
+        "topology.failed_links",
         format!(
             "the Angara routing graph has no legal route from switch {src} to {dst} around the failed links \
              (direction order, direction bits and First/Last Steps); use fewer faults or a table-based routing"
@@ -537,7 +536,7 @@ fn bfs_tables(
     search: &mut Search,
     weight: &mut [u64],
     routes: &mut [Vec<(PortId, u8)>],
-) -> Result<(), TopologyError> {
+) -> Result<(), RoutingError> {
     let n = rg.net.num_switches();
     let mut processed = vec![false; n];
     let mut src = 0 as SwitchId;
@@ -651,7 +650,7 @@ fn sssp_tables(
     search: &mut Search,
     weight: &mut [u64],
     routes: &mut [Vec<(PortId, u8)>],
-) -> Result<(), TopologyError> {
+) -> Result<(), RoutingError> {
     let n = rg.net.num_switches();
     let nd = rg.nd;
     let all: Vec<SwitchId> = (0..n as SwitchId).collect();
@@ -808,7 +807,7 @@ fn genetic_tables(
     params: &genetic::Params,
     endpoint_switch: &[SwitchId],
     routes: &mut [Vec<(PortId, u8)>],
-) -> Result<GeneticSummary, TopologyError> {
+) -> Result<GeneticSummary, RoutingError> {
     let net = rg.net;
     let n = net.num_switches();
     let all: Vec<SwitchId> = (0..n as SwitchId).collect();
@@ -933,10 +932,10 @@ pub const ANGARA_GENETIC: RoutingEntry = RoutingEntry {
         let s: GeneticSettings = ctx.settings()?;
         let key = |k: &str| format!("routing.angara_genetic.{k}");
         if s.population < 2 {
-            return Err(ConfigError::new(key("population"), format!("must be at least 2, got {}", s.population)));
+            return Err(RoutingError::new(key("population"), format!("must be at least 2, got {}", s.population)));
         }
         if !(0.0..=1.0).contains(&s.mutation) {
-            return Err(ConfigError::new(key("mutation"), format!("must be in [0, 1], got {}", s.mutation)));
+            return Err(RoutingError::new(key("mutation"), format!("must be in [0, 1], got {}", s.mutation)));
         }
         let params = genetic::Params {
             population: s.population,
@@ -979,7 +978,7 @@ impl GeneticSettings {
     }
 }
 
-fn build_angara(ctx: &BuildContext<'_>, method: Method) -> Result<Arc<dyn Routing>, ConfigError> {
+fn build_angara(ctx: &BuildContext<'_>, method: Method) -> Result<Arc<dyn Routing>, RoutingError> {
     let Shape::Torus(t) = &ctx.net.shape else {
         return Err(ctx.needs("torus or mesh"));
     };

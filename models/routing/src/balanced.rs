@@ -25,8 +25,8 @@
 
 use super::{Candidate, LoadView, Reads, Routing, ZeroLoad};
 use crate::packet::{Packet, RouteState};
+use crate::RoutingError;
 use base::rng::{stream, Purpose, Rng};
-use base::settings::ConfigError;
 use std::collections::HashMap;
 use std::sync::Arc;
 use topology::{EndpointId, Network, PortTarget, SwitchId};
@@ -180,10 +180,10 @@ impl Balanced {
         name: &str,
         net: &Network,
         endpoint_switch: Arc<Vec<SwitchId>>,
-    ) -> Result<Self, ConfigError> {
+    ) -> Result<Self, RoutingError> {
         let reads = inner.reads();
         if reads.load || reads.random_init {
-            return Err(ConfigError::new(
+            return Err(RoutingError::new(
                 "routing.selection",
                 format!(
                     "`balanced` fixes one path per pair when the routes are built; routing `{name}` decides by {} \
@@ -194,7 +194,7 @@ impl Balanced {
         }
         let n = net.num_switches();
         if n > MAX_SWITCHES {
-            return Err(ConfigError::new(
+            return Err(RoutingError::new(
                 "routing.selection",
                 format!(
                     "`balanced` chooses the paths of the {n} x {n} switch pairs one at a time; it is meant for \
@@ -214,7 +214,7 @@ impl Balanced {
             cands: Vec::new(),
             bound: n + inner.max_hops() as usize,
         };
-        let fail = |e: String| ConfigError::new("routing.selection", format!("`balanced` on `{name}`: {e}"));
+        let fail = |e: String| RoutingError::new("routing.selection", format!("`balanced` on `{name}`: {e}"));
         let mut weights = vec![0u32; net.ports.len()];
         let pairs =
             || terminals.iter().flat_map(|&s| terminals.iter().map(move |&d| (s, d))).filter(|(s, d)| s != d);

@@ -25,7 +25,8 @@ use base::settings::Setting;
 use super::updown::{central_switch, UpDown};
 use super::VcPolicy;
 use topology::metrics::DistanceTable;
-use topology::{Network, SwitchId, TopologyError};
+use topology::{Network, SwitchId};
+use crate::RoutingError;
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -68,7 +69,7 @@ fn dfs_order(net: &Network, root: SwitchId) -> Vec<u32> {
 }
 
 /// DFS routing on `net` rooted at `root`, or at the best root (see the module docs).
-pub fn build(net: &Network, root: Option<SwitchId>, endpoint_switch: &[SwitchId]) -> Result<UpDown, TopologyError> {
+pub fn build(net: &Network, root: Option<SwitchId>, endpoint_switch: &[SwitchId]) -> Result<UpDown, RoutingError> {
     let dist = DistanceTable::compute(net)?;
     let central = central_switch(net, &dist)?;
     let mut terminals: Vec<SwitchId> = endpoint_switch.to_vec();
@@ -86,7 +87,7 @@ pub fn build(net: &Network, root: Option<SwitchId>, endpoint_switch: &[SwitchId]
             let ud = UpDown::with_order(net, r, dfs_order(net, r))?;
             Ok((ud.total_distance(&terminals), r))
         })
-        .collect::<Result<_, TopologyError>>()?;
+        .collect::<Result<_, RoutingError>>()?;
     let (_, best) = scored.into_iter().min().expect("a root");
     UpDown::with_order(net, best, dfs_order(net, best))
 }

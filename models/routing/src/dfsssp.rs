@@ -35,12 +35,12 @@
 use super::graph::connected_diameter;
 use super::layered::{endpoints_per_switch, first_fit_each, FirstFit, LayerOf, Layered, Tables};
 use super::registry::{BuildContext, RoutingEntry, Settings};
-use base::settings::ConfigError;
 use base::settings::Setting;
 use serde::Deserialize;
 use super::VcPolicy;
 use topology::metrics::DistanceTable;
-use topology::{Network, PortTarget, SwitchId, TopologyError};
+use topology::{Network, PortTarget, SwitchId};
+use crate::RoutingError;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
@@ -57,7 +57,7 @@ pub enum LayerMethod {
 }
 
 /// Builds the DFSSSP tables for `net` (first fit, no layer limit).
-pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, TopologyError> {
+pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, RoutingError> {
     let built = build_with(net, endpoint_switch, LayerMethod::FirstFit { limit: None })?;
     Ok(built.unwrap_or_else(|_| unreachable!("without a limit every path gets a layer")))
 }
@@ -68,7 +68,7 @@ pub fn build_with(
     net: &Network,
     endpoint_switch: &[SwitchId],
     method: LayerMethod,
-) -> Result<Result<Layered, (usize, usize, usize)>, TopologyError> {
+) -> Result<Result<Layered, (usize, usize, usize)>, RoutingError> {
     let dist = DistanceTable::compute(net)?;
     connected_diameter(&dist)?;
     let mut t = Tables::new(net, endpoint_switch);
@@ -85,7 +85,7 @@ pub fn build_with(
 }
 
 /// The balanced shortest-path next-hop table.
-pub(crate) fn route(net: &Network, t: &mut Tables, endpoints: &[u64]) -> Result<(), TopologyError> {
+pub(crate) fn route(net: &Network, t: &mut Tables, endpoints: &[u64]) -> Result<(), RoutingError> {
     let n = t.n;
     let mut weight = vec![0u64; t.num_channels()];
     let mut key = vec![(u32::MAX, u64::MAX); n];
@@ -146,7 +146,7 @@ pub(crate) fn route(net: &Network, t: &mut Tables, endpoints: &[u64]) -> Result<
 type Layering = Result<(Vec<u8>, usize, u32), (usize, usize, usize)>;
 
 /// First fit: each path, in pair order, into the first layer whose CDG stays acyclic.
-fn layer_first_fit(t: &Tables, limit: Option<usize>) -> Result<Layering, TopologyError> {
+fn layer_first_fit(t: &Tables, limit: Option<usize>) -> Result<Layering, RoutingError> {
     let n = t.n;
     let mut layer = vec![0u8; n * n];
     let mut fit = FirstFit::new(t.num_channels(), limit);
@@ -172,7 +172,7 @@ fn layer_first_fit(t: &Tables, limit: Option<usize>) -> Result<Layering, Topolog
 
 /// Splits the paths into layers by cutting cycles (the paper's method); returns the layer
 /// per pair (`src * n + dst`), the layer count and the longest path.
-fn layer_paths(t: &Tables) -> Result<(Vec<u8>, usize, u32), TopologyError> {
+fn layer_paths(t: &Tables) -> Result<(Vec<u8>, usize, u32), RoutingError> {
     let n = t.n;
     let c = t.num_channels();
     let mut pairs = Vec::new();
@@ -299,7 +299,7 @@ enum LayerChoice {
     CycleCut,
 }
 
-fn build_entry(ctx: &BuildContext<'_>) -> Result<std::sync::Arc<dyn super::Routing>, ConfigError> {
+fn build_entry(ctx: &BuildContext<'_>) -> Result<std::sync::Arc<dyn super::Routing>, RoutingError> {
     let settings: DfssspSettings = ctx.settings()?;
     let method = match settings.layers {
         LayerChoice::FirstFit => {

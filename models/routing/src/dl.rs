@@ -30,7 +30,8 @@ use super::updown::root_or_central;
 use super::VcPolicy;
 use base::settings::Setting;
 use topology::metrics::bfs;
-use topology::{Network, SwitchId, TopologyError};
+use topology::{Network, SwitchId};
+use crate::RoutingError;
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -70,7 +71,7 @@ pub fn build(
     root: Option<SwitchId>,
     layers: u8,
     endpoint_switch: &[SwitchId],
-) -> Result<TurnRouting, TopologyError> {
+) -> Result<TurnRouting, RoutingError> {
     let root = root_or_central(net, root)?;
     let channels = Channels::new(net);
     let allowed = match base {

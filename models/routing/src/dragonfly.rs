@@ -13,7 +13,7 @@
 use super::registry::{per_switch_state, BuildContext, RoutingEntry, Settings};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
-use base::settings::ConfigError;
+use crate::RoutingError;
 use crate::packet::{Packet, RouteState};
 use base::settings::Setting;
 use base::rng::{below, Rng};
@@ -256,7 +256,7 @@ struct UgalSettings {
     threshold: u32,
 }
 
-fn build_dragonfly(ctx: &BuildContext<'_>, mode: DragonflyMode) -> Result<Arc<dyn Routing>, ConfigError> {
+fn build_dragonfly(ctx: &BuildContext<'_>, mode: DragonflyMode) -> Result<Arc<dyn Routing>, RoutingError> {
     let Shape::Dragonfly(d) = &ctx.net.shape else {
         return Err(ctx.needs("dragonfly"));
     };

@@ -48,9 +48,10 @@ use super::graph::SwitchGraph;
 use super::updown::{central_switch, UdLegal, DOWN};
 use super::Candidate;
 use crate::packet::Packet;
+use crate::RoutingError;
 use base::settings::Choice;
 use topology::metrics::DistanceTable;
-use topology::{Network, SwitchId, TopologyError};
+use topology::{Network, SwitchId};
 
 /// Penalty of an escape hop up towards the root, in phits (seed: 112).
 pub const PENALTY_UP: u16 = 112;
@@ -116,13 +117,20 @@ impl Escape {
         first_vc: u8,
         vcs: u8,
         shortcuts: Shortcuts,
-    ) -> Result<Self, TopologyError> {
+    ) -> Result<Self, RoutingError> {
         let root = match root.or(net.fault_root) {
             Some(r) => r,
             None => central_switch(net, &DistanceTable::compute(net)?)?,
         };
         let graph = SwitchGraph::new(net);
-        let legal = UdLegal::without_horizontal(&graph, net, root)?;
+        // What Up/Down cannot route is the escape's failing, not the routing's.
+        let legal = UdLegal::without_horizontal(&graph, net, root).map_err(|e| match e.key.as_str() {
+            "routing.algorithm" => RoutingError::new(
+                "routing.escape_vcs",
+                format!("the escape subnetwork (Up/Down) cannot run on this network: {}", e.message),
+            ),
+            _ => e,
+        })?;
         Ok(Self { graph, legal, shortcuts, first_vc, vcs })
     }
 

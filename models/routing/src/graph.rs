@@ -6,11 +6,12 @@
 //! neighbours in [`SwitchGraph::neighbours`] order), and most of its length is the
 //! distance rows' bit-level build and lookup, one hot path kept in one place.
 
+use crate::RoutingError;
 use topology::metrics::{
     all_pairs, check_too_long, note_too_long, ones, uniform_stride, Adjacency, Bits, DistanceTable, BATCH,
     LANES,
 };
-use topology::{Network, PortId, PortTarget, SwitchId, TopologyError};
+use topology::{Network, PortId, PortTarget, SwitchId};
 
 /// Neighbours of every switch (or of some: [`SwitchGraph::for_switches`]) and the switch
 /// behind every port.
@@ -150,17 +151,14 @@ impl SwitchGraph {
 }
 
 /// The diameter of a connected network; an error naming a disconnected pair otherwise.
-pub fn connected_diameter(dist: &DistanceTable) -> Result<u32, TopologyError> {
+pub fn connected_diameter(dist: &DistanceTable) -> Result<u32, RoutingError> {
     let n = dist.num_switches();
     let mut diameter = 0;
     for a in 0..n as SwitchId {
         for b in 0..n as SwitchId {
             let d = dist.get(a, b);
             if d == DistanceTable::UNREACHABLE {
-                return Err(TopologyError::new(
-                    "kind",
-                    format!("network is disconnected: no path from switch {a} to {b}"),
-                ));
+                return Err(RoutingError::disconnected(a, b));
             }
             diameter = diameter.max(d as u32);
         }
@@ -237,7 +235,7 @@ impl DistanceRows {
         net: &Network,
         encoding: Encoding,
         decision_switches: Option<&[SwitchId]>,
-    ) -> Result<Self, TopologyError> {
+    ) -> Result<Self, RoutingError> {
         let n = net.num_switches();
         const NONE: u32 = u32::MAX;
         // Decision switches, then the columns: them and their neighbours.
@@ -585,11 +583,13 @@ impl DistanceRows {
 
 /// Bytes of a table of `rows` rows of `row_len` units of `unit` bytes, or an error naming
 /// `what` when that does not fit in memory addressing.
-fn table_len(rows: usize, row_len: usize, unit: usize, what: &str) -> Result<usize, TopologyError> {
+fn table_len(rows: usize, row_len: usize, unit: usize, what: &str) -> Result<usize, RoutingError> {
     rows.checked_mul(row_len)
         .filter(|l| l.checked_mul(unit).is_some_and(|b| b <= isize::MAX as usize))
         .ok_or_else(|| {
-            TopologyError::new("switches", format!("{what} for {rows} switches does not fit in memory"))
+            RoutingError::algorithm(format!(
+                "{what} for {rows} switches does not fit in memory: this routing cannot run on a network this large"
+            ))
         })
 }
 

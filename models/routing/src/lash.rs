@@ -24,13 +24,13 @@ use super::layered::{endpoints_per_switch, first_fit_each, FirstFit, LayerOf, La
 use super::registry::{RoutingEntry, Settings};
 use super::updown::UpDown;
 use super::{Candidate, LoadView, Reads, Routing, VcPolicy};
-use base::settings::ConfigError;
 use crate::packet::{Packet, RouteState};
 use base::settings::Setting;
 use base::rng::Rng;
 use serde::Deserialize;
 use topology::metrics::DistanceTable;
-use topology::{Network, PortId, SwitchId, TopologyError};
+use topology::{Network, PortId, SwitchId};
+use crate::RoutingError;
 use std::collections::VecDeque;
 
 /// What the layer search found.
@@ -94,7 +94,7 @@ const UP_DOWN_PAIR: u8 = u8::MAX;
 
 /// Builds the LASH tables for `net`, with at most `limit` layers (`None`: as many as it
 /// takes, up to 255).
-pub fn build(net: &Network, endpoint_switch: &[SwitchId], limit: Option<usize>) -> Result<Outcome, TopologyError> {
+pub fn build(net: &Network, endpoint_switch: &[SwitchId], limit: Option<usize>) -> Result<Outcome, RoutingError> {
     let t = lash_paths(net, endpoint_switch, Paths::Trees)?;
     Ok(match assign_layers(&t, limit, false)? {
         Ok(p) => Outcome::Routed(p.finish(t)?),
@@ -103,7 +103,7 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId], limit: Option<usize>) 
 }
 
 /// The shortest path of every pair that LASH layers.
-fn lash_paths(net: &Network, endpoint_switch: &[SwitchId], paths: Paths) -> Result<Tables, TopologyError> {
+fn lash_paths(net: &Network, endpoint_switch: &[SwitchId], paths: Paths) -> Result<Tables, RoutingError> {
     let dist = DistanceTable::compute(net)?;
     connected_diameter(&dist)?;
     let mut t = Tables::new(net, endpoint_switch);
@@ -127,7 +127,7 @@ struct PairLayers {
 }
 
 impl PairLayers {
-    fn finish(self, t: Tables) -> Result<Layered, TopologyError> {
+    fn finish(self, t: Tables) -> Result<Layered, RoutingError> {
         t.finish("lash", LayerOf::Pair(self.layer), self.layers, self.max_hops)
     }
 }
@@ -139,7 +139,7 @@ fn assign_layers(
     t: &Tables,
     limit: Option<usize>,
     overflow: bool,
-) -> Result<Result<PairLayers, (usize, usize, usize)>, TopologyError> {
+) -> Result<Result<PairLayers, (usize, usize, usize)>, RoutingError> {
     let n = t.n;
     let mut layer = vec![0u8; n * n];
     let mut fit = FirstFit::new(t.num_channels(), limit);
@@ -276,7 +276,7 @@ enum TooFewVcs {
 /// The registry's build: when LASH assigns the VCs, its layers may not exceed them.
 fn build_entry(
     ctx: &super::registry::BuildContext<'_>,
-) -> Result<std::sync::Arc<dyn super::Routing>, ConfigError> {
+) -> Result<std::sync::Arc<dyn super::Routing>, RoutingError> {
     let settings: LashSettings = ctx.settings()?;
     let up_down = settings.too_few_vcs == TooFewVcs::UpDown;
     let limit = (ctx.vc_policy == VcPolicy::Routing).then_some(ctx.vcs as usize);

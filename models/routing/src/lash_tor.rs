@@ -49,7 +49,8 @@ use crate::packet::{Packet, RouteState};
 use base::settings::Setting;
 use base::rng::Rng;
 use topology::metrics::DistanceTable;
-use topology::{Network, PortId, SwitchId, TopologyError};
+use topology::{Network, PortId, SwitchId};
+use crate::RoutingError;
 use std::sync::Arc;
 
 /// Most layers (the layer shares the `u8` phase with two flags).
@@ -98,7 +99,7 @@ impl LashTor {
         endpoint_switch: &[SwitchId],
         layers: u8,
         root: Option<SwitchId>,
-    ) -> Result<Self, TopologyError> {
+    ) -> Result<Self, RoutingError> {
         let dist = DistanceTable::compute(net)?;
         connected_diameter(&dist)?;
         let root = match root {

@@ -9,9 +9,10 @@
 
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
+use crate::RoutingError;
 use base::rng::Rng;
 use rayon::prelude::*;
-use topology::{Network, PortId, PortTarget, SwitchId, TopologyError};
+use topology::{Network, PortId, PortTarget, SwitchId};
 
 /// Most layers a table can hold (the layer is stored in a `u8`).
 pub const MAX_LAYERS: usize = 255;
@@ -236,12 +237,11 @@ impl Tables {
         layer: LayerOf,
         layers: usize,
         max_hops: u32,
-    ) -> Result<Layered, TopologyError> {
+    ) -> Result<Layered, RoutingError> {
         if layers > MAX_LAYERS {
-            return Err(TopologyError::new(
-                "kind",
-                format!("{name} needs more than {MAX_LAYERS} layers on this network"),
-            ));
+            return Err(RoutingError::algorithm(format!(
+                "`{name}` needs more than {MAX_LAYERS} layers on this network, the most its tables hold"
+            )));
         }
         let layers = layers.max(1) as u8;
         Ok(Layered {
@@ -376,7 +376,7 @@ pub(crate) fn first_fit_each<T: Sync>(
     what: &str,
     deps: impl Fn(&T, &mut Vec<(u32, u32)>) -> u32 + Sync,
     mut placed: impl FnMut(&T, Option<usize>, u32) -> bool,
-) -> Result<bool, TopologyError> {
+) -> Result<bool, RoutingError> {
     for chunk in items.chunks(BATCH) {
         base::cancel::check(what)?;
         let (sets, hops): (Vec<Vec<(u32, u32)>>, Vec<u32>) = chunk
@@ -550,7 +550,7 @@ impl DynDag {
 pub(super) fn fit(
     ctx: &super::registry::BuildContext<'_>,
     mut r: Layered,
-) -> Result<std::sync::Arc<dyn Routing>, base::settings::ConfigError> {
+) -> Result<std::sync::Arc<dyn Routing>, RoutingError> {
     ctx.check_layers(r.layers_needed())?;
     if ctx.vc_policy == super::VcPolicy::Routing {
         r.spread_over(ctx.vcs);

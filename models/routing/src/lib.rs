@@ -15,8 +15,9 @@
 //! `routing_registry!` list below declares the files and gathers the entries into
 //! [`ROUTINGS`]. [`SELECTIONS`] and [`VC_POLICIES`] name the selections and VC policies.
 //!
-//! The modules, lowest layer first (ARCHITECTURE.md, "Layers"): the packet's route state;
-//! what a routing is ([`route`]); the registry entry and the shared engines (distance
+//! The modules, lowest layer first (ARCHITECTURE.md, "Layers"): why a routing cannot be
+//! built ([`RoutingError`], naming the configuration key to change) and the packet's route
+//! state; what a routing is ([`route`]); the registry entry and the shared engines (distance
 //! rows, turn rules, layered tables, the genetic search); the routings, one file each; the
 //! escape subnetwork and the balanced wrapper; [`Routes`], the bundle the router and the
 //! verifier call; the verifier ([`analysis`]); and this file, which lists every routing.
@@ -24,6 +25,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod analysis;
+pub mod error;
 pub mod packet;
 pub mod route;
 pub mod routes;
@@ -73,6 +75,7 @@ routing_registry! {
     tables => [TABLES],
 }
 
+pub use error::RoutingError;
 pub use registry::RoutingEntry;
 pub(crate) use route::ZeroLoad;
 pub use route::{Candidate, Hop, LoadView, Reads, Routing, Selection, VcPolicy, SELECTIONS, VC_POLICIES};

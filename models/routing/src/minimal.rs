@@ -25,12 +25,12 @@ use super::graph::{DistanceRows, Encoding, SwitchGraph};
 use super::registry::{BuildContext, RoutingEntry, Settings, StateSize};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
-use base::settings::ConfigError;
 use crate::packet::Packet;
 use base::rng::Rng;
 use topology::shape::HyperXShape;
 use topology::shape::TorusShape;
-use topology::{Network, Shape, SwitchId, TopologyError};
+use topology::{Network, Shape, SwitchId};
+use crate::RoutingError;
 use std::sync::Arc;
 
 /// Where the minimal next hops come from.
@@ -56,7 +56,7 @@ pub struct Minimal {
 impl Minimal {
     /// Minimal routing on `net`, decisions at every switch. `single_path` keeps one route
     /// per switch pair.
-    pub fn new(net: &Network, single_path: bool) -> Result<Self, TopologyError> {
+    pub fn new(net: &Network, single_path: bool) -> Result<Self, RoutingError> {
         Self::build(net, single_path, None, Encoding::Mod3)
     }
 
@@ -68,13 +68,13 @@ impl Minimal {
         net: &Network,
         single_path: bool,
         switches: &[SwitchId],
-    ) -> Result<Self, TopologyError> {
+    ) -> Result<Self, RoutingError> {
         Self::build(net, single_path, Some(switches), Encoding::Mod3)
     }
 
     /// Like [`Minimal::new`] with exact distances (one byte per pair where a table is
     /// needed), for routings that read absolute distances ([`Minimal::distances_around`]).
-    pub(crate) fn with_exact_distances(net: &Network) -> Result<Self, TopologyError> {
+    pub(crate) fn with_exact_distances(net: &Network) -> Result<Self, RoutingError> {
         Self::build(net, false, None, Encoding::Exact)
     }
 
@@ -83,7 +83,7 @@ impl Minimal {
         single_path: bool,
         switches: Option<&[SwitchId]>,
         encoding: Encoding,
-    ) -> Result<Self, TopologyError> {
+    ) -> Result<Self, RoutingError> {
         let source = match &net.shape {
             Shape::HyperX(h) if net.failed_links == 0 => Source::HyperX(h.clone()),
             Shape::Torus(t) if net.failed_links == 0 => Source::Torus(t.clone()),
@@ -360,7 +360,7 @@ pub const SHORTEST_PATH: RoutingEntry = RoutingEntry {
     ..MINIMAL
 };
 
-fn build_minimal(ctx: &BuildContext<'_>, single_path: bool) -> Result<Arc<dyn Routing>, ConfigError> {
+fn build_minimal(ctx: &BuildContext<'_>, single_path: bool) -> Result<Arc<dyn Routing>, RoutingError> {
     Ok(Arc::new(match ctx.switches {
         Some(s) => Minimal::for_switches(ctx.net, single_path, s)?,
         None => Minimal::new(ctx.net, single_path)?,

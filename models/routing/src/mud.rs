@@ -33,7 +33,8 @@ use crate::packet::{Packet, RouteState};
 use base::settings::Setting;
 use base::rng::Rng;
 use topology::metrics::{bfs, DistanceTable};
-use topology::{Network, SwitchId, TopologyError};
+use topology::{Network, SwitchId};
+use crate::RoutingError;
 use std::sync::Arc;
 
 /// Multiple Up*/Down*.
@@ -49,7 +50,7 @@ pub struct Mud {
 impl Mud {
     /// `instances` Up*/Down* instances (at most one per switch); the first rooted at `root`
     /// (default: least eccentric switch).
-    pub fn new(net: &Network, instances: u8, root: Option<SwitchId>) -> Result<Self, TopologyError> {
+    pub fn new(net: &Network, instances: u8, root: Option<SwitchId>) -> Result<Self, RoutingError> {
         let n = net.num_switches();
         let dist = DistanceTable::compute(net)?;
         let first = match root {

@@ -36,7 +36,8 @@ use super::registry::{RoutingEntry, Settings};
 use super::VcPolicy;
 use base::settings::Setting;
 use topology::metrics::bfs;
-use topology::{Network, PortId, PortTarget, SwitchId, TopologyError};
+use topology::{Network, PortId, PortTarget, SwitchId};
+use crate::RoutingError;
 use partitioner::{partition, Method, PartGraph};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -77,20 +78,17 @@ pub fn build(
     endpoint_switch: &[SwitchId],
     layers: usize,
     order: DestinationOrder,
-) -> Result<(Layered, NueStats), TopologyError> {
+) -> Result<(Layered, NueStats), RoutingError> {
     if layers == 0 || layers > super::layered::MAX_LAYERS {
-        return Err(TopologyError::new(
-            "vcs",
-            format!("nue needs 1 to {} layers, got {layers}", super::layered::MAX_LAYERS),
+        return Err(RoutingError::new(
+            "router.vcs",
+            format!("nue needs 1 to {} layers (one VC each), got {layers}", super::layered::MAX_LAYERS),
         ));
     }
     let n = net.num_switches();
     let from0 = bfs(net, 0);
     if let Some(s) = from0.iter().position(|&d| d == u32::MAX) {
-        return Err(TopologyError::new(
-            "kind",
-            format!("network is disconnected: no path from switch 0 to {s}"),
-        ));
+        return Err(RoutingError::disconnected(0, s as SwitchId));
     }
     let mut t = Tables::new(net, endpoint_switch);
     let graph = ChannelGraph::new(net, &t, endpoint_switch);

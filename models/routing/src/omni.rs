@@ -20,7 +20,7 @@
 use super::registry::{RoutingEntry, Settings, StateSize};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
-use base::settings::ConfigError;
+use crate::RoutingError;
 use crate::packet::{Packet, RouteState};
 use base::settings::Setting;
 use base::rng::Rng;
@@ -175,7 +175,7 @@ impl Routing for Omnidimensional {
 }
 
 /// The HyperX shape of `ctx`'s network, or the error naming the routing.
-fn hyperx_shape(ctx: &BuildContext<'_>) -> Result<HyperXShape, ConfigError> {
+fn hyperx_shape(ctx: &BuildContext<'_>) -> Result<HyperXShape, RoutingError> {
     let Shape::HyperX(shape) = &ctx.net.shape else {
         return Err(ctx.needs("hyperx"));
     };
@@ -186,8 +186,8 @@ fn hyperx_shape(ctx: &BuildContext<'_>) -> Result<HyperXShape, ConfigError> {
 }
 
 /// The error for a route set that failed links may cut, run without an escape.
-pub(super) fn needs_escape(ctx: &BuildContext<'_>) -> ConfigError {
-    ConfigError::new(
+pub(super) fn needs_escape(ctx: &BuildContext<'_>) -> RoutingError {
+    RoutingError::new(
         "routing.escape_vcs",
         format!(
             "`{}` with {} failed links needs an escape subnetwork (routing.escape_vcs >= 1, SurePath): \
@@ -230,7 +230,7 @@ pub const OMNIWAR: RoutingEntry = RoutingEntry {
         let shape = hyperx_shape(ctx)?;
         let m = s.deroutes.unwrap_or(shape.sides.len() as u32);
         if m > 32 {
-            return Err(ConfigError::new("routing.omniwar.deroutes", format!("must be at most 32, got {m}")));
+            return Err(RoutingError::new("routing.omniwar.deroutes", format!("must be at most 32, got {m}")));
         }
         Ok(Arc::new(Omnidimensional::new(ctx.net, shape, DerouteLimit::Total(m as u8), s.deroute_penalty)))
     },

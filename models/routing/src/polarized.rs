@@ -23,11 +23,11 @@ use super::minimal::Minimal;
 use super::registry::{exact_distance_state, RoutingEntry, Settings};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
-use base::settings::ConfigError;
 use crate::packet::{Packet, RouteState};
 use base::settings::Setting;
 use base::rng::Rng;
-use topology::{Network, Shape, SwitchId, TopologyError};
+use topology::{Network, Shape, SwitchId};
+use crate::RoutingError;
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -41,7 +41,7 @@ pub struct Polarized {
 
 impl Polarized {
     /// Polarized routing on `net`, with `penalties` by `Δmu` below the best candidate.
-    pub fn new(net: &Network, penalties: [u16; 3]) -> Result<Self, TopologyError> {
+    pub fn new(net: &Network, penalties: [u16; 3]) -> Result<Self, RoutingError> {
         let min = Minimal::with_exact_distances(net)?;
         let longest = match &net.shape {
             // A Hamming graph is vertex-transitive: the routes from switch 0 are all there is.
@@ -192,10 +192,10 @@ pub const POLARIZED: RoutingEntry = RoutingEntry {
         let s: PolarizedSettings = ctx.settings()?;
         let proven = matches!(ctx.net.shape, Shape::HyperX(_)) && ctx.net.failed_links == 0;
         if !proven && ctx.escape_vcs == 0 {
-            return Err(ConfigError::new(
+            return Err(RoutingError::new(
                 "routing.escape_vcs",
                 format!(
-                    "`polarized` off a HyperX without failed links may strand a packet at a switch with no                      polarized hop; give it an escape subnetwork (routing.escape_vcs >= 1, SurePath's PolSP){}",
+                    "`polarized` off a HyperX without failed links may strand a packet at a switch with no polarized hop; give it an escape subnetwork (routing.escape_vcs >= 1, SurePath's PolSP){}",
                     if ctx.net.failed_links > 0 { format!(" ({} failed links)", ctx.net.failed_links) } else { String::new() }
                 ),
             ));

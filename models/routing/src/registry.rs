@@ -12,6 +12,7 @@
 //! built.
 
 use crate::route::{Routing, VcPolicy};
+use crate::RoutingError;
 use base::rng::{stream, Purpose, Rng};
 use base::settings::ConfigError;
 use base::settings::{EntryDoc, FileKey, Setting};
@@ -43,8 +44,8 @@ pub struct RoutingEntry {
     pub needs_intact_topology: bool,
     /// Bytes of routing state on a rank, at the peak of the build (see [`StateSize`]).
     pub state_bytes: fn(&StateSize) -> u64,
-    /// Builds the routing.
-    pub build: fn(&BuildContext<'_>) -> Result<Arc<dyn Routing>, ConfigError>,
+    /// Builds the routing; errors name the configuration key to change.
+    pub build: fn(&BuildContext<'_>) -> Result<Arc<dyn Routing>, RoutingError>,
 }
 
 impl RoutingEntry {
@@ -189,24 +190,25 @@ pub struct BuildContext<'a> {
 
 impl BuildContext<'_> {
     /// The entry's settings as `T`; errors name `routing.NAME.key`.
-    pub fn settings<T: DeserializeOwned>(&self) -> Result<T, ConfigError> {
-        base::settings::typed(&format!("routing.{}", self.entry.name), self.settings)
+    pub fn settings<T: DeserializeOwned>(&self) -> Result<T, RoutingError> {
+        Ok(base::settings::typed(&format!("routing.{}", self.entry.name), self.settings)?)
     }
 
     /// A `root` setting checked against the network: the switch must exist.
-    pub fn root(&self, root: Option<u32>) -> Result<Option<SwitchId>, ConfigError> {
+    pub fn root(&self, root: Option<u32>) -> Result<Option<SwitchId>, RoutingError> {
         check_root(self.net, root, &format!("routing.{}.root", self.entry.name))
     }
 
-    /// The error for a topology the routing does not handle.
-    pub fn needs(&self, what: &str) -> ConfigError {
-        ConfigError::new("routing.algorithm", format!("`{}` needs a {what} topology", self.entry.name))
+    /// The error for a topology the routing does not handle (named under
+    /// `routing.algorithm`).
+    pub fn needs(&self, what: &str) -> RoutingError {
+        RoutingError::algorithm(format!("`{}` needs a {what} topology", self.entry.name))
     }
 
     /// A layered routing's layers must fit in the VCs when it assigns the VCs itself.
-    pub fn check_layers(&self, layers: u8) -> Result<(), ConfigError> {
+    pub fn check_layers(&self, layers: u8) -> Result<(), RoutingError> {
         if self.vc_policy == VcPolicy::Routing && layers > self.vcs {
-            return Err(ConfigError::new(
+            return Err(RoutingError::new(
                 "router.vcs",
                 format!(
                     "{} needs {layers} layers, {} available (one VC per layer){}",
@@ -221,8 +223,8 @@ impl BuildContext<'_> {
 
     /// The error of a first-fit layering that stopped at the `placed + 1`-th of `total`
     /// units (`what`: pair or path), which fitted none of `limit` layers.
-    pub fn too_many_layers(&self, limit: usize, what: &str, placed: usize, total: usize) -> ConfigError {
-        ConfigError::new(
+    pub fn too_many_layers(&self, limit: usize, what: &str, placed: usize, total: usize) -> RoutingError {
+        RoutingError::new(
             "router.vcs",
             format!(
                 "{} needs more than {limit} layers, {} available (one VC per layer): {what} {} of {total} \
@@ -241,9 +243,9 @@ impl BuildContext<'_> {
 }
 
 /// `root`, if given, must be a switch of `net`; errors name `key`.
-pub fn check_root(net: &Network, root: Option<u32>, key: &str) -> Result<Option<SwitchId>, ConfigError> {
+pub fn check_root(net: &Network, root: Option<u32>, key: &str) -> Result<Option<SwitchId>, RoutingError> {
     if let Some(r) = root.filter(|&r| r as usize >= net.num_switches()) {
-        return Err(ConfigError::new(
+        return Err(RoutingError::new(
             key,
             format!("switch {r} does not exist ({} switches)", net.num_switches()),
         ));

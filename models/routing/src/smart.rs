@@ -26,9 +26,9 @@
 use super::registry::{RoutingEntry, Settings};
 use super::turns::{terminals, total_length, Channels, TurnRouting};
 use super::VcPolicy;
-use base::settings::ConfigError;
 use topology::metrics::{bfs, DistanceTable};
-use topology::{Network, SwitchId, TopologyError};
+use topology::{Network, SwitchId};
+use crate::RoutingError;
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -54,7 +54,7 @@ fn cut_cycles(channels: &Channels, terminals: &[SwitchId], essential: &[bool]) -
 }
 
 /// SMART on `net`; `endpoint_switch` gives the switches whose pairs are routed.
-pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<TurnRouting, TopologyError> {
+pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<TurnRouting, RoutingError> {
     let dist = DistanceTable::compute(net)?;
     let root = super::updown::central_switch(net, &dist)?;
     let channels = Channels::new(net);
@@ -103,7 +103,7 @@ pub const SMART: RoutingEntry = RoutingEntry {
     build: |ctx| {
         let n = ctx.net.num_switches();
         if n > MAX_SWITCHES {
-            return Err(ConfigError::new(
+            return Err(RoutingError::new(
                 "routing.algorithm",
                 format!("smart evaluates every cut of every cycle: at most {MAX_SWITCHES} switches, this network has {n}"),
             ));

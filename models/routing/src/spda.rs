@@ -10,7 +10,8 @@ use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use base::rng::{below, Rng};
-use topology::{Network, PortId, SwitchId, TopologyError};
+use topology::{Network, PortId, SwitchId};
+use crate::RoutingError;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -32,7 +33,7 @@ pub struct Spda {
 
 impl Spda {
     /// `trees` BFS spanning trees of `net` from roots drawn from `rng`.
-    pub fn new(net: &Network, trees: u8, rng: &mut Rng) -> Result<Self, TopologyError> {
+    pub fn new(net: &Network, trees: u8, rng: &mut Rng) -> Result<Self, RoutingError> {
         let n = net.num_switches();
         let mut out = Vec::with_capacity(trees as usize);
         let mut max_depth = 0;
@@ -59,10 +60,7 @@ impl Spda {
             }
             for s in 0..n as SwitchId {
                 if t.depth[s as usize] == u32::MAX {
-                    return Err(TopologyError::new(
-                        "kind",
-                        format!("network is disconnected: no path from switch {root} to {s}"),
-                    ));
+                    return Err(RoutingError::disconnected(root, s));
                 }
                 if s != root {
                     let p = t.parent[s as usize];

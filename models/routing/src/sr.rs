@@ -42,7 +42,8 @@ use super::registry::{RootSetting, RoutingEntry, Settings, ROOT_KEYS};
 use super::turns::{terminals, total_length, Channels, TurnRouting};
 use super::updown::root_or_central;
 use super::VcPolicy;
-use topology::{Network, SwitchId, TopologyError};
+use topology::{Network, SwitchId};
+use crate::RoutingError;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -181,7 +182,7 @@ fn placements(segment: &[u32]) -> usize {
 }
 
 /// SR on `net` from `root` (default: least eccentric switch).
-pub fn build(net: &Network, root: Option<SwitchId>, endpoint_switch: &[SwitchId]) -> Result<TurnRouting, TopologyError> {
+pub fn build(net: &Network, root: Option<SwitchId>, endpoint_switch: &[SwitchId]) -> Result<TurnRouting, RoutingError> {
     let root = root_or_central(net, root)?;
     let channels = Channels::new(net);
     let terminals = terminals(endpoint_switch);
@@ -215,10 +216,10 @@ pub fn build(net: &Network, root: Option<SwitchId>, endpoint_switch: &[SwitchId]
         }
     }
     if let Some(cycle) = channels.find_cycle(&allowed) {
-        return Err(TopologyError::new(
-            "kind",
-            format!("sr left a dependency cycle of {} turns (a bug: please report the network)", cycle.len()),
-        ));
+        return Err(RoutingError::algorithm(format!(
+            "sr left a dependency cycle of {} turns (a bug: please report the network); another routing avoids it",
+            cycle.len()
+        )));
     }
     let unitary = segments.iter().filter(|s| s.len() == 1).count();
     let summary = format!(

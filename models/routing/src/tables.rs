@@ -29,7 +29,7 @@
 
 use super::registry::{BuildContext, RoutingEntry, Settings};
 use super::{Candidate, LoadView, Reads, Routing, VcPolicy};
-use base::settings::ConfigError;
+use crate::RoutingError;
 use crate::packet::Packet;
 use base::settings::{FileKey, Setting};
 use base::rng::Rng;
@@ -196,7 +196,7 @@ struct Block {
 /// Parses the blocks of a dump whose headers start with `title` (`key` names the setting
 /// in errors). Lines that are neither headers nor `0x` entries are ignored (trailers,
 /// comments).
-fn parse_blocks(text: &str, title: &str, key: &str, net: &Network, view: &IbView) -> Result<Vec<Block>, ConfigError> {
+fn parse_blocks(text: &str, title: &str, key: &str, net: &Network, view: &IbView) -> Result<Vec<Block>, RoutingError> {
     let by_name: HashMap<&str, SwitchId> =
         view.switch_names.iter().enumerate().map(|(s, name)| (name.as_str(), s as SwitchId)).collect();
     // `ibnetdiscover` names a switch `S-<GUID>` and OpenSM's headers give the GUID: match
@@ -230,7 +230,7 @@ fn parse_blocks(text: &str, title: &str, key: &str, net: &Network, view: &IbView
             };
             let found = guid.and_then(|g| by_guid.get(&g)).or_else(|| name.and_then(|n| by_name.get(n)));
             let &switch = found.ok_or_else(|| {
-                ConfigError::new(
+                RoutingError::new(
                     key,
                     match (name, guid) {
                         (None, None) => format!("line {lineno}: a header without a switch GUID or ('name')"),
@@ -245,7 +245,7 @@ fn parse_blocks(text: &str, title: &str, key: &str, net: &Network, view: &IbView
                 )
             })?;
             if seen[switch as usize] != 0 {
-                return Err(ConfigError::new(
+                return Err(RoutingError::new(
                     key,
                     format!(
                         "line {lineno}: switch '{}' has a second table (first on line {})",
@@ -260,11 +260,11 @@ fn parse_blocks(text: &str, title: &str, key: &str, net: &Network, view: &IbView
             let lid = words.next().and_then(|w| u32::from_str_radix(w, 16).ok());
             let value = words.next().and_then(|w| w.parse::<u32>().ok());
             let (Some(lid), Some(value)) = (lid, value) else {
-                return Err(ConfigError::new(key, format!("line {lineno}: cannot read `{line}` as `0xLID VALUE`")));
+                return Err(RoutingError::new(key, format!("line {lineno}: cannot read `{line}` as `0xLID VALUE`")));
             };
             let block = blocks
                 .last_mut()
-                .ok_or_else(|| ConfigError::new(key, format!("line {lineno}: an entry before any `{title}` header")))?;
+                .ok_or_else(|| RoutingError::new(key, format!("line {lineno}: an entry before any `{title}` header")))?;
             block.entries.push((lid, value, lineno));
         }
     }
@@ -273,7 +273,7 @@ fn parse_blocks(text: &str, title: &str, key: &str, net: &Network, view: &IbView
 
 /// Reads OpenSM's forwarding tables (`lfts`) and, optionally, xnet's path SLs (`sls`) for
 /// `net` (see the module docs). Errors name `routing.tables.lfts` or `.sls` and the line.
-pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(PathTables, u32), ConfigError> {
+pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(PathTables, u32), RoutingError> {
     const LFTS: &str = "routing.tables.lfts";
     const SLS: &str = "routing.tables.sls";
     let view = IbView::of(net);
@@ -287,7 +287,7 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
                 continue;
             }
             if let Some((_, first)) = table[b.switch as usize].insert(lid, (port, line)) {
-                return Err(ConfigError::new(
+                return Err(RoutingError::new(
                     LFTS,
                     format!(
                         "line {line}: switch '{}' has a second entry for LID 0x{lid:04x} (first on line {first})",
@@ -298,7 +298,7 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
         }
     }
     if let Some(s) = (0..n).find(|&s| table[s].is_empty()) {
-        return Err(ConfigError::new(LFTS, format!("no forwarding table for switch '{}'", view.switch_names[s])));
+        return Err(RoutingError::new(LFTS, format!("no forwarding table for switch '{}'", view.switch_names[s])));
     }
     // Each endpoint's LID: the lowest its switch forwards on its terminal port.
     let mut lid_of: Vec<Option<u32>> = vec![None; net.num_endpoints()];
@@ -314,7 +314,7 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
             let PortTarget::Endpoint(e) = net.ports(s)[port as usize].target else { continue };
             if let Some(&other) = owner.get(&lid) {
                 if other != e {
-                    return Err(ConfigError::new(
+                    return Err(RoutingError::new(
                         LFTS,
                         format!(
                             "line {line}: LID 0x{lid:04x} leads to HCA '{}' here and to '{}' elsewhere",
@@ -331,7 +331,7 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
     let Some(lid_of) = lid_of.iter().copied().collect::<Option<Vec<u32>>>() else {
         let e = lid_of.iter().position(Option::is_none).expect("an HCA without a LID");
         let (s, p) = net.endpoint_location[e];
-        return Err(ConfigError::new(
+        return Err(RoutingError::new(
             LFTS,
             format!(
                 "HCA '{}' (on switch '{}', IB port {}) has no LID: its switch forwards no LID to it",
@@ -347,7 +347,7 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
         for b in parse_blocks(text, "Path SLs", SLS, net, &view)? {
             for &(lid, sl, line) in &b.entries {
                 if sl > 15 {
-                    return Err(ConfigError::new(SLS, format!("line {line}: SL {sl}; InfiniBand SLs are 0 to 15")));
+                    return Err(RoutingError::new(SLS, format!("line {line}: SL {sl}; InfiniBand SLs are 0 to 15")));
                 }
                 sl_of[b.switch as usize].insert(lid, sl as u8);
             }
@@ -366,7 +366,7 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
             }
             if let Some(&(ib, line)) = table[s].get(&lid) {
                 *entry = u16::try_from(ib).ok().and_then(|ib| view.port_of(net, s as SwitchId, ib)).ok_or_else(|| {
-                    ConfigError::new(
+                    RoutingError::new(
                         LFTS,
                         format!(
                             "line {line}: switch '{}' forwards LID 0x{lid:04x} on IB port {ib}, which it does not have",
@@ -392,7 +392,7 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
 
 /// Walks the route from every switch with endpoints to every column's first endpoint;
 /// returns the longest in hops.
-fn check_routes(net: &Network, view: &IbView, t: &PathTables, lid_of: &[u32]) -> Result<u32, ConfigError> {
+fn check_routes(net: &Network, view: &IbView, t: &PathTables, lid_of: &[u32]) -> Result<u32, RoutingError> {
     let n = net.num_switches();
     let mut representative = vec![None; t.columns()];
     for (e, &c) in t.column_of.iter().enumerate() {
@@ -410,13 +410,13 @@ fn check_routes(net: &Network, view: &IbView, t: &PathTables, lid_of: &[u32]) ->
                 let from = &view.switch_names[src as usize];
                 let port = t.port(at, e);
                 if port == NO_PORT {
-                    return Err(ConfigError::new(
+                    return Err(RoutingError::new(
                         "routing.tables.lfts",
                         format!("switch '{name}' has no entry for LID 0x{lid:04x} (HCA '{hca}'), on the route from '{from}'"),
                     ));
                 }
                 let PortTarget::Switch { switch, .. } = net.ports(at)[port as usize].target else {
-                    return Err(ConfigError::new(
+                    return Err(RoutingError::new(
                         "routing.tables.lfts",
                         format!(
                             "switch '{name}' forwards LID 0x{lid:04x} (HCA '{hca}') on IB port {}, which leads to no switch",
@@ -427,7 +427,7 @@ fn check_routes(net: &Network, view: &IbView, t: &PathTables, lid_of: &[u32]) ->
                 at = switch;
                 hops += 1;
                 if hops as usize > n {
-                    return Err(ConfigError::new(
+                    return Err(RoutingError::new(
                         "routing.tables.lfts",
                         format!("the route from '{from}' to LID 0x{lid:04x} (HCA '{hca}') loops"),
                     ));
@@ -498,10 +498,10 @@ struct TableSettings {
     sls_contents: Option<String>,
 }
 
-fn build(ctx: &BuildContext<'_>) -> Result<Arc<dyn Routing>, ConfigError> {
+fn build(ctx: &BuildContext<'_>) -> Result<Arc<dyn Routing>, RoutingError> {
     let s: TableSettings = ctx.settings()?;
     let lfts = s.lfts_contents.as_deref().ok_or_else(|| {
-        ConfigError::new(
+        RoutingError::new(
             "routing.tables.lfts",
             match &s.lfts {
                 Some(p) => format!("`{p}` was not read (only the xnet command reads files)"),
@@ -510,7 +510,7 @@ fn build(ctx: &BuildContext<'_>) -> Result<Arc<dyn Routing>, ConfigError> {
         )
     })?;
     if s.sls.is_some() && s.sls_contents.is_none() {
-        return Err(ConfigError::new("routing.tables.sls", "was not read (only the xnet command reads files)"));
+        return Err(RoutingError::new("routing.tables.sls", "was not read (only the xnet command reads files)"));
     }
     let (tables, longest) = read_tables(ctx.net, lfts, s.sls_contents.as_deref())?;
     ctx.check_layers(tables.max_sl() + 1)?;

@@ -42,7 +42,8 @@ use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use base::rng::Rng;
 use topology::metrics::{bfs, DistanceTable};
-use topology::{Network, PortId, SwitchId, TopologyError};
+use topology::{Network, PortId, SwitchId};
+use crate::RoutingError;
 use std::sync::Arc;
 
 /// Most layers TOR may need (the layer and the phase share a `u8`).
@@ -76,7 +77,7 @@ impl Tor {
         net: &Network,
         root: Option<SwitchId>,
         endpoint_switch: &[SwitchId],
-    ) -> Result<Self, TopologyError> {
+    ) -> Result<Self, RoutingError> {
         Self::build(net, root, endpoint_switch, None)
     }
 
@@ -87,7 +88,7 @@ impl Tor {
         root: Option<SwitchId>,
         endpoint_switch: &[SwitchId],
         ties_up_to: Option<u8>,
-    ) -> Result<Self, TopologyError> {
+    ) -> Result<Self, RoutingError> {
         let n = net.num_switches();
         let dist = DistanceTable::compute(net)?;
         connected_diameter(&dist)?;
@@ -156,10 +157,10 @@ impl Tor {
             }
         }
         if max_transitions + 1 > MAX_LAYERS {
-            return Err(TopologyError::new(
-                "kind",
-                format!("tor needs {} layers on this network, more than {MAX_LAYERS}", max_transitions + 1),
-            ));
+            return Err(RoutingError::algorithm(format!(
+                "tor needs {} layers on this network, more than the {MAX_LAYERS} its tables hold",
+                max_transitions + 1
+            )));
         }
         tor.layers = (max_transitions + 1) as u8;
         if let Some(top) = ties_up_to {

@@ -13,9 +13,10 @@
 
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
+use crate::RoutingError;
 use base::rng::Rng;
 use rayon::prelude::*;
-use topology::{Network, PortId, PortTarget, SwitchId, TopologyError};
+use topology::{Network, PortId, PortTarget, SwitchId};
 
 /// No route (in distance tables).
 const NONE: u8 = u8::MAX;
@@ -438,7 +439,7 @@ impl TurnRouting {
         allowed: &[bool],
         terminals: &[SwitchId],
         summary: String,
-    ) -> Result<Self, TopologyError> {
+    ) -> Result<Self, RoutingError> {
         Self::layered(net, channels, allowed, 1, terminals, summary)
     }
 
@@ -452,7 +453,7 @@ impl TurnRouting {
         layers: u8,
         terminals: &[SwitchId],
         summary: String,
-    ) -> Result<Self, TopologyError> {
+    ) -> Result<Self, RoutingError> {
         let layers = layers.max(1);
         let (n, m) = (net.num_switches(), channels.len());
         let row_len = (m * layers as usize).max(1);
@@ -465,10 +466,10 @@ impl TurnRouting {
             let row = &dist[d as usize * row_len..][..m];
             for &s in terminals.iter().filter(|&&s| s != d) {
                 let hops = channels.source_hops(s, row).ok_or_else(|| {
-                    TopologyError::new(
-                        "kind",
-                        format!("no legal route from switch {s} to {d} under the turn restrictions"),
-                    )
+                    RoutingError::algorithm(format!(
+                        "no legal route from switch {s} to {d} under the turn restrictions: this routing cannot \
+                         route this network"
+                    ))
                 })?;
                 max_hops = max_hops.max(hops);
             }

@@ -15,7 +15,8 @@ use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::Packet;
 use base::rng::Rng;
 use topology::metrics::{bfs, DistanceTable};
-use topology::{Network, PortId, SwitchId, TopologyError};
+use topology::{Network, PortId, SwitchId};
+use crate::RoutingError;
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -44,7 +45,7 @@ pub(crate) struct UdLegal {
 }
 
 /// The least eccentric switch (lowest id on ties); an error if `net` is disconnected.
-pub(crate) fn central_switch(net: &Network, dist: &DistanceTable) -> Result<SwitchId, TopologyError> {
+pub(crate) fn central_switch(net: &Network, dist: &DistanceTable) -> Result<SwitchId, RoutingError> {
     super::graph::connected_diameter(dist)?;
     let n = net.num_switches();
     Ok((0..n as SwitchId)
@@ -54,19 +55,19 @@ pub(crate) fn central_switch(net: &Network, dist: &DistanceTable) -> Result<Swit
 
 /// `root`, or the least eccentric switch when it is `None`; an error if `net` is
 /// disconnected.
-pub(crate) fn root_or_central(net: &Network, root: Option<SwitchId>) -> Result<SwitchId, TopologyError> {
+pub(crate) fn root_or_central(net: &Network, root: Option<SwitchId>) -> Result<SwitchId, RoutingError> {
     let Some(r) = root else {
         return central_switch(net, &DistanceTable::compute(net)?);
     };
     if let Some(far) = bfs(net, r).iter().position(|&l| l == u32::MAX) {
-        return Err(TopologyError::new("kind", format!("network is disconnected: no path from switch {r} to {far}")));
+        return Err(RoutingError::disconnected(r, far as SwitchId));
     }
     Ok(r)
 }
 
 impl UdLegal {
     /// BFS levels from `root` and the legal distances of every state to every switch.
-    pub(crate) fn new(graph: &SwitchGraph, net: &Network, root: SwitchId) -> Result<Self, TopologyError> {
+    pub(crate) fn new(graph: &SwitchGraph, net: &Network, root: SwitchId) -> Result<Self, RoutingError> {
         Self::build(graph, net, root, true)
     }
 
@@ -76,7 +77,7 @@ impl UdLegal {
         graph: &SwitchGraph,
         net: &Network,
         root: SwitchId,
-    ) -> Result<Self, TopologyError> {
+    ) -> Result<Self, RoutingError> {
         Self::build(graph, net, root, false)
     }
 
@@ -85,7 +86,7 @@ impl UdLegal {
         net: &Network,
         root: SwitchId,
         ties_by_id: bool,
-    ) -> Result<Self, TopologyError> {
+    ) -> Result<Self, RoutingError> {
         Self::with_levels(graph, net, root, ties_by_id, bfs(net, root))
     }
 
@@ -97,13 +98,10 @@ impl UdLegal {
         root: SwitchId,
         ties_by_id: bool,
         level: Vec<u32>,
-    ) -> Result<Self, TopologyError> {
+    ) -> Result<Self, RoutingError> {
         let n = net.num_switches();
         if let Some(s) = level.iter().position(|&l| l == u32::MAX) {
-            return Err(TopologyError::new(
-                "kind",
-                format!("network is disconnected: no path from switch {root} to {s}"),
-            ));
+            return Err(RoutingError::disconnected(root, s as SwitchId));
         }
         let mut dist = vec![u8::MAX; n * 2 * n];
         let rows = dist.par_chunks_mut((2 * n).max(1)).enumerate();
@@ -163,7 +161,7 @@ impl UdLegal {
 
 impl UpDown {
     /// Up*/Down* on `net` rooted at `root` (default: smallest eccentricity, lowest id).
-    pub fn new(net: &Network, root: Option<SwitchId>) -> Result<Self, TopologyError> {
+    pub fn new(net: &Network, root: Option<SwitchId>) -> Result<Self, RoutingError> {
         let root = match root {
             Some(r) => r,
             None => central_switch(net, &DistanceTable::compute(net)?)?,
@@ -174,7 +172,7 @@ impl UpDown {
     }
 
     /// Up*/Down*'s rule over a given order of the switches (see [`UdLegal::with_levels`]).
-    pub(crate) fn with_order(net: &Network, root: SwitchId, order: Vec<u32>) -> Result<Self, TopologyError> {
+    pub(crate) fn with_order(net: &Network, root: SwitchId, order: Vec<u32>) -> Result<Self, RoutingError> {
         let graph = SwitchGraph::new(net);
         let legal = UdLegal::with_levels(&graph, net, root, true, order)?;
         Ok(Self { graph, legal })
@@ -218,7 +216,7 @@ fn legal_distances(
     d: SwitchId,
     row: &mut [u8],
     queue: &mut Vec<u32>,
-) -> Result<(), TopologyError> {
+) -> Result<(), RoutingError> {
     let n = graph.num_switches();
     let is_up = |a: SwitchId, b: SwitchId| link_is_up(level, ties_by_id, a, b);
     queue.clear();
@@ -233,10 +231,9 @@ fn legal_distances(
         let (x, phase) = ((state as usize % n) as SwitchId, state as usize / n);
         let next = row[state as usize] as u32 + 1;
         if next >= u8::MAX as u32 {
-            return Err(TopologyError::new(
-                "switches",
-                format!("an Up*/Down* route to switch {d} is longer than 254 hops"),
-            ));
+            return Err(RoutingError::algorithm(format!(
+                "an Up*/Down* route to switch {d} is longer than 254 hops, the most its tables hold"
+            )));
         }
         for &(_, s) in graph.neighbours(x) {
             if !ties_by_id && level[s as usize] == level[x as usize] {

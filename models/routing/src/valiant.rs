@@ -9,7 +9,8 @@ use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use base::rng::{below, Rng};
-use topology::{Network, SwitchId, TopologyError};
+use topology::{Network, SwitchId};
+use crate::RoutingError;
 use std::sync::Arc;
 
 const NO_INTERMEDIATE: u32 = u32::MAX;
@@ -24,7 +25,7 @@ pub struct Valiant {
 
 impl Valiant {
     /// Valiant on `net`.
-    pub fn new(net: &Network) -> Result<Self, TopologyError> {
+    pub fn new(net: &Network) -> Result<Self, RoutingError> {
         Ok(Self { min: Minimal::new(net, false)?, switches: net.num_switches() as u32 })
     }
 }

@@ -287,13 +287,6 @@ impl From<TopologyError> for base::settings::ConfigError {
     }
 }
 
-impl From<base::cancel::Interrupted> for TopologyError {
-    /// A stop asked for while a routing was built: reported as the routing's error.
-    fn from(e: base::cancel::Interrupted) -> Self {
-        TopologyError::new("routing", e.to_string())
-    }
-}
-
 /// Serde default for latencies: one cycle.
 pub(crate) fn one() -> u64 {
     1
