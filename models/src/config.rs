@@ -8,7 +8,7 @@
 //! `registry`), and the topology is only parsed here (`topology::TopologySpec` builds it).
 
 use crate::router::{Allocator, Arbitration, CreditCheck, Crossbar, EjectionVc, InjectionVc, RouterParams};
-use crate::traffic::{PatternSpec, PATTERNS};
+use crate::traffic::PatternSpec;
 use crate::workload::WorkloadSection;
 use base::settings::{names, typed_with_ranges, unknown};
 pub use base::settings::{typed, ConfigError};
@@ -282,7 +282,7 @@ fn parse_routing(doc: &Table) -> Result<RoutingSection, ConfigError> {
 }
 
 /// `[traffic]`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug)]
 pub struct TrafficSection {
     /// Destination pattern.
     pub pattern: PatternSpec,
@@ -474,7 +474,7 @@ impl Config {
         let traffic = if workload.is_some() && !doc.contains_key("traffic") {
             // Only the jobs inject.
             TrafficSection {
-                pattern: PatternSpec::Uniform,
+                pattern: PatternSpec::uniform(),
                 load: 0.0,
                 loads: Vec::new(),
                 phits_per_endpoint: 0,
@@ -677,29 +677,6 @@ fn parse_traffic(doc: &Table) -> Result<TrafficSection, ConfigError> {
             ))
         }
     };
-    match t.get("pattern") {
-        Some(Value::String(p)) if !PATTERNS.iter().any(|e| e.name == p) => {
-            return Err(unknown("traffic.pattern", p, PATTERNS.iter().map(|e| e.name)))
-        }
-        None => {
-            return Err(ConfigError::new(
-                "traffic.pattern",
-                format!("missing; known: {}", names(PATTERNS.iter().map(|e| e.name))),
-            ))
-        }
-        _ => {}
-    }
-    let pattern: PatternSpec = typed("traffic", &t)?;
-    // Unit variants (e.g. `uniform`) ignore extra keys: compare with what was understood.
-    let understood = Value::try_from(&pattern).ok().and_then(|v| v.as_table().cloned()).unwrap_or_default();
-    if let Some(extra) = t.keys().find(|k| !understood.contains_key(*k)) {
-        let name = understood.get("pattern").and_then(Value::as_str).unwrap_or("?");
-        let mut allowed: Vec<&str> = vec!["pattern", "load", "loads", "phits_per_endpoint"];
-        allowed.extend(understood.keys().map(String::as_str).filter(|k| *k != "pattern"));
-        return Err(ConfigError::new(
-            format!("traffic.{extra}"),
-            format!("unknown key for pattern `{name}`; allowed: {}", allowed.join(", ")),
-        ));
-    }
+    let pattern = PatternSpec::parse(&t, &["load", "loads", "phits_per_endpoint"])?;
     Ok(TrafficSection { pattern, load, loads, phits_per_endpoint })
 }

@@ -59,6 +59,26 @@ fn wrong_types_are_named() {
 }
 
 #[test]
+fn pattern_settings_are_named_with_their_key() {
+    let hot = "traffic.pattern=\"hot_spot\"";
+    for (overrides, expected) in [
+        (vec!["traffic.pattern=3"], "traffic.pattern: must be a string, got integer"),
+        (vec![hot, "traffic.fraction=\"x\""], "traffic.fraction: invalid type: string \"x\", expected f64"),
+        (vec![hot, "traffic.fraction=0.5", "traffic.endpoint=-1"], "traffic.endpoint: must be in 0..=4294967295, got -1"),
+        (vec![hot, "traffic.fraction=0.5", "traffic.zz=1"], "traffic.zz: unknown field `zz`, expected `fraction` or `endpoint`"),
+        (vec![hot, "traffic.fraction=1.5"], "traffic.fraction: must be in [0, 1], got 1.5"),
+        (vec![hot], "traffic: missing field `fraction`"),
+        (vec!["traffic.pattern=\"tornado\"", "traffic.fraction=0.5"], "traffic.fraction: unknown key for pattern `tornado`; allowed: pattern, load, loads, phits_per_endpoint"),
+        (
+            vec!["traffic.pattern=\"group_shift\"", "traffic.block_switches=3"],
+            "traffic.block_switches: 3 must divide the 16 switches into at least 2 blocks",
+        ),
+    ] {
+        assert_eq!(error(&overrides), expected, "{overrides:?}");
+    }
+}
+
+#[test]
 fn out_of_range_values_are_named_with_the_allowed_range() {
     assert_mentions(&error(&["router.vcs=0"]), &["router.vcs", "1..=64", "got 0"]);
     assert_mentions(&error(&["router.input_buffer=8"]), &["router.input_buffer", "packet"]);

@@ -1,0 +1,117 @@
+//! What a traffic pattern is: its entry in the registry ([`PatternEntry`]: name, doc,
+//! documented keys and the parser of its typed settings), the settings once parsed
+//! ([`PatternParams`], which build the pattern for a network), and the built [`Pattern`]
+//! that endpoints draw every packet's destination from.
+
+use base::rng::{below, unit, Rng};
+use base::settings::{typed, ConfigError, EntryDoc, Setting};
+use serde::de::DeserializeOwned;
+use std::fmt;
+use std::sync::Arc;
+use toml::Table;
+use topology::{EndpointId, Network};
+
+/// One traffic pattern in the registry.
+#[derive(Clone, Copy, Debug)]
+pub struct PatternEntry {
+    /// Name in `traffic.pattern`.
+    pub name: &'static str,
+    /// What it does.
+    pub doc: &'static str,
+    /// Its keys in `[traffic]`, documented.
+    pub settings: &'static [Setting],
+    /// Reads the pattern's keys: `[traffic]` without `pattern`, `load`, `loads` and
+    /// `phits_per_endpoint` ([`parse_as`] for a settings type).
+    pub parse: fn(&Table) -> Result<Arc<dyn PatternParams>, ConfigError>,
+}
+
+impl PatternEntry {
+    /// As users see it.
+    pub fn doc(&self) -> EntryDoc {
+        EntryDoc { name: self.name, doc: self.doc, details: Vec::new(), settings: self.settings }
+    }
+}
+
+/// A pattern's settings, checked: they build the pattern for a network.
+pub trait PatternParams: fmt::Debug + Send + Sync {
+    /// Builds the pattern for `net` (at least 2 endpoints); random patterns are drawn from
+    /// `seed`. A pattern that does not fit the network is an error naming the key.
+    fn build(&self, net: &Network, seed: u64) -> Result<Pattern, PatternError>;
+}
+
+/// The parser of a pattern whose settings are `T` (a struct with `deny_unknown_fields`,
+/// empty for a pattern without settings): errors name `traffic.key`.
+pub fn parse_as<T: PatternParams + DeserializeOwned + 'static>(
+    table: &Table,
+) -> Result<Arc<dyn PatternParams>, ConfigError> {
+    Ok(Arc::new(typed::<T>("traffic", table)?))
+}
+
+/// A built destination pattern.
+#[derive(Clone, Debug)]
+pub enum Pattern {
+    /// Uniform over the other endpoints.
+    Uniform {
+        /// Number of endpoints.
+        n: u32,
+    },
+    /// A fixed map from source to destination.
+    Map(Vec<EndpointId>),
+    /// Hot spot.
+    HotSpot {
+        /// Number of endpoints.
+        n: u32,
+        /// Probability of the hot destination.
+        fraction: f64,
+        /// The hot destination.
+        hot: EndpointId,
+    },
+}
+
+impl Pattern {
+    /// The fixed map in which each of the `n` endpoints `e` sends to `f(e)`.
+    pub fn map(n: u32, f: impl Fn(EndpointId) -> EndpointId) -> Self {
+        Pattern::Map((0..n).map(f).collect())
+    }
+
+    /// Destination of the next packet from `src`.
+    #[inline]
+    pub fn destination(&self, src: EndpointId, rng: &mut Rng) -> EndpointId {
+        let uniform = |n: u32, rng: &mut Rng| {
+            let d = below(rng, n as u64 - 1) as u32;
+            if d >= src {
+                d + 1
+            } else {
+                d
+            }
+        };
+        match self {
+            Pattern::Uniform { n } => uniform(*n, rng),
+            Pattern::Map(m) => m[src as usize],
+            Pattern::HotSpot { n, fraction, hot } => {
+                if unit(rng) < *fraction {
+                    *hot
+                } else {
+                    uniform(*n, rng)
+                }
+            }
+        }
+    }
+}
+
+/// A pattern that does not fit the network; the message names the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("traffic.{key}: {message}")]
+pub struct PatternError {
+    /// The offending key.
+    pub key: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl PatternError {
+    /// The error naming `traffic.key`.
+    pub fn new(key: &str, message: impl Into<String>) -> Self {
+        PatternError { key: key.into(), message: message.into() }
+    }
+}
