@@ -118,16 +118,40 @@ fn port_line(line: &str) -> Option<(u32, String, u32)> {
     Some((local, remote, remote_port))
 }
 
+/// An InfiniBand fabric as `ibnetdiscover` writes it (`.net`): its node records and port
+/// lines, every cable named from both ends; switches in file order, HCAs as endpoints.
 fn parse_ibnet(text: &str) -> Result<Fabric, TopologyError> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Kind {
-        Switch,
-        Hca,
-    }
-    /// A port line: local IB port, remote name, remote IB port, line number.
-    type Cable = (u32, String, u32, usize);
-    // Nodes in file order: kind, name, ports.
-    let mut nodes: Vec<(Kind, String, Vec<Cable>)> = Vec::new();
+    let nodes = ib_records(text)?;
+    let cables = IbCables::resolve(&nodes)?;
+    Ok(cables.fabric())
+}
+
+/// A node record of a `.net` file.
+#[derive(Clone, Copy, PartialEq)]
+enum IbKind {
+    Switch,
+    Hca,
+}
+
+/// A node of a `.net` file: its kind, name and port lines.
+struct IbNode {
+    kind: IbKind,
+    name: String,
+    cables: Vec<IbCable>,
+}
+
+/// A port line: the local IB port, the remote node's name and IB port, the line number.
+struct IbCable {
+    local: u32,
+    remote: String,
+    remote_port: u32,
+    line: usize,
+}
+
+/// The node records of a `.net` file in file order, each with its port lines, checked line
+/// by line (ports 1 to 254, no port cabled twice or to its own node).
+fn ib_records(text: &str) -> Result<Vec<IbNode>, TopologyError> {
+    let mut nodes: Vec<IbNode> = Vec::new();
     for (number, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
         let lineno = number + 1;
@@ -136,24 +160,24 @@ fn parse_ibnet(text: &str) -> Result<Fabric, TopologyError> {
         }
         let word = line.split_whitespace().next().unwrap_or("");
         let kind = match word.to_ascii_lowercase().as_str() {
-            "switch" => Some(Kind::Switch),
-            "hca" | "ca" => Some(Kind::Hca),
+            "switch" => Some(IbKind::Switch),
+            "hca" | "ca" => Some(IbKind::Hca),
             _ => None,
         };
         if let Some(kind) = kind {
             let name = line.split('"').nth(1).ok_or_else(|| {
                 TopologyError::new("contents", format!("line {lineno}: `{word}` without a \"name\""))
             })?;
-            nodes.push((kind, name.to_string(), Vec::new()));
+            nodes.push(IbNode { kind, name: name.to_string(), cables: Vec::new() });
         } else if line.starts_with('[') {
-            let (local, remote, rport) = port_line(line).ok_or_else(|| {
+            let (local, remote, remote_port) = port_line(line).ok_or_else(|| {
                 TopologyError::new(
                     "contents",
                     format!("line {lineno}: cannot read `{line}` as a port line `[p] \"remote\"[rp]`"),
                 )
             })?;
             // IB ports are 1 to 254 (port 0 is a switch's own management port).
-            if let Some(bad) = [local, rport].into_iter().find(|&p| p == 0 || p > 254) {
+            if let Some(bad) = [local, remote_port].into_iter().find(|&p| p == 0 || p > 254) {
                 return Err(TopologyError::new(
                     "contents",
                     format!("line {lineno}: IB port {bad}; cabled ports are 1 to 254"),
@@ -162,128 +186,160 @@ fn parse_ibnet(text: &str) -> Result<Fabric, TopologyError> {
             let node = nodes.last_mut().ok_or_else(|| {
                 TopologyError::new("contents", format!("line {lineno}: a port line before any Switch or Hca"))
             })?;
-            if let Some(&(_, _, _, first)) = node.2.iter().find(|c| c.0 == local) {
+            if let Some(first) = node.cables.iter().find(|c| c.local == local) {
                 return Err(TopologyError::new(
                     "contents",
                     format!(
-                        "line {lineno}: \"{}\" port {local} is cabled twice (first on line {first})",
-                        node.1
+                        "line {lineno}: \"{}\" port {local} is cabled twice (first on line {})",
+                        node.name, first.line
                     ),
                 ));
             }
-            if remote == node.1 {
+            if remote == node.name {
                 return Err(TopologyError::new(
                     "contents",
-                    format!("line {lineno}: \"{}\" port {local} is cabled to its own node", node.1),
+                    format!("line {lineno}: \"{}\" port {local} is cabled to its own node", node.name),
                 ));
             }
-            node.2.push((local, remote, rport, lineno));
+            node.cables.push(IbCable { local, remote, remote_port, line: lineno });
         }
         // Other lines (vendid=, devid=, sysimgguid=, ...) describe the node: ignored.
     }
-    let mut index: HashMap<&str, usize> = HashMap::new();
-    for (k, (_, name, _)) in nodes.iter().enumerate() {
-        if index.insert(name.as_str(), k).is_some() {
-            return Err(TopologyError::new("contents", format!("node \"{name}\" is described twice")));
-        }
-    }
-    let switch_ids: Vec<Option<u32>> = {
-        let mut next = 0u32;
-        nodes
-            .iter()
-            .map(|(kind, _, _)| {
-                (*kind == Kind::Switch).then(|| {
-                    next += 1;
-                    next - 1
-                })
-            })
-            .collect()
-    };
-    let switches = switch_ids.iter().flatten().count();
-    if switches == 0 {
-        return Err(TopologyError::new("contents", "no Switch records"));
-    }
-    let mut names = Vec::with_capacity(switches);
-    let mut endpoints = vec![0u32; switches];
-    // Per switch its switch-to-switch ports: (local IB port, remote switch, remote IB port).
-    let mut cabled: Vec<Vec<(u32, u32, u32)>> = vec![Vec::new(); switches];
-    // Per switch its terminal ports: (local IB port, HCA name, HCA port).
-    let mut attached: Vec<Vec<(u32, String, u32)>> = vec![Vec::new(); switches];
-    for (k, (kind, name, ports)) in nodes.iter().enumerate() {
-        for &(local, ref remote, rport, lineno) in ports {
-            let Some(&r) = index.get(remote.as_str()) else {
+    Ok(nodes)
+}
+
+/// The cables of a `.net` fabric per switch, both ends checked.
+struct IbCables {
+    /// Switch names, in switch id (file) order.
+    names: Vec<String>,
+    /// Per switch: its HCA ports.
+    endpoints: Vec<u32>,
+    /// Per switch, its switch-to-switch ports: (local IB port, remote switch, remote IB port).
+    cabled: Vec<Vec<(u32, u32, u32)>>,
+    /// Per switch, its terminal ports: (local IB port, HCA name, HCA port).
+    attached: Vec<Vec<(u32, String, u32)>>,
+}
+
+impl IbCables {
+    /// Resolves every cable of `nodes` to its far end, which must exist and name it back;
+    /// switches are numbered in file order.
+    fn resolve(nodes: &[IbNode]) -> Result<Self, TopologyError> {
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        for (k, node) in nodes.iter().enumerate() {
+            if index.insert(node.name.as_str(), k).is_some() {
                 return Err(TopologyError::new(
                     "contents",
-                    format!(
-                        "line {lineno}: \"{name}\" port {local} leads to \"{remote}\", which has no record"
-                    ),
-                ));
-            };
-            // The far end must name this port back.
-            let back = nodes[r].2.iter().any(|&(p, ref n, rp, _)| p == rport && n == name && rp == local);
-            if !back {
-                return Err(TopologyError::new(
-                    "contents",
-                    format!(
-                        "line {lineno}: \"{name}\"[{local}] -> \"{remote}\"[{rport}], but \"{remote}\" port {rport} \
-                         does not lead back to \"{name}\"[{local}]"
-                    ),
+                    format!("node \"{}\" is described twice", node.name),
                 ));
             }
-            match (kind, nodes[r].0) {
-                (Kind::Switch, Kind::Switch) => cabled[switch_ids[k].expect("a switch") as usize].push((
-                    local,
-                    switch_ids[r].expect("a switch"),
-                    rport,
-                )),
-                (Kind::Hca, Kind::Switch) => {
-                    let s = switch_ids[r].expect("a switch") as usize;
-                    endpoints[s] += 1;
-                    attached[s].push((rport, name.clone(), local));
-                }
-                (Kind::Switch, Kind::Hca) => {}
-                (Kind::Hca, Kind::Hca) => {
+        }
+        let switch_ids: Vec<Option<u32>> = {
+            let mut next = 0u32;
+            nodes
+                .iter()
+                .map(|node| {
+                    (node.kind == IbKind::Switch).then(|| {
+                        next += 1;
+                        next - 1
+                    })
+                })
+                .collect()
+        };
+        let switches = switch_ids.iter().flatten().count();
+        if switches == 0 {
+            return Err(TopologyError::new("contents", "no Switch records"));
+        }
+        let mut out = IbCables {
+            names: Vec::with_capacity(switches),
+            endpoints: vec![0u32; switches],
+            cabled: vec![Vec::new(); switches],
+            attached: vec![Vec::new(); switches],
+        };
+        for (k, node) in nodes.iter().enumerate() {
+            let name = &node.name;
+            for cable in &node.cables {
+                let (local, remote, rport, lineno) =
+                    (cable.local, &cable.remote, cable.remote_port, cable.line);
+                let Some(&r) = index.get(remote.as_str()) else {
                     return Err(TopologyError::new(
                         "contents",
                         format!(
+                            "line {lineno}: \"{name}\" port {local} leads to \"{remote}\", which has no record"
+                        ),
+                    ));
+                };
+                // The far end must name this port back.
+                let back = nodes[r]
+                    .cables
+                    .iter()
+                    .any(|c| c.local == rport && &c.remote == name && c.remote_port == local);
+                if !back {
+                    return Err(TopologyError::new(
+                        "contents",
+                        format!(
+                            "line {lineno}: \"{name}\"[{local}] -> \"{remote}\"[{rport}], but \"{remote}\" port \
+                             {rport} does not lead back to \"{name}\"[{local}]"
+                        ),
+                    ));
+                }
+                match (node.kind, nodes[r].kind) {
+                    (IbKind::Switch, IbKind::Switch) => out.cabled[switch_ids[k].expect("a switch") as usize]
+                        .push((local, switch_ids[r].expect("a switch"), rport)),
+                    (IbKind::Hca, IbKind::Switch) => {
+                        let s = switch_ids[r].expect("a switch") as usize;
+                        out.endpoints[s] += 1;
+                        out.attached[s].push((rport, name.clone(), local));
+                    }
+                    (IbKind::Switch, IbKind::Hca) => {}
+                    (IbKind::Hca, IbKind::Hca) => {
+                        return Err(TopologyError::new(
+                            "contents",
+                            format!(
                             "line {lineno}: \"{name}\" is cabled to another HCA, \"{remote}\": not supported"
                         ),
-                    ))
+                        ))
+                    }
                 }
             }
+            if node.kind == IbKind::Switch {
+                out.names.push(name.clone());
+            }
         }
-        if *kind == Kind::Switch {
-            names.push(name.clone());
+        Ok(out)
+    }
+
+    /// The fabric: network ports in IB port order (a link's index at its far end is found by
+    /// the far end's IB port among that switch's sorted ports), terminal ports by IB port.
+    fn fabric(self) -> Fabric {
+        let IbCables { names, endpoints, mut cabled, attached } = self;
+        for list in &mut cabled {
+            list.sort_unstable();
         }
+        let links = cabled
+            .iter()
+            .map(|list| {
+                list.iter()
+                    .map(|&(_, r, rport)| {
+                        let at = cabled[r as usize].partition_point(|&(p, _, _)| p < rport) as u32;
+                        (r, at)
+                    })
+                    .collect()
+            })
+            .collect();
+        // Checked to be 1 to 254 when read.
+        let ib_port = |p: u32| p as u16;
+        let ib = attached
+            .into_iter()
+            .zip(&cabled)
+            .map(|(mut hcas, list)| {
+                hcas.sort_unstable();
+                let ports =
+                    hcas.iter().map(|h| ib_port(h.0)).chain(list.iter().map(|c| ib_port(c.0))).collect();
+                (ports, hcas.into_iter().map(|(_, name, p)| (name, ib_port(p))).collect())
+            })
+            .collect();
+        Fabric { names, endpoints, links, ib: Some(ib) }
     }
-    // Network ports in IB port order; a link's index at its far end is found by the far
-    // end's IB port among that switch's sorted ports.
-    for list in &mut cabled {
-        list.sort_unstable();
-    }
-    let links = cabled
-        .iter()
-        .map(|list| {
-            list.iter()
-                .map(|&(_, r, rport)| {
-                    let at = cabled[r as usize].partition_point(|&(p, _, _)| p < rport) as u32;
-                    (r, at)
-                })
-                .collect()
-        })
-        .collect();
-    // Checked to be 1 to 254 above.
-    let ib_port = |p: u32| p as u16;
-    let ib = attached
-        .into_iter()
-        .zip(&cabled)
-        .map(|(mut hcas, list)| {
-            hcas.sort_unstable();
-            let ports = hcas.iter().map(|h| ib_port(h.0)).chain(list.iter().map(|c| ib_port(c.0))).collect();
-            (ports, hcas.into_iter().map(|(_, name, p)| (name, ib_port(p))).collect())
-        })
-        .collect();
-    Ok(Fabric { names, endpoints, links, ib: Some(ib) })
 }
 
 fn parse_edges(text: &str, endpoints_per_switch: u32) -> Result<Fabric, TopologyError> {
