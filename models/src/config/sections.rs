@@ -1,0 +1,267 @@
+//! The sections of a configuration other than `[routing]`: `[simulation]`, `[router]`
+//! (with its preset expanded into the keys the config does not set, and the allowed ranges
+//! of its integer keys) and `[traffic]`.
+
+use super::overrides::parse_value;
+use crate::router::{Allocator, Arbitration, CreditCheck, Crossbar, EjectionVc, InjectionVc};
+use crate::traffic::PatternSpec;
+use base::settings::{unknown, ConfigError};
+use serde::{Deserialize, Serialize};
+use toml::{Table, Value};
+
+/// Longest run, in cycles.
+pub const MAX_CYCLES: u64 = 1 << 31;
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// `[simulation]`: how long, what to measure, when to give up.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationSection {
+    /// Cycles to simulate (the run ends at this time). At least 1.
+    pub cycles: u64,
+    /// Cycles of warm-up before measurement starts; less than `cycles`. Default 0.
+    #[serde(default)]
+    pub warmup: u64,
+    /// Seed of every random stream. Default 1.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Cycles between time-series samples. Default: `cycles / 100`, at least 1.
+    #[serde(default)]
+    pub sample_period: Option<u64>,
+    /// Stop with status "deadlock" when packets are in flight but none has moved for
+    /// this many cycles. Default 10,000; 0 disables.
+    #[serde(default = "default_watchdog")]
+    pub watchdog: u64,
+}
+
+fn default_watchdog() -> u64 {
+    10_000
+}
+
+/// `[router]`: switch and NIC parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouterSection {
+    /// Virtual channels per port, 1..=64. Default 2.
+    #[serde(default = "d_vcs")]
+    pub vcs: u8,
+    /// Input buffer per VC in phits, `packet_size..=65535`. Default 64.
+    #[serde(default = "d_in")]
+    pub input_buffer: u32,
+    /// Output buffer per VC in phits, `packet_size..=65535`. Default 512: deep output
+    /// queues, as BookSim2's (unbounded) ones, so that they do not limit throughput.
+    #[serde(default = "d_out")]
+    pub output_buffer: u32,
+    /// Packet length in phits, 1..=4096. Default 16.
+    #[serde(default = "d_size")]
+    pub packet_size: u16,
+    /// Crossbar speedup, 1..=16. Default 2 (BookSim2's Dragonfly example, the SurePath
+    /// seed's Table 2).
+    #[serde(default = "d_speedup")]
+    pub speedup: u16,
+    /// Router pipeline delay in cycles, 0..=1000. Default 2.
+    #[serde(default = "d_delay")]
+    pub router_delay: u64,
+    /// Which VC of the router's input an endpoint injects into (see
+    /// [`INJECTION_VCS`](crate::router::INJECTION_VCS)). Default `any`.
+    #[serde(default)]
+    pub injection_vc: InjectionVc,
+    /// Packets an endpoint's source queue holds; a packet generated while it is full is
+    /// refused and counted (`refused_load`). 0 (default): unbounded.
+    #[serde(default)]
+    pub source_queue: u32,
+    /// A head that was not granted chooses again every cycle among the candidates whose
+    /// output VC has room, as CAMINOS's routers do; `false` (default): it keeps its first
+    /// choice until granted.
+    #[serde(default)]
+    pub reselect: bool,
+    /// The crossbar's ports (see [`CROSSBARS`](crate::router::CROSSBARS)). Default `port`.
+    #[serde(default)]
+    pub crossbar: Crossbar,
+    /// How the allocator's arbiters choose (see
+    /// [`ARBITRATIONS`](crate::router::ARBITRATIONS)). Default `round_robin`.
+    #[serde(default)]
+    pub arbitration: Arbitration,
+    /// Which output VC of a terminal port packets for an endpoint take (see
+    /// [`EJECTION_VCS`](crate::router::EJECTION_VCS)). Default `any`.
+    #[serde(default)]
+    pub ejection_vc: EjectionVc,
+    /// The separable allocator's order (see [`ALLOCATORS`](crate::router::ALLOCATORS)).
+    /// Default `input_first`.
+    #[serde(default)]
+    pub allocator: Allocator,
+    /// Passes of the allocator per allocation, 1..=8. Default 1.
+    #[serde(default = "d_iterations")]
+    pub allocator_iterations: u8,
+    /// Where a packet for a switch needs downstream credits (see
+    /// [`CREDIT_CHECKS`](crate::router::CREDIT_CHECKS)). Default `link`.
+    #[serde(default)]
+    pub credit_check: CreditCheck,
+    /// The preset whose values fill the keys not given (see
+    /// [`PRESETS`](crate::router::PRESETS)); already expanded into the other fields.
+    #[serde(default)]
+    pub preset: Option<String>,
+}
+
+fn d_vcs() -> u8 {
+    2
+}
+
+fn d_in() -> u32 {
+    64
+}
+
+fn d_out() -> u32 {
+    512
+}
+
+fn d_size() -> u16 {
+    16
+}
+
+fn d_speedup() -> u16 {
+    2
+}
+
+fn d_delay() -> u64 {
+    2
+}
+
+fn d_iterations() -> u8 {
+    1
+}
+
+impl Default for RouterSection {
+    fn default() -> Self {
+        Self {
+            vcs: d_vcs(),
+            input_buffer: d_in(),
+            output_buffer: d_out(),
+            packet_size: d_size(),
+            speedup: d_speedup(),
+            router_delay: d_delay(),
+            injection_vc: InjectionVc::default(),
+            source_queue: 0,
+            reselect: false,
+            crossbar: Crossbar::default(),
+            arbitration: Arbitration::default(),
+            ejection_vc: EjectionVc::default(),
+            allocator: Allocator::default(),
+            allocator_iterations: d_iterations(),
+            credit_check: CreditCheck::default(),
+            preset: None,
+        }
+    }
+}
+
+/// Allowed ranges of the integer keys whose range is narrower than their type's, checked
+/// by `Config::validate` and named when a value does not even fit the type.
+pub(super) const INTEGER_RANGES: &[(&str, u64, u64)] = &[
+    ("router.vcs", 1, 64),
+    ("router.packet_size", 1, 4096),
+    ("router.speedup", 1, 16),
+    ("router.router_delay", 0, 1000),
+    ("router.allocator_iterations", 1, 8),
+];
+
+/// The allowed range of `key`, if [`INTEGER_RANGES`] lists it.
+pub(super) fn integer_range(key: &str) -> Option<(u64, u64)> {
+    INTEGER_RANGES.iter().find(|(k, _, _)| *k == key).map(|&(_, lo, hi)| (lo, hi))
+}
+
+/// Writes the values of `router.preset`, if any, into `[router]` wherever the config does
+/// not set the key itself, so that the stored config text spells out the router it ran.
+pub(super) fn expand_router_preset(doc: &mut Table) -> Result<(), ConfigError> {
+    let Some(Value::Table(router)) = doc.get_mut("router") else {
+        return Ok(());
+    };
+    let Some(given) = router.get("preset") else {
+        return Ok(());
+    };
+    let Value::String(name) = given else {
+        return Err(ConfigError::new("router.preset", format!("must be a string, got {}", given.type_str())));
+    };
+    let presets = crate::router::PRESETS;
+    let preset = presets
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| unknown("router.preset", name, presets.iter().map(|p| p.name)))?;
+    for setting in preset.settings {
+        let value = parse_value(&format!("router.{}", setting.key), setting.default)?;
+        router.entry(setting.key.to_string()).or_insert(value);
+    }
+    Ok(())
+}
+
+/// `[traffic]`.
+#[derive(Clone, Debug)]
+pub struct TrafficSection {
+    /// Destination pattern.
+    pub pattern: PatternSpec,
+    /// Offered load in phits per cycle per endpoint, in `[0, 1]`.
+    pub load: f64,
+    /// Loads for `xnet sweep` (each in `[0, 1]`).
+    pub loads: Vec<f64>,
+    /// Completion-time mode: every endpoint generates this many phits (at the offered
+    /// load) and the run ends once all of them are delivered. 0: generate until the end.
+    pub phits_per_endpoint: u64,
+}
+
+pub(super) fn parse_traffic(doc: &Table) -> Result<TrafficSection, ConfigError> {
+    let mut t = match doc.get("traffic") {
+        Some(Value::Table(t)) => t.clone(),
+        Some(_) => return Err(ConfigError::new("traffic", "must be a table")),
+        None => return Err(ConfigError::new("traffic", "missing section")),
+    };
+    let number = |v: &Value, key: &str| -> Result<f64, ConfigError> {
+        let x = match v {
+            Value::Float(f) => *f,
+            Value::Integer(i) => *i as f64,
+            other => {
+                return Err(ConfigError::new(key, format!("must be a number, got {}", other.type_str())))
+            }
+        };
+        if !(0.0..=1.0).contains(&x) {
+            return Err(ConfigError::new(key, format!("must be in [0, 1] phits/cycle/endpoint, got {x}")));
+        }
+        Ok(x)
+    };
+    let load = match t.remove("load") {
+        Some(v) => number(&v, "traffic.load")?,
+        None => {
+            return Err(ConfigError::new(
+                "traffic.load",
+                "missing; give the offered load in phits/cycle/endpoint",
+            ))
+        }
+    };
+    let loads = match t.remove("loads") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, v)| number(v, &format!("traffic.loads[{i}]")))
+            .collect::<Result<_, _>>()?,
+        Some(other) => {
+            return Err(ConfigError::new(
+                "traffic.loads",
+                format!("must be an array, got {}", other.type_str()),
+            ))
+        }
+    };
+    let phits_per_endpoint = match t.remove("phits_per_endpoint") {
+        None => 0,
+        Some(Value::Integer(n)) if n >= 0 => n as u64,
+        Some(other) => {
+            return Err(ConfigError::new(
+                "traffic.phits_per_endpoint",
+                format!("must be a whole number of phits >= 0, got {other}"),
+            ))
+        }
+    };
+    let pattern = PatternSpec::parse(&t, &["load", "loads", "phits_per_endpoint"])?;
+    Ok(TrafficSection { pattern, load, loads, phits_per_endpoint })
+}
