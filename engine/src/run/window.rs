@@ -60,23 +60,8 @@ where
     let (mut compute, mut sync, mut boundary, mut windows) = (0.0, 0.0, 0u64, 0u64);
     let mut alive = true;
 
-    if let Err(p) = catch_unwind(AssertUnwindSafe(|| part.start(routes))) {
-        shared.fail(part.id, panic_message(&p));
-        alive = false;
-    }
-    // Window -1 agrees on the first event time in slot 2 (= -1 mod 3).
-    shared.next[2].fetch_min(part.next_time(), Ordering::AcqRel);
-    part.sent_min = Time::MAX;
-    route_outboxes(&mut part, shared, 1);
-    if !shared.barrier.wait(&mut sense) {
+    if !first_window(&mut part, shared, routes, &mut coordinator, &mut sense, &mut alive)? {
         return None;
-    }
-    if !synchronise(shared, &mut coordinator, 2, 1, &mut sense)? {
-        return None;
-    }
-    // Messages sent by `start` arrive no earlier than the first window's end.
-    for ev in std::mem::take(&mut *shared.mail[me][1].lock().expect("mailbox")) {
-        part.queue.push(ev);
     }
     let mut start = shared.next[2].load(Ordering::Acquire);
     let mut next_checkpoint = period.min(end);
@@ -125,31 +110,17 @@ where
         }
 
         if window_end == next_checkpoint {
-            let report = if alive {
-                match catch_unwind(AssertUnwindSafe(|| observe(&mut part.lps, &mut part.local, window_end))) {
-                    Ok(r) => Some(r),
-                    Err(p) => {
-                        shared.fail(part.id, panic_message(&p));
-                        alive = false;
-                        None
-                    }
-                }
-            } else {
-                None
-            };
-            *shared.reports[me].lock().expect("report slot") = report;
-            if !shared.barrier.wait(&mut sense) {
-                return None;
-            }
             let last = window_end >= end;
-            if let Some(c) = coordinator.as_deref_mut() {
-                let verdict = checkpoint(shared, c, window_end, last);
-                shared.verdict.store(verdict, Ordering::Release);
-            }
-            if !shared.barrier.wait(&mut sense) {
-                return None;
-            }
-            let verdict = shared.verdict.load(Ordering::Acquire);
+            let verdict = report_checkpoint(
+                &mut part,
+                shared,
+                observe,
+                &mut coordinator,
+                window_end,
+                last,
+                &mut sense,
+                &mut alive,
+            )?;
             if last || verdict != CONTINUE {
                 stopped = !last && verdict == STOP;
                 break;
@@ -172,6 +143,90 @@ where
         time: next_checkpoint,
         stopped,
     })
+}
+
+/// Starts the partition's LPs and runs window -1, which agrees on the first event time (in
+/// slot 2, = -1 mod 3) and delivers what `start` sent (it arrives no earlier than the first
+/// window's end). `Some(false)` or `None` when the run is aborted; `alive` turns false if
+/// the model panicked.
+fn first_window<L, R, C>(
+    part: &mut Partition<L>,
+    shared: &Shared<L::Msg, R>,
+    routes: &[LinkRoute],
+    coordinator: &mut Option<&mut Coordinator<'_, C>>,
+    sense: &mut bool,
+    alive: &mut bool,
+) -> Option<bool>
+where
+    L: LogicalProcess,
+    R: Send + Serialize + DeserializeOwned,
+    C: FnMut(Checkpoint<R>) -> Control,
+{
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| part.start(routes))) {
+        shared.fail(part.id, panic_message(&p));
+        *alive = false;
+    }
+    shared.next[2].fetch_min(part.next_time(), Ordering::AcqRel);
+    part.sent_min = Time::MAX;
+    route_outboxes(part, shared, 1);
+    if !shared.barrier.wait(sense) {
+        return Some(false);
+    }
+    if !synchronise(shared, coordinator, 2, 1, sense)? {
+        return Some(false);
+    }
+    let me = shared.local_index[part.id as usize] as usize;
+    for ev in std::mem::take(&mut *shared.mail[me][1].lock().expect("mailbox")) {
+        part.queue.push(ev);
+    }
+    Some(true)
+}
+
+/// At a checkpoint: the partition reports what `observe` says of it, the coordinator
+/// (partition 0) hands every report to the model and sets the verdict, and every partition
+/// reads it. `None` when the run is aborted; `alive` turns false if `observe` panicked.
+#[allow(clippy::too_many_arguments)]
+fn report_checkpoint<L, R, O, C>(
+    part: &mut Partition<L>,
+    shared: &Shared<L::Msg, R>,
+    observe: &O,
+    coordinator: &mut Option<&mut Coordinator<'_, C>>,
+    time: Time,
+    last: bool,
+    sense: &mut bool,
+    alive: &mut bool,
+) -> Option<u8>
+where
+    L: LogicalProcess,
+    R: Send + Serialize + DeserializeOwned,
+    O: Fn(&mut [L], &mut L::Local, Time) -> R + Sync,
+    C: FnMut(Checkpoint<R>) -> Control,
+{
+    let me = shared.local_index[part.id as usize] as usize;
+    let report = if *alive {
+        match catch_unwind(AssertUnwindSafe(|| observe(&mut part.lps, &mut part.local, time))) {
+            Ok(r) => Some(r),
+            Err(p) => {
+                shared.fail(part.id, panic_message(&p));
+                *alive = false;
+                None
+            }
+        }
+    } else {
+        None
+    };
+    *shared.reports[me].lock().expect("report slot") = report;
+    if !shared.barrier.wait(sense) {
+        return None;
+    }
+    if let Some(c) = coordinator.as_deref_mut() {
+        let verdict = checkpoint(shared, c, time, last);
+        shared.verdict.store(verdict, Ordering::Release);
+    }
+    if !shared.barrier.wait(sense) {
+        return None;
+    }
+    Some(shared.verdict.load(Ordering::Acquire))
 }
 
 /// Hands a partition's outgoing boundary messages to local mailboxes (buffer `parity`) or
