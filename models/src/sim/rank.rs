@@ -212,8 +212,72 @@ impl RankModel {
     ) -> Result<Option<RunResult>, EngineError> {
         let start = std::time::Instant::now();
         let cfg = &self.config;
+        let shared = self.shared(load);
+        let routers: Vec<(SwitchId, Router)> =
+            self.switches.iter().enumerate().map(|(i, &s)| (s, Router::new(shared.clone(), i, s))).collect();
+        // Completion-time mode: the run ends once every endpoint's quota is delivered.
+        let quota_packets = shared.packets_per_endpoint as u64 * self.info.endpoints as u64;
+        let mut monitor = Monitor {
+            watchdog: cfg.simulation.watchdog,
+            endpoints: self.info.endpoints as f64,
+            quota_packets,
+            // With a workload the run ends once every rank has finished its program.
+            total_ranks: self.workload.as_ref().map_or(0, |w| w.total_ranks()),
+            ..Monitor::default()
+        };
+        let layout = Layout { partition_of: &self.assignment, partition_rank: &self.partition_rank };
+        let injected_failure = injected_failure();
+        debug_assert_eq!(comm.rank() as u32, self.rank);
+        let outcome = run_distributed(
+            routers,
+            &self.links,
+            &layout,
+            comm,
+            &RunConfig { end_time: cfg.simulation.cycles, checkpoint_period: cfg.sample_period() },
+            |routers: &mut [Router], part: &mut PartitionState, t| {
+                if let Some((switch, at)) = injected_failure {
+                    if t >= at && routers.iter().any(|r| r.id() == switch) {
+                        panic!("failure injected by XNET_TEST_FAIL_AT at switch {switch}, cycle {t}");
+                    }
+                }
+                let mut counters = Router::take_period(routers, part, t);
+                // A signal to this rank reaches rank 0 with the period's report.
+                counters.stop_requests = u64::from(interrupt.is_some_and(|f| f.load(Ordering::Relaxed)));
+                counters
+            },
+            |cp: Checkpoint<Counters>| monitor.checkpoint(cp, on_sample),
+        )?;
+        // Every rank summarises its routers (and lets them go); rank 0 merges the summaries
+        // in rank order.
+        let time = outcome.time;
+        let part = self.partial(outcome);
+        let Some(blobs) = comm.gather(encode(&part)) else { return Ok(None) };
+        drop(part);
+        let parts: Vec<Partial> =
+            blobs.iter().map(|b| decode(b)).collect::<Result<_, _>>().map_err(|message| {
+                EngineError::PartitionFailed { rank: usize::MAX, partition: u32::MAX, message }
+            })?;
+        let ctx = MergeContext {
+            load,
+            status: monitor.status,
+            time,
+            cycles: cfg.simulation.cycles,
+            warmup: cfg.simulation.warmup,
+            phits_per_endpoint: cfg.traffic.phits_per_endpoint,
+            quota_packets,
+            workload: self.workload.clone(),
+            vcs: cfg.router.vcs as usize,
+            endpoints: self.info.endpoints,
+            wall_seconds: start.elapsed().as_secs_f64(),
+        };
+        Ok(Some(merge(ctx, parts, monitor.samples)))
+    }
+
+    /// What every router of this rank reads at offered `load`.
+    fn shared(&self, load: f64) -> Arc<Shared> {
+        let cfg = &self.config;
         let params: RouterParams = cfg.router_params();
-        let shared = Arc::new(Shared {
+        Arc::new(Shared {
             ports: self.ports.clone(),
             routes: self.routes.clone(),
             selection: cfg.routing.selection,
@@ -231,109 +295,7 @@ impl RankModel {
             seed: cfg.simulation.seed,
             record_deliveries: self.record_deliveries,
             workload: self.workload.clone(),
-        });
-        let routers: Vec<(SwitchId, Router)> =
-            self.switches.iter().enumerate().map(|(i, &s)| (s, Router::new(shared.clone(), i, s))).collect();
-        let period = cfg.sample_period();
-        let watchdog = cfg.simulation.watchdog;
-        let endpoints = self.info.endpoints as f64;
-        let mut samples = Vec::new();
-        let mut in_flight = 0u64;
-        let mut generated = 0u64;
-        // Completion-time mode: the run ends once every endpoint's quota is delivered.
-        let quota_packets = shared.packets_per_endpoint as u64 * self.info.endpoints as u64;
-        // With a workload the run ends once every rank has finished its program.
-        let total_ranks = self.workload.as_ref().map_or(0, |w| w.total_ranks());
-        let mut finished_ranks = 0u64;
-        let mut last_progress = 0u64;
-        let mut status = Status::Completed;
-        let mut last_time = 0u64;
-        let layout = Layout { partition_of: &self.assignment, partition_rank: &self.partition_rank };
-        let injected_failure = injected_failure();
-        debug_assert_eq!(comm.rank() as u32, self.rank);
-        let outcome = run_distributed(
-            routers,
-            &self.links,
-            &layout,
-            comm,
-            &RunConfig { end_time: cfg.simulation.cycles, checkpoint_period: period },
-            |routers: &mut [Router], part: &mut PartitionState, t| {
-                if let Some((switch, at)) = injected_failure {
-                    if t >= at && routers.iter().any(|r| r.id() == switch) {
-                        panic!("failure injected by XNET_TEST_FAIL_AT at switch {switch}, cycle {t}");
-                    }
-                }
-                let mut counters = Router::take_period(routers, part, t);
-                // A signal to this rank reaches rank 0 with the period's report.
-                counters.stop_requests = u64::from(interrupt.is_some_and(|f| f.load(Ordering::Relaxed)));
-                counters
-            },
-            |cp: Checkpoint<Counters>| {
-                let mut c = Counters::default();
-                for r in &cp.reports {
-                    c.merge(r);
-                }
-                let stop_requested = c.stop_requests > 0;
-                let sample_finished = c.finished_ranks;
-                in_flight = in_flight + c.generated_packets - c.delivered_packets;
-                generated += c.generated_packets;
-                let span = (cp.time - last_time).max(1);
-                last_time = cp.time;
-                let sample = Sample {
-                    time: cp.time,
-                    accepted_load: c.delivered_phits as f64 / span as f64 / endpoints,
-                    counters: c,
-                    in_flight,
-                };
-                on_sample(&sample);
-                let moved = sample.counters.link_transmissions > 0;
-                samples.push(sample);
-                if moved || in_flight == 0 {
-                    last_progress = cp.time;
-                }
-                if watchdog > 0 && cp.time - last_progress >= watchdog {
-                    status = Status::Deadlock;
-                    return Control::Stop;
-                }
-                if quota_packets > 0 && generated == quota_packets && in_flight == 0 {
-                    return Control::Stop;
-                }
-                finished_ranks += sample_finished;
-                if total_ranks > 0 && finished_ranks == total_ranks {
-                    return Control::Stop;
-                }
-                // Every rank's partitions, rank 0's included, report their stop requests.
-                if stop_requested {
-                    status = Status::Interrupted;
-                    return Control::Stop;
-                }
-                Control::Continue
-            },
-        )?;
-        // Every rank summarises its routers (and lets them go); rank 0 merges the summaries
-        // in rank order.
-        let time = outcome.time;
-        let part = self.partial(outcome);
-        let Some(blobs) = comm.gather(encode(&part)) else { return Ok(None) };
-        drop(part);
-        let parts: Vec<Partial> =
-            blobs.iter().map(|b| decode(b)).collect::<Result<_, _>>().map_err(|message| {
-                EngineError::PartitionFailed { rank: usize::MAX, partition: u32::MAX, message }
-            })?;
-        let ctx = MergeContext {
-            load,
-            status,
-            time,
-            cycles: cfg.simulation.cycles,
-            warmup: cfg.simulation.warmup,
-            phits_per_endpoint: cfg.traffic.phits_per_endpoint,
-            quota_packets,
-            workload: self.workload.clone(),
-            vcs: cfg.router.vcs as usize,
-            endpoints: self.info.endpoints,
-            wall_seconds: start.elapsed().as_secs_f64(),
-        };
-        Ok(Some(merge(ctx, parts, samples)))
+        })
     }
 
     /// What this rank contributes to the result: its partitions' statistics, then what
@@ -372,6 +334,72 @@ impl RankModel {
             }
         }
         p
+    }
+}
+
+/// What rank 0 makes of the checkpoints: the time series, and when the run stops (the
+/// deadlock watchdog, completion-time traffic delivered, every application rank finished,
+/// a stop asked for on any rank).
+#[derive(Default)]
+struct Monitor {
+    /// Cycles without progress after which the run is a deadlock (0: never).
+    watchdog: u64,
+    endpoints: f64,
+    /// Completion-time mode: packets all endpoints generate together (0: not that mode).
+    quota_packets: u64,
+    /// Application ranks of the workload (0: none).
+    total_ranks: u64,
+    samples: Vec<Sample>,
+    in_flight: u64,
+    generated: u64,
+    finished_ranks: u64,
+    last_progress: u64,
+    last_time: u64,
+    status: Status,
+}
+
+impl Monitor {
+    /// Adds the checkpoint's sample (handed to `on_sample`) and decides whether to go on.
+    fn checkpoint(&mut self, cp: Checkpoint<Counters>, on_sample: &mut dyn FnMut(&Sample)) -> Control {
+        let mut c = Counters::default();
+        for r in &cp.reports {
+            c.merge(r);
+        }
+        let stop_requested = c.stop_requests > 0;
+        let sample_finished = c.finished_ranks;
+        self.in_flight = self.in_flight + c.generated_packets - c.delivered_packets;
+        self.generated += c.generated_packets;
+        let span = (cp.time - self.last_time).max(1);
+        self.last_time = cp.time;
+        let sample = Sample {
+            time: cp.time,
+            accepted_load: c.delivered_phits as f64 / span as f64 / self.endpoints,
+            counters: c,
+            in_flight: self.in_flight,
+        };
+        on_sample(&sample);
+        let moved = sample.counters.link_transmissions > 0;
+        self.samples.push(sample);
+        if moved || self.in_flight == 0 {
+            self.last_progress = cp.time;
+        }
+        if self.watchdog > 0 && cp.time - self.last_progress >= self.watchdog {
+            self.status = Status::Deadlock;
+            return Control::Stop;
+        }
+        if self.quota_packets > 0 && self.generated == self.quota_packets && self.in_flight == 0 {
+            return Control::Stop;
+        }
+        self.finished_ranks += sample_finished;
+        if self.total_ranks > 0 && self.finished_ranks == self.total_ranks {
+            return Control::Stop;
+        }
+        // Every rank's partitions, rank 0's included, report their stop requests.
+        if stop_requested {
+            self.status = Status::Interrupted;
+            return Control::Stop;
+        }
+        Control::Continue
     }
 }
 

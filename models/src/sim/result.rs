@@ -26,10 +26,11 @@ pub struct LinkLoad {
 }
 
 /// How a run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Ran to the configured number of cycles.
+    #[default]
     Completed,
     /// The watchdog saw packets in flight and no movement.
     Deadlock,
