@@ -390,37 +390,8 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
     if status != Status::Deadlock {
         all.blocked.clear();
     }
-    let (measured, latency, network_latency, hops) =
-        (&all.measured, &all.latency, &all.network_latency, &all.hops);
-    let window = (cycles.min(time).saturating_sub(warmup)).max(1) as f64;
-    let per = |phits: u64| phits as f64 / window / endpoints as f64;
-    let backlog_growth = backlog_growth(&samples, warmup, cycles.min(time), measured);
-    let summary = Summary {
-        load,
-        offered_load: per(measured.generated_phits + measured.refused_phits),
-        refused_load: per(measured.refused_phits),
-        injected_load: per(measured.injected_phits),
-        accepted_load: per(measured.delivered_phits),
-        measured_packets: measured.generated_packets,
-        measured_delivered: latency.count(),
-        latency_mean: latency.mean(),
-        latency_p50: latency.quantile(0.5),
-        latency_p99: latency.quantile(0.99),
-        latency_max: latency.max() as f64,
-        network_latency_mean: network_latency.mean(),
-        network_latency_p50: network_latency.quantile(0.5),
-        network_latency_p99: network_latency.quantile(0.99),
-        network_latency_max: network_latency.max() as f64,
-        hops_mean: hops.mean(),
-        jain_generated: jain(endpoint_generated.iter().copied()),
-        jain_accepted: jain(endpoint_accepted.iter().copied()),
-        generated_total: all.generated,
-        delivered_total: all.delivered,
-        in_flight_end: all.generated - all.delivered,
-        source_queued_end: all.queued,
-        backlog_growth,
-        saturated: backlog_growth > SATURATED_BACKLOG,
-    };
+    let end = cycles.min(time);
+    let summary = summary(&all, load, (warmup, end), &endpoint_generated, &endpoint_accepted, &samples);
     let completion = (phits_per_endpoint > 0).then(|| {
         source_finish.resize(endpoints, 0);
         Completion {
@@ -454,6 +425,50 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
         wall_seconds,
         completion,
         workload,
+    }
+}
+
+/// The headline figures of the merged shares `all` at offered `load` over the measurement
+/// window `[warmup, end)`.
+fn summary(
+    all: &Partial,
+    load: f64,
+    (warmup, end): (u64, u64),
+    endpoint_generated: &[u64],
+    endpoint_accepted: &[u64],
+    samples: &[Sample],
+) -> Summary {
+    let (measured, latency, network_latency, hops) =
+        (&all.measured, &all.latency, &all.network_latency, &all.hops);
+    let window = (end.saturating_sub(warmup)).max(1) as f64;
+    let endpoints = endpoint_generated.len();
+    let per = |phits: u64| phits as f64 / window / endpoints as f64;
+    let backlog_growth = backlog_growth(samples, warmup, end, measured);
+    Summary {
+        load,
+        offered_load: per(measured.generated_phits + measured.refused_phits),
+        refused_load: per(measured.refused_phits),
+        injected_load: per(measured.injected_phits),
+        accepted_load: per(measured.delivered_phits),
+        measured_packets: measured.generated_packets,
+        measured_delivered: latency.count(),
+        latency_mean: latency.mean(),
+        latency_p50: latency.quantile(0.5),
+        latency_p99: latency.quantile(0.99),
+        latency_max: latency.max() as f64,
+        network_latency_mean: network_latency.mean(),
+        network_latency_p50: network_latency.quantile(0.5),
+        network_latency_p99: network_latency.quantile(0.99),
+        network_latency_max: network_latency.max() as f64,
+        hops_mean: hops.mean(),
+        jain_generated: jain(endpoint_generated.iter().copied()),
+        jain_accepted: jain(endpoint_accepted.iter().copied()),
+        generated_total: all.generated,
+        delivered_total: all.delivered,
+        in_flight_end: all.generated - all.delivered,
+        source_queued_end: all.queued,
+        backlog_growth,
+        saturated: backlog_growth > SATURATED_BACKLOG,
     }
 }
 

@@ -5,7 +5,7 @@
 //! docs/output-format.md (`models/tests/output_format.rs` fails when the file drifts).
 //!
 //! Adding a headline figure is one line in the `summary_figures!` list below plus the code
-//! that computes it (`result::merge`); adding a time-series column is one [`SERIES`] entry
+//! that computes it (`result::summary`); adding a time-series column is one [`SERIES`] entry
 //! (with a field of [`Counters`] if it counts something new).
 
 use crate::stats::Counters;
