@@ -52,6 +52,57 @@ fn with_named_contents(base_text: &str, overridden: &dyn Fn(&NamedFile) -> bool)
     Ok(if put { doc.to_string() } else { base_text.to_string() })
 }
 
+/// The grid's keys in the order they are written (the first varies slowest), each with
+/// its values; refuses a key that is not `section.key`, names the loads, or has no list
+/// of values.
+fn grid_axes(grid: &toml::Table, study_text: &str) -> Result<(Vec<String>, Vec<Vec<Value>>)> {
+    let mut keys = Vec::new();
+    let mut axes: Vec<Vec<Value>> = Vec::new();
+    // `toml::Table` sorts its keys; the grid varies the first key written slowest.
+    let mut grid: Vec<(&String, &Value)> = grid.iter().collect();
+    let order = grid_key_order(study_text);
+    grid.sort_by_key(|(key, _)| order.iter().position(|k| k == *key).unwrap_or(usize::MAX));
+    for (key, values) in grid {
+        let Value::Array(values) = values else {
+            bail!("grid.\"{key}\": must be a list of values, e.g. [\"a\", \"b\"]");
+        };
+        if values.is_empty() {
+            bail!("grid.\"{key}\": the list is empty");
+        }
+        if key.split('.').count() < 2 {
+            bail!("grid.\"{key}\": keys are section.key, quoted, e.g. \"routing.algorithm\" = [...]");
+        }
+        if key == "traffic.load" || key == "traffic.loads" {
+            bail!("grid.\"{key}\": every run sweeps study.loads; give the loads there");
+        }
+        keys.push(key.clone());
+        axes.push(values.clone());
+    }
+    Ok((keys, axes))
+}
+
+/// Every combination of the `axes`' values, the last key varying fastest: run `index`,
+/// named `NNN-value-value` after its index and values.
+fn grid_runs(keys: &[String], axes: &[Vec<Value>]) -> Vec<Run> {
+    let total: usize = axes.iter().map(Vec::len).product();
+    let mut runs = Vec::with_capacity(total);
+    for index in 0..total {
+        let mut rest = index;
+        let mut picked = vec![Value::Boolean(false); axes.len()];
+        for (k, axis) in axes.iter().enumerate().rev() {
+            picked[k] = axis[rest % axis.len()].clone();
+            rest /= axis.len();
+        }
+        let mut name = format!("{index:03}");
+        for v in &picked {
+            name.push('-');
+            name.push_str(&slug(v));
+        }
+        runs.push(Run { name, overrides: keys.iter().cloned().zip(picked).collect() });
+    }
+    runs
+}
+
 /// `key=value` as `--set` takes it (the value as TOML).
 pub(super) fn set_arg(key: &str, value: &Value) -> String {
     format!("{key}={value}")
@@ -112,66 +163,13 @@ impl Study {
         if file.study.jobs == Some(0) {
             bail!("study.jobs must be at least 1");
         }
-        let mut keys = Vec::new();
-        let mut axes: Vec<Vec<Value>> = Vec::new();
-        // `toml::Table` sorts its keys; the grid varies the first key written slowest.
-        let mut grid: Vec<(&String, &Value)> = file.grid.iter().collect();
-        let order = grid_key_order(&study_text);
-        grid.sort_by_key(|(key, _)| order.iter().position(|k| k == *key).unwrap_or(usize::MAX));
-        for (key, values) in grid {
-            let Value::Array(values) = values else {
-                bail!("grid.\"{key}\": must be a list of values, e.g. [\"a\", \"b\"]");
-            };
-            if values.is_empty() {
-                bail!("grid.\"{key}\": the list is empty");
-            }
-            if key.split('.').count() < 2 {
-                bail!("grid.\"{key}\": keys are section.key, quoted, e.g. \"routing.algorithm\" = [...]");
-            }
-            if key == "traffic.load" || key == "traffic.loads" {
-                bail!("grid.\"{key}\": every run sweeps study.loads; give the loads there");
-            }
-            keys.push(key.clone());
-            axes.push(values.clone());
-        }
-        // Every combination, the last key varying fastest.
-        let total: usize = axes.iter().map(Vec::len).product();
-        let mut runs = Vec::with_capacity(total);
-        for index in 0..total {
-            let mut rest = index;
-            let mut picked = vec![Value::Boolean(false); axes.len()];
-            for (k, axis) in axes.iter().enumerate().rev() {
-                picked[k] = axis[rest % axis.len()].clone();
-                rest /= axis.len();
-            }
-            let mut name = format!("{index:03}");
-            for v in &picked {
-                name.push('-');
-                name.push_str(&slug(v));
-            }
-            runs.push(Run { name, overrides: keys.iter().cloned().zip(picked).collect() });
-        }
+        let (keys, axes) = grid_axes(&file.grid, &study_text)?;
+        let runs = grid_runs(&keys, &axes);
         if let Some(key) = file.set.keys().find(|k| *k == "traffic.load" || *k == "traffic.loads") {
             bail!("set.\"{key}\": every run sweeps study.loads; give the loads there");
         }
         let set: Vec<(String, Value)> = file.set.into_iter().collect();
-        let mut loads = file.study.loads.clone();
-        // Unchecked (a folder), a run is parsed only for loads the folder does not list:
-        // parsing reads the files `[set]` and `[grid]` name, which may live elsewhere.
-        let parsed = if check { usize::MAX } else { usize::from(loads.is_empty()) };
-        for run in runs.iter().take(parsed) {
-            let cfg = crate::load::parse_config(&base_text, &Self::overrides_of(&set, run))
-                .map_err(|e| anyhow::anyhow!("run {}: {e:#}", run.name))?;
-            if loads.is_empty() {
-                loads = cfg.traffic.loads.clone();
-            }
-        }
-        if loads.is_empty() {
-            bail!("study.loads: no loads (give study.loads or traffic.loads in the base configuration)");
-        }
-        if let Some(bad) = loads.iter().find(|l| !(0.0..=1.0).contains(*l)) {
-            bail!("study.loads: {bad} is outside [0, 1] phits/cycle/endpoint");
-        }
+        let loads = Self::check_runs(&base_text, &set, &runs, &file.study.loads, check)?;
         let slurm = file.slurm.unwrap_or_default();
         if slurm.ranks == 0 {
             bail!("slurm.ranks must be at least 1");
@@ -189,6 +187,37 @@ impl Study {
             runs,
             loads,
         })
+    }
+
+    /// Parses the runs' configurations, naming the run whose configuration is refused, and
+    /// returns the loads every run sweeps: `loads` (study.loads), else the `traffic.loads`
+    /// of the first run parsed that gives some. Unless `check`, only the first run is
+    /// parsed, and only when `loads` is empty.
+    fn check_runs(
+        base_text: &str,
+        set: &[(String, Value)],
+        runs: &[Run],
+        loads: &[f64],
+        check: bool,
+    ) -> Result<Vec<f64>> {
+        let mut loads = loads.to_vec();
+        // Unchecked (a folder), a run is parsed only for loads the folder does not list:
+        // parsing reads the files `[set]` and `[grid]` name, which may live elsewhere.
+        let parsed = if check { usize::MAX } else { usize::from(loads.is_empty()) };
+        for run in runs.iter().take(parsed) {
+            let cfg = crate::load::parse_config(base_text, &Self::overrides_of(set, run))
+                .map_err(|e| anyhow::anyhow!("run {}: {e:#}", run.name))?;
+            if loads.is_empty() {
+                loads = cfg.traffic.loads.clone();
+            }
+        }
+        if loads.is_empty() {
+            bail!("study.loads: no loads (give study.loads or traffic.loads in the base configuration)");
+        }
+        if let Some(bad) = loads.iter().find(|l| !(0.0..=1.0).contains(*l)) {
+            bail!("study.loads: {bad} is outside [0, 1] phits/cycle/endpoint");
+        }
+        Ok(loads)
     }
 
     pub(super) fn overrides_of(set: &[(String, Value)], run: &Run) -> Vec<String> {

@@ -28,8 +28,8 @@
 //! checking it, its manifest, a study read back from it); `run.rs` is one run in the
 //! folder (its files, where it stands, the `xnet sweep` that makes it, keeping its result);
 //! `local.rs` runs the runs on this machine; `slurm.rs` writes and submits the Slurm array,
-//! and runs one of its tasks; `status.rs` says where the runs stand (`--status`, a run's
-//! progress file); `report.rs` calls the Python package for the HTML report.
+//! and runs one of its tasks; `status.rs` says where the runs stand (`--status`, the
+//! progress display); `report.rs` calls the Python package for the HTML report.
 
 mod file;
 mod folder;

@@ -58,6 +58,37 @@ pub fn write_slurm(study: &Study, dir: &Path, submit: Submit) -> Result<i32> {
     let dir = dir.canonicalize().with_context(|| format!("cannot resolve {}", dir.display()))?;
     let exe = std::env::current_exe().context("cannot find the xnet executable")?;
     let n = study.runs.len();
+    let s = sbatch_script(study, &dir, &exe);
+    let script = dir.join("slurm.sbatch");
+    std::fs::write(&script, s).with_context(|| format!("cannot write {}", script.display()))?;
+    println!("slurm script: {} ({n} array tasks)", script.display());
+    if submit != Submit::No {
+        sbatch(&script, submit)?;
+    }
+    if submit == Submit::AndWait {
+        let missing: Vec<&str> = study
+            .runs
+            .iter()
+            .filter(|r| RunState::of(&dir, r) != RunState::Done)
+            .map(|r| r.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            eprintln!(
+                "runs without a result: {} (see {}/runs/slurm-*.out)",
+                missing.join(", "),
+                dir.display()
+            );
+            return Ok(1);
+        }
+        println!("all {n} runs done: {}", dir.display());
+    }
+    Ok(0)
+}
+
+/// The array script: one task per run of the study in `dir`, each running `exe study
+/// --task K DIR` with the `[slurm]` section's requests.
+fn sbatch_script(study: &Study, dir: &Path, exe: &Path) -> String {
+    let n = study.runs.len();
     let mut s = String::new();
     let _ = writeln!(s, "#!/usr/bin/env bash");
     let _ = writeln!(s, "# Written by `xnet study --slurm`: one array task per run of study {}.", study.name);
@@ -89,42 +120,27 @@ pub fn write_slurm(study: &Study, dir: &Path, submit: Submit) -> Result<i32> {
         shell_quote(&exe.display().to_string()),
         shell_quote(&dir.display().to_string())
     );
-    let script = dir.join("slurm.sbatch");
-    std::fs::write(&script, s).with_context(|| format!("cannot write {}", script.display()))?;
-    println!("slurm script: {} ({n} array tasks)", script.display());
-    if submit != Submit::No {
-        let mut sbatch = Command::new("sbatch");
-        if submit == Submit::AndWait {
-            sbatch.arg("--wait");
-        }
-        let out =
-            sbatch.arg(&script).stdin(Stdio::null()).output().context(
-                "cannot run sbatch (is Slurm installed? the script is written; submit it by hand)",
-            )?;
-        // With --wait, sbatch also fails when a task failed: the check below names the runs.
-        if !out.status.success() && (submit != Submit::AndWait || out.stdout.is_empty()) {
-            bail!("sbatch {} failed: {}", script.display(), String::from_utf8_lossy(&out.stderr).trim());
-        }
-        print!("{}", String::from_utf8_lossy(&out.stdout));
-    }
+    s
+}
+
+/// Submits `script` with sbatch (`--wait` for [`Submit::AndWait`]) and prints what sbatch
+/// says.
+fn sbatch(script: &Path, submit: Submit) -> Result<()> {
+    let mut sbatch = Command::new("sbatch");
     if submit == Submit::AndWait {
-        let missing: Vec<&str> = study
-            .runs
-            .iter()
-            .filter(|r| RunState::of(&dir, r) != RunState::Done)
-            .map(|r| r.name.as_str())
-            .collect();
-        if !missing.is_empty() {
-            eprintln!(
-                "runs without a result: {} (see {}/runs/slurm-*.out)",
-                missing.join(", "),
-                dir.display()
-            );
-            return Ok(1);
-        }
-        println!("all {n} runs done: {}", dir.display());
+        sbatch.arg("--wait");
     }
-    Ok(0)
+    let out = sbatch
+        .arg(script)
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run sbatch (is Slurm installed? the script is written; submit it by hand)")?;
+    // With --wait, sbatch also fails when a task failed: the caller's check names the runs.
+    if !out.status.success() && (submit != Submit::AndWait || out.stdout.is_empty()) {
+        bail!("sbatch {} failed: {}", script.display(), String::from_utf8_lossy(&out.stderr).trim());
+    }
+    print!("{}", String::from_utf8_lossy(&out.stdout));
+    Ok(())
 }
 
 /// `text` as one shell word (single quotes, a quote inside as `'\''`).

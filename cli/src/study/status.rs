@@ -1,10 +1,13 @@
-//! Where a study's runs stand: `xnet study --status`, and what a run's progress file says.
+//! Where a study's runs stand: `xnet study --status`, and the progress display of a local
+//! run, both from the progress file each running run rewrites.
 
 use super::file::set_arg;
 use super::run::{log_path, progress_path, RunState};
 use super::{Run, Study};
 use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
 use std::path::Path;
+use std::time::Instant;
 
 /// What a run's `--progress-file` says: `load_index loads cycle cycles`.
 fn read_progress(path: &Path) -> Option<(u64, u64, u64, u64)> {
@@ -14,9 +17,49 @@ fn read_progress(path: &Path) -> Option<(u64, u64, u64, u64)> {
 }
 
 /// The fraction of a run done, from its progress file (`None`: no progress file).
-pub(super) fn run_fraction(dir: &Path, run: &Run) -> Option<f64> {
+fn run_fraction(dir: &Path, run: &Run) -> Option<f64> {
     let (i, n, c, total) = read_progress(&progress_path(dir, run))?;
     Some(if n > 0 && total > 0 { (i as f64 + c as f64 / total as f64) / n as f64 } else { 0.0 })
+}
+
+/// The progress bar of a local run: runs done of `total`, `already` done before it began
+/// (hidden when `quiet`).
+pub(super) fn progress_bar(quiet: bool, total: usize, already: usize) -> ProgressBar {
+    let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(total as u64) };
+    bar.set_style(
+        ProgressStyle::with_template("runs {pos}/{len} [{bar:30}] {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_position(already as u64);
+    bar
+}
+
+/// The progress bar's message: the time left at the pace so far, then each running run's
+/// progress. `not_ended` counts the runs still to run or running, `finished` those ended
+/// with a result since `started`.
+pub(super) fn progress_message(
+    dir: &Path,
+    running: &[&Run],
+    not_ended: usize,
+    finished: usize,
+    started: Instant,
+) -> String {
+    let fractions: Vec<(&str, f64)> =
+        running.iter().map(|run| (run.name.as_str(), run_fraction(dir, run).unwrap_or(0.0))).collect();
+    let running: Vec<String> =
+        fractions.iter().map(|(name, f)| format!("{name} {:.0}%", 100.0 * f)).collect();
+    let in_flight: f64 = fractions.iter().map(|(_, f)| f).sum();
+    let left = not_ended as f64 - in_flight;
+    let done_equiv = finished as f64 + in_flight;
+    let eta = if done_equiv > 0.0 {
+        // Wall time per run at the pace so far (runs in parallel included).
+        let per_run = started.elapsed().as_secs_f64() / done_equiv;
+        format!("eta {}", human_seconds(left.max(0.0) * per_run))
+    } else {
+        "eta -".into()
+    };
+    format!("{eta} | {}", running.join(", "))
 }
 
 /// `xnet study --status DIR`: one line per run, then the counts.
