@@ -8,7 +8,7 @@ use super::workload::write_workload;
 use anyhow::Result;
 use hdf5::{Dataset, Extent, File, Group, H5Type};
 use models::sim::schema::{self, Value};
-use models::sim::{RankModel, RunResult, Sample, Summary};
+use models::sim::{Completion, RankModel, RunResult, Sample, Summary};
 
 #[derive(H5Type, Clone, Copy)]
 #[repr(C)]
@@ -98,100 +98,11 @@ impl PointWriter {
             + r.blocked.len() * std::mem::size_of::<BlockedRow>()
             + r.vc_phits.len() * 8;
         self.room.check(tables as u64 + (64 << 10))?;
-        attr_str(g, "status", r.status.as_str())?;
-        attr(g, "time_reached", r.time)?;
-        for (field, value) in Summary::FIELDS.iter().zip(r.summary.values()) {
-            match value {
-                Value::Count(v) => attr(g, field.name, v)?,
-                Value::Real(v) => attr(g, field.name, v)?,
-                Value::Flag(v) => attr(g, field.name, u64::from(v))?,
-            }
-        }
-        // Wall-clock and engine figures: the only attributes that differ between thread
-        // counts of the same run.
-        attr(g, "wall_seconds", r.wall_seconds)?;
-        attr(g, "packet_hops", r.packet_hops)?;
-        attr(g, "packet_hops_per_second", r.packet_hops as f64 / r.wall_seconds.max(1e-9))?;
-        let ranks = &r.engine;
-        let flat =
-            |f: &dyn Fn(&engine::RunStats) -> Vec<f64>| -> Vec<f64> { ranks.iter().flat_map(f).collect() };
-        attr(g, "windows", ranks.first().map_or(0, |e| e.windows))?;
-        attr(g, "lookahead", ranks.first().and_then(|e| e.lookahead).unwrap_or(0))?;
-        attr(g, "ranks", ranks.len() as u64)?;
-        let ids: Vec<u64> = ranks.iter().flat_map(|e| e.partitions.iter().map(|&p| p as u64)).collect();
-        attr_vec(g, "partition_ids", &ids)?;
-        let events: Vec<u64> = ranks.iter().flat_map(|e| e.events.clone()).collect();
-        attr_vec(g, "partition_events", &events)?;
-        attr_vec(g, "partition_compute_seconds", &flat(&|e| e.compute_seconds.clone()))?;
-        attr_vec(g, "partition_sync_seconds", &flat(&|e| e.sync_seconds.clone()))?;
-        let boundary: Vec<u64> = ranks.iter().flat_map(|e| e.boundary_messages.clone()).collect();
-        attr_vec(g, "partition_boundary_messages", &boundary)?;
-        attr_vec(g, "rank_exchange_seconds", &flat(&|e| vec![e.exchange_seconds]))?;
-        let sent: Vec<u64> = ranks.iter().map(|e| e.rank_messages_sent).collect();
-        attr_vec(g, "rank_messages_sent", &sent)?;
-        let bytes: Vec<u64> = ranks.iter().map(|e| e.rank_bytes_sent).collect();
-        attr_vec(g, "rank_bytes_sent", &bytes)?;
-
-        table(g, "latency_histogram", &histogram_rows(&r.latency))?;
-        table(g, "network_latency_histogram", &histogram_rows(&r.network_latency))?;
-        table(g, "hops_histogram", &histogram_rows(&r.hops))?;
-        let cycles = (r.time.min(sim.config.simulation.cycles).saturating_sub(sim.config.simulation.warmup))
-            .max(1) as f64;
-        let endpoints: Vec<EndpointRow> = (0..net.endpoints)
-            .map(|e| EndpointRow {
-                endpoint: e as u32,
-                switch: sim.endpoints.locate(e as u32).0,
-                generated_phits: r.endpoint_generated[e],
-                accepted_phits: r.endpoint_accepted[e],
-                offered_load: r.endpoint_generated[e] as f64 / cycles,
-                accepted_load: r.endpoint_accepted[e] as f64 / cycles,
-            })
-            .collect();
-        table(g, "endpoints", &endpoints)?;
-        let links: Vec<LinkRow> = r
-            .links
-            .iter()
-            .map(|l| LinkRow {
-                switch: l.switch,
-                port: l.port as u32,
-                class: l.class as u32,
-                peer_switch: l.peer,
-                phits: l.phits,
-                utilisation: l.phits as f64 / cycles,
-            })
-            .collect();
-        table(g, "links", &links)?;
-        let classes: Vec<String> = net.link_classes.iter().map(|c| c.name.clone()).collect();
-        attr_str(g, "link_class_names", &classes.join(","))?;
-        table(g, "vc_phits", &r.vc_phits)?;
-        let blocked: Vec<BlockedRow> = r
-            .blocked
-            .iter()
-            .map(|b| BlockedRow {
-                switch: b.switch,
-                port: b.port as u32,
-                vc: b.vc as u32,
-                packets: b.packets,
-                wants_port: b.wants_port as u32,
-                wants_vc: b.wants_vc as u32,
-            })
-            .collect();
-        table(g, "blocked_channels", &blocked)?;
+        write_figures(g, r)?;
+        write_engine_figures(g, r)?;
+        write_tables(g, sim, r)?;
         if let Some(c) = &r.completion {
-            attr(g, "phits_per_endpoint", c.phits_per_endpoint)?;
-            attr(g, "all_delivered", u64::from(c.all_delivered))?;
-            attr(g, "completion_time", c.time)?;
-            let stragglers: Vec<u64> = c.stragglers(STRAGGLERS).iter().map(|&(e, _)| e as u64).collect();
-            attr_vec(g, "stragglers", &stragglers)?;
-            let rows: Vec<CompletionRow> = (0..net.endpoints)
-                .map(|e| CompletionRow {
-                    endpoint: e as u32,
-                    switch: sim.endpoints.locate(e as u32).0,
-                    send_finish: c.source_finish[e],
-                    receive_finish: c.receive_finish[e],
-                })
-                .collect();
-            table(g, "completion", &rows)?;
+            write_completion(g, sim, c)?;
         }
         if let Some(w) = &r.workload {
             write_workload(g, sim, w, r.summary.in_flight_end)?;
@@ -199,6 +110,120 @@ impl PointWriter {
         self.file.flush()?;
         Ok(())
     }
+}
+
+/// The point's status, the time it reached and its headline figures (the schema's
+/// `Summary`), as attributes.
+fn write_figures(g: &Group, r: &RunResult) -> Result<()> {
+    attr_str(g, "status", r.status.as_str())?;
+    attr(g, "time_reached", r.time)?;
+    for (field, value) in Summary::FIELDS.iter().zip(r.summary.values()) {
+        match value {
+            Value::Count(v) => attr(g, field.name, v)?,
+            Value::Real(v) => attr(g, field.name, v)?,
+            Value::Flag(v) => attr(g, field.name, u64::from(v))?,
+        }
+    }
+    Ok(())
+}
+
+/// Wall-clock and engine figures: the only attributes that differ between thread counts
+/// of the same run. Per partition and per rank, in rank order.
+fn write_engine_figures(g: &Group, r: &RunResult) -> Result<()> {
+    attr(g, "wall_seconds", r.wall_seconds)?;
+    attr(g, "packet_hops", r.packet_hops)?;
+    attr(g, "packet_hops_per_second", r.packet_hops as f64 / r.wall_seconds.max(1e-9))?;
+    let ranks = &r.engine;
+    let flat = |f: &dyn Fn(&engine::RunStats) -> Vec<f64>| -> Vec<f64> { ranks.iter().flat_map(f).collect() };
+    attr(g, "windows", ranks.first().map_or(0, |e| e.windows))?;
+    attr(g, "lookahead", ranks.first().and_then(|e| e.lookahead).unwrap_or(0))?;
+    attr(g, "ranks", ranks.len() as u64)?;
+    let ids: Vec<u64> = ranks.iter().flat_map(|e| e.partitions.iter().map(|&p| p as u64)).collect();
+    attr_vec(g, "partition_ids", &ids)?;
+    let events: Vec<u64> = ranks.iter().flat_map(|e| e.events.clone()).collect();
+    attr_vec(g, "partition_events", &events)?;
+    attr_vec(g, "partition_compute_seconds", &flat(&|e| e.compute_seconds.clone()))?;
+    attr_vec(g, "partition_sync_seconds", &flat(&|e| e.sync_seconds.clone()))?;
+    let boundary: Vec<u64> = ranks.iter().flat_map(|e| e.boundary_messages.clone()).collect();
+    attr_vec(g, "partition_boundary_messages", &boundary)?;
+    attr_vec(g, "rank_exchange_seconds", &flat(&|e| vec![e.exchange_seconds]))?;
+    let sent: Vec<u64> = ranks.iter().map(|e| e.rank_messages_sent).collect();
+    attr_vec(g, "rank_messages_sent", &sent)?;
+    let bytes: Vec<u64> = ranks.iter().map(|e| e.rank_bytes_sent).collect();
+    attr_vec(g, "rank_bytes_sent", &bytes)?;
+    Ok(())
+}
+
+/// The histograms, and the per-endpoint, per-link, per-VC and blocked-channel tables;
+/// loads are per cycle of the measured window.
+fn write_tables(g: &Group, sim: &RankModel, r: &RunResult) -> Result<()> {
+    let net = &sim.info;
+    table(g, "latency_histogram", &histogram_rows(&r.latency))?;
+    table(g, "network_latency_histogram", &histogram_rows(&r.network_latency))?;
+    table(g, "hops_histogram", &histogram_rows(&r.hops))?;
+    let cycles =
+        (r.time.min(sim.config.simulation.cycles).saturating_sub(sim.config.simulation.warmup)).max(1) as f64;
+    let endpoints: Vec<EndpointRow> = (0..net.endpoints)
+        .map(|e| EndpointRow {
+            endpoint: e as u32,
+            switch: sim.endpoints.locate(e as u32).0,
+            generated_phits: r.endpoint_generated[e],
+            accepted_phits: r.endpoint_accepted[e],
+            offered_load: r.endpoint_generated[e] as f64 / cycles,
+            accepted_load: r.endpoint_accepted[e] as f64 / cycles,
+        })
+        .collect();
+    table(g, "endpoints", &endpoints)?;
+    let links: Vec<LinkRow> = r
+        .links
+        .iter()
+        .map(|l| LinkRow {
+            switch: l.switch,
+            port: l.port as u32,
+            class: l.class as u32,
+            peer_switch: l.peer,
+            phits: l.phits,
+            utilisation: l.phits as f64 / cycles,
+        })
+        .collect();
+    table(g, "links", &links)?;
+    let classes: Vec<String> = net.link_classes.iter().map(|c| c.name.clone()).collect();
+    attr_str(g, "link_class_names", &classes.join(","))?;
+    table(g, "vc_phits", &r.vc_phits)?;
+    let blocked: Vec<BlockedRow> = r
+        .blocked
+        .iter()
+        .map(|b| BlockedRow {
+            switch: b.switch,
+            port: b.port as u32,
+            vc: b.vc as u32,
+            packets: b.packets,
+            wants_port: b.wants_port as u32,
+            wants_vc: b.wants_vc as u32,
+        })
+        .collect();
+    table(g, "blocked_channels", &blocked)?;
+    Ok(())
+}
+
+/// A completion-time point's figures: the completion time, the stragglers and each
+/// endpoint's finish times.
+fn write_completion(g: &Group, sim: &RankModel, c: &Completion) -> Result<()> {
+    attr(g, "phits_per_endpoint", c.phits_per_endpoint)?;
+    attr(g, "all_delivered", u64::from(c.all_delivered))?;
+    attr(g, "completion_time", c.time)?;
+    let stragglers: Vec<u64> = c.stragglers(STRAGGLERS).iter().map(|&(e, _)| e as u64).collect();
+    attr_vec(g, "stragglers", &stragglers)?;
+    let rows: Vec<CompletionRow> = (0..sim.info.endpoints)
+        .map(|e| CompletionRow {
+            endpoint: e as u32,
+            switch: sim.endpoints.locate(e as u32).0,
+            send_finish: c.source_finish[e],
+            receive_finish: c.receive_finish[e],
+        })
+        .collect();
+    table(g, "completion", &rows)?;
+    Ok(())
 }
 
 /// Endpoints listed as stragglers in a completion-time point (`stragglers` attribute).

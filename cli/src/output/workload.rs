@@ -3,7 +3,8 @@
 use super::h5::{attr, attr_str, histogram_rows, table};
 use anyhow::Result;
 use hdf5::{Group, H5Type};
-use models::sim::{RankModel, WorkloadResult};
+use models::sim::{JobResult, RankModel, WorkloadResult};
+use models::workload::Job;
 
 #[derive(H5Type, Clone, Copy)]
 #[repr(C)]
@@ -85,28 +86,7 @@ pub(super) fn write_workload(g: &Group, sim: &RankModel, w: &WorkloadResult, in_
     table(&wg, "jobs", &rows)?;
     let workload = sim.workload().expect("a workload result comes from a workload");
     for (i, (j, built)) in w.jobs.iter().zip(&workload.jobs).enumerate() {
-        let jg = wg.create_group(&format!("job_{i:03}"))?;
-        attr_str(&jg, "name", &j.name)?;
-        attr_str(&jg, "kind", j.kind)?;
-        let iterations: Vec<IterationRow> = (0..j.iterations as usize)
-            .map(|k| IterationRow {
-                iteration: k as u64,
-                end: j.iteration_end[k],
-                mean_end: j.iteration_mean_end[k],
-            })
-            .collect();
-        table(&jg, "iterations", &iterations)?;
-        let ranks: Vec<RankRow> = j
-            .rank_finish
-            .iter()
-            .enumerate()
-            .map(|(r, &finish)| {
-                let endpoint = built.endpoints[r];
-                RankRow { rank: r as u64, endpoint, switch: sim.endpoints.locate(endpoint).0, finish }
-            })
-            .collect();
-        table(&jg, "ranks", &ranks)?;
-        table(&jg, "message_latency_histogram", &histogram_rows(&j.message_latency))?;
+        write_job(&wg, i, j, built, sim)?;
     }
     let stalled: Vec<StalledRow> = w
         .stalled
@@ -122,5 +102,33 @@ pub(super) fn write_workload(g: &Group, sim: &RankModel, w: &WorkloadResult, in_
         })
         .collect();
     table(&wg, "stalled_ranks", &stalled)?;
+    Ok(())
+}
+
+/// Job `i`'s group, `job_NNN`: its name and kind, its iterations' end times, its ranks'
+/// finish times (with the endpoint and switch each ran on) and its message latencies.
+fn write_job(wg: &Group, i: usize, j: &JobResult, built: &Job, sim: &RankModel) -> Result<()> {
+    let jg = wg.create_group(&format!("job_{i:03}"))?;
+    attr_str(&jg, "name", &j.name)?;
+    attr_str(&jg, "kind", j.kind)?;
+    let iterations: Vec<IterationRow> = (0..j.iterations as usize)
+        .map(|k| IterationRow {
+            iteration: k as u64,
+            end: j.iteration_end[k],
+            mean_end: j.iteration_mean_end[k],
+        })
+        .collect();
+    table(&jg, "iterations", &iterations)?;
+    let ranks: Vec<RankRow> = j
+        .rank_finish
+        .iter()
+        .enumerate()
+        .map(|(r, &finish)| {
+            let endpoint = built.endpoints[r];
+            RankRow { rank: r as u64, endpoint, switch: sim.endpoints.locate(endpoint).0, finish }
+        })
+        .collect();
+    table(&jg, "ranks", &ranks)?;
+    table(&jg, "message_latency_histogram", &histogram_rows(&j.message_latency))?;
     Ok(())
 }
