@@ -105,70 +105,15 @@ enum Command {
     /// Verify and analyse a configuration's routes without simulating: deadlock freedom
     /// (channel dependency graph), reachability, routing distance, link weights.
     Routes {
-        /// TOML configuration.
-        config: PathBuf,
-        /// Override a config key (repeatable).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-        /// Output HDF5 file. Default: `xnet-routes-<config name>.h5`.
-        #[arg(long, short = 'o')]
-        output: Option<PathBuf>,
-        /// Compare routings side by side: comma-separated `algorithm` or
-        /// `algorithm:vc_policy` entries, each applied over the configuration.
-        #[arg(long, value_delimiter = ',')]
-        compare: Vec<String>,
-        /// Threads for the table computations and the verification. Default: all cores.
-        #[arg(long, short = 't')]
-        threads: Option<u32>,
-        /// Check only this many evenly spaced destination switches (all sources): for
-        /// networks too large to verify whole. A cycle found is real; "acyclic" then covers
-        /// only the routes checked.
-        #[arg(long)]
-        destinations: Option<usize>,
-        /// Build even when the memory estimate exceeds the memory available.
-        #[arg(long)]
-        no_memory_check: bool,
-        /// Also write the routes as InfiniBand tables into DIR: `opensm-lfts.dump` (OpenSM's
-        /// forwarding-table dump) and `xnet-sls.dump` (the SL of every route), which
-        /// `routing.algorithm = "tables"` reads back (docs/routes.md).
-        #[arg(long, value_name = "DIR")]
-        dump_tables: Option<PathBuf>,
+        #[command(flatten)]
+        args: RoutesArgs,
     },
     /// Run a study: a base configuration and a grid of overrides (STUDY.toml, see
     /// docs/studies.md), one load sweep and one HDF5 file per grid point, in a study folder.
     /// Finished runs are skipped, so running it again resumes.
     Study {
-        /// The study file; with --status or --task, the study folder.
-        path: PathBuf,
-        /// The study folder. Default: `xnet-study-<study name>` in the current directory.
-        #[arg(long)]
-        dir: Option<PathBuf>,
-        /// Runs at once. Default: `study.jobs`, else cores / `study.threads`.
-        #[arg(long, short = 'j')]
-        jobs: Option<u32>,
-        /// Write a Slurm job array (one task per run) into the folder and submit it with
-        /// sbatch, instead of running here.
-        #[arg(long)]
-        slurm: bool,
-        /// With --slurm: write the script, do not submit it.
-        #[arg(long, requires = "slurm")]
-        no_submit: bool,
-        /// With --slurm: wait until every array task has ended (`sbatch --wait`); the exit
-        /// code is then 0 only if every run has its result.
-        #[arg(long, requires = "slurm", conflicts_with = "no_submit")]
-        wait: bool,
-        /// Show where each run of the study folder PATH stands, and nothing else.
-        #[arg(long, conflicts_with_all = ["slurm", "task"])]
-        status: bool,
-        /// Run the run with this index of the study folder PATH (what a Slurm array task does).
-        #[arg(long, conflicts_with = "slurm")]
-        task: Option<usize>,
-        /// No progress display.
-        #[arg(long, short = 'q')]
-        quiet: bool,
-        /// Do not write the HTML report (FOLDER/report.html, by the Python package) at the end.
-        #[arg(long)]
-        no_report: bool,
+        #[command(flatten)]
+        args: StudyArgs,
     },
     /// List the known topologies, routings, VC policies, selections and traffic patterns,
     /// with their settings (generated from the registries).
@@ -177,6 +122,75 @@ enum Command {
         #[arg(long)]
         markdown: bool,
     },
+}
+
+/// The arguments of `xnet routes`.
+#[derive(clap::Args)]
+struct RoutesArgs {
+    /// TOML configuration.
+    config: PathBuf,
+    /// Override a config key (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Output HDF5 file. Default: `xnet-routes-<config name>.h5`.
+    #[arg(long, short = 'o')]
+    output: Option<PathBuf>,
+    /// Compare routings side by side: comma-separated `algorithm` or
+    /// `algorithm:vc_policy` entries, each applied over the configuration.
+    #[arg(long, value_delimiter = ',')]
+    compare: Vec<String>,
+    /// Threads for the table computations and the verification. Default: all cores.
+    #[arg(long, short = 't')]
+    threads: Option<u32>,
+    /// Check only this many evenly spaced destination switches (all sources): for
+    /// networks too large to verify whole. A cycle found is real; "acyclic" then covers
+    /// only the routes checked.
+    #[arg(long)]
+    destinations: Option<usize>,
+    /// Build even when the memory estimate exceeds the memory available.
+    #[arg(long)]
+    no_memory_check: bool,
+    /// Also write the routes as InfiniBand tables into DIR: `opensm-lfts.dump` (OpenSM's
+    /// forwarding-table dump) and `xnet-sls.dump` (the SL of every route), which
+    /// `routing.algorithm = "tables"` reads back (docs/routes.md).
+    #[arg(long, value_name = "DIR")]
+    dump_tables: Option<PathBuf>,
+}
+
+/// The arguments of `xnet study`.
+#[derive(clap::Args)]
+struct StudyArgs {
+    /// The study file; with --status or --task, the study folder.
+    path: PathBuf,
+    /// The study folder. Default: `xnet-study-<study name>` in the current directory.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Runs at once. Default: `study.jobs`, else cores / `study.threads`.
+    #[arg(long, short = 'j')]
+    jobs: Option<u32>,
+    /// Write a Slurm job array (one task per run) into the folder and submit it with
+    /// sbatch, instead of running here.
+    #[arg(long)]
+    slurm: bool,
+    /// With --slurm: write the script, do not submit it.
+    #[arg(long, requires = "slurm")]
+    no_submit: bool,
+    /// With --slurm: wait until every array task has ended (`sbatch --wait`); the exit
+    /// code is then 0 only if every run has its result.
+    #[arg(long, requires = "slurm", conflicts_with = "no_submit")]
+    wait: bool,
+    /// Show where each run of the study folder PATH stands, and nothing else.
+    #[arg(long, conflicts_with_all = ["slurm", "task"])]
+    status: bool,
+    /// Run the run with this index of the study folder PATH (what a Slurm array task does).
+    #[arg(long, conflicts_with = "slurm")]
+    task: Option<usize>,
+    /// No progress display.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Do not write the HTML report (FOLDER/report.html, by the Python package) at the end.
+    #[arg(long)]
+    no_report: bool,
 }
 
 /// Partitioning methods (see the partitioner crate).
@@ -243,6 +257,7 @@ fn main() {
     std::process::exit(code);
 }
 
+/// Runs the command on this rank and returns the exit code.
 fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
     let rank0 = cluster.rank() == 0;
     match cli.command {
@@ -287,70 +302,8 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Routes {
-            config,
-            set,
-            output,
-            compare,
-            threads,
-            destinations,
-            no_memory_check,
-            dump_tables,
-        } => {
-            // Before anything asks rayon for its threads, which would start the pool.
-            if let Some(t) = threads {
-                use_threads(t)?;
-            }
-            let text = read(&config)?;
-            let cfg = parse_config(&text, &set)?;
-            let threads_used = threads.unwrap_or(rayon::current_num_threads() as u32);
-            let estimate = memory::estimate(&cfg, 1, threads_used)?;
-            fits_here(&estimate, &["program", "network", "routing"], "to build the routes", no_memory_check)?;
-            let output = output.unwrap_or_else(|| format!("xnet-routes-{}.h5", stem(&config)).into());
-            if !rank0 {
-                return Ok(0);
-            }
-            let mut output = OutputClaim::take(&output, &[&config])?;
-            stop_on_signals();
-            if destinations == Some(0) {
-                bail!("--destinations must be at least 1");
-            }
-            if dump_tables.is_some() && !compare.is_empty() {
-                bail!("--dump-tables writes one routing's tables; leave out --compare");
-            }
-            let reports = if compare.is_empty() {
-                vec![routes::routes(cfg, &mut output, destinations, dump_tables.as_deref())?]
-            } else {
-                routes::compare(&text, &set, &compare, &mut output)?
-            };
-            let sound = reports.iter().all(|r| r.acyclic && r.unreachable_pairs == 0);
-            Ok(if sound { 0 } else { 4 })
-        }
-        Command::Study { path, dir, jobs, slurm, no_submit, wait, status, task, quiet, no_report } => {
-            if !rank0 {
-                return Ok(0);
-            }
-            if status {
-                study::status(&path)?;
-                return Ok(0);
-            }
-            if let Some(index) = task {
-                stop_on_signals();
-                return study::run_task(&path, index);
-            }
-            let plan = study::Study::load(&path)?;
-            let dir = dir.unwrap_or_else(|| format!("xnet-study-{}", stem(&path)).into());
-            if slurm {
-                let submit = match (no_submit, wait) {
-                    (true, _) => study::Submit::No,
-                    (false, false) => study::Submit::Yes,
-                    (false, true) => study::Submit::AndWait,
-                };
-                return study::write_slurm(&plan, &dir, submit);
-            }
-            stop_on_signals();
-            study::run_local(&plan, &dir, jobs, quiet, !no_report)
-        }
+        Command::Routes { args } => routes_command(args, rank0),
+        Command::Study { args } => study_command(args, rank0),
         Command::List { markdown } => {
             if !rank0 {
                 return Ok(0);
@@ -363,6 +316,71 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             Ok(0)
         }
     }
+}
+
+/// `xnet routes`: verifies and analyses the routes (of one routing, or several side by
+/// side with `--compare`) on rank 0. Exit code 4 when some routing is not deadlock-free or
+/// leaves pairs unreachable.
+fn routes_command(args: RoutesArgs, rank0: bool) -> Result<i32> {
+    let RoutesArgs { config, set, output, compare, threads, destinations, no_memory_check, dump_tables } =
+        args;
+    // Before anything asks rayon for its threads, which would start the pool.
+    if let Some(t) = threads {
+        use_threads(t)?;
+    }
+    let text = read(&config)?;
+    let cfg = parse_config(&text, &set)?;
+    let threads_used = threads.unwrap_or(rayon::current_num_threads() as u32);
+    let estimate = memory::estimate(&cfg, 1, threads_used)?;
+    fits_here(&estimate, &["program", "network", "routing"], "to build the routes", no_memory_check)?;
+    let output = output.unwrap_or_else(|| format!("xnet-routes-{}.h5", stem(&config)).into());
+    if !rank0 {
+        return Ok(0);
+    }
+    let mut output = OutputClaim::take(&output, &[&config])?;
+    stop_on_signals();
+    if destinations == Some(0) {
+        bail!("--destinations must be at least 1");
+    }
+    if dump_tables.is_some() && !compare.is_empty() {
+        bail!("--dump-tables writes one routing's tables; leave out --compare");
+    }
+    let reports = if compare.is_empty() {
+        vec![routes::routes(cfg, &mut output, destinations, dump_tables.as_deref())?]
+    } else {
+        routes::compare(&text, &set, &compare, &mut output)?
+    };
+    let sound = reports.iter().all(|r| r.acyclic && r.unreachable_pairs == 0);
+    Ok(if sound { 0 } else { 4 })
+}
+
+/// `xnet study`: where a folder's runs stand (`--status`), one run as an array task does
+/// (`--task`), or the study written as a Slurm array (`--slurm`) or run here; on rank 0.
+fn study_command(args: StudyArgs, rank0: bool) -> Result<i32> {
+    let StudyArgs { path, dir, jobs, slurm, no_submit, wait, status, task, quiet, no_report } = args;
+    if !rank0 {
+        return Ok(0);
+    }
+    if status {
+        study::status(&path)?;
+        return Ok(0);
+    }
+    if let Some(index) = task {
+        stop_on_signals();
+        return study::run_task(&path, index);
+    }
+    let plan = study::Study::load(&path)?;
+    let dir = dir.unwrap_or_else(|| format!("xnet-study-{}", stem(&path)).into());
+    if slurm {
+        let submit = match (no_submit, wait) {
+            (true, _) => study::Submit::No,
+            (false, false) => study::Submit::Yes,
+            (false, true) => study::Submit::AndWait,
+        };
+        return study::write_slurm(&plan, &dir, submit);
+    }
+    stop_on_signals();
+    study::run_local(&plan, &dir, jobs, quiet, !no_report)
 }
 
 fn stem(path: &Path) -> String {
