@@ -5,6 +5,7 @@
 
 mod cluster;
 mod hugepages;
+mod inspect;
 mod load;
 mod output;
 mod placement;
@@ -12,20 +13,16 @@ mod routes;
 mod simulate;
 mod study;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
 use cluster::use_threads;
 use cluster::Cluster;
 use load::{parse_config, read};
-use models::config::Config;
 use models::memory;
-use models::sim::partition;
-use models::topology::metrics::summarize;
 use output::OutputClaim;
-use placement::Placement;
+use placement::fits_here;
 use simulate::{simulate, stop_on_signals, Common};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 /// Large arrays on transparent huge pages (see `hugepages.rs`).
 #[global_allocator]
@@ -108,70 +105,15 @@ enum Command {
     /// Verify and analyse a configuration's routes without simulating: deadlock freedom
     /// (channel dependency graph), reachability, routing distance, link weights.
     Routes {
-        /// TOML configuration.
-        config: PathBuf,
-        /// Override a config key (repeatable).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-        /// Output HDF5 file. Default: `xnet-routes-<config name>.h5`.
-        #[arg(long, short = 'o')]
-        output: Option<PathBuf>,
-        /// Compare routings side by side: comma-separated `algorithm` or
-        /// `algorithm:vc_policy` entries, each applied over the configuration.
-        #[arg(long, value_delimiter = ',')]
-        compare: Vec<String>,
-        /// Threads for the table computations and the verification. Default: all cores.
-        #[arg(long, short = 't')]
-        threads: Option<u32>,
-        /// Check only this many evenly spaced destination switches (all sources): for
-        /// networks too large to verify whole. A cycle found is real; "acyclic" then covers
-        /// only the routes checked.
-        #[arg(long)]
-        destinations: Option<usize>,
-        /// Build even when the memory estimate exceeds the memory available.
-        #[arg(long)]
-        no_memory_check: bool,
-        /// Also write the routes as InfiniBand tables into DIR: `opensm-lfts.dump` (OpenSM's
-        /// forwarding-table dump) and `xnet-sls.dump` (the SL of every route), which
-        /// `routing.algorithm = "tables"` reads back (docs/routes.md).
-        #[arg(long, value_name = "DIR")]
-        dump_tables: Option<PathBuf>,
+        #[command(flatten)]
+        args: RoutesArgs,
     },
     /// Run a study: a base configuration and a grid of overrides (STUDY.toml, see
     /// docs/studies.md), one load sweep and one HDF5 file per grid point, in a study folder.
     /// Finished runs are skipped, so running it again resumes.
     Study {
-        /// The study file; with --status or --task, the study folder.
-        path: PathBuf,
-        /// The study folder. Default: `xnet-study-<study name>` in the current directory.
-        #[arg(long)]
-        dir: Option<PathBuf>,
-        /// Runs at once. Default: `study.jobs`, else cores / `study.threads`.
-        #[arg(long, short = 'j')]
-        jobs: Option<u32>,
-        /// Write a Slurm job array (one task per run) into the folder and submit it with
-        /// sbatch, instead of running here.
-        #[arg(long)]
-        slurm: bool,
-        /// With --slurm: write the script, do not submit it.
-        #[arg(long, requires = "slurm")]
-        no_submit: bool,
-        /// With --slurm: wait until every array task has ended (`sbatch --wait`); the exit
-        /// code is then 0 only if every run has its result.
-        #[arg(long, requires = "slurm", conflicts_with = "no_submit")]
-        wait: bool,
-        /// Show where each run of the study folder PATH stands, and nothing else.
-        #[arg(long, conflicts_with_all = ["slurm", "task"])]
-        status: bool,
-        /// Run the run with this index of the study folder PATH (what a Slurm array task does).
-        #[arg(long, conflicts_with = "slurm")]
-        task: Option<usize>,
-        /// No progress display.
-        #[arg(long, short = 'q')]
-        quiet: bool,
-        /// Do not write the HTML report (FOLDER/report.html, by the Python package) at the end.
-        #[arg(long)]
-        no_report: bool,
+        #[command(flatten)]
+        args: StudyArgs,
     },
     /// List the known topologies, routings, VC policies, selections and traffic patterns,
     /// with their settings (generated from the registries).
@@ -180,6 +122,75 @@ enum Command {
         #[arg(long)]
         markdown: bool,
     },
+}
+
+/// The arguments of `xnet routes`.
+#[derive(clap::Args)]
+struct RoutesArgs {
+    /// TOML configuration.
+    config: PathBuf,
+    /// Override a config key (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Output HDF5 file. Default: `xnet-routes-<config name>.h5`.
+    #[arg(long, short = 'o')]
+    output: Option<PathBuf>,
+    /// Compare routings side by side: comma-separated `algorithm` or
+    /// `algorithm:vc_policy` entries, each applied over the configuration.
+    #[arg(long, value_delimiter = ',')]
+    compare: Vec<String>,
+    /// Threads for the table computations and the verification. Default: all cores.
+    #[arg(long, short = 't')]
+    threads: Option<u32>,
+    /// Check only this many evenly spaced destination switches (all sources): for
+    /// networks too large to verify whole. A cycle found is real; "acyclic" then covers
+    /// only the routes checked.
+    #[arg(long)]
+    destinations: Option<usize>,
+    /// Build even when the memory estimate exceeds the memory available.
+    #[arg(long)]
+    no_memory_check: bool,
+    /// Also write the routes as InfiniBand tables into DIR: `opensm-lfts.dump` (OpenSM's
+    /// forwarding-table dump) and `xnet-sls.dump` (the SL of every route), which
+    /// `routing.algorithm = "tables"` reads back (docs/routes.md).
+    #[arg(long, value_name = "DIR")]
+    dump_tables: Option<PathBuf>,
+}
+
+/// The arguments of `xnet study`.
+#[derive(clap::Args)]
+struct StudyArgs {
+    /// The study file; with --status or --task, the study folder.
+    path: PathBuf,
+    /// The study folder. Default: `xnet-study-<study name>` in the current directory.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Runs at once. Default: `study.jobs`, else cores / `study.threads`.
+    #[arg(long, short = 'j')]
+    jobs: Option<u32>,
+    /// Write a Slurm job array (one task per run) into the folder and submit it with
+    /// sbatch, instead of running here.
+    #[arg(long)]
+    slurm: bool,
+    /// With --slurm: write the script, do not submit it.
+    #[arg(long, requires = "slurm")]
+    no_submit: bool,
+    /// With --slurm: wait until every array task has ended (`sbatch --wait`); the exit
+    /// code is then 0 only if every run has its result.
+    #[arg(long, requires = "slurm", conflicts_with = "no_submit")]
+    wait: bool,
+    /// Show where each run of the study folder PATH stands, and nothing else.
+    #[arg(long, conflicts_with_all = ["slurm", "task"])]
+    status: bool,
+    /// Run the run with this index of the study folder PATH (what a Slurm array task does).
+    #[arg(long, conflicts_with = "slurm")]
+    task: Option<usize>,
+    /// No progress display.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Do not write the HTML report (FOLDER/report.html, by the Python package) at the end.
+    #[arg(long)]
+    no_report: bool,
 }
 
 /// Partitioning methods (see the partitioner crate).
@@ -246,6 +257,7 @@ fn main() {
     std::process::exit(code);
 }
 
+/// Runs the command on this rank and returns the exit code.
 fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
     let rank0 = cluster.rank() == 0;
     match cli.command {
@@ -272,81 +284,26 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
         Command::Topo { config, set, no_memory_check, export } => {
             let cfg = parse_config(&read(&config)?, &set)?;
             if rank0 {
-                topo(&cfg, no_memory_check, export.as_deref())?;
+                inspect::topo(&cfg, no_memory_check, export.as_deref())?;
             }
             Ok(0)
         }
         Command::Partition { config, ranks, threads, method, set, csv, no_memory_check } => {
             let cfg = parse_config(&read(&config)?, &set)?;
             if rank0 {
-                describe_partition(cfg, ranks, threads, method.into(), csv.as_deref(), no_memory_check)?;
+                inspect::describe_partition(
+                    cfg,
+                    ranks,
+                    threads,
+                    method.into(),
+                    csv.as_deref(),
+                    no_memory_check,
+                )?;
             }
             Ok(0)
         }
-        Command::Routes {
-            config,
-            set,
-            output,
-            compare,
-            threads,
-            destinations,
-            no_memory_check,
-            dump_tables,
-        } => {
-            // Before anything asks rayon for its threads, which would start the pool.
-            if let Some(t) = threads {
-                use_threads(t)?;
-            }
-            let text = read(&config)?;
-            let cfg = parse_config(&text, &set)?;
-            let threads_used = threads.unwrap_or(rayon::current_num_threads() as u32);
-            let estimate = memory::estimate(&cfg, 1, threads_used)?;
-            fits_here(&estimate, &["program", "network", "routing"], "to build the routes", no_memory_check)?;
-            let output = output.unwrap_or_else(|| format!("xnet-routes-{}.h5", stem(&config)).into());
-            if !rank0 {
-                return Ok(0);
-            }
-            let mut output = OutputClaim::take(&output, &[&config])?;
-            stop_on_signals();
-            if destinations == Some(0) {
-                bail!("--destinations must be at least 1");
-            }
-            if dump_tables.is_some() && !compare.is_empty() {
-                bail!("--dump-tables writes one routing's tables; leave out --compare");
-            }
-            let reports = if compare.is_empty() {
-                vec![routes::routes(cfg, &mut output, destinations, dump_tables.as_deref())?]
-            } else {
-                routes::compare(&text, &set, &compare, &mut output)?
-            };
-            let sound = reports.iter().all(|r| r.acyclic && r.unreachable_pairs == 0);
-            Ok(if sound { 0 } else { 4 })
-        }
-        Command::Study { path, dir, jobs, slurm, no_submit, wait, status, task, quiet, no_report } => {
-            if !rank0 {
-                return Ok(0);
-            }
-            if status {
-                study::status(&path)?;
-                return Ok(0);
-            }
-            if let Some(index) = task {
-                stop_on_signals();
-                return study::run_task(&path, index);
-            }
-            let plan = study::Study::load(&path)?;
-            let dir = dir.unwrap_or_else(|| format!("xnet-study-{}", stem(&path)).into());
-            if slurm {
-                let submit = match (no_submit, wait) {
-                    (true, _) => study::Submit::No,
-                    (false, false) => study::Submit::Yes,
-                    (false, true) => study::Submit::AndWait,
-                };
-                return study::write_slurm(&plan, &dir, submit);
-            }
-            stop_on_signals();
-            study::run_local(&plan, &dir, jobs, quiet, !no_report)
-        }
+        Command::Routes { args } => routes_command(args, rank0),
+        Command::Study { args } => study_command(args, rank0),
         Command::List { markdown } => {
             if !rank0 {
                 return Ok(0);
@@ -361,204 +318,71 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
     }
 }
 
+/// `xnet routes`: verifies and analyses the routes (of one routing, or several side by
+/// side with `--compare`) on rank 0. Exit code 4 when some routing is not deadlock-free or
+/// leaves pairs unreachable.
+fn routes_command(args: RoutesArgs, rank0: bool) -> Result<i32> {
+    let RoutesArgs { config, set, output, compare, threads, destinations, no_memory_check, dump_tables } =
+        args;
+    // Before anything asks rayon for its threads, which would start the pool.
+    if let Some(t) = threads {
+        use_threads(t)?;
+    }
+    let text = read(&config)?;
+    let cfg = parse_config(&text, &set)?;
+    let threads_used = threads.unwrap_or(rayon::current_num_threads() as u32);
+    let estimate = memory::estimate(&cfg, 1, threads_used)?;
+    fits_here(&estimate, &["program", "network", "routing"], "to build the routes", no_memory_check)?;
+    let output = output.unwrap_or_else(|| format!("xnet-routes-{}.h5", stem(&config)).into());
+    if !rank0 {
+        return Ok(0);
+    }
+    let mut output = OutputClaim::take(&output, &[&config])?;
+    stop_on_signals();
+    if destinations == Some(0) {
+        bail!("--destinations must be at least 1");
+    }
+    if dump_tables.is_some() && !compare.is_empty() {
+        bail!("--dump-tables writes one routing's tables; leave out --compare");
+    }
+    let reports = if compare.is_empty() {
+        vec![routes::routes(cfg, &mut output, destinations, dump_tables.as_deref())?]
+    } else {
+        routes::compare(&text, &set, &compare, &mut output)?
+    };
+    let sound = reports.iter().all(|r| r.acyclic && r.unreachable_pairs == 0);
+    Ok(if sound { 0 } else { 4 })
+}
+
+/// `xnet study`: where a folder's runs stand (`--status`), one run as an array task does
+/// (`--task`), or the study written as a Slurm array (`--slurm`) or run here; on rank 0.
+fn study_command(args: StudyArgs, rank0: bool) -> Result<i32> {
+    let StudyArgs { path, dir, jobs, slurm, no_submit, wait, status, task, quiet, no_report } = args;
+    if !rank0 {
+        return Ok(0);
+    }
+    if status {
+        study::status(&path)?;
+        return Ok(0);
+    }
+    if let Some(index) = task {
+        stop_on_signals();
+        return study::run_task(&path, index);
+    }
+    let plan = study::Study::load(&path)?;
+    let dir = dir.unwrap_or_else(|| format!("xnet-study-{}", stem(&path)).into());
+    if slurm {
+        let submit = match (no_submit, wait) {
+            (true, _) => study::Submit::No,
+            (false, false) => study::Submit::Yes,
+            (false, true) => study::Submit::AndWait,
+        };
+        return study::write_slurm(&plan, &dir, submit);
+    }
+    stop_on_signals();
+    study::run_local(&plan, &dir, jobs, quiet, !no_report)
+}
+
 fn stem(path: &Path) -> String {
     path.file_stem().map_or("run".into(), |s| s.to_string_lossy().into_owned())
-}
-
-fn describe_partition(
-    cfg: Config,
-    ranks: u32,
-    threads: u32,
-    method: partitioner::Method,
-    csv: Option<&Path>,
-    no_memory_check: bool,
-) -> Result<()> {
-    if ranks == 0 || threads == 0 {
-        bail!("--ranks and --threads must be at least 1");
-    }
-    let estimate = memory::estimate(&cfg, ranks, threads)?;
-    println!("memory           {} (estimate)", estimate.describe());
-    println!("                 {}", estimate.describe_saturation());
-    fits_here(&estimate, &["program", "network", "partitioning"], "to partition it", no_memory_check)?;
-    let net = cfg.build_network()?;
-    let t0 = Instant::now();
-    let plan = partition::plan(&cfg, &net, ranks * threads, method)?;
-    let seconds = t0.elapsed().as_secs_f64();
-    let graph = partition::partition_graph(&net);
-    let rank_of = |v: u32| plan.assignment[v as usize] / threads;
-    let rank_cut: Vec<u64> =
-        graph.edges.iter().filter(|&&(a, b, _)| rank_of(a) != rank_of(b)).map(|&(_, _, l)| l).collect();
-    let weights = &plan.part_weights;
-    println!(
-        "network          {} ({} switches, {} endpoints)",
-        net.name,
-        net.num_switches(),
-        net.num_endpoints()
-    );
-    println!(
-        "partitions       {} = {ranks} rank(s) x {threads} thread(s), method {:?} ({seconds:.3} s)",
-        plan.parts, plan.method
-    );
-    println!(
-        "balance          imbalance {:.3} (weights {}..{}, weight = ports + endpoints per switch)",
-        plan.imbalance,
-        weights.iter().min().unwrap_or(&0),
-        weights.iter().max().unwrap_or(&0)
-    );
-    println!(
-        "cut links        {} directed links cross partitions, {} cross ranks",
-        plan.cut_edges,
-        rank_cut.len()
-    );
-    println!(
-        "lookahead        {} cycles between partitions, {} between ranks",
-        plan.lookahead.map_or("none".into(), |l| l.to_string()),
-        rank_cut.iter().min().map_or("none".into(), |l| l.to_string())
-    );
-    println!(
-        "messages/window  {:.1} expected across partitions (links carrying the configured load {})",
-        plan.expected_messages_per_window, cfg.traffic.load
-    );
-    if let Some(path) = csv {
-        write_rank_csv(path, &net, &graph, &plan.assignment, threads, ranks)?;
-        println!("per rank         {}", path.display());
-    }
-    Ok(())
-}
-
-/// One row per rank: what the scaling model needs to know of the partition.
-fn write_rank_csv(
-    path: &Path,
-    net: &models::topology::Network,
-    graph: &partitioner::PartGraph,
-    assignment: &[u32],
-    threads: u32,
-    ranks: u32,
-) -> Result<()> {
-    use std::fmt::Write as _;
-    let r = ranks as usize;
-    let rank_of = |v: u32| (assignment[v as usize] / threads) as usize;
-    let (mut switches, mut endpoints, mut weight) = (vec![0u64; r], vec![0u64; r], vec![0u64; r]);
-    for v in 0..net.num_switches() as u32 {
-        let k = rank_of(v);
-        switches[k] += 1;
-        endpoints[k] += net.terminals[v as usize] as u64;
-        weight[k] += graph.vertex_weight[v as usize];
-    }
-    let mut cut_out = vec![0u64; r];
-    let mut min_latency = vec![u64::MAX; r];
-    let mut neighbours: Vec<std::collections::BTreeSet<usize>> = vec![Default::default(); r];
-    for &(a, b, latency) in &graph.edges {
-        let (ra, rb) = (rank_of(a), rank_of(b));
-        if ra != rb {
-            cut_out[ra] += 1;
-            min_latency[ra] = min_latency[ra].min(latency);
-            neighbours[ra].insert(rb);
-        }
-    }
-    let mut text =
-        String::from("rank,switches,endpoints,weight,cut_links_out,neighbour_ranks,min_cut_latency\n");
-    for k in 0..r {
-        let latency = if min_latency[k] == u64::MAX { 0 } else { min_latency[k] };
-        let _ = writeln!(
-            text,
-            "{k},{},{},{},{},{},{latency}",
-            switches[k],
-            endpoints[k],
-            weight[k],
-            cut_out[k],
-            neighbours[k].len()
-        );
-    }
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// The network as a fabric file (see `Command::Topo`'s `--export`): `.net` as
-/// [`models::topology::ib::IbView`] names it, or an edge list of switch ids.
-fn fabric_text(net: &models::topology::Network, ibnet: bool) -> Result<String> {
-    use models::topology::PortTarget;
-    use std::fmt::Write as _;
-    if ibnet {
-        return Ok(models::topology::ib::IbView::of(net).net_text(net));
-    }
-    if net.terminals.iter().any(|&t| t != net.terminals[0]) {
-        bail!(
-            "--export: an edge list gives every switch the same endpoints, and this network's differ; \
-             write a .net file"
-        );
-    }
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "# {}: one link per line (switch ids); {} endpoints per switch",
-        net.name, net.terminals[0]
-    );
-    for s in 0..net.num_switches() as u32 {
-        for (p, port) in net.ports(s).iter().enumerate() {
-            if let PortTarget::Switch { switch, port: back } = port.target {
-                // Each link once: from its lower end (by switch, then port).
-                if (s, p as u16) < (switch, back) {
-                    let _ = writeln!(out, "{s} {switch}");
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn topo(cfg: &Config, no_memory_check: bool, export: Option<&Path>) -> Result<()> {
-    let cores = rayon::current_num_threads() as u32;
-    let estimate = memory::estimate(cfg, 1, cores)?;
-    println!("memory          {} to run on 1 rank (estimate)", estimate.describe());
-    println!("                {}", estimate.describe_saturation());
-    fits_here(&estimate, &["program", "network"], "to build the network", no_memory_check)?;
-    let t0 = Instant::now();
-    let net = cfg.build_network()?;
-    let built = t0.elapsed().as_secs_f64();
-    let s = summarize(&net);
-    println!("topology        {}", net.name);
-    println!("switches        {}", s.switches);
-    println!("endpoints       {}", s.endpoints);
-    println!("links           {} (bidirectional, switch to switch)", s.network_links);
-    if s.parallel_links > 0 {
-        println!("parallel links  {} (beside another between the same two switches)", s.parallel_links);
-    }
-    if s.unconnected_ports > 0 {
-        println!("unused ports    {}", s.unconnected_ports);
-    }
-    println!("radix           {}..{}", s.min_radix, s.max_radix);
-    println!("connected       {}", s.connected);
-    println!("diameter        {} switch hops", s.diameter);
-    println!("avg distance    {:.4} switch hops (between distinct switches)", s.average_distance);
-    println!("avg endpoint    {:.4} switch hops (between distinct endpoints)", s.endpoint_average_distance);
-    let classes: Vec<String> = net.link_classes.iter().map(|c| format!("{}={}", c.name, c.latency)).collect();
-    println!("link latencies  {}", classes.join(", "));
-    println!(
-        "computed in     {:.3} s build + {:.3} s distances ({} threads)",
-        built,
-        t0.elapsed().as_secs_f64() - built,
-        rayon::current_num_threads()
-    );
-    if let Some(path) = export {
-        let ibnet = path.extension().is_some_and(|e| e == "net");
-        std::fs::write(path, fabric_text(&net, ibnet)?)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        println!(
-            "written to      {} ({})",
-            path.display(),
-            if ibnet { "InfiniBand .net" } else { "edge list" }
-        );
-    }
-    Ok(())
-}
-
-/// Refuses, unless `skip`, when the `parts` of `estimate` that a command needs to go
-/// `doing` exceed the memory this process may use.
-fn fits_here(estimate: &memory::MemoryEstimate, parts: &[&str], doing: &str, skip: bool) -> Result<()> {
-    let needed = estimate.bytes_of(parts);
-    let what = format!("{} {doing}", memory::human(needed));
-    match placement::memory_shortfall(&[Placement::here(1)], needed, &what) {
-        Some(why) if !skip => bail!("{why}"),
-        _ => Ok(()),
-    }
 }

@@ -128,6 +128,22 @@ pub fn memory_shortfall(ranks: &[Placement], per_rank: u64, estimate: &str) -> O
     })
 }
 
+/// Refuses, unless `skip`, when the `parts` of `estimate` that a command needs to go
+/// `doing` exceed the memory this process may use.
+pub(crate) fn fits_here(
+    estimate: &models::memory::MemoryEstimate,
+    parts: &[&str],
+    doing: &str,
+    skip: bool,
+) -> anyhow::Result<()> {
+    let needed = estimate.bytes_of(parts);
+    let what = format!("{} {doing}", models::memory::human(needed));
+    match memory_shortfall(&[Placement::here(1)], needed, &what) {
+        Some(why) if !skip => anyhow::bail!("{why}"),
+        _ => Ok(()),
+    }
+}
+
 /// The CPUs this process may run on; every CPU the system reports if the mask cannot be read.
 fn allowed_cpus() -> Vec<u32> {
     // SAFETY: `set` is a plain bit set that sched_getaffinity fills in; CPU_ISSET reads it

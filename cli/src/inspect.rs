@@ -1,0 +1,200 @@
+//! `xnet topo` and `xnet partition`: what a configuration's network is (sizes, radix,
+//! distances; `--export` writes it as a fabric file) and how it would be split over ranks
+//! and threads (balance, cut links, lookahead; `--csv` writes one row per rank), without
+//! simulating.
+
+use crate::placement::fits_here;
+use anyhow::{bail, Context, Result};
+use models::config::Config;
+use models::memory;
+use models::sim::partition;
+use models::topology::metrics::summarize;
+use std::path::Path;
+use std::time::Instant;
+
+pub(crate) fn topo(cfg: &Config, no_memory_check: bool, export: Option<&Path>) -> Result<()> {
+    let cores = rayon::current_num_threads() as u32;
+    let estimate = memory::estimate(cfg, 1, cores)?;
+    println!("memory          {} to run on 1 rank (estimate)", estimate.describe());
+    println!("                {}", estimate.describe_saturation());
+    fits_here(&estimate, &["program", "network"], "to build the network", no_memory_check)?;
+    let t0 = Instant::now();
+    let net = cfg.build_network()?;
+    let built = t0.elapsed().as_secs_f64();
+    let s = summarize(&net);
+    println!("topology        {}", net.name);
+    println!("switches        {}", s.switches);
+    println!("endpoints       {}", s.endpoints);
+    println!("links           {} (bidirectional, switch to switch)", s.network_links);
+    if s.parallel_links > 0 {
+        println!("parallel links  {} (beside another between the same two switches)", s.parallel_links);
+    }
+    if s.unconnected_ports > 0 {
+        println!("unused ports    {}", s.unconnected_ports);
+    }
+    println!("radix           {}..{}", s.min_radix, s.max_radix);
+    println!("connected       {}", s.connected);
+    println!("diameter        {} switch hops", s.diameter);
+    println!("avg distance    {:.4} switch hops (between distinct switches)", s.average_distance);
+    println!("avg endpoint    {:.4} switch hops (between distinct endpoints)", s.endpoint_average_distance);
+    let classes: Vec<String> = net.link_classes.iter().map(|c| format!("{}={}", c.name, c.latency)).collect();
+    println!("link latencies  {}", classes.join(", "));
+    println!(
+        "computed in     {:.3} s build + {:.3} s distances ({} threads)",
+        built,
+        t0.elapsed().as_secs_f64() - built,
+        rayon::current_num_threads()
+    );
+    if let Some(path) = export {
+        let ibnet = path.extension().is_some_and(|e| e == "net");
+        std::fs::write(path, fabric_text(&net, ibnet)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        println!(
+            "written to      {} ({})",
+            path.display(),
+            if ibnet { "InfiniBand .net" } else { "edge list" }
+        );
+    }
+    Ok(())
+}
+
+/// The network as a fabric file (see `Command::Topo`'s `--export`): `.net` as
+/// [`models::topology::ib::IbView`] names it, or an edge list of switch ids.
+fn fabric_text(net: &models::topology::Network, ibnet: bool) -> Result<String> {
+    use models::topology::PortTarget;
+    use std::fmt::Write as _;
+    if ibnet {
+        return Ok(models::topology::ib::IbView::of(net).net_text(net));
+    }
+    if net.terminals.iter().any(|&t| t != net.terminals[0]) {
+        bail!(
+            "--export: an edge list gives every switch the same endpoints, and this network's differ; \
+             write a .net file"
+        );
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# {}: one link per line (switch ids); {} endpoints per switch",
+        net.name, net.terminals[0]
+    );
+    for s in 0..net.num_switches() as u32 {
+        for (p, port) in net.ports(s).iter().enumerate() {
+            if let PortTarget::Switch { switch, port: back } = port.target {
+                // Each link once: from its lower end (by switch, then port).
+                if (s, p as u16) < (switch, back) {
+                    let _ = writeln!(out, "{s} {switch}");
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn describe_partition(
+    cfg: Config,
+    ranks: u32,
+    threads: u32,
+    method: partitioner::Method,
+    csv: Option<&Path>,
+    no_memory_check: bool,
+) -> Result<()> {
+    if ranks == 0 || threads == 0 {
+        bail!("--ranks and --threads must be at least 1");
+    }
+    let estimate = memory::estimate(&cfg, ranks, threads)?;
+    println!("memory           {} (estimate)", estimate.describe());
+    println!("                 {}", estimate.describe_saturation());
+    fits_here(&estimate, &["program", "network", "partitioning"], "to partition it", no_memory_check)?;
+    let net = cfg.build_network()?;
+    let t0 = Instant::now();
+    let plan = partition::plan(&cfg, &net, ranks * threads, method)?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let graph = partition::partition_graph(&net);
+    let rank_of = |v: u32| plan.assignment[v as usize] / threads;
+    let rank_cut: Vec<u64> =
+        graph.edges.iter().filter(|&&(a, b, _)| rank_of(a) != rank_of(b)).map(|&(_, _, l)| l).collect();
+    let weights = &plan.part_weights;
+    println!(
+        "network          {} ({} switches, {} endpoints)",
+        net.name,
+        net.num_switches(),
+        net.num_endpoints()
+    );
+    println!(
+        "partitions       {} = {ranks} rank(s) x {threads} thread(s), method {:?} ({seconds:.3} s)",
+        plan.parts, plan.method
+    );
+    println!(
+        "balance          imbalance {:.3} (weights {}..{}, weight = ports + endpoints per switch)",
+        plan.imbalance,
+        weights.iter().min().unwrap_or(&0),
+        weights.iter().max().unwrap_or(&0)
+    );
+    println!(
+        "cut links        {} directed links cross partitions, {} cross ranks",
+        plan.cut_edges,
+        rank_cut.len()
+    );
+    println!(
+        "lookahead        {} cycles between partitions, {} between ranks",
+        plan.lookahead.map_or("none".into(), |l| l.to_string()),
+        rank_cut.iter().min().map_or("none".into(), |l| l.to_string())
+    );
+    println!(
+        "messages/window  {:.1} expected across partitions (links carrying the configured load {})",
+        plan.expected_messages_per_window, cfg.traffic.load
+    );
+    if let Some(path) = csv {
+        write_rank_csv(path, &net, &graph, &plan.assignment, threads, ranks)?;
+        println!("per rank         {}", path.display());
+    }
+    Ok(())
+}
+
+/// One row per rank: what the scaling model needs to know of the partition.
+fn write_rank_csv(
+    path: &Path,
+    net: &models::topology::Network,
+    graph: &partitioner::PartGraph,
+    assignment: &[u32],
+    threads: u32,
+    ranks: u32,
+) -> Result<()> {
+    use std::fmt::Write as _;
+    let r = ranks as usize;
+    let rank_of = |v: u32| (assignment[v as usize] / threads) as usize;
+    let (mut switches, mut endpoints, mut weight) = (vec![0u64; r], vec![0u64; r], vec![0u64; r]);
+    for v in 0..net.num_switches() as u32 {
+        let k = rank_of(v);
+        switches[k] += 1;
+        endpoints[k] += net.terminals[v as usize] as u64;
+        weight[k] += graph.vertex_weight[v as usize];
+    }
+    let mut cut_out = vec![0u64; r];
+    let mut min_latency = vec![u64::MAX; r];
+    let mut neighbours: Vec<std::collections::BTreeSet<usize>> = vec![Default::default(); r];
+    for &(a, b, latency) in &graph.edges {
+        let (ra, rb) = (rank_of(a), rank_of(b));
+        if ra != rb {
+            cut_out[ra] += 1;
+            min_latency[ra] = min_latency[ra].min(latency);
+            neighbours[ra].insert(rb);
+        }
+    }
+    let mut text =
+        String::from("rank,switches,endpoints,weight,cut_links_out,neighbour_ranks,min_cut_latency\n");
+    for k in 0..r {
+        let latency = if min_latency[k] == u64::MAX { 0 } else { min_latency[k] };
+        let _ = writeln!(
+            text,
+            "{k},{},{},{},{},{},{latency}",
+            switches[k],
+            endpoints[k],
+            weight[k],
+            cut_out[k],
+            neighbours[k].len()
+        );
+    }
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}

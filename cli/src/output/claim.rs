@@ -1,0 +1,156 @@
+//! Claiming an output file before touching it ([`OutputClaim`]), and the room left to
+//! grow it ([`Room`]), checked before every write.
+
+use anyhow::{Context, Result};
+use hdf5::File;
+use std::fs::{File as OsFile, OpenOptions, TryLockError};
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// The first bytes of an HDF5 file (without a user block, as xnet and h5py write them).
+const HDF5_SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
+
+/// What every write leaves free: room for the final status and the metadata HDF5 writes
+/// when the file is flushed and closed.
+const RESERVE: u64 = 1 << 20;
+
+/// The room left to grow one output file.
+#[derive(Clone)]
+pub struct Room {
+    pub(super) path: PathBuf,
+}
+
+impl Room {
+    /// The room of the file at `path`.
+    pub fn new(path: &Path) -> Self {
+        Self { path: path.to_path_buf() }
+    }
+
+    /// Bytes the file may still grow by, and what limits it: the free space of its file
+    /// system (for this user), or the file-size limit (`ulimit -f`) less its size.
+    fn left(&self) -> Option<(u64, &'static str)> {
+        let mut limits: Vec<(u64, &'static str)> = Vec::new();
+        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) {
+            // SAFETY: `c` is a valid C string and statvfs only fills `st`.
+            let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+            if unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0 {
+                limits.push((st.f_bavail as u64 * st.f_frsize as u64, "free space on its file system"));
+            }
+        }
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit writes into the struct it is given.
+        if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) } == 0
+            && limit.rlim_cur != libc::RLIM_INFINITY
+        {
+            let size = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+            limits.push((limit.rlim_cur.saturating_sub(size), "room under the file-size limit (ulimit -f)"));
+        }
+        limits.into_iter().min_by_key(|l| l.0)
+    }
+
+    /// Fails, saying why, unless `bytes` more can be written and the reserve still kept.
+    pub fn check(&self, bytes: u64) -> Result<()> {
+        match self.left() {
+            Some((left, what)) if left < bytes + RESERVE => anyhow::bail!(
+                "the file cannot grow: {} left ({what}), and this write needs {} besides the {} \
+                 kept free to close the file cleanly; the results written so far are kept",
+                models::memory::human(left),
+                models::memory::human(bytes),
+                models::memory::human(RESERVE)
+            ),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// An output file held for this process: an exclusive lock on the file itself, taken
+/// before anything truncates it and kept until the claim is dropped. A second run (or a
+/// program reading the file with HDF5's own locking) cannot then truncate or replace it.
+///
+/// The lock is `flock`, which HDF5 also uses: files are therefore created with HDF5's
+/// own locking off, the claim standing in for it. On NFS the kernel maps `flock` to
+/// POSIX locks, so the claim holds across nodes too.
+pub struct OutputClaim {
+    path: PathBuf,
+    lock: OsFile,
+    /// The claim made the file, and nothing has been written to it yet: dropping the
+    /// claim removes it, so that a run that fails before writing leaves no empty file.
+    unused_new_file: bool,
+}
+
+impl OutputClaim {
+    /// Claims `path` for writing. Refuses, naming the file and the reason, when `path`
+    /// is one of `inputs` (e.g. `-o` naming the configuration), when it exists and is not
+    /// an HDF5 file (xnet replaces only files of its own kind), or when another process
+    /// holds it. Nothing is truncated here.
+    pub fn take(path: &Path, inputs: &[&Path]) -> Result<Self> {
+        let existing = std::fs::metadata(path).ok();
+        if let Some(out) = &existing {
+            for input in inputs {
+                if std::fs::metadata(input).is_ok_and(|i| i.dev() == out.dev() && i.ino() == out.ino()) {
+                    anyhow::bail!(
+                        "output file {} is the input configuration {}: choose another -o",
+                        path.display(),
+                        input.display()
+                    );
+                }
+            }
+        }
+        let mut lock = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .with_context(|| format!("cannot open output file {}", path.display()))?;
+        let mut head = Vec::with_capacity(8);
+        (&mut lock)
+            .take(8)
+            .read_to_end(&mut head)
+            .with_context(|| format!("cannot read output file {}", path.display()))?;
+        if !head.is_empty() && head != HDF5_SIGNATURE {
+            anyhow::bail!(
+                "output file {} exists and is not an HDF5 file: xnet replaces only HDF5 files; \
+                 remove it or choose another -o",
+                path.display()
+            );
+        }
+        match lock.try_lock() {
+            Ok(()) => Ok(Self { path: path.to_path_buf(), lock, unused_new_file: existing.is_none() }),
+            Err(TryLockError::WouldBlock) => anyhow::bail!(
+                "output file {} is in use by another process (another xnet run writing it, or a \
+                 program reading it): it was left as it is; wait for that run or choose another -o",
+                path.display()
+            ),
+            Err(TryLockError::Error(e)) => {
+                Err(e).with_context(|| format!("cannot lock output file {}", path.display()))
+            }
+        }
+    }
+
+    /// The claimed path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Creates the HDF5 file (replacing what was there), under the claim.
+    pub fn create(&mut self) -> Result<File> {
+        self.unused_new_file = false;
+        File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .create(&self.path)
+            .with_context(|| format!("cannot create output file {}", self.path.display()))
+    }
+}
+
+impl Drop for OutputClaim {
+    fn drop(&mut self) {
+        if self.unused_new_file {
+            // Still under the lock, so no other run can have taken the file meanwhile.
+            let _ = std::fs::remove_file(&self.path);
+        }
+        let _ = self.lock.unlock();
+    }
+}

@@ -1,0 +1,32 @@
+//! The HDF5 result file: one per run, written by this process alone.
+//!
+//! Layout (see docs/output-format.md): root attributes describe the run; `/summary` has a
+//! row per load point; `/points/NNN` holds one load point: a time series appended while
+//! the run goes, histograms, per-endpoint and per-link tables, and attributes. The file is
+//! flushed after every time-series row, so a run that dies leaves what it had, with the
+//! `status` attribute still saying "running". The file is claimed ([`OutputClaim`]) before
+//! it is touched, so that no other run can truncate it while this one writes.
+//!
+//! A full disk must not cost the results already written: HDF5 cannot recover from a
+//! write that fails half-way (the file is then unreadable), so every write first checks
+//! that the file system and the file-size limit leave room for it and for a reserve
+//! ([`Room`](claim::Room)); when they do not, the write is refused with a sentence naming the file, and
+//! the reserve is enough to record `status = "failed"` and close the file cleanly.
+//!
+//! The files: `claim.rs` holds `OutputClaim`, the lock a run takes on its file, and
+//! `Room`, the check before every write; `file.rs` the result file as a whole
+//! ([`ResultFile`]: the run's attributes, `/summary`, its status); `point.rs` a load
+//! point's group (`PointWriter`: its time series, figures and tables) and `workload.rs`
+//! the point's `workload` group; `records.rs` the rows whose columns the result schema
+//! declares; `h5.rs` the small writers of attributes and tables.
+
+mod claim;
+mod file;
+mod h5;
+mod point;
+mod records;
+mod workload;
+
+pub use claim::OutputClaim;
+pub use file::{ResultFile, RunMeta};
+pub(crate) use h5::{attr, attr_str, table};

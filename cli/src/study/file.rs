@@ -1,0 +1,310 @@
+//! Reading a study file: its sections, its base configuration with the text of the files
+//! the base names put in, and the grid expanded into runs, every run's configuration
+//! checked before anything runs.
+
+use super::{Run, Study, StudyFile};
+use anyhow::{bail, Context, Result};
+use models::files::{named_files, NamedFile, Scope, Step};
+use std::path::Path;
+use toml::Value;
+
+/// The keys of the `[grid]` section of `text` in the order they are written
+/// (`toml::Table` sorts its keys).
+fn grid_key_order(text: &str) -> Vec<String> {
+    let doc = text.parse::<toml_edit::DocumentMut>().ok();
+    let grid = doc.as_ref().and_then(|d| d.get("grid")).and_then(|g| g.as_table_like());
+    grid.map(|g| g.iter().map(|(key, _)| key.to_string()).collect()).unwrap_or_default()
+}
+
+/// The base configuration with the text of each file it names (a fabric, OpenSM dumps,
+/// rank mappings) put in beside its path (`topology.contents`, ...), so that the study's
+/// copy holds them and every run uses them as they were when the study was created, like
+/// the base itself. The files are those the registries declare (`models::files`), found
+/// whatever the base's routing (a grid may select another: [`Scope::Any`]), unless the base
+/// holds the text already or `[set]` or `[grid]` name another file (`overridden`: then
+/// each run reads the file it names when it starts). Paths are read relative to the
+/// working directory, as `xnet run` reads them. The text comes back unchanged when nothing
+/// is put in, or when it does not parse (the runs' checks report it).
+fn with_named_contents(base_text: &str, overridden: &dyn Fn(&NamedFile) -> bool) -> Result<String> {
+    let (Ok(table), Ok(mut doc)) =
+        (toml::from_str::<toml::Table>(base_text), base_text.parse::<toml_edit::DocumentMut>())
+    else {
+        return Ok(base_text.to_string());
+    };
+    let mut put = false;
+    for file in named_files(&table, Scope::Any) {
+        if file.has_contents || overridden(&file) {
+            continue;
+        }
+        let text = file.read(&crate::load::read_file)?;
+        let mut item = Some(doc.as_item_mut());
+        for step in &file.table {
+            item = match step {
+                Step::Key(key) => item.and_then(|i| i.get_mut(key)),
+                Step::Index(index) => item.and_then(|i| i.get_mut(index)),
+            };
+        }
+        if let Some(table) = item.and_then(|t| t.as_table_like_mut()) {
+            table.insert(file.key.contents, toml_edit::value(text));
+            put = true;
+        }
+    }
+    Ok(if put { doc.to_string() } else { base_text.to_string() })
+}
+
+/// The grid's keys in the order they are written (the first varies slowest), each with
+/// its values; refuses a key that is not `section.key`, names the loads, or has no list
+/// of values.
+fn grid_axes(grid: &toml::Table, study_text: &str) -> Result<(Vec<String>, Vec<Vec<Value>>)> {
+    let mut keys = Vec::new();
+    let mut axes: Vec<Vec<Value>> = Vec::new();
+    // `toml::Table` sorts its keys; the grid varies the first key written slowest.
+    let mut grid: Vec<(&String, &Value)> = grid.iter().collect();
+    let order = grid_key_order(study_text);
+    grid.sort_by_key(|(key, _)| order.iter().position(|k| k == *key).unwrap_or(usize::MAX));
+    for (key, values) in grid {
+        let Value::Array(values) = values else {
+            bail!("grid.\"{key}\": must be a list of values, e.g. [\"a\", \"b\"]");
+        };
+        if values.is_empty() {
+            bail!("grid.\"{key}\": the list is empty");
+        }
+        if key.split('.').count() < 2 {
+            bail!("grid.\"{key}\": keys are section.key, quoted, e.g. \"routing.algorithm\" = [...]");
+        }
+        if key == "traffic.load" || key == "traffic.loads" {
+            bail!("grid.\"{key}\": every run sweeps study.loads; give the loads there");
+        }
+        keys.push(key.clone());
+        axes.push(values.clone());
+    }
+    Ok((keys, axes))
+}
+
+/// Every combination of the `axes`' values, the last key varying fastest: run `index`,
+/// named `NNN-value-value` after its index and values.
+fn grid_runs(keys: &[String], axes: &[Vec<Value>]) -> Vec<Run> {
+    let total: usize = axes.iter().map(Vec::len).product();
+    let mut runs = Vec::with_capacity(total);
+    for index in 0..total {
+        let mut rest = index;
+        let mut picked = vec![Value::Boolean(false); axes.len()];
+        for (k, axis) in axes.iter().enumerate().rev() {
+            picked[k] = axis[rest % axis.len()].clone();
+            rest /= axis.len();
+        }
+        let mut name = format!("{index:03}");
+        for v in &picked {
+            name.push('-');
+            name.push_str(&slug(v));
+        }
+        runs.push(Run { name, overrides: keys.iter().cloned().zip(picked).collect() });
+    }
+    runs
+}
+
+/// `key=value` as `--set` takes it (the value as TOML).
+pub(super) fn set_arg(key: &str, value: &Value) -> String {
+    format!("{key}={value}")
+}
+
+/// A value as it reads in a run name: strings bare, anything else as TOML, reduced to
+/// characters that are safe in file names.
+fn slug(value: &Value) -> String {
+    let text = match value {
+        Value::String(s) => s.clone(),
+        // [16, 16] -> 16x16
+        Value::Array(items) => items.iter().map(slug).collect::<Vec<_>>().join("x"),
+        other => other.to_string(),
+    };
+    let mut out: String =
+        text.chars().map(|c| if c.is_ascii_alphanumeric() || "._".contains(c) { c } else { '_' }).collect();
+    out.truncate(40);
+    out
+}
+
+impl Study {
+    /// Reads and checks the study file at `path`: its sections, the base configuration,
+    /// and every run's configuration, so that a bad key or value is reported (naming the
+    /// run) before anything runs.
+    pub fn load(path: &Path) -> Result<Study> {
+        let study_text =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read study {}", path.display()))?;
+        let file: StudyFile = toml::from_str(&study_text)
+            .map_err(|e| anyhow::anyhow!("study {}: {}", path.display(), e.to_string().trim()))?;
+        let base_path = path.parent().unwrap_or(Path::new(".")).join(&file.study.base);
+        let base_text = std::fs::read_to_string(&base_path).with_context(|| {
+            format!("study.base: cannot read the base configuration {}", base_path.display())
+        })?;
+        let overridden = |f: &NamedFile| file.set.keys().chain(file.grid.keys()).any(|k| f.overridden_by(k));
+        let kept = with_named_contents(&base_text, &overridden)?;
+        let name = path.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
+        let mut study = Self::expand(name, kept, study_text, file)?;
+        study.base_as_given = base_text;
+        Ok(study)
+    }
+
+    fn expand(name: String, base_text: String, study_text: String, file: StudyFile) -> Result<Study> {
+        Self::expand_checked(name, base_text, study_text, file, true)
+    }
+
+    /// [`Study::expand`]; `check` parses every run's configuration (a folder's study was
+    /// checked when it was created, and its fabric files may live elsewhere).
+    pub(super) fn expand_checked(
+        name: String,
+        base_text: String,
+        study_text: String,
+        file: StudyFile,
+        check: bool,
+    ) -> Result<Study> {
+        if file.study.threads == 0 {
+            bail!("study.threads must be at least 1");
+        }
+        if file.study.jobs == Some(0) {
+            bail!("study.jobs must be at least 1");
+        }
+        let (keys, axes) = grid_axes(&file.grid, &study_text)?;
+        let runs = grid_runs(&keys, &axes);
+        if let Some(key) = file.set.keys().find(|k| *k == "traffic.load" || *k == "traffic.loads") {
+            bail!("set.\"{key}\": every run sweeps study.loads; give the loads there");
+        }
+        let set: Vec<(String, Value)> = file.set.into_iter().collect();
+        let loads = Self::check_runs(&base_text, &set, &runs, &file.study.loads, check)?;
+        let slurm = file.slurm.unwrap_or_default();
+        if slurm.ranks == 0 {
+            bail!("slurm.ranks must be at least 1");
+        }
+        let base_as_given = base_text.clone();
+        Ok(Study {
+            name,
+            base_text,
+            base_as_given,
+            study_text,
+            section: file.study,
+            slurm,
+            set,
+            keys,
+            runs,
+            loads,
+        })
+    }
+
+    /// Parses the runs' configurations, naming the run whose configuration is refused, and
+    /// returns the loads every run sweeps: `loads` (study.loads), else the `traffic.loads`
+    /// of the first run parsed that gives some. Unless `check`, only the first run is
+    /// parsed, and only when `loads` is empty.
+    fn check_runs(
+        base_text: &str,
+        set: &[(String, Value)],
+        runs: &[Run],
+        loads: &[f64],
+        check: bool,
+    ) -> Result<Vec<f64>> {
+        let mut loads = loads.to_vec();
+        // Unchecked (a folder), a run is parsed only for loads the folder does not list:
+        // parsing reads the files `[set]` and `[grid]` name, which may live elsewhere.
+        let parsed = if check { usize::MAX } else { usize::from(loads.is_empty()) };
+        for run in runs.iter().take(parsed) {
+            let cfg = crate::load::parse_config(base_text, &Self::overrides_of(set, run))
+                .map_err(|e| anyhow::anyhow!("run {}: {e:#}", run.name))?;
+            if loads.is_empty() {
+                loads = cfg.traffic.loads.clone();
+            }
+        }
+        if loads.is_empty() {
+            bail!("study.loads: no loads (give study.loads or traffic.loads in the base configuration)");
+        }
+        if let Some(bad) = loads.iter().find(|l| !(0.0..=1.0).contains(*l)) {
+            bail!("study.loads: {bad} is outside [0, 1] phits/cycle/endpoint");
+        }
+        Ok(loads)
+    }
+
+    pub(super) fn overrides_of(set: &[(String, Value)], run: &Run) -> Vec<String> {
+        set.iter().chain(&run.overrides).map(|(k, v)| set_arg(k, v)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = include_str!("../../../configs/quick.toml");
+
+    fn study(text: &str) -> Result<Study> {
+        let file: StudyFile = toml::from_str(text)?;
+        Study::expand("t".into(), BASE.into(), text.into(), file)
+    }
+
+    #[test]
+    fn the_grid_expands_to_every_combination_first_key_slowest() {
+        let s = study(
+            r#"
+            [study]
+            base = "x.toml"
+            loads = [0.1]
+            [grid]
+            "routing.algorithm" = ["minimal", "dor"]
+            "simulation.seed" = [1, 2, 3]
+            "#,
+        )
+        .unwrap();
+        let names: Vec<&str> = s.runs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["000-minimal-1", "001-minimal-2", "002-minimal-3", "003-dor-1", "004-dor-2", "005-dor-3"]
+        );
+        assert_eq!(s.runs[4].overrides[1], ("simulation.seed".to_string(), Value::Integer(2)));
+    }
+
+    /// The first key written varies slowest whatever the keys' names, and text elsewhere
+    /// (a comment naming a key) does not count.
+    #[test]
+    fn the_grid_keys_keep_the_order_they_are_written_in() {
+        let s = study(
+            r#"
+            [study]
+            base = "x.toml"
+            loads = [0.1]
+            [grid]
+            # "routing.algorithm" varies fastest
+            "simulation.seed"=[1, 2]
+            "routing.algorithm" = ["minimal", "dor"]
+            "#,
+        )
+        .unwrap();
+        let names: Vec<&str> = s.runs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["000-1-minimal", "001-1-dor", "002-2-minimal", "003-2-dor"]);
+    }
+
+    #[test]
+    fn bad_studies_are_refused_naming_the_key_or_run() {
+        let err = |text: &str| study(text).err().map(|e| format!("{e:#}")).unwrap_or_default();
+        assert!(err("[study]\nbase = \"x\"\nloads = [0.1]\n[grid]\n\"routing.algorithm\" = \"dor\"\n")
+            .contains("grid.\"routing.algorithm\": must be a list"));
+        assert!(err("[study]\nbase = \"x\"\nloads = [0.1]\n[grid]\n\"routing.algorithm\" = [\"nope\"]\n")
+            .contains("run 000-nope"));
+        assert!(err("[study]\nbase = \"x\"\nloads = [1.5]\n").contains("study.loads: 1.5"));
+        assert!(err("[study]\nbase = \"x\"\nthreds = 2\n").contains("threds"));
+    }
+
+    #[test]
+    fn the_first_grid_key_written_varies_slowest_whatever_its_name() {
+        let s = study(
+            "[study]\nbase = \"x.toml\"\nloads = [0.1]\n[grid]\n\"traffic.pattern\" = [\"uniform\", \"tornado\"]\n\
+             \"routing.algorithm\" = [\"minimal\", \"dor\"]\n",
+        )
+        .unwrap();
+        assert_eq!(s.keys, ["traffic.pattern", "routing.algorithm"]);
+        assert_eq!(s.runs[1].name, "001-uniform-dor");
+        let loads = study("[study]\nbase = \"x\"\n[grid]\n\"traffic.loads\" = [[0.1], [0.2]]\n");
+        assert!(format!("{:#}", loads.err().unwrap()).contains("study.loads"));
+    }
+
+    #[test]
+    fn slugs_are_safe_file_names() {
+        assert_eq!(slug(&Value::String("a b/c".into())), "a_b_c");
+        assert_eq!(slug(&Value::Float(0.5)), "0.5");
+        assert_eq!(slug(&Value::Array(vec![Value::Integer(16), Value::Integer(8)])), "16x8");
+    }
+}
