@@ -14,16 +14,19 @@
 //! The router side (what a rank does when packets arrive and when its computation ends)
 //! is `router/app.rs`.
 
+mod placement;
 mod programs;
+mod spec;
 
+pub use placement::Mapping;
 pub use programs::{random_permutations, AllReduce, AllToAll, Order, Program};
+pub use spec::{JobSpec, KindSpec, WorkloadSection, JOB_FILES, JOB_SETTINGS, SECTION_SETTINGS};
+
+use placement::mapping_key;
 
 use base::rng::{shuffle, stream, Purpose};
-use base::settings::{names, unknown, EntryDoc, FileKey, Setting};
-use base::settings::{typed, ConfigError};
-use serde::Deserialize;
+use base::settings::{ConfigError, EntryDoc, Setting};
 use std::sync::Arc;
-use toml::{Table, Value};
 use topology::EndpointId;
 
 /// Every workload kind `workload.jobs[].kind` accepts, in the order `xnet list` shows
@@ -90,36 +93,6 @@ pub const WORKLOADS: &[WorkloadEntry] = &[
         ],
     },
 ];
-
-/// The keys every job takes, whatever its kind.
-pub const JOB_SETTINGS: &[Setting] = &[
-    Setting { key: "kind", default: "required", doc: "the program: one of the workloads above" },
-    Setting { key: "name", default: "KIND-INDEX", doc: "the job's name in the output" },
-    Setting { key: "iterations", default: "1", doc: "times the program's steps run (waterfall: waves)" },
-    Setting { key: "compute", default: "0", doc: "cycles a rank computes after each iteration's communication" },
-    Setting { key: "mapping", default: "linear", doc: "rank to endpoint: `linear` (the lowest free endpoints, rank order), `random` (a random sample of the free endpoints) or `file` (mapping_file)" },
-    Setting { key: "first_endpoint", default: "the lowest free one", doc: "linear mapping: the endpoint of rank 0" },
-    Setting { key: "mapping_seed", default: "simulation.seed", doc: "random mapping: its seed" },
-    Setting { key: "mapping_file", default: "required with mapping = \"file\"", doc: "a text file with one endpoint id per rank, in rank order (blank lines and # comments ignored); relative to the working directory, read by the xnet command into mapping_contents" },
-    Setting { key: "mapping_contents", default: "from mapping_file", doc: "the mapping's text: filled in from mapping_file by the xnet command (and so recorded with the results); give it instead of mapping_file to inline a mapping" },
-];
-
-/// The keys of a job that name a file: its rank mapping (`mapping = "file"`), which the
-/// `xnet` command reads into `mapping_contents`.
-pub const JOB_FILES: &[FileKey] =
-    &[FileKey { path: "mapping_file", contents: "mapping_contents", what: "the rank mapping" }];
-
-/// The keys of `[workload]` itself.
-pub const SECTION_SETTINGS: &[Setting] = &[
-    Setting {
-        key: "bytes_per_phit",
-        default: "16",
-        doc:
-            "bytes one phit carries: a message of B bytes is ceil(B / (packet_size x bytes_per_phit)) packets",
-    },
-    Setting { key: "jobs", default: "required", doc: "the jobs, as [[workload.jobs]] tables" },
-];
-
 /// One workload kind in the registry.
 #[derive(Clone, Copy, Debug)]
 pub struct WorkloadEntry {
@@ -137,350 +110,6 @@ impl WorkloadEntry {
         EntryDoc { name: self.name, doc: self.doc, details: Vec::new(), settings: self.settings }
     }
 }
-
-/// A job's program and parameters, as configured.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum KindSpec {
-    /// See [`WORKLOADS`].
-    Stencil2d {
-        /// Process grid.
-        grid: [u32; 2],
-        /// Bytes per face.
-        halo_bytes: u64,
-        /// Wrap around.
-        #[serde(default = "yes")]
-        periodic: bool,
-    },
-    /// See [`WORKLOADS`].
-    Stencil3d {
-        /// Process grid.
-        grid: [u32; 3],
-        /// Bytes per face.
-        halo_bytes: u64,
-        /// Wrap around.
-        #[serde(default = "yes")]
-        periodic: bool,
-    },
-    /// See [`WORKLOADS`].
-    Butterfly {
-        /// Ranks (a power of two).
-        ranks: u32,
-        /// Bytes per message.
-        message_bytes: u64,
-    },
-    /// See [`WORKLOADS`].
-    Waterfall {
-        /// Process grid.
-        grid: Vec<u32>,
-        /// Bytes per message.
-        message_bytes: u64,
-    },
-    /// See [`WORKLOADS`].
-    Alltoall {
-        /// Ranks.
-        ranks: u32,
-        /// Bytes per message.
-        message_bytes: u64,
-        /// `pairwise` or `linear`.
-        #[serde(default = "pairwise")]
-        algorithm: String,
-    },
-    /// See [`WORKLOADS`].
-    Allreduce {
-        /// Ranks.
-        ranks: u32,
-        /// Bytes reduced.
-        bytes: u64,
-        /// `ring` or `recursive_doubling`.
-        #[serde(default = "ring")]
-        algorithm: String,
-    },
-    /// See [`WORKLOADS`].
-    RandomPermutation {
-        /// Ranks.
-        ranks: u32,
-        /// Bytes per message.
-        message_bytes: u64,
-    },
-}
-
-fn yes() -> bool {
-    true
-}
-fn pairwise() -> String {
-    "pairwise".into()
-}
-fn ring() -> String {
-    "ring".into()
-}
-
-/// Where a job's ranks run.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Mapping {
-    /// Consecutive endpoints from `first` (default: the lowest free endpoints).
-    Linear {
-        /// Endpoint of rank 0.
-        first: Option<EndpointId>,
-    },
-    /// A random sample of the free endpoints, in random order.
-    Random {
-        /// Seed (default: the run's).
-        seed: Option<u64>,
-    },
-    /// Listed in a file (`mapping_file`), whose text the `xnet` command puts in
-    /// `mapping_contents` ([`JOB_FILES`]).
-    File {
-        /// The file's path as given (`None`: the mapping is given inline).
-        path: Option<String>,
-        /// The endpoints of `mapping_contents` (`None`: the file was not read).
-        endpoints: Option<Vec<EndpointId>>,
-    },
-}
-
-/// One `[[workload.jobs]]` table.
-#[derive(Clone, Debug, PartialEq)]
-pub struct JobSpec {
-    /// Name in the output.
-    pub name: String,
-    /// Program and parameters.
-    pub kind: KindSpec,
-    /// Iterations.
-    pub iterations: u32,
-    /// Compute cycles after each iteration.
-    pub compute: u64,
-    /// Rank placement.
-    pub mapping: Mapping,
-}
-
-/// `[workload]`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct WorkloadSection {
-    /// Bytes per phit.
-    pub bytes_per_phit: u64,
-    /// The jobs.
-    pub jobs: Vec<JobSpec>,
-}
-
-impl WorkloadSection {
-    /// Parses `[workload]`; errors name the key (`workload.jobs[1].grid`).
-    pub fn parse(table: &Table) -> Result<Self, ConfigError> {
-        let mut t = table.clone();
-        let bytes_per_phit = match t.remove("bytes_per_phit") {
-            None => 16,
-            Some(Value::Integer(n)) if n >= 1 => n as u64,
-            Some(other) => {
-                return Err(ConfigError::new(
-                    "workload.bytes_per_phit",
-                    format!("must be a whole number of bytes >= 1, got {other}"),
-                ))
-            }
-        };
-        let jobs = match t.remove("jobs") {
-            Some(Value::Array(jobs)) if !jobs.is_empty() => jobs,
-            Some(Value::Array(_)) | None => {
-                return Err(ConfigError::new(
-                    "workload.jobs",
-                    "missing; give at least one [[workload.jobs]] table with a kind",
-                ))
-            }
-            Some(other) => {
-                return Err(ConfigError::new(
-                    "workload.jobs",
-                    format!("must be an array of tables ([[workload.jobs]]), got {}", other.type_str()),
-                ))
-            }
-        };
-        if let Some(extra) = t.keys().next() {
-            return Err(ConfigError::new(
-                format!("workload.{extra}"),
-                "unknown key; allowed: bytes_per_phit, jobs",
-            ));
-        }
-        let jobs = jobs
-            .iter()
-            .enumerate()
-            .map(|(i, job)| match job {
-                Value::Table(job) => JobSpec::parse(i, job),
-                other => Err(ConfigError::new(
-                    format!("workload.jobs[{i}]"),
-                    format!("must be a table, got {}", other.type_str()),
-                )),
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(WorkloadSection { bytes_per_phit, jobs })
-    }
-}
-
-impl JobSpec {
-    fn parse(index: usize, table: &Table) -> Result<Self, ConfigError> {
-        let at = |key: &str| format!("workload.jobs[{index}].{key}");
-        let mut t = table.clone();
-        let kind_name = match t.get("kind") {
-            Some(Value::String(k)) if WORKLOADS.iter().any(|w| w.name == k) => k.clone(),
-            Some(Value::String(k)) => return Err(unknown(&at("kind"), k, WORKLOADS.iter().map(|w| w.name))),
-            Some(other) => {
-                return Err(ConfigError::new(
-                    at("kind"),
-                    format!("must be a string, got {}", other.type_str()),
-                ))
-            }
-            None => {
-                return Err(ConfigError::new(
-                    at("kind"),
-                    format!("missing; known: {}", names(WORKLOADS.iter().map(|w| w.name))),
-                ))
-            }
-        };
-        let whole = |t: &mut Table, key: &str, default: u64, min: u64| -> Result<u64, ConfigError> {
-            match t.remove(key) {
-                None => Ok(default),
-                Some(Value::Integer(n)) if n >= min as i64 => Ok(n as u64),
-                Some(other) => {
-                    Err(ConfigError::new(at(key), format!("must be a whole number >= {min}, got {other}")))
-                }
-            }
-        };
-        let iterations = whole(&mut t, "iterations", 1, 1)?;
-        if iterations > u32::MAX as u64 {
-            return Err(ConfigError::new(
-                at("iterations"),
-                format!("must be at most 2^32 - 1, got {iterations}"),
-            ));
-        }
-        let compute = whole(&mut t, "compute", 0, 0)?;
-        let name = match t.remove("name") {
-            None => format!("{kind_name}-{index}"),
-            Some(Value::String(s)) if !s.is_empty() => s,
-            Some(other) => {
-                return Err(ConfigError::new(at("name"), format!("must be a non-empty string, got {other}")))
-            }
-        };
-        let first = t.remove("first_endpoint");
-        let seed = t.remove("mapping_seed");
-        let file = t.remove("mapping_file");
-        let contents = t.remove("mapping_contents");
-        let mapping_name = match t.remove("mapping") {
-            None => "linear".to_string(),
-            Some(Value::String(s)) => s,
-            Some(other) => {
-                return Err(ConfigError::new(
-                    at("mapping"),
-                    format!("must be a string, got {}", other.type_str()),
-                ))
-            }
-        };
-        let stray = |key: &str, given: &Option<Value>, wanted: &str| -> Result<(), ConfigError> {
-            match given {
-                Some(_) if mapping_name != wanted => Err(ConfigError::new(
-                    at(key),
-                    format!("only applies to mapping = \"{wanted}\"; this job's mapping is `{mapping_name}`"),
-                )),
-                _ => Ok(()),
-            }
-        };
-        stray("first_endpoint", &first, "linear")?;
-        stray("mapping_seed", &seed, "random")?;
-        stray("mapping_file", &file, "file")?;
-        stray("mapping_contents", &contents, "file")?;
-        let mapping = match mapping_name.as_str() {
-            "linear" => Mapping::Linear {
-                first: match first {
-                    None => None,
-                    Some(Value::Integer(n)) if (0..=u32::MAX as i64).contains(&n) => Some(n as EndpointId),
-                    Some(other) => {
-                        return Err(ConfigError::new(
-                            at("first_endpoint"),
-                            format!("must be an endpoint id, got {other}"),
-                        ))
-                    }
-                },
-            },
-            "random" => Mapping::Random {
-                seed: match seed {
-                    None => None,
-                    Some(Value::Integer(n)) if n >= 0 => Some(n as u64),
-                    Some(other) => {
-                        return Err(ConfigError::new(
-                            at("mapping_seed"),
-                            format!("must be a whole number >= 0, got {other}"),
-                        ))
-                    }
-                },
-            },
-            "file" => {
-                let path = match file {
-                    Some(Value::String(path)) => Some(path),
-                    Some(other) => {
-                        return Err(ConfigError::new(
-                            at("mapping_file"),
-                            format!("must be a path (string), got {other}"),
-                        ))
-                    }
-                    None if contents.is_none() => return Err(ConfigError::new(
-                        at("mapping_file"),
-                        "missing; mapping = \"file\" needs it (or the mapping inline, in mapping_contents)",
-                    )),
-                    None => None,
-                };
-                let endpoints = match contents {
-                    None => None,
-                    Some(Value::String(text)) => Some(mapping_endpoints(&text, path.as_deref(), &at)?),
-                    Some(other) => {
-                        return Err(ConfigError::new(
-                            at("mapping_contents"),
-                            format!("must be the mapping's text (a string), got {}", other.type_str()),
-                        ))
-                    }
-                };
-                Mapping::File { path, endpoints }
-            }
-            other => return Err(unknown(&at("mapping"), other, ["linear", "random", "file"].into_iter())),
-        };
-        let kind: KindSpec = typed(&format!("workload.jobs[{index}]"), &t)?;
-        Ok(JobSpec { name, kind, iterations: iterations as u32, compute, mapping })
-    }
-}
-
-/// The endpoints a mapping's text lists, one per line (blank lines and `#` comments
-/// ignored); errors name `mapping_file` and the file (`mapping_contents` for a mapping
-/// given inline) and the line.
-fn mapping_endpoints(
-    text: &str,
-    path: Option<&str>,
-    at: &dyn Fn(&str) -> String,
-) -> Result<Vec<EndpointId>, ConfigError> {
-    let (key, source) = match path {
-        Some(path) => (at("mapping_file"), format!("`{path}`")),
-        None => (at("mapping_contents"), "the mapping".to_string()),
-    };
-    let mut list = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let e = line.parse::<EndpointId>().map_err(|_| {
-            ConfigError::new(
-                &key,
-                format!("{source} line {}: `{line}` is not an endpoint id (a whole number)", n + 1),
-            )
-        })?;
-        list.push(e);
-    }
-    Ok(list)
-}
-
-/// The key errors about where a job's ranks are placed name: `mapping_file` (or
-/// `mapping_contents` for a mapping given inline) or `mapping`.
-fn mapping_key(mapping: &Mapping, at: &dyn Fn(&str) -> String) -> String {
-    match mapping {
-        Mapping::File { path: Some(_), .. } => at("mapping_file"),
-        Mapping::File { path: None, .. } => at("mapping_contents"),
-        _ => at("mapping"),
-    }
-}
-
 /// A job, built: its program and where its ranks run.
 #[derive(Clone, Debug)]
 pub struct Job {
@@ -806,33 +435,11 @@ impl Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use toml::Table;
 
     fn section(text: &str) -> Result<WorkloadSection, ConfigError> {
         let t: Table = toml::from_str(text).unwrap();
         WorkloadSection::parse(t["workload"].as_table().unwrap())
-    }
-
-    #[test]
-    fn jobs_parse_with_their_keys_and_errors_name_them() {
-        let w = section(
-            "[workload]\n[[workload.jobs]]\nkind = \"stencil3d\"\ngrid = [2, 2, 2]\nhalo_bytes = 512\niterations = 3\n\
-             [[workload.jobs]]\nkind = \"alltoall\"\nranks = 4\nmessage_bytes = 8\nalgorithm = \"linear\"\nmapping = \"random\"\n",
-        )
-        .unwrap();
-        assert_eq!(w.jobs.len(), 2);
-        assert_eq!(w.jobs[0].iterations, 3);
-        assert_eq!(w.jobs[1].mapping, Mapping::Random { seed: None });
-        let err = |text: &str| section(text).unwrap_err().to_string();
-        assert!(
-            err("[workload]\n[[workload.jobs]]\nkind = \"stencil9d\"\n").contains("workload.jobs[0].kind")
-        );
-        let e = err(
-            "[workload]\n[[workload.jobs]]\nkind = \"butterfly\"\nranks = 4\nmessage_bytes = 1\nhalo = 3\n",
-        );
-        assert!(e.contains("workload.jobs[0]") && e.contains("halo"), "{e}");
-        let e = err("[workload]\n[[workload.jobs]]\nkind = \"butterfly\"\nranks = 4\nmessage_bytes = 1\nmapping_seed = 3\n");
-        assert!(e.contains("workload.jobs[0].mapping_seed") && e.contains("random"), "{e}");
-        assert!(err("[workload]\njobs = []\n").contains("workload.jobs"));
     }
 
     #[test]
