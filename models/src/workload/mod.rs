@@ -22,9 +22,8 @@ pub use placement::Mapping;
 pub use programs::{random_permutations, AllReduce, AllToAll, Order, Program};
 pub use spec::{JobSpec, KindSpec, WorkloadSection, JOB_FILES, JOB_SETTINGS, SECTION_SETTINGS};
 
-use placement::mapping_key;
+use placement::Occupancy;
 
-use base::rng::{shuffle, stream, Purpose};
 use base::settings::{ConfigError, EntryDoc, Setting};
 use std::sync::Arc;
 use topology::EndpointId;
@@ -171,113 +170,14 @@ impl Workload {
         seed: u64,
     ) -> Result<Arc<Workload>, ConfigError> {
         let packet_bytes = section.bytes_per_phit * packet_size as u64;
-        let mut job_of = vec![NO_RANK; endpoints];
-        let mut rank_of = vec![NO_RANK; endpoints];
+        let mut occupancy = Occupancy::new(endpoints);
         let mut jobs = Vec::with_capacity(section.jobs.len());
         for (j, spec) in section.jobs.iter().enumerate() {
             let at = |key: &str| format!("workload.jobs[{j}].{key}");
             let (program, kind) =
                 Self::program(j, spec, seed).map_err(|(key, m)| ConfigError::new(at(key), m))?;
-            let ranks = program.ranks() as usize;
-            let free = job_of.iter().filter(|&&x| x == NO_RANK).count();
-            if ranks > free {
-                return Err(ConfigError::new(
-                    format!("workload.jobs[{j}]"),
-                    format!(
-                        "job `{}` has {ranks} ranks but only {free} of the network's {endpoints} endpoints are free{}",
-                        spec.name,
-                        if free < endpoints { " (earlier jobs take the others)" } else { "" }
-                    ),
-                ));
-            }
-            let placed: Vec<EndpointId> = match &spec.mapping {
-                Mapping::Linear { first: None } => (0..endpoints)
-                    .filter(|&e| job_of[e] == NO_RANK)
-                    .take(ranks)
-                    .map(|e| e as EndpointId)
-                    .collect(),
-                Mapping::Linear { first: Some(f) } => {
-                    let f = *f as usize;
-                    if f + ranks > endpoints {
-                        return Err(ConfigError::new(
-                            at("first_endpoint"),
-                            format!(
-                                "{ranks} ranks from endpoint {f} pass the last endpoint ({})",
-                                endpoints - 1
-                            ),
-                        ));
-                    }
-                    (f..f + ranks).map(|e| e as EndpointId).collect()
-                }
-                Mapping::Random { seed: s } => {
-                    let mut pool: Vec<EndpointId> =
-                        (0..endpoints).filter(|&e| job_of[e] == NO_RANK).map(|e| e as EndpointId).collect();
-                    let mut rng = stream(s.unwrap_or(seed), Purpose::Workload, u64::MAX - j as u64);
-                    shuffle(&mut rng, &mut pool);
-                    pool.truncate(ranks);
-                    pool
-                }
-                Mapping::File { path, endpoints: list } => {
-                    let source = path.as_ref().map_or("the mapping".to_string(), |p| format!("`{p}`"));
-                    let list = list.clone().ok_or_else(|| {
-                        ConfigError::new(
-                            at("mapping_file"),
-                            format!("{source} was not read (only the xnet command reads files)"),
-                        )
-                    })?;
-                    if list.len() != ranks {
-                        return Err(ConfigError::new(
-                            mapping_key(&spec.mapping, &at),
-                            format!(
-                                "{source} lists {} endpoints; job `{}` has {ranks} ranks",
-                                list.len(),
-                                spec.name
-                            ),
-                        ));
-                    }
-                    list
-                }
-            };
-            for (r, &e) in placed.iter().enumerate() {
-                let key = mapping_key(&spec.mapping, &at);
-                if e as usize >= endpoints {
-                    return Err(ConfigError::new(
-                        key,
-                        format!(
-                            "rank {r} is placed on endpoint {e}; the network has {endpoints} (0..={})",
-                            endpoints - 1
-                        ),
-                    ));
-                }
-                if job_of[e as usize] != NO_RANK {
-                    let other = job_of[e as usize] as usize;
-                    let whose = if other == j {
-                        format!("rank {} of this job", rank_of[e as usize])
-                    } else {
-                        format!("job `{}`", jobs.get(other).map_or("?", |o: &Job| o.name.as_str()))
-                    };
-                    return Err(ConfigError::new(
-                        key,
-                        format!("rank {r} is placed on endpoint {e}, which {whose} already runs on"),
-                    ));
-                }
-                job_of[e as usize] = j as u32;
-                rank_of[e as usize] = r as u32;
-            }
-            // A packet's 32-bit tag holds its step and its number within the step.
-            let packets =
-                program.max_messages_per_step() * program.max_message_bytes().div_ceil(packet_bytes).max(1);
-            let packet_bits = 64 - packets.saturating_sub(1).leading_zeros();
-            let steps = spec.iterations as u64 * program.steps_per_iteration() as u64;
-            if steps > 0 && (64 - (steps - 1).leading_zeros()) + packet_bits > 32 {
-                return Err(ConfigError::new(
-                    format!("workload.jobs[{j}]"),
-                    format!(
-                        "job `{}` has {steps} steps of up to {packets} packets per rank; steps x packets per step must stay below 2^32 (fewer iterations or larger packets)",
-                        spec.name
-                    ),
-                ));
-            }
+            let placed = occupancy.place(j, &spec.name, &spec.mapping, program.ranks() as usize, seed)?;
+            let packet_bits = packet_bits(j, spec, &program, packet_bytes)?;
             jobs.push(Job {
                 name: spec.name.clone(),
                 kind,
@@ -288,6 +188,7 @@ impl Workload {
                 packet_bits,
             });
         }
+        let (job_of, rank_of) = occupancy.into_maps();
         Ok(Arc::new(Workload { jobs, packet_bytes, job_of, rank_of }))
     }
 
@@ -432,6 +333,27 @@ impl Workload {
     }
 }
 
+/// Bits of a packet's tag that number the packet within its step, for job `j` (`spec`)
+/// running `program` with packets of `packet_bytes`: enough for the most packets a rank
+/// sends in a step. The step takes the tag's other bits, which must be enough for every
+/// step of the run.
+fn packet_bits(j: usize, spec: &JobSpec, program: &Program, packet_bytes: u64) -> Result<u32, ConfigError> {
+    // A packet's 32-bit tag holds its step and its number within the step.
+    let packets = program.max_messages_per_step() * program.max_message_bytes().div_ceil(packet_bytes).max(1);
+    let packet_bits = 64 - packets.saturating_sub(1).leading_zeros();
+    let steps = spec.iterations as u64 * program.steps_per_iteration() as u64;
+    if steps > 0 && (64 - (steps - 1).leading_zeros()) + packet_bits > 32 {
+        return Err(ConfigError::new(
+            format!("workload.jobs[{j}]"),
+            format!(
+                "job `{}` has {steps} steps of up to {packets} packets per rank; steps x packets per step must stay below 2^32 (fewer iterations or larger packets)",
+                spec.name
+            ),
+        ));
+    }
+    Ok(packet_bits)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,31 +362,6 @@ mod tests {
     fn section(text: &str) -> Result<WorkloadSection, ConfigError> {
         let t: Table = toml::from_str(text).unwrap();
         WorkloadSection::parse(t["workload"].as_table().unwrap())
-    }
-
-    #[test]
-    fn mappings_place_ranks_on_distinct_free_endpoints() {
-        let w = section(
-            "[workload]\n[[workload.jobs]]\nkind = \"butterfly\"\nranks = 4\nmessage_bytes = 8\nmapping = \"linear\"\nfirst_endpoint = 2\n\
-             [[workload.jobs]]\nkind = \"butterfly\"\nranks = 8\nmessage_bytes = 8\nmapping = \"random\"\n",
-        )
-        .unwrap();
-        let built = Workload::build(&w, 12, 4, 1).unwrap();
-        assert_eq!(built.jobs[0].endpoints, vec![2, 3, 4, 5]);
-        let mut second = built.jobs[1].endpoints.clone();
-        second.sort_unstable();
-        assert_eq!(second, vec![0, 1, 6, 7, 8, 9, 10, 11]);
-        assert_eq!(built.rank_at(4), Some((0, 2)));
-        // Too many ranks for the free endpoints; overlapping explicit placement.
-        let e = Workload::build(&w, 11, 4, 1).unwrap_err().to_string();
-        assert!(e.contains("workload.jobs[1]") && e.contains("only 7"), "{e}");
-        let over = section(
-            "[workload]\n[[workload.jobs]]\nkind = \"butterfly\"\nranks = 2\nmessage_bytes = 8\n\
-             [[workload.jobs]]\nkind = \"butterfly\"\nranks = 2\nmessage_bytes = 8\nfirst_endpoint = 1\n",
-        )
-        .unwrap();
-        let e = Workload::build(&over, 8, 4, 1).unwrap_err().to_string();
-        assert!(e.contains("workload.jobs[1].mapping") && e.contains("endpoint 1"), "{e}");
     }
 
     #[test]

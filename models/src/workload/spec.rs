@@ -3,12 +3,11 @@
 //! errors that name the key (`workload.jobs[1].grid`). What can only be checked against
 //! the network (free endpoints, the program's size) is checked when the workload is built.
 
-use super::placement::{mapping_endpoints, Mapping};
+use super::placement::Mapping;
 use super::WORKLOADS;
 use base::settings::{names, typed, unknown, ConfigError, FileKey, Setting};
 use serde::Deserialize;
 use toml::{Table, Value};
-use topology::EndpointId;
 
 /// The keys every job takes, whatever its kind.
 pub const JOB_SETTINGS: &[Setting] = &[
@@ -233,87 +232,7 @@ impl JobSpec {
                 return Err(ConfigError::new(at("name"), format!("must be a non-empty string, got {other}")))
             }
         };
-        let first = t.remove("first_endpoint");
-        let seed = t.remove("mapping_seed");
-        let file = t.remove("mapping_file");
-        let contents = t.remove("mapping_contents");
-        let mapping_name = match t.remove("mapping") {
-            None => "linear".to_string(),
-            Some(Value::String(s)) => s,
-            Some(other) => {
-                return Err(ConfigError::new(
-                    at("mapping"),
-                    format!("must be a string, got {}", other.type_str()),
-                ))
-            }
-        };
-        let stray = |key: &str, given: &Option<Value>, wanted: &str| -> Result<(), ConfigError> {
-            match given {
-                Some(_) if mapping_name != wanted => Err(ConfigError::new(
-                    at(key),
-                    format!("only applies to mapping = \"{wanted}\"; this job's mapping is `{mapping_name}`"),
-                )),
-                _ => Ok(()),
-            }
-        };
-        stray("first_endpoint", &first, "linear")?;
-        stray("mapping_seed", &seed, "random")?;
-        stray("mapping_file", &file, "file")?;
-        stray("mapping_contents", &contents, "file")?;
-        let mapping = match mapping_name.as_str() {
-            "linear" => Mapping::Linear {
-                first: match first {
-                    None => None,
-                    Some(Value::Integer(n)) if (0..=u32::MAX as i64).contains(&n) => Some(n as EndpointId),
-                    Some(other) => {
-                        return Err(ConfigError::new(
-                            at("first_endpoint"),
-                            format!("must be an endpoint id, got {other}"),
-                        ))
-                    }
-                },
-            },
-            "random" => Mapping::Random {
-                seed: match seed {
-                    None => None,
-                    Some(Value::Integer(n)) if n >= 0 => Some(n as u64),
-                    Some(other) => {
-                        return Err(ConfigError::new(
-                            at("mapping_seed"),
-                            format!("must be a whole number >= 0, got {other}"),
-                        ))
-                    }
-                },
-            },
-            "file" => {
-                let path = match file {
-                    Some(Value::String(path)) => Some(path),
-                    Some(other) => {
-                        return Err(ConfigError::new(
-                            at("mapping_file"),
-                            format!("must be a path (string), got {other}"),
-                        ))
-                    }
-                    None if contents.is_none() => return Err(ConfigError::new(
-                        at("mapping_file"),
-                        "missing; mapping = \"file\" needs it (or the mapping inline, in mapping_contents)",
-                    )),
-                    None => None,
-                };
-                let endpoints = match contents {
-                    None => None,
-                    Some(Value::String(text)) => Some(mapping_endpoints(&text, path.as_deref(), &at)?),
-                    Some(other) => {
-                        return Err(ConfigError::new(
-                            at("mapping_contents"),
-                            format!("must be the mapping's text (a string), got {}", other.type_str()),
-                        ))
-                    }
-                };
-                Mapping::File { path, endpoints }
-            }
-            other => return Err(unknown(&at("mapping"), other, ["linear", "random", "file"].into_iter())),
-        };
+        let mapping = Mapping::parse(&mut t, &at)?;
         let kind: KindSpec = typed(&format!("workload.jobs[{index}]"), &t)?;
         Ok(JobSpec { name, kind, iterations: iterations as u32, compute, mapping })
     }
