@@ -13,102 +13,51 @@
 //! counts packets that arrive early, for a step it has not reached, towards that step.
 //! The router side (what a rank does when packets arrive and when its computation ends)
 //! is `router/app.rs`.
+//!
+//! `spec.rs` reads the section and its jobs ([`WorkloadSection`], [`JobSpec`]). The kinds
+//! are a registry, like the traffic patterns: `kind.rs` is what a kind is
+//! ([`WorkloadEntry`]: name, doc, documented keys and the parser of its typed settings,
+//! which build the job's [`Program`]: [`KindParams`]), `kinds.rs` holds the built-in
+//! kinds, each its settings and its entry, and [`WORKLOADS`] below lists them.
+//! `programs.rs` is what each program sends and expects at each step, `placement.rs`
+//! where a job's ranks run ([`Mapping`]). This file is the workload built for a network:
+//! every job's program and endpoints, and the tags of its packets.
 
+mod kind;
+mod kinds;
 mod placement;
 mod programs;
 mod spec;
 
+pub use kind::{parse_as, JobContext, KindError, KindParams, KindSpec, ParseKind, WorkloadEntry};
 pub use placement::Mapping;
 pub use programs::{random_permutations, AllReduce, AllToAll, Order, Program};
-pub use spec::{JobSpec, KindSpec, WorkloadSection, JOB_FILES, JOB_SETTINGS, SECTION_SETTINGS};
+pub use spec::{JobSpec, WorkloadSection, JOB_FILES, JOB_SETTINGS, SECTION_SETTINGS};
 
 use placement::Occupancy;
 
-use base::settings::{ConfigError, EntryDoc, Setting};
+use base::settings::ConfigError;
 use std::sync::Arc;
 use topology::EndpointId;
 
 /// Every workload kind `workload.jobs[].kind` accepts, in the order `xnet list` shows
-/// them. A test checks that each parses with exactly the keys listed.
+/// them: adding a kind is its settings and its entry in `kinds.rs` plus its name here. A
+/// test checks that each parses with exactly the keys listed.
 pub const WORKLOADS: &[WorkloadEntry] = &[
-    WorkloadEntry {
-        name: "stencil2d",
-        doc: "halo exchange on a 2D process grid: each rank sends halo_bytes to its 4 neighbours and receives from them, then computes (the DAVC seed's Stencil 2D)",
-        settings: &[
-            Setting { key: "grid", default: "required", doc: "process grid [x, y]; ranks = x * y, rank r at (r mod x, r div x)" },
-            Setting { key: "halo_bytes", default: "required", doc: "bytes sent to each neighbour per iteration" },
-            Setting { key: "periodic", default: "true", doc: "neighbours wrap around the grid's edges (a torus of processes)" },
-        ],
-    },
-    WorkloadEntry {
-        name: "stencil3d",
-        doc: "halo exchange on a 3D process grid: 6 neighbours (the DAVC seed's Stencil 3D)",
-        settings: &[
-            Setting { key: "grid", default: "required", doc: "process grid [x, y, z]" },
-            Setting { key: "halo_bytes", default: "required", doc: "bytes sent to each neighbour per iteration" },
-            Setting { key: "periodic", default: "true", doc: "neighbours wrap around the grid's edges" },
-        ],
-    },
-    WorkloadEntry {
-        name: "butterfly",
-        doc: "recursive doubling: log2(ranks) steps, in step k rank r exchanges message_bytes with r xor 2^k (the DAVC seed's Butterfly)",
-        settings: &[
-            Setting { key: "ranks", default: "required", doc: "ranks, a power of two" },
-            Setting { key: "message_bytes", default: "required", doc: "bytes per message" },
-        ],
-    },
-    WorkloadEntry {
-        name: "waterfall",
-        doc: "a pipelined wavefront of small messages (the DAVC seed's Waterfall): each iteration is a wave; a rank waits for the wave's message from its predecessor in every grid dimension, then sends to its successors",
-        settings: &[
-            Setting { key: "grid", default: "required", doc: "process grid, 1 to 3 dimensions, e.g. [73, 72]" },
-            Setting { key: "message_bytes", default: "required", doc: "bytes per message" },
-        ],
-    },
-    WorkloadEntry {
-        name: "alltoall",
-        doc: "all-to-all personalized exchange, pairwise (ranks - 1 steps: send to r + k, receive from r - k) or linear (one step: send to every other rank)",
-        settings: &[
-            Setting { key: "ranks", default: "required", doc: "ranks" },
-            Setting { key: "message_bytes", default: "required", doc: "bytes from each rank to each other rank" },
-            Setting { key: "algorithm", default: "pairwise", doc: "`pairwise` or `linear`" },
-        ],
-    },
-    WorkloadEntry {
-        name: "allreduce",
-        doc: "all-reduce of a vector: ring (2 (ranks - 1) steps of bytes / ranks to the next rank) or recursive doubling (log2(ranks) steps of all the bytes with r xor 2^k)",
-        settings: &[
-            Setting { key: "ranks", default: "required", doc: "ranks (a power of two for recursive_doubling)" },
-            Setting { key: "bytes", default: "required", doc: "bytes of the vector reduced" },
-            Setting { key: "algorithm", default: "ring", doc: "`ring` or `recursive_doubling`" },
-        ],
-    },
-    WorkloadEntry {
-        name: "random_permutation",
-        doc: "bursts: in each iteration every rank sends message_bytes to its image under a random permutation drawn for that iteration, and waits for the message addressed to it",
-        settings: &[
-            Setting { key: "ranks", default: "required", doc: "ranks" },
-            Setting { key: "message_bytes", default: "required", doc: "bytes per message" },
-        ],
-    },
+    kinds::STENCIL2D,
+    kinds::STENCIL3D,
+    kinds::BUTTERFLY,
+    kinds::WATERFALL,
+    kinds::ALLTOALL,
+    kinds::ALLREDUCE,
+    kinds::RANDOM_PERMUTATION,
 ];
-/// One workload kind in the registry.
-#[derive(Clone, Copy, Debug)]
-pub struct WorkloadEntry {
-    /// Name in `workload.jobs[].kind`.
-    pub name: &'static str,
-    /// What it does.
-    pub doc: &'static str,
-    /// Its keys in the job's table, documented.
-    pub settings: &'static [Setting],
+
+/// The workload kind named `name`.
+pub fn find(name: &str) -> Option<&'static WorkloadEntry> {
+    WORKLOADS.iter().find(|w| w.name == name)
 }
 
-impl WorkloadEntry {
-    /// As users see it.
-    pub fn doc(&self) -> EntryDoc {
-        EntryDoc { name: self.name, doc: self.doc, details: Vec::new(), settings: self.settings }
-    }
-}
 /// A job, built: its program and where its ranks run.
 #[derive(Clone, Debug)]
 pub struct Job {
@@ -174,13 +123,13 @@ impl Workload {
         let mut jobs = Vec::with_capacity(section.jobs.len());
         for (j, spec) in section.jobs.iter().enumerate() {
             let at = |key: &str| format!("workload.jobs[{j}].{key}");
-            let (program, kind) =
-                Self::program(j, spec, seed).map_err(|(key, m)| ConfigError::new(at(key), m))?;
+            let job = JobContext { index: j, iterations: spec.iterations, seed };
+            let program = spec.kind.program(&job).map_err(|e| ConfigError::new(at(e.key), e.message))?;
             let placed = occupancy.place(j, &spec.name, &spec.mapping, program.ranks() as usize, seed)?;
             let packet_bits = packet_bits(j, spec, &program, packet_bytes)?;
             jobs.push(Job {
                 name: spec.name.clone(),
-                kind,
+                kind: spec.kind.entry().name,
                 program,
                 iterations: spec.iterations,
                 compute: spec.compute,
@@ -190,116 +139,6 @@ impl Workload {
         }
         let (job_of, rank_of) = occupancy.into_maps();
         Ok(Arc::new(Workload { jobs, packet_bytes, job_of, rank_of }))
-    }
-
-    fn program(
-        j: usize,
-        spec: &JobSpec,
-        seed: u64,
-    ) -> Result<(Program, &'static str), (&'static str, String)> {
-        let nonzero = |key: &'static str, v: u64| {
-            if v == 0 {
-                Err((key, "must be at least 1".to_string()))
-            } else {
-                Ok(v)
-            }
-        };
-        let grid_ok = |g: &[u32]| -> Result<Vec<u32>, (&'static str, String)> {
-            if g.is_empty() || g.len() > 3 || g.contains(&0) {
-                return Err(("grid", format!("must have 1 to 3 sides, each at least 1, got {g:?}")));
-            }
-            if g.iter().map(|&s| s as u64).product::<u64>() > u32::MAX as u64 {
-                return Err(("grid", format!("{g:?} has more than 2^32 ranks")));
-            }
-            Ok(g.to_vec())
-        };
-        let ranks_ok =
-            |p: u32| if p < 2 { Err(("ranks", format!("must be at least 2, got {p}"))) } else { Ok(p) };
-        let pow2 = |p: u32, what: &str| {
-            if p.is_power_of_two() {
-                Ok(p)
-            } else {
-                Err(("ranks", format!("{what} needs a power-of-two number of ranks, got {p}")))
-            }
-        };
-        Ok(match &spec.kind {
-            KindSpec::Stencil2d { grid, halo_bytes, periodic } => (
-                Program::Stencil {
-                    grid: grid_ok(grid)?,
-                    halo_bytes: nonzero("halo_bytes", *halo_bytes)?,
-                    periodic: *periodic,
-                },
-                "stencil2d",
-            ),
-            KindSpec::Stencil3d { grid, halo_bytes, periodic } => (
-                Program::Stencil {
-                    grid: grid_ok(grid)?,
-                    halo_bytes: nonzero("halo_bytes", *halo_bytes)?,
-                    periodic: *periodic,
-                },
-                "stencil3d",
-            ),
-            KindSpec::Butterfly { ranks, message_bytes } => (
-                Program::Butterfly {
-                    ranks: pow2(ranks_ok(*ranks)?, "butterfly")?,
-                    message_bytes: nonzero("message_bytes", *message_bytes)?,
-                },
-                "butterfly",
-            ),
-            KindSpec::Waterfall { grid, message_bytes } => (
-                Program::Waterfall {
-                    grid: grid_ok(grid)?,
-                    message_bytes: nonzero("message_bytes", *message_bytes)?,
-                },
-                "waterfall",
-            ),
-            KindSpec::Alltoall { ranks, message_bytes, algorithm } => (
-                Program::AllToAll {
-                    ranks: ranks_ok(*ranks)?,
-                    message_bytes: nonzero("message_bytes", *message_bytes)?,
-                    algorithm: match algorithm.as_str() {
-                        "pairwise" => AllToAll::Pairwise,
-                        "linear" => AllToAll::Linear,
-                        other => {
-                            return Err(("algorithm", format!("unknown `{other}`; known: pairwise, linear")))
-                        }
-                    },
-                },
-                "alltoall",
-            ),
-            KindSpec::Allreduce { ranks, bytes, algorithm } => {
-                let bytes = nonzero("bytes", *bytes)?;
-                let ranks = ranks_ok(*ranks)?;
-                match algorithm.as_str() {
-                    "ring" => (Program::RingAllReduce { ranks, bytes }, "allreduce"),
-                    "recursive_doubling" => (
-                        Program::Butterfly {
-                            ranks: pow2(ranks, "recursive_doubling")?,
-                            message_bytes: bytes,
-                        },
-                        "allreduce",
-                    ),
-                    other => {
-                        return Err((
-                            "algorithm",
-                            format!("unknown `{other}`; known: ring, recursive_doubling"),
-                        ))
-                    }
-                }
-            }
-            KindSpec::RandomPermutation { ranks, message_bytes } => {
-                let ranks = ranks_ok(*ranks)?;
-                let perms = random_permutations(seed, j as u32, ranks, spec.iterations);
-                (
-                    Program::RandomPermutation {
-                        ranks,
-                        message_bytes: nonzero("message_bytes", *message_bytes)?,
-                        perms: Arc::new(perms),
-                    },
-                    "random_permutation",
-                )
-            }
-        })
     }
 
     /// `(job, rank)` of the rank running at endpoint `e`, if any.

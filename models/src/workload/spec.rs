@@ -3,10 +3,10 @@
 //! errors that name the key (`workload.jobs[1].grid`). What can only be checked against
 //! the network (free endpoints, the program's size) is checked when the workload is built.
 
+use super::kind::KindSpec;
 use super::placement::Mapping;
-use super::WORKLOADS;
-use base::settings::{names, typed, unknown, ConfigError, FileKey, Setting};
-use serde::Deserialize;
+use super::{find, WORKLOADS};
+use base::settings::{names, unknown, ConfigError, FileKey, Setting};
 use toml::{Table, Value};
 
 /// The keys every job takes, whatever its kind.
@@ -38,84 +38,8 @@ pub const SECTION_SETTINGS: &[Setting] = &[
     Setting { key: "jobs", default: "required", doc: "the jobs, as [[workload.jobs]] tables" },
 ];
 
-/// A job's program and parameters, as configured.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum KindSpec {
-    /// See [`WORKLOADS`].
-    Stencil2d {
-        /// Process grid.
-        grid: [u32; 2],
-        /// Bytes per face.
-        halo_bytes: u64,
-        /// Wrap around.
-        #[serde(default = "yes")]
-        periodic: bool,
-    },
-    /// See [`WORKLOADS`].
-    Stencil3d {
-        /// Process grid.
-        grid: [u32; 3],
-        /// Bytes per face.
-        halo_bytes: u64,
-        /// Wrap around.
-        #[serde(default = "yes")]
-        periodic: bool,
-    },
-    /// See [`WORKLOADS`].
-    Butterfly {
-        /// Ranks (a power of two).
-        ranks: u32,
-        /// Bytes per message.
-        message_bytes: u64,
-    },
-    /// See [`WORKLOADS`].
-    Waterfall {
-        /// Process grid.
-        grid: Vec<u32>,
-        /// Bytes per message.
-        message_bytes: u64,
-    },
-    /// See [`WORKLOADS`].
-    Alltoall {
-        /// Ranks.
-        ranks: u32,
-        /// Bytes per message.
-        message_bytes: u64,
-        /// `pairwise` or `linear`.
-        #[serde(default = "pairwise")]
-        algorithm: String,
-    },
-    /// See [`WORKLOADS`].
-    Allreduce {
-        /// Ranks.
-        ranks: u32,
-        /// Bytes reduced.
-        bytes: u64,
-        /// `ring` or `recursive_doubling`.
-        #[serde(default = "ring")]
-        algorithm: String,
-    },
-    /// See [`WORKLOADS`].
-    RandomPermutation {
-        /// Ranks.
-        ranks: u32,
-        /// Bytes per message.
-        message_bytes: u64,
-    },
-}
-
-fn yes() -> bool {
-    true
-}
-fn pairwise() -> String {
-    "pairwise".into()
-}
-fn ring() -> String {
-    "ring".into()
-}
 /// One `[[workload.jobs]]` table.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct JobSpec {
     /// Name in the output.
     pub name: String,
@@ -130,7 +54,7 @@ pub struct JobSpec {
 }
 
 /// `[workload]`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct WorkloadSection {
     /// Bytes per phit.
     pub bytes_per_phit: u64,
@@ -192,9 +116,11 @@ impl JobSpec {
     fn parse(index: usize, table: &Table) -> Result<Self, ConfigError> {
         let at = |key: &str| format!("workload.jobs[{index}].{key}");
         let mut t = table.clone();
-        let kind_name = match t.get("kind") {
-            Some(Value::String(k)) if WORKLOADS.iter().any(|w| w.name == k) => k.clone(),
-            Some(Value::String(k)) => return Err(unknown(&at("kind"), k, WORKLOADS.iter().map(|w| w.name))),
+        let entry = match t.remove("kind") {
+            Some(Value::String(k)) => match find(&k) {
+                Some(entry) => entry,
+                None => return Err(unknown(&at("kind"), &k, WORKLOADS.iter().map(|w| w.name))),
+            },
             Some(other) => {
                 return Err(ConfigError::new(
                     at("kind"),
@@ -226,14 +152,14 @@ impl JobSpec {
         }
         let compute = whole(&mut t, "compute", 0, 0)?;
         let name = match t.remove("name") {
-            None => format!("{kind_name}-{index}"),
+            None => format!("{}-{index}", entry.name),
             Some(Value::String(s)) if !s.is_empty() => s,
             Some(other) => {
                 return Err(ConfigError::new(at("name"), format!("must be a non-empty string, got {other}")))
             }
         };
         let mapping = Mapping::parse(&mut t, &at)?;
-        let kind: KindSpec = typed(&format!("workload.jobs[{index}]"), &t)?;
+        let kind = KindSpec::parse(entry, &format!("workload.jobs[{index}]"), &t)?;
         Ok(JobSpec { name, kind, iterations: iterations as u32, compute, mapping })
     }
 }
