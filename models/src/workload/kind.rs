@@ -1,0 +1,126 @@
+//! What a workload kind is: its entry in the registry ([`WorkloadEntry`]: name, doc,
+//! documented keys and the parser of its typed settings), the settings once parsed
+//! ([`KindParams`], which build the kind's [`Program`] for a job), and a job's kind as
+//! configured ([`KindSpec`]: the entry with its settings).
+
+use super::Program;
+use base::settings::{typed, ConfigError, EntryDoc, Setting};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use std::fmt;
+use std::sync::Arc;
+use toml::{Table, Value};
+
+/// One workload kind in the registry.
+#[derive(Clone, Copy, Debug)]
+pub struct WorkloadEntry {
+    /// Name in `workload.jobs[].kind`.
+    pub name: &'static str,
+    /// What it does.
+    pub doc: &'static str,
+    /// Its keys in the job's table, documented.
+    pub settings: &'static [Setting],
+    /// Reads the kind's keys ([`parse_as`] for a settings type).
+    pub parse: ParseKind,
+}
+
+/// A kind's parser: it reads the kind's keys for the job named `job` (`workload.jobs[1]`),
+/// `keys` being the job's table without the keys every job takes
+/// ([`JOB_SETTINGS`](super::JOB_SETTINGS)); errors name the job or its key.
+pub type ParseKind = fn(job: &str, keys: &Table) -> Result<Arc<dyn KindParams>, ConfigError>;
+
+impl WorkloadEntry {
+    /// As users see it.
+    pub fn doc(&self) -> EntryDoc {
+        EntryDoc { name: self.name, doc: self.doc, details: Vec::new(), settings: self.settings }
+    }
+}
+
+/// A kind's settings, read: they build the job's program.
+pub trait KindParams: fmt::Debug + Send + Sync {
+    /// The program of `job`; settings that make no program (a grid without ranks, a
+    /// butterfly of 6 ranks) are an error naming the key.
+    fn program(&self, job: &JobContext) -> Result<Program, KindError>;
+}
+
+/// What a job's program may depend on besides its kind's settings.
+#[derive(Clone, Copy, Debug)]
+pub struct JobContext {
+    /// The job's index in `workload.jobs`.
+    pub index: usize,
+    /// Its iterations.
+    pub iterations: u32,
+    /// The run's seed.
+    pub seed: u64,
+}
+
+/// Settings that make no program; the message names the key of the job's table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KindError {
+    /// The offending key.
+    pub key: &'static str,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl KindError {
+    /// The error naming `key`.
+    pub fn new(key: &'static str, message: impl Into<String>) -> Self {
+        KindError { key, message: message.into() }
+    }
+}
+
+/// The parser of a kind whose settings are `T` (a struct with `deny_unknown_fields`).
+///
+/// `T` is read as serde reads a variant of an enum tagged by `kind`, which is what a job's
+/// table was read into before the kinds were a registry: serde's errors then name the job
+/// (`workload.jobs[0]: unknown field ...`, `workload.jobs[0]: invalid length 2, expected
+/// an array of length 3`), in serde's words, and this keeps them as they were.
+pub fn parse_as<T: KindParams + DeserializeOwned + 'static>(
+    job: &str,
+    keys: &Table,
+) -> Result<Arc<dyn KindParams>, ConfigError> {
+    let mut tagged = keys.clone();
+    tagged.insert("kind".to_string(), Value::String("settings".to_string()));
+    let Tagged::Settings(settings) = typed::<Tagged<T>>(job, &tagged)?;
+    Ok(Arc::new(settings))
+}
+
+/// [`parse_as`]'s one-variant enum, tagged by `kind`.
+#[derive(Deserialize)]
+#[serde(tag = "kind")]
+enum Tagged<T> {
+    #[serde(rename = "settings")]
+    Settings(T),
+}
+
+/// A job's kind as configured: its entry and its settings.
+#[derive(Clone)]
+pub struct KindSpec {
+    entry: &'static WorkloadEntry,
+    params: Arc<dyn KindParams>,
+}
+
+impl KindSpec {
+    /// Reads `entry`'s keys for the job named `job`: `keys`, the job's table without the
+    /// keys every job takes.
+    pub fn parse(entry: &'static WorkloadEntry, job: &str, keys: &Table) -> Result<Self, ConfigError> {
+        Ok(KindSpec { entry, params: (entry.parse)(job, keys)? })
+    }
+
+    /// The kind's entry.
+    pub fn entry(&self) -> &'static WorkloadEntry {
+        self.entry
+    }
+
+    /// The program of `job`; errors name the key.
+    pub fn program(&self, job: &JobContext) -> Result<Program, KindError> {
+        self.params.program(job)
+    }
+}
+
+impl fmt::Debug for KindSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KindSpec").field("kind", &self.entry.name).field("settings", &self.params).finish()
+    }
+}

@@ -1,0 +1,198 @@
+//! The `[workload]` section as configured: its keys, its jobs (`[[workload.jobs]]`: the
+//! keys every job takes, its kind's keys, its rank mapping), parsed and checked, with
+//! errors that name the key (`workload.jobs[1].grid`). What can only be checked against
+//! the network (free endpoints, the program's size) is checked when the workload is built.
+
+use super::kind::KindSpec;
+use super::placement::Mapping;
+use super::{find, WORKLOADS};
+use base::settings::{names, unknown, ConfigError, FileKey, Setting};
+use toml::{Table, Value};
+
+/// The keys every job takes, whatever its kind.
+pub const JOB_SETTINGS: &[Setting] = &[
+    Setting { key: "kind", default: "required", doc: "the program: one of the workloads above" },
+    Setting { key: "name", default: "KIND-INDEX", doc: "the job's name in the output" },
+    Setting { key: "iterations", default: "1", doc: "times the program's steps run (waterfall: waves)" },
+    Setting { key: "compute", default: "0", doc: "cycles a rank computes after each iteration's communication" },
+    Setting { key: "mapping", default: "linear", doc: "rank to endpoint: `linear` (the lowest free endpoints, rank order), `random` (a random sample of the free endpoints) or `file` (mapping_file)" },
+    Setting { key: "first_endpoint", default: "the lowest free one", doc: "linear mapping: the endpoint of rank 0" },
+    Setting { key: "mapping_seed", default: "simulation.seed", doc: "random mapping: its seed" },
+    Setting { key: "mapping_file", default: "required with mapping = \"file\"", doc: "a text file with one endpoint id per rank, in rank order (blank lines and # comments ignored); relative to the working directory, read by the xnet command into mapping_contents" },
+    Setting { key: "mapping_contents", default: "from mapping_file", doc: "the mapping's text: filled in from mapping_file by the xnet command (and so recorded with the results); give it instead of mapping_file to inline a mapping" },
+];
+
+/// The keys of a job that name a file: its rank mapping (`mapping = "file"`), which the
+/// `xnet` command reads into `mapping_contents`.
+pub const JOB_FILES: &[FileKey] =
+    &[FileKey { path: "mapping_file", contents: "mapping_contents", what: "the rank mapping" }];
+
+/// The keys of `[workload]` itself.
+pub const SECTION_SETTINGS: &[Setting] = &[
+    Setting {
+        key: "bytes_per_phit",
+        default: "16",
+        doc:
+            "bytes one phit carries: a message of B bytes is ceil(B / (packet_size x bytes_per_phit)) packets",
+    },
+    Setting { key: "jobs", default: "required", doc: "the jobs, as [[workload.jobs]] tables" },
+];
+
+/// One `[[workload.jobs]]` table.
+#[derive(Clone, Debug)]
+pub struct JobSpec {
+    /// Name in the output.
+    pub name: String,
+    /// Program and parameters.
+    pub kind: KindSpec,
+    /// Iterations.
+    pub iterations: u32,
+    /// Compute cycles after each iteration.
+    pub compute: u64,
+    /// Rank placement.
+    pub mapping: Mapping,
+}
+
+/// `[workload]`.
+#[derive(Clone, Debug)]
+pub struct WorkloadSection {
+    /// Bytes per phit.
+    pub bytes_per_phit: u64,
+    /// The jobs.
+    pub jobs: Vec<JobSpec>,
+}
+
+impl WorkloadSection {
+    /// Parses `[workload]`; errors name the key (`workload.jobs[1].grid`).
+    pub fn parse(table: &Table) -> Result<Self, ConfigError> {
+        let mut t = table.clone();
+        let bytes_per_phit = match t.remove("bytes_per_phit") {
+            None => 16,
+            Some(Value::Integer(n)) if n >= 1 => n as u64,
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "workload.bytes_per_phit",
+                    format!("must be a whole number of bytes >= 1, got {other}"),
+                ))
+            }
+        };
+        let jobs = match t.remove("jobs") {
+            Some(Value::Array(jobs)) if !jobs.is_empty() => jobs,
+            Some(Value::Array(_)) | None => {
+                return Err(ConfigError::new(
+                    "workload.jobs",
+                    "missing; give at least one [[workload.jobs]] table with a kind",
+                ))
+            }
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "workload.jobs",
+                    format!("must be an array of tables ([[workload.jobs]]), got {}", other.type_str()),
+                ))
+            }
+        };
+        if let Some(extra) = t.keys().next() {
+            return Err(ConfigError::new(
+                format!("workload.{extra}"),
+                "unknown key; allowed: bytes_per_phit, jobs",
+            ));
+        }
+        let jobs = jobs
+            .iter()
+            .enumerate()
+            .map(|(i, job)| match job {
+                Value::Table(job) => JobSpec::parse(i, job),
+                other => Err(ConfigError::new(
+                    format!("workload.jobs[{i}]"),
+                    format!("must be a table, got {}", other.type_str()),
+                )),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(WorkloadSection { bytes_per_phit, jobs })
+    }
+}
+
+impl JobSpec {
+    fn parse(index: usize, table: &Table) -> Result<Self, ConfigError> {
+        let at = |key: &str| format!("workload.jobs[{index}].{key}");
+        let mut t = table.clone();
+        let entry = match t.remove("kind") {
+            Some(Value::String(k)) => match find(&k) {
+                Some(entry) => entry,
+                None => return Err(unknown(&at("kind"), &k, WORKLOADS.iter().map(|w| w.name))),
+            },
+            Some(other) => {
+                return Err(ConfigError::new(
+                    at("kind"),
+                    format!("must be a string, got {}", other.type_str()),
+                ))
+            }
+            None => {
+                return Err(ConfigError::new(
+                    at("kind"),
+                    format!("missing; known: {}", names(WORKLOADS.iter().map(|w| w.name))),
+                ))
+            }
+        };
+        let whole = |t: &mut Table, key: &str, default: u64, min: u64| -> Result<u64, ConfigError> {
+            match t.remove(key) {
+                None => Ok(default),
+                Some(Value::Integer(n)) if n >= min as i64 => Ok(n as u64),
+                Some(other) => {
+                    Err(ConfigError::new(at(key), format!("must be a whole number >= {min}, got {other}")))
+                }
+            }
+        };
+        let iterations = whole(&mut t, "iterations", 1, 1)?;
+        if iterations > u32::MAX as u64 {
+            return Err(ConfigError::new(
+                at("iterations"),
+                format!("must be at most 2^32 - 1, got {iterations}"),
+            ));
+        }
+        let compute = whole(&mut t, "compute", 0, 0)?;
+        let name = match t.remove("name") {
+            None => format!("{}-{index}", entry.name),
+            Some(Value::String(s)) if !s.is_empty() => s,
+            Some(other) => {
+                return Err(ConfigError::new(at("name"), format!("must be a non-empty string, got {other}")))
+            }
+        };
+        let mapping = Mapping::parse(&mut t, &at)?;
+        let kind = KindSpec::parse(entry, &format!("workload.jobs[{index}]"), &t)?;
+        Ok(JobSpec { name, kind, iterations: iterations as u32, compute, mapping })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(text: &str) -> Result<WorkloadSection, ConfigError> {
+        let t: Table = toml::from_str(text).unwrap();
+        WorkloadSection::parse(t["workload"].as_table().unwrap())
+    }
+
+    #[test]
+    fn jobs_parse_with_their_keys_and_errors_name_them() {
+        let w = section(
+            "[workload]\n[[workload.jobs]]\nkind = \"stencil3d\"\ngrid = [2, 2, 2]\nhalo_bytes = 512\niterations = 3\n\
+             [[workload.jobs]]\nkind = \"alltoall\"\nranks = 4\nmessage_bytes = 8\nalgorithm = \"linear\"\nmapping = \"random\"\n",
+        )
+        .unwrap();
+        assert_eq!(w.jobs.len(), 2);
+        assert_eq!(w.jobs[0].iterations, 3);
+        assert_eq!(w.jobs[1].mapping, Mapping::Random { seed: None });
+        let err = |text: &str| section(text).unwrap_err().to_string();
+        assert!(
+            err("[workload]\n[[workload.jobs]]\nkind = \"stencil9d\"\n").contains("workload.jobs[0].kind")
+        );
+        let e = err(
+            "[workload]\n[[workload.jobs]]\nkind = \"butterfly\"\nranks = 4\nmessage_bytes = 1\nhalo = 3\n",
+        );
+        assert!(e.contains("workload.jobs[0]") && e.contains("halo"), "{e}");
+        let e = err("[workload]\n[[workload.jobs]]\nkind = \"butterfly\"\nranks = 4\nmessage_bytes = 1\nmapping_seed = 3\n");
+        assert!(e.contains("workload.jobs[0].mapping_seed") && e.contains("random"), "{e}");
+        assert!(err("[workload]\njobs = []\n").contains("workload.jobs"));
+    }
+}
