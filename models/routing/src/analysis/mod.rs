@@ -21,7 +21,7 @@
 //! * the packet's **source** when the routing reads it ([`Routing::reads`]: torus DOR
 //!   places its dateline relative to it, Angara's source routes are indexed by it);
 //! * the **input port** when the VC policy reads it (the DAVC policies, through
-//!   [`Hop::in_port`]; routings are never given it).
+//!   [`Hop::in_port`](crate::Hop::in_port); routings are never given it).
 //!
 //! Packets go to the destination switch's first endpoint; a routing that reads the
 //! destination endpoint ([`Routing::destination_class`]: tables read from InfiniBand dumps

@@ -115,9 +115,9 @@ fn shortest_total(net: &Network, terminals: &[SwitchId], destinations: &[SwitchI
 }
 
 /// The forwarding tables and path SLs of `routes` on `net` (arguments as
-/// [`analyse_with`]), as `xnet routes --dump-tables` writes them: the route of the first
-/// candidate from every switch with endpoints to every destination, recorded per switch
-/// and destination. Errors when the routes do not fit such tables: two routes to one
+/// [`analyse_with`](super::analyse_with)), as `xnet routes --dump-tables` writes them:
+/// the route of the first candidate from every switch with endpoints to every
+/// destination, recorded per switch and destination. Errors when the routes do not fit such tables: two routes to one
 /// destination leaving a switch by different ports (source-dependent or adaptive
 /// routing), or a route changing VC on the way (an SL fixes one VL per route).
 pub fn path_tables(net: &Network, routes: &Routes, vcs: u8, seed: u64) -> Result<PathTables, AnalysisError> {
