@@ -2,9 +2,9 @@
 //! `up_down`, `spda`): the switch graph in CSR form and the diameter check, and the
 //! distance rows ([`DistanceRows`]), filled by the multi-source BFS of `topology::metrics`.
 //!
-//! One file because a routing decision reads both tables together ([`DistanceRows`] lists
+//! One file: a routing decision reads both tables together ([`DistanceRows`] lists
 //! neighbours in [`SwitchGraph::neighbours`] order), and most of its length is the
-//! distance rows' bit-level build and lookup, one hot path kept in one place.
+//! distance rows' layout, bit-level build and lookup, one hot path kept in one place.
 
 use crate::RoutingError;
 use topology::metrics::{
