@@ -239,18 +239,70 @@ impl DistanceRows {
         let n = net.num_switches();
         let Columns { decision_of, col_of, columns, local_offsets, local } =
             Columns::new(net, decision_switches);
+        let column = |s: SwitchId| col_of.as_ref().map_or(s, |m| m[s as usize]);
         let adj = Adjacency::new(net);
         let sources: Vec<SwitchId> = (0..n as SwitchId).collect();
-        let (row_len, mod3, exact, diameter) = match encoding {
+        let batches = n.div_ceil(BATCH);
+        let (row_len, mod3, exact, stats) = match encoding {
             Encoding::Mod3 => {
-                let (row_len, rows, diameter) = mod3_rows(&adj, &sources, col_of.as_deref(), columns)?;
-                (row_len, rows, Vec::new(), diameter)
+                // Per batch, two bit-planes per column (bit `i`: source `i`'s distance
+                // modulo 3), turned into the batch's rows by 64 x 64 bit transposes.
+                let row_len = 2 * columns.div_ceil(64);
+                let mut rows = vec![0u64; table_len(n, row_len, 8, "a Mod3 distance table")?];
+                let chunks: Vec<&mut [u64]> = rows.chunks_mut((BATCH * row_len).max(1)).collect();
+                let chunks = pad_chunks(chunks, batches);
+                let (_, stats) = all_pairs(
+                    &adj,
+                    &sources,
+                    chunks,
+                    |_, chunk| (chunk, vec![[[0u64; LANES]; 2]; columns]),
+                    |(_, planes), level, v, new| {
+                        let c = column(v);
+                        if c != NONE {
+                            let r = level % 3;
+                            for (bit, plane) in planes[c as usize].iter_mut().enumerate() {
+                                if r >> bit & 1 == 1 {
+                                    for w in 0..LANES {
+                                        plane[w] |= new[w];
+                                    }
+                                }
+                            }
+                        }
+                    },
+                    |(chunk, planes)| write_mod3_rows(chunk, &planes, row_len),
+                );
+                (row_len, rows, Vec::new(), stats)
             }
             Encoding::Exact => {
-                let (row_len, rows, diameter) = exact_rows(&adj, &sources, col_of.as_deref(), columns)?;
-                (row_len, Vec::new(), rows, diameter)
+                let row_len = columns;
+                let mut rows = vec![u8::MAX; table_len(n, row_len, 1, "a distance table")?];
+                let chunks: Vec<&mut [u8]> = rows.chunks_mut((BATCH * row_len).max(1)).collect();
+                let chunks = pad_chunks(chunks, batches);
+                let (too_long, stats) = all_pairs(
+                    &adj,
+                    &sources,
+                    chunks,
+                    |b, chunk| (b * BATCH, chunk, None),
+                    |(first, chunk, too_long), level, v, new| {
+                        let c = column(v);
+                        if c == NONE {
+                            return;
+                        }
+                        if level >= u8::MAX as u32 {
+                            note_too_long(too_long, level, *first, new);
+                            return;
+                        }
+                        for i in ones(new) {
+                            chunk[i * row_len + c as usize] = level as u8;
+                        }
+                    },
+                    |(_, _, too_long)| too_long,
+                );
+                check_too_long(too_long)?;
+                (row_len, Vec::new(), rows, stats)
             }
         };
+        let diameter = stats.connected_diameter()?;
         Ok(DistanceRows {
             encoding,
             col_of,
@@ -341,86 +393,6 @@ impl Columns {
         }
         Columns { decision_of, col_of, columns, local_offsets, local }
     }
-}
-
-/// The [`Encoding::Mod3`] rows of every destination (`sources`: every switch) over the
-/// columns of `col_of` (every switch at its id when `None`): the words per row, the rows
-/// and the network's diameter.
-fn mod3_rows(
-    adj: &Adjacency,
-    sources: &[SwitchId],
-    col_of: Option<&[u32]>,
-    columns: usize,
-) -> Result<(usize, Vec<u64>, u32), RoutingError> {
-    let n = sources.len();
-    let batches = n.div_ceil(BATCH);
-    let column = |s: SwitchId| col_of.map_or(s, |m| m[s as usize]);
-    // Per batch, two bit-planes per column (bit `i`: source `i`'s distance
-    // modulo 3), turned into the batch's rows by 64 x 64 bit transposes.
-    let row_len = 2 * columns.div_ceil(64);
-    let mut rows = vec![0u64; table_len(n, row_len, 8, "a Mod3 distance table")?];
-    let chunks: Vec<&mut [u64]> = rows.chunks_mut((BATCH * row_len).max(1)).collect();
-    let chunks = pad_chunks(chunks, batches);
-    let (_, stats) = all_pairs(
-        adj,
-        sources,
-        chunks,
-        |_, chunk| (chunk, vec![[[0u64; LANES]; 2]; columns]),
-        |(_, planes), level, v, new| {
-            let c = column(v);
-            if c != NONE {
-                let r = level % 3;
-                for (bit, plane) in planes[c as usize].iter_mut().enumerate() {
-                    if r >> bit & 1 == 1 {
-                        for w in 0..LANES {
-                            plane[w] |= new[w];
-                        }
-                    }
-                }
-            }
-        },
-        |(chunk, planes)| write_mod3_rows(chunk, &planes, row_len),
-    );
-    Ok((row_len, rows, stats.connected_diameter()?))
-}
-
-/// The [`Encoding::Exact`] rows, as [`mod3_rows`]: the bytes per row, the rows and the
-/// diameter.
-fn exact_rows(
-    adj: &Adjacency,
-    sources: &[SwitchId],
-    col_of: Option<&[u32]>,
-    columns: usize,
-) -> Result<(usize, Vec<u8>, u32), RoutingError> {
-    let n = sources.len();
-    let batches = n.div_ceil(BATCH);
-    let column = |s: SwitchId| col_of.map_or(s, |m| m[s as usize]);
-    let row_len = columns;
-    let mut rows = vec![u8::MAX; table_len(n, row_len, 1, "a distance table")?];
-    let chunks: Vec<&mut [u8]> = rows.chunks_mut((BATCH * row_len).max(1)).collect();
-    let chunks = pad_chunks(chunks, batches);
-    let (too_long, stats) = all_pairs(
-        adj,
-        sources,
-        chunks,
-        |b, chunk| (b * BATCH, chunk, None),
-        |(first, chunk, too_long), level, v, new| {
-            let c = column(v);
-            if c == NONE {
-                return;
-            }
-            if level >= u8::MAX as u32 {
-                note_too_long(too_long, level, *first, new);
-                return;
-            }
-            for i in ones(new) {
-                chunk[i * row_len + c as usize] = level as u8;
-            }
-        },
-        |(_, _, too_long)| too_long,
-    );
-    check_too_long(too_long)?;
-    Ok((row_len, rows, stats.connected_diameter()?))
 }
 
 /// Prefetches the cache lines of `s`.
