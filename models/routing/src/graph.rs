@@ -2,9 +2,9 @@
 //! `up_down`, `spda`): the switch graph in CSR form and the diameter check, and the
 //! distance rows ([`DistanceRows`]), filled by the multi-source BFS of `topology::metrics`.
 //!
-//! One file because a routing decision reads both tables together ([`DistanceRows`] lists
+//! One file: a routing decision reads both tables together ([`DistanceRows`] lists
 //! neighbours in [`SwitchGraph::neighbours`] order), and most of its length is the
-//! distance rows' bit-level build and lookup, one hot path kept in one place.
+//! distance rows' layout, bit-level build and lookup, one hot path kept in one place.
 
 use crate::RoutingError;
 use topology::metrics::{
@@ -237,59 +237,9 @@ impl DistanceRows {
         decision_switches: Option<&[SwitchId]>,
     ) -> Result<Self, RoutingError> {
         let n = net.num_switches();
-        const NONE: u32 = u32::MAX;
-        // Decision switches, then the columns: them and their neighbours.
-        let decision_switches = decision_switches.map(|list| {
-            let mut decisions: Vec<SwitchId> = list.to_vec();
-            decisions.sort_unstable();
-            decisions.dedup();
-            decisions
-        });
-        // Decisions everywhere: every switch is a column at its id, and a decision's
-        // columns are the switch and its adjacency list, with no map or list to read.
-        let decision_switches = decision_switches.filter(|d| d.len() < n);
-        let (decision_of, decisions): (Option<Vec<u32>>, Vec<SwitchId>) = match decision_switches {
-            None => (None, (0..n as SwitchId).collect()),
-            Some(decisions) => {
-                let mut map = vec![NONE; n];
-                for (k, &s) in decisions.iter().enumerate() {
-                    assert!((s as usize) < n, "switch {s} does not exist ({n} switches)");
-                    map[s as usize] = k as u32;
-                }
-                (Some(map), decisions)
-            }
-        };
-        let col_of: Option<Vec<u32>> = decision_of.as_ref().map(|_| {
-            let mut held = vec![false; n];
-            for &s in &decisions {
-                held[s as usize] = true;
-                for (_, v) in net.neighbours(s) {
-                    held[v as usize] = true;
-                }
-            }
-            let mut next = 0u32;
-            held.iter()
-                .map(|&h| {
-                    if h {
-                        next += 1;
-                        next - 1
-                    } else {
-                        NONE
-                    }
-                })
-                .collect()
-        });
+        let Columns { decision_of, col_of, columns, local_offsets, local } =
+            Columns::new(net, decision_switches);
         let column = |s: SwitchId| col_of.as_ref().map_or(s, |m| m[s as usize]);
-        let columns = col_of.as_ref().map_or(n, |m| m.iter().filter(|&&c| c != NONE).count());
-        let mut local_offsets = vec![0];
-        let mut local = Vec::new();
-        if col_of.is_some() {
-            for &s in &decisions {
-                local.push(column(s));
-                local.extend(net.neighbours(s).map(|(_, v)| column(v)));
-                local_offsets.push(local.len() as u32);
-            }
-        }
         let adj = Adjacency::new(net);
         let sources: Vec<SwitchId> = (0..n as SwitchId).collect();
         let batches = n.div_ceil(BATCH);
@@ -367,6 +317,81 @@ impl DistanceRows {
             diameter,
             adj,
         })
+    }
+}
+
+/// Marks a switch without a decision index or a column.
+const NONE: u32 = u32::MAX;
+
+/// Which switches [`DistanceRows`] holds: the decision switches, the columns (them and
+/// their neighbours) and each decision switch's list of columns (its fields of the same
+/// names).
+struct Columns {
+    decision_of: Option<Vec<u32>>,
+    col_of: Option<Vec<u32>>,
+    columns: usize,
+    local_offsets: Vec<u32>,
+    local: Vec<u32>,
+}
+
+impl Columns {
+    /// The columns of the rows for decisions at `decision_switches` (all switches when
+    /// `None`).
+    fn new(net: &Network, decision_switches: Option<&[SwitchId]>) -> Self {
+        let n = net.num_switches();
+        // Decision switches, then the columns: them and their neighbours.
+        let decision_switches = decision_switches.map(|list| {
+            let mut decisions: Vec<SwitchId> = list.to_vec();
+            decisions.sort_unstable();
+            decisions.dedup();
+            decisions
+        });
+        // Decisions everywhere: every switch is a column at its id, and a decision's
+        // columns are the switch and its adjacency list, with no map or list to read.
+        let decision_switches = decision_switches.filter(|d| d.len() < n);
+        let (decision_of, decisions): (Option<Vec<u32>>, Vec<SwitchId>) = match decision_switches {
+            None => (None, (0..n as SwitchId).collect()),
+            Some(decisions) => {
+                let mut map = vec![NONE; n];
+                for (k, &s) in decisions.iter().enumerate() {
+                    assert!((s as usize) < n, "switch {s} does not exist ({n} switches)");
+                    map[s as usize] = k as u32;
+                }
+                (Some(map), decisions)
+            }
+        };
+        let col_of: Option<Vec<u32>> = decision_of.as_ref().map(|_| {
+            let mut held = vec![false; n];
+            for &s in &decisions {
+                held[s as usize] = true;
+                for (_, v) in net.neighbours(s) {
+                    held[v as usize] = true;
+                }
+            }
+            let mut next = 0u32;
+            held.iter()
+                .map(|&h| {
+                    if h {
+                        next += 1;
+                        next - 1
+                    } else {
+                        NONE
+                    }
+                })
+                .collect()
+        });
+        let column = |s: SwitchId| col_of.as_ref().map_or(s, |m| m[s as usize]);
+        let columns = col_of.as_ref().map_or(n, |m| m.iter().filter(|&&c| c != NONE).count());
+        let mut local_offsets = vec![0];
+        let mut local = Vec::new();
+        if col_of.is_some() {
+            for &s in &decisions {
+                local.push(column(s));
+                local.extend(net.neighbours(s).map(|(_, v)| column(v)));
+                local_offsets.push(local.len() as u32);
+            }
+        }
+        Columns { decision_of, col_of, columns, local_offsets, local }
     }
 }
 

@@ -131,33 +131,50 @@ impl LashTor {
         // The last layer starts with the dependencies of its Up*/Down* routes.
         let free = available as usize - 1;
         let mut dags: Vec<DynDag> = (0..=free).map(|_| DynDag::new(channels)).collect();
+        r.seed_last_layer(&mut dags[free]);
+        let deps = r.lay_out(&mut dags);
+        r.index_dependencies(deps, channels);
+        Ok(r)
+    }
+
+    /// Adds the dependencies of the last layer's Up*/Down* routes (every switch to every
+    /// destination) to its graph `dag`.
+    fn seed_last_layer(&self, dag: &mut DynDag) {
+        let n = self.t.n;
         for d in 0..n as SwitchId {
             for x in (0..n as SwitchId).filter(|&x| x != d) {
                 let (mut at, mut down, mut prev) = (x, 0u8, u32::MAX);
                 while at != d {
-                    let port = r.last[(d as usize * n + at as usize) * 2 + down as usize];
-                    let c = r.t.channel(at, port);
+                    let port = self.last[(d as usize * n + at as usize) * 2 + down as usize];
+                    let c = self.t.channel(at, port);
                     if prev != u32::MAX {
-                        assert!(dags[free].add(prev, c) != Added::Cycle, "lash_tor: Up*/Down* routes cycle");
+                        assert!(dag.add(prev, c) != Added::Cycle, "lash_tor: Up*/Down* routes cycle");
                     }
-                    let nx = r.graph.next_switch(at, port);
-                    down = u8::from(!r.ud.is_up(at, nx));
+                    let nx = self.graph.next_switch(at, port);
+                    down = u8::from(!self.ud.is_up(at, nx));
                     (prev, at) = (c, nx);
                 }
             }
         }
+    }
 
-        // Lay the paths out.
+    /// Lays the paths out (the module docs), each layer's dependencies kept acyclic in
+    /// `dags` (the last one seeded by [`LashTor::seed_last_layer`]); records the layers
+    /// used, the longest route and the last layer's entries. Returns the dependencies that
+    /// joined each free layer.
+    fn lay_out(&mut self, dags: &mut [DynDag]) -> Vec<Vec<(u32, u32)>> {
+        let n = self.t.n;
+        let free = dags.len() - 1;
         let mut deps: Vec<Vec<(u32, u32)>> = vec![Vec::new(); free];
         let mut rest = Vec::new();
-        let terminals = r.t.terminals.clone();
-        let mut entry = std::mem::take(&mut r.entry);
+        let terminals = self.t.terminals.clone();
+        let mut entry = std::mem::take(&mut self.entry);
         for (i, &a) in terminals.iter().enumerate() {
             for &b in &terminals[i + 1..] {
                 for (s, d) in [(a, b), (b, a)] {
                     let (mut at, mut phase, mut prev, mut hops) = (s, 0u8, u32::MAX, 0u32);
                     while at != d {
-                        let (port, next_phase) = r.step(at, d, phase, prev, &mut |ask| match ask {
+                        let (port, next_phase) = self.step(at, d, phase, prev, &mut |ask| match ask {
                             Ask::Keep(layer, c_in, c_out) => match dags[layer as usize].add(c_in, c_out) {
                                 Added::New => {
                                     deps[layer as usize].push((c_in, c_out));
@@ -170,39 +187,44 @@ impl LashTor {
                                 let e = &mut entry[x as usize * n + d as usize];
                                 if *e == UNKNOWN {
                                     rest.clear();
-                                    r.t.deps(x, d, &mut rest);
+                                    self.t.deps(x, d, &mut rest);
                                     *e = if dags[free].add_all(&rest) { TABLE } else { UPDOWN };
                                 }
                                 *e == TABLE
                             }
                         });
-                        r.used = r.used.max(next_phase / 4 + 1);
-                        prev = r.t.channel(at, port);
+                        self.used = self.used.max(next_phase / 4 + 1);
+                        prev = self.t.channel(at, port);
                         phase = next_phase;
-                        at = r.graph.next_switch(at, port);
+                        at = self.graph.next_switch(at, port);
                         hops += 1;
                         assert!(hops as usize <= 2 * n + 2, "lash_tor: route from {s} to {d} loops");
                     }
-                    r.max_hops = r.max_hops.max(hops);
+                    self.max_hops = self.max_hops.max(hops);
                 }
             }
         }
-        r.entry = entry;
-        // The final dependency sets of the free layers, for the lookup.
-        r.dep_offsets = Vec::with_capacity(free * (channels + 1));
+        self.entry = entry;
+        deps
+    }
+
+    /// The final dependency sets `deps` of the free layers as the lookup reads them
+    /// (`dep_offsets`, `dep_targets`).
+    fn index_dependencies(&mut self, mut deps: Vec<Vec<(u32, u32)>>, channels: usize) {
+        let free = deps.len();
+        self.dep_offsets = Vec::with_capacity(free * (channels + 1));
         for layer in deps.iter_mut() {
             layer.sort_unstable();
-            let base = r.dep_targets.len();
+            let base = self.dep_targets.len();
             let mut k = 0;
             for c in 0..=channels as u32 {
-                r.dep_offsets.push((base + k) as u32);
+                self.dep_offsets.push((base + k) as u32);
                 while k < layer.len() && layer[k].0 == c {
                     k += 1;
                 }
             }
-            r.dep_targets.extend(layer.iter().map(|&(_, c)| c));
+            self.dep_targets.extend(layer.iter().map(|&(_, c)| c));
         }
-        Ok(r)
     }
 
     /// Layers available (`router.vcs`, at most [`MAX_LAYERS`]).

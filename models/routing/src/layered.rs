@@ -4,6 +4,11 @@
 //! (Pearce and Kelly's dynamic topological order, ACM J. Experimental Algorithmics 11,
 //! 2006: `DynDag`).
 //!
+//! One file: the layered routing (`Layered`), the tables it is built from (`Tables`),
+//! the first-fit layering (`FirstFit`) and the acyclic channel dependency graph each
+//! layer keeps (`DynDag`, also used by `nue`, `lash_tor` and `angara`) are one engine,
+//! read in the order a build uses them; about 85 of its lines are tests.
+//!
 //! A channel is a directed switch-to-switch link, numbered by its global port index
 //! (`port_offsets[switch] + port`). A path's dependencies are its consecutive channel pairs.
 

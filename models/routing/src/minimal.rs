@@ -2,6 +2,10 @@
 //! SP routings of Pascual and Navaridas, "High-Performance, Low-Complexity Deadlock
 //! Avoidance for Arbitrary Topologies/Routings", ICS'18, section 7.3).
 //!
+//! One file: the routing itself is under 380 lines, ending with its entries; the rest are
+//! its tests, which check the coordinates, the two-bit table, the byte table and a table
+//! for some switches only against each other.
+//!
 //! The candidates at switch `s` for destination switch `d` are the neighbours `n` with
 //! `dist(n, d) = dist(s, d) - 1`, in port order. In single-path mode one candidate is kept,
 //! chosen by a hash of `(s, d)` so that destinations spread over the minimal ports.

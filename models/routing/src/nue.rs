@@ -1,6 +1,10 @@
 //! Nue routing: Domke, Hoefler, Matsuoka, "Routing on the Dependency Graph: A New Approach
 //! to Deadlock-Free High-Performance Routing", HPDC'16.
 //!
+//! One file: one algorithm (the steps below) whose parts share private state (the channel
+//! graph, the escape tree, the search state of its Dijkstra) and read in the order of its
+//! steps.
+//!
 //! Destination-based routing in `k >= 1` virtual layers (one VC each) that is deadlock-free
 //! by construction and never runs out of layers:
 //!

@@ -271,16 +271,32 @@ fn parse_blocks(text: &str, title: &str, key: &str, net: &Network, view: &IbView
     Ok(blocks)
 }
 
+/// The settings the errors about each file name.
+const LFTS: &str = "routing.tables.lfts";
+const SLS: &str = "routing.tables.sls";
+
+/// A switch's forwarding entries by LID: the IB port and the line of the file.
+type Entries = HashMap<u32, (u32, usize)>;
+
 /// Reads OpenSM's forwarding tables (`lfts`) and, optionally, xnet's path SLs (`sls`) for
 /// `net` (see the module docs). Errors name `routing.tables.lfts` or `.sls` and the line.
 pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(PathTables, u32), RoutingError> {
-    const LFTS: &str = "routing.tables.lfts";
-    const SLS: &str = "routing.tables.sls";
     let view = IbView::of(net);
-    let n = net.num_switches();
     let blocks = parse_blocks(lfts, "Unicast lids", LFTS, net, &view)?;
+    let table = forwarding_entries(net, &view, &blocks)?;
+    let lid_of = endpoint_lids(net, &view, &blocks)?;
+    let sl_of = path_sls(net, &view, sls)?;
+    let t = build_columns(net, &view, &table, &lid_of, &sl_of)?;
+    let longest = check_routes(net, &view, &t, &lid_of)?;
+    Ok((t, longest))
+}
+
+/// Per switch, its forwarding entries by LID: `(IB port, line)`; errors on a LID listed
+/// twice and on a switch without entries.
+fn forwarding_entries(net: &Network, view: &IbView, blocks: &[Block]) -> Result<Vec<Entries>, RoutingError> {
+    let n = net.num_switches();
     let mut table: Vec<HashMap<u32, (u32, usize)>> = vec![HashMap::new(); n];
-    for b in &blocks {
+    for b in blocks {
         for &(lid, port, line) in &b.entries {
             // Port 255: "no route" (`ibroute -a`, `dump_fts -a`).
             if port == NO_ROUTE {
@@ -300,10 +316,15 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
     if let Some(s) = (0..n).find(|&s| table[s].is_empty()) {
         return Err(RoutingError::new(LFTS, format!("no forwarding table for switch '{}'", view.switch_names[s])));
     }
-    // Each endpoint's LID: the lowest its switch forwards on its terminal port.
+    Ok(table)
+}
+
+/// Each endpoint's LID: the lowest its switch forwards on its terminal port (errors on a
+/// LID leading to two HCAs and on an HCA without one).
+fn endpoint_lids(net: &Network, view: &IbView, blocks: &[Block]) -> Result<Vec<u32>, RoutingError> {
     let mut lid_of: Vec<Option<u32>> = vec![None; net.num_endpoints()];
     let mut owner: HashMap<u32, EndpointId> = HashMap::new();
-    for b in &blocks {
+    for b in blocks {
         let s = b.switch;
         for &(lid, ib, line) in &b.entries {
             let Ok(ib) = u16::try_from(ib) else { continue };
@@ -341,10 +362,16 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
             ),
         ));
     };
-    // SLs per (source switch, LID).
+    Ok(lid_of)
+}
+
+/// The SLs of the path SL file `sls` per source switch, by destination LID (none without
+/// the file).
+fn path_sls(net: &Network, view: &IbView, sls: Option<&str>) -> Result<Vec<HashMap<u32, u8>>, RoutingError> {
+    let n = net.num_switches();
     let mut sl_of: Vec<HashMap<u32, u8>> = vec![HashMap::new(); n];
     if let Some(text) = sls {
-        for b in parse_blocks(text, "Path SLs", SLS, net, &view)? {
+        for b in parse_blocks(text, "Path SLs", SLS, net, view)? {
             for &(lid, sl, line) in &b.entries {
                 if sl > 15 {
                     return Err(RoutingError::new(SLS, format!("line {line}: SL {sl}; InfiniBand SLs are 0 to 15")));
@@ -353,7 +380,19 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
             }
         }
     }
-    // Columns: per endpoint, ports and SLs over all switches, deduplicated.
+    Ok(sl_of)
+}
+
+/// The tables' columns: per endpoint, the ports (from the forwarding entries `table`,
+/// towards its LID) and the SLs over all switches, deduplicated.
+fn build_columns(
+    net: &Network,
+    view: &IbView,
+    table: &[Entries],
+    lid_of: &[u32],
+    sl_of: &[HashMap<u32, u8>],
+) -> Result<PathTables, RoutingError> {
+    let n = net.num_switches();
     let mut columns: HashMap<(Vec<PortId>, Vec<u8>), u32> = HashMap::new();
     let (mut ports, mut sl_rows) = (Vec::new(), Vec::new());
     let mut column_of = Vec::with_capacity(net.num_endpoints());
@@ -385,9 +424,7 @@ pub fn read_tables(net: &Network, lfts: &str, sls: Option<&str>) -> Result<(Path
         });
         column_of.push(c);
     }
-    let t = PathTables::new(n, column_of, ports, sl_rows);
-    let longest = check_routes(net, &view, &t, &lid_of)?;
-    Ok((t, longest))
+    Ok(PathTables::new(n, column_of, ports, sl_rows))
 }
 
 /// Walks the route from every switch with endpoints to every column's first endpoint;

@@ -6,6 +6,11 @@
 //! paths that take only allowed turns. `smart`, `lturn` and `sr` are built on it, and `dl`
 //! on its layered form, where a forbidden turn moves the packet up a VC.
 //!
+//! One file: the turn rules (`Channels`: the channel numbering, the turns between
+//! channels, the legal distances over them and the search for a cycle of allowed turns)
+//! and `TurnRouting`, which routes by those distances, share the channel numbering and
+//! the distance tables' layout; about 110 of its lines are tests.
+//!
 //! Channels are the directed switch-to-switch links, numbered switch by switch in port
 //! order. U-turns (back over the link just taken) are never allowed. A packet's route state
 //! records the channel it arrived by (`route.intermediate`; `u32::MAX` at its source),

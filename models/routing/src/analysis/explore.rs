@@ -9,7 +9,7 @@
 
 use super::cdg::CdgBits;
 use super::{Ctx, Probe, Unreachable};
-use crate::packet::RouteState;
+use crate::packet::{Packet, RouteState};
 use crate::{Candidate, Hop};
 use base::rng::{stream, Purpose, Rng};
 use topology::{EndpointId, PortId, PortTarget, SwitchId};
@@ -317,8 +317,12 @@ pub(super) struct Explorer<'a> {
     cols: Vec<u64>,
     /// Passed to `init` of routings that draw nothing from it.
     unused: Rng,
-    /// The endpoint the packets of the current exploration go to.
+    /// The destination switch and endpoint the packets of the current exploration go to,
+    /// and whether its states keep the source and the input port.
+    dst: SwitchId,
     dst_endpoint: EndpointId,
+    keep_src: bool,
+    keep_in: bool,
     /// The exploration's spread paths per link (global port index), and the links with
     /// any, gathered into [`Found::spread`] at its end.
     spread: Vec<f64>,
@@ -342,7 +346,10 @@ impl<'a> Explorer<'a> {
             inits: Vec::new(),
             cols: Vec::new(),
             unused: stream(0, Purpose::Routing, 0),
+            dst: 0,
             dst_endpoint: 0,
+            keep_src: false,
+            keep_in: false,
             spread: vec![0.0; ctx.net.ports.len()],
             spread_links: Vec::new(),
         }
@@ -354,7 +361,10 @@ impl<'a> Explorer<'a> {
     /// one).
     pub(super) fn explore(&mut self, d: SwitchId, e: EndpointId, keep_src: bool, keep_in: bool) -> Found {
         let ctx = self.ctx;
+        self.dst = d;
         self.dst_endpoint = e;
+        self.keep_src = keep_src;
+        self.keep_in = keep_in;
         let mut found = Found::default();
         let mut rng: Rng = stream(ctx.seed, Purpose::Routing, d as u64 | 1 << 40);
         // Sources: the states at hop 0 are all distinct (one switch each), expanded as
@@ -389,7 +399,7 @@ impl<'a> Explorer<'a> {
                     global_hops: r.global_hops,
                 };
                 let count = u32::from(r == base);
-                self.expand(d, key, count, f64::from(count), keep_src, keep_in, &mut rng, &mut found);
+                self.expand(key, count, f64::from(count), &mut rng, &mut found);
             }
         }
         std::mem::swap(&mut self.cur, &mut self.next);
@@ -401,7 +411,7 @@ impl<'a> Explorer<'a> {
                 let e = *self.cur.entry(i);
                 let share = *self.cur.share(i);
                 self.cur.arrivals(i, &mut self.arrivals);
-                self.expand(d, e.key, e.count, share, keep_src, keep_in, &mut rng, &mut found);
+                self.expand(e.key, e.count, share, &mut rng, &mut found);
             }
             self.order = order;
             std::mem::swap(&mut self.cur, &mut self.next);
@@ -420,22 +430,14 @@ impl<'a> Explorer<'a> {
     }
 
     /// Expands state `key` (entered through `self.arrivals`, `count` first-candidate
-    /// paths and `share` spread paths through it; see [`Found::spread`])
-    /// paths through it) into the next level.
-    #[allow(clippy::too_many_arguments)]
-    fn expand(
-        &mut self,
-        d: SwitchId,
-        key: Key,
-        count: u32,
-        share: f64,
-        keep_src: bool,
-        keep_in: bool,
-        rng: &mut Rng,
-        found: &mut Found,
-    ) {
+    /// paths and `share` spread paths through it; see [`Found::spread`]) into the next
+    /// level: its candidates under zero load (and, for a load-reading decision at the
+    /// source, with each proposed port loaded), each followed by [`Explorer::follow`],
+    /// then its dependencies into the CDG.
+    fn expand(&mut self, key: Key, count: u32, share: f64, rng: &mut Rng, found: &mut Found) {
         let ctx = self.ctx;
         let net = ctx.net;
+        let d = self.dst;
         let at = key.at;
         found.states += 1;
         let first_port = self.cdg.first_port(at);
@@ -484,81 +486,92 @@ impl<'a> Explorer<'a> {
             }
             // The spread paths split evenly over the zero-load candidates.
             let part = if first_probe && share > 0.0 { share / self.cands.len() as f64 } else { 0.0 };
-            for ci in 0..self.cands.len() {
-                let c = self.cands[ci];
-                let first_path = first_probe && ci == 0 && count > 0;
-                let Some(port) = ports.get(c.port as usize) else {
-                    self.fail(found, &key, d, || {
-                        format!("candidate port {} of switch {at} does not exist", c.port)
-                    });
-                    continue;
-                };
-                let PortTarget::Switch { switch: next, port: next_in } = port.target else {
-                    self.fail(found, &key, d, || {
-                        format!("candidate port {} of switch {at} leads to no switch", c.port)
-                    });
-                    continue;
-                };
-                if c.vc >= ctx.vcs {
-                    let vcs = ctx.vcs;
-                    self.fail(found, &key, d, || {
-                        format!(
-                            "candidate VC {} at switch {at} is beyond the {vcs} VCs (hop {})",
-                            c.vc, key.hops
-                        )
-                    });
-                    continue;
-                }
-                self.cdg.mark(&mut self.cols, at, c.port, c.vc);
-                let link = net.port_offsets[at as usize] + c.port as u32;
-                let mut q = p;
-                ctx.routes.on_forward(at, c, &mut q);
-                q.hops += 1;
-                q.vc = c.vc;
-                if part > 0.0 {
-                    if self.spread[link as usize] == 0.0 {
-                        self.spread_links.push(link);
-                    }
-                    self.spread[link as usize] += part;
-                }
-                if next == d {
-                    found.longest = found.longest.max(q.hops as u32);
-                    if first_path {
-                        if q.hops as u32 >= ctx.bound {
-                            found.first_path_failed = true;
-                        } else {
-                            found.links.push((link, count));
-                            found.visited += count as u64 * (q.hops as u64 + 1);
-                            found.pairs += count as u64;
-                            found.longest_first = found.longest_first.max(q.hops as u32);
-                        }
-                    }
-                    continue;
-                }
-                if q.hops as u32 >= ctx.bound {
-                    let bound = ctx.bound;
-                    self.fail(found, &key, d, || format!("route longer than {bound} hops (a loop?)"));
-                    continue;
-                }
-                let next_key = Key {
-                    src: if keep_src { key.src } else { MERGED32 },
-                    at: next,
-                    intermediate: q.route.intermediate,
-                    in_port: if keep_in { next_in } else { MERGED16 },
-                    hops: q.hops,
-                    vc: q.vc,
-                    phase: q.route.phase,
-                    global_hops: q.route.global_hops,
-                };
-                let j = self.next.insert(next_key);
-                self.next.arrive(j, next_in);
-                *self.next.share(j) += part;
-                if first_path {
-                    self.next.entry(j).count += count;
-                    found.links.push((link, count));
-                }
-            }
+            self.follow(&key, count, first_probe, part, &p, found);
         }
         self.cdg.add(at, &self.cols, key.vc, self.arrivals.iter().map(|&p| (p - first_port) as usize));
+    }
+
+    /// Follows the candidates in `self.cands` of state `key` (`p`: the packet as
+    /// `next_hops` left it, `first_probe`: asked under zero load): each one's dependency
+    /// in `self.cols`, its `part` of the spread paths and, for the first candidate, the
+    /// state's `count` first-candidate paths; a route that reaches the destination ends,
+    /// others enter their next state in the next level.
+    fn follow(&mut self, key: &Key, count: u32, first_probe: bool, part: f64, p: &Packet, found: &mut Found) {
+        let ctx = self.ctx;
+        let net = ctx.net;
+        let (d, keep_src, keep_in) = (self.dst, self.keep_src, self.keep_in);
+        let at = key.at;
+        let ports = net.ports(at);
+        for ci in 0..self.cands.len() {
+            let c = self.cands[ci];
+            let first_path = first_probe && ci == 0 && count > 0;
+            let Some(port) = ports.get(c.port as usize) else {
+                self.fail(found, key, d, || {
+                    format!("candidate port {} of switch {at} does not exist", c.port)
+                });
+                continue;
+            };
+            let PortTarget::Switch { switch: next, port: next_in } = port.target else {
+                self.fail(found, key, d, || {
+                    format!("candidate port {} of switch {at} leads to no switch", c.port)
+                });
+                continue;
+            };
+            if c.vc >= ctx.vcs {
+                let vcs = ctx.vcs;
+                self.fail(found, key, d, || {
+                    format!("candidate VC {} at switch {at} is beyond the {vcs} VCs (hop {})", c.vc, key.hops)
+                });
+                continue;
+            }
+            self.cdg.mark(&mut self.cols, at, c.port, c.vc);
+            let link = net.port_offsets[at as usize] + c.port as u32;
+            let mut q = *p;
+            ctx.routes.on_forward(at, c, &mut q);
+            q.hops += 1;
+            q.vc = c.vc;
+            if part > 0.0 {
+                if self.spread[link as usize] == 0.0 {
+                    self.spread_links.push(link);
+                }
+                self.spread[link as usize] += part;
+            }
+            if next == d {
+                found.longest = found.longest.max(q.hops as u32);
+                if first_path {
+                    if q.hops as u32 >= ctx.bound {
+                        found.first_path_failed = true;
+                    } else {
+                        found.links.push((link, count));
+                        found.visited += count as u64 * (q.hops as u64 + 1);
+                        found.pairs += count as u64;
+                        found.longest_first = found.longest_first.max(q.hops as u32);
+                    }
+                }
+                continue;
+            }
+            if q.hops as u32 >= ctx.bound {
+                let bound = ctx.bound;
+                self.fail(found, key, d, || format!("route longer than {bound} hops (a loop?)"));
+                continue;
+            }
+            let next_key = Key {
+                src: if keep_src { key.src } else { MERGED32 },
+                at: next,
+                intermediate: q.route.intermediate,
+                in_port: if keep_in { next_in } else { MERGED16 },
+                hops: q.hops,
+                vc: q.vc,
+                phase: q.route.phase,
+                global_hops: q.route.global_hops,
+            };
+            let j = self.next.insert(next_key);
+            self.next.arrive(j, next_in);
+            *self.next.share(j) += part;
+            if first_path {
+                self.next.entry(j).count += count;
+                found.links.push((link, count));
+            }
+        }
     }
 }
