@@ -14,12 +14,12 @@ use super::registry::{exact_distance_state, RoutingEntry, Settings};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
-use base::settings::Setting;
-use base::rng::Rng;
-use topology::{Network, SwitchId};
 use crate::RoutingError;
+use base::rng::Rng;
+use base::settings::Setting;
 use serde::Deserialize;
 use std::sync::Arc;
+use topology::{Network, SwitchId};
 
 /// ALLPATH(k) over exact distances: from coordinates on HyperX, tori and meshes without
 /// failed links, else from a table of one byte per switch pair. The slack

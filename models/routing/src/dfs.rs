@@ -21,14 +21,14 @@
 //! survey balances them with a path selection (`routing.selection = "balanced"`).
 
 use super::registry::{RootSetting, RoutingEntry, Settings};
-use base::settings::Setting;
 use super::updown::{central_switch, UpDown};
 use super::VcPolicy;
-use topology::metrics::DistanceTable;
-use topology::{Network, SwitchId};
 use crate::RoutingError;
+use base::settings::Setting;
 use rayon::prelude::*;
 use std::sync::Arc;
+use topology::metrics::DistanceTable;
+use topology::{Network, SwitchId};
 
 /// Networks up to this many switches try every root.
 pub const ROOT_SEARCH: usize = 256;
@@ -69,7 +69,11 @@ fn dfs_order(net: &Network, root: SwitchId) -> Vec<u32> {
 }
 
 /// DFS routing on `net` rooted at `root`, or at the best root (see the module docs).
-pub fn build(net: &Network, root: Option<SwitchId>, endpoint_switch: &[SwitchId]) -> Result<UpDown, RoutingError> {
+pub fn build(
+    net: &Network,
+    root: Option<SwitchId>,
+    endpoint_switch: &[SwitchId],
+) -> Result<UpDown, RoutingError> {
     let dist = DistanceTable::compute(net)?;
     let central = central_switch(net, &dist)?;
     let mut terminals: Vec<SwitchId> = endpoint_switch.to_vec();

@@ -35,14 +35,14 @@
 use super::graph::connected_diameter;
 use super::layered::{endpoints_per_switch, first_fit_each, FirstFit, LayerOf, Layered, Tables};
 use super::registry::{BuildContext, RoutingEntry, Settings};
+use super::VcPolicy;
+use crate::RoutingError;
 use base::settings::Setting;
 use serde::Deserialize;
-use super::VcPolicy;
-use topology::metrics::DistanceTable;
-use topology::{Network, PortTarget, SwitchId};
-use crate::RoutingError;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use topology::metrics::DistanceTable;
+use topology::{Network, PortTarget, SwitchId};
 
 /// How DFSSSP assigns its paths to layers (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,18 +152,21 @@ fn layer_first_fit(t: &Tables, limit: Option<usize>) -> Result<Layering, Routing
     let mut fit = FirstFit::new(t.num_channels(), limit);
     let mut max_hops = 0;
     let terminals = &t.terminals;
-    let paths: Vec<(SwitchId, SwitchId)> =
-        terminals.iter().flat_map(|&s| terminals.iter().filter(move |&&d| d != s).map(move |&d| (s, d))).collect();
+    let paths: Vec<(SwitchId, SwitchId)> = terminals
+        .iter()
+        .flat_map(|&s| terminals.iter().filter(move |&&d| d != s).map(move |&d| (s, d)))
+        .collect();
     let mut placed = 0;
     let path_deps = |&(s, d): &(SwitchId, SwitchId), deps: &mut Vec<(u32, u32)>| t.deps(s, d, deps);
-    let finished = first_fit_each(&mut fit, &paths, "assigning the DFSSSP layers", path_deps, |&(s, d), l, hops| {
-        max_hops = max_hops.max(hops);
-        let Some(l) = l else { return false };
-        // Beyond 255 layers `finish` fails; the stored value is then irrelevant.
-        layer[s as usize * n + d as usize] = l.min(255) as u8;
-        placed += 1;
-        true
-    })?;
+    let finished =
+        first_fit_each(&mut fit, &paths, "assigning the DFSSSP layers", path_deps, |&(s, d), l, hops| {
+            max_hops = max_hops.max(hops);
+            let Some(l) = l else { return false };
+            // Beyond 255 layers `finish` fails; the stored value is then irrelevant.
+            layer[s as usize * n + d as usize] = l.min(255) as u8;
+            placed += 1;
+            true
+        })?;
     if !finished {
         return Ok(Err((fit.layers(), placed, paths.len())));
     }

@@ -28,12 +28,12 @@ use super::registry::{RoutingEntry, Settings};
 use super::turns::{terminals, Channels, TurnRouting};
 use super::updown::root_or_central;
 use super::VcPolicy;
-use base::settings::Setting;
-use topology::metrics::bfs;
-use topology::{Network, SwitchId};
 use crate::RoutingError;
+use base::settings::Setting;
 use serde::Deserialize;
 use std::sync::Arc;
+use topology::metrics::bfs;
+use topology::{Network, SwitchId};
 
 /// The rule-driven routing whose forbidden turns move a packet up a layer.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
@@ -83,7 +83,8 @@ pub fn build(
     };
     let forbidden = channels.forbidden(&allowed);
     let terminals = terminals(endpoint_switch);
-    let summary = format!("dl over {}: {layers} layers, {forbidden} turns move up a layer, root {root}", base.name());
+    let summary =
+        format!("dl over {}: {layers} layers, {forbidden} turns move up a layer, root {root}", base.name());
     TurnRouting::layered(net, channels, &allowed, layers, &terminals, summary)
 }
 

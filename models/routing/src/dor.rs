@@ -13,11 +13,11 @@ use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::Packet;
 use base::rng::Rng;
+use std::sync::Arc;
 use topology::shape::HyperXShape;
 use topology::shape::TorusShape;
 use topology::Shape;
 use topology::SwitchId;
-use std::sync::Arc;
 
 /// DOR on a HyperX.
 pub struct HyperXDor {

@@ -13,15 +13,15 @@
 use super::registry::{per_switch_state, BuildContext, RoutingEntry, Settings};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
-use crate::RoutingError;
 use crate::packet::{Packet, RouteState};
-use base::settings::Setting;
+use crate::RoutingError;
 use base::rng::{below, Rng};
+use base::settings::Setting;
+use serde::Deserialize;
+use std::sync::Arc;
 use topology::shape::DragonflyShape;
 use topology::Shape;
 use topology::{PortId, SwitchId};
-use serde::Deserialize;
-use std::sync::Arc;
 
 /// Which Dragonfly routing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

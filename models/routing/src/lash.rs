@@ -25,13 +25,13 @@ use super::registry::{RoutingEntry, Settings};
 use super::updown::UpDown;
 use super::{Candidate, LoadView, Reads, Routing, VcPolicy};
 use crate::packet::{Packet, RouteState};
-use base::settings::Setting;
+use crate::RoutingError;
 use base::rng::Rng;
+use base::settings::Setting;
 use serde::Deserialize;
+use std::collections::VecDeque;
 use topology::metrics::DistanceTable;
 use topology::{Network, PortId, SwitchId};
-use crate::RoutingError;
-use std::collections::VecDeque;
 
 /// What the layer search found.
 pub enum Outcome {
@@ -94,7 +94,11 @@ const UP_DOWN_PAIR: u8 = u8::MAX;
 
 /// Builds the LASH tables for `net`, with at most `limit` layers (`None`: as many as it
 /// takes, up to 255).
-pub fn build(net: &Network, endpoint_switch: &[SwitchId], limit: Option<usize>) -> Result<Outcome, RoutingError> {
+pub fn build(
+    net: &Network,
+    endpoint_switch: &[SwitchId],
+    limit: Option<usize>,
+) -> Result<Outcome, RoutingError> {
     let t = lash_paths(net, endpoint_switch, Paths::Trees)?;
     Ok(match assign_layers(&t, limit, false)? {
         Ok(p) => Outcome::Routed(p.finish(t)?),
@@ -145,30 +149,36 @@ fn assign_layers(
     let mut fit = FirstFit::new(t.num_channels(), limit);
     let mut max_hops = 0;
     let terminals = &t.terminals;
-    let pairs: Vec<(SwitchId, SwitchId)> =
-        terminals.iter().enumerate().flat_map(|(i, &a)| terminals[i + 1..].iter().map(move |&b| (a, b))).collect();
+    let pairs: Vec<(SwitchId, SwitchId)> = terminals
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &a)| terminals[i + 1..].iter().map(move |&b| (a, b)))
+        .collect();
     let mut placed = 0;
     let mut overflowed = 0;
-    let both_ways = |&(a, b): &(SwitchId, SwitchId), deps: &mut Vec<(u32, u32)>| t.deps(a, b, deps).max(t.deps(b, a, deps));
-    let finished = first_fit_each(&mut fit, &pairs, "assigning the LASH layers", both_ways, |&(a, b), l, hops| {
-        max_hops = max_hops.max(hops);
-        let l = match l {
-            Some(l) => l,
-            None if overflow => {
-                layer[a as usize * n + b as usize] = UP_DOWN_PAIR;
-                layer[b as usize * n + a as usize] = UP_DOWN_PAIR;
-                overflowed += 1;
-                return true;
-            }
-            None => return false,
-        };
-        // Beyond 255 layers `finish` fails; the stored value is then irrelevant.
-        let l = l.min(255) as u8;
-        layer[a as usize * n + b as usize] = l;
-        layer[b as usize * n + a as usize] = l;
-        placed += 1;
-        true
-    })?;
+    let both_ways = |&(a, b): &(SwitchId, SwitchId), deps: &mut Vec<(u32, u32)>| {
+        t.deps(a, b, deps).max(t.deps(b, a, deps))
+    };
+    let finished =
+        first_fit_each(&mut fit, &pairs, "assigning the LASH layers", both_ways, |&(a, b), l, hops| {
+            max_hops = max_hops.max(hops);
+            let l = match l {
+                Some(l) => l,
+                None if overflow => {
+                    layer[a as usize * n + b as usize] = UP_DOWN_PAIR;
+                    layer[b as usize * n + a as usize] = UP_DOWN_PAIR;
+                    overflowed += 1;
+                    return true;
+                }
+                None => return false,
+            };
+            // Beyond 255 layers `finish` fails; the stored value is then irrelevant.
+            let l = l.min(255) as u8;
+            layer[a as usize * n + b as usize] = l;
+            layer[b as usize * n + a as usize] = l;
+            placed += 1;
+            true
+        })?;
     if !finished {
         return Ok(Err((fit.layers(), placed, pairs.len())));
     }

@@ -46,12 +46,12 @@ use super::updown::{central_switch, UdLegal, DOWN};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
-use base::settings::Setting;
+use crate::RoutingError;
 use base::rng::Rng;
+use base::settings::Setting;
+use std::sync::Arc;
 use topology::metrics::DistanceTable;
 use topology::{Network, PortId, SwitchId};
-use crate::RoutingError;
-use std::sync::Arc;
 
 /// Most layers (the layer shares the `u8` phase with two flags).
 pub const MAX_LAYERS: u8 = 63;

@@ -42,10 +42,10 @@ use super::registry::{RootSetting, RoutingEntry, Settings, ROOT_KEYS};
 use super::turns::{terminals, Channels, TurnRouting};
 use super::updown::root_or_central;
 use super::VcPolicy;
-use topology::metrics::bfs;
-use topology::{Network, SwitchId};
 use crate::RoutingError;
 use std::sync::Arc;
+use topology::metrics::bfs;
+use topology::{Network, SwitchId};
 
 /// The `x` coordinate of every switch: its position in a preorder walk of the BFS tree
 /// from `root` (children in id order; `u32::MAX` where unreachable).
@@ -77,7 +77,11 @@ pub(crate) fn lturn_turns(net: &Network, channels: &Channels, root: SwitchId) ->
 }
 
 /// LTURN on `net` from `root` (default: least eccentric switch).
-pub fn build(net: &Network, root: Option<SwitchId>, endpoint_switch: &[SwitchId]) -> Result<TurnRouting, RoutingError> {
+pub fn build(
+    net: &Network,
+    root: Option<SwitchId>,
+    endpoint_switch: &[SwitchId],
+) -> Result<TurnRouting, RoutingError> {
     let root = root_or_central(net, root)?;
     let channels = Channels::new(net);
     let allowed = lturn_turns(net, &channels, root);

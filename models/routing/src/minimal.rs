@@ -30,12 +30,12 @@ use super::registry::{BuildContext, RoutingEntry, Settings, StateSize};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::Packet;
+use crate::RoutingError;
 use base::rng::Rng;
+use std::sync::Arc;
 use topology::shape::HyperXShape;
 use topology::shape::TorusShape;
 use topology::{Network, Shape, SwitchId};
-use crate::RoutingError;
-use std::sync::Arc;
 
 /// Where the minimal next hops come from.
 enum Source {
@@ -147,7 +147,9 @@ impl Minimal {
                 rows.neighbour_distances(at, dst, |i, here, there| f(nbrs[i].0, here, there))
             }
             Source::HyperX(_) => {
-                self.neighbours_with_distances(at, at, dst, |port, _, (_, here), (_, there)| f(port, here, there))
+                self.neighbours_with_distances(at, at, dst, |port, _, (_, here), (_, there)| {
+                    f(port, here, there)
+                })
             }
             Source::Torus(_) => {
                 let here = self.distance(at, dst);

@@ -30,12 +30,12 @@ use super::updown::{central_switch, UdLegal, DOWN};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
-use base::settings::Setting;
+use crate::RoutingError;
 use base::rng::Rng;
+use base::settings::Setting;
+use std::sync::Arc;
 use topology::metrics::{bfs, DistanceTable};
 use topology::{Network, SwitchId};
-use crate::RoutingError;
-use std::sync::Arc;
 
 /// Multiple Up*/Down*.
 pub struct Mud {

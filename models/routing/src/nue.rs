@@ -38,16 +38,16 @@
 use super::layered::{endpoints_per_switch, Added, DynDag, LayerOf, Layered, Tables};
 use super::registry::{RoutingEntry, Settings};
 use super::VcPolicy;
-use base::settings::Setting;
-use topology::metrics::bfs;
-use topology::{Network, PortId, PortTarget, SwitchId};
 use crate::RoutingError;
+use base::settings::Setting;
 use partitioner::{partition, Method, PartGraph};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
+use topology::metrics::bfs;
+use topology::{Network, PortId, PortTarget, SwitchId};
 
 /// The order in which a layer's destinations are routed. Each destination's search is
 /// constrained by the dependencies the earlier ones added, so the order shapes the routes

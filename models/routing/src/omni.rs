@@ -20,15 +20,15 @@
 use super::registry::{RoutingEntry, Settings, StateSize};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
-use crate::RoutingError;
 use crate::packet::{Packet, RouteState};
-use base::settings::Setting;
-use base::rng::Rng;
 use crate::registry::BuildContext;
-use topology::shape::HyperXShape;
-use topology::{Network, PortId, PortTarget, Shape, SwitchId};
+use crate::RoutingError;
+use base::rng::Rng;
+use base::settings::Setting;
 use serde::Deserialize;
 use std::sync::Arc;
+use topology::shape::HyperXShape;
+use topology::{Network, PortId, PortTarget, Shape, SwitchId};
 
 /// How many deroutes a route may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,7 +126,13 @@ impl Routing for Omnidimensional {
         state.intermediate = dst;
     }
 
-    fn initial_states(&self, _src: SwitchId, dst: SwitchId, mut base: RouteState, out: &mut Vec<RouteState>) -> bool {
+    fn initial_states(
+        &self,
+        _src: SwitchId,
+        dst: SwitchId,
+        mut base: RouteState,
+        out: &mut Vec<RouteState>,
+    ) -> bool {
         base.phase = 0;
         base.intermediate = dst;
         out.push(base);

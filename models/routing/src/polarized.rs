@@ -24,12 +24,12 @@ use super::registry::{exact_distance_state, RoutingEntry, Settings};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
-use base::settings::Setting;
-use base::rng::Rng;
-use topology::{Network, Shape, SwitchId};
 use crate::RoutingError;
+use base::rng::Rng;
+use base::settings::Setting;
 use serde::Deserialize;
 use std::sync::Arc;
+use topology::{Network, Shape, SwitchId};
 
 /// Polarized routing over exact distances.
 pub struct Polarized {
@@ -75,7 +75,13 @@ impl Polarized {
 
 /// The polarized hops at `c` from `s` to `t` (see the module docs), as
 /// `f(port, next switch, Δmu)`.
-fn polarized_hops(min: &Minimal, s: SwitchId, c: SwitchId, t: SwitchId, mut f: impl FnMut(u16, SwitchId, u32)) {
+fn polarized_hops(
+    min: &Minimal,
+    s: SwitchId,
+    c: SwitchId,
+    t: SwitchId,
+    mut f: impl FnMut(u16, SwitchId, u32),
+) {
     min.neighbours_with_distances(c, s, t, |port, n, (a, b), (new_a, new_b)| {
         let weight = a as i64 - b as i64;
         let delta = new_a as i64 - new_b as i64 - weight;
@@ -95,9 +101,20 @@ fn polarized_hops(min: &Minimal, s: SwitchId, c: SwitchId, t: SwitchId, mut f: i
 /// from `s` ends at a switch with no polarized hop, or none reaches `t`). Polarized hops
 /// form a DAG (the weight never falls, and hops that keep it move the sum of distances one
 /// way), so a memo per switch (`memo`, reset here) makes it linear in the edges.
-pub fn longest_route(min: &Minimal, s: SwitchId, t: SwitchId, memo: &mut [Option<Option<u32>>]) -> Option<u32> {
+pub fn longest_route(
+    min: &Minimal,
+    s: SwitchId,
+    t: SwitchId,
+    memo: &mut [Option<Option<u32>>],
+) -> Option<u32> {
     memo.fill(None);
-    fn walk(min: &Minimal, s: SwitchId, c: SwitchId, t: SwitchId, memo: &mut [Option<Option<u32>>]) -> Option<u32> {
+    fn walk(
+        min: &Minimal,
+        s: SwitchId,
+        c: SwitchId,
+        t: SwitchId,
+        memo: &mut [Option<Option<u32>>],
+    ) -> Option<u32> {
         if c == t {
             return Some(0);
         }
@@ -146,7 +163,13 @@ impl Routing for Polarized {
         state.intermediate = src;
     }
 
-    fn initial_states(&self, src: SwitchId, _dst: SwitchId, mut base: RouteState, out: &mut Vec<RouteState>) -> bool {
+    fn initial_states(
+        &self,
+        src: SwitchId,
+        _dst: SwitchId,
+        mut base: RouteState,
+        out: &mut Vec<RouteState>,
+    ) -> bool {
         base.intermediate = src;
         out.push(base);
         true

@@ -26,11 +26,11 @@
 use super::registry::{RoutingEntry, Settings};
 use super::turns::{terminals, total_length, Channels, TurnRouting};
 use super::VcPolicy;
-use topology::metrics::{bfs, DistanceTable};
-use topology::{Network, SwitchId};
 use crate::RoutingError;
 use rayon::prelude::*;
 use std::sync::Arc;
+use topology::metrics::{bfs, DistanceTable};
+use topology::{Network, SwitchId};
 
 /// Largest network SMART builds for.
 pub const MAX_SWITCHES: usize = 256;
@@ -64,12 +64,15 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<TurnRouting,
         Some((allowed, cuts)) => (allowed, cuts, "cuts"),
         None => {
             let essential = tree_turns(net, &channels, root);
-            let (allowed, cuts) = cut_cycles(&channels, &terminals, &essential)
-                .expect("tree mode keeps every pair connected");
+            let (allowed, cuts) =
+                cut_cycles(&channels, &terminals, &essential).expect("tree mode keeps every pair connected");
             (allowed, cuts, "cuts in tree mode (the first pass disconnected a pair)")
         }
     };
-    let summary = format!("smart: {cuts} dependencies {mode}, of {}", channels.all_turns().iter().filter(|&&a| a).count());
+    let summary = format!(
+        "smart: {cuts} dependencies {mode}, of {}",
+        channels.all_turns().iter().filter(|&&a| a).count()
+    );
     TurnRouting::new(net, channels, &allowed, &terminals, summary)
 }
 

@@ -9,11 +9,11 @@ use super::registry::{RoutingEntry, Settings};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
-use base::rng::{below, Rng};
-use topology::{Network, PortId, SwitchId};
 use crate::RoutingError;
+use base::rng::{below, Rng};
 use std::collections::VecDeque;
 use std::sync::Arc;
+use topology::{Network, PortId, SwitchId};
 
 /// One spanning tree.
 struct Tree {

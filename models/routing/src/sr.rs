@@ -42,10 +42,10 @@ use super::registry::{RootSetting, RoutingEntry, Settings, ROOT_KEYS};
 use super::turns::{terminals, total_length, Channels, TurnRouting};
 use super::updown::root_or_central;
 use super::VcPolicy;
-use topology::{Network, SwitchId};
 use crate::RoutingError;
 use std::collections::VecDeque;
 use std::sync::Arc;
+use topology::{Network, SwitchId};
 
 /// Largest network on which every placement of each restriction is tried.
 pub const PLACE_SWITCHES: usize = 256;
@@ -182,7 +182,11 @@ fn placements(segment: &[u32]) -> usize {
 }
 
 /// SR on `net` from `root` (default: least eccentric switch).
-pub fn build(net: &Network, root: Option<SwitchId>, endpoint_switch: &[SwitchId]) -> Result<TurnRouting, RoutingError> {
+pub fn build(
+    net: &Network,
+    root: Option<SwitchId>,
+    endpoint_switch: &[SwitchId],
+) -> Result<TurnRouting, RoutingError> {
     let root = root_or_central(net, root)?;
     let channels = Channels::new(net);
     let terminals = terminals(endpoint_switch);
@@ -256,7 +260,9 @@ mod tests {
     /// switches + 1; each link is in at most one; the switches inside a segment are new.
     #[test]
     fn segments_match_the_cycle_rank_and_share_no_link() {
-        for (sides, wrap, rank) in [(vec![5], true, 1), (vec![5], false, 0), (vec![3, 3], false, 4), (vec![4, 4], true, 17)] {
+        for (sides, wrap, rank) in
+            [(vec![5], true, 1), (vec![5], false, 0), (vec![3, 3], false, 4), (vec![4, 4], true, 17)]
+        {
             let net = grid(sides.clone(), wrap);
             let ch = Channels::new(&net);
             let (segments, taken_at) = segments(&ch, net.num_switches(), 0);

@@ -29,16 +29,16 @@
 
 use super::registry::{BuildContext, RoutingEntry, Settings};
 use super::{Candidate, LoadView, Reads, Routing, VcPolicy};
-use crate::RoutingError;
 use crate::packet::Packet;
-use base::settings::{FileKey, Setting};
+use crate::RoutingError;
 use base::rng::Rng;
-use topology::ib::IbView;
-use topology::{EndpointId, Network, PortId, PortTarget, SwitchId};
+use base::settings::{FileKey, Setting};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
+use topology::ib::IbView;
+use topology::{EndpointId, Network, PortId, PortTarget, SwitchId};
 
 /// No entry in [`PathTables::ports`].
 pub const NO_PORT: PortId = PortId::MAX;
@@ -196,7 +196,13 @@ struct Block {
 /// Parses the blocks of a dump whose headers start with `title` (`key` names the setting
 /// in errors). Lines that are neither headers nor `0x` entries are ignored (trailers,
 /// comments).
-fn parse_blocks(text: &str, title: &str, key: &str, net: &Network, view: &IbView) -> Result<Vec<Block>, RoutingError> {
+fn parse_blocks(
+    text: &str,
+    title: &str,
+    key: &str,
+    net: &Network,
+    view: &IbView,
+) -> Result<Vec<Block>, RoutingError> {
     let by_name: HashMap<&str, SwitchId> =
         view.switch_names.iter().enumerate().map(|(s, name)| (name.as_str(), s as SwitchId)).collect();
     // `ibnetdiscover` names a switch `S-<GUID>` and OpenSM's headers give the GUID: match
@@ -224,9 +230,9 @@ fn parse_blocks(text: &str, title: &str, key: &str, net: &Network, view: &IbView
             // parenthesised part, as ibroute writes it.
             let name = match (line.find("('"), line.rfind("')")) {
                 (Some(open), Some(close)) if close > open + 1 => Some(&line[open + 2..close]),
-                _ => line
-                    .rfind('(')
-                    .and_then(|open| line[open + 1..].rfind(')').map(|close| line[open + 1..open + 1 + close].trim())),
+                _ => line.rfind('(').and_then(|open| {
+                    line[open + 1..].rfind(')').map(|close| line[open + 1..open + 1 + close].trim())
+                }),
             };
             let found = guid.and_then(|g| by_guid.get(&g)).or_else(|| name.and_then(|n| by_name.get(n)));
             let &switch = found.ok_or_else(|| {
@@ -260,11 +266,14 @@ fn parse_blocks(text: &str, title: &str, key: &str, net: &Network, view: &IbView
             let lid = words.next().and_then(|w| u32::from_str_radix(w, 16).ok());
             let value = words.next().and_then(|w| w.parse::<u32>().ok());
             let (Some(lid), Some(value)) = (lid, value) else {
-                return Err(RoutingError::new(key, format!("line {lineno}: cannot read `{line}` as `0xLID VALUE`")));
+                return Err(RoutingError::new(
+                    key,
+                    format!("line {lineno}: cannot read `{line}` as `0xLID VALUE`"),
+                ));
             };
-            let block = blocks
-                .last_mut()
-                .ok_or_else(|| RoutingError::new(key, format!("line {lineno}: an entry before any `{title}` header")))?;
+            let block = blocks.last_mut().ok_or_else(|| {
+                RoutingError::new(key, format!("line {lineno}: an entry before any `{title}` header"))
+            })?;
             block.entries.push((lid, value, lineno));
         }
     }
@@ -314,7 +323,10 @@ fn forwarding_entries(net: &Network, view: &IbView, blocks: &[Block]) -> Result<
         }
     }
     if let Some(s) = (0..n).find(|&s| table[s].is_empty()) {
-        return Err(RoutingError::new(LFTS, format!("no forwarding table for switch '{}'", view.switch_names[s])));
+        return Err(RoutingError::new(
+            LFTS,
+            format!("no forwarding table for switch '{}'", view.switch_names[s]),
+        ));
     }
     Ok(table)
 }
@@ -374,7 +386,10 @@ fn path_sls(net: &Network, view: &IbView, sls: Option<&str>) -> Result<Vec<HashM
         for b in parse_blocks(text, "Path SLs", SLS, net, view)? {
             for &(lid, sl, line) in &b.entries {
                 if sl > 15 {
-                    return Err(RoutingError::new(SLS, format!("line {line}: SL {sl}; InfiniBand SLs are 0 to 15")));
+                    return Err(RoutingError::new(
+                        SLS,
+                        format!("line {line}: SL {sl}; InfiniBand SLs are 0 to 15"),
+                    ));
                 }
                 sl_of[b.switch as usize].insert(lid, sl as u8);
             }
@@ -547,7 +562,10 @@ fn build(ctx: &BuildContext<'_>) -> Result<Arc<dyn Routing>, RoutingError> {
         )
     })?;
     if s.sls.is_some() && s.sls_contents.is_none() {
-        return Err(RoutingError::new("routing.tables.sls", "was not read (only the xnet command reads files)"));
+        return Err(RoutingError::new(
+            "routing.tables.sls",
+            "was not read (only the xnet command reads files)",
+        ));
     }
     let (tables, longest) = read_tables(ctx.net, lfts, s.sls_contents.as_deref())?;
     ctx.check_layers(tables.max_sl() + 1)?;

@@ -40,11 +40,11 @@ use super::updown::central_switch;
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
+use crate::RoutingError;
 use base::rng::Rng;
+use std::sync::Arc;
 use topology::metrics::{bfs, DistanceTable};
 use topology::{Network, PortId, SwitchId};
-use crate::RoutingError;
-use std::sync::Arc;
 
 /// Most layers TOR may need (the layer and the phase share a `u8`).
 pub const MAX_LAYERS: u32 = 127;
@@ -98,7 +98,8 @@ impl Tor {
         };
         let level = bfs(net, root);
         let graph = SwitchGraph::new(net);
-        let mut tor = Self { graph, n, level, next: vec![PortId::MAX; n * n * 2], layers: 1, max_hops: 0, ties: None };
+        let mut tor =
+            Self { graph, n, level, next: vec![PortId::MAX; n * n * 2], layers: 1, max_hops: 0, ties: None };
         let mut fewest = Vec::new();
         let mut terminal = vec![false; n];
         for &s in endpoint_switch {

@@ -13,12 +13,12 @@ use super::registry::{RootSetting, RoutingEntry, Settings, ROOT_KEYS};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::Packet;
-use base::rng::Rng;
-use topology::metrics::{bfs, DistanceTable};
-use topology::{Network, PortId, SwitchId};
 use crate::RoutingError;
+use base::rng::Rng;
 use rayon::prelude::*;
 use std::sync::Arc;
+use topology::metrics::{bfs, DistanceTable};
+use topology::{Network, PortId, SwitchId};
 
 /// Packet phase once it has taken a down link.
 pub(crate) const DOWN: u8 = 1;

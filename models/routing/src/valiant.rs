@@ -8,10 +8,10 @@ use super::registry::{RoutingEntry, Settings};
 use super::VcPolicy;
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
-use base::rng::{below, Rng};
-use topology::{Network, SwitchId};
 use crate::RoutingError;
+use base::rng::{below, Rng};
 use std::sync::Arc;
+use topology::{Network, SwitchId};
 
 const NO_INTERMEDIATE: u32 = u32::MAX;
 /// Phase 0: heading for the intermediate switch; phase 1: heading for the destination.

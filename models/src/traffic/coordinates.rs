@@ -131,7 +131,10 @@ struct RegularPermutationToNeighbour {}
 impl PatternParams for RegularPermutationToNeighbour {
     fn build(&self, net: &Network, _seed: u64) -> Result<Pattern, PatternError> {
         let Shape::HyperX(h) = &net.shape else {
-            return Err(PatternError::new("pattern", "regular_permutation_to_neighbour needs a hyperx topology"));
+            return Err(PatternError::new(
+                "pattern",
+                "regular_permutation_to_neighbour needs a hyperx topology",
+            ));
         };
         if h.sides.iter().any(|k| k % 2 == 1) || h.sides.len() > 31 {
             return Err(PatternError::new(

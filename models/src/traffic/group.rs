@@ -84,9 +84,18 @@ mod tests {
     fn group_shift_elsewhere_moves_by_a_block_of_switches() {
         // 16 switches: blocks of 4 by default; endpoint (s, p) goes to (s + block, p).
         let net = hyperx(vec![4, 4], 2);
-        assert!(map(&GroupShift { block_switches: None }, &net).iter().enumerate().all(|(e, &d)| d as usize == (e + 8) % 32));
-        assert!(map(&GroupShift { block_switches: Some(8) }, &net).iter().enumerate().all(|(e, &d)| d as usize == (e + 16) % 32));
+        assert!(map(&GroupShift { block_switches: None }, &net)
+            .iter()
+            .enumerate()
+            .all(|(e, &d)| d as usize == (e + 8) % 32));
+        assert!(map(&GroupShift { block_switches: Some(8) }, &net)
+            .iter()
+            .enumerate()
+            .all(|(e, &d)| d as usize == (e + 16) % 32));
         let e = GroupShift { block_switches: Some(16) }.build(&net, 1).unwrap_err();
-        assert_eq!(e.to_string(), "traffic.block_switches: 16 must divide the 16 switches into at least 2 blocks");
+        assert_eq!(
+            e.to_string(),
+            "traffic.block_switches: 16 must divide the 16 switches into at least 2 blocks"
+        );
     }
 }

@@ -10,7 +10,11 @@ pub const HOT_SPOT: PatternEntry = PatternEntry {
     name: "hot_spot",
     doc: "a fraction of the packets goes to one endpoint, the rest is uniform",
     settings: &[
-        Setting { key: "fraction", default: "required", doc: "fraction of packets sent to the hot endpoint, in [0, 1]" },
+        Setting {
+            key: "fraction",
+            default: "required",
+            doc: "fraction of packets sent to the hot endpoint, in [0, 1]",
+        },
         Setting { key: "endpoint", default: "0", doc: "the hot endpoint" },
     ],
     parse: parse_as::<HotSpot>,
