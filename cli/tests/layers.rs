@@ -9,6 +9,11 @@
 //! child module's name, or an item the root re-exports from `x`. The root's `mod` and
 //! `pub use` lines are the crate's table of contents, not uses. Test code (`#[cfg(test)]`
 //! items) is left out: tests may use anything.
+//!
+//! Also here: a source file over 600 lines must say why it is one file.
+//!
+//! One file: the source scanner and the checks that use it are read together, and the
+//! scanner is too small to be worth a crate of its own.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -618,4 +623,35 @@ fn the_checker_finds_cycles_and_follows_reexports() {
     assert!(graph["d"].contains_key("c"), "{graph:?}");
     assert!(!graph.contains_key("c"), "c uses only itself: {graph:?}");
     assert_eq!(cycles(&inner["d"]), [vec!["x".to_string(), "y".to_string()]]);
+}
+
+/// Lines above which a source file must say why it is one file.
+const LONG_FILE: usize = 600;
+
+#[test]
+fn a_long_source_file_says_why_it_is_one_file() {
+    let ws = workspace();
+    let mut unexplained = Vec::new();
+    for folder in
+        ["engine", "partitioner", "models/base", "models/topology", "models/routing", "models", "cli"]
+    {
+        let mut files = Vec::new();
+        rust_files(&ws.join(folder).join("src"), &mut files);
+        for path in files {
+            let text = std::fs::read_to_string(&path).expect("readable source");
+            let lines = text.lines().count();
+            let says_why =
+                text.lines().take_while(|l| l.starts_with("//!")).any(|l| l.starts_with("//! One file:"));
+            if lines > LONG_FILE && !says_why {
+                unexplained
+                    .push(format!("{} ({lines} lines)", path.strip_prefix(&ws).unwrap_or(&path).display()));
+            }
+        }
+    }
+    assert!(
+        unexplained.is_empty(),
+        "source files over {LONG_FILE} lines must split or say at the top of their module doc why they are one \
+         file (a paragraph starting `//! One file:`):\n{}",
+        unexplained.join("\n")
+    );
 }

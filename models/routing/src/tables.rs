@@ -26,6 +26,9 @@
 //! and SLs are equal share one ([`Routing::destination_class`]). Every route from a switch
 //! with endpoints to every endpoint is walked when the tables are read: a missing entry, a
 //! port to no switch or a loop is an error naming the switch and the LID.
+//!
+//! One file: the reader of the dumps and the writer behind `xnet routes --dump-tables`
+//! share the file format and the column layout, and each checks the other in the tests.
 
 use super::registry::{BuildContext, RoutingEntry, Settings};
 use super::{Candidate, LoadView, Reads, Routing, VcPolicy};
