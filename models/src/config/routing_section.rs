@@ -15,7 +15,7 @@ pub struct RoutingSection {
     pub algorithm: String,
     /// How to choose among candidates: `first`, `random` or `adaptive` (default).
     pub selection: Selection,
-    /// The VC policy (default `routing`: the routing's own, see [`RoutingEntry`]).
+    /// The VC policy (default `routing`: the routing's own, see [`RoutingEntry`](crate::routing::RoutingEntry)).
     pub vc_policy: VcPolicy,
     /// SurePath escape subnetwork: VCs reserved for it at the top of `router.vcs`
     /// (0 = none, default).
