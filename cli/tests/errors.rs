@@ -90,3 +90,53 @@ fn the_limits_validation_allows_are_the_limits_the_router_holds() {
         expect_error(d, &["run", s(&quick), "--set", set], &[expected]);
     }
 }
+
+#[test]
+fn numbers_are_read_as_meant_and_a_seed_takes_any_u64() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "df.toml",
+        &DRAGONFLY.replace("cycles = 3000", "cycles = 600").replace("warmup = 500", "warmup = 100"),
+    );
+    let cfg = s(&cfg);
+    // Past TOML's integers: the key's range, not a string nor the name of a Rust type.
+    expect_error(
+        d,
+        &["run", cfg, "--set", "router.vcs=99999999999999999999"],
+        &["router.vcs: must be in 1..=64, got 99999999999999999999"],
+    );
+    expect_error(
+        d,
+        &["run", cfg, "--set", "simulation.seed=99999999999999999999"],
+        &["simulation.seed", "must be in 0..=18446744073709551615, got 99999999999999999999"],
+    );
+    expect_error(
+        d,
+        &["run", cfg, "--set", "simulation.seed=-1"],
+        &["simulation.seed", "-1", "as a string of digits"],
+    );
+    // `.5` is a half, on the command line as in the summary.
+    let o = xnet_expect(d, &["run", cfg, "-t", "1", "--set", "traffic.load=.5", "-o", "half.h5"], 0);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let row = out.lines().skip_while(|l| !l.starts_with("   load")).nth(1).unwrap_or("");
+    assert!(row.trim_start().starts_with("0.500"), "{}", describe(&o));
+    // Seeds from 2^63 on: bare on the command line, a string of digits in the file.
+    xnet_expect(
+        d,
+        &["run", cfg, "-q", "-t", "1", "--set", "simulation.seed=18446744073709551615", "-o", "a.h5"],
+        0,
+    );
+    let quoted = write(
+        d,
+        "quoted.toml",
+        &std::fs::read_to_string(cfg).unwrap().replace("seed = 7", "seed = \"18446744073709551615\""),
+    );
+    xnet_expect(d, &["run", s(&quoted), "-q", "-t", "1", "-o", "b.h5"], 0);
+    for file in ["a.h5", "b.h5"] {
+        assert_eq!(attr_u64(&open(&d.join(file)), "seed"), u64::MAX, "{file}");
+    }
+    let diff = differences(&dump(&d.join("a.h5")), &dump(&d.join("b.h5")));
+    assert!(diff.iter().all(|l| l.contains("config")), "the same run both ways: {diff:?}");
+}

@@ -50,10 +50,17 @@ pub fn typed_with_ranges<T: DeserializeOwned>(
 /// Serde's message, with an integer that does not fit its type answered by the allowed
 /// `range` (or the type's): "invalid value: integer `1000`, expected u8" becomes "must be
 /// in 1..=64, got 1000" for `router.vcs`.
+///
+/// An integer too large for TOML's signed 64 bits comes as its digits (a string, see
+/// `--set`), and is answered the same way.
 fn plain_message(range: Option<(u64, u64)>, message: &str) -> String {
-    let Some((value, ty)) =
-        message.strip_prefix("invalid value: integer `").and_then(|rest| rest.split_once("`, expected "))
-    else {
+    let integer =
+        message.strip_prefix("invalid value: integer `").and_then(|rest| rest.split_once("`, expected "));
+    let digits = message
+        .strip_prefix("invalid type: string \"")
+        .and_then(|rest| rest.split_once("\", expected "))
+        .filter(|(v, _)| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()));
+    let Some((value, ty)) = integer.or(digits) else {
         return message.to_string();
     };
     if let Some((lo, hi)) = range {
@@ -63,9 +70,37 @@ fn plain_message(range: Option<(u64, u64)>, message: &str) -> String {
         "u8" => format!("must be in 0..=255, got {value}"),
         "u16" => format!("must be in 0..=65535, got {value}"),
         "u32" => format!("must be in 0..=4294967295, got {value}"),
-        "u64" | "usize" => format!("must be a non-negative integer, got {value}"),
+        "u64" | "usize" if value.starts_with('-') => format!("must be a non-negative integer, got {value}"),
+        "u64" | "usize" => format!("must be in 0..={}, got {value}", u64::MAX),
         _ => message.to_string(),
     }
+}
+
+/// A seed as a configuration gives it: an integer >= 0, or any `u64` as a string of its
+/// decimal digits, since TOML integers stop at 2^63 - 1 (`seed = "18446744073709551615"`).
+pub fn seed_of(value: &Value) -> Result<u64, String> {
+    match value {
+        Value::Integer(n) if *n >= 0 => Ok(*n as u64),
+        Value::String(digits) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            digits.parse().map_err(|_| format!("must be in 0..={}, got {digits}", u64::MAX))
+        }
+        other => Err(format!(
+            "must be an integer in 0..={} (from 2^63 on, as a string of digits: \"{}\"), got {other}",
+            u64::MAX,
+            u64::MAX
+        )),
+    }
+}
+
+/// Serde's reader of a seed (see [`seed_of`]): `#[serde(deserialize_with = "...")]`.
+pub fn deserialize_seed<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let value = <Value as serde::Deserialize>::deserialize(d)?;
+    seed_of(&value).map_err(serde::de::Error::custom)
+}
+
+/// Serde's reader of an optional seed (see [`seed_of`]), with `#[serde(default)]`.
+pub fn deserialize_optional_seed<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    deserialize_seed(d).map(Some)
 }
 
 /// One setting of an entry: a key of its table (e.g. `threshold` of

@@ -5,11 +5,25 @@ use base::settings::ConfigError;
 use toml::{Table, Value};
 
 /// The value of `--set key=text`: TOML, or a bare word (letters, digits and `_-./:+`) taken
-/// as a string, so that `routing.algorithm=nue` needs no quotes. Anything else that is not
-/// TOML (e.g. `[0.3`) is an error rather than a string nobody meant.
+/// as a string, so that `routing.algorithm=nue` needs no quotes. Numbers TOML refuses are
+/// read as users mean them: a decimal without a digit before or after its point (`.5`,
+/// `5.`) as that number, an integer past TOML's signed 64 bits as its digits (a string,
+/// which `simulation.seed` reads as a `u64` and every other integer key refuses with its
+/// range). Anything else that is not TOML (e.g. `[0.3`) is an error rather than a string
+/// nobody meant.
 pub(super) fn parse_value(key: &str, text: &str) -> Result<Value, ConfigError> {
     match toml::from_str::<Table>(&format!("v = {text}")) {
         Ok(mut t) => Ok(t.remove("v").expect("the table has key v")),
+        Err(_) if is_decimal(text) => match text.parse::<f64>() {
+            Ok(x) => Ok(Value::Float(x)),
+            Err(_) => Ok(Value::String(text.to_string())),
+        },
+        Err(_)
+            if text.strip_prefix('+').unwrap_or(text).bytes().all(|b| b.is_ascii_digit())
+                && !text.is_empty() =>
+        {
+            Ok(Value::String(text.strip_prefix('+').unwrap_or(text).to_string()))
+        }
         Err(_) if !text.is_empty() && text.chars().all(|c| c.is_alphanumeric() || "_-./:+".contains(c)) => {
             Ok(Value::String(text.to_string()))
         }
@@ -22,6 +36,15 @@ pub(super) fn parse_value(key: &str, text: &str) -> Result<Value, ConfigError> {
             ),
         )),
     }
+}
+
+/// `.5`, `-5.`, `+5.25`: a decimal number with digits on at least one side of its point.
+fn is_decimal(text: &str) -> bool {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let Some((int, frac)) = digits.split_once('.') else { return false };
+    !(int.is_empty() && frac.is_empty())
+        && int.bytes().all(|b| b.is_ascii_digit())
+        && frac.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Applies `key=value` overrides (dotted keys; the value is TOML, or a bare string).

@@ -25,8 +25,9 @@ pub struct SimulationSection {
     /// Cycles of warm-up before measurement starts; less than `cycles`. Default 0.
     #[serde(default)]
     pub warmup: u64,
-    /// Seed of every random stream. Default 1.
-    #[serde(default = "default_seed")]
+    /// Seed of every random stream, any `u64` (from 2^63 on as a string of digits, past
+    /// TOML's integers). Default 1.
+    #[serde(default = "default_seed", deserialize_with = "base::settings::deserialize_seed")]
     pub seed: u64,
     /// Cycles between time-series samples. Default: `cycles / 100`, at least 1.
     #[serde(default)]

@@ -89,12 +89,8 @@ impl Mapping {
     fn random(seed: Option<Value>, at: &dyn Fn(&str) -> String) -> Result<Self, ConfigError> {
         let seed = match seed {
             None => None,
-            Some(Value::Integer(n)) if n >= 0 => Some(n as u64),
-            Some(other) => {
-                return Err(ConfigError::new(
-                    at("mapping_seed"),
-                    format!("must be a whole number >= 0, got {other}"),
-                ))
+            Some(value) => {
+                Some(base::settings::seed_of(&value).map_err(|e| ConfigError::new(at("mapping_seed"), e))?)
             }
         };
         Ok(Mapping::Random { seed })

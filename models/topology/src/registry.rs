@@ -71,12 +71,8 @@ impl TopologySpec {
         };
         let fault_seed = match t.remove("fault_seed") {
             None => seed,
-            Some(Value::Integer(n)) if n >= 0 => n as u64,
-            Some(other) => {
-                return Err(ConfigError::new(
-                    "topology.fault_seed",
-                    format!("must be an integer >= 0, got {other}"),
-                ))
+            Some(value) => {
+                base::settings::seed_of(&value).map_err(|e| ConfigError::new("topology.fault_seed", e))?
             }
         };
         let fault_shape = match t.remove("fault_shape") {

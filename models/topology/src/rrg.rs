@@ -33,8 +33,9 @@ pub struct RrgParams {
     pub degree: u32,
     /// Endpoints attached to every switch, >= 1.
     pub endpoints_per_switch: u32,
-    /// Seed of the random construction; absent means the run's seed.
-    #[serde(default)]
+    /// Seed of the random construction (any `u64`; from 2^63 on as a string of digits);
+    /// absent means the run's seed.
+    #[serde(default, deserialize_with = "base::settings::deserialize_optional_seed")]
     pub seed: Option<u64>,
     /// Latency of endpoint-to-switch links in cycles, >= 1 (default 1).
     #[serde(default = "super::one")]
