@@ -33,6 +33,11 @@ fn bad_input_gives_a_clear_error_and_exit_code_1() {
     );
     expect_error(
         d,
+        &["run", cfg, "--set", "routing.algorithm=minimial"],
+        &["routing.algorithm: unknown `minimial`; did you mean `minimal`? known: "],
+    );
+    expect_error(
+        d,
         &["run", cfg, "--set", "routing.algorithm=dragonfly_valiant", "--set", "router.vcs=2"],
         &["router.vcs", "dragonfly_valiant", "needs 3"],
     );

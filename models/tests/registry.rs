@@ -138,6 +138,39 @@ fn every_entry_is_reachable_by_name_and_unknown_names_list_the_registry() {
 }
 
 #[test]
+fn a_name_or_key_one_slip_away_gets_a_suggestion_and_a_different_one_none() {
+    let message = |set: &str| match parse(&[set]) {
+        Err(e) => e.to_string(),
+        Ok(cfg) => cfg.network_size().unwrap_err().to_string(),
+    };
+    let families = [
+        ("routing.algorithm", ROUTINGS.iter().map(|r| r.name).collect::<Vec<_>>()),
+        ("traffic.pattern", PATTERNS.iter().map(|p| p.name).collect()),
+        ("routing.vc_policy", VC_POLICIES.iter().map(|c| c.name).collect()),
+        ("routing.selection", SELECTIONS.iter().map(|c| c.name).collect()),
+        ("topology.kind", TOPOLOGIES.iter().map(|t| t.name).collect()),
+    ];
+    for (key, names) in families {
+        for name in names.iter().filter(|n| n.len() >= 4) {
+            // A letter typed twice, and the first two letters swapped, in capitals.
+            let doubled = format!("{name}{}", name.chars().last().unwrap());
+            let mut swapped: Vec<char> = name.to_uppercase().chars().collect();
+            swapped.swap(0, 1);
+            for typo in [doubled, swapped.into_iter().collect()] {
+                let m = message(&format!("{key}={typo}"));
+                assert!(m.contains(&format!("unknown `{typo}`; did you mean `{name}`? known: ")), "{m}");
+            }
+        }
+        let m = message(&format!("{key}=nonesuch"));
+        assert!(!m.contains("did you mean"), "{m}");
+    }
+    let m = message("router.vc=2");
+    assert!(m.contains("unknown field `vc`") && m.ends_with("did you mean `vcs`?"), "{m}");
+    let m = message("routing.selection=frist");
+    assert!(m.contains("did you mean `first`?"), "{m}");
+}
+
+#[test]
 fn choices_round_trip_through_their_names() {
     for c in VC_POLICIES {
         assert_eq!(Choice::parse(VC_POLICIES, c.name), Ok(c.value));

@@ -61,7 +61,7 @@ fn plain_message(range: Option<(u64, u64)>, message: &str) -> String {
         .and_then(|rest| rest.split_once("\", expected "))
         .filter(|(v, _)| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()));
     let Some((value, ty)) = integer.or(digits) else {
-        return message.to_string();
+        return with_field_hint(message);
     };
     if let Some((lo, hi)) = range {
         return format!("must be in {lo}..={hi}, got {value}");
@@ -73,6 +73,24 @@ fn plain_message(range: Option<(u64, u64)>, message: &str) -> String {
         "u64" | "usize" if value.starts_with('-') => format!("must be a non-negative integer, got {value}"),
         "u64" | "usize" => format!("must be in 0..={}, got {value}", u64::MAX),
         _ => message.to_string(),
+    }
+}
+
+/// Serde's "unknown field `vc`, expected one of `vcs`, ..." (or "unknown variant") with
+/// "did you mean `vcs`?"
+/// when one of the fields is close (see [`closest`]).
+fn with_field_hint(message: &str) -> String {
+    let Some((given, expected)) = ["unknown field `", "unknown variant `"]
+        .iter()
+        .find_map(|p| message.strip_prefix(p))
+        .and_then(|rest| rest.split_once("`, expected "))
+    else {
+        return message.to_string();
+    };
+    let fields = expected.split('`').skip(1).step_by(2);
+    match closest(given, fields) {
+        Some(c) => format!("{message}; did you mean `{c}`?"),
+        None => message.to_string(),
     }
 }
 
@@ -169,7 +187,7 @@ impl<T: Copy + PartialEq> Choice<T> {
             .iter()
             .find(|c| c.name == name)
             .map(|c| c.value)
-            .ok_or_else(|| format!("unknown `{name}`; known: {}", names(choices.iter().map(|c| c.name))))
+            .ok_or_else(|| unknown_message(name, choices.iter().map(|c| c.name)))
     }
 
     /// The name of `value` in `choices`.
@@ -209,7 +227,29 @@ pub fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
     names.collect::<Vec<_>>().join(", ")
 }
 
-/// The error for an unknown `given` name at `key`, listing what `known` offers.
+/// The error for an unknown `given` name at `key`, listing what `known` offers (the
+/// closest first, as a suggestion, when one is close: see [`closest`]).
 pub fn unknown<'a>(key: &str, given: &str, known: impl Iterator<Item = &'a str>) -> ConfigError {
-    ConfigError::new(key, format!("unknown `{given}`; known: {}", names(known)))
+    ConfigError::new(key, unknown_message(given, known))
+}
+
+/// "unknown `given`; did you mean `x`? known: ...", the suggestion only when one is close.
+pub fn unknown_message<'a>(given: &str, known: impl Iterator<Item = &'a str>) -> String {
+    let known: Vec<&str> = known.collect();
+    let hint =
+        closest(given, known.iter().copied()).map_or(String::new(), |c| format!(" did you mean `{c}`?"));
+    format!("unknown `{given}`;{hint} known: {}", names(known.into_iter()))
+}
+
+/// The name of `known` closest to `given` if it is close enough to be a slip: at most two
+/// edits (insertions, deletions, substitutions, swaps of neighbours; case aside), and
+/// fewer than the letters of the shorter of the two. `None` when nothing is that
+/// close (a different name, not a typo).
+pub fn closest<'a>(given: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let given = given.to_lowercase();
+    known
+        .map(|k| (strsim::damerau_levenshtein(&given, &k.to_lowercase()), k))
+        .filter(|&(d, k)| d <= 2 && d < given.chars().count().min(k.chars().count()))
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, k)| k)
 }

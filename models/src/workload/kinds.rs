@@ -176,7 +176,7 @@ impl KindParams for Alltoall {
                 other => {
                     return Err(KindError::new(
                         "algorithm",
-                        format!("unknown `{other}`; known: pairwise, linear"),
+                        base::settings::unknown_message(other, ["pairwise", "linear"].into_iter()),
                     ))
                 }
             },
@@ -221,7 +221,7 @@ impl KindParams for Allreduce {
             }),
             other => Err(KindError::new(
                 "algorithm",
-                format!("unknown `{other}`; known: ring, recursive_doubling"),
+                base::settings::unknown_message(other, ["ring", "recursive_doubling"].into_iter()),
             )),
         }
     }

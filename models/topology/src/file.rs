@@ -415,7 +415,7 @@ impl FileFamily {
             other => {
                 return Err(ConfigError::new(
                     "topology.format",
-                    format!("unknown `{other}`; known: auto, ibnet, edges"),
+                    base::settings::unknown_message(other, ["auto", "ibnet", "edges"].into_iter()),
                 ))
             }
         };
