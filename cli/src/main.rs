@@ -319,8 +319,8 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
 }
 
 /// `xnet routes`: verifies and analyses the routes (of one routing, or several side by
-/// side with `--compare`) on rank 0. Exit code 4 when some routing is not deadlock-free or
-/// leaves pairs unreachable.
+/// side with `--compare`) on rank 0. Exit code 4 when some routing is not deadlock-free,
+/// leaves pairs unreachable or (compared) cannot be built on this configuration.
 fn routes_command(args: RoutesArgs, rank0: bool) -> Result<i32> {
     let RoutesArgs { config, set, output, compare, threads, destinations, no_memory_check, dump_tables } =
         args;
@@ -346,11 +346,11 @@ fn routes_command(args: RoutesArgs, rank0: bool) -> Result<i32> {
         bail!("--dump-tables writes one routing's tables; leave out --compare");
     }
     let reports = if compare.is_empty() {
-        vec![routes::routes(cfg, &mut output, destinations, dump_tables.as_deref())?]
+        vec![Ok(routes::routes(cfg, &mut output, destinations, dump_tables.as_deref())?)]
     } else {
         routes::compare(&text, &set, &compare, &mut output)?
     };
-    let sound = reports.iter().all(|r| r.acyclic && r.unreachable_pairs == 0);
+    let sound = reports.iter().all(|r| r.as_ref().is_ok_and(|r| r.acyclic && r.unreachable_pairs == 0));
     Ok(if sound { 0 } else { 4 })
 }
 

@@ -2,7 +2,7 @@
 //! (see docs/routes.md): prints a table and writes an HDF5 file.
 
 use crate::output::{attr, attr_str, table, OutputClaim};
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use hdf5::{Group, H5Type};
 use models::analysis::{path_tables, try_analyse, Options, RoutesReport};
 use models::config::Config;
@@ -74,6 +74,25 @@ fn available_memory() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// The report's "VCs the routing needs" beside "VCs used": the fewest VCs the routing's
+/// own assignment needs, and why the routes may use more.
+fn needs(required: u8, r: &RoutesReport) -> String {
+    if u32::from(required) >= r.vcs_used {
+        return required.to_string();
+    }
+    if r.vc_policy == models::routing::VcPolicy::Routing {
+        format!(
+            "{required} at least (router.vcs may go as low; given {}, it spreads its routes over {})",
+            r.vcs, r.vcs_used
+        )
+    } else {
+        format!(
+            "{required} at least for its own VCs (the VC policy `{}` sets the VCs used)",
+            r.vc_policy.name()
+        )
+    }
+}
+
 /// Analyses `cfg` (only `destinations` evenly spaced destinations if given), prints the
 /// report with the routing build time and peak memory, and writes it to `output`.
 pub(crate) fn routes(
@@ -89,7 +108,7 @@ pub(crate) fn routes(
     let r = try_analyse(&sim, options(destinations))?;
     print_report(&r);
     let peak = crate::placement::peak_rss_bytes();
-    println!("  {:<28} {}", "VCs the routing needs", sim.routing().vcs_required());
+    println!("  {:<28} {}", "VCs the routing needs", needs(sim.routing().vcs_required(), &r));
     let summary = sim.routing().build_summary();
     if let Some(text) = &summary {
         println!("  {:<28} {text}", "routing build");
@@ -112,38 +131,86 @@ pub(crate) fn routes(
     Ok(r)
 }
 
+/// One entry of `--compare`: its report, or why this configuration cannot have it (the
+/// routing does not fit the VCs, or not the topology).
+pub(crate) type Compared = std::result::Result<RoutesReport, String>;
+
+/// `algorithm` and `vc_policy` of a `--compare` entry (`algorithm` or
+/// `algorithm:vc_policy`); an unknown name is an error before anything is built.
+fn compare_entry(entry: &str) -> Result<(&str, Option<&str>)> {
+    let (algorithm, policy) = match entry.split_once(':') {
+        Some((a, p)) => (a, Some(p)),
+        None => (entry, None),
+    };
+    let routings = models::routing::ROUTINGS.iter().map(|r| r.name);
+    if !models::routing::ROUTINGS.iter().any(|r| r.name == algorithm) {
+        bail!("--compare {entry}: {}", models::registry::unknown("routing.algorithm", algorithm, routings));
+    }
+    if let Some(p) = policy {
+        let policies = models::routing::VC_POLICIES;
+        if !policies.iter().any(|c| c.name == p) {
+            bail!(
+                "--compare {entry}: {}",
+                models::registry::unknown("routing.vc_policy", p, policies.iter().map(|c| c.name))
+            );
+        }
+    }
+    Ok((algorithm, policy))
+}
+
 /// Analyses the configuration once per entry of `routings` (`algorithm` or
 /// `algorithm:vc_policy`, applied over `text` and `overrides`), prints them side by side
-/// and writes one group per routing (`/routings/NNN`) to `output`.
+/// and writes one group per routing (`/routings/NNN`) to `output`. An entry this
+/// configuration cannot build (too few VCs, another topology) gets its row with the reason,
+/// and the others go on; an interrupted build stops them all.
 pub(crate) fn compare(
     text: &str,
     overrides: &[String],
     routings: &[String],
     output: &mut OutputClaim,
-) -> Result<Vec<RoutesReport>> {
+) -> Result<Vec<Compared>> {
+    let entries = routings.iter().map(|e| compare_entry(e)).collect::<Result<Vec<_>>>()?;
     let mut reports = Vec::new();
-    for entry in routings {
-        let (algorithm, policy) = match entry.split_once(':') {
-            Some((a, p)) => (a, Some(p)),
-            None => (entry.as_str(), None),
-        };
+    for (entry, (algorithm, policy)) in routings.iter().zip(entries) {
         let mut set = overrides.to_vec();
         set.push(format!("routing.algorithm={algorithm}"));
         if let Some(p) = policy {
             set.push(format!("routing.vc_policy={p}"));
         }
-        let cfg = crate::load::parse_config(text, &set).with_context(|| format!("--compare {entry}"))?;
-        let sim = Simulation::build(cfg).with_context(|| format!("--compare {entry}"))?;
-        reports.push(try_analyse(&sim, options(None)).with_context(|| format!("--compare {entry}"))?);
+        let report = crate::load::parse_config(text, &set)
+            .and_then(|cfg| Ok(Simulation::build(cfg)?))
+            .and_then(|sim| Ok(try_analyse(&sim, options(None))?));
+        match report {
+            Ok(r) => reports.push(Ok(r)),
+            Err(_) if models::cancel::interrupted() => return Err(report.err().expect("an error")),
+            Err(e) => reports.push(Err(format!("{e:#}"))),
+        }
+        if models::cancel::interrupted() {
+            bail!("--compare {entry}: interrupted");
+        }
+    }
+    if reports.iter().all(|r| r.is_err()) {
+        let why: Vec<String> = routings
+            .iter()
+            .zip(&reports)
+            .map(|(n, r)| format!("{n}: {}", r.as_ref().err().unwrap()))
+            .collect();
+        bail!("--compare: no routing could be built on this configuration:\n  {}", why.join("\n  "));
     }
     print_side_by_side(routings, &reports);
     let file = output.create()?;
     let output = output.path();
     attr_str(&file, "routings", &routings.join(","))?;
     let group = file.create_group("routings")?;
-    for (i, r) in reports.iter().enumerate() {
+    for (i, (name, r)) in routings.iter().zip(&reports).enumerate() {
         let g = group.create_group(&format!("{i:03}"))?;
-        write(r, &g).with_context(|| format!("writing {}", output.display()))?;
+        match r {
+            Ok(r) => write(r, &g).with_context(|| format!("writing {}", output.display()))?,
+            Err(why) => {
+                attr_str(&g, "routing", name)?;
+                attr_str(&g, "error", why)?;
+            }
+        }
     }
     file.flush()?;
     println!("written to {}", output.display());
@@ -152,7 +219,9 @@ pub(crate) fn compare(
 
 type Column = dyn Fn(&RoutesReport) -> String;
 
-fn print_side_by_side(names: &[String], reports: &[RoutesReport]) {
+/// The side-by-side table; an entry without a report shows `-` in every row, and its
+/// reason below the table.
+fn print_side_by_side(names: &[String], reports: &[Compared]) {
     let width = names.iter().map(String::len).max().unwrap_or(8).max(10) + 2;
     print!("{:<28}", "");
     for n in names {
@@ -171,12 +240,22 @@ fn print_side_by_side(names: &[String], reports: &[RoutesReport]) {
         ("longest path (hops)", &|r| r.longest_path.to_string()),
         ("VCs used", &|r| r.vcs_used.to_string()),
     ];
+    print!("  {:<26}", "built");
+    for r in reports {
+        print!("{:>width$}", if r.is_ok() { "yes" } else { "NO" });
+    }
+    println!();
     for (label, f) in rows {
         print!("  {label:<26}");
         for r in reports {
-            print!("{:>width$}", f(r));
+            print!("{:>width$}", r.as_ref().map_or("-".to_string(), |r| f(r)));
         }
         println!();
+    }
+    for (name, r) in names.iter().zip(reports) {
+        if let Err(why) = r {
+            println!("  {name} not built: {why}");
+        }
     }
 }
 
@@ -229,7 +308,7 @@ fn print_report(r: &RoutesReport) {
     );
     row("sigma(4, R) (gamma_perfect)", format!("{:.3} ({:.2})", r.sigma, r.perfect_channel_load));
     row("longest path (first path)", format!("{} ({}) hops", r.longest_path, r.longest_first_path));
-    row("VCs used", r.vcs_used.to_string());
+    row("VCs used", format!("{} of {}", r.vcs_used, r.vcs));
     row("time", format!("{:.3} s", r.seconds));
 }
 

@@ -70,6 +70,88 @@ load = 0.1
     assert!(String::from_utf8_lossy(&o.stdout).contains("NO"), "{}", describe(&o));
 }
 
+const MESH_4X4_1VC: &str = r#"
+[simulation]
+cycles = 100
+[topology]
+kind = "mesh"
+sides = [4, 4]
+endpoints_per_switch = 1
+[router]
+vcs = 1
+packet_size = 4
+input_buffer = 8
+output_buffer = 8
+[routing]
+algorithm = "up_down"
+[traffic]
+pattern = "uniform"
+load = 0.1
+"#;
+
+#[test]
+fn compare_shows_a_routing_that_does_not_fit_with_its_reason_and_goes_on() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let mesh = write(d, "mesh.toml", MESH_4X4_1VC);
+    // The ladder needs a VC per hop (6 here), and a Dragonfly routing a Dragonfly: both
+    // rows say why, and up_down and lash, after them, are still analysed.
+    let args = ["routes", s(&mesh), "--compare", "minimal:ladder,dragonfly_min,up_down,lash", "-o", "cmp.h5"];
+    let o = xnet_expect(d, &args, 4);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let cells = |label: &str| -> Vec<String> {
+        let line = text.lines().find(|l| l.trim_start().starts_with(label)).unwrap_or("");
+        line.trim_start()[label.len()..].split_whitespace().map(str::to_string).collect()
+    };
+    assert_eq!(cells("built"), ["NO", "NO", "yes", "yes"], "{text}");
+    assert_eq!(cells("average routing distance"), ["-", "-", "3.5000", "3.5000"], "{text}");
+    assert!(text.contains("minimal:ladder not built: router.vcs: the ladder VC policy needs"), "{text}");
+    assert!(
+        text.contains("dragonfly_min not built: routing.algorithm: `dragonfly_min` needs a dragonfly"),
+        "{text}"
+    );
+    let f = open(&d.join("cmp.h5"));
+    let g = f.group("routings/000").unwrap();
+    assert_eq!(attr_str(&g, "routing"), "minimal:ladder");
+    assert!(attr_str(&g, "error").starts_with("router.vcs: "), "{}", attr_str(&g, "error"));
+    assert_eq!(attr_f64(&f.group("routings/003").unwrap(), "average_routing_distance"), 3.5);
+    // None fits: an error listing each reason; an unknown name: an error before any build.
+    let o =
+        xnet_expect(d, &["routes", s(&mesh), "--compare", "dor:ladder,dragonfly_min", "-o", "none.h5"], 1);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no routing could be built") && err.contains("dor:ladder: router.vcs"), "{err}");
+    assert!(!d.join("none.h5").exists());
+    let o = xnet_expect(d, &["routes", s(&mesh), "--compare", "up_down,lahs", "-o", "typo.h5"], 1);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--compare lahs: routing.algorithm: unknown `lahs`; did you mean `lash`?"), "{err}");
+}
+
+#[test]
+fn the_vcs_a_routing_needs_are_told_apart_from_the_vcs_its_routes_use() {
+    let dir = TempDir::new().unwrap();
+    let mesh = write(dir.path(), "mesh.toml", &MESH_4X4_1VC.replace("vcs = 1", "vcs = 3"));
+    let line = |text: &str, label: &str| -> String {
+        text.lines().find(|l| l.trim_start().starts_with(label)).unwrap_or("").trim_start()[label.len()..]
+            .trim()
+            .to_string()
+    };
+    // LASH needs one layer here and spreads its routes over the three VCs it is given.
+    let o =
+        xnet_expect(dir.path(), &["routes", s(&mesh), "--set", "routing.algorithm=lash", "-o", "l.h5"], 0);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(line(&text, "VCs used"), "3 of 3", "{text}");
+    assert_eq!(
+        line(&text, "VCs the routing needs"),
+        "1 at least (router.vcs may go as low; given 3, it spreads its routes over 3)",
+        "{text}"
+    );
+    // DOR on a mesh uses the one VC it needs.
+    let o = xnet_expect(dir.path(), &["routes", s(&mesh), "--set", "routing.algorithm=dor", "-o", "d.h5"], 0);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(line(&text, "VCs used"), "1 of 3", "{text}");
+    assert_eq!(line(&text, "VCs the routing needs"), "1", "{text}");
+}
+
 #[test]
 fn routes_checks_an_escape_subnetwork_on_a_sample_of_destinations() {
     let dir = TempDir::new().unwrap();
