@@ -1,7 +1,7 @@
 //! `xnet topo` and `xnet partition`: what a configuration's network is (sizes, radix,
 //! distances; `--export` writes it as a fabric file) and how it would be split over ranks
 //! and threads (balance, cut links, lookahead; `--csv` writes one row per rank), without
-//! simulating.
+//! simulating; and the terminal's width, which `xnet list` wraps its lines to.
 
 use crate::placement::fits_here;
 use anyhow::{bail, Context, Result};
@@ -197,4 +197,13 @@ fn write_rank_csv(
         );
     }
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The width of the terminal on stdout (at least 60 columns), if stdout is one.
+pub fn terminal_width() -> Option<usize> {
+    // SAFETY: winsize is plain integers, valid when zeroed; TIOCGWINSZ only fills the
+    // struct it is given, and fails on a non-terminal.
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    (ok && size.ws_col > 0).then(|| (size.ws_col as usize).max(60))
 }

@@ -118,8 +118,15 @@ enum Command {
     /// List the known topologies, routings, VC policies, selections and traffic patterns,
     /// with their settings (generated from the registries).
     List {
+        /// Only this family: `topologies`, `routings`, `patterns`, `vc_policies`, ... (or
+        /// its key, e.g. `routing.algorithm`).
+        what: Option<String>,
+        /// Only the entries whose name, description or settings contain this text (any
+        /// case), e.g. `--filter dragonfly`.
+        #[arg(long, value_name = "TEXT")]
+        filter: Option<String>,
         /// Print the Markdown tables of docs/configuration.md instead.
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["what", "filter"])]
         markdown: bool,
     },
 }
@@ -304,14 +311,9 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
         }
         Command::Routes { args } => routes_command(args, rank0),
         Command::Study { args } => study_command(args, rank0),
-        Command::List { markdown } => {
-            if !rank0 {
-                return Ok(0);
-            }
-            if markdown {
-                print!("{}", models::registry::all_docs_blocks());
-            } else {
-                print!("{}", models::registry::listing());
+        Command::List { what, filter, markdown } => {
+            if rank0 {
+                list_command(what.as_deref(), filter.as_deref(), markdown)?;
             }
             Ok(0)
         }
@@ -352,6 +354,31 @@ fn routes_command(args: RoutesArgs, rank0: bool) -> Result<i32> {
     };
     let sound = reports.iter().all(|r| r.as_ref().is_ok_and(|r| r.acyclic && r.unreachable_pairs == 0));
     Ok(if sound { 0 } else { 4 })
+}
+
+/// `xnet list`: the registries (one family with `what`, the entries matching `filter`),
+/// wrapped to the terminal's width (100 columns when stdout is not a terminal), or the
+/// Markdown tables of docs/configuration.md.
+fn list_command(what: Option<&str>, filter: Option<&str>, markdown: bool) -> Result<()> {
+    use models::registry::{families, filter as matching, listing, select};
+    if markdown {
+        print!("{}", models::registry::all_docs_blocks());
+        return Ok(());
+    }
+    let mut chosen = families();
+    if let Some(what) = what {
+        chosen = select(chosen, what).map_err(|e| {
+            anyhow::anyhow!("xnet list {what}: {e}; to search every family, use `xnet list --filter {what}`")
+        })?;
+    }
+    if let Some(text) = filter {
+        chosen = matching(chosen, text);
+        if chosen.is_empty() {
+            bail!("xnet list --filter {text}: no entry's name, description or settings contain `{text}`");
+        }
+    }
+    print!("{}", listing(&chosen, inspect::terminal_width().unwrap_or(100)));
+    Ok(())
 }
 
 /// `xnet study`: where a folder's runs stand (`--status`), one run as an array task does

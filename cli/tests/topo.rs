@@ -142,6 +142,61 @@ fn list_names_topologies_routings_and_patterns() {
     {
         assert!(firsts.contains(&name), "`{name}` not listed:\n{out}");
     }
+    // Not a terminal: wrapped to 100 columns.
+    let widest = out.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!((90..=100).contains(&widest), "widest line {widest}:\n{out}");
+}
+
+#[test]
+fn list_shows_one_family_or_the_entries_matching_a_filter() {
+    let list = |args: &[&str], code: i32| {
+        let mut all = vec!["list"];
+        all.extend(args);
+        let o = xnet_expect(&workspace(), &all, code);
+        (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let headers = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.starts_with(' '))
+            .map(|l| l.split(':').next().unwrap().to_string())
+            .collect()
+    };
+    let names = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+            .collect()
+    };
+    for what in ["routings", "routing", "routing.algorithm", "ALGORITHM"] {
+        let (out, _) = list(&[what], 0);
+        assert_eq!(headers(&out), ["routings"], "{what}: {out}");
+        assert!(names(&out).contains(&"dragonfly_ugal".to_string()), "{out}");
+    }
+    let (out, _) = list(&["traffic_patterns"], 0);
+    assert_eq!(headers(&out), ["traffic patterns"], "{out}");
+    // A filter keeps the entries that mention it, in every family.
+    let (out, _) = list(&["--filter", "Dragonfly"], 0);
+    let listed = names(&out);
+    for name in ["dragonfly", "dragonfly_min", "dragonfly_ugal"] {
+        assert!(listed.contains(&name.to_string()), "{name}: {out}");
+    }
+    for name in ["hyperx", "dor", "up_down"] {
+        assert!(!listed.contains(&name.to_string()), "{name}: {out}");
+    }
+    assert!(
+        headers(&out).contains(&"topologies".to_string()) && headers(&out).contains(&"routings".to_string())
+    );
+    let (out, _) = list(&["routings", "--filter", "dragonfly"], 0);
+    assert_eq!(headers(&out), ["routings"], "{out}");
+    assert!(!names(&out).contains(&"minimal".to_string()), "{out}");
+    // Unknown family, nothing matching: an error saying what is known.
+    let (_, err) = list(&["patern"], 1);
+    assert!(
+        err.contains("unknown `patern`; did you mean `pattern`?") && err.contains("--filter patern"),
+        "{err}"
+    );
+    let (_, err) = list(&["--filter", "zzzz"], 1);
+    assert!(err.contains("no entry") && err.contains("zzzz"), "{err}");
 }
 
 /// `xnet topo --export` writes a network as an InfiniBand `.net` or an edge list, and

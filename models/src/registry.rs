@@ -122,26 +122,98 @@ pub fn families() -> Vec<FamilyDoc> {
     ]
 }
 
-/// `xnet list`: every family with its entries and their settings.
-pub fn listing() -> String {
+/// `xnet list`: `families` with their entries and settings, each line wrapped to `width`
+/// columns (a continuation indented under its text).
+pub fn listing(families: &[FamilyDoc], width: usize) -> String {
     let mut out = String::new();
-    for family in families() {
+    for family in families {
         out.push_str(&format!("{}: values of {}\n", family.title, family.key));
         for e in &family.entries {
-            out.push_str(&format!("  {:<18} {}", e.name, e.doc));
+            let mut line = e.doc.to_string();
             for (label, text) in &e.details {
-                out.push_str(&format!("; {label}: {text}"));
+                line.push_str(&format!("; {label}: {text}"));
             }
-            out.push('\n');
+            wrap_into(&mut out, &format!("  {:<18} ", e.name), &line, width);
             if !e.settings.is_empty() {
-                out.push_str(&format!("  {:<18}   {}\n", "", family.settings_table.replace("NAME", e.name)));
+                wrap_into(&mut out, &" ".repeat(23), &family.settings_table.replace("NAME", e.name), width);
             }
             for s in e.settings {
-                out.push_str(&format!("  {:<18}     {} ({}): {}\n", "", s.key, s.default, s.doc));
+                wrap_into(&mut out, &" ".repeat(25), &format!("{} ({}): {}", s.key, s.default, s.doc), width);
             }
         }
     }
     out
+}
+
+/// Appends `text` after `lead`, its words wrapped at `width` columns, continuation lines
+/// indented two columns past `lead`; a word longer than the room is left whole.
+fn wrap_into(out: &mut String, lead: &str, text: &str, width: usize) {
+    let indent = " ".repeat(lead.chars().count() + 2);
+    let mut line = lead.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        let len = line.chars().count();
+        if !empty && len + 1 + word.chars().count() > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = indent.clone();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+}
+
+/// The families `xnet list WHAT` names: `what` is a family's title (`routings`, `traffic
+/// patterns`), its key (`routing.algorithm`) or the key's last part (`algorithm`), in any
+/// case, spaces or `_`, singular or plural. An unknown `what` is refused with the names.
+pub fn select(families: Vec<FamilyDoc>, what: &str) -> Result<Vec<FamilyDoc>, String> {
+    let plain = |s: &str| s.to_lowercase().replace([' ', '-'], "_");
+    let given = plain(what);
+    let names = |f: &FamilyDoc| {
+        let title = plain(f.title);
+        let singular = title
+            .strip_suffix("ies")
+            .map(|t| format!("{t}y"))
+            .or(title.strip_suffix('s').map(str::to_string));
+        let key = f.key.trim_end_matches("[].kind");
+        [Some(title.clone()), singular, Some(f.key.to_string()), key.rsplit('.').next().map(str::to_string)]
+    };
+    let chosen: Vec<FamilyDoc> =
+        families.iter().filter(|f| names(f).iter().flatten().any(|n| *n == given)).cloned().collect();
+    if chosen.is_empty() {
+        let titles: Vec<String> = families.iter().map(|f| plain(f.title)).collect();
+        let all: Vec<String> = families.iter().flat_map(|f| names(f).into_iter().flatten()).collect();
+        let hint = base::settings::closest(&given, all.iter().map(String::as_str))
+            .map_or(String::new(), |c| format!(" did you mean `{c}`?"));
+        return Err(format!("unknown `{what}`;{hint} known: {}", titles.join(", ")));
+    }
+    Ok(chosen)
+}
+
+/// The entries of `families` whose name, doc, details or settings contain `text` (case
+/// aside); families left without entries are dropped.
+pub fn filter(families: Vec<FamilyDoc>, text: &str) -> Vec<FamilyDoc> {
+    let text = text.to_lowercase();
+    let hit = |s: &str| s.to_lowercase().contains(&text);
+    families
+        .into_iter()
+        .map(|mut f| {
+            f.entries.retain(|e| {
+                hit(e.name)
+                    || hit(e.doc)
+                    || e.details.iter().any(|(_, d)| hit(d))
+                    || e.settings.iter().any(|s| hit(s.key) || hit(s.doc))
+            });
+            f
+        })
+        .filter(|f| !f.entries.is_empty())
+        .collect()
 }
 
 /// The Markdown tables of `family` for docs/configuration.md: one row per entry, then one
