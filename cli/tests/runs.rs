@@ -54,6 +54,24 @@ fn run_without_config_uses_the_built_in_quick_hyperx() {
 }
 
 #[test]
+fn a_result_file_about_to_be_replaced_is_named() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "df.toml",
+        &DRAGONFLY.replace("cycles = 3000", "cycles = 600").replace("warmup = 500", "warmup = 100"),
+    );
+    let note = "note: replacing xnet-df.h5 (the results of an earlier run); give -o FILE to keep it";
+    // The default file: new the first time, replaced (and said so) the second.
+    let first = xnet_expect(d, &["run", s(&cfg), "-q", "-t", "1"], 0);
+    assert!(!String::from_utf8_lossy(&first.stderr).contains("replacing"), "{}", describe(&first));
+    let second = xnet_expect(d, &["run", s(&cfg), "-q", "-t", "1"], 0);
+    assert!(String::from_utf8_lossy(&second.stderr).contains(note), "{}", describe(&second));
+    assert_eq!(attr_str(&open(&d.join("xnet-df.h5")), "status"), "completed");
+}
+
+#[test]
 fn readme_sample_output_is_what_the_default_run_prints() {
     let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
     let sample =

@@ -84,7 +84,8 @@ impl OutputClaim {
     /// Claims `path` for writing. Refuses, naming the file and the reason, when `path`
     /// is one of `inputs` (e.g. `-o` naming the configuration), when it exists and is not
     /// an HDF5 file (xnet replaces only files of its own kind), or when another process
-    /// holds it. Nothing is truncated here.
+    /// holds it. Nothing is truncated here; an HDF5 file that is there is named on stderr
+    /// as about to be replaced.
     pub fn take(path: &Path, inputs: &[&Path]) -> Result<Self> {
         let existing = std::fs::metadata(path).ok();
         if let Some(out) = &existing {
@@ -118,7 +119,15 @@ impl OutputClaim {
             );
         }
         match lock.try_lock() {
-            Ok(()) => Ok(Self { path: path.to_path_buf(), lock, unused_new_file: existing.is_none() }),
+            Ok(()) => {
+                if head == HDF5_SIGNATURE {
+                    eprintln!(
+                        "note: replacing {} (the results of an earlier run); give -o FILE to keep it",
+                        path.display()
+                    );
+                }
+                Ok(Self { path: path.to_path_buf(), lock, unused_new_file: existing.is_none() })
+            }
             Err(TryLockError::WouldBlock) => anyhow::bail!(
                 "output file {} is in use by another process (another xnet run writing it, or a \
                  program reading it): it was left as it is; wait for that run or choose another -o",
