@@ -9,6 +9,23 @@ A study folder is what `xnet study` writes (manifest.toml, runs/NAME.h5); a sing
 file is what `xnet run` or `xnet sweep` writes (docs/output-format.md).
 """
 
+import sys as _sys
+
+try:
+    import h5py as _h5py, pandas as _pandas, matplotlib as _matplotlib  # noqa: F401
+except ModuleNotFoundError as _missing:
+    _why = (
+        f"xnet_study needs h5py, pandas and matplotlib, and this Python ({_sys.executable}) has no "
+        f"{_missing.name}: use the venv scripts/bootstrap.sh makes (.venv/bin/python3 -m xnet_study ..., "
+        "or .venv/bin/xnet-study ...), or install the package and its dependencies into this Python "
+        "with `python3 -m pip install ./python`"
+    )
+    if _sys.argv[:1] == ["-m"]:
+        # `python -m xnet_study` (runpy imports the package with argv[0] = "-m"): one line, no traceback.
+        print(f"error: {_why}", file=_sys.stderr)
+        raise SystemExit(1)
+    raise ModuleNotFoundError(_why, name=_missing.name) from None
+
 from .read import read_run, read_study, read_timeseries, read_links, study_status
 from .plots import (
     plot_latency,
