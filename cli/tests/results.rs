@@ -4,6 +4,8 @@
 //! They run the real `xnet` executable and read back the HDF5 files it writes (layout:
 //! docs/output-format.md); every run is small, in a temporary directory that is also its
 //! working directory. Helpers and configurations shared by the test files: `common/`.
+//! The tests that need a Python with h5py (and pandas, matplotlib) are ignored, with the
+//! reason, when cli/build.rs found none as they were built.
 
 mod common;
 
@@ -12,15 +14,21 @@ use std::path::Path;
 use std::process::Command;
 use tempfile::TempDir;
 
+/// The Python with `modules` that cli/build.rs found when the tests were built (tests
+/// that need one are ignored without it); a failure if it has gone since.
+fn python_found_at_build(modules: &str) -> std::path::PathBuf {
+    common::python_with(modules).unwrap_or_else(|| {
+        panic!(
+            "a Python with {modules} was there when the tests were built, and none is now \
+             (tried $XNET_PYTHON, .venv/bin/python3, python3)"
+        )
+    })
+}
+
 #[test]
+#[cfg_attr(not(has_python_h5py), ignore = "needs a Python with h5py: scripts/bootstrap.sh makes .venv")]
 fn output_format_doc_matches_real_files() {
-    let Some(python) = common::python_with("h5py") else {
-        eprintln!(
-            "\n*** SKIPPED: h5py not installed (tried $XNET_PYTHON, .venv/bin/python3, python3); \
-             docs/output-format.md was NOT checked against a file ***\n"
-        );
-        return;
-    };
+    let python = python_found_at_build("h5py");
     let dir = TempDir::new().unwrap();
     let d = dir.path();
     let cfg = write(d, "df.toml", DRAGONFLY);
@@ -67,13 +75,12 @@ fn output_format_doc_matches_real_files() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_python_study),
+    ignore = "needs a Python with h5py, pandas, matplotlib: scripts/bootstrap.sh"
+)]
 fn a_running_file_can_be_watched_with_h5py() {
-    let Some(python) = common::python_with(XNET_STUDY_NEEDS) else {
-        eprintln!(
-            "\n*** SKIPPED: no Python with h5py, pandas and matplotlib; a running file was NOT read ***\n"
-        );
-        return;
-    };
+    let python = python_found_at_build(XNET_STUDY_NEEDS);
     let dir = TempDir::new().unwrap();
     let out = dir.path().join("live.h5");
     let mut run = start_long_run(dir.path(), &["-t", "1", "-o", s(&out)]);
@@ -110,14 +117,12 @@ print(status, counts[0], counts[1])
 }
 
 #[test]
+#[cfg_attr(
+    not(has_python_study),
+    ignore = "needs a Python with h5py, pandas, matplotlib: scripts/bootstrap.sh"
+)]
 fn xnet_study_show_prints_a_result_file() {
-    let Some(python) = common::python_with(XNET_STUDY_NEEDS) else {
-        eprintln!(
-            "\n*** SKIPPED: h5py, pandas or matplotlib not installed (tried $XNET_PYTHON, \
-             .venv/bin/python3, python3); `python -m xnet_study show` was NOT tested ***\n"
-        );
-        return;
-    };
+    let python = python_found_at_build(XNET_STUDY_NEEDS);
     let dir = TempDir::new().unwrap();
     let cfg = write(dir.path(), "df.toml", DRAGONFLY);
     let out = dir.path().join("df.h5");

@@ -4,9 +4,9 @@
 //!
 //! Needs a running Slurm: `bash scripts/slurm-local.sh install` then
 //! `eval "$(bash scripts/slurm-local.sh start)"` (a single-node cluster on this machine;
-//! `.ci/run` does this). Without `sinfo` on the PATH or without `SLURM_CONF` the test is
-//! skipped loudly, unless `XNET_REQUIRE_SLURM=1` (set by `.ci/run`), which makes a
-//! missing Slurm a failure.
+//! `.ci/run` does this). Without `SLURM_CONF` or an answering `sinfo` when the tests are
+//! built (cli/build.rs), the tests are ignored, with the reason; under
+//! `XNET_REQUIRE_SLURM=1` (set by `.ci/run`) a missing Slurm is a failure instead.
 
 mod common;
 
@@ -55,7 +55,7 @@ load = 0.5
 // ---------------------------------------------------------------------------------------
 
 /// Whether a Slurm is there to use: `sinfo` answers and `SLURM_CONF` is set. Otherwise
-/// the reason, which is a skip, or a failure under `XNET_REQUIRE_SLURM=1`.
+/// the reason.
 fn slurm_missing() -> Option<String> {
     if std::env::var_os("SLURM_CONF").is_none() {
         return Some("SLURM_CONF is not set".into());
@@ -67,21 +67,33 @@ fn slurm_missing() -> Option<String> {
     }
 }
 
-#[test]
-fn srun_and_sbatch_give_a_two_rank_run_identical_to_one_rank() {
+/// Fails, saying why, when the build found a Slurm (cli/build.rs) that is gone now.
+fn assert_slurm_still_here() {
     if let Some(why) = slurm_missing() {
-        if std::env::var("XNET_REQUIRE_SLURM").is_ok_and(|v| !v.is_empty() && v != "0") {
-            panic!(
-                "XNET_REQUIRE_SLURM is set but there is no Slurm: {why}. \
-                 Run `bash scripts/slurm-local.sh install && eval \"$(bash scripts/slurm-local.sh start)\"`"
-            );
-        }
-        eprintln!(
-            "\n*** SKIPPED: no Slurm (run scripts/slurm-local.sh start) ***\n\
-             ({why}; srun, sbatch and jobs/run.sbatch were NOT tested)\n"
-        );
-        return;
+        panic!("Slurm was there when the tests were built, and is not now: {why}");
     }
+}
+
+/// Under `XNET_REQUIRE_SLURM=1` (`.ci/run`), the Slurm tests must not be ignored.
+#[test]
+fn slurm_is_found_when_xnet_require_slurm_is_set() {
+    if std::env::var("XNET_REQUIRE_SLURM").is_ok_and(|v| !v.is_empty() && v != "0") {
+        assert!(
+            cfg!(has_slurm),
+            "XNET_REQUIRE_SLURM is set but cli/build.rs found no Slurm (SLURM_CONF set and sinfo \
+             answering) when the tests were built: run `bash scripts/slurm-local.sh install && \
+             eval \"$(bash scripts/slurm-local.sh start)\"`, then the tests again"
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(has_slurm),
+    ignore = "needs a running Slurm (SLURM_CONF, sinfo): scripts/slurm-local.sh start"
+)]
+fn srun_and_sbatch_give_a_two_rank_run_identical_to_one_rank() {
+    assert_slurm_still_here();
     let t0 = Instant::now();
     let dir = TempDir::new().unwrap();
     let d = dir.path();
@@ -187,14 +199,12 @@ fn srun_and_sbatch_give_a_two_rank_run_identical_to_one_rank() {
 /// one task per run, each through `srun --mpi=pmi2`; every file is that of the same study
 /// run locally.
 #[test]
+#[cfg_attr(
+    not(has_slurm),
+    ignore = "needs a running Slurm (SLURM_CONF, sinfo): scripts/slurm-local.sh start"
+)]
 fn the_ready_study_as_a_job_array_gives_the_files_of_the_local_study() {
-    if let Some(why) = slurm_missing() {
-        if std::env::var("XNET_REQUIRE_SLURM").is_ok_and(|v| !v.is_empty() && v != "0") {
-            panic!("XNET_REQUIRE_SLURM is set but there is no Slurm: {why}");
-        }
-        eprintln!("\n*** SKIPPED: no Slurm ({why}); the study job array was NOT tested ***\n");
-        return;
-    }
+    assert_slurm_still_here();
     let dir = TempDir::new().unwrap();
     let d = dir.path();
     let study = workspace().join("configs/studies/quick-routings.toml");
