@@ -76,6 +76,41 @@ fn a_study_runs_every_grid_point_and_resumes_what_is_missing() {
     }
 }
 
+/// In a terminal (util-linux's `script` gives the study one, 60 columns wide), every line
+/// of the display stands alone: the heading is not written onto the bar's first line, and
+/// the bar's message is cut to the width rather than wrapped (a wrapped line outlives the
+/// redraw).
+#[test]
+fn the_progress_display_leaves_no_stale_line_in_a_terminal() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    setup(d);
+    let command = format!("stty cols 60 rows 20; {XNET} study s.toml --dir st --no-report");
+    let o = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(d)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("util-linux's script (Debian's bsdutils) runs the study in a terminal");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    // What the terminal shows on a line: the text after the last carriage return or erase.
+    let shown =
+        |line: &str| line.trim_end_matches('\r').rsplit(['\r', '\u{1b}']).next().unwrap_or("").to_string();
+    let heading: Vec<&str> = text.split('\n').filter(|l| l.contains("study s: 4 runs x 2 loads")).collect();
+    assert_eq!(heading.len(), 1, "{text:?}");
+    assert!(shown(heading[0]).starts_with("study s: 4 runs"), "the heading shares a line: {:?}", heading[0]);
+    let frames: Vec<&str> = text
+        .split(['\r', '\n'])
+        .map(|f| f.rsplit("\u{1b}[2K").next().unwrap_or(f))
+        .filter(|f| f.starts_with("runs ") && f.contains(" ["))
+        .collect();
+    assert!(frames.len() >= 2, "no progress frames: {text:?}");
+    for frame in frames {
+        assert!(frame.trim_end().chars().count() <= 60, "a frame wider than the terminal: {frame:?}");
+    }
+}
+
 #[test]
 fn a_task_runs_one_run_as_a_slurm_array_task_does_and_gives_the_same_file() {
     let dir = TempDir::new().unwrap();

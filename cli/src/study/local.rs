@@ -56,8 +56,9 @@ pub fn run_local(study: &Study, dir: &Path, jobs: Option<u32>, quiet: bool, repo
         (0..study.runs.len()).filter(|&i| RunState::of(dir, &study.runs[i]) != RunState::Done).collect();
     let total = study.runs.len();
     let already = total - todo.len();
-    let bar = progress_bar(quiet, total, already);
     if !quiet {
+        // Before the bar exists: printed after its first draw, it would share the bar's
+        // line and leave it behind.
         eprintln!(
             "study {}: {total} runs x {} loads in {} ({already} done, {} to run, {jobs} at once, {} thread(s) each)",
             study.name,
@@ -67,6 +68,7 @@ pub fn run_local(study: &Study, dir: &Path, jobs: Option<u32>, quiet: bool, repo
             study.section.threads
         );
     }
+    let bar = progress_bar(quiet, total, already);
     let mut local = Local {
         study,
         dir,

@@ -27,7 +27,9 @@ fn run_fraction(dir: &Path, run: &Run) -> Option<f64> {
 pub(super) fn progress_bar(quiet: bool, total: usize, already: usize) -> ProgressBar {
     let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(total as u64) };
     bar.set_style(
-        ProgressStyle::with_template("runs {pos}/{len} [{bar:30}] {msg}")
+        // wide_msg: the message cut to the terminal's width, so that it never wraps (a
+        // wrapped line is left behind when the bar redraws).
+        ProgressStyle::with_template("runs {pos}/{len} [{bar:30}] {wide_msg}")
             .expect("valid template")
             .progress_chars("=> "),
     );
