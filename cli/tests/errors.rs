@@ -145,3 +145,24 @@ fn numbers_are_read_as_meant_and_a_seed_takes_any_u64() {
     let diff = differences(&dump(&d.join("a.h5")), &dump(&d.join("b.h5")));
     assert!(diff.iter().all(|l| l.contains("config")), "the same run both ways: {diff:?}");
 }
+
+#[test]
+fn a_routing_that_cannot_avoid_failed_links_suggests_those_that_can_on_that_topology() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let torus = workspace().join("configs/torus-4d.toml");
+    let args = ["run", s(&torus), "--set", "routing.algorithm=dor", "--set", "topology.failed_links=3"];
+    let o = xnet(d, &[&args[..], &["-q", "-o", "never.h5"]].concat());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    let list = err.split("routings that can, on a torus: ").nth(1).unwrap_or_else(|| panic!("{err}"));
+    let names: Vec<&str> = list.trim().split(", ").collect();
+    for name in ["minimal", "up_down", "lash", "nue", "angara_bfs"] {
+        assert!(names.contains(&name), "{name} missing: {err}");
+    }
+    // HyperX's own routings (and a HyperX-first one) are no help on a torus.
+    for name in ["omniwar", "dal", "polarized", "dor"] {
+        assert!(!names.contains(&name), "{name} offered for a torus: {err}");
+    }
+    expect_error(d, &args, &["routing.algorithm: `dor` follows the intact topology", "3 failed links"]);
+}

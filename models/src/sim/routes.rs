@@ -82,6 +82,17 @@ fn check_vcs(
     }
 }
 
+/// The routings that route around failed links and run on topology `kind`: those whose
+/// registry entry names `any` topology or `kind` (before any `;` that adds a condition).
+fn around_faults(kind: &str) -> Vec<&'static str> {
+    let runs_on = |topologies: &str| {
+        let first = topologies.split(';').next().unwrap_or("");
+        first.starts_with("any")
+            || first.split(|c: char| !c.is_alphanumeric() && c != '_').any(|word| word == kind)
+    };
+    ROUTINGS.iter().filter(|r| !r.needs_intact_topology && runs_on(r.topologies)).map(|r| r.name).collect()
+}
+
 /// Builds the routing named in the config for `net`, for decisions at `switches` only
 /// where given (see [`build_routes`]).
 pub fn build_routing(
@@ -92,16 +103,15 @@ pub fn build_routing(
 ) -> Result<Arc<dyn Routing>, ConfigError> {
     let entry = config.routing_entry();
     if net.failed_links > 0 && entry.needs_intact_topology {
-        let table_based: Vec<&str> =
-            ROUTINGS.iter().filter(|r| !r.needs_intact_topology).map(|r| r.name).collect();
+        let kind = config.topology.get("kind").and_then(|k| k.as_str()).unwrap_or("");
         return Err(ConfigError::new(
             "routing.algorithm",
             format!(
                 "`{}` follows the intact topology and cannot route around the {} failed links; \
-                 use a table-based routing: {}",
+                 routings that can, on a {kind}: {}",
                 entry.name,
                 net.failed_links,
-                table_based.join(", ")
+                around_faults(kind).join(", ")
             ),
         ));
     }
