@@ -166,3 +166,34 @@ fn a_routing_that_cannot_avoid_failed_links_suggests_those_that_can_on_that_topo
     }
     expect_error(d, &args, &["routing.algorithm: `dor` follows the intact topology", "3 failed links"]);
 }
+
+#[test]
+fn a_pattern_that_would_send_every_endpoint_to_itself_is_refused() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let network = |topology: &str, pattern: &str| {
+        format!(
+            "[simulation]\ncycles = 200\n[topology]\n{topology}\nendpoints_per_switch = 1\n[router]\nvcs = 4\n\
+             [routing]\nalgorithm = \"minimal\"\n[traffic]\npattern = \"{pattern}\"\nload = 0.3\n"
+        )
+    };
+    let torus = write(d, "torus.toml", &network("kind = \"torus\"\nsides = [2, 2]", "tornado"));
+    expect_error(
+        d,
+        &["run", s(&torus)],
+        &[
+            "traffic.pattern: `tornado` on torus(2x2",
+            "(4 endpoints) sends every endpoint to itself",
+            "a side of at least 3",
+        ],
+    );
+    let pair = write(d, "pair.toml", &network("kind = \"hyperx\"\nsides = [2]", "bit_reversal"));
+    expect_error(
+        d,
+        &["run", s(&pair)],
+        &["`bit_reversal` on hyperx(2", "(2 endpoints)", "at least 4 endpoints"],
+    );
+    // A side of 2 beside a longer one still moves every endpoint: it runs.
+    let mixed = write(d, "mixed.toml", &network("kind = \"torus\"\nsides = [2, 4]", "tornado"));
+    xnet_expect(d, &["run", s(&mixed), "-q", "-t", "1", "-o", "mixed.h5"], 0);
+}

@@ -9,7 +9,7 @@ use topology::Network;
 /// `bit_reversal` in the pattern registry.
 pub const BIT_REVERSAL: PatternEntry = PatternEntry {
     name: "bit_reversal",
-    doc: "destination = the bit-reversed source (power-of-two endpoint count)",
+    doc: "destination = the bit-reversed source (power-of-two endpoint count, at least 4); the endpoints whose bits read the same reversed, 0 and the last among them, send to themselves",
     settings: &[],
     parse: parse_as::<BitReversal>,
 };
@@ -17,7 +17,7 @@ pub const BIT_REVERSAL: PatternEntry = PatternEntry {
 /// `transpose` in the pattern registry.
 pub const TRANSPOSE: PatternEntry = PatternEntry {
     name: "transpose",
-    doc: "swap the two halves of the source's bits (even power-of-two endpoint count)",
+    doc: "swap the two halves of the source's bits (even power-of-two endpoint count, at least 4); the endpoints whose halves are equal send to themselves",
     settings: &[],
     parse: parse_as::<Transpose>,
 };

@@ -15,7 +15,7 @@ use topology::{endpoint_offsets, Network, Shape};
 /// `tornado` in the pattern registry.
 pub const TORNADO: PatternEntry = PatternEntry {
     name: "tornado",
-    doc: "HyperX and tori: every switch coordinate advances by ceil(k/2) - 1, same terminal port",
+    doc: "HyperX and tori: every switch coordinate advances by ceil(k/2) - 1, same terminal port (a side of 2 does not move; sides all of 2 are refused)",
     settings: &[],
     parse: parse_as::<Tornado>,
 };

@@ -105,12 +105,36 @@ impl PatternSpec {
         self.entry
     }
 
-    /// Builds the pattern for `net`; random patterns are drawn from `seed`.
+    /// Builds the pattern for `net`; random patterns are drawn from `seed`. A fixed map
+    /// that sends every endpoint to itself (tornado on sides of 2, bit reversal on 2
+    /// endpoints) is refused, naming the pattern and the network.
     pub fn build(&self, net: &Network, seed: u64) -> Result<Pattern, PatternError> {
         if net.num_endpoints() < 2 {
             return Err(PatternError::new("pattern", "needs at least 2 endpoints"));
         }
-        self.params.build(net, seed)
+        let pattern = self.params.build(net, seed)?;
+        if let Pattern::Map(map) = &pattern {
+            if map.iter().enumerate().all(|(e, &d)| e as u32 == d) {
+                let needs = match self.entry.name {
+                    "tornado" => {
+                        "a side of at least 3: a coordinate advances by ceil(k/2) - 1, which is 0 for k = 2"
+                    }
+                    "bit_reversal" | "transpose" => "at least 4 endpoints",
+                    _ => "a larger network",
+                };
+                return Err(PatternError::new(
+                    "pattern",
+                    format!(
+                        "`{}` on {} ({} endpoints) sends every endpoint to itself, so no packet would \
+                         cross the network; it needs {needs}",
+                        self.entry.name,
+                        net.name,
+                        net.num_endpoints()
+                    ),
+                ));
+            }
+        }
+        Ok(pattern)
     }
 }
 
