@@ -197,3 +197,17 @@ fn a_pattern_that_would_send_every_endpoint_to_itself_is_refused() {
     let mixed = write(d, "mixed.toml", &network("kind = \"torus\"\nsides = [2, 4]", "tornado"));
     xnet_expect(d, &["run", s(&mixed), "-q", "-t", "1", "-o", "mixed.h5"], 0);
 }
+
+#[test]
+fn a_job_name_with_the_comma_that_separates_job_names_is_refused() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let text = std::fs::read_to_string(workspace().join("configs/workload-stencil.toml")).unwrap();
+    assert!(text.contains("name = \"fft\""), "the example changed: {text}");
+    let cfg = write(d, "jobs.toml", &text.replace("name = \"fft\"", "name = \"fft,all\""));
+    expect_error(
+        d,
+        &["run", s(&cfg)],
+        &["workload.jobs[1].name: must not contain a comma, got \"fft,all\"", "job_names"],
+    );
+}

@@ -12,7 +12,7 @@ use toml::{Table, Value};
 /// The keys every job takes, whatever its kind.
 pub const JOB_SETTINGS: &[Setting] = &[
     Setting { key: "kind", default: "required", doc: "the program: one of the workloads above" },
-    Setting { key: "name", default: "KIND-INDEX", doc: "the job's name in the output" },
+    Setting { key: "name", default: "KIND-INDEX", doc: "the job's name in the output (no comma: `job_names` lists the names separated by commas)" },
     Setting { key: "iterations", default: "1", doc: "times the program's steps run (waterfall: waves)" },
     Setting { key: "compute", default: "0", doc: "cycles a rank computes after each iteration's communication" },
     Setting { key: "mapping", default: "linear", doc: "rank to endpoint: `linear` (the lowest free endpoints, rank order), `random` (a random sample of the free endpoints) or `file` (mapping_file)" },
@@ -153,6 +153,15 @@ impl JobSpec {
         let compute = whole(&mut t, "compute", 0, 0)?;
         let name = match t.remove("name") {
             None => format!("{}-{index}", entry.name),
+            Some(Value::String(s)) if s.contains(',') => {
+                return Err(ConfigError::new(
+                    at("name"),
+                    format!(
+                        "must not contain a comma, got \"{s}\": the result file lists the jobs' \
+                         names separated by commas (job_names)"
+                    ),
+                ))
+            }
             Some(Value::String(s)) if !s.is_empty() => s,
             Some(other) => {
                 return Err(ConfigError::new(at("name"), format!("must be a non-empty string, got {other}")))
