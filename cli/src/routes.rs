@@ -182,7 +182,7 @@ pub(crate) fn compare(
             .and_then(|sim| Ok(try_analyse(&sim, options(None))?));
         match report {
             Ok(r) => reports.push(Ok(r)),
-            Err(_) if models::cancel::interrupted() => return Err(report.err().expect("an error")),
+            Err(e) if models::cancel::interrupted() => return Err(e),
             Err(e) => reports.push(Err(format!("{e:#}"))),
         }
         if models::cancel::interrupted() {
@@ -248,7 +248,7 @@ fn print_side_by_side(names: &[String], reports: &[Compared]) {
     for (label, f) in rows {
         print!("  {label:<26}");
         for r in reports {
-            print!("{:>width$}", r.as_ref().map_or("-".to_string(), |r| f(r)));
+            print!("{:>width$}", r.as_ref().map_or("-".to_string(), f));
         }
         println!();
     }
