@@ -312,6 +312,9 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
                 print!("{}", models::registry::all_docs_blocks());
             } else {
                 print!("{}", models::registry::listing());
+                println!(
+                    "which routing and VC policy to start with, per topology and traffic, with and without faults: docs/choosing.md"
+                );
             }
             Ok(0)
         }

@@ -142,6 +142,10 @@ fn list_names_topologies_routings_and_patterns() {
     {
         assert!(firsts.contains(&name), "`{name}` not listed:\n{out}");
     }
+    assert!(
+        out.lines().any(|l| l.starts_with("which routing") && l.ends_with("docs/choosing.md")),
+        "no pointer to docs/choosing.md:\n{out}"
+    );
 }
 
 /// `xnet topo --export` writes a network as an InfiniBand `.net` or an edge list, and
