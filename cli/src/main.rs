@@ -378,6 +378,11 @@ fn list_command(what: Option<&str>, filter: Option<&str>, markdown: bool) -> Res
         }
     }
     print!("{}", listing(&chosen, inspect::terminal_width().unwrap_or(100)));
+    if what.is_none() && filter.is_none() {
+        println!(
+            "which routing and VC policy to start with, per topology, traffic and faults: docs/choosing.md"
+        );
+    }
     Ok(())
 }
 

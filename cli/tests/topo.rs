@@ -145,6 +145,10 @@ fn list_names_topologies_routings_and_patterns() {
     // Not a terminal: wrapped to 100 columns.
     let widest = out.lines().map(|l| l.chars().count()).max().unwrap_or(0);
     assert!((90..=100).contains(&widest), "widest line {widest}:\n{out}");
+    assert!(
+        out.lines().any(|l| l.starts_with("which routing") && l.ends_with("docs/choosing.md")),
+        "no pointer to docs/choosing.md:\n{out}"
+    );
 }
 
 #[test]

@@ -301,7 +301,7 @@ fn smart_falls_back_to_tree_mode_and_delivers() {
     assert!(e.contains("routing.algorithm") && e.contains("at most 256 switches"), "{e}");
 }
 
-/// The seed's Genetic algorithm on the Desmos systems of its Table 2 (8, 16 and 32 nodes:
+/// The paper's Genetic algorithm on the Desmos systems of its Table 2 (8, 16 and 32 nodes:
 /// tori 4x2, 4x2x2 and 4x2x2x2 whose size-2 dimensions are meshes). The paper reports
 /// max gamma_c / sigma(4, R) of 4 / 0, 11 / 1.745 and 27 / 6.274; with seed 5 here,
 /// 4 / 0, 10 / 1.744 and 26 / 6.321. Genetic balances better than SSSP on all three, as in

@@ -211,8 +211,8 @@ fn the_upward_rule_of_the_seeds_simulator_offers_shortcuts_both_ways_until_the_d
 
 #[test]
 fn a_fault_shape_roots_the_escape_among_its_faults_and_stays_deadlock_free() {
-    // The SurePath seed's Star on a 3D HyperX of side 4 (three K_3 through switch 0): the
-    // root keeps 3 of its 9 links, and the escape is rooted there, as the seed roots it
+    // The SurePath paper's (Camarero et al., FTXS'24) Star on a 3D HyperX of side 4 (three K_3 through switch 0): the
+    // root keeps 3 of its 9 links, and the escape is rooted there, as the paper roots it
     // among the faults.
     let star = "kind = \"hyperx\"\nsides = [4, 4, 4]\nfault_shape = \"star\"\nfault_size = 3";
     for algorithm in ["minimal", "allpath"] {

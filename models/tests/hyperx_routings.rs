@@ -1,4 +1,4 @@
-//! The SurePath seed's HyperX routings: OmniWAR's and DAL's Omnidimensional routes,
+//! The SurePath paper's (Camarero et al., FTXS'24) HyperX routings: OmniWAR's and DAL's Omnidimensional routes,
 //! Polarized routes (Table 1), their ladders and their SurePath versions (OmniSP, PolSP),
 //! on random HyperX sizes with and without failed links; the wide ladder; and the
 //! completion-time mode.
@@ -196,7 +196,7 @@ proptest! {
     /// Polarized (Table 1): no hop decreases mu = d(c,s) - d(c,t); hops that keep it
     /// depart both ends while closer to the source and approach both otherwise; penalties
     /// 0/64/80 by Δmu below the best candidate. On a healthy HyperX no route is stranded
-    /// and the longest is 2n hops (the seed: "at most the double of the network
+    /// and the longest is 2n hops (the paper: "at most the double of the network
     /// diameter"); with faults the escape takes stranded packets.
     #[test]
     fn polarized_hops_never_decrease_mu(sides in hyperx(), faults in 0u32..4, fault_seed in 0u64..100) {
@@ -292,7 +292,7 @@ fn the_ladders_need_the_longest_route_in_vcs() {
 
 #[test]
 fn the_wide_ladder_gives_each_hop_its_share_of_the_vcs() {
-    // Minimal on a 2D HyperX: 2 hops, 4 VCs, so hop h uses VCs 2h and 2h + 1 (the seed's
+    // Minimal on a 2D HyperX: 2 hops, 4 VCs, so hop h uses VCs 2h and 2h + 1 (the paper's
     // Minimal), both taken; the run is deadlock-free and the verifier agrees.
     let text = config(&[4, 4], 0, 0, "minimal", false);
     let sim = build(&text, &["routing.vc_policy=\"wide_ladder\"", "router.vcs=4", "traffic.load=0.9"]);
@@ -309,10 +309,10 @@ fn the_wide_ladder_gives_each_hop_its_share_of_the_vcs() {
 
 #[test]
 fn regular_permutation_to_neighbour_caps_aligned_routes_at_one_half_and_polarized_passes_it() {
-    // The seed's bound (section 5): in a line of k switches, k/2 sources with p endpoints
+    // The paper's bound (section 5): in a line of k switches, k/2 sources with p endpoints
     // each reach k/2 destinations over k^2/4 links, so routes that stay in the line (all
     // of Omnidimensional's) accept at most k / (2p) = 0.5 here. Polarized's 3-hop routes
-    // leave the line through parallel ones and pass it (the seed's Figure 5).
+    // leave the line through parallel ones and pass it (the paper's Figure 5).
     let text = config(&[6, 6, 6], 0, 0, "omniwar", false);
     let rpn = [
         "topology.endpoints_per_switch=6",

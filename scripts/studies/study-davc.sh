@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The DAVC seed's comparison (Pascual, Navaridas et al., ICS'18) on its two networks:
+# Pascual and Navaridas's (ICS'18) comparison (Pascual, Navaridas et al., ICS'18) on its two networks:
 # RRG(876, 17 + 6) and Dragonfly(6,12,6), uniform and adversarial (group shift) traffic, at
 # maximum injection (offered load 1.0): DAVC F_N / F_P / F_NP over shortest path (SP),
 # ECMP, ALLPATH(1) and Valiant, against the baselines (Dally's VC scheme on the Dragonfly,

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The DAVC seed's application experiment (Pascual and Navaridas, ICS'18, Figures 7 and 9).
+"""Pascual and Navaridas's (ICS'18) application experiment (Pascual and Navaridas, ICS'18, Figures 7 and 9).
 
 Runs stencil 2D, stencil 3D, butterfly and waterfall on its two networks, RRG(876, 23, 17)
 (configs/davc-rrg.toml) and Dragonfly(6,12,6) (configs/davc-dragonfly.toml), under every
-deadlock-avoidance mechanism the seed compares: Dally's VC scheme (Dragonfly MIN and
+deadlock-avoidance mechanism Pascual and Navaridas (ICS'18) compare: Dally's VC scheme (Dragonfly MIN and
 Valiant), DAVC F_N, F_P and F_NP over Min, Valiant, SP, ECMP and ALLPATH(1), and SPDA with
 1 to 16 VCs. Each run ends when the job finishes; its completion time (cycles) is the
 figure. Writes docs/studies/davc-applications/{results.csv,running-times.png} and prints a
@@ -15,7 +15,7 @@ Not a study file (configs/studies/): each mechanism has its own VCs and keys, so
 are not a grid, and the figure is bars of completion time per mechanism, which the
 package does not draw.
 
-The seed gives the workloads a sentence each, not their sizes; the sizes here (WORKLOADS)
+The paper gives the workloads a sentence each, not their sizes; the sizes here (WORKLOADS)
 are ours, chosen so that every rank of the 5,256 endpoints takes part (butterfly: the
 first 4,096) and a run takes seconds.
 """
@@ -40,8 +40,8 @@ WORKLOADS = {
 
 
 def mechanisms(network):
-    """(label, family, VCs, --set overrides) of every mechanism the seed runs on `network`.
-    VCs: what each needs (DAVC: the longest route in hops, Lemma 6.1 of the seed)."""
+    """(label, family, VCs, --set overrides) of every mechanism the paper runs on `network`.
+    VCs: what each needs (DAVC: the longest route in hops, Lemma 6.1 of the paper)."""
     m = []
     if network == "davc-dragonfly":
         m.append(("Min + Dally", "Dally", 2, ["routing.algorithm=dragonfly_min", "routing.vc_policy=routing"]))

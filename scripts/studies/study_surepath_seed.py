@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Reruns the SurePath seed's evaluation (Camarero et al., section 5) with xnet.
+"""Reruns the SurePath paper's (Camarero et al., FTXS'24) evaluation (Camarero et al., section 5) with xnet.
 
-Four experiments, each a set of `xnet run` calls on the seed's networks (2D HyperX side 16
+Four experiments, each a set of `xnet run` calls on the paper's networks (2D HyperX side 16
 with 16 servers per switch, 3D HyperX side 8 with 8) and router (Table 2), at maximum
 injection (offered load 1.0: the accepted load is the throughput):
 
@@ -17,7 +17,7 @@ injection (offered load 1.0: the accepted load is the throughput):
 Writes CSV tables and PNG figures into the output folder (default docs/studies/surepath).
 Not a study file (configs/studies/): a mechanism sets four or five keys together (routing,
 VC policy, VCs, escape), so the runs are not a grid; the fault experiments reuse the
-healthy runs; and the figures are bar charts laid out as the seed's, which the package does
+healthy runs; and the figures are bar charts laid out as the paper's, which the package does
 not draw.
 Usage: scripts/studies/study_surepath_seed.py [--cycles N] [--threads T] [--only NAME ...] [--out DIR]
        [--fault-step N] [--shortcuts descending|upward|both]
@@ -39,7 +39,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 XNET = os.path.join(ROOT, "target", "release", "xnet")
 
-# The seed's Table 2 router: input buffers of 8 packets, output buffers of 4, 16-phit
+# The paper's Table 2 router: input buffers of 8 packets, output buffers of 4, 16-phit
 # packets, 1-cycle links, crossbar speedup 2 (virtual cut-through is xnet's only mode).
 ROUTER = {
     "router.packet_size": 16,
@@ -77,7 +77,7 @@ def mechanisms(dims):
 
 
 # The escape's shortcuts: xnet's deadlock-free "descending" (default) or "upward", the rule
-# of the seed's simulator (CAMINOS's branch_crossings_upwards), whose escape channels can
+# of the paper's simulator (CAMINOS's branch_crossings_upwards), whose escape channels can
 # close a cycle (docs/studies/surepath.md). Set by --shortcuts.
 SHORTCUTS = "descending"
 
@@ -151,7 +151,7 @@ def write_csv(path, rows):
 
 
 def bars(path, rows, groups, series, title):
-    """Throughput, latency and Jain index bars, one per (group, series), as the seed's
+    """Throughput, latency and Jain index bars, one per (group, series), as the paper's
     Figures 4 and 5."""
     panels = [("accepted", "accepted load", (0, 1)), ("latency", "mean latency (cycles)", None),
               ("jain", "Jain index of accepted load", (0, 1))]
@@ -317,7 +317,7 @@ def main():
     parser.add_argument("--only", nargs="*", default=["healthy", "random", "shapes", "completion"])
     parser.add_argument("--out", default=os.path.join(ROOT, "docs", "studies", "surepath"))
     parser.add_argument("--fault-step", type=int, default=10,
-                        help="step of the random fault count, 0 to 100 (the seed: 10)")
+                        help="step of the random fault count, 0 to 100 (the paper: 10)")
     parser.add_argument("--shortcuts", default="descending", choices=["descending", "upward", "both"],
                         help="routing.escape_shortcuts of OmniSP and PolSP")
     args = parser.parse_args()

@@ -2,7 +2,7 @@
 """The routing survey's Tables 2-5 with xnet's values beside them.
 
 Flich et al., "A Survey and Evaluation of Topology-Agnostic Deterministic Routing
-Algorithms", IEEE TPDS 23(3), 2012 (the seed in ../shared/seeds/): average routing distance
+Algorithms", IEEE TPDS 23(3), 2012: average routing distance
 (ARD, Tables 2 and 5) and link-weight average and standard deviation (Tables 3 and 4) on
 4x4, 8x4, 8x8 and 16x8 meshes and tori, one endpoint per switch. Each engine xnet has is
 verified with `xnet routes` (which computes the metrics as the survey defines them: every

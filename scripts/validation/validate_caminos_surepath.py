@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Matched runs of the SurePath seed's mechanisms in CAMINOS 0.6.3 (the seed's own
-simulator) and in xnet, on the seed's 2D HyperX (side 16, 16 servers per switch) at offered
+"""Matched runs of the SurePath paper's (Camarero et al., FTXS'24) mechanisms in CAMINOS 0.6.3 (the paper's own
+simulator) and in xnet, on the paper's 2D HyperX (side 16, 16 servers per switch) at offered
 load 1.0. Not part of CI. CAMINOS is installed on first use by scripts/validation/validate-caminos.sh
 (or give its path in $CAMINOS).
 
@@ -12,7 +12,7 @@ CAMINOS side, built from its documented routings and VC policies (caminos-lib 0.
   OmniSP / PolSP  Sum{policy: EscapeToSecond} of those route sets on VCs 0-2 and
              UpDownStar{root: 0, branch_crossings_upwards, labels up 112, down 96,
              shortcuts 80/64/48} on VC 3
-and every mechanism selects by the seed's rule: label + the requested VC's occupancy + the
+and every mechanism selects by the paper's rule: label + the requested VC's occupancy + the
 port's occupancy (output buffer and consumed credits), then the lowest, ties at random.
 xnet side: scripts/studies/study_surepath_seed.py's settings with router.preset = "caminos"
 (the Basic router: no pipeline delay, per-VC crossbar, random greedy allocation) and

@@ -34,7 +34,7 @@
 //! every one in the down phase to a larger level, so the escape channel dependency graph
 //! is acyclic on any network. The cost is half the shortcuts, which matters under
 //! adversarial traffic (docs/studies/surepath.md). With `"both"` the verifier reports the
-//! cycles and the watchdog guards the run. `"upward"` is the rule of CAMINOS, the seed's
+//! cycles and the watchdog guards the run. `"upward"` is the rule of CAMINOS, the paper's
 //! simulator (`branch_crossings_upwards`): both ways, but only while the destination is
 //! not below the switch. It closes the same square of shortcuts on a 4x4 HyperX.
 //!
@@ -73,7 +73,7 @@ pub enum Shortcuts {
     Both,
     /// Both ways, but only while the destination is not below the switch (no route of
     /// down links alone reaches it): CAMINOS's `branch_crossings_upwards`, the rule of the
-    /// seed's own simulator.
+    /// paper's own simulator.
     Upward,
 }
 
@@ -92,7 +92,7 @@ pub const ESCAPE_SHORTCUTS: &[Choice<Shortcuts>] = &[
     Choice {
         value: Shortcuts::Upward,
         name: "upward",
-        doc: "shortcuts both ways while the destination is not below the switch (CAMINOS's branch_crossings_upwards, the seed's simulator); check it with xnet routes",
+        doc: "shortcuts both ways while the destination is not below the switch (CAMINOS's branch_crossings_upwards, the paper's simulator); check it with xnet routes",
     },
 ];
 

@@ -1,4 +1,4 @@
-//! A genetic search for balanced routing tables: the Angara seed's Genetic algorithm
+//! A genetic search for balanced routing tables: Mukosey, Semenov and Tretiakov's (arXiv:2110.00851) Genetic algorithm
 //! (Mukosey, Semenov, Tretiakov, arXiv:2110.00851, section 4.2), over any set of pairs with
 //! alternative routes.
 //!
@@ -9,13 +9,13 @@
 //!   (panmixia), a two-point crossover (the child is the first parent with the genes
 //!   between two random points taken from the second), then every gene of the child
 //!   mutates (a uniformly random route of its pair) with probability `mutation`.
-//! * Fitness is the seed's `sigma(4, R)`: the 4th-power mean of the channel loads'
+//! * Fitness is the paper's `sigma(4, R)`: the 4th-power mean of the channel loads'
 //!   deviations from their average (every route is minimal, so the average is the
-//!   seed's perfect channel load). Parents and children together are ranked by fitness
+//!   paper's perfect channel load). Parents and children together are ranked by fitness
 //!   (lower is better, ties: parents first, then by index) and the best `population` are
 //!   the next generation.
 //! * The search stops after `patience` consecutive generations without a better best
-//!   chromosome (the seed: 30), or after `generations`. The seed names a second stopping
+//!   chromosome (the paper: 30), or after `generations`. The paper names a second stopping
 //!   test, "the fitness value of next best solution less than 0.05 of the fitness value of
 //!   the global best", whose reading is unclear; it is not applied.
 //!
@@ -29,11 +29,11 @@ use rayon::prelude::*;
 /// The genetic search's parameters (`[routing.angara_genetic]`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Params {
-    /// Chromosomes per generation (the seed: 100).
+    /// Chromosomes per generation (the paper: 100).
     pub population: usize,
-    /// Probability that a child's gene mutates (the seed: 2 %).
+    /// Probability that a child's gene mutates (the paper: 2 %).
     pub mutation: f64,
-    /// Generations without improvement before stopping (the seed: 30).
+    /// Generations without improvement before stopping (the paper: 30).
     pub patience: u32,
     /// Most generations bred.
     pub generations: u32,
@@ -102,7 +102,7 @@ impl Problem {
         }
     }
 
-    /// The seed's `sigma(4, R)` of channel loads `loads`.
+    /// The paper's `sigma(4, R)` of channel loads `loads`.
     pub fn sigma(&self, loads: &[u32]) -> f64 {
         let c = loads.len().max(1) as f64;
         let avg = loads.iter().map(|&l| l as u64).sum::<u64>() as f64 / c;

@@ -10,7 +10,7 @@
 //!   Large-Scale Networks", SC'09): at most one deroute in each dimension; routes of at
 //!   most `2n` hops.
 //!
-//! Minimal hops carry no penalty and deroutes 64 phits (the seed's values), so that the
+//! Minimal hops carry no penalty and deroutes 64 phits (the paper's values), so that the
 //! adaptive selection derotes only when the minimal outputs are that much busier. Both
 //! default to the ladder VC policy (VC = hops taken, `n + m` and `2n` VCs); SurePath
 //! (`routing.escape_vcs`) replaces it with an escape subnetwork. With failed links a
@@ -211,7 +211,7 @@ fn omni_state(size: &StateSize) -> u64 {
 const DEROUTE_PENALTY: Setting = Setting {
     key: "deroute_penalty",
     default: "64",
-    doc: "phits added to a deroute's occupancy when the adaptive selection compares candidates (the SurePath seed's 64)",
+    doc: "phits added to a deroute's occupancy when the adaptive selection compares candidates (the SurePath paper's (Camarero et al., FTXS'24) 64)",
 };
 
 /// `omniwar` in the routing registry.
@@ -224,7 +224,7 @@ pub const OMNIWAR: RoutingEntry = RoutingEntry {
         Setting {
             key: "deroutes",
             default: "the dimension count",
-            doc: "non-minimal hops allowed per route, 0..=32 (the seed's m = n)",
+            doc: "non-minimal hops allowed per route, 0..=32 (the paper's m = n)",
         },
         DEROUTE_PENALTY,
     ]),

@@ -9,7 +9,7 @@
 //! the weight, the `Δmu = 0` hops that depart both ends while `c` is closer to the source
 //! (`d(s, c) < d(c, t)`) or approach both once it is not: the five moves of Table 1.
 //! Candidates are penalised by how far their `Δmu` falls below the best one offered:
-//! 0, 64 and 80 phits (the seed's values).
+//! 0, 64 and 80 phits (the paper's values).
 //!
 //! Distances come from coordinates on a HyperX, torus or mesh without failed links, else
 //! from a table of one byte per switch pair. On a HyperX without failed links every
@@ -200,13 +200,13 @@ impl Routing for Polarized {
 /// `polarized` in the routing registry.
 pub const POLARIZED: RoutingEntry = RoutingEntry {
     name: "polarized",
-    doc: "Polarized routing (Camarero et al. HOTI'21): every hop that does not decrease d(c,s) - d(c,t), with the SurePath seed's five moves and penalties by Δmu",
+    doc: "Polarized routing (Camarero et al. HOTI'21): every hop that does not decrease d(c,s) - d(c,t), with the SurePath paper's (Camarero et al., FTXS'24) five moves and penalties by Δmu",
     topologies: "hyperx; any with routing.escape_vcs >= 1",
     vcs: "ladder: the longest polarized route (2 x dimensions on a HyperX)",
     settings: Settings::typed::<PolarizedSettings>(&[Setting {
         key: "penalties",
         default: "[0, 64, 80]",
-        doc: "phits added to a candidate whose Δmu is 0, 1 or 2 below the best candidate's (the seed's values)",
+        doc: "phits added to a candidate whose Δmu is 0, 1 or 2 below the best candidate's (the paper's values)",
     }]),
     default_vc_policy: VcPolicy::Ladder,
     needs_intact_topology: false,

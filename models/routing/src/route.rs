@@ -205,7 +205,7 @@ pub const VC_POLICIES: &[Choice<VcPolicy>] = &[
     Choice {
         value: VcPolicy::WideLadder,
         name: "wide_ladder",
-        doc: "the ladder with router.vcs / longest route VCs per step, any of a step's VCs chosen like a port (the SurePath seed's Minimal: 2 VCs per hop)",
+        doc: "the ladder with router.vcs / longest route VCs per step, any of a step's VCs chosen like a port (the SurePath paper's (Camarero et al., FTXS'24) Minimal: 2 VCs per hop)",
     },
     Choice {
         value: VcPolicy::Any,

@@ -60,7 +60,7 @@ pub struct RouterSection {
     #[serde(default = "d_size")]
     pub packet_size: u16,
     /// Crossbar speedup, 1..=16. Default 2 (BookSim2's Dragonfly example, the SurePath
-    /// seed's Table 2).
+    /// paper's Table 2).
     #[serde(default = "d_speedup")]
     pub speedup: u16,
     /// Router pipeline delay in cycles, 0..=1000. Default 2.

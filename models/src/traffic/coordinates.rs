@@ -1,10 +1,10 @@
 //! Patterns over switch coordinates (HyperX, tori), each endpoint keeping its terminal
 //! port: `tornado` (Dally and Towles, "Principles and Practices of Interconnection
-//! Networks", Morgan Kaufmann, 2004), and two of the SurePath seed's (Camarero et al.,
+//! Networks", Morgan Kaufmann, 2004), and two of the SurePath paper's (Camarero et al., FTXS'24) (Camarero et al.,
 //! "Achieving High-Performance Fault-Tolerant Routing in HyperX Interconnection Networks",
 //! arXiv:2404.04315, 2024, section 5): `dimension_complement_reverse` (from McDonald et
 //! al., "Practical and Efficient Incremental Adaptive Routing for HyperX Networks", SC'19,
-//! with the seed's 2D variant over server coordinates) and
+//! with the paper's 2D variant over server coordinates) and
 //! `regular_permutation_to_neighbour`.
 
 use super::{parse_as, Pattern, PatternEntry, PatternError, PatternParams};
@@ -23,7 +23,7 @@ pub const TORNADO: PatternEntry = PatternEntry {
 /// `dimension_complement_reverse` in the pattern registry.
 pub const DIMENSION_COMPLEMENT_REVERSE: PatternEntry = PatternEntry {
     name: "dimension_complement_reverse",
-    doc: "HyperX: switch (c_0, ..., c_n-1) sends to (k-1-c_n-1, ..., k-1-c_0), same terminal port; with server_coordinate the terminal port is one more coordinate, first: server (w, x, y) sends to (k-1-y, k-1-x, k-1-w) (the SurePath seed's 2D variant)",
+    doc: "HyperX: switch (c_0, ..., c_n-1) sends to (k-1-c_n-1, ..., k-1-c_0), same terminal port; with server_coordinate the terminal port is one more coordinate, first: server (w, x, y) sends to (k-1-y, k-1-x, k-1-w) (the SurePath paper's (Camarero et al., FTXS'24) 2D variant)",
     settings: &[Setting {
         key: "server_coordinate",
         default: "true on a 2D HyperX, false otherwise (as the SurePath seed)",
@@ -35,7 +35,7 @@ pub const DIMENSION_COMPLEMENT_REVERSE: PatternEntry = PatternEntry {
 /// `regular_permutation_to_neighbour` in the pattern registry.
 pub const REGULAR_PERMUTATION_TO_NEIGHBOUR: PatternEntry = PatternEntry {
     name: "regular_permutation_to_neighbour",
-    doc: "HyperX with even sides: in each 2 x ... x 2 subcube (coordinates 2a, 2a+1) a Gray-code cycle visits the switches, and each switch sends to the next one, same terminal port (the SurePath seed's pattern: a line holds 0 or k/2 pairs, so routes that stay in it carry at most 0.5)",
+    doc: "HyperX with even sides: in each 2 x ... x 2 subcube (coordinates 2a, 2a+1) a Gray-code cycle visits the switches, and each switch sends to the next one, same terminal port (the SurePath paper's (Camarero et al., FTXS'24) pattern: a line holds 0 or k/2 pairs, so routes that stay in it carry at most 0.5)",
     settings: &[],
     parse: parse_as::<RegularPermutationToNeighbour>,
 };
@@ -194,7 +194,7 @@ mod tests {
             }
             assert_eq!(m[d as usize], e as u32, "an involution");
         }
-        // 2D, the seed's variant: server (w, x, y) to (3-y, 3-x, 3-w).
+        // 2D, the paper's variant: server (w, x, y) to (3-y, 3-x, 3-w).
         let net = hyperx(vec![4, 4], 4);
         let m = map(&dcr(None), &net);
         assert!(is_permutation(&m));

@@ -13,7 +13,7 @@ use std::sync::Arc;
 /// `stencil2d` in the workload registry.
 pub(super) const STENCIL2D: WorkloadEntry = WorkloadEntry {
     name: "stencil2d",
-    doc: "halo exchange on a 2D process grid: each rank sends halo_bytes to its 4 neighbours and receives from them, then computes (the DAVC seed's Stencil 2D)",
+    doc: "halo exchange on a 2D process grid: each rank sends halo_bytes to its 4 neighbours and receives from them, then computes (Pascual and Navaridas's (ICS'18) Stencil 2D)",
     settings: &[
         Setting { key: "grid", default: "required", doc: "process grid [x, y]; ranks = x * y, rank r at (r mod x, r div x)" },
         Setting { key: "halo_bytes", default: "required", doc: "bytes sent to each neighbour per iteration" },
@@ -48,7 +48,7 @@ impl KindParams for Stencil2d {
 /// `stencil3d` in the workload registry.
 pub(super) const STENCIL3D: WorkloadEntry = WorkloadEntry {
     name: "stencil3d",
-    doc: "halo exchange on a 3D process grid: 6 neighbours (the DAVC seed's Stencil 3D)",
+    doc: "halo exchange on a 3D process grid: 6 neighbours (Pascual and Navaridas's (ICS'18) Stencil 3D)",
     settings: &[
         Setting { key: "grid", default: "required", doc: "process grid [x, y, z]" },
         Setting { key: "halo_bytes", default: "required", doc: "bytes sent to each neighbour per iteration" },
@@ -83,7 +83,7 @@ impl KindParams for Stencil3d {
 /// `butterfly` in the workload registry.
 pub(super) const BUTTERFLY: WorkloadEntry = WorkloadEntry {
     name: "butterfly",
-    doc: "recursive doubling: log2(ranks) steps, in step k rank r exchanges message_bytes with r xor 2^k (the DAVC seed's Butterfly)",
+    doc: "recursive doubling: log2(ranks) steps, in step k rank r exchanges message_bytes with r xor 2^k (Pascual and Navaridas's (ICS'18) Butterfly)",
     settings: &[
         Setting { key: "ranks", default: "required", doc: "ranks, a power of two" },
         Setting { key: "message_bytes", default: "required", doc: "bytes per message" },
@@ -113,7 +113,7 @@ impl KindParams for Butterfly {
 /// `waterfall` in the workload registry.
 pub(super) const WATERFALL: WorkloadEntry = WorkloadEntry {
     name: "waterfall",
-    doc: "a pipelined wavefront of small messages (the DAVC seed's Waterfall): each iteration is a wave; a rank waits for the wave's message from its predecessor in every grid dimension, then sends to its successors",
+    doc: "a pipelined wavefront of small messages (Pascual and Navaridas's (ICS'18) Waterfall): each iteration is a wave; a rank waits for the wave's message from its predecessor in every grid dimension, then sends to its successors",
     settings: &[
         Setting { key: "grid", default: "required", doc: "process grid, 1 to 3 dimensions, e.g. [73, 72]" },
         Setting { key: "message_bytes", default: "required", doc: "bytes per message" },

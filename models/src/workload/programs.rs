@@ -56,7 +56,7 @@ pub enum Program {
         periodic: bool,
     },
     /// Recursive doubling over `log2 ranks` steps: in step `k` rank `r` exchanges
-    /// `message_bytes` with `r xor 2^k` (the DAVC seed's butterfly; also all-reduce by
+    /// `message_bytes` with `r xor 2^k` (Pascual and Navaridas's (ICS'18) butterfly; also all-reduce by
     /// recursive doubling).
     Butterfly {
         /// Ranks, a power of two.

@@ -66,7 +66,7 @@ pub struct FaultShape {
     pub name: &'static str,
     /// The HyperX dimensions it is defined for (0: any).
     pub dims: usize,
-    /// Its `fault_size` when not given: the seed's, for sides 16 (2D) and 8 (3D).
+    /// Its `fault_size` when not given: the paper's, for sides 16 (2D) and 8 (3D).
     pub default_size: u32,
     /// Which links fail.
     kind: ShapeKind,
@@ -294,7 +294,7 @@ mod tests {
 
     #[test]
     fn more_faults_from_the_same_seed_extend_the_same_sequence() {
-        // A curve over the fault count is one growing sequence (the SurePath seed's
+        // A curve over the fault count is one growing sequence (the SurePath paper's (Camarero et al., FTXS'24)
         // random-fault figure): each set contains the smaller ones.
         let mut previous: Vec<(SwitchId, PortId)> = Vec::new();
         for count in [0, 5, 12, 20, 25] {

@@ -35,11 +35,11 @@ pub const COMMON_KEYS: &[Setting] = &[
     Setting {
         key: "fault_shape",
         default: "none",
-        doc: "HyperX: a named shape of failed links around switch 0, the escape subnetwork's default root (the SurePath seed's): row, subplane, cross (2D), subcube, star (3D); failed_links adds random faults to it",
+        doc: "HyperX: a named shape of failed links around switch 0, the escape subnetwork's default root (the SurePath paper's (Camarero et al., FTXS'24)): row, subplane, cross (2D), subcube, star (3D); failed_links adds random faults to it",
     },
     Setting {
         key: "fault_size",
-        default: "the seed's: row all, subplane 5, cross 11, subcube 3, star 7",
+        default: "the paper's: row all, subplane 5, cross 11, subcube 3, star 7",
         doc: "switches along each side of the shape",
     },
 ];

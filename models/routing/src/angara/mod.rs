@@ -245,14 +245,14 @@ pub const ANGARA_SSSP: RoutingEntry = RoutingEntry {
 /// `angara_genetic` in the routing registry.
 pub const ANGARA_GENETIC: RoutingEntry = RoutingEntry {
     name: "angara_genetic",
-    doc: "the Angara routing graph with the seed's Genetic search: one of each pair's shortest routes (up to 32) per gene, 2-point crossover, random parents, per-gene mutation, fitness sigma(4, R); slow, for small tori",
+    doc: "the Angara routing graph with the paper's Genetic search: one of each pair's shortest routes (up to 32) per gene, 2-point crossover, random parents, per-gene mutation, fitness sigma(4, R); slow, for small tori",
     settings: Settings::typed::<GeneticSettings>(&[
-        Setting { key: "population", default: "100", doc: "chromosomes per generation (the seed: 100)" },
-        Setting { key: "mutation", default: "0.02", doc: "probability that a child's gene mutates, in [0, 1] (the seed: 2 %)" },
+        Setting { key: "population", default: "100", doc: "chromosomes per generation (the paper: 100)" },
+        Setting { key: "mutation", default: "0.02", doc: "probability that a child's gene mutates, in [0, 1] (the paper: 2 %)" },
         Setting {
             key: "patience",
             default: "30",
-            doc: "stop after this many generations without a better best table (the seed: 30)",
+            doc: "stop after this many generations without a better best table (the paper: 30)",
         },
         Setting { key: "generations", default: "2000", doc: "stop after this many generations in any case" },
     ]),

@@ -114,7 +114,7 @@ pub(super) fn genetic_tables(
     for &s in endpoint_switch {
         terminal[s as usize] = true;
     }
-    // The seed's sigma counts the switch-to-switch links: the search numbers them densely.
+    // The paper's sigma counts the switch-to-switch links: the search numbers them densely.
     let channels = Channels::new(net);
     let into = in_edges(rg);
     let zero = vec![0u64; net.ports.len()];
