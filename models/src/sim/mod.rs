@@ -19,7 +19,7 @@ pub use partition::partition_graph;
 pub use rank::{NetworkInfo, RankModel};
 pub use result::{Completion, JobResult, LinkLoad, RunResult, Status, WorkloadResult};
 pub use routes::{build_routes, build_routing, effective_vc_policy, routing_vcs};
-pub use schema::{Sample, Summary, SATURATED_BACKLOG};
+pub use schema::{Sample, Summary, SATURATED_BACKLOG, SATURATED_Z};
 
 use crate::config::{Config, ConfigError};
 use crate::traffic::Pattern;
