@@ -189,7 +189,7 @@ load = 0.1
 
 #[test]
 fn sixteen_endpoints_below_saturation_are_not_flagged_by_noise() {
-    // Uniform traffic on this network saturates at 15/32 (see cli/tests/runs.rs); at 0.1
+    // Uniform traffic on this network saturates at 15/32 or below (cli/tests/common/configs.rs); at 0.1
     // and 0.3 it is far below. Over 12 seeds the backlog's noise exceeds the 2 % threshold
     // at some points (at 2 of these 24), yet never by 3 of its standard errors (at most 1.5).
     let mut noisy = 0;
