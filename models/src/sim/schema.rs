@@ -259,7 +259,7 @@ pub const SUMMARY_KEYS: [Field; 2] = [
         unit: "",
         merge: Merge::Derived,
         placement: Placement::Column,
-        doc: "1 if the point ran to `cycles` (status `completed`), else 0",
+        doc: "1 if the point's status is `completed` (it ran to `cycles`, or its completion-time traffic or its workload was done before), else 0",
     },
 ];
 
