@@ -68,8 +68,8 @@ impl Bracket {
     }
 }
 
-/// The loads of a sweep, one after the other: [`Search::next`] is told how each point
-/// went and gives the next load.
+/// The loads of a sweep, one after the other: [`Search::current`] is the load to run now,
+/// and [`Search::record`] is told whether it saturated and moves on.
 #[derive(Clone, Debug)]
 pub(crate) struct Search {
     mode: Mode,

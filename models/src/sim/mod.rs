@@ -7,11 +7,13 @@
 //! * [`routes`]: the routing built from the registry, with its VC checks.
 //! * [`partition`]: the graph the partitioner sees and a run's partition plan.
 //! * `result`: what a run produces and how the ranks' shares are merged.
+//! * `saturation`: whether a load point is saturated (its backlog's growth and how sure it is).
 
 pub mod partition;
 mod rank;
 mod result;
 pub mod routes;
+mod saturation;
 pub mod schema;
 
 pub use crate::router::BlockedChannel;

@@ -162,10 +162,9 @@ macro_rules! summary_figures {
 }
 
 summary_figures! {
-    /// 1 if the point is saturated, else 0: `backlog_growth` is above 0.02
-    /// (`SATURATED_BACKLOG`) and `backlog_z` above 3 (`SATURATED_Z`), so packets still pile
-    /// up, by more than chance explains, and the latencies describe the packets that got
-    /// through, not a steady state.
+    /// 1 if the point is saturated, else 0: `backlog_growth` above 0.02 and `backlog_z`
+    /// above 3 (`SATURATED_BACKLOG`, `SATURATED_Z`): packets still pile up, beyond chance,
+    /// and the latencies describe the packets that got through, not a steady state.
     saturated: bool, "", Column;
     /// Offered load asked for (`traffic.load` or the sweep's load).
     load: f64, "phits/cycle/endpoint", Column;
@@ -219,9 +218,8 @@ summary_figures! {
     /// about 0 below saturation, about 1 - accepted / offered above it.
     backlog_growth: f64, "", Column;
     /// The packets that piled up in the second half of the window over the standard error
-    /// of that count: `sd * sqrt(n)` of the per-period excesses (generated + refused -
-    /// delivered) over its `n` sample periods, and at least the Poisson noise
-    /// `sqrt(generated + delivered)`; about 0 or below below saturation, large above it.
+    /// of that count: the deviation of the per-period excesses (generated + refused -
+    /// delivered), at least `sqrt(2 x mean packets in flight)`; about 0 below saturation.
     backlog_z: f64, "", Column;
     /// Of `in_flight_end`, the packets still waiting in their source queue (never
     /// injected).
@@ -235,11 +233,9 @@ summary_figures! {
 /// load.
 pub const SATURATED_BACKLOG: f64 = 0.02;
 
-/// The `backlog_z` above which the growth counts as real: three standard errors. A small
-/// network's packets in flight fluctuate by a large share of what a half-window generates
-/// (16 endpoints at a low load make a few hundred packets), so `backlog_growth` alone
-/// flags noise there; past saturation the growth is many standard errors at any size, and
-/// at a million endpoints the error is tiny, so `SATURATED_BACKLOG` decides.
+/// The `backlog_z` above which the growth is not chance: three standard errors (a small
+/// network's noise exceeds `SATURATED_BACKLOG`; at a million endpoints the error is tiny
+/// and `SATURATED_BACKLOG` decides).
 pub const SATURATED_Z: f64 = 3.0;
 
 /// The columns of `/summary` that are not figures of the point: its index and whether it
