@@ -186,6 +186,10 @@ def test_the_summary_gives_the_saturation_load_and_the_plateau(study_dir):
     # which the steady points alone (0.1) do not show.
     assert dor["saturation load"] == "0.25 (0.1-0.4)"
     assert 0.12 < dor["saturation throughput"] <= 0.126 and dor["max steady accepted"] < 0.11
+    # The file's record of the bracket is in the table too, and agrees.
+    runs = xs.read_study(study_dir)
+    row = runs[runs["run"] == "001-dor-tornado"].iloc[0]
+    assert (row["saturation_search"], row["saturation_low"], row["saturation_high"]) == ("grid", 0.1, 0.4)
     # A run whose points never saturate says so instead of NaN.
     never = xs.read_study(study_dir)
     never = never[never["run"] == "000-dor-uniform"].assign(saturated=False)

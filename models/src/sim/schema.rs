@@ -162,7 +162,7 @@ macro_rules! summary_figures {
 }
 
 summary_figures! {
-    /// 1 if the point is saturated, else 0: `backlog_growth` above 0.02 and `backlog_z`
+    /// 1 if the point is saturated, else 0: `backlog_growth` above 0.01 and `backlog_z`
     /// above 3 (`SATURATED_BACKLOG`, `SATURATED_Z`): packets still pile up, beyond chance,
     /// and the latencies describe the packets that got through, not a steady state.
     saturated: bool, "", Column;
@@ -226,12 +226,12 @@ summary_figures! {
     source_queued_end: u64, "packets", Attribute;
 }
 
-/// The `backlog_growth` above which a point counts as saturated: 2 % of the packets
+/// The `backlog_growth` above which a point counts as saturated: 1 % of the packets
 /// generated in the second half of the measurement window still pile up. Below saturation
-/// the packets in flight only fluctuate around their steady level, a far smaller share of
-/// what a half-window generates; above it they grow by the excess of offered over accepted
+/// the packets in flight only fluctuate around their steady level (their chance swings are
+/// `SATURATED_Z`'s business); above it they grow by the excess of offered over accepted
 /// load.
-pub const SATURATED_BACKLOG: f64 = 0.02;
+pub const SATURATED_BACKLOG: f64 = 0.01;
 
 /// The `backlog_z` above which the growth is not chance: three standard errors (a small
 /// network's noise exceeds `SATURATED_BACKLOG`; at a million endpoints the error is tiny
