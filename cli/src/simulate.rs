@@ -93,6 +93,11 @@ pub(crate) fn simulate(
         if let (Some(r), false) = (results.last().filter(|_| results.len() == i + 1), run.quiet) {
             print_row(r, i == 0);
         }
+        if code == 130 {
+            // An interrupted point says nothing about saturation: the bracket stays that of
+            // the points before it.
+            break;
+        }
         search.record(saturated);
         if let (Some(mode), Some(f)) = (mode, &run.file) {
             let b = search.bracket();
@@ -102,9 +107,6 @@ pub(crate) fn simulate(
             };
             f.set_saturation(how, b.low, b.high.unwrap_or(f64::NAN), tolerance).map_err(|e| f.fail(e))?;
         }
-        if code == 130 {
-            break;
-        }
         if mode == Some(Mode::StopAtSaturation) && saturated && !search.skipped().is_empty() && run.rank0 {
             eprintln!(
                 "load {load}: saturated (backlog still growing); --stop-at-saturation skips loads {:?}",
@@ -112,7 +114,10 @@ pub(crate) fn simulate(
             );
         }
     }
-    let verdict = mode.map(|m| search.bracket().describe(m));
+    let verdict = mode.map(|m| match search.bracket().describe(m) {
+        so_far if exit == 130 => format!("interrupted before the sweep ended; its points so far: {so_far}"),
+        all => all,
+    });
     run.finish(exit, started, &results, verdict.as_deref(), cluster)?;
     Ok(exit)
 }

@@ -234,6 +234,11 @@ fn a_sweep_prints_each_row_when_its_point_ends() {
     assert_eq!(o.status.code(), Some(130), "the sweep ended before its first row came: {seen}{rest}");
     let points = open(&out).group("points").unwrap().member_names().unwrap();
     assert!(points.len() < 64, "{} points", points.len());
+    // The bracket speaks of the points that ended only.
+    assert!(
+        rest.contains("interrupted before the sweep ended; its points so far: no point saturated"),
+        "{rest}"
+    );
     // Each row once: the first is not printed again at the end.
     assert_eq!((seen + &rest).lines().filter(|l| l.contains("completed")).count(), points.len() - 1);
 }
