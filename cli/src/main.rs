@@ -10,6 +10,7 @@ mod load;
 mod output;
 mod placement;
 mod routes;
+mod search;
 mod simulate;
 mod study;
 
@@ -21,6 +22,7 @@ use load::{parse_config, read};
 use models::memory;
 use output::OutputClaim;
 use placement::fits_here;
+use search::Mode;
 use simulate::{simulate, stop_on_signals, Common};
 use std::path::{Path, PathBuf};
 
@@ -56,8 +58,18 @@ enum Command {
         loads: Vec<f64>,
         /// Stop after the first saturated point (backlog still growing; see the
         /// `saturated` column): the loads after it are not run.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "find_saturation")]
         stop_at_saturation: bool,
+        /// Find the saturation load: run the loads in increasing order up to the first
+        /// saturated one (then 1.0 if none saturates), then bisect between the highest load
+        /// that did not saturate and the lowest that did until they are `--tolerance` apart.
+        /// Every point is kept in the file; the bracket is printed and recorded
+        /// (`saturation_*` attributes).
+        #[arg(long)]
+        find_saturation: bool,
+        /// The widest bracket `--find-saturation` accepts, in phits/cycle/endpoint.
+        #[arg(long, value_name = "LOAD", default_value_t = 0.01, requires = "find_saturation")]
+        tolerance: f64,
         #[command(flatten)]
         common: Common,
     },
@@ -275,9 +287,12 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             };
             let cfg = parse_config(&text, &common.set)?;
             let load = cfg.traffic.load;
-            simulate(cfg, &name, config.as_deref(), &[load], false, &common, cluster)
+            simulate(cfg, &name, config.as_deref(), &[load], None, &common, cluster)
         }
-        Command::Sweep { config, loads, stop_at_saturation, common } => {
+        Command::Sweep { config, loads, stop_at_saturation, find_saturation, tolerance, common } => {
+            if !(tolerance > 0.0 && tolerance <= 0.5) {
+                bail!("--tolerance: {tolerance} is not allowed: give a width above 0 and at most 0.5 phits/cycle/endpoint");
+            }
             let cfg = parse_config(&read(&config)?, &common.set)?;
             let loads = if loads.is_empty() { cfg.traffic.loads.clone() } else { loads };
             if loads.is_empty() {
@@ -286,7 +301,14 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             if let Some(bad) = loads.iter().find(|l| !(0.0..=1.0).contains(*l)) {
                 bail!("--loads: {bad} is outside [0, 1] phits/cycle/endpoint");
             }
-            simulate(cfg, &stem(&config), Some(&config), &loads, stop_at_saturation, &common, cluster)
+            let mode = if find_saturation {
+                Mode::Find { tolerance }
+            } else if stop_at_saturation {
+                Mode::StopAtSaturation
+            } else {
+                Mode::All
+            };
+            simulate(cfg, &stem(&config), Some(&config), &loads, Some(mode), &common, cluster)
         }
         Command::Topo { config, set, no_memory_check, export } => {
             let cfg = parse_config(&read(&config)?, &set)?;

@@ -6,6 +6,7 @@ use crate::cluster::Cluster;
 use crate::output::{OutputClaim, ResultFile, RunMeta};
 use crate::placement::peak_rss_bytes;
 use crate::placement::{self, Placement};
+use crate::search::{Mode, Search};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use models::config::Config;
@@ -60,16 +61,19 @@ fn write_progress(path: &Path, load_index: usize, loads: usize, cycle: u64, cycl
     }
 }
 
-/// Runs `cfg` at each of `loads` on every rank: prepares the run (threads, the output
-/// file, the memory check, the build), simulates the points one after the other, and
-/// records how it ended. Returns the exit code (0, or the status's code: 3 deadlock,
-/// 4 unfinished, 130 interrupted).
+/// Runs `cfg` on every rank at each load the sweep chooses: `loads` in the order given for
+/// `xnet run` (`mode` `None`) and a plain sweep, or as the [`Mode`] says (see
+/// [`crate::search`]): prepares the run (threads, the output file, the memory check, the
+/// build), simulates the points one after the other, printing each point's row as it
+/// ends, and records how it ended and, for a sweep, what it found of the saturation load.
+/// Returns the exit code (0, or the status's code: 3 deadlock, 4 unfinished, 130
+/// interrupted).
 pub(crate) fn simulate(
     cfg: Config,
     name: &str,
     config_path: Option<&Path>,
     loads: &[f64],
-    stop_at_saturation: bool,
+    mode: Option<Mode>,
     common: &Common,
     cluster: &mut Cluster,
 ) -> Result<i32> {
@@ -80,24 +84,49 @@ pub(crate) fn simulate(
     let started = Instant::now();
     let mut results: Vec<RunResult> = Vec::new();
     let mut exit = 0;
-    for (i, &load) in loads.iter().enumerate() {
-        let (code, saturated) = run.point(i, load, loads.len(), common, cluster, &mut results)?;
+    let mut search = Search::new(loads, mode.unwrap_or(Mode::All));
+    let of = PointOf { total: search.most_points(), at_most: matches!(mode, Some(Mode::Find { .. })) };
+    while let Some(load) = search.current() {
+        let i = search.done();
+        let (code, saturated) = run.point(i, load, &of, common, cluster, &mut results)?;
         exit = exit.max(code as i32);
+        if let (Some(r), false) = (results.last().filter(|_| results.len() == i + 1), run.quiet) {
+            print_row(r, i == 0);
+        }
         if code == 130 {
+            // An interrupted point says nothing about saturation: the bracket stays that of
+            // the points before it.
             break;
         }
-        if stop_at_saturation && saturated && i + 1 < loads.len() {
-            if run.rank0 {
-                eprintln!(
-                    "load {load}: saturated (backlog still growing); --stop-at-saturation skips loads {:?}",
-                    &loads[i + 1..]
-                );
-            }
-            break;
+        search.record(saturated);
+        if let (Some(mode), Some(f)) = (mode, &run.file) {
+            let b = search.bracket();
+            let (how, tolerance) = match mode {
+                Mode::Find { tolerance } => ("bisection", tolerance),
+                _ => ("grid", f64::NAN),
+            };
+            f.set_saturation(how, b.low, b.high.unwrap_or(f64::NAN), tolerance).map_err(|e| f.fail(e))?;
+        }
+        if mode == Some(Mode::StopAtSaturation) && saturated && !search.skipped().is_empty() && run.rank0 {
+            eprintln!(
+                "load {load}: saturated (backlog still growing); --stop-at-saturation skips loads {:?}",
+                search.skipped()
+            );
         }
     }
-    run.finish(exit, started, &results, cluster)?;
+    let verdict = mode.map(|m| match search.bracket().describe(m) {
+        so_far if exit == 130 => format!("interrupted before the sweep ended; its points so far: {so_far}"),
+        all => all,
+    });
+    run.finish(exit, started, &results, verdict.as_deref(), cluster)?;
     Ok(exit)
+}
+
+/// How many points a sweep has, for the progress bar and the progress file.
+struct PointOf {
+    /// Points in all (at most this many when `at_most`: a search may need fewer).
+    total: usize,
+    at_most: bool,
 }
 
 /// A run ready to simulate on this rank: its share of the model and, on rank 0, the
@@ -230,7 +259,7 @@ impl PreparedRun {
         &mut self,
         index: usize,
         load: f64,
-        loads: usize,
+        of: &PointOf,
         common: &Common,
         cluster: &mut Cluster,
         results: &mut Vec<RunResult>,
@@ -247,7 +276,8 @@ impl PreparedRun {
                 .expect("valid template")
                 .progress_chars("=> "),
         );
-        bar.set_prefix(format!("load {load:.3}"));
+        let at_most = if of.at_most { "at most " } else { "" };
+        bar.set_prefix(format!("point {} of {at_most}{}, load {load:.4}", index + 1, of.total));
         let mut write_error = None;
         let progress = common.progress_file.as_deref().filter(|_| self.rank0);
         let mut last_progress = Instant::now() - std::time::Duration::from_secs(1);
@@ -259,7 +289,7 @@ impl PreparedRun {
                 if let Some(path) = progress {
                     if last_progress.elapsed().as_millis() >= 250 {
                         last_progress = Instant::now();
-                        write_progress(path, index, loads, s.time, cycles);
+                        write_progress(path, index, of.total, s.time, cycles);
                     }
                 }
                 if let (Some(p), None) = (point.as_mut(), &write_error) {
@@ -324,6 +354,7 @@ impl PreparedRun {
         exit: i32,
         started: Instant,
         results: &[RunResult],
+        verdict: Option<&str>,
         cluster: &mut Cluster,
     ) -> Result<()> {
         let final_status = match exit {
@@ -343,7 +374,10 @@ impl PreparedRun {
                 .map_err(|e| f.fail(e))?;
         }
         if !self.quiet {
-            print_summary(results);
+            print_workloads(results);
+            if let Some(v) = verdict {
+                println!("{v}");
+            }
             if let Some(peaks) = peaks {
                 let most = peaks.iter().copied().max().unwrap_or(0);
                 println!(
@@ -359,40 +393,49 @@ impl PreparedRun {
     }
 }
 
-fn print_summary(results: &[RunResult]) {
-    println!(
-        "{:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>6} {:>9} {:>11} {:>8} {:>10}",
-        "load",
-        "offered",
-        "accepted",
-        "lat.mean",
-        "lat.p99",
-        "net.mean",
-        "hops",
-        "jain",
-        "saturated",
-        "status",
-        "wall s",
-        "Mhops/s"
-    );
-    for r in results {
-        let s = &r.summary;
+/// Prints a point's row of the summary table (after the table's head when `head`), as
+/// soon as the point ends.
+fn print_row(r: &RunResult, head: bool) {
+    if head {
         println!(
-            "{:>7.3} {:>9.4} {:>9.4} {:>9.1} {:>9.0} {:>8.1} {:>8.3} {:>6.3} {:>9} {:>11} {:>8.2} {:>10.2}",
-            r.summary.load,
-            s.offered_load,
-            s.accepted_load,
-            s.latency_mean,
-            s.latency_p99,
-            s.network_latency_mean,
-            s.hops_mean,
-            s.jain_accepted,
-            if s.saturated { "yes" } else { "no" },
-            r.status.as_str(),
-            r.wall_seconds,
-            r.packet_hops as f64 / r.wall_seconds.max(1e-9) / 1e6
+            "{:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>6} {:>9} {:>11} {:>8} {:>10}",
+            "load",
+            "offered",
+            "accepted",
+            "lat.mean",
+            "lat.p99",
+            "net.mean",
+            "hops",
+            "jain",
+            "saturated",
+            "status",
+            "wall s",
+            "Mhops/s"
         );
     }
+    let s = &r.summary;
+    println!(
+        "{:>7.4} {:>9.4} {:>9.4} {:>9.1} {:>9.0} {:>8.1} {:>8.3} {:>6.3} {:>9} {:>11} {:>8.2} {:>10.2}",
+        s.load,
+        s.offered_load,
+        s.accepted_load,
+        s.latency_mean,
+        s.latency_p99,
+        s.network_latency_mean,
+        s.hops_mean,
+        s.jain_accepted,
+        if s.saturated { "yes" } else { "no" },
+        r.status.as_str(),
+        r.wall_seconds,
+        r.packet_hops as f64 / r.wall_seconds.max(1e-9) / 1e6
+    );
+    // A pipe (`xnet sweep | tee`) shows the row now, not when the sweep ends.
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+}
+
+/// Prints the jobs' table of every point that ran a workload.
+fn print_workloads(results: &[RunResult]) {
     for r in results {
         let Some(w) = &r.workload else { continue };
         println!(

@@ -44,6 +44,14 @@ fn bad_input_gives_a_clear_error_and_exit_code_1() {
     expect_error(d, &["run", "does-not-exist.toml"], &["does-not-exist.toml", "cannot read"]);
     expect_error(d, &["run", cfg, "--set", "nonsense"], &["nonsense", "section.key=value"]);
     expect_error(d, &["sweep", cfg, "--loads", "0.1,1.5"], &["--loads", "1.5"]);
+    for bad in ["0", "-0.1", "0.7", "NaN"] {
+        let tolerance = format!("--tolerance={bad}");
+        expect_error(
+            d,
+            &["sweep", cfg, "--find-saturation", &tolerance],
+            &["--tolerance", bad, "above 0 and at most 0.5"],
+        );
+    }
     expect_error(d, &["run", cfg, "--set", "traffic.load=1.5"], &["traffic.load", "1.5"]);
     // Integers that do not fit their type get the allowed range, not the type's name.
     for (set, expected) in [

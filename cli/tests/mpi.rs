@@ -350,3 +350,19 @@ struct RankRow {
     switch: u32,
     finish: u64,
 }
+
+#[test]
+fn find_saturation_takes_the_same_steps_on_1_and_2_ranks() {
+    // Every rank chooses the next load from the flags rank 0 broadcasts, so the ranks
+    // run the same points and the file is that of one rank.
+    let dir = TempDir::new().unwrap();
+    let cfg = write(dir.path(), "hx.toml", HYPERX_2X2);
+    let args = ["sweep", s(&cfg), "--find-saturation", "--tolerance", "0.05", "-q", "-t", "1"];
+    let (one, two) = (dir.path().join("1.h5"), dir.path().join("2.h5"));
+    xnet_expect(dir.path(), &[&args[..], &["-o", s(&one)]].concat(), 0);
+    mpiexec(dir.path(), "2", &[&args[..], &["-o", s(&two)]].concat());
+    let b = open(&two);
+    assert_eq!(attr_u64(&b, "ranks"), 2);
+    assert!(b.group("points").unwrap().member_names().unwrap().len() > 3, "no bisection step ran");
+    assert_eq!(differences(&dump(&one), &dump(&two)), Vec::<String>::new());
+}

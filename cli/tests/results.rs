@@ -41,14 +41,36 @@ fn output_format_doc_matches_real_files() {
     let jobs = workspace().join("configs/workload-stencil.toml");
     let work = d.join("work.h5");
     xnet_expect(d, &["run", s(&jobs), "-q", "-t", "1", "-o", s(&work)], 0);
+    // A completion-time run (its point adds attributes) and a workload end before `cycles`,
+    // `completed` as the status table says.
+    let quick = workspace().join("configs/quick.toml");
+    let bulk = d.join("bulk.h5");
+    let args = ["run", s(&quick), "-q", "-t", "1", "-o", s(&bulk), "--set", "traffic.phits_per_endpoint=160"];
+    xnet_expect(d, &args, 0);
+    for file in [&bulk, &work] {
+        let f = open(file);
+        let reached = attr_u64(&f.group("points/000").unwrap(), "time_reached");
+        assert!(reached < attr_u64(&f, "cycles"), "{}: ran to the end", file.display());
+        assert_eq!(attr_str(&f, "status"), "completed", "{}", file.display());
+    }
+    let doc = std::fs::read_to_string(workspace().join("docs/output-format.md")).unwrap();
+    let completed = doc.lines().find(|l| l.starts_with("| `completed` | every load point")).unwrap();
+    assert!(
+        completed.contains("completion-time run") && completed.contains("every job finished"),
+        "{completed}"
+    );
+    // A run killed during its first point: no /summary yet, which the document allows.
+    let killed = d.join("killed.h5");
+    let mut child = start_long_run(d, &["-t", "1", "-o", s(&killed)]);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!open(&killed).link_exists("summary"));
     let script = workspace().join("scripts/dev/check_output_format.py");
     let check = |doc: &Path| {
         Command::new(&python)
             .arg(&script)
             .arg(doc)
-            .arg(&sweep)
-            .arg(&deadlock)
-            .arg(&work)
+            .args([&sweep, &deadlock, &work, &bulk, &killed])
             .output()
             .expect("run python")
     };

@@ -141,6 +141,124 @@ fn a_sweep_marks_saturated_points_and_can_stop_at_the_first() {
     let point = f.group("points/001").unwrap();
     assert_eq!(attr_u64(&point, "saturated"), 1);
     assert_eq!(attr_f64(&point, "backlog_growth"), summary[1].backlog_growth);
+    // What the grid says of the saturation load, on stdout and in the file.
+    assert!(stdout.contains("saturation load 0.5500 (between 0.1000, not saturated, and 1.0000, saturated; from the loads run"), "{stdout}");
+    assert_eq!(attr_str(&f, "saturation_search"), "grid");
+    assert_eq!((attr_f64(&f, "saturation_low"), attr_f64(&f, "saturation_high")), (0.1, 1.0));
+    assert!(attr_f64(&f, "saturation_tolerance").is_nan());
+}
+
+#[test]
+fn a_sweep_that_never_saturates_says_so() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    let out = dir.path().join("low.h5");
+    let args = ["sweep", s(&quick), "--loads", "0.2,0.1", "--stop-at-saturation", "-t", "1", "-o", s(&out)];
+    let o = xnet_expect(dir.path(), &args, 0);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("no point saturated: the saturation load is above 0.2000, the highest load run"),
+        "{stdout}"
+    );
+    let f = open(&out);
+    assert_eq!(attr_f64(&f, "saturation_low"), 0.2);
+    assert!(attr_f64(&f, "saturation_high").is_nan() && attr_f64(&f, "saturation_load").is_nan());
+}
+
+#[test]
+fn find_saturation_brackets_the_channel_bound_of_a_small_hyperx() {
+    let dir = TempDir::new().unwrap();
+    let cfg = write(dir.path(), "hx.toml", HYPERX_2X2);
+    let out = dir.path().join("sat.h5");
+    let args = ["sweep", s(&cfg), "--find-saturation", "--tolerance", "0.01", "-t", "1", "-o", s(&out)];
+    let o = xnet_expect(dir.path(), &args, 0);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let f = open(&out);
+    assert_eq!(attr_str(&f, "saturation_search"), "bisection");
+    assert_eq!(attr_f64(&f, "saturation_tolerance"), 0.01);
+    let (low, high, load) =
+        (attr_f64(&f, "saturation_low"), attr_f64(&f, "saturation_high"), attr_f64(&f, "saturation_load"));
+    assert!(low < high && high - low <= 0.01 && load == (low + high) / 2.0, "{low} {high} {load}");
+    // The channel bound caps what the network sustains: the highest load found steady is
+    // at most the bound (up to half the tolerance: just past it the backlog grows too
+    // slowly to tell in 4,000 cycles), and the saturation load comes within 5 % of it
+    // (measured: bracket 0.46875 to 0.475, the bound 0.46875).
+    assert!(low <= HYPERX_2X2_BOUND + 0.005, "{low} vs {HYPERX_2X2_BOUND}");
+    assert!(load >= 0.95 * HYPERX_2X2_BOUND, "{load} vs {HYPERX_2X2_BOUND}");
+    // Every point run is in the file, in the order run: the grid up to its first
+    // saturated load, then the bisection; the bracket's ends are points that say so.
+    let summary: Vec<SummaryRow> = rows(&f, "summary");
+    let points = f.group("points").unwrap().member_names().unwrap();
+    assert_eq!(points.len(), summary.len());
+    let loads: Vec<f64> = summary.iter().map(|r| r.load).collect();
+    assert_eq!(loads[..3], [0.1, 0.3, 0.5], "{summary:?}");
+    assert!(summary.len() <= 3 + 1 + 5, "{summary:?}");
+    let at =
+        |load: f64| summary.iter().find(|r| r.load == load).unwrap_or_else(|| panic!("no point at {load}"));
+    assert_eq!((at(low).saturated, at(high).saturated), (0, 1), "{summary:?}");
+    assert!(summary.iter().filter(|r| r.load < low).all(|r| r.saturated == 0), "{summary:?}");
+    // One row per point on stdout, then the bracket.
+    assert_eq!(stdout.lines().filter(|l| l.contains("completed")).count(), summary.len(), "{stdout}");
+    let said = format!(
+        "saturation load {load:.4} (between {low:.4}, not saturated, and {high:.4}, saturated; bisected to within 0.01)"
+    );
+    assert!(stdout.contains(&said), "{stdout}");
+    // The same seed gives the same points, on any number of threads.
+    let again = dir.path().join("again.h5");
+    let args =
+        ["sweep", s(&cfg), "--find-saturation", "--tolerance", "0.01", "-q", "-t", "2", "-o", s(&again)];
+    xnet_expect(dir.path(), &args, 0);
+    assert_eq!(differences(&dump(&out), &dump(&again)), Vec::<String>::new());
+}
+
+#[test]
+fn a_sweep_prints_each_row_when_its_point_ends() {
+    // 64 points of 2,000 cycles: the first row must come while the others still run, so
+    // that SIGINT after it stops the sweep with points left.
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    let out = dir.path().join("rows.h5");
+    let loads = vec!["0.1"; 64].join(",");
+    let args = [
+        "sweep",
+        s(&quick),
+        "--loads",
+        &loads,
+        "-t",
+        "1",
+        "-o",
+        s(&out),
+        "--set",
+        "simulation.cycles=2000",
+        "--set",
+        "simulation.warmup=500",
+    ];
+    let mut child = start(XNET, dir.path(), &args, &[]);
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("completed") {
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut stdout, &mut line).unwrap() == 0 {
+            break;
+        }
+        seen.push_str(&line);
+    }
+    let pid = child.id().to_string();
+    Command::new("kill").args(["-INT", &pid]).status().expect("run kill");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let (o, _) = wait_within(child, Duration::from_secs(60), "the sweep after SIGINT");
+    assert!(seen.contains("   load   offered") && seen.contains("completed"), "{seen}");
+    assert_eq!(o.status.code(), Some(130), "the sweep ended before its first row came: {seen}{rest}");
+    let points = open(&out).group("points").unwrap().member_names().unwrap();
+    assert!(points.len() < 64, "{} points", points.len());
+    // The bracket speaks of the points that ended only.
+    assert!(
+        rest.contains("interrupted before the sweep ended; its points so far: no point saturated"),
+        "{rest}"
+    );
+    // Each row once: the first is not printed again at the end.
+    assert_eq!((seen + &rest).lines().filter(|l| l.contains("completed")).count(), points.len() - 1);
 }
 
 #[test]

@@ -310,3 +310,44 @@ fn a_study_keeps_the_rank_mapping_its_base_names() {
         describe(&task)
     );
 }
+
+#[test]
+fn a_study_can_find_each_runs_saturation_load() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    write(d, "base.toml", HYPERX_2X2);
+    let study = "[study]\nbase = \"base.toml\"\nloads = [0.2, 0.6]\nfind_saturation = true\n\
+                 saturation_tolerance = 0.05\n[set]\n\"simulation.cycles\" = 4000\n\
+                 \"simulation.warmup\" = 800\n[grid]\n\"routing.algorithm\" = [\"minimal\", \"dor\"]\n";
+    write(d, "sat.toml", study);
+    xnet_expect(d, &["study", "sat.toml", "--dir", "st", "--no-report"], 0);
+    for run in ["000-minimal", "001-dor"] {
+        let f = open(&d.join(format!("st/runs/{run}.h5")));
+        assert_eq!(attr_str(&f, "saturation_search"), "bisection", "{run}");
+        assert_eq!(attr_f64(&f, "saturation_tolerance"), 0.05, "{run}");
+        let (low, high) = (attr_f64(&f, "saturation_low"), attr_f64(&f, "saturation_high"));
+        assert!(low >= 0.2 && high <= 0.6 && high - low <= 0.05, "{run}: {low} {high}");
+        assert!(f.group("points").unwrap().member_names().unwrap().len() > 2, "{run}: no bisection step");
+    }
+    // Settings that cannot go together, or a tolerance out of range, are refused by name.
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            "find_saturation = true\nstop_at_saturation = true\n",
+            &["study.find_saturation", "study.stop_at_saturation"],
+        ),
+        ("saturation_tolerance = 0.01\n", &["study.saturation_tolerance", "find_saturation = true"]),
+        (
+            "find_saturation = true\nsaturation_tolerance = 0\n",
+            &["study.saturation_tolerance", "above 0 and at most 0.5"],
+        ),
+    ];
+    for (k, (section, expected)) in cases.iter().enumerate() {
+        let name = format!("bad{k}.toml");
+        write(d, &name, &format!("[study]\nbase = \"base.toml\"\n{section}"));
+        let err = stderr(&xnet_expect(d, &["study", &name, "--dir", "never"], 1));
+        for e in *expected {
+            assert!(err.contains(e), "case {k}: `{e}` missing from: {err}");
+        }
+        assert!(!d.join("never").exists(), "case {k}: a folder was made");
+    }
+}

@@ -88,6 +88,12 @@ def test_the_report_is_one_self_contained_page(study_dir):
     assert "<script" not in page and "http://" not in page and "https://" not in page
     assert "000-dor-uniform" in page and "routing.algorithm" in page
     assert "[grid]" in page  # the study file is shown
+    # It opens with the verdict: per pattern, the best routing by saturation throughput
+    # and by latency at a named load.
+    assert page.index("<h2>Verdict</h2>") < page.index("<h2>Latency and throughput</h2>")
+    verdict = page[page.index("<h2>Verdict</h2>"):page.index("<h2>Latency and throughput</h2>")]
+    for text in ["best by saturation throughput", "best by latency", "tornado", "uniform", "cycles at load"]:
+        assert text in verdict, text
 
 
 def test_a_folder_that_is_not_a_study_is_refused(tmp_path):
@@ -169,3 +175,80 @@ def test_show_refuses_a_file_that_is_not_a_result(tmp_path, capsys):
     for name in ["plain.h5", "junk.h5", "missing.h5"]:
         assert main(["show", str(tmp_path / name)]) == 1
         assert "error:" in capsys.readouterr().err
+
+
+def test_the_summary_gives_the_saturation_load_and_the_plateau(study_dir):
+    from xnet_study.report import summary_table
+
+    table = summary_table(xs.read_study(study_dir), ["routing.algorithm", "traffic.pattern"]).set_index("run")
+    dor = table.loc["001-dor-tornado"]
+    # DOR under tornado saturates between 0.1 and 0.4 and then carries its 1/8 plateau,
+    # which the steady points alone (0.1) do not show.
+    assert dor["saturation load"] == "0.25 (0.1-0.4)"
+    assert 0.12 < dor["saturation throughput"] <= 0.126 and dor["max steady accepted"] < 0.11
+    # The file's record of the bracket is in the table too, and agrees.
+    runs = xs.read_study(study_dir)
+    row = runs[runs["run"] == "001-dor-tornado"].iloc[0]
+    assert (row["saturation_search"], row["saturation_low"], row["saturation_high"]) == ("grid", 0.1, 0.4)
+    # A run whose points never saturate says so instead of NaN.
+    never = xs.read_study(study_dir)
+    never = never[never["run"] == "000-dor-uniform"].assign(saturated=False)
+    assert summary_table(never, [])["saturation load"].iloc[0] == "> 0.9 (not reached)"
+
+
+def _runs(curves):
+    """A study table from {(routing, pattern): [(load, accepted, latency, saturated)]}."""
+    import pandas as pd
+
+    rows = []
+    for (routing, pattern), points in curves.items():
+        for load, accepted, latency, saturated in points:
+            rows.append({"run": f"{routing}-{pattern}", "routing.algorithm": routing, "traffic.pattern": pattern,
+                         "load": load, "offered_load": load, "accepted_load": accepted,
+                         "latency_mean": latency, "latency_p50": latency, "latency_p99": 2 * latency,
+                         "saturated": saturated})
+    return pd.DataFrame(rows)
+
+
+def test_the_verdict_names_the_best_routing_per_pattern_and_its_ties():
+    from xnet_study.verdict import saturation, verdict
+
+    runs = _runs({
+        ("a", "uniform"): [(0.2, 0.2, 30, False), (0.4, 0.4, 40, False), (0.6, 0.45, 900, True)],
+        ("b", "uniform"): [(0.2, 0.2, 25, False), (0.4, 0.4, 39.5, False), (0.6, 0.448, 800, True)],
+        ("c", "uniform"): [(0.2, 0.2, 35, False), (0.4, 0.3, 500, True), (0.6, 0.3, 900, True)],
+        ("a", "tornado"): [(0.2, 0.2, 30, False), (0.4, 0.4, 35, False), (0.6, 0.6, 50, False)],
+        ("b", "tornado"): [(0.2, 0.12, 300, True), (0.4, 0.125, 900, True), (0.6, 0.125, 999, True)],
+        ("c", "tornado"): [(0.2, 0.2, 40, False), (0.4, 0.25, 600, True), (0.6, 0.25, 950, True)],
+    })
+    assert saturation(runs[runs["run"] == "c-uniform"]) == {
+        "reached": True, "low": 0.2, "high": 0.4, "load": pytest.approx(0.3), "throughput": 0.3}
+    v = verdict(runs, ["routing.algorithm", "traffic.pattern"]).set_index("traffic.pattern")
+    # Uniform: a and b carry 0.45 and 0.448 (a tie within 2 %); at 0.2, the highest load
+    # all three ran unsaturated, b is fastest and a is 20 % slower: no tie.
+    assert v.loc["uniform", "best by saturation throughput"] == "a"
+    assert v.loc["uniform", "ties (throughput)"] == "b"
+    assert v.loc["uniform", "best by latency"] == "b" and v.loc["uniform", "ties (latency)"] == "none"
+    assert v.loc["uniform", "latency"] == "25 cycles at load 0.2"
+    # Tornado: a never saturates, so its throughput is a lower bound; b saturates at once,
+    # so latencies are compared at the lowest load.
+    assert v.loc["tornado", "best by saturation throughput"] == "a"
+    assert v.loc["tornado", "throughput"].startswith(">= 0.6 at saturation load > 0.6 (not reached)")
+    assert v.loc["tornado", "best by latency"] == "a" and v.loc["tornado", "latency"] == "30 cycles at load 0.2"
+
+
+def test_coinciding_curves_stay_visible_and_are_named():
+    runs = _runs({
+        ("a", "uniform"): [(0.2, 0.2, 30, False), (0.4, 0.4, 40, False)],
+        ("b", "uniform"): [(0.2, 0.2, 30, False), (0.4, 0.4, 40.1, False)],
+        ("c", "uniform"): [(0.2, 0.2, 50, False), (0.4, 0.35, 60, False)],
+    })
+    for plot in (xs.plot_latency, xs.plot_throughput, xs.plot_percentiles):
+        fig = plot(runs, by="routing.algorithm")
+        ax = fig.axes[0]
+        drawn = [line for line in ax.lines if line.get_linestyle() != "None" and line.get_label() != "_child0"]
+        markers = {(line.get_marker(), line.get_markersize()) for line in drawn if line.get_xdata().size > 1}
+        # Every curve has a marker of its own look, so a and b show both.
+        assert len(markers) >= 3, plot.__name__
+        notes = [t.get_text() for t in ax.texts]
+        assert "coincide: a = b" in notes, (plot.__name__, notes)

@@ -3,6 +3,8 @@
 Saturated load points (the source queues still growing at the end: the run's
 ``saturated`` column) are drawn as hollow markers and not joined by the line: their
 latency is a lower bound that grows with the run's length, not a steady-state value.
+Each curve has its own marker and dashes, markers shrink from the first curve to the last,
+and a panel names the curves whose points coincide, so that no curve hides behind another.
 """
 
 from __future__ import annotations
@@ -42,18 +44,62 @@ def _facets(df: pd.DataFrame, facet):
     return [(f"{facet} = {k}", rows) for k, rows in df.groupby(facet, sort=False)]
 
 
+# One marker and dash pattern per curve, and marker sizes that shrink from the first curve
+# to the last, so that curves lying on each other still show every marker.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+DASHES = ("-", "--", "-.", ":")
+
+
+def _style(i: int, n: int) -> dict:
+    """The look of curve `i` of `n`: its marker, dashes and size."""
+    return {"marker": MARKERS[i % len(MARKERS)], "ls": DASHES[i % len(DASHES)],
+            "ms": 3 + 2.5 * (n - 1 - i) / max(n - 1, 1) * 2}
+
+
+def coinciding(curves, rel=0.01):
+    """Groups of curve labels whose points coincide: `curves` is [(label, xs, ys)]; two
+    curves coincide when they have the same x values and every y is within `rel` of the
+    other's."""
+    groups = []
+    for label, xs, ys in curves:
+        for g in groups:
+            _, gx, gy = g[0]
+            if len(gx) == len(xs) and len(xs) and np.allclose(gx, xs, rtol=1e-9) and \
+                    np.allclose(gy, ys, rtol=rel, atol=0):
+                g.append((label, xs, ys))
+                break
+        else:
+            groups.append([(label, xs, ys)])
+    return [[c[0] for c in g] for g in groups if len(g) > 1]
+
+
+def _note_coinciding(ax, curves):
+    """Says in the panel which curves lie on each other (they are drawn, one over the other)."""
+    same = coinciding(curves)
+    if same:
+        text = "coincide: " + "; ".join(" = ".join(str(label) for label in g) for g in same)
+        ax.text(0.01, 0.99, text, transform=ax.transAxes, ha="left", va="top", fontsize=7, color="0.3")
+
+
 def _curves(df, x, y, by, facet, xlabel, ylabel, title, diagonal=False, logy=False):
     facets = _facets(df, facet)
     fig, axes = plt.subplots(1, len(facets), figsize=(5.2 * len(facets), 4.2), squeeze=False)
     for ax, (ftitle, fdf) in zip(axes[0], facets):
-        for label, rows in _groups(fdf, by):
+        groups = _groups(fdf, by)
+        curves = []
+        for i, (label, rows) in enumerate(groups):
             rows = rows.sort_values(x)
             sat = _saturated(rows)
             ok = rows[~sat]
-            (line,) = ax.plot(ok[x], ok[y], marker="o", ms=4, label=label or None)
+            style = _style(i, len(groups))
+            (line,) = ax.plot(ok[x], ok[y], label=label or None, **style)
             if sat.any():
                 bad = rows[sat]
-                ax.plot(bad[x], bad[y], ls="none", marker="o", ms=6, mfc="none", color=line.get_color())
+                ax.plot(bad[x], bad[y], ls="none", marker=style["marker"], ms=style["ms"] + 2, mfc="none",
+                        color=line.get_color())
+            curves.append((label, rows[x].to_numpy(float), rows[y].to_numpy(float)))
+        if by is not None:
+            _note_coinciding(ax, curves)
         if diagonal:
             lim = max(df[x].max(), df[y].max())
             ax.plot([0, lim], [0, lim], color="0.7", lw=0.8, ls="--", zorder=0)
@@ -88,17 +134,24 @@ def plot_percentiles(df, by=None, facet=None):
     facets = _facets(df, facet)
     fig, axes = plt.subplots(1, len(facets), figsize=(5.2 * len(facets), 4.2), squeeze=False)
     for ax, (ftitle, fdf) in zip(axes[0], facets):
-        for label, rows in _groups(fdf, by):
+        groups = _groups(fdf, by)
+        curves = []
+        for i, (label, rows) in enumerate(groups):
             rows = rows.sort_values("offered_load")
             sat = _saturated(rows)
             ok, bad = rows[~sat], rows[sat]
-            (line,) = ax.plot(ok["offered_load"], ok["latency_p50"], marker="o", ms=3,
+            ms = _style(i, len(groups))["ms"]
+            (line,) = ax.plot(ok["offered_load"], ok["latency_p50"], marker="o", ms=ms,
                               label=f"{label} p50".strip())
-            ax.plot(ok["offered_load"], ok["latency_p99"], marker="^", ms=3, ls="--",
+            ax.plot(ok["offered_load"], ok["latency_p99"], marker="^", ms=ms, ls="--",
                     color=line.get_color(), label=f"{label} p99".strip())
+            curves.append((label, rows["offered_load"].to_numpy(float),
+                           np.concatenate([rows["latency_p50"].to_numpy(float), rows["latency_p99"].to_numpy(float)])))
             for column, marker in (("latency_p50", "o"), ("latency_p99", "^")):
                 ax.plot(bad["offered_load"], bad[column], ls="none", marker=marker, ms=5, mfc="none",
                         color=line.get_color())
+        if by is not None:
+            _note_coinciding(ax, curves)
         ax.set_yscale("log")
         ax.set_xlabel("offered load (phits/cycle/endpoint)")
         ax.set_ylabel("latency (cycles)")

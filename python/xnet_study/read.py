@@ -18,7 +18,10 @@ import pandas as pd
 
 # Run-level attributes copied into every row of a run's table.
 RUN_ATTRIBUTES = ("topology", "routing", "switches", "endpoints", "cycles", "warmup", "seed",
-                  "status", "wall_seconds", "ranks", "threads")
+                  "status", "wall_seconds", "ranks", "threads",
+                  # What a sweep found of its saturation load (docs/output-format.md).
+                  "saturation_search", "saturation_low", "saturation_high", "saturation_load",
+                  "saturation_tolerance")
 
 
 def _text(value):

@@ -15,6 +15,7 @@ import pandas as pd
 
 from .plots import plot_latency, plot_percentiles, plot_throughput
 from .read import read_study, study_status
+from .verdict import LATENCY_TIE, THROUGHPUT_TIE, describe_saturation, saturation, verdict
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 75em; color: #222; }
@@ -76,21 +77,23 @@ def _table(df: pd.DataFrame, left=()) -> str:
 
 
 def summary_table(runs: pd.DataFrame, keys) -> pd.DataFrame:
-    """Per run: the lowest load's latency, and the highest accepted load over the points
-    that were not saturated (the throughput it sustains), with the load it came at."""
+    """Per run: the lowest load's latency, the saturation load (the bracket between the
+    highest load that did not saturate and the first that did, or `> L (not reached)`),
+    the saturation throughput (the highest accepted load of any point: past saturation the
+    network's plateau) and the highest accepted load among the points that were not
+    saturated."""
     out = []
     for name, rows in runs.groupby("run", sort=False):
         rows = rows.sort_values("load")
         steady = rows[~rows["saturated"].astype(bool)]
-        best = steady.loc[steady["accepted_load"].idxmax()] if len(steady) else None
+        sat = saturation(rows)
         out.append({
             "run": name,
             **{k: rows[k].iloc[0] for k in keys},
             "latency at lowest load": float(rows["latency_mean"].iloc[0]),
-            "max steady accepted": float(best["accepted_load"]) if best is not None else float("nan"),
-            "at load": float(best["load"]) if best is not None else float("nan"),
-            "first saturated load": float(rows[rows["saturated"].astype(bool)]["load"].min())
-            if rows["saturated"].any() else float("nan"),
+            "saturation load": describe_saturation(sat),
+            "saturation throughput": sat["throughput"],
+            "max steady accepted": float(steady["accepted_load"].max()) if len(steady) else float("nan"),
         })
     return pd.DataFrame(out)
 
@@ -112,9 +115,23 @@ def write_report(folder, output=None) -> Path:
         f'Written {time.strftime("%Y-%m-%d %H:%M")} from {html.escape(str(folder.resolve()))}.</p>'
     )
     if len(runs):
+        best = verdict(runs, keys)
+        if len(best):
+            parts.append("<h2>Verdict</h2>")
+            parts.append(
+                '<p class="note">Per traffic pattern (each combination of the grid keys other '
+                "than the routing): the routing with the highest saturation throughput (the "
+                "highest accepted load of any point; <code>&gt;=</code> where no point saturated), "
+                "and the one with the lowest mean latency at the named load (the highest load "
+                "that every routing ran unsaturated). Routings within "
+                f"{THROUGHPUT_TIE:.0%} of the best throughput, or {LATENCY_TIE:.0%} of the best "
+                "latency, tie with it.</p>")
+            parts.append(_table(best, left=tuple(best.columns)))
         parts.append("<h2>Latency and throughput</h2>")
         parts.append('<p class="note">Hollow markers are saturated points (source queues still '
-                     "growing at the end): their latency is not a steady-state value.</p>")
+                     "growing at the end): their latency is not a steady-state value. Each curve "
+                     "has its own marker, markers shrink from the first curve to the last, and a "
+                     "panel names the curves that coincide (drawn one over the other).</p>")
         for title, fig in (("latency against accepted load", plot_latency(runs, by=by, facet=facet)),
                            ("accepted against offered load", plot_throughput(runs, by=by, facet=facet)),
                            ("latency percentiles", plot_percentiles(runs, by=by, facet=facet))):

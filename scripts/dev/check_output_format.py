@@ -36,7 +36,8 @@ def parse(doc_path):
                 current = [("attrs", "/")]
             elif title == "`/summary`":
                 current = [("table", "summary")]
-            elif title == "Attributes" and heading.group(1) == "###":
+            elif title == "Attributes" and heading.group(1) == "###" or title.startswith("Attributes of a "):
+                # A point's attributes, and those some points add (completion-time runs).
                 current = [("attrs", "points/NNN")]
             elif len(heading.group(1)) >= 3:
                 # A point's tables; a group's own heading (`workload`, `workload/job_NNN`)
@@ -113,8 +114,14 @@ def check(sections, path):
     problems = []
     with h5py.File(path, "r") as f:
         check_attrs(f"{path} /", f, sections.get(("attrs", "/"), {}), problems)
-        check_table(f"{path} /summary", f["summary"], sections[("table", "summary")], problems)
-        for point in f["points"]:
+        if "summary" in f:
+            check_table(f"{path} /summary", f["summary"], sections[("table", "summary")], problems)
+        else:
+            # Absent until the first point ends; a finished point without it is a fault.
+            for point in f.get("points", {}):
+                if f["points"][point].attrs.get("status", b"running") not in (b"running", "running"):
+                    problems.append(f"{path} /summary: missing, though point {point} finished")
+        for point in f.get("points", {}):
             group = f["points"][point]
             check_attrs(f"{path} /points/{point}", group, sections.get(("attrs", "points/NNN"), {}), problems)
             check_group(f"{path} /points/{point}", group, "", sections, problems)

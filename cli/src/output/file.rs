@@ -107,6 +107,20 @@ impl ResultFile {
         e.context(format!("writing {}", self.room.path.display()))
     }
 
+    /// Records what a sweep's points say about its saturation load, after each point:
+    /// `search` (`grid` or `bisection`), the highest load that did not saturate below the
+    /// first that did (`low`), that saturated load (`high`, NaN when none did), their
+    /// middle and the tolerance a bisection was asked for (NaN for a grid).
+    pub fn set_saturation(&self, search: &str, low: f64, high: f64, tolerance: f64) -> Result<()> {
+        attr_str(&self.file, "saturation_search", search)?;
+        attr(&self.file, "saturation_low", low)?;
+        attr(&self.file, "saturation_high", high)?;
+        attr(&self.file, "saturation_load", (low + high) / 2.0)?;
+        attr(&self.file, "saturation_tolerance", tolerance)?;
+        self.file.flush()?;
+        Ok(())
+    }
+
     /// Records total wall-clock time and the peak resident memory of every rank.
     pub fn set_resources(&self, seconds: f64, rank_peak_rss_bytes: &[u64]) -> Result<()> {
         attr(&self.file, "wall_seconds", seconds)?;

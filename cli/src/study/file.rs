@@ -163,6 +163,17 @@ impl Study {
         if file.study.jobs == Some(0) {
             bail!("study.jobs must be at least 1");
         }
+        if file.study.find_saturation && file.study.stop_at_saturation {
+            bail!("study.find_saturation and study.stop_at_saturation: give one (find_saturation also stops, then bisects)");
+        }
+        if let Some(t) = file.study.saturation_tolerance {
+            if !file.study.find_saturation {
+                bail!("study.saturation_tolerance: only with study.find_saturation = true");
+            }
+            if !(t > 0.0 && t <= 0.5) {
+                bail!("study.saturation_tolerance: {t} is not allowed: give a width above 0 and at most 0.5 phits/cycle/endpoint");
+            }
+        }
         let (keys, axes) = grid_axes(&file.grid, &study_text)?;
         let runs = grid_runs(&keys, &axes);
         if let Some(key) = file.set.keys().find(|k| *k == "traffic.load" || *k == "traffic.loads") {

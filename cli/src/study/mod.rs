@@ -61,6 +61,11 @@ struct StudySection {
     jobs: Option<u32>,
     #[serde(default)]
     stop_at_saturation: bool,
+    /// Each run finds its saturation load (`xnet sweep --find-saturation`).
+    #[serde(default)]
+    find_saturation: bool,
+    /// The bracket's width for `find_saturation` (`--tolerance`; default 0.01).
+    saturation_tolerance: Option<f64>,
 }
 
 fn one() -> u32 {

@@ -25,6 +25,12 @@ impl Study {
         if self.section.stop_at_saturation {
             args.push("--stop-at-saturation".into());
         }
+        if self.section.find_saturation {
+            args.push("--find-saturation".into());
+            if let Some(t) = self.section.saturation_tolerance {
+                args.extend(["--tolerance".into(), t.to_string()]);
+            }
+        }
         for o in Self::overrides_of(&self.set, run) {
             args.push("--set".into());
             args.push(o);

@@ -80,3 +80,33 @@ vc_policy = "any"
 pattern = "uniform"
 load = 1.0
 "#;
+
+/// A 2x2 HyperX of 4 endpoints per switch (16 endpoints), adaptive minimal routing,
+/// uniform traffic. Each directed link carries 32/15 of an endpoint's load (16/15 for its
+/// neighbour switch, 8/15 for the diagonal's first hops and 8/15 for the other
+/// neighbour's second hops), so it saturates at a load of at most 15/32.
+pub const HYPERX_2X2: &str = r#"
+[simulation]
+cycles = 10000
+warmup = 2000
+seed = 1
+sample_period = 500
+[topology]
+kind = "hyperx"
+sides = [2, 2]
+endpoints_per_switch = 4
+[router]
+vcs = 2
+packet_size = 16
+input_buffer = 64
+[routing]
+algorithm = "minimal"
+selection = "adaptive"
+[traffic]
+pattern = "uniform"
+load = 0.1
+loads = [0.1, 0.3, 0.5, 0.7, 0.9]
+"#;
+
+/// The channel bound of [`HYPERX_2X2`] under uniform traffic.
+pub const HYPERX_2X2_BOUND: f64 = 15.0 / 32.0;

@@ -7,11 +7,13 @@
 //! * [`routes`]: the routing built from the registry, with its VC checks.
 //! * [`partition`]: the graph the partitioner sees and a run's partition plan.
 //! * `result`: what a run produces and how the ranks' shares are merged.
+//! * `saturation`: whether a load point is saturated (its backlog's growth and how sure it is).
 
 pub mod partition;
 mod rank;
 mod result;
 pub mod routes;
+mod saturation;
 pub mod schema;
 
 pub use crate::router::BlockedChannel;
@@ -19,7 +21,7 @@ pub use partition::partition_graph;
 pub use rank::{NetworkInfo, RankModel};
 pub use result::{Completion, JobResult, LinkLoad, RunResult, Status, WorkloadResult};
 pub use routes::{build_routes, build_routing, effective_vc_policy, routing_vcs};
-pub use schema::{Sample, Summary, SATURATED_BACKLOG};
+pub use schema::{Sample, Summary, SATURATED_BACKLOG, SATURATED_Z};
 
 use crate::config::{Config, ConfigError};
 use crate::traffic::Pattern;

@@ -1,7 +1,8 @@
 //! What a run produces: its status, time series, summary and tables, and how the ranks'
 //! shares of them are merged at rank 0.
 
-use super::schema::{Sample, Summary, SATURATED_BACKLOG};
+use super::saturation::{backlog, saturated};
+use super::schema::{Sample, Summary};
 use crate::router::{BlockedChannel, Delivery, JobStats, PartitionStats, StalledRank};
 use crate::stats::{jain, Counters, Histogram};
 use crate::workload::Workload;
@@ -51,30 +52,6 @@ impl Status {
             Status::Unfinished => "unfinished",
         }
     }
-}
-
-/// The share of the packets generated in the second half of the measurement window
-/// `[warmup, end)` that were not delivered in it, from the time series (the first half
-/// lets the packets in flight reach their steady level after warm-up). `measured` covers
-/// the whole window and stands in when no sample period lies in the second half.
-fn backlog_growth(samples: &[Sample], warmup: u64, end: u64, measured: &Counters) -> f64 {
-    let middle = warmup + end.saturating_sub(warmup) / 2;
-    let (mut generated, mut delivered, mut start) = (0u64, 0u64, 0u64);
-    for s in samples {
-        if start >= middle && s.time <= end {
-            generated += s.counters.generated_packets + s.counters.refused_packets;
-            delivered += s.counters.delivered_packets;
-        }
-        start = s.time;
-    }
-    if generated == 0 {
-        generated = measured.generated_packets + measured.refused_packets;
-        delivered = measured.delivered_packets;
-    }
-    if generated == 0 {
-        return 0.0;
-    }
-    (generated as f64 - delivered as f64) / generated as f64
 }
 
 /// Everything a run produced.
@@ -443,7 +420,7 @@ fn summary(
     let window = (end.saturating_sub(warmup)).max(1) as f64;
     let endpoints = endpoint_generated.len();
     let per = |phits: u64| phits as f64 / window / endpoints as f64;
-    let backlog_growth = backlog_growth(samples, warmup, end, measured);
+    let backlog = backlog(samples, warmup, end, measured);
     Summary {
         load,
         offered_load: per(measured.generated_phits + measured.refused_phits),
@@ -467,8 +444,9 @@ fn summary(
         delivered_total: all.delivered,
         in_flight_end: all.generated - all.delivered,
         source_queued_end: all.queued,
-        backlog_growth,
-        saturated: backlog_growth > SATURATED_BACKLOG,
+        backlog_growth: backlog.growth,
+        backlog_z: backlog.z,
+        saturated: saturated(backlog),
     }
 }
 
@@ -529,34 +507,5 @@ pub(crate) fn merge_finish(into: &mut Vec<u64>, from: &[u64]) {
     }
     for (a, &b) in into.iter_mut().zip(from) {
         *a = (*a).max(b);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample(time: u64, generated: u64, delivered: u64) -> Sample {
-        let counters =
-            Counters { generated_packets: generated, delivered_packets: delivered, ..Default::default() };
-        Sample { time, counters, in_flight: 0, accepted_load: 0.0 }
-    }
-
-    #[test]
-    fn backlog_growth_reads_the_second_half_of_the_window() {
-        // Window [100, 500): the fill-up after warm-up (periods before 300) is ignored.
-        let filling = [sample(100, 50, 0), sample(200, 100, 20), sample(300, 100, 60)];
-        let steady = [sample(400, 100, 100), sample(500, 100, 98)];
-        let all: Vec<Sample> = filling.iter().chain(&steady).cloned().collect();
-        let whole = Counters::default();
-        assert!((backlog_growth(&all, 100, 500, &whole) - 0.01).abs() < 1e-12);
-        // Growing backlog: half of the generation piles up.
-        let growing = [sample(400, 100, 50), sample(500, 100, 50)];
-        let all: Vec<Sample> = filling.iter().chain(&growing).cloned().collect();
-        assert!((backlog_growth(&all, 100, 500, &whole) - 0.5).abs() < 1e-12);
-        // No sample period in the second half: the whole window's counters stand in.
-        let whole = Counters { generated_packets: 10, delivered_packets: 7, ..Default::default() };
-        assert!((backlog_growth(&[sample(500, 400, 0)], 0, 500, &whole) - 0.3).abs() < 1e-12);
-        assert_eq!(backlog_growth(&[], 0, 500, &Counters::default()), 0.0);
     }
 }

@@ -162,9 +162,9 @@ macro_rules! summary_figures {
 }
 
 summary_figures! {
-    /// 1 if the point is saturated, else 0: `backlog_growth` is above 0.02
-    /// (`SATURATED_BACKLOG`), so packets still pile up and the latencies describe the packets
-    /// that got through, not a steady state.
+    /// 1 if the point is saturated, else 0: `backlog_growth` above 0.01 and `backlog_z`
+    /// above 3 (`SATURATED_BACKLOG`, `SATURATED_Z`): packets still pile up, beyond chance,
+    /// and the latencies describe the packets that got through, not a steady state.
     saturated: bool, "", Column;
     /// Offered load asked for (`traffic.load` or the sweep's load).
     load: f64, "phits/cycle/endpoint", Column;
@@ -217,17 +217,26 @@ summary_figures! {
     /// the window, the share not delivered in it: the growth of the packets in flight;
     /// about 0 below saturation, about 1 - accepted / offered above it.
     backlog_growth: f64, "", Column;
+    /// The packets that piled up in the second half of the window over the standard error
+    /// of that count: the deviation of the per-period excesses (generated + refused -
+    /// delivered), at least `sqrt(2 x mean packets in flight)`; about 0 below saturation.
+    backlog_z: f64, "", Column;
     /// Of `in_flight_end`, the packets still waiting in their source queue (never
     /// injected).
     source_queued_end: u64, "packets", Attribute;
 }
 
-/// The `backlog_growth` above which a point counts as saturated: 2 % of the packets
+/// The `backlog_growth` above which a point counts as saturated: 1 % of the packets
 /// generated in the second half of the measurement window still pile up. Below saturation
-/// the packets in flight only fluctuate around their steady level, a far smaller share of
-/// what a half-window generates; above it they grow by the excess of offered over accepted
+/// the packets in flight only fluctuate around their steady level (their chance swings are
+/// `SATURATED_Z`'s business); above it they grow by the excess of offered over accepted
 /// load.
-pub const SATURATED_BACKLOG: f64 = 0.02;
+pub const SATURATED_BACKLOG: f64 = 0.01;
+
+/// The `backlog_z` above which the growth is not chance: three standard errors (a small
+/// network's noise exceeds `SATURATED_BACKLOG`; at a million endpoints the error is tiny
+/// and `SATURATED_BACKLOG` decides).
+pub const SATURATED_Z: f64 = 3.0;
 
 /// The columns of `/summary` that are not figures of the point: its index and whether it
 /// completed.
@@ -246,7 +255,7 @@ pub const SUMMARY_KEYS: [Field; 2] = [
         unit: "",
         merge: Merge::Derived,
         placement: Placement::Column,
-        doc: "1 if the point ran to `cycles` (status `completed`), else 0",
+        doc: "1 if the point's status is `completed` (it ran to `cycles`, or its completion-time traffic or its workload was done before), else 0",
     },
 ];
 
