@@ -196,3 +196,45 @@ fn a_network_exported_as_a_fabric_file_reads_back_as_the_same_network() {
         String::from_utf8_lossy(&o.stderr).contains("topology.path: cannot read the fabric file missing.net")
     );
 }
+
+/// `--export` and `--csv` never write over the configuration they read (compared as files,
+/// so another spelling of its path is caught too); the configuration is left as it was.
+#[test]
+fn an_export_or_csv_naming_the_config_is_refused_and_the_config_kept() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let text = std::fs::read_to_string(workspace().join("configs/quick.toml")).unwrap();
+    let cfg = write(d, "net.toml", &text);
+    for args in [
+        vec!["topo", s(&cfg), "--export", s(&cfg)],
+        vec!["topo", s(&cfg), "--export", "./net.toml"],
+        vec!["partition", s(&cfg), "--csv", s(&cfg)],
+        vec!["partition", s(&cfg), "--ranks", "2", "--csv", "./net.toml"],
+    ] {
+        let o = xnet(d, &args);
+        let what = format!("xnet {}: {}", args.join(" "), describe(&o));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{what}");
+        assert!(stderr.starts_with("error: ") && stderr.contains("is the input configuration"), "{what}");
+        assert_eq!(std::fs::read_to_string(&cfg).unwrap(), text, "the configuration changed; {what}");
+    }
+    // Another file is written as before.
+    xnet_expect(d, &["partition", s(&cfg), "--ranks", "2", "--csv", "ranks.csv"], 0);
+    assert!(std::fs::read_to_string(d.join("ranks.csv")).unwrap().lines().count() >= 3);
+}
+
+/// A configuration or study path that never ends (`/dev/zero`) is refused once it passes
+/// the size cap, with an error naming it and the cap, instead of being read forever.
+#[test]
+fn a_configuration_file_that_never_ends_is_refused_at_the_size_cap() {
+    let dir = TempDir::new().unwrap();
+    for args in [vec!["run", "/dev/zero", "-q"], vec!["topo", "/dev/zero"], vec!["study", "/dev/zero"]] {
+        let child = start(XNET, dir.path(), &args, &[]);
+        let (o, _) = wait_within(child, Duration::from_secs(60), "xnet reading /dev/zero");
+        let what = format!("xnet {}: {}", args.join(" "), describe(&o));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{what}");
+        assert!(!stderr.contains("panicked"), "{what}");
+        assert!(stderr.contains("/dev/zero") && stderr.contains("larger than 256.0 MiB"), "{what}");
+    }
+}
