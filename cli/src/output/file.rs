@@ -28,15 +28,17 @@ pub struct ResultFile {
     room: Room,
     summary_rows: Vec<SummaryRecord>,
     /// Held until the file is closed (declared after `file`, so dropped after it).
-    _claim: OutputClaim,
+    claim: OutputClaim,
 }
 
 impl ResultFile {
-    /// Creates the claimed file (replacing it) and writes the run's description.
+    /// Creates the claimed file and writes the run's description.
+    /// An earlier file at the claimed path is left as it is until [`ResultFile::publish`]
+    /// (the new file is written beside it until then: [`OutputClaim::create_staged`]).
     pub fn create(mut claim: OutputClaim, sim: &RankModel, meta: &RunMeta<'_>) -> Result<Self> {
-        let room = Room::new(claim.path());
-        room.check(64 << 10)?;
-        let file = claim.create()?;
+        Room::new(claim.path()).check(64 << 10)?;
+        let (file, written) = claim.create_staged()?;
+        let room = Room::new(&written);
         let cfg = &sim.config;
         let net = &sim.info;
         attr_str(&file, "xnet_version", env!("CARGO_PKG_VERSION"))?;
@@ -59,7 +61,23 @@ impl ResultFile {
         attr(&file, "routing_build_seconds", sim.routing_build_seconds)?;
         file.create_group("points")?;
         file.flush()?;
-        Ok(Self { file, room, summary_rows: Vec::new(), _claim: claim })
+        Ok(Self { file, room, summary_rows: Vec::new(), claim })
+    }
+
+    /// The run has something to keep (a finished load point, or how it ended): the new
+    /// file replaces the earlier one at the claimed path, if it was written beside it.
+    pub fn publish(&mut self) -> Result<()> {
+        if self.claim.is_staged() {
+            self.claim.publish()?;
+            self.room = Room::new(self.claim.path());
+        }
+        Ok(())
+    }
+
+    /// Whether an earlier file is still at the claimed path, the new one beside it (not
+    /// yet published).
+    pub fn keeps_earlier_file(&self) -> bool {
+        self.claim.is_staged()
     }
 
     /// Records the partition used.

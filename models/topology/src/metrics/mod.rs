@@ -15,7 +15,9 @@ mod summary;
 
 pub use adjacency::{uniform_stride, Adjacency};
 pub use distances::{bfs, DistanceTable};
-pub use multi_bfs::{all_pairs, check_too_long, count, note_too_long, ones, Bits, BATCH, LANES};
+pub use multi_bfs::{
+    all_pairs, check_too_long, count, note_too_long, ones, try_all_pairs, Bits, BATCH, LANES,
+};
 pub use summary::{summarize, TopologySummary};
 
 #[cfg(test)]
