@@ -9,7 +9,7 @@ A study folder is what `xnet study` writes (manifest.toml, runs/NAME.h5); a sing
 file is what `xnet run` or `xnet sweep` writes (docs/output-format.md).
 """
 
-from .read import read_run, read_study, read_timeseries, read_links, study_status
+from .read import open_result, read_run, read_study, read_timeseries, read_links, study_status
 from .plots import (
     plot_latency,
     plot_throughput,
@@ -26,6 +26,7 @@ from .report import write_report
 from .show import show
 
 __all__ = [
+    "open_result",
     "read_run",
     "read_study",
     "read_timeseries",

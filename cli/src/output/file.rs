@@ -60,6 +60,8 @@ impl ResultFile {
         attr(&file, "packet_size", cfg.router.packet_size as u64)?;
         attr(&file, "routing_build_seconds", sim.routing_build_seconds)?;
         file.create_group("points")?;
+        // Empty until a point finishes, so that a reader of the running file finds it.
+        table(&file, "summary", &[] as &[SummaryRecord])?;
         file.flush()?;
         Ok(Self { file, room, summary_rows: Vec::new(), claim })
     }
