@@ -130,6 +130,20 @@ fn a_file_that_cannot_grow_ends_the_run_and_stays_readable() {
     assert!(attr_str(&f, "status_message").contains("the file cannot grow"));
     let rows = f.dataset("points/000/timeseries").unwrap().shape()[0];
     assert!(rows > 1000, "{rows} rows kept");
+    drop(f);
+    // The same run again, over that file: its new file (full.h5.new) cannot grow either,
+    // and since no point finished, the earlier file is kept as it was and the new one goes.
+    let earlier = std::fs::read(dir.path().join("full.h5")).unwrap();
+    let child = start("bash", dir.path(), &["-c", &script], &[("UCX_TLS", "self,tcp")]);
+    let (o, _) = wait_within(child, Duration::from_secs(60), "a second run whose file cannot grow");
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("the earlier file full.h5 is kept as it was"),
+        "{}",
+        describe(&o)
+    );
+    assert!(std::fs::read(dir.path().join("full.h5")).unwrap() == earlier, "the earlier file changed");
+    assert!(!dir.path().join("full.h5.new").exists());
 }
 
 /// The room check counts the point's tables as they are stored, compressed: a point whose

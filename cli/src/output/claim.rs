@@ -159,14 +159,12 @@ impl OutputClaim {
     /// Creates the HDF5 file under the claim, leaving an earlier file at the path as it is:
     /// with one there, the new file is `PATH.new` beside it (locked like the path), which
     /// [`OutputClaim::publish`] renames over it once the run has something to keep; without
-    /// one, it is the path itself. Returns the file and where it is.
-    pub fn create_staged(&mut self) -> Result<(File, PathBuf)> {
+    /// one, it is the path itself ([`OutputClaim::write_path`]).
+    pub fn create_staged(&mut self) -> Result<File> {
         if !self.earlier_file {
-            return Ok((self.create()?, self.path.clone()));
+            return self.create();
         }
-        let mut name = self.path.file_name().unwrap_or_default().to_os_string();
-        name.push(".new");
-        let staged = self.path.with_file_name(name);
+        let staged = self.write_path();
         let lock = OpenOptions::new()
             .read(true)
             .write(true)
@@ -177,11 +175,21 @@ impl OutputClaim {
         // No other run can hold it (it would hold the path): a left-over of a killed run.
         lock.try_lock().map_err(|e| anyhow::anyhow!("cannot lock {}: {e}", staged.display()))?;
         self.staged = Some((staged.clone(), lock));
-        let file = File::with_options()
+        File::with_options()
             .with_fapl(|p| p.file_locking(false))
             .create(&staged)
-            .with_context(|| format!("cannot create output file {}", staged.display()))?;
-        Ok((file, staged))
+            .with_context(|| format!("cannot create output file {}", staged.display()))
+    }
+
+    /// Where [`OutputClaim::create_staged`] writes: `PATH.new` when an earlier file is at
+    /// the path, else the path.
+    pub fn write_path(&self) -> PathBuf {
+        if !self.earlier_file {
+            return self.path.clone();
+        }
+        let mut name = self.path.file_name().unwrap_or_default().to_os_string();
+        name.push(".new");
+        self.path.with_file_name(name)
     }
 
     /// Whether the file written is still beside an earlier file, not yet renamed over it.

@@ -36,9 +36,9 @@ impl ResultFile {
     /// An earlier file at the claimed path is left as it is until [`ResultFile::publish`]
     /// (the new file is written beside it until then: [`OutputClaim::create_staged`]).
     pub fn create(mut claim: OutputClaim, sim: &RankModel, meta: &RunMeta<'_>) -> Result<Self> {
-        Room::new(claim.path()).check(64 << 10)?;
-        let (file, written) = claim.create_staged()?;
-        let room = Room::new(&written);
+        let room = Room::new(&claim.write_path());
+        room.check(64 << 10)?;
+        let file = claim.create_staged()?;
         let cfg = &sim.config;
         let net = &sim.info;
         attr_str(&file, "xnet_version", env!("CARGO_PKG_VERSION"))?;
@@ -124,6 +124,13 @@ impl ResultFile {
     /// room check keeps a reserve for it), and returns the error naming the file.
     pub fn fail(&self, e: anyhow::Error) -> anyhow::Error {
         let _ = self.set_status("failed", &format!("{e:#}"));
+        if self.claim.is_staged() {
+            return e.context(format!(
+                "writing {} (removed: no load point finished, so the earlier file {} is kept as it was)",
+                self.room.path.display(),
+                self.claim.path().display()
+            ));
+        }
         e.context(format!("writing {}", self.room.path.display()))
     }
 
