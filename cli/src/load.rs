@@ -5,16 +5,56 @@
 
 use anyhow::{Context, Result};
 use models::config::Config;
+use std::io::Read;
 use std::path::Path;
+
+/// The largest configuration or study file read: a configuration recorded by a run holds
+/// the text of the files it named (a fabric, forwarding tables), so it may be large, but a
+/// path that never ends (`/dev/zero`, a pipe left open) must not be read forever.
+pub(crate) const MAX_CONFIG_BYTES: u64 = 256 << 20;
+
+/// The largest file a configuration names (a fabric, OpenSM's forwarding tables, a rank
+/// mapping): the tables of a large fabric run to hundreds of megabytes.
+pub(crate) const MAX_NAMED_FILE_BYTES: u64 = 4 << 30;
+
+/// The text of the file at `path`, refused once it passes `limit` bytes (read no further).
+/// The error says why, for `what` (e.g. "config"), naming the file and the limit.
+pub(crate) fn read_capped(path: &Path, limit: u64, what: &str) -> Result<String> {
+    let file = std::fs::File::open(path).with_context(|| format!("cannot read {what} {}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {what} {}", path.display()))?;
+    if bytes.len() as u64 > limit {
+        anyhow::bail!(
+            "cannot read {what} {}: it is larger than {} (the most xnet reads for a {what}); \
+             is it the file you meant?",
+            path.display(),
+            models::memory::human(limit)
+        );
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read {what} {}: not UTF-8 text (byte {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
 
 /// The text of the configuration file at `path`.
 pub(crate) fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("cannot read config {}", path.display()))
+    read_capped(path, MAX_CONFIG_BYTES, "config")
 }
 
 /// The text of a file a configuration names (relative to the working directory).
 pub(crate) fn read_file(path: &str) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| e.to_string())
+    read_capped(Path::new(path), MAX_NAMED_FILE_BYTES, "file").map_err(|e| {
+        // The caller names the key and the path: keep only the reason.
+        let text = format!("{e:#}");
+        let prefix = format!("cannot read file {path}: ");
+        text.strip_prefix(&prefix).map(str::to_string).unwrap_or(text)
+    })
 }
 
 /// Parses a configuration with its overrides, reading the files it names into their
@@ -22,4 +62,23 @@ pub(crate) fn read_file(path: &str) -> Result<String, String> {
 /// recorded with the results.
 pub(crate) fn parse_config(text: &str, set: &[String]) -> Result<Config> {
     Ok(Config::parse_with_files(text, set, &read_file)?)
+}
+
+/// Refuses an output path (given with `option`, e.g. `--export`) that is the configuration
+/// file the command reads, before anything is built or written, so that writing the output
+/// never replaces the configuration. Paths are compared as files (device and inode), so
+/// `./net.toml` and `net.toml` are the same.
+pub(crate) fn refuse_output_over_config(output: &Path, option: &str, config: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(out), Ok(input)) = (std::fs::metadata(output), std::fs::metadata(config)) else {
+        return Ok(());
+    };
+    if out.dev() == input.dev() && out.ino() == input.ino() {
+        anyhow::bail!(
+            "{option} {} is the input configuration {}: choose another file for {option}",
+            output.display(),
+            config.display()
+        );
+    }
+    Ok(())
 }

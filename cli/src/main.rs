@@ -18,7 +18,7 @@ use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
 use cluster::use_threads;
 use cluster::Cluster;
-use load::{parse_config, read};
+use load::{parse_config, read, refuse_output_over_config};
 use models::memory;
 use output::OutputClaim;
 use placement::fits_here;
@@ -311,6 +311,9 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             simulate(cfg, &stem(&config), Some(&config), &loads, Some(mode), &common, cluster)
         }
         Command::Topo { config, set, no_memory_check, export } => {
+            if let Some(path) = &export {
+                refuse_output_over_config(path, "--export", &config)?;
+            }
             let cfg = parse_config(&read(&config)?, &set)?;
             if rank0 {
                 inspect::topo(&cfg, no_memory_check, export.as_deref())?;
@@ -318,6 +321,9 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             Ok(0)
         }
         Command::Partition { config, ranks, threads, method, set, csv, no_memory_check } => {
+            if let Some(path) = &csv {
+                refuse_output_over_config(path, "--csv", &config)?;
+            }
             let cfg = parse_config(&read(&config)?, &set)?;
             if rank0 {
                 inspect::describe_partition(

@@ -309,6 +309,13 @@ impl PreparedRun {
                 let message = format!("{e}");
                 if let Some(f) = &self.file {
                     f.set_status("failed", &message).map_err(|e| f.fail(e))?;
+                    if f.keeps_earlier_file() {
+                        bail!(
+                            "run failed at load {load}: {message} (no load point finished: the \
+                             earlier file {} is kept as it was)",
+                            self.path.display()
+                        );
+                    }
                     bail!(
                         "run failed at load {load}: {message} (partial results kept in {})",
                         self.path.display()
@@ -325,6 +332,10 @@ impl PreparedRun {
                 return Err(f.fail(e.context("writing the time series")));
             }
             p.finish(sim, &r).and_then(|_| f.add_summary(index, &r)).map_err(|e| f.fail(e))?;
+            if r.status != Status::Interrupted {
+                // A finished point: the new file now replaces an earlier one.
+                f.publish().map_err(|e| f.fail(e))?;
+            }
             code = match r.status {
                 Status::Completed => 0,
                 Status::Deadlock => 3,
@@ -372,6 +383,10 @@ impl PreparedRun {
             f.set_resources(started.elapsed().as_secs_f64(), peaks)
                 .and_then(|_| f.set_status(final_status, ""))
                 .map_err(|e| f.fail(e))?;
+        }
+        if self.file.as_ref().is_some_and(|f| f.keeps_earlier_file()) {
+            // Interrupted before a point finished: nothing replaces the earlier results.
+            eprintln!("no load point finished: the earlier file {} is kept as it was", self.path.display());
         }
         if !self.quiet {
             print_workloads(results);

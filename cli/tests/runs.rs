@@ -460,3 +460,55 @@ fn a_run_records_the_rank_mapping_it_read_and_reruns_without_the_file() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("workload.jobs[0].mapping_file: cannot read the rank mapping ranks.map"), "{err}");
 }
+
+/// A SIGINT never costs the results of an earlier run at the same `-o`: SMART's build (an
+/// RRG of 128 switches takes minutes) stops within seconds, and a run interrupted before
+/// its first load point finished leaves the earlier file byte for byte as it was (the new
+/// file, written beside it, is removed). Without an earlier file, the interrupted run's
+/// file is kept as before (`sigint_exits_130_and_keeps_the_time_series`).
+#[test]
+fn sigint_before_a_first_point_finishes_keeps_the_earlier_file_untouched() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let out = d.join("kept.h5");
+    let quick = workspace().join("configs/quick.toml");
+    xnet_expect(d, &["run", s(&quick), "-q", "-t", "1", "-o", s(&out)], 0);
+    let earlier = std::fs::read(&out).unwrap();
+    let smart = write(
+        d,
+        "smart.toml",
+        "[simulation]\ncycles = 2000\n[topology]\nkind = \"random_regular\"\nswitches = 128\ndegree = 8\n\
+         endpoints_per_switch = 2\n[router]\nvcs = 1\n[routing]\nalgorithm = \"smart\"\n\
+         [traffic]\npattern = \"uniform\"\nload = 0.1\n",
+    );
+    let interrupt = |args: &[&str], what: &str| {
+        let child = start(XNET, d, args, &[]);
+        std::thread::sleep(Duration::from_millis(2500));
+        let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("run kill");
+        assert!(kill.success(), "{what} ended before the signal");
+        let (o, waited) = wait_within(child, Duration::from_secs(60), what);
+        assert_eq!(o.status.code(), Some(130), "{what}: {}", describe(&o));
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"), "{}", describe(&o));
+        (o, waited)
+    };
+    let (o, waited) = interrupt(&["run", s(&smart), "-q", "-t", "1", "-o", s(&out)], "a SMART build");
+    assert!(waited < Duration::from_secs(10), "SMART took {waited:?} to stop: {}", describe(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("routing: interrupted while cutting the SMART"),
+        "{}",
+        describe(&o)
+    );
+    assert!(std::fs::read(&out).unwrap() == earlier, "the SMART run changed the earlier file");
+    // Interrupted while simulating its first point: the earlier file is still whole.
+    let mut args = vec!["run", s(&quick), "-q", "-t", "1", "-o", s(&out)];
+    args.extend(FOREVER);
+    let (o, _) = interrupt(&args, "a long first point");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is kept as it was"), "{}", describe(&o));
+    assert!(std::fs::read(&out).unwrap() == earlier, "the interrupted run changed the earlier file");
+    assert!(!d.join("kept.h5.new").exists(), "the interrupted run left its new file");
+    assert_eq!(attr_str(&open(&out), "status"), "completed");
+    // A run that finishes a point replaces it.
+    xnet_expect(d, &["run", s(&quick), "-q", "-t", "1", "-o", s(&out), "--set", "traffic.load=0.2"], 0);
+    assert!(std::fs::read(&out).unwrap() != earlier);
+    assert!(!d.join("kept.h5.new").exists());
+}

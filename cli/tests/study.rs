@@ -7,6 +7,8 @@ mod common;
 
 use common::*;
 use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 /// Two routings x two patterns of the quick HyperX, two loads each.
@@ -36,6 +38,30 @@ fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Rewrites a result file's `status` attribute (as a run that ended otherwise left it).
+fn set_status(path: &Path, status: &str) {
+    let f = hdf5::File::with_options().with_fapl(|p| p.file_locking(false)).open_rw(path).unwrap();
+    f.delete_attr("status").unwrap();
+    let v: hdf5::types::VarLenUnicode = status.parse().unwrap();
+    f.new_attr::<hdf5::types::VarLenUnicode>().create("status").unwrap().write_scalar(&v).unwrap();
+}
+
+/// Waits up to `limit` for `what` to hold, checking every 100 ms.
+fn wait_for(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Whether another process holds a lock on the file at `path` (a run writing it).
+fn locked(path: &Path) -> bool {
+    let f = std::fs::File::open(path).unwrap();
+    let held = matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock));
+    held
+}
+
 #[test]
 fn a_study_runs_every_grid_point_and_resumes_what_is_missing() {
     let dir = TempDir::new().unwrap();
@@ -59,17 +85,26 @@ fn a_study_runs_every_grid_point_and_resumes_what_is_missing() {
     let again = xnet_expect(d, &["study", "s.toml", "--dir", "st", "--no-report"], 0);
     assert!(stderr(&again).contains("(4 done, 0 to run"), "{}", describe(&again));
 
-    // A lost result and an interrupted run (its partial file) are redone, nothing else.
+    // A lost result and an interrupted run (its partial file) are redone, nothing else; a
+    // partial file holding a finished result (its run ended after its study was killed) is
+    // kept as the result, not redone.
     let kept = st.join("runs/000-dor-uniform.h5");
     let before = std::fs::metadata(&kept).unwrap().modified().unwrap();
     std::fs::remove_file(st.join("runs/001-dor-tornado.h5")).unwrap();
-    std::fs::rename(st.join("runs/003-valiant-tornado.h5"), st.join("runs/003-valiant-tornado.partial.h5"))
-        .unwrap();
+    let interrupted = st.join("runs/003-valiant-tornado.partial.h5");
+    std::fs::rename(st.join("runs/003-valiant-tornado.h5"), &interrupted).unwrap();
+    set_status(&interrupted, "interrupted");
+    let finished = st.join("runs/002-valiant-uniform.partial.h5");
+    std::fs::rename(st.join("runs/002-valiant-uniform.h5"), &finished).unwrap();
+    let finished_bytes = std::fs::read(&finished).unwrap();
     let status = xnet_expect(d, &["study", "--status", "st"], 0);
     let text = String::from_utf8_lossy(&status.stdout);
-    assert!(text.contains("4 runs: 2 done, 2 started, 0 pending"), "{text}");
+    assert!(text.contains("4 runs: 1 done, 3 started, 0 pending"), "{text}");
     let resumed = xnet_expect(d, &["study", "s.toml", "--dir", "st", "--no-report"], 0);
     assert!(stderr(&resumed).contains("(2 done, 2 to run"), "{}", describe(&resumed));
+    assert!(stderr(&resumed).contains("run 002-valiant-uniform: its file holds a finished result"));
+    assert!(std::fs::read(st.join("runs/002-valiant-uniform.h5")).unwrap() == finished_bytes);
+    assert_eq!(attr_str(&open(&st.join("runs/003-valiant-tornado.h5")), "status"), "completed");
     assert_eq!(std::fs::metadata(&kept).unwrap().modified().unwrap(), before, "a done run was redone");
     for run in RUNS {
         assert!(st.join(format!("runs/{run}.h5")).exists(), "{run}");
@@ -350,4 +385,82 @@ fn a_study_can_find_each_runs_saturation_load() {
         }
         assert!(!d.join("never").exists(), "case {k}: a folder was made");
     }
+}
+
+/// A study holds its folder: a second study on it is refused at once, computing nothing.
+/// `kill -9` of the study ends its running sweep too (it stops as on SIGTERM, keeping what
+/// it simulated) and frees the folder.
+#[test]
+fn a_study_locks_its_folder_and_its_runs_end_with_it() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    setup(d);
+    let long = STUDY.replace("\"simulation.cycles\" = 1000", "\"simulation.cycles\" = 100000000");
+    write(d, "long.toml", &long);
+    let study = start(XNET, d, &["study", "long.toml", "--dir", "st", "-j", "1", "--no-report"], &[]);
+    let partial = d.join("st/runs/000-dor-uniform.partial.h5");
+    let progress = d.join("st/runs/000-dor-uniform.progress");
+    wait_for(Duration::from_secs(60), "the first run simulating", || progress.exists());
+    assert!(locked(&partial), "the running sweep does not hold its file");
+    let log = std::fs::read(d.join("st/runs/000-dor-uniform.log")).unwrap();
+    let second = xnet_expect(d, &["study", "long.toml", "--dir", "st", "--no-report"], 1);
+    assert!(stderr(&second).contains("is in use by another `xnet study`"), "{}", describe(&second));
+    assert!(std::fs::read(d.join("st/runs/000-dor-uniform.log")).unwrap() == log, "the second study ran");
+    assert!(!d.join("st/runs/001-dor-tornado.log").exists(), "the second study started a run");
+    let kill = Command::new("kill").args(["-KILL", &study.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let _ = wait_within(study, Duration::from_secs(10), "the killed study");
+    // Its sweep stops (no orphan goes on writing the file) and records how it ended.
+    wait_for(Duration::from_secs(60), "the killed study's run to stop", || !locked(&partial));
+    assert_eq!(attr_str(&open(&partial), "status"), "interrupted");
+    // The folder is free again.
+    let status = xnet_expect(d, &["study", "--status", "st"], 0);
+    assert!(String::from_utf8_lossy(&status.stdout).contains("1 started"), "{}", describe(&status));
+}
+
+/// Editing the folder's `base.toml` while the study runs would mix two configurations in
+/// one study: no run starts after the edit, the running one finishes and is kept, and the
+/// study fails naming the file.
+#[test]
+fn a_base_edited_while_the_study_runs_is_refused() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    setup(d);
+    let grid = "[grid]\n\"simulation.cycles\" = [400000, 1000]\n";
+    let text =
+        STUDY.replace("\"simulation.cycles\" = 1000\n", "").replace("loads = [0.1, 0.4]", "loads = [0.1]");
+    let text = format!("{}{grid}", &text[..text.find("[grid]").unwrap()]);
+    write(d, "two.toml", &text);
+    let study = start(XNET, d, &["study", "two.toml", "--dir", "st", "-j", "1", "--no-report"], &[]);
+    let first = d.join("st/runs/000-400000.progress");
+    wait_for(Duration::from_secs(60), "the first run's progress", || first.exists());
+    let base = d.join("st/base.toml");
+    let edited = std::fs::read_to_string(&base).unwrap().replace("load = 0.4", "load = 0.3");
+    std::fs::write(&base, edited).unwrap();
+    let (o, _) = wait_within(study, Duration::from_secs(600), "the study");
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(stderr(&o).contains("base.toml changed while the study ran"), "{}", describe(&o));
+    assert_eq!(attr_str(&open(&d.join("st/runs/000-400000.h5")), "status"), "completed");
+    assert!(!d.join("st/runs/001-1000.log").exists(), "a run started after the edit");
+}
+
+/// `-q` hides the progress, never a failure: each failed run and its log are named.
+#[test]
+fn a_quiet_study_names_its_failed_runs() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    setup(d);
+    // A routing for another topology: the configuration parses, its build fails.
+    let grid = "[grid]\n\"routing.algorithm\" = [\"dragonfly_valiant\"]\n";
+    let text = format!("{}{grid}", &STUDY[..STUDY.find("[grid]").unwrap()]);
+    write(d, "bad.toml", &text);
+    let o = xnet_expect(d, &["study", "bad.toml", "--dir", "st", "-q", "--no-report"], 1);
+    let err = stderr(&o);
+    let run = "000-dragonfly_valiant";
+    assert!(
+        err.contains(&format!("run {run} failed")) && err.contains(&format!("{run}.log")),
+        "{}",
+        describe(&o)
+    );
+    assert!(err.contains(&format!("failed: {run}")), "{}", describe(&o));
 }

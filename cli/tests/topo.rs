@@ -130,6 +130,42 @@ fn a_file_that_cannot_grow_ends_the_run_and_stays_readable() {
     assert!(attr_str(&f, "status_message").contains("the file cannot grow"));
     let rows = f.dataset("points/000/timeseries").unwrap().shape()[0];
     assert!(rows > 1000, "{rows} rows kept");
+    drop(f);
+    // The same run again, over that file: its new file (full.h5.new) cannot grow either,
+    // and since no point finished, the earlier file is kept as it was and the new one goes.
+    let earlier = std::fs::read(dir.path().join("full.h5")).unwrap();
+    let child = start("bash", dir.path(), &["-c", &script], &[("UCX_TLS", "self,tcp")]);
+    let (o, _) = wait_within(child, Duration::from_secs(60), "a second run whose file cannot grow");
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("the earlier file full.h5 is kept as it was"),
+        "{}",
+        describe(&o)
+    );
+    assert!(std::fs::read(dir.path().join("full.h5")).unwrap() == earlier, "the earlier file changed");
+    assert!(!dir.path().join("full.h5.new").exists());
+}
+
+/// The room check counts the point's tables as they are stored, compressed: a point whose
+/// raw tables (2.7 MB for a 32x32 HyperX with 16 endpoints per switch) would not fit under
+/// a 2 MB file-size limit, but whose file (under 0.5 MB) does, is written and completed.
+#[test]
+fn a_point_whose_compressed_tables_fit_is_written() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 2000; exec {XNET} run {} -q -t 1 --set 'topology.sides=[32,32]' \
+         --set topology.endpoints_per_switch=16 --set simulation.cycles=300 --set simulation.warmup=100 \
+         --set simulation.sample_period=100 --set traffic.load=0.1 -o fits.h5",
+        s(&quick)
+    );
+    let child = start("bash", dir.path(), &["-c", &script], &[("UCX_TLS", "self,tcp")]);
+    let (o, _) = wait_within(child, Duration::from_secs(120), "a run under a file-size limit");
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    let f = open(&dir.path().join("fits.h5"));
+    assert_eq!(attr_str(&f, "status"), "completed");
+    assert_eq!(f.dataset("points/000/links").unwrap().shape()[0], 32 * 32 * 62);
+    assert!(std::fs::read_dir(dir.path()).unwrap().count() == 1, "a file besides fits.h5 was left");
 }
 
 #[test]
@@ -254,4 +290,46 @@ fn a_network_exported_as_a_fabric_file_reads_back_as_the_same_network() {
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("topology.path: cannot read the fabric file missing.net")
     );
+}
+
+/// `--export` and `--csv` never write over the configuration they read (compared as files,
+/// so another spelling of its path is caught too); the configuration is left as it was.
+#[test]
+fn an_export_or_csv_naming_the_config_is_refused_and_the_config_kept() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let text = std::fs::read_to_string(workspace().join("configs/quick.toml")).unwrap();
+    let cfg = write(d, "net.toml", &text);
+    for args in [
+        vec!["topo", s(&cfg), "--export", s(&cfg)],
+        vec!["topo", s(&cfg), "--export", "./net.toml"],
+        vec!["partition", s(&cfg), "--csv", s(&cfg)],
+        vec!["partition", s(&cfg), "--ranks", "2", "--csv", "./net.toml"],
+    ] {
+        let o = xnet(d, &args);
+        let what = format!("xnet {}: {}", args.join(" "), describe(&o));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{what}");
+        assert!(stderr.starts_with("error: ") && stderr.contains("is the input configuration"), "{what}");
+        assert_eq!(std::fs::read_to_string(&cfg).unwrap(), text, "the configuration changed; {what}");
+    }
+    // Another file is written as before.
+    xnet_expect(d, &["partition", s(&cfg), "--ranks", "2", "--csv", "ranks.csv"], 0);
+    assert!(std::fs::read_to_string(d.join("ranks.csv")).unwrap().lines().count() >= 3);
+}
+
+/// A configuration or study path that never ends (`/dev/zero`) is refused once it passes
+/// the size cap, with an error naming it and the cap, instead of being read forever.
+#[test]
+fn a_configuration_file_that_never_ends_is_refused_at_the_size_cap() {
+    let dir = TempDir::new().unwrap();
+    for args in [vec!["run", "/dev/zero", "-q"], vec!["topo", "/dev/zero"], vec!["study", "/dev/zero"]] {
+        let child = start(XNET, dir.path(), &args, &[]);
+        let (o, _) = wait_within(child, Duration::from_secs(60), "xnet reading /dev/zero");
+        let what = format!("xnet {}: {}", args.join(" "), describe(&o));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{what}");
+        assert!(!stderr.contains("panicked"), "{what}");
+        assert!(stderr.contains("/dev/zero") && stderr.contains("larger than 256.0 MiB"), "{what}");
+    }
 }

@@ -26,7 +26,7 @@ except ModuleNotFoundError as _missing:
         raise SystemExit(1)
     raise ModuleNotFoundError(_why, name=_missing.name) from None
 
-from .read import read_run, read_study, read_timeseries, read_links, study_status
+from .read import open_result, read_run, read_study, read_timeseries, read_links, study_status
 from .plots import (
     plot_latency,
     plot_throughput,
@@ -43,6 +43,7 @@ from .report import write_report
 from .show import show
 
 __all__ = [
+    "open_result",
     "read_run",
     "read_study",
     "read_timeseries",

@@ -9,6 +9,7 @@ study file (e.g. ``routing.algorithm``), so that ``df.groupby("routing.algorithm
 from __future__ import annotations
 
 import os
+import time
 import tomllib
 from pathlib import Path
 
@@ -33,15 +34,46 @@ def _text(value):
     return value
 
 
-def _open(path):
-    # Without HDF5's file locking: a running xnet holds its own lock on its file.
-    return h5py.File(path, "r", locking=False)
+def open_result(path) -> h5py.File:
+    """Opens an xnet result file for reading with h5py, also while its run is still
+    writing it: without HDF5's file locking, since a running xnet holds an exclusive lock
+    on its file (docs/output-format.md, "Watching a running file"). Use it as
+    ``with open_result(path) as f: ...``; reopen the file to see rows written since."""
+    try:
+        return h5py.File(path, "r", locking=False)
+    except TypeError:
+        # h5py before 3.5 has no `locking`: HDF5 reads this variable when it opens a file.
+        os.environ["HDF5_USE_FILE_LOCKING"] = "FALSE"
+        return h5py.File(path, "r")
+
+
+_open = open_result
+
+
+def _live(read, path, *args, tries: int = 5):
+    """`read(path, *args)`, tried again a few times when it fails with an HDF5 error: a
+    reader can meet a running file between two of the writer's flushes (a table being
+    replaced), which the next flush mends within a sample period."""
+    for attempt in range(tries):
+        try:
+            return read(path, *args)
+        except (FileNotFoundError, IsADirectoryError, PermissionError):
+            raise
+        except (OSError, KeyError):
+            if attempt + 1 == tries:
+                raise
+            time.sleep(0.2 * (attempt + 1))
 
 
 def read_run(path) -> pd.DataFrame:
     """One row per load point of the result file at `path` (its /summary table), with the
     run's attributes (topology, routing, status, wall_seconds, ...) as columns. Columns
-    are those of docs/output-format.md; `saturated` and `completed` are booleans."""
+    are those of docs/output-format.md; `saturated` and `completed` are booleans. Reads a
+    file whose run is still going, too."""
+    return _live(_read_run, path)
+
+
+def _read_run(path) -> pd.DataFrame:
     with _open(path) as f:
         if "summary" in f:
             df = pd.DataFrame(f["summary"][:])
@@ -114,7 +146,12 @@ def read_study(folder) -> pd.DataFrame:
 
 
 def read_timeseries(path, point: int = 0) -> pd.DataFrame:
-    """The time series of load point `point` of a result file: one row per sample."""
+    """The time series of load point `point` of a result file: one row per sample (so far,
+    for a run still going)."""
+    return _live(_read_timeseries, path, point)
+
+
+def _read_timeseries(path, point: int) -> pd.DataFrame:
     with _open(path) as f:
         g = f[f"points/{point:03d}"]
         df = pd.DataFrame(g["timeseries"][:])

@@ -47,7 +47,7 @@ def show(path, out=None) -> None:
         print(f"cycles      {attr('cycles')} (warm-up {attr('warmup')}, sample period {attr('sample_period')})",
               file=out)
         print(file=out)
-        if "summary" in f:
+        if "summary" in f and len(f["summary"]):
             print("summary (loads in phits/cycle/endpoint, latencies in cycles):", file=out)
             with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200):
                 print(pd.DataFrame(f["summary"][:]).to_string(index=False), file=out)

@@ -78,6 +78,12 @@ pub struct OutputClaim {
     /// The claim made the file, and nothing has been written to it yet: dropping the
     /// claim removes it, so that a run that fails before writing leaves no empty file.
     unused_new_file: bool,
+    /// The path held an earlier HDF5 file (a result of an earlier run), which
+    /// [`OutputClaim::create_staged`] leaves as it is.
+    earlier_file: bool,
+    /// The new file beside the earlier one, written until [`OutputClaim::publish`] renames
+    /// it over it, and its lock; dropping the claim before that removes it.
+    staged: Option<(PathBuf, OsFile)>,
 }
 
 impl OutputClaim {
@@ -126,7 +132,13 @@ impl OutputClaim {
                         path.display()
                     );
                 }
-                Ok(Self { path: path.to_path_buf(), lock, unused_new_file: existing.is_none() })
+                Ok(Self {
+                    path: path.to_path_buf(),
+                    lock,
+                    unused_new_file: existing.is_none(),
+                    earlier_file: !head.is_empty(),
+                    staged: None,
+                })
             }
             Err(TryLockError::WouldBlock) => anyhow::bail!(
                 "output file {} is in use by another process (another xnet run writing it, or a \
@@ -152,10 +164,69 @@ impl OutputClaim {
             .create(&self.path)
             .with_context(|| format!("cannot create output file {}", self.path.display()))
     }
+
+    /// Creates the HDF5 file under the claim, leaving an earlier file at the path as it is:
+    /// with one there, the new file is `PATH.new` beside it (locked like the path), which
+    /// [`OutputClaim::publish`] renames over it once the run has something to keep; without
+    /// one, it is the path itself ([`OutputClaim::write_path`]).
+    pub fn create_staged(&mut self) -> Result<File> {
+        if !self.earlier_file {
+            return self.create();
+        }
+        let staged = self.write_path();
+        let lock = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&staged)
+            .with_context(|| format!("cannot create {}", staged.display()))?;
+        // No other run can hold it (it would hold the path): a left-over of a killed run.
+        lock.try_lock().map_err(|e| anyhow::anyhow!("cannot lock {}: {e}", staged.display()))?;
+        self.staged = Some((staged.clone(), lock));
+        File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .create(&staged)
+            .with_context(|| format!("cannot create output file {}", staged.display()))
+    }
+
+    /// Where [`OutputClaim::create_staged`] writes: `PATH.new` when an earlier file is at
+    /// the path, else the path.
+    pub fn write_path(&self) -> PathBuf {
+        if !self.earlier_file {
+            return self.path.clone();
+        }
+        let mut name = self.path.file_name().unwrap_or_default().to_os_string();
+        name.push(".new");
+        self.path.with_file_name(name)
+    }
+
+    /// Whether the file written is still beside an earlier file, not yet renamed over it.
+    pub fn is_staged(&self) -> bool {
+        self.staged.is_some()
+    }
+
+    /// Renames the staged file (if any) over the earlier file: the run now has something to
+    /// keep. The staged file's lock goes with it, so the path stays held.
+    pub fn publish(&mut self) -> Result<()> {
+        if let Some((staged, _)) = &self.staged {
+            std::fs::rename(staged, &self.path)
+                .with_context(|| format!("cannot rename {} to {}", staged.display(), self.path.display()))?;
+            // Keep its lock (now the path's): the earlier file's lock is on a removed file.
+            if let Some((_, lock)) = self.staged.take() {
+                self.lock = lock;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Drop for OutputClaim {
     fn drop(&mut self) {
+        if let Some((staged, _)) = &self.staged {
+            // Never published: the earlier file stays, and the new one goes.
+            let _ = std::fs::remove_file(staged);
+        }
         if self.unused_new_file {
             // Still under the lock, so no other run can have taken the file meanwhile.
             let _ = std::fs::remove_file(&self.path);

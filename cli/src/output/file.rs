@@ -28,15 +28,17 @@ pub struct ResultFile {
     room: Room,
     summary_rows: Vec<SummaryRecord>,
     /// Held until the file is closed (declared after `file`, so dropped after it).
-    _claim: OutputClaim,
+    claim: OutputClaim,
 }
 
 impl ResultFile {
-    /// Creates the claimed file (replacing it) and writes the run's description.
+    /// Creates the claimed file and writes the run's description.
+    /// An earlier file at the claimed path is left as it is until [`ResultFile::publish`]
+    /// (the new file is written beside it until then: [`OutputClaim::create_staged`]).
     pub fn create(mut claim: OutputClaim, sim: &RankModel, meta: &RunMeta<'_>) -> Result<Self> {
-        let room = Room::new(claim.path());
+        let room = Room::new(&claim.write_path());
         room.check(64 << 10)?;
-        let file = claim.create()?;
+        let file = claim.create_staged()?;
         let cfg = &sim.config;
         let net = &sim.info;
         attr_str(&file, "xnet_version", env!("CARGO_PKG_VERSION"))?;
@@ -58,8 +60,26 @@ impl ResultFile {
         attr(&file, "packet_size", cfg.router.packet_size as u64)?;
         attr(&file, "routing_build_seconds", sim.routing_build_seconds)?;
         file.create_group("points")?;
+        // Empty until a point finishes, so that a reader of the running file finds it.
+        table(&file, "summary", &[] as &[SummaryRecord])?;
         file.flush()?;
-        Ok(Self { file, room, summary_rows: Vec::new(), _claim: claim })
+        Ok(Self { file, room, summary_rows: Vec::new(), claim })
+    }
+
+    /// The run has something to keep (a finished load point, or how it ended): the new
+    /// file replaces the earlier one at the claimed path, if it was written beside it.
+    pub fn publish(&mut self) -> Result<()> {
+        if self.claim.is_staged() {
+            self.claim.publish()?;
+            self.room = Room::new(self.claim.path());
+        }
+        Ok(())
+    }
+
+    /// Whether an earlier file is still at the claimed path, the new one beside it (not
+    /// yet published).
+    pub fn keeps_earlier_file(&self) -> bool {
+        self.claim.is_staged()
     }
 
     /// Records the partition used.
@@ -104,6 +124,13 @@ impl ResultFile {
     /// room check keeps a reserve for it), and returns the error naming the file.
     pub fn fail(&self, e: anyhow::Error) -> anyhow::Error {
         let _ = self.set_status("failed", &format!("{e:#}"));
+        if self.claim.is_staged() {
+            return e.context(format!(
+                "writing {} (removed: no load point finished, so the earlier file {} is kept as it was)",
+                self.room.path.display(),
+                self.claim.path().display()
+            ));
+        }
         e.context(format!("writing {}", self.room.path.display()))
     }
 

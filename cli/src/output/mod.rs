@@ -5,11 +5,15 @@
 //! the run goes, histograms, per-endpoint and per-link tables, and attributes. The file is
 //! flushed after every time-series row, so a run that dies leaves what it had, with the
 //! `status` attribute still saying "running". The file is claimed ([`OutputClaim`]) before
-//! it is touched, so that no other run can truncate it while this one writes.
+//! it is touched, so that no other run can truncate it while this one writes. An earlier
+//! result file at the path stays as it is until the run has something to keep: the new
+//! file is written beside it and renamed over it when the first load point finishes
+//! ([`OutputClaim::create_staged`], [`ResultFile::publish`]).
 //!
 //! A full disk must not cost the results already written: HDF5 cannot recover from a
 //! write that fails half-way (the file is then unreadable), so every write first checks
-//! that the file system and the file-size limit leave room for it and for a reserve
+//! that the file system and the file-size limit leave room for it (a point's tables as
+//! stored, compressed, when their raw size would not fit) and for a reserve
 //! ([`Room`](claim::Room)); when they do not, the write is refused with a sentence naming the file, and
 //! the reserve is enough to record `status = "failed"` and close the file cleanly.
 //!

@@ -3,6 +3,7 @@
 //! checked before anything runs.
 
 use super::{Run, Study, StudyFile};
+use crate::load::{read_capped, MAX_CONFIG_BYTES};
 use anyhow::{bail, Context, Result};
 use models::files::{named_files, NamedFile, Scope, Step};
 use std::path::Path;
@@ -128,14 +129,12 @@ impl Study {
     /// and every run's configuration, so that a bad key or value is reported (naming the
     /// run) before anything runs.
     pub fn load(path: &Path) -> Result<Study> {
-        let study_text =
-            std::fs::read_to_string(path).with_context(|| format!("cannot read study {}", path.display()))?;
+        let study_text = read_capped(path, MAX_CONFIG_BYTES, "study")?;
         let file: StudyFile = toml::from_str(&study_text)
             .map_err(|e| anyhow::anyhow!("study {}: {}", path.display(), e.to_string().trim()))?;
         let base_path = path.parent().unwrap_or(Path::new(".")).join(&file.study.base);
-        let base_text = std::fs::read_to_string(&base_path).with_context(|| {
-            format!("study.base: cannot read the base configuration {}", base_path.display())
-        })?;
+        let base_text =
+            read_capped(&base_path, MAX_CONFIG_BYTES, "base configuration").context("study.base")?;
         let overridden = |f: &NamedFile| file.set.keys().chain(file.grid.keys()).any(|k| f.overridden_by(k));
         let kept = with_named_contents(&base_text, &overridden)?;
         let name = path.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());

@@ -39,6 +39,24 @@ impl Study {
         Ok(())
     }
 
+    /// Why the folder's `base.toml`, which every run reads when it starts, no longer holds
+    /// this study's base (it was edited while the study ran); `None` while it does. Runs
+    /// started after such an edit would mix configurations in one study, as a changed
+    /// fabric would.
+    pub(super) fn base_changed(&self, dir: &Path) -> Option<String> {
+        let path = dir.join("base.toml");
+        let now = std::fs::read_to_string(&path).unwrap_or_default();
+        if now == self.base_text || now == self.base_as_given {
+            return None;
+        }
+        Some(format!(
+            "{} changed while the study ran: runs started after the change would use another \
+             configuration than the runs done, so no more runs were started (those running \
+             finished); put it back as it was, or start the changed study in another --dir",
+            path.display()
+        ))
+    }
+
     /// `manifest.toml`: what the Python package needs to read the study.
     fn manifest(&self) -> String {
         let mut t = toml::Table::new();

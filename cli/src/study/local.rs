@@ -2,7 +2,7 @@
 //! once, with a progress display; what is done is skipped, so a second call resumes.
 
 use super::report::python_report;
-use super::run::{keep_result, log_path, progress_path, RunState};
+use super::run::{keep_result, log_path, partial_path, progress_path, recover_result, Leftover, RunState};
 use super::status::{human_seconds, progress_bar, progress_message};
 use super::{Run, Study};
 use anyhow::{Context, Result};
@@ -48,12 +48,35 @@ impl Drop for Running {
 /// Returns the exit code: 0 when every run has its result, 1 when some failed, 130 when
 /// interrupted.
 pub fn run_local(study: &Study, dir: &Path, jobs: Option<u32>, quiet: bool, report: bool) -> Result<i32> {
+    let _lock = lock_folder(dir)?;
     study.prepare(dir)?;
     let exe = std::env::current_exe().context("cannot find the xnet executable")?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let jobs = jobs.or(study.section.jobs).unwrap_or((cores / study.section.threads).max(1)).max(1) as usize;
-    let todo: Vec<usize> =
-        (0..study.runs.len()).filter(|&i| RunState::of(dir, &study.runs[i]) != RunState::Done).collect();
+    let mut busy = Vec::new();
+    for run in &study.runs {
+        match recover_result(dir, run)? {
+            Leftover::Kept => eprintln!(
+                "run {}: its file holds a finished result (its run ended after the study stopped): kept",
+                run.name
+            ),
+            Leftover::InUse => {
+                eprintln!(
+                    "run {}: its file {} is being written by another process (a run of an earlier \
+                     study that is still going?): left alone",
+                    run.name,
+                    partial_path(dir, run).display()
+                );
+                busy.push(run.name.clone());
+            }
+            Leftover::Nothing => {}
+        }
+    }
+    let todo: Vec<usize> = (0..study.runs.len())
+        .filter(|&i| {
+            RunState::of(dir, &study.runs[i]) != RunState::Done && !busy.contains(&study.runs[i].name)
+        })
+        .collect();
     let total = study.runs.len();
     let already = total - todo.len();
     if !quiet {
@@ -78,16 +101,28 @@ pub fn run_local(study: &Study, dir: &Path, jobs: Option<u32>, quiet: bool, repo
         active: Running(Vec::new()),
         already,
         finished: 0,
-        failed: Vec::new(),
+        failed: busy,
         seconds_done: 0.0,
         started: Instant::now(),
         stopping: false,
+        base_changed: None,
     };
     local.supervise(&bar)?;
     bar.finish_and_clear();
     let interrupted = local.stopping && models::cancel::requested();
     if !quiet {
         local.print_summary();
+    } else if !local.failed.is_empty() {
+        // Quiet, but a run that failed is never silent: the exit code alone does not say which.
+        eprintln!(
+            "study {}: failed: {} (see their logs in {})",
+            study.name,
+            local.failed.join(", "),
+            dir.join("runs").display()
+        );
+    }
+    if let Some(why) = local.base_changed {
+        anyhow::bail!(why);
     }
     if report && already + local.finished > 0 {
         match python_report(dir) {
@@ -127,6 +162,9 @@ struct Local<'a> {
     started: Instant,
     /// A signal came, or a run was interrupted: no more runs start.
     stopping: bool,
+    /// The folder's `base.toml` changed while the study ran (why, as an error): no more
+    /// runs start, the running ones finish.
+    base_changed: Option<String>,
 }
 
 impl Local<'_> {
@@ -137,6 +175,12 @@ impl Local<'_> {
             if models::cancel::requested() && !self.stopping {
                 self.stopping = true;
                 self.interrupt_running();
+            }
+            if !self.stopping && self.base_changed.is_none() {
+                self.base_changed = self.study.base_changed(self.dir);
+                if self.base_changed.is_some() {
+                    self.stopping = true;
+                }
             }
             if !self.stopping {
                 self.start_runs()?;
@@ -174,7 +218,9 @@ impl Local<'_> {
             let _ = std::fs::remove_file(progress_path(dir, run));
             let log = std::fs::File::create(log_path(dir, run))
                 .with_context(|| format!("cannot write {}", log_path(dir, run).display()))?;
-            let child = Command::new(exe)
+            let mut command = Command::new(exe);
+            end_with_this_process(&mut command);
+            let child = command
                 .args(self.study.sweep_args(dir, run))
                 .stdin(Stdio::null())
                 .stdout(log.try_clone()?)
@@ -205,11 +251,10 @@ impl Local<'_> {
             } else if status.code() == Some(130) || models::cancel::requested() {
                 self.stopping = true;
             } else {
-                bar.println(format!(
-                    "run {} failed ({status}); see {}",
-                    run.name,
-                    log_path(self.dir, run).display()
-                ));
+                // Printed above the bar, and also when it is hidden (`-q`).
+                bar.suspend(|| {
+                    eprintln!("run {} failed ({status}); see {}", run.name, log_path(self.dir, run).display())
+                });
                 self.failed.push(run.name.clone());
             }
         }
@@ -235,4 +280,60 @@ impl Local<'_> {
         );
         println!("results: {}", self.dir.display());
     }
+}
+
+/// Holds the study folder for this process: an exclusive `flock` on `DIR/.lock`, so that a
+/// second `xnet study` on the same folder is refused at once instead of running the same
+/// runs twice. The kernel releases it when the process ends, however it ends.
+fn lock_folder(dir: &Path) -> Result<std::fs::File> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join(".lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "study folder {} is in use by another `xnet study` (it holds {}): wait for it to \
+             end (`xnet study --status {}` shows where it stands), or give another --dir",
+            dir.display(),
+            path.display(),
+            dir.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(e).with_context(|| format!("cannot lock {}", path.display()))
+        }
+    }
+}
+
+/// Makes the child stop when this process dies, however it dies (`kill -9` included): on
+/// Linux the kernel sends it SIGTERM (`PR_SET_PDEATHSIG`), on which `xnet sweep` stops at
+/// its next sample and keeps what it simulated, so that no run goes on unwatched, its
+/// result never renamed. Elsewhere a run outlives a killed study; the next study finds its
+/// file (see `recover_result`).
+fn end_with_this_process(command: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        let parent = std::process::id();
+        // SAFETY: between fork and exec the closure calls only async-signal-safe functions
+        // (prctl, getppid) and allocates nothing.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The parent may have died before the request: then end now.
+                if libc::getppid() as u32 != parent {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = command;
 }

@@ -93,3 +93,47 @@ pub(super) fn keep_result(dir: &Path, run: &Run, code: Option<i32>) -> Result<bo
 fn has_result(code: Option<i32>) -> bool {
     matches!(code, Some(0 | 3 | 4))
 }
+
+/// What a run's partial file turned out to be, checked before the run is started again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Leftover {
+    /// No partial file, or one without a result (interrupted, failed, unreadable): the run
+    /// is redone.
+    Nothing,
+    /// A partial file holding a result, now renamed to the result file: its run ended after
+    /// its study stopped watching it (the study was killed while it ran).
+    Kept,
+    /// Another process holds the partial file (a run still writing it): left alone.
+    InUse,
+}
+
+/// Looks at run `run`'s partial file before the run is started again: keeps it as the
+/// result when its run ended with one (status completed, deadlock or unfinished) but was
+/// never renamed, and says whether another process still writes it.
+pub(super) fn recover_result(dir: &Path, run: &Run) -> Result<Leftover> {
+    let partial = partial_path(dir, run);
+    if result_path(dir, run).exists() {
+        return Ok(Leftover::Nothing);
+    }
+    let Ok(file) = std::fs::File::open(&partial) else {
+        return Ok(Leftover::Nothing);
+    };
+    // A running xnet holds an exclusive lock on its file (docs/output-format.md).
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => return Ok(Leftover::InUse),
+        Err(std::fs::TryLockError::Error(_)) => return Ok(Leftover::Nothing),
+    }
+    let status = hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(&partial)
+        .and_then(|f| f.attr("status")?.read_scalar::<hdf5::types::VarLenUnicode>())
+        .map(|s| s.as_str().to_string());
+    if !matches!(status.as_deref(), Ok("completed" | "deadlock" | "unfinished")) {
+        return Ok(Leftover::Nothing);
+    }
+    // Renamed under the lock, so that no run can take the file meanwhile.
+    std::fs::rename(&partial, result_path(dir, run))
+        .with_context(|| format!("run {}: cannot rename its result file", run.name))?;
+    Ok(Leftover::Kept)
+}

@@ -1,7 +1,7 @@
 //! A study on Slurm: the array script (one task per run) written into the folder and
 //! submitted, and what each array task runs (`xnet study --task K DIR`).
 
-use super::run::{keep_result, RunState};
+use super::run::{keep_result, partial_path, recover_result, Leftover, RunState};
 use super::Study;
 use anyhow::{bail, Context, Result};
 use std::fmt::Write as _;
@@ -17,6 +17,13 @@ pub fn run_task(dir: &Path, index: usize) -> Result<i32> {
     let Some(run) = study.runs.get(index) else {
         bail!("--task {index}: the study has runs 0 to {}", study.runs.len().saturating_sub(1));
     };
+    if recover_result(dir, run)? == Leftover::InUse {
+        bail!(
+            "run {}: its file {} is being written by another process: left alone",
+            run.name,
+            partial_path(dir, run).display()
+        );
+    }
     if RunState::of(dir, run) == RunState::Done {
         println!("run {} is done already", run.name);
         return Ok(0);

@@ -8,8 +8,8 @@
 
 use crate::RoutingError;
 use topology::metrics::{
-    all_pairs, check_too_long, note_too_long, ones, uniform_stride, Adjacency, Bits, DistanceTable, BATCH,
-    LANES,
+    check_too_long, note_too_long, ones, try_all_pairs, uniform_stride, Adjacency, Bits, DistanceTable,
+    BATCH, LANES,
 };
 use topology::{Network, PortId, PortTarget, SwitchId};
 
@@ -251,7 +251,8 @@ impl DistanceRows {
                 let mut rows = vec![0u64; table_len(n, row_len, 8, "a Mod3 distance table")?];
                 let chunks: Vec<&mut [u64]> = rows.chunks_mut((BATCH * row_len).max(1)).collect();
                 let chunks = pad_chunks(chunks, batches);
-                let (_, stats) = all_pairs(
+                let (_, stats) = try_all_pairs(
+                    "computing the distance rows",
                     &adj,
                     &sources,
                     chunks,
@@ -270,7 +271,7 @@ impl DistanceRows {
                         }
                     },
                     |(chunk, planes)| write_mod3_rows(chunk, &planes, row_len),
-                );
+                )?;
                 (row_len, rows, Vec::new(), stats)
             }
             Encoding::Exact => {
@@ -278,7 +279,8 @@ impl DistanceRows {
                 let mut rows = vec![u8::MAX; table_len(n, row_len, 1, "a distance table")?];
                 let chunks: Vec<&mut [u8]> = rows.chunks_mut((BATCH * row_len).max(1)).collect();
                 let chunks = pad_chunks(chunks, batches);
-                let (too_long, stats) = all_pairs(
+                let (too_long, stats) = try_all_pairs(
+                    "computing the distance rows",
                     &adj,
                     &sources,
                     chunks,
@@ -297,7 +299,7 @@ impl DistanceRows {
                         }
                     },
                     |(_, _, too_long)| too_long,
-                );
+                )?;
                 check_too_long(too_long)?;
                 (row_len, Vec::new(), rows, stats)
             }

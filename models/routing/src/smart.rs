@@ -27,6 +27,7 @@ use super::registry::{RoutingEntry, Settings};
 use super::turns::{terminals, total_length, Channels, TurnRouting};
 use super::VcPolicy;
 use crate::RoutingError;
+use base::cancel::Interrupted;
 use rayon::prelude::*;
 use std::sync::Arc;
 use topology::metrics::{bfs, DistanceTable};
@@ -36,21 +37,30 @@ use topology::{Network, SwitchId};
 pub const MAX_SWITCHES: usize = 256;
 
 /// Cuts turns until the dependency graph is acyclic; `essential` turns are never cut.
-/// `None` when a cycle has no cut that keeps every pair connected.
-fn cut_cycles(channels: &Channels, terminals: &[SwitchId], essential: &[bool]) -> Option<(Vec<bool>, usize)> {
+/// `Ok(None)` when a cycle has no cut that keeps every pair connected. Every candidate cut
+/// is a search per destination, so a stop asked for ([`base::cancel`]) is checked before
+/// each candidate (the rest of the cycle's candidates are then skipped) and after each cut.
+fn cut_cycles(
+    channels: &Channels,
+    terminals: &[SwitchId],
+    essential: &[bool],
+) -> Result<Option<(Vec<bool>, usize)>, Interrupted> {
+    const WHAT: &str = "cutting the SMART dependency cycles";
     let mut allowed = channels.all_turns();
     let mut cuts = 0;
     while let Some(cycle) = channels.find_cycle(&allowed) {
         let best = cycle
             .par_iter()
             .enumerate()
-            .filter(|&(_, &t)| !essential[t])
+            .filter(|&(_, &t)| !essential[t] && !base::cancel::requested())
             .filter_map(|(i, &t)| total_length(channels, &allowed, Some(t), terminals).map(|sum| (sum, i, t)))
-            .min()?;
+            .min();
+        base::cancel::check(WHAT)?;
+        let Some(best) = best else { return Ok(None) };
         allowed[best.2] = false;
         cuts += 1;
     }
-    Some((allowed, cuts))
+    Ok(Some((allowed, cuts)))
 }
 
 /// SMART on `net`; `endpoint_switch` gives the switches whose pairs are routed.
@@ -60,12 +70,13 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<TurnRouting,
     let channels = Channels::new(net);
     let terminals = terminals(endpoint_switch);
     let none = vec![false; channels.turns()];
-    let (allowed, cuts, mode) = match cut_cycles(&channels, &terminals, &none) {
+    let (allowed, cuts, mode) = match cut_cycles(&channels, &terminals, &none)? {
         Some((allowed, cuts)) => (allowed, cuts, "cuts"),
         None => {
             let essential = tree_turns(net, &channels, root);
-            let (allowed, cuts) =
-                cut_cycles(&channels, &terminals, &essential).expect("tree mode keeps every pair connected");
+            let (allowed, cuts) = cut_cycles(&channels, &terminals, &essential)?.ok_or_else(|| {
+                RoutingError::algorithm("smart: tree mode left a pair of switches without a legal route")
+            })?;
             (allowed, cuts, "cuts in tree mode (the first pass disconnected a pair)")
         }
     };

@@ -15,7 +15,9 @@ mod summary;
 
 pub use adjacency::{uniform_stride, Adjacency};
 pub use distances::{bfs, DistanceTable};
-pub use multi_bfs::{all_pairs, check_too_long, count, note_too_long, ones, Bits, BATCH, LANES};
+pub use multi_bfs::{
+    all_pairs, check_too_long, count, note_too_long, ones, try_all_pairs, Bits, BATCH, LANES,
+};
 pub use summary::{summarize, TopologySummary};
 
 #[cfg(test)]
@@ -215,6 +217,32 @@ mod tests {
                 assert_eq!(table.get(a, b) as u32, d);
             }
         }
+    }
+
+    /// `try_all_pairs` gives the distances until a stop is asked for, then fails naming
+    /// what it was doing. The stop flag is the process's and stays set: no other test of
+    /// this crate reads it (`all_pairs`, which they use, never stops).
+    #[test]
+    fn try_all_pairs_stops_when_a_stop_is_asked_for() {
+        let net = &small_networks()[0];
+        let adj = Adjacency::new(net);
+        let sources: Vec<SwitchId> = (0..net.num_switches() as SwitchId).collect();
+        let run = || {
+            try_all_pairs(
+                "computing test distances",
+                &adj,
+                &sources,
+                vec![()],
+                |_, ()| 0u64,
+                |n, _, _, new| *n += count(new) as u64,
+                |n| n,
+            )
+        };
+        let (found, _) = run().expect("no stop asked for yet");
+        assert_eq!(found, vec![(sources.len() * sources.len()) as u64]);
+        base::cancel::request();
+        let err = run().unwrap_err();
+        assert_eq!(err.to_string(), "interrupted while computing test distances");
     }
 
     #[test]

@@ -278,6 +278,38 @@ pub fn all_pairs<C: Send, S, R: Send>(
     visit: impl Fn(&mut S, u32, u32, &Bits) + Sync,
     finish: impl Fn(S) -> R + Sync,
 ) -> (Vec<R>, PairStats) {
+    run_batches(adj, sources, chunks, init, visit, finish, &|| false)
+}
+
+/// [`all_pairs`] that stops when a stop is asked for ([`base::cancel`]): the batches not
+/// yet started are skipped, and the call fails with `Interrupted` naming `what` ("computing
+/// the distance rows"). A large network's distances take seconds to minutes; the batches
+/// are small enough that a stop is seen within a fraction of a second.
+pub fn try_all_pairs<C: Send, S, R: Send>(
+    what: &str,
+    adj: &Adjacency,
+    sources: &[SwitchId],
+    chunks: Vec<C>,
+    init: impl Fn(usize, C) -> S + Sync,
+    visit: impl Fn(&mut S, u32, u32, &Bits) + Sync,
+    finish: impl Fn(S) -> R + Sync,
+) -> Result<(Vec<R>, PairStats), base::cancel::Interrupted> {
+    let out = run_batches(adj, sources, chunks, init, visit, finish, &base::cancel::requested);
+    base::cancel::check(what)?;
+    Ok(out)
+}
+
+/// The batches of [`all_pairs`]; a batch that starts once `stop()` holds is skipped (its
+/// state finished without a search).
+fn run_batches<C: Send, S, R: Send>(
+    adj: &Adjacency,
+    sources: &[SwitchId],
+    chunks: Vec<C>,
+    init: impl Fn(usize, C) -> S + Sync,
+    visit: impl Fn(&mut S, u32, u32, &Bits) + Sync,
+    finish: impl Fn(S) -> R + Sync,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> (Vec<R>, PairStats) {
     assert_eq!(chunks.len(), sources.len().div_ceil(BATCH), "one chunk per batch");
     let batches: Vec<(usize, C)> = chunks.into_iter().enumerate().collect();
     let results: Vec<(R, PairStats)> = batches
@@ -287,6 +319,9 @@ pub fn all_pairs<C: Send, S, R: Send>(
             |bfs, (b, chunk)| {
                 let src = &sources[b * BATCH..((b + 1) * BATCH).min(sources.len())];
                 let mut state = init(b, chunk);
+                if stop() {
+                    return (finish(state), PairStats::default());
+                }
                 let mut diameter = 0;
                 let seen = bfs.run(src, |level, v, new| {
                     diameter = level;
