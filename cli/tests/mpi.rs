@@ -127,6 +127,53 @@ fn a_rank_that_fails_alone_ends_the_job_and_is_named() {
     assert!(stderr.contains("error: rank 0 of 2:"), "{}", describe(&o));
 }
 
+/// Runs `mpiexec -n 1 xnet RANK0 : -n 1 xnet RANK1` (MPMD: each rank its own arguments),
+/// which must be refused within 30 s, before any file exists, with a message naming what
+/// differs (`expected`, each on the one line that says how the ranks differ).
+fn refused_mpmd(rank0: &[&str], rank1: &[&str], expected: &[&str]) {
+    let dir = TempDir::new().unwrap();
+    let mut args = vec!["-n", "1", XNET];
+    args.extend(rank0);
+    args.extend([":", "-n", "1", XNET]);
+    args.extend(rank1);
+    let child = start("mpiexec", dir.path(), &args, &[]);
+    let (o, _) = wait_within(child, Duration::from_secs(30), "ranks given different arguments");
+    let what = format!("mpiexec {}: {}", args.join(" "), describe(&o));
+    assert_ne!(o.status.code(), Some(0), "{what}");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("panicked"), "{what}");
+    assert!(stderr.contains("error: rank 0 of 2: the ranks were started with different arguments"), "{what}");
+    for e in expected {
+        assert!(stderr.lines().any(|l| l.trim_start().starts_with(e)), "no line starting {e:?}: {what}");
+    }
+    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(files.is_empty(), "files written: {files:?}: {what}");
+}
+
+#[test]
+fn ranks_given_different_arguments_are_refused_before_writing() {
+    let quick = workspace().join("configs/quick.toml");
+    let run = ["run", s(&quick), "-q", "-t", "1", "-o", "out.h5"];
+    let with =
+        |extra: &'static [&'static str]| run.iter().copied().chain(extra.iter().copied()).collect::<Vec<_>>();
+    // A different length: the ranks would wait for each other forever.
+    refused_mpmd(
+        &run,
+        &with(&["--set", "simulation.cycles=5000"]),
+        &["configuration (file and --set): text hash"],
+    );
+    // A different load on rank 1 only: the results would contradict the stored config.
+    refused_mpmd(&run, &with(&["--set", "traffic.load=0.9"]), &["configuration (file and --set)"]);
+    // `run` beside `sweep`: a hang that one Ctrl-C did not end.
+    let sweep = ["sweep", s(&quick), "-q", "-t", "1", "-o", "out.h5", "--loads", "0.1"];
+    refused_mpmd(&run, &sweep, &["command: `run` on rank 0; `sweep --loads [0.1]"]);
+    // Different threads: a panic in the engine, the file left `running`.
+    let two: Vec<&str> = ["run", s(&quick), "-q", "-t", "2", "-o", "out.h5"].to_vec();
+    refused_mpmd(&run, &two, &["threads (-t): 1 on rank 0; 2 on rank 1"]);
+    // A different seed is named as such.
+    refused_mpmd(&run, &with(&["--set", "simulation.seed=99"]), &["simulation.seed:"]);
+}
+
 #[test]
 fn the_memory_of_all_ranks_on_a_host_is_checked_together() {
     let dir = TempDir::new().unwrap();

@@ -175,6 +175,26 @@ fn sigint_exits_130_and_keeps_the_time_series() {
 }
 
 #[test]
+fn threads_asked_beyond_the_switches_are_never_started() {
+    let dir = TempDir::new().unwrap();
+    // The quick HyperX has 64 switches: -t 1000 runs 64 partitions, and its table
+    // computations as many threads; the thread pool used to start 1,000 first.
+    let child = start_long_run(dir.path(), &["-t", "1000", "-o", "many.h5"]);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let threads: u32 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("a Threads line");
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("run kill");
+    assert!(kill.success());
+    let (o, _) = wait_within(child, Duration::from_secs(30), "xnet -t 1000 after SIGINT");
+    assert_eq!(o.status.code(), Some(130), "{}", describe(&o));
+    // 64 partitions + 64 pool threads + a few of the runtime's (signals, MPI).
+    assert!(threads <= 64 + 64 + 16, "{threads} threads: {}", describe(&o));
+}
+
+#[test]
 fn an_output_file_another_run_holds_is_refused_and_left_intact() {
     let dir = TempDir::new().unwrap();
     let quick = workspace().join("configs/quick.toml");
