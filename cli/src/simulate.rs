@@ -38,8 +38,8 @@ pub(crate) struct Common {
     pub(crate) progress_file: Option<PathBuf>,
 }
 
-/// Catches SIGINT, SIGTERM and SIGHUP into [`models::cancel`]: a simulation stops at its
-/// next sample, routing builds and the verifier between units of work (they then fail with
+/// Catches SIGINT, SIGTERM and SIGHUP into [`models::cancel`]: a simulation stops at the
+/// end of its current window (with a last sample there), routing builds and the verifier between units of work (they then fail with
 /// "interrupted while ...", and the process exits with 130).
 pub(crate) fn stop_on_signals() {
     let _ = ctrlc::set_handler(models::cancel::request);

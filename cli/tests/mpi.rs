@@ -222,7 +222,9 @@ fn sigterm_to_a_non_zero_rank_stops_the_whole_job() {
     let dir = TempDir::new().unwrap();
     let quick = workspace().join("configs/quick.toml");
     let out = dir.path().join("long.h5");
-    let args = two_rank_long_run(&quick, &out);
+    // Samples hours apart: the ranks agree on the stop at the next window, not sample.
+    let mut args = two_rank_long_run(&quick, &out);
+    args.extend(["--set", "simulation.sample_period=100000000"]);
     let child = start("mpiexec", dir.path(), &args, &[]);
     std::thread::sleep(Duration::from_millis(3000));
     // Rank 1 is the process whose environment says so (MPICH: PMI_RANK, Open MPI: OMPI_COMM_WORLD_RANK).
@@ -244,6 +246,8 @@ fn sigterm_to_a_non_zero_rank_stops_the_whole_job() {
     let f = open(&out);
     assert_eq!(attr_str(&f, "status"), "interrupted");
     assert_eq!(rows::<SummaryRow>(&f, "summary").len(), 1);
+    let ts: Vec<TimeRow> = rows(&f, "points/000/timeseries");
+    assert_eq!(ts.len(), 1, "{ts:?}");
 }
 
 /// Identical results for 1 rank x 1 thread, 1 x 2, 2 x 1, 2 x 2 and 4 x 1 (oversubscribed).

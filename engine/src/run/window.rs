@@ -42,7 +42,7 @@ pub(super) fn window_loop<L, R, O, C>(
     mut part: Partition<L>,
     shared: &Shared<L::Msg, R>,
     routes: &[LinkRoute],
-    look: Option<Time>,
+    window: Time,
     cfg: &RunConfig,
     observe: &O,
     mut coordinator: Option<&mut Coordinator<'_, C>>,
@@ -72,10 +72,7 @@ where
             break;
         }
         let window_start = start.min(next_checkpoint);
-        let window_end = match look {
-            Some(w) => window_start.saturating_add(w).min(next_checkpoint),
-            None => next_checkpoint,
-        };
+        let window_end = window_start.saturating_add(window).min(next_checkpoint);
         let t0 = Instant::now();
         if alive {
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| part.run_window(window_end, routes))) {
@@ -89,13 +86,19 @@ where
         boundary += route_outboxes(&mut part, shared, k % 2);
         shared.next[k % 3].fetch_min(part.next_time(), Ordering::AcqRel);
         part.sent_min = Time::MAX;
+        if coordinator.is_some() && !shared.multi_rank && cfg.stop.is_some_and(|f| f.load(Ordering::Relaxed))
+        {
+            // One rank: the coordinator's reading, before the barrier, holds for every thread.
+            shared.halt.fetch_min(k as u64, Ordering::AcqRel);
+        }
         if !shared.barrier.wait(&mut sense) {
             return None;
         }
         if coordinator.is_some() {
             shared.next[(k + 2) % 3].store(Time::MAX, Ordering::Release);
         }
-        if !synchronise(shared, &mut coordinator, k % 3, k % 2, &mut sense)? {
+        let stop = cfg.stop.filter(|_| shared.multi_rank);
+        if !synchronise(shared, &mut coordinator, k % 3, k % 2, stop.map(|f| (f, k as u64)), &mut sense)? {
             return None;
         }
         let incoming = std::mem::take(&mut *shared.mail[me][k % 2].lock().expect("mailbox"));
@@ -109,9 +112,14 @@ where
             break;
         }
 
+        // A stop asked for: this window's end is the run's last checkpoint.
+        let halting = shared.halt.load(Ordering::Acquire) < k as u64;
+        if halting {
+            next_checkpoint = window_end;
+        }
         if window_end == next_checkpoint {
             let last = window_end >= end;
-            let verdict = report_checkpoint(
+            let mut verdict = report_checkpoint(
                 &mut part,
                 shared,
                 observe,
@@ -121,6 +129,9 @@ where
                 &mut sense,
                 &mut alive,
             )?;
+            if halting && verdict == CONTINUE {
+                verdict = STOP;
+            }
             if last || verdict != CONTINUE {
                 stopped = !last && verdict == STOP;
                 break;
@@ -172,7 +183,7 @@ where
     if !shared.barrier.wait(sense) {
         return Some(false);
     }
-    if !synchronise(shared, coordinator, 2, 1, sense)? {
+    if !synchronise(shared, coordinator, 2, 1, None, sense)? {
         return Some(false);
     }
     let me = shared.local_index[part.id as usize] as usize;
