@@ -224,32 +224,55 @@ mod mpi_comm {
 
         fn exchange(&mut self, send: Vec<(usize, Vec<u8>)>, from: &[usize], min: &mut [u64]) -> Vec<Vec<u8>> {
             let world = &self.world;
-            let mut received = Vec::with_capacity(from.len());
+            let mut received: Vec<Option<Vec<u8>>> = vec![None; from.len()];
+            let local = min.to_vec();
             mpi::request::scope(|scope| {
                 // Point to point with the neighbours only; the reduction runs while the
-                // messages travel.
-                let requests: Vec<_> = send
+                // messages travel. Every operation is nonblocking and tested with back-off
+                // (engine::comm::Backoff): MPI's blocking calls poll the network without
+                // pause, which holds the core a late rank sharing it would need.
+                let mut sends: Vec<_> = send
                     .iter()
                     .map(|(rank, bytes)| {
-                        world.process_at_rank(*rank as i32).immediate_send_with_tag(
+                        Some(world.process_at_rank(*rank as i32).immediate_send_with_tag(
                             scope,
                             &bytes[..],
                             WINDOW_TAG,
-                        )
+                        ))
                     })
                     .collect();
-                let local = min.to_vec();
-                world.all_reduce_into(&local[..], min, SystemOperation::min());
-                for &rank in from {
-                    let (bytes, _) =
-                        world.process_at_rank(rank as i32).receive_vec_with_tag::<u8>(WINDOW_TAG);
-                    received.push(bytes);
-                }
-                for request in requests {
-                    request.wait();
+                let mut reduce = Some(world.immediate_all_reduce_into(
+                    scope,
+                    &local[..],
+                    &mut *min,
+                    SystemOperation::min(),
+                ));
+                let mut backoff = engine::comm::Backoff::new();
+                loop {
+                    if let Some(r) = reduce.take() {
+                        reduce = r.test().err();
+                    }
+                    for (slot, &rank) in received.iter_mut().zip(from).filter(|(slot, _)| slot.is_none()) {
+                        let source = world.process_at_rank(rank as i32);
+                        if let Some(probed) = source.immediate_matched_probe_with_tag(WINDOW_TAG) {
+                            *slot = Some(probed.matched_receive_vec::<u8>().0);
+                        }
+                    }
+                    for request in sends.iter_mut() {
+                        if let Some(r) = request.take() {
+                            *request = r.test().err();
+                        }
+                    }
+                    let done = reduce.is_none()
+                        && received.iter().all(Option::is_some)
+                        && sends.iter().all(Option::is_none);
+                    if done {
+                        break;
+                    }
+                    backoff.snooze();
                 }
             });
-            received
+            received.into_iter().map(Option::unwrap_or_default).collect()
         }
 
         fn min_all(&mut self, values: &mut [u64]) {
