@@ -217,6 +217,56 @@ fn a_rank_failing_mid_run_ends_the_job_and_leaves_a_failed_readable_file() {
     assert!(!ts.is_empty() && ts.last().unwrap().time <= 2000, "{ts:?}");
 }
 
+/// The process of rank `rank` of the run writing `out`: the one whose command line names
+/// `out` and whose environment gives its rank (MPICH: PMI_RANK, Open MPI:
+/// OMPI_COMM_WORLD_RANK).
+fn rank_pid(out: &Path, rank: u32) -> u32 {
+    let (mpich, ompi) = (format!("PMI_RANK={rank}"), format!("OMPI_COMM_WORLD_RANK={rank}"));
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| {
+            let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else { return false };
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let is_ours = String::from_utf8_lossy(&cmdline).contains(s(out));
+            is_ours && env.split(|&b| b == 0).any(|v| v == mpich.as_bytes() || v == ompi.as_bytes())
+        })
+        .unwrap_or_else(|| panic!("rank {rank}'s process"))
+}
+
+/// CPU seconds (user + system) process `pid` has used.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command (which may hold spaces): state is field 3, utime 14, stime 15.
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+}
+
+#[test]
+fn a_rank_waiting_for_a_stopped_rank_leaves_its_core_alone() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    let out = dir.path().join("waiting.h5");
+    let child = start("mpiexec", dir.path(), &two_rank_long_run(&quick, &out), &[]);
+    std::thread::sleep(Duration::from_millis(3000));
+    let (rank0, rank1) = (rank_pid(&out, 0), rank_pid(&out, 1));
+    // Rank 1 stops (as a rank does whose core another program holds): rank 0 waits for it
+    // at the next window. Spinning there, it used its core all along; now it sleeps.
+    assert!(Command::new("kill").args(["-STOP", &rank1.to_string()]).status().unwrap().success());
+    std::thread::sleep(Duration::from_millis(500));
+    let before = cpu_seconds(rank0);
+    std::thread::sleep(Duration::from_millis(3000));
+    let used = cpu_seconds(rank0) - before;
+    assert!(Command::new("kill").args(["-CONT", &rank1.to_string()]).status().unwrap().success());
+    assert!(Command::new("kill").args(["-TERM", &rank0.to_string()]).status().unwrap().success());
+    let (o, _) = wait_within(child, Duration::from_secs(30), "the job after SIGTERM to rank 0");
+    assert_eq!(o.status.code(), Some(130), "{}", describe(&o));
+    assert!(used < 0.3, "rank 0 used {used:.2} CPU seconds in 3 s waiting for rank 1");
+}
+
 #[test]
 fn sigterm_to_a_non_zero_rank_stops_the_whole_job() {
     let dir = TempDir::new().unwrap();
@@ -227,17 +277,7 @@ fn sigterm_to_a_non_zero_rank_stops_the_whole_job() {
     args.extend(["--set", "simulation.sample_period=100000000"]);
     let child = start("mpiexec", dir.path(), &args, &[]);
     std::thread::sleep(Duration::from_millis(3000));
-    // Rank 1 is the process whose environment says so (MPICH: PMI_RANK, Open MPI: OMPI_COMM_WORLD_RANK).
-    let rank1 = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .find(|pid| {
-            let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else { return false };
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let is_ours = String::from_utf8_lossy(&cmdline).contains(s(&out));
-            is_ours && env.split(|&b| b == 0).any(|v| v == b"PMI_RANK=1" || v == b"OMPI_COMM_WORLD_RANK=1")
-        })
-        .expect("rank 1's process");
+    let rank1 = rank_pid(&out, 1);
     let kill = Command::new("kill").args(["-TERM", &rank1.to_string()]).status().expect("run kill");
     assert!(kill.success());
     let (o, waited) = wait_within(child, Duration::from_secs(30), "the job after SIGTERM to rank 1");

@@ -125,6 +125,24 @@ mod tests {
     }
 
     #[test]
+    fn a_long_wait_blocks_instead_of_spinning() {
+        let barrier = SpinBarrier::new(2);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| barrier.wait(&mut false));
+            // The waiter spins and yields for 2 ms, then blocks: it counts itself a sleeper.
+            let mut waited = Duration::ZERO;
+            while barrier.sleepers.load(Ordering::SeqCst) == 0 && waited < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(1));
+                waited += Duration::from_millis(1);
+            }
+            assert_eq!(barrier.sleepers.load(Ordering::SeqCst), 1, "the waiter never blocked");
+            assert!(barrier.wait(&mut false));
+            assert!(waiter.join().unwrap());
+        });
+        assert_eq!(barrier.sleepers.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
     fn an_abort_releases_a_blocked_thread() {
         let barrier = SpinBarrier::new(2);
         std::thread::scope(|s| {
