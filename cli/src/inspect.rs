@@ -103,7 +103,7 @@ pub(crate) fn describe_partition(
         bail!("--ranks {ranks}: must be at least 1");
     }
     crate::cluster::check_threads(threads)?;
-    let switches = cfg.network_size()?.switches as u64;
+    let switches = cfg.network_size()?.switches;
     if u64::from(ranks) > switches {
         bail!("--ranks {ranks} for {switches} switches: use at most one rank per switch");
     }
