@@ -318,7 +318,18 @@ fn run_ranks(
     partition_rank: &[u32],
 ) -> Vec<Result<Vec<(u32, Gossip)>, EngineError>> {
     let ranks = partition_rank.iter().max().unwrap() + 1;
-    let comms = local_ranks::comms(ranks as usize);
+    run_layouts(lps, links, &vec![(parts, partition_rank); ranks as usize])
+}
+
+/// Runs the gossip model on in-process ranks, rank `r` with the layout (partition of every
+/// LP, rank of every partition) `layouts[r]`: the same on every rank, unless a test gives
+/// them different arguments.
+fn run_layouts(
+    lps: Vec<Gossip>,
+    links: &[LinkSpec],
+    layouts: &[(&[u32], &[u32])],
+) -> Vec<Result<Vec<(u32, Gossip)>, EngineError>> {
+    let comms = local_ranks::comms(layouts.len());
     let cfg = RunConfig { end_time: 3_000, checkpoint_period: 250, stop: None };
     std::thread::scope(|s| {
         let handles: Vec<_> = comms
@@ -326,6 +337,7 @@ fn run_ranks(
             .map(|mut comm| {
                 // A rank gets its own LPs and the links that leave them, renumbered.
                 let rank = xnet_engine::RankComm::rank(&comm);
+                let (parts, partition_rank) = layouts[rank];
                 let here = |lp: u32| partition_rank[parts[lp as usize] as usize] as usize == rank;
                 let mut local_links = Vec::new();
                 let mut renumber = vec![u32::MAX; links.len()];
@@ -406,4 +418,16 @@ fn a_failure_on_another_rank_stops_every_rank_and_rank_0_names_it() {
         other => panic!("rank 0 should report the failure, got {:?}", other.as_ref().map(|_| ())),
     }
     assert!(results[1].is_err(), "rank 1 must stop too");
+}
+
+#[test]
+fn ranks_given_different_layouts_all_refuse_instead_of_failing_mid_run() {
+    let (lps, links) = network(40, 11);
+    // Rank 0 runs 1 thread per rank, rank 1 two (as `-t` differing between ranks did).
+    let two: Vec<u32> = (0..40).map(|i| i / 20).collect();
+    let four: Vec<u32> = (0..40).map(|i| i / 10).collect();
+    let results = run_layouts(lps, &links, &[(&two, &[0, 1]), (&four, &[0, 0, 1, 1])]);
+    for (rank, r) in results.iter().enumerate() {
+        assert!(matches!(r, Err(EngineError::LayoutMismatch)), "rank {rank}: {:?}", r.as_ref().map(|_| ()));
+    }
 }

@@ -231,8 +231,15 @@ where
     C: FnMut(Checkpoint<R>) -> Control,
 {
     let me = comm.rank();
-    let mine = LocalPartitions::of(layout, me)?;
-    let Wiring { routes, lookahead, shortest, receivers, senders } = agree_on_links(links, layout, me, comm)?;
+    // A rank that cannot set up still takes part in the first reduction, so that the
+    // others learn of it instead of waiting for it.
+    let (mine, early) = match LocalPartitions::of(layout, me) {
+        Ok(mine) => (Some(mine), None),
+        Err(e) => (None, Some(e)),
+    };
+    let Wiring { routes, lookahead, shortest, receivers, senders } =
+        agree_on_links(links, layout, me, comm, early)?;
+    let mine = mine.ok_or(EngineError::NoLocalPartition { rank: me })?;
     // Windows are never longer than the lookahead (so that messages between partitions
     // arrive in a later window) nor, where no link is cut, than the shortest link (a span:
     // at most 64 cycles), so that a stop request is seen within one window.
@@ -399,18 +406,20 @@ struct Wiring {
 }
 
 /// Checks this rank's `links` (each leaves one of its LPs) and agrees with the other ranks,
-/// in one reduction, on the lookahead and on whether every rank could set up; then on who
-/// sends to whom.
+/// in one reduction, on the lookahead, on whether every rank could set up (`early`: this
+/// rank's error so far) and on the layout (a hash of it, whose minimum and maximum over the
+/// ranks must be equal); then on who sends to whom.
 fn agree_on_links(
     links: &[LinkSpec],
     layout: &Layout<'_>,
     me: usize,
     comm: &mut dyn RankComm,
+    early: Option<EngineError>,
 ) -> Result<Wiring, EngineError> {
     let partition_of = layout.partition_of;
     let (routes, mut setup_error) = match link_routes(links, partition_of) {
-        Ok(routes) => (routes, None),
-        Err(e) => (Vec::new(), Some(e)),
+        Ok(routes) => (routes, early),
+        Err(e) => (Vec::new(), Some(early.unwrap_or(e))),
     };
     let mut cut_min = Time::MAX;
     let shortest = links.iter().map(|l| l.latency).min().unwrap_or(Time::MAX);
@@ -430,10 +439,14 @@ fn agree_on_links(
             receivers.insert(dst_rank);
         }
     }
-    let mut agreed = [cut_min, u64::MAX - u64::from(setup_error.is_some()), shortest];
+    let h = layout_hash(layout);
+    let mut agreed = [cut_min, u64::MAX - u64::from(setup_error.is_some()), shortest, h, u64::MAX - h];
     comm.min_all(&mut agreed);
     if let Some(e) = setup_error {
         return Err(e);
+    }
+    if agreed[3] != h || u64::MAX - agreed[4] != h {
+        return Err(EngineError::LayoutMismatch);
     }
     if agreed[1] != u64::MAX {
         return Err(EngineError::PartitionFailed {
@@ -451,6 +464,18 @@ fn agree_on_links(
         receivers,
         senders,
     })
+}
+
+/// FNV-1a over the layout's partition map and partition ranks.
+fn layout_hash(layout: &Layout<'_>) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let lengths = [layout.partition_of.len() as u32, layout.partition_rank.len() as u32];
+    for &v in lengths.iter().chain(layout.partition_of).chain(layout.partition_rank) {
+        for b in v.to_le_bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
 }
 
 /// The error of a run in which a partition failed: rank 0 learns from every rank which
