@@ -4,6 +4,8 @@
 //! same binary serves `xnet run` and `mpiexec -n 4 xnet run`.
 
 use engine::{RankComm, SingleRank};
+use models::config::Config;
+use serde::{Deserialize, Serialize};
 
 /// This process's place in the run and its communicator.
 pub struct Cluster {
@@ -40,6 +42,119 @@ impl Cluster {
     /// Number of ranks.
     pub fn size(&self) -> usize {
         self.comm.size()
+    }
+}
+
+/// What every rank of a run must agree on before any of them creates or writes a file:
+/// ranks started with different arguments (mpiexec's `:` syntax, a stale configuration on
+/// one node) would otherwise wait for each other forever, fail deep in the engine or write
+/// results that contradict the configuration stored with them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct StartArgs {
+    /// The subcommand and the options every rank acts on (`sweep --loads [0.1, 0.2]`).
+    pub(crate) command: String,
+    /// A hash of the final configuration text (after `--set`, with the files it names).
+    pub(crate) config: Option<u64>,
+    /// `simulation.seed`.
+    pub(crate) seed: Option<u64>,
+    /// Threads per rank as asked for (`-t`; 1 by default with several ranks).
+    pub(crate) threads: Option<u32>,
+}
+
+impl StartArgs {
+    /// The start-up arguments of `command` with `config` and `threads`.
+    pub(crate) fn new(command: impl Into<String>, config: Option<&Config>, threads: Option<u32>) -> Self {
+        StartArgs {
+            command: command.into(),
+            config: config.map(|c| fnv1a(c.text.as_bytes())),
+            seed: config.map(|c| c.simulation.seed),
+            threads,
+        }
+    }
+}
+
+/// FNV-1a, 64 bits: a hash that is the same in every build (std's is not promised to be).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// "rank 3" or "ranks 0, 2".
+fn rank_list(ranks: &[usize]) -> String {
+    let list: Vec<String> = ranks.iter().map(|r| r.to_string()).collect();
+    format!("{} {}", if ranks.len() == 1 { "rank" } else { "ranks" }, list.join(", "))
+}
+
+/// Where the ranks' values of one field differ: `what: A on ranks 0, 2; B on rank 1`.
+fn differing(what: &str, values: &[String]) -> Option<String> {
+    let mut groups: Vec<(&String, Vec<usize>)> = Vec::new();
+    for (rank, v) in values.iter().enumerate() {
+        match groups.iter_mut().find(|(g, _)| *g == v) {
+            Some((_, ranks)) => ranks.push(rank),
+            None => groups.push((v, vec![rank])),
+        }
+    }
+    (groups.len() > 1).then(|| {
+        let parts: Vec<String> = groups.iter().map(|(v, r)| format!("{v} on {}", rank_list(r))).collect();
+        format!("{what}: {}", parts.join("; "))
+    })
+}
+
+/// Compares every rank's start-up arguments (as encoded by [`StartArgs`]); the
+/// description of what differs, or `None` when all agree.
+fn start_differences(blobs: &[Vec<u8>]) -> Option<String> {
+    let mut args: Vec<StartArgs> = Vec::with_capacity(blobs.len());
+    let mut unreadable = Vec::new();
+    for (rank, b) in blobs.iter().enumerate() {
+        match engine::comm::decode::<StartArgs>(b) {
+            Ok(a) => args.push(a),
+            Err(_) => unreadable.push(rank),
+        }
+    }
+    if !unreadable.is_empty() {
+        return Some(format!(
+            "{} sent start-up data rank 0 cannot read: every rank must run the same xnet build",
+            rank_list(&unreadable)
+        ));
+    }
+    let field = |f: &dyn Fn(&StartArgs) -> String| args.iter().map(f).collect::<Vec<_>>();
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "none".into());
+    let found: Vec<String> = [
+        differing("command", &field(&|a| format!("`{}`", a.command))),
+        differing(
+            "configuration (file and --set)",
+            &field(&|a| opt(a.config.map(|h| format!("text hash {h:016x}")))),
+        ),
+        differing("simulation.seed", &field(&|a| opt(a.seed.map(|s| s.to_string())))),
+        differing("threads (-t)", &field(&|a| opt(a.threads.map(|t| t.to_string())))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!found.is_empty()).then(|| found.join("\n  "))
+}
+
+impl Cluster {
+    /// Checks, before anything is written, that every rank was started with the same
+    /// command, configuration, seed and threads: rank 0 compares them all and every rank
+    /// gets its verdict, so that all stop together (an error naming the ranks and what
+    /// differs) or all go on. Free with one rank.
+    pub(crate) fn agree_on_start(&mut self, mine: &StartArgs) -> anyhow::Result<()> {
+        if self.size() == 1 {
+            return Ok(());
+        }
+        let verdict = match self.comm.gather(engine::comm::encode(mine)) {
+            Some(blobs) => start_differences(&blobs).unwrap_or_default(),
+            None => String::new(),
+        };
+        let verdict = self.comm.broadcast(verdict.into_bytes());
+        if verdict.is_empty() {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "the ranks were started with different arguments; every rank must get the same \
+             command, configuration, seed and threads:\n  {}",
+            String::from_utf8_lossy(&verdict)
+        )
     }
 }
 
@@ -109,32 +224,55 @@ mod mpi_comm {
 
         fn exchange(&mut self, send: Vec<(usize, Vec<u8>)>, from: &[usize], min: &mut [u64]) -> Vec<Vec<u8>> {
             let world = &self.world;
-            let mut received = Vec::with_capacity(from.len());
+            let mut received: Vec<Option<Vec<u8>>> = vec![None; from.len()];
+            let local = min.to_vec();
             mpi::request::scope(|scope| {
                 // Point to point with the neighbours only; the reduction runs while the
-                // messages travel.
-                let requests: Vec<_> = send
+                // messages travel. Every operation is nonblocking and tested with back-off
+                // (engine::comm::Backoff): MPI's blocking calls poll the network without
+                // pause, which holds the core a late rank sharing it would need.
+                let mut sends: Vec<_> = send
                     .iter()
                     .map(|(rank, bytes)| {
-                        world.process_at_rank(*rank as i32).immediate_send_with_tag(
+                        Some(world.process_at_rank(*rank as i32).immediate_send_with_tag(
                             scope,
                             &bytes[..],
                             WINDOW_TAG,
-                        )
+                        ))
                     })
                     .collect();
-                let local = min.to_vec();
-                world.all_reduce_into(&local[..], min, SystemOperation::min());
-                for &rank in from {
-                    let (bytes, _) =
-                        world.process_at_rank(rank as i32).receive_vec_with_tag::<u8>(WINDOW_TAG);
-                    received.push(bytes);
-                }
-                for request in requests {
-                    request.wait();
+                let mut reduce = Some(world.immediate_all_reduce_into(
+                    scope,
+                    &local[..],
+                    &mut *min,
+                    SystemOperation::min(),
+                ));
+                let mut backoff = engine::comm::Backoff::new();
+                loop {
+                    if let Some(r) = reduce.take() {
+                        reduce = r.test().err();
+                    }
+                    for (slot, &rank) in received.iter_mut().zip(from).filter(|(slot, _)| slot.is_none()) {
+                        let source = world.process_at_rank(rank as i32);
+                        if let Some(probed) = source.immediate_matched_probe_with_tag(WINDOW_TAG) {
+                            *slot = Some(probed.matched_receive_vec::<u8>().0);
+                        }
+                    }
+                    for request in sends.iter_mut() {
+                        if let Some(r) = request.take() {
+                            *request = r.test().err();
+                        }
+                    }
+                    let done = reduce.is_none()
+                        && received.iter().all(Option::is_some)
+                        && sends.iter().all(Option::is_none);
+                    if done {
+                        break;
+                    }
+                    backoff.snooze();
                 }
             });
-            received
+            received.into_iter().map(Option::unwrap_or_default).collect()
         }
 
         fn min_all(&mut self, values: &mut [u64]) {
@@ -176,12 +314,22 @@ mod mpi_comm {
     }
 }
 
-/// Sets the number of threads of rayon's global pool (tables, verification); `--threads`
-/// must be at least 1.
-pub(crate) fn use_threads(threads: u32) -> anyhow::Result<()> {
-    if threads == 0 {
-        anyhow::bail!("--threads must be at least 1");
+/// The most threads one rank may run (`--threads`): far more than any node has cores,
+/// and few enough that a mistyped value is refused before any thread is created.
+pub(crate) const MAX_THREADS: u32 = 4096;
+
+/// Checks a `--threads` value (1 to [`MAX_THREADS`]) before anything creates threads.
+pub(crate) fn check_threads(threads: u32) -> anyhow::Result<()> {
+    if threads == 0 || threads > MAX_THREADS {
+        anyhow::bail!("--threads {threads}: allowed values are 1 to {MAX_THREADS} threads per rank");
     }
+    Ok(())
+}
+
+/// Sets the number of threads of rayon's global pool (tables, verification); `--threads`
+/// must be 1 to [`MAX_THREADS`].
+pub(crate) fn use_threads(threads: u32) -> anyhow::Result<()> {
+    check_threads(threads)?;
     // The pool can be set once; a second call is fine only if it asks for the same size.
     let _ = rayon::ThreadPoolBuilder::new().num_threads(threads as usize).build_global();
     let running = rayon::current_num_threads();
@@ -189,4 +337,41 @@ pub(crate) fn use_threads(threads: u32) -> anyhow::Result<()> {
         anyhow::bail!("--threads {threads}: the thread pool had already started with {running} threads");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blobs(args: &[StartArgs]) -> Vec<Vec<u8>> {
+        args.iter().map(engine::comm::encode).collect()
+    }
+
+    #[test]
+    fn differences_name_the_ranks_and_the_field() {
+        let a = StartArgs { command: "run".into(), config: Some(1), seed: Some(5), threads: Some(1) };
+        assert_eq!(start_differences(&blobs(&[a.clone(), a.clone(), a.clone()])), None);
+        let b = StartArgs { threads: Some(2), ..a.clone() };
+        let c = StartArgs { command: "sweep".into(), seed: Some(6), ..a.clone() };
+        let text = start_differences(&blobs(&[a.clone(), b, a, c])).expect("they differ");
+        assert!(text.contains("command: `run` on ranks 0, 1, 2; `sweep` on rank 3"), "{text}");
+        assert!(text.contains("simulation.seed: 5 on ranks 0, 1, 2; 6 on rank 3"), "{text}");
+        assert!(text.contains("threads (-t): 1 on ranks 0, 2, 3; 2 on rank 1"), "{text}");
+        assert!(!text.contains("configuration"), "{text}");
+    }
+
+    #[test]
+    fn unreadable_start_data_names_the_rank() {
+        let a = StartArgs { command: "run".into(), config: None, seed: None, threads: None };
+        let mut all = blobs(&[a.clone(), a]);
+        all.push(vec![0xff; 3]);
+        let text = start_differences(&all).expect("refused");
+        assert!(text.starts_with("rank 2 sent start-up data"), "{text}");
+    }
+
+    #[test]
+    fn the_config_hash_is_fixed() {
+        // FNV-1a's published test value: the hash must not change between builds.
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
 }

@@ -99,16 +99,29 @@ pub(crate) fn describe_partition(
     csv: Option<&Path>,
     no_memory_check: bool,
 ) -> Result<()> {
-    if ranks == 0 || threads == 0 {
-        bail!("--ranks and --threads must be at least 1");
+    if ranks == 0 {
+        bail!("--ranks {ranks}: must be at least 1");
     }
+    crate::cluster::check_threads(threads)?;
+    let switches = cfg.network_size()?.switches;
+    if u64::from(ranks) > switches {
+        bail!("--ranks {ranks} for {switches} switches: use at most one rank per switch");
+    }
+    let parts = u64::from(ranks) * u64::from(threads);
+    if parts > switches {
+        bail!(
+            "--ranks {ranks} x --threads {threads} = {parts} partitions for {switches} switches: \
+             every partition needs at least one switch"
+        );
+    }
+    let parts = parts as u32;
     let estimate = memory::estimate(&cfg, ranks, threads)?;
     println!("memory           {} (estimate)", estimate.describe());
     println!("                 {}", estimate.describe_saturation());
     fits_here(&estimate, &["program", "network", "partitioning"], "to partition it", no_memory_check)?;
     let net = cfg.build_network()?;
     let t0 = Instant::now();
-    let plan = partition::plan(&cfg, &net, ranks * threads, method)?;
+    let plan = partition::plan(&cfg, &net, parts, method)?;
     let seconds = t0.elapsed().as_secs_f64();
     let graph = partition::partition_graph(&net);
     let rank_of = |v: u32| plan.assignment[v as usize] / threads;

@@ -17,7 +17,7 @@ mod study;
 use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
 use cluster::use_threads;
-use cluster::Cluster;
+use cluster::{Cluster, StartArgs};
 use load::{parse_config, read, refuse_output_over_config};
 use models::memory;
 use output::OutputClaim;
@@ -286,6 +286,7 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
                 None => (DEFAULT_CONFIG.to_string(), "default".to_string()),
             };
             let cfg = parse_config(&text, &common.set)?;
+            cluster.agree_on_start(&StartArgs::new("run", Some(&cfg), Some(common.threads.unwrap_or(1))))?;
             let load = cfg.traffic.load;
             simulate(cfg, &name, config.as_deref(), &[load], None, &common, cluster)
         }
@@ -294,6 +295,14 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
                 bail!("--tolerance: {tolerance} is not allowed: give a width above 0 and at most 0.5 phits/cycle/endpoint");
             }
             let cfg = parse_config(&read(&config)?, &common.set)?;
+            let command = format!(
+                "sweep --loads {loads:?} --stop-at-saturation {stop_at_saturation} --find-saturation {find_saturation} --tolerance {tolerance}"
+            );
+            cluster.agree_on_start(&StartArgs::new(
+                command,
+                Some(&cfg),
+                Some(common.threads.unwrap_or(1)),
+            ))?;
             let loads = if loads.is_empty() { cfg.traffic.loads.clone() } else { loads };
             if loads.is_empty() {
                 bail!("no loads: give --loads 0.1,0.2,... or traffic.loads in the config");
@@ -315,6 +324,7 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
                 refuse_output_over_config(path, "--export", &config)?;
             }
             let cfg = parse_config(&read(&config)?, &set)?;
+            cluster.agree_on_start(&StartArgs::new("topo", Some(&cfg), None))?;
             if rank0 {
                 inspect::topo(&cfg, no_memory_check, export.as_deref())?;
             }
@@ -325,6 +335,8 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
                 refuse_output_over_config(path, "--csv", &config)?;
             }
             let cfg = parse_config(&read(&config)?, &set)?;
+            let command = format!("partition --ranks {ranks} --method {method:?}");
+            cluster.agree_on_start(&StartArgs::new(command, Some(&cfg), Some(threads)))?;
             if rank0 {
                 inspect::describe_partition(
                     cfg,
@@ -337,9 +349,14 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Routes { args } => routes_command(args, rank0),
-        Command::Study { args } => study_command(args, rank0),
+        Command::Routes { args } => routes_command(args, cluster),
+        Command::Study { args } => {
+            cluster.agree_on_start(&StartArgs::new("study", None, None))?;
+            study_command(args, rank0)
+        }
         Command::List { what, filter, markdown } => {
+            let command = format!("list {what:?} --filter {filter:?} --markdown {markdown}");
+            cluster.agree_on_start(&StartArgs::new(command, None, None))?;
             if rank0 {
                 list_command(what.as_deref(), filter.as_deref(), markdown)?;
             }
@@ -351,7 +368,7 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
 /// `xnet routes`: verifies and analyses the routes (of one routing, or several side by
 /// side with `--compare`) on rank 0. Exit code 4 when some routing is not deadlock-free,
 /// leaves pairs unreachable or (compared) cannot be built on this configuration.
-fn routes_command(args: RoutesArgs, rank0: bool) -> Result<i32> {
+fn routes_command(args: RoutesArgs, cluster: &mut Cluster) -> Result<i32> {
     let RoutesArgs { config, set, output, compare, threads, destinations, no_memory_check, dump_tables } =
         args;
     // Before anything asks rayon for its threads, which would start the pool.
@@ -360,6 +377,9 @@ fn routes_command(args: RoutesArgs, rank0: bool) -> Result<i32> {
     }
     let text = read(&config)?;
     let cfg = parse_config(&text, &set)?;
+    let command = format!("routes --compare {compare:?} --destinations {destinations:?}");
+    cluster.agree_on_start(&StartArgs::new(command, Some(&cfg), threads))?;
+    let rank0 = cluster.rank() == 0;
     let threads_used = threads.unwrap_or(rayon::current_num_threads() as u32);
     let estimate = memory::estimate(&cfg, 1, threads_used)?;
     fits_here(&estimate, &["program", "network", "routing"], "to build the routes", no_memory_check)?;

@@ -1,8 +1,8 @@
 //! `xnet run` and `xnet sweep`: one simulation per load on every rank, with the memory
 //! check, the result file (written by rank 0) and the progress and summary lines.
 
-use crate::cluster::use_threads;
 use crate::cluster::Cluster;
+use crate::cluster::{check_threads, use_threads};
 use crate::output::{OutputClaim, ResultFile, RunMeta};
 use crate::placement::peak_rss_bytes;
 use crate::placement::{self, Placement};
@@ -39,8 +39,8 @@ pub(crate) struct Common {
     pub(crate) progress_file: Option<PathBuf>,
 }
 
-/// Catches SIGINT, SIGTERM and SIGHUP into [`models::cancel`]: a simulation stops at its
-/// next sample, routing builds and the verifier between units of work (they then fail with
+/// Catches SIGINT, SIGTERM and SIGHUP into [`models::cancel`]: a simulation stops at the
+/// end of its current window (with a last sample there), routing builds and the verifier between units of work (they then fail with
 /// "interrupted while ...", and the process exits with 130).
 pub(crate) fn stop_on_signals() {
     let _ = ctrlc::set_handler(models::cancel::request);
@@ -155,19 +155,20 @@ fn prepare(
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     // One rank: all cores. Several ranks (which may share a node): one thread each unless told.
     let threads = common.threads.unwrap_or(if ranks == 1 { cores } else { 1 });
-    // Table computations (rayon) use the same number of threads.
-    use_threads(threads)?;
-    stop_on_signals();
-    let quiet = common.quiet || !rank0;
-    let path = common.output.clone().unwrap_or_else(|| PathBuf::from(format!("xnet-{name}.h5")));
-    let claim = rank0.then(|| OutputClaim::take(&path, config_path.as_slice())).transpose();
-    // Sizes and memory are checked before anything large is built.
+    check_threads(threads)?;
+    // Sizes and memory are checked before anything large is built or any thread started.
     let switches = cfg.network_size()?.switches as u32;
     if ranks > switches {
         bail!("{ranks} ranks for {switches} switches: use at most one rank per switch");
     }
     // Partitions are numbered rank by rank: partition p runs on rank p / threads.
     let per_rank = threads.min(switches / ranks).max(1);
+    // Table computations (rayon) use as many threads as the simulation, capped as it is.
+    use_threads(per_rank)?;
+    stop_on_signals();
+    let quiet = common.quiet || !rank0;
+    let path = common.output.clone().unwrap_or_else(|| PathBuf::from(format!("xnet-{name}.h5")));
+    let claim = rank0.then(|| OutputClaim::take(&path, config_path.as_slice())).transpose();
     let estimate = memory::estimate(&cfg, ranks, per_rank)?;
     let refusal = check_placement(cluster, per_rank, &estimate, common.no_memory_check);
     // Rank 0 says whether every rank may go on; if not, it reports why and the others stop.

@@ -219,3 +219,35 @@ fn a_job_name_with_the_comma_that_separates_job_names_is_refused() {
         &["workload.jobs[1].name: must not contain a comma, got \"fft,all\"", "job_names"],
     );
 }
+
+#[test]
+fn thread_and_rank_counts_are_checked_before_any_thread_starts() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "df.toml", DRAGONFLY);
+    let cfg = s(&cfg);
+    // Before the check, rayon's pool tried to start this many threads and hung.
+    expect_error(d, &["run", cfg, "-t", "4294967295"], &["--threads 4294967295", "1 to 4096"]);
+    expect_error(d, &["sweep", cfg, "--loads", "0.1", "-t", "0"], &["--threads 0", "1 to 4096"]);
+    let o = xnet_expect(d, &["routes", cfg, "-t", "5000", "-o", "never.h5"], 1);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.starts_with("error: --threads 5000: allowed values are 1 to 4096"), "{}", describe(&o));
+    // ranks x threads overflowed 32 bits and the report said "partitions 1".
+    let o = xnet_expect(d, &["partition", cfg, "--ranks", "4294967295", "-t", "4294967295"], 1);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.starts_with("error: --threads 4294967295: allowed values are 1 to 4096"),
+        "{}",
+        describe(&o)
+    );
+    let o = xnet_expect(d, &["partition", cfg, "--ranks", "4294967295", "-t", "2"], 1);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.starts_with("error: --ranks 4294967295 for 36 switches"), "{}", describe(&o));
+    let o = xnet_expect(d, &["partition", cfg, "--ranks", "8", "-t", "4000"], 1);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("--ranks 8 x --threads 4000 = 32000 partitions for 36 switches"),
+        "{}",
+        describe(&o)
+    );
+}

@@ -127,6 +127,53 @@ fn a_rank_that_fails_alone_ends_the_job_and_is_named() {
     assert!(stderr.contains("error: rank 0 of 2:"), "{}", describe(&o));
 }
 
+/// Runs `mpiexec -n 1 xnet RANK0 : -n 1 xnet RANK1` (MPMD: each rank its own arguments),
+/// which must be refused within 30 s, before any file exists, with a message naming what
+/// differs (`expected`, each on the one line that says how the ranks differ).
+fn refused_mpmd(rank0: &[&str], rank1: &[&str], expected: &[&str]) {
+    let dir = TempDir::new().unwrap();
+    let mut args = vec!["-n", "1", XNET];
+    args.extend(rank0);
+    args.extend([":", "-n", "1", XNET]);
+    args.extend(rank1);
+    let child = start("mpiexec", dir.path(), &args, &[]);
+    let (o, _) = wait_within(child, Duration::from_secs(30), "ranks given different arguments");
+    let what = format!("mpiexec {}: {}", args.join(" "), describe(&o));
+    assert_ne!(o.status.code(), Some(0), "{what}");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("panicked"), "{what}");
+    assert!(stderr.contains("error: rank 0 of 2: the ranks were started with different arguments"), "{what}");
+    for e in expected {
+        assert!(stderr.lines().any(|l| l.trim_start().starts_with(e)), "no line starting {e:?}: {what}");
+    }
+    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(files.is_empty(), "files written: {files:?}: {what}");
+}
+
+#[test]
+fn ranks_given_different_arguments_are_refused_before_writing() {
+    let quick = workspace().join("configs/quick.toml");
+    let run = ["run", s(&quick), "-q", "-t", "1", "-o", "out.h5"];
+    let with =
+        |extra: &'static [&'static str]| run.iter().copied().chain(extra.iter().copied()).collect::<Vec<_>>();
+    // A different length: the ranks would wait for each other forever.
+    refused_mpmd(
+        &run,
+        &with(&["--set", "simulation.cycles=5000"]),
+        &["configuration (file and --set): text hash"],
+    );
+    // A different load on rank 1 only: the results would contradict the stored config.
+    refused_mpmd(&run, &with(&["--set", "traffic.load=0.9"]), &["configuration (file and --set)"]);
+    // `run` beside `sweep`: a hang that one Ctrl-C did not end.
+    let sweep = ["sweep", s(&quick), "-q", "-t", "1", "-o", "out.h5", "--loads", "0.1"];
+    refused_mpmd(&run, &sweep, &["command: `run` on rank 0; `sweep --loads [0.1]"]);
+    // Different threads: a panic in the engine, the file left `running`.
+    let two: Vec<&str> = ["run", s(&quick), "-q", "-t", "2", "-o", "out.h5"].to_vec();
+    refused_mpmd(&run, &two, &["threads (-t): 1 on rank 0; 2 on rank 1"]);
+    // A different seed is named as such.
+    refused_mpmd(&run, &with(&["--set", "simulation.seed=99"]), &["simulation.seed:"]);
+}
+
 #[test]
 fn the_memory_of_all_ranks_on_a_host_is_checked_together() {
     let dir = TempDir::new().unwrap();
@@ -170,25 +217,67 @@ fn a_rank_failing_mid_run_ends_the_job_and_leaves_a_failed_readable_file() {
     assert!(!ts.is_empty() && ts.last().unwrap().time <= 2000, "{ts:?}");
 }
 
-#[test]
-fn sigterm_to_a_non_zero_rank_stops_the_whole_job() {
-    let dir = TempDir::new().unwrap();
-    let quick = workspace().join("configs/quick.toml");
-    let out = dir.path().join("long.h5");
-    let args = two_rank_long_run(&quick, &out);
-    let child = start("mpiexec", dir.path(), &args, &[]);
-    std::thread::sleep(Duration::from_millis(3000));
-    // Rank 1 is the process whose environment says so (MPICH: PMI_RANK, Open MPI: OMPI_COMM_WORLD_RANK).
-    let rank1 = std::fs::read_dir("/proc")
+/// The process of rank `rank` of the run writing `out`: the one whose command line names
+/// `out` and whose environment gives its rank (MPICH: PMI_RANK, Open MPI:
+/// OMPI_COMM_WORLD_RANK).
+fn rank_pid(out: &Path, rank: u32) -> u32 {
+    let (mpich, ompi) = (format!("PMI_RANK={rank}"), format!("OMPI_COMM_WORLD_RANK={rank}"));
+    std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .find(|pid| {
             let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else { return false };
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let is_ours = String::from_utf8_lossy(&cmdline).contains(s(&out));
-            is_ours && env.split(|&b| b == 0).any(|v| v == b"PMI_RANK=1" || v == b"OMPI_COMM_WORLD_RANK=1")
+            let is_ours = String::from_utf8_lossy(&cmdline).contains(s(out));
+            is_ours && env.split(|&b| b == 0).any(|v| v == mpich.as_bytes() || v == ompi.as_bytes())
         })
-        .expect("rank 1's process");
+        .unwrap_or_else(|| panic!("rank {rank}'s process"))
+}
+
+/// CPU seconds (user + system) process `pid` has used.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command (which may hold spaces): state is field 3, utime 14, stime 15.
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+}
+
+#[test]
+fn a_rank_waiting_for_a_stopped_rank_leaves_its_core_alone() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    let out = dir.path().join("waiting.h5");
+    let child = start("mpiexec", dir.path(), &two_rank_long_run(&quick, &out), &[]);
+    std::thread::sleep(Duration::from_millis(3000));
+    let (rank0, rank1) = (rank_pid(&out, 0), rank_pid(&out, 1));
+    // Rank 1 stops (as a rank does whose core another program holds): rank 0 waits for it
+    // at the next window. Spinning there, it used its core all along; now it sleeps.
+    assert!(Command::new("kill").args(["-STOP", &rank1.to_string()]).status().unwrap().success());
+    std::thread::sleep(Duration::from_millis(500));
+    let before = cpu_seconds(rank0);
+    std::thread::sleep(Duration::from_millis(3000));
+    let used = cpu_seconds(rank0) - before;
+    assert!(Command::new("kill").args(["-CONT", &rank1.to_string()]).status().unwrap().success());
+    assert!(Command::new("kill").args(["-TERM", &rank0.to_string()]).status().unwrap().success());
+    let (o, _) = wait_within(child, Duration::from_secs(30), "the job after SIGTERM to rank 0");
+    assert_eq!(o.status.code(), Some(130), "{}", describe(&o));
+    assert!(used < 0.3, "rank 0 used {used:.2} CPU seconds in 3 s waiting for rank 1");
+}
+
+#[test]
+fn sigterm_to_a_non_zero_rank_stops_the_whole_job() {
+    let dir = TempDir::new().unwrap();
+    let quick = workspace().join("configs/quick.toml");
+    let out = dir.path().join("long.h5");
+    // Samples hours apart: the ranks agree on the stop at the next window, not sample.
+    let mut args = two_rank_long_run(&quick, &out);
+    args.extend(["--set", "simulation.sample_period=100000000"]);
+    let child = start("mpiexec", dir.path(), &args, &[]);
+    std::thread::sleep(Duration::from_millis(3000));
+    let rank1 = rank_pid(&out, 1);
     let kill = Command::new("kill").args(["-TERM", &rank1.to_string()]).status().expect("run kill");
     assert!(kill.success());
     let (o, waited) = wait_within(child, Duration::from_secs(30), "the job after SIGTERM to rank 1");
@@ -197,6 +286,8 @@ fn sigterm_to_a_non_zero_rank_stops_the_whole_job() {
     let f = open(&out);
     assert_eq!(attr_str(&f, "status"), "interrupted");
     assert_eq!(rows::<SummaryRow>(&f, "summary").len(), 1);
+    let ts: Vec<TimeRow> = rows(&f, "points/000/timeseries");
+    assert_eq!(ts.len(), 1, "{ts:?}");
 }
 
 /// Identical results for 1 rank x 1 thread, 1 x 2, 2 x 1, 2 x 2 and 4 x 1 (oversubscribed).

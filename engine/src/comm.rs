@@ -4,6 +4,8 @@
 //! implements with MPI. Only one thread per rank (the one that called the engine) uses it,
 //! always in the same order on every rank, so a funnelled MPI library suffices.
 
+use std::time::{Duration, Instant};
+
 /// Collective operations among the ranks of one run. Every rank calls the same operations
 /// in the same order.
 pub trait RankComm {
@@ -29,6 +31,90 @@ pub trait RankComm {
     /// Ends every rank of the run now with exit code `code` (a failure on one rank that
     /// the others cannot know of: they would wait for it forever). Not collective.
     fn abort(&self, code: i32) -> !;
+}
+
+/// How a rank or thread waits for the others: spin for 20 microseconds (a window's
+/// exchange is often that short, and waking up costs more), then yield the core until 2
+/// milliseconds have passed, then sleep for an eighth of the time waited so far (at most
+/// 1 ms at a time).
+///
+/// When every rank and thread has its own core the waits end while spinning, at full
+/// speed; when there are more of them than free cores (more ranks than cores, another
+/// program on the node), spinning would hold the core the late rank needs until the
+/// scheduler took it away, every window (a run hundreds of times slower). Yielding hands
+/// the core over at once and, unlike sleeping, costs no wake-up latency when the machine
+/// is busy; sleeping stops a long wait from costing CPU time at all, and an eighth of the
+/// wait bounds the time lost to oversleeping.
+///
+/// ```
+/// # let done = || true;
+/// let mut wait = xnet_engine::comm::Backoff::new();
+/// while !done() {
+///     wait.snooze();
+/// }
+/// ```
+#[derive(Debug)]
+pub struct Backoff {
+    started: Instant,
+    checks: u32,
+    phase: Phase,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Phase {
+    Spin,
+    Yield,
+    Sleep,
+}
+
+/// Spin while waiting this long...
+const SPIN_FOR: Duration = Duration::from_micros(20);
+/// ... then yield the core until this long ...
+const YIELD_UNTIL: Duration = Duration::from_millis(2);
+/// ... then sleep, at least and at most this long at a time.
+const SHORTEST_SLEEP: Duration = Duration::from_micros(50);
+const LONGEST_SLEEP: Duration = Duration::from_millis(1);
+
+impl Backoff {
+    /// A wait starting now.
+    pub fn new() -> Self {
+        Backoff { started: Instant::now(), checks: 0, phase: Phase::Spin }
+    }
+
+    /// Waits a little before the next check of what is waited for (see [`Backoff`]).
+    pub fn snooze(&mut self) {
+        self.checks = self.checks.wrapping_add(1);
+        match self.phase {
+            Phase::Spin => {
+                std::hint::spin_loop();
+                // The clock is read every 16 checks.
+                if self.checks.is_multiple_of(16) && self.started.elapsed() >= SPIN_FOR {
+                    self.phase = Phase::Yield;
+                }
+            }
+            Phase::Yield => {
+                std::thread::yield_now();
+                if self.started.elapsed() >= YIELD_UNTIL {
+                    self.phase = Phase::Sleep;
+                }
+            }
+            Phase::Sleep => {
+                std::thread::sleep((self.started.elapsed() / 8).clamp(SHORTEST_SLEEP, LONGEST_SLEEP));
+            }
+        }
+    }
+
+    /// Whether the wait has gone past spinning and yielding: a waiter that can be woken
+    /// (a thread at a barrier) may block from now on instead of sleeping.
+    pub fn is_long(&self) -> bool {
+        self.phase == Phase::Sleep
+    }
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// The communicator of a run in a single process.

@@ -86,6 +86,13 @@ pub enum EngineError {
         /// What went wrong.
         message: String,
     },
+    /// The ranks of a distributed run were given different layouts (partition maps or
+    /// partitions per rank): they were started with different arguments.
+    #[error(
+        "the ranks were given different partition layouts (started with different threads or \
+         configurations?); every rank must get the same"
+    )]
+    LayoutMismatch,
     /// A worker thread panicked.
     #[error("partition {partition} failed: {message}")]
     WorkerPanic {

@@ -69,7 +69,7 @@ pub fn link_routes(links: &[LinkSpec], partition_of: &[u32]) -> Result<Vec<LinkR
 const PREFETCH_DISTANCE: usize = 4;
 
 /// Longest span (cycles processed LP by LP at once).
-const MAX_SPAN: Time = 64;
+pub(crate) const MAX_SPAN: Time = 64;
 
 /// Prefetches the cache lines of an LP's struct (the first 512 bytes of it): its fields
 /// locate the rest of its state, and a field on a line left out costs a miss on every

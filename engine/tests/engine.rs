@@ -2,6 +2,7 @@
 //! handling and early stops.
 
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
 use xnet_engine::{
     run_partitions, Checkpoint, Control, Ctx, EngineError, LinkSpec, LogicalProcess, RunConfig,
 };
@@ -22,7 +23,12 @@ struct Gossip {
     state: u64,
     events: u64,
     panic_at: Option<u64>,
+    /// From this time on, the LP asks the run to stop ([`STOP`]), as a signal would.
+    stop_at: Option<u64>,
 }
+
+/// The stop request of `a_stop_request_ends_the_run_within_a_window`.
+static STOP: AtomicBool = AtomicBool::new(false);
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct Token(u64);
@@ -41,6 +47,9 @@ impl LogicalProcess for Gossip {
         if self.panic_at.is_some_and(|t| ctx.now() >= t) {
             panic!("model failure in LP {}", ctx.lp());
         }
+        if self.stop_at.is_some_and(|t| ctx.now() >= t) {
+            STOP.store(true, Ordering::Relaxed);
+        }
         self.events += 1;
         *handled += 1;
         self.state = mix(self.state ^ msg.0 ^ ctx.now().rotate_left(17));
@@ -58,8 +67,9 @@ impl LogicalProcess for Gossip {
 /// `n` LPs on a ring plus random chords, latencies 1..=6.
 fn network(n: u32, seed: u64) -> (Vec<Gossip>, Vec<LinkSpec>) {
     let mut links = Vec::new();
-    let mut lps: Vec<Gossip> =
-        (0..n).map(|_| Gossip { out_links: Vec::new(), state: 0, events: 0, panic_at: None }).collect();
+    let mut lps: Vec<Gossip> = (0..n)
+        .map(|_| Gossip { out_links: Vec::new(), state: 0, events: 0, panic_at: None, stop_at: None })
+        .collect();
     let mut r = seed;
     for src in 0..n {
         for k in 0..3 {
@@ -74,7 +84,7 @@ fn network(n: u32, seed: u64) -> (Vec<Gossip>, Vec<LinkSpec>) {
 }
 
 fn run(lps: Vec<Gossip>, links: &[LinkSpec], parts: &[u32]) -> Result<Vec<Gossip>, EngineError> {
-    let cfg = RunConfig { end_time: 3_000, checkpoint_period: 250 };
+    let cfg = RunConfig { end_time: 3_000, checkpoint_period: 250, stop: None };
     let out = run_partitions(
         lps,
         links,
@@ -136,7 +146,7 @@ fn bad_graphs_are_rejected() {
 fn the_coordinator_can_stop_early_and_sees_every_checkpoint() {
     let (lps, links) = network(10, 5);
     let mut seen = Vec::new();
-    let cfg = RunConfig { end_time: 10_000, checkpoint_period: 100 };
+    let cfg = RunConfig { end_time: 10_000, checkpoint_period: 100, stop: None };
     let out = run_partitions(
         lps,
         &links,
@@ -163,6 +173,40 @@ fn the_coordinator_can_stop_early_and_sees_every_checkpoint() {
         out.stats.lookahead,
         Some(links.iter().filter(|l| (l.src < 5) != (l.dst < 5)).map(|l| l.latency).min().unwrap())
     );
+}
+
+#[test]
+fn a_stop_request_ends_the_run_within_a_window() {
+    let (mut lps, links) = network(20, 3);
+    lps[7].stop_at = Some(1_234);
+    // One partition (no cut link: windows of the shortest link), two and four (windows of
+    // the lookahead); checkpoints every 50,000 cycles, far after the request.
+    for parts in
+        [vec![0; 20], (0..20).map(|i| i / 10).collect(), (0..20).map(|i| i % 4).collect::<Vec<u32>>()]
+    {
+        STOP.store(false, Ordering::Relaxed);
+        let cfg = RunConfig { end_time: 100_000, checkpoint_period: 50_000, stop: Some(&STOP) };
+        let mut seen = Vec::new();
+        let out = run_partitions(
+            lps.clone(),
+            &links,
+            &parts,
+            &cfg,
+            |lps: &mut [Gossip], _: &mut u64, t| (t, lps.len()),
+            |cp: Checkpoint<(u64, usize)>| {
+                assert!(cp.reports.iter().all(|&(t, _)| t == cp.time));
+                seen.push((cp.time, cp.last));
+                Control::Continue
+            },
+        )
+        .unwrap();
+        assert!(out.stopped_early, "{parts:?}");
+        // The request came at 1,234 at the earliest, in a window at most 6 cycles long (the
+        // longest link); the coordinator sees it at the end of that window or, if another
+        // partition set it after the coordinator looked, of the next one, which ends the run.
+        assert!((1_235..=1_246).contains(&out.time), "stopped at {} for {parts:?}", out.time);
+        assert_eq!(seen, vec![(out.time, false)], "{parts:?}");
+    }
 }
 
 /// An in-process stand-in for MPI: ranks are threads that meet at a barrier.
@@ -274,14 +318,26 @@ fn run_ranks(
     partition_rank: &[u32],
 ) -> Vec<Result<Vec<(u32, Gossip)>, EngineError>> {
     let ranks = partition_rank.iter().max().unwrap() + 1;
-    let comms = local_ranks::comms(ranks as usize);
-    let cfg = RunConfig { end_time: 3_000, checkpoint_period: 250 };
+    run_layouts(lps, links, &vec![(parts, partition_rank); ranks as usize])
+}
+
+/// Runs the gossip model on in-process ranks, rank `r` with the layout (partition of every
+/// LP, rank of every partition) `layouts[r]`: the same on every rank, unless a test gives
+/// them different arguments.
+fn run_layouts(
+    lps: Vec<Gossip>,
+    links: &[LinkSpec],
+    layouts: &[(&[u32], &[u32])],
+) -> Vec<Result<Vec<(u32, Gossip)>, EngineError>> {
+    let comms = local_ranks::comms(layouts.len());
+    let cfg = RunConfig { end_time: 3_000, checkpoint_period: 250, stop: None };
     std::thread::scope(|s| {
         let handles: Vec<_> = comms
             .into_iter()
             .map(|mut comm| {
                 // A rank gets its own LPs and the links that leave them, renumbered.
                 let rank = xnet_engine::RankComm::rank(&comm);
+                let (parts, partition_rank) = layouts[rank];
                 let here = |lp: u32| partition_rank[parts[lp as usize] as usize] as usize == rank;
                 let mut local_links = Vec::new();
                 let mut renumber = vec![u32::MAX; links.len()];
@@ -362,4 +418,16 @@ fn a_failure_on_another_rank_stops_every_rank_and_rank_0_names_it() {
         other => panic!("rank 0 should report the failure, got {:?}", other.as_ref().map(|_| ())),
     }
     assert!(results[1].is_err(), "rank 1 must stop too");
+}
+
+#[test]
+fn ranks_given_different_layouts_all_refuse_instead_of_failing_mid_run() {
+    let (lps, links) = network(40, 11);
+    // Rank 0 runs 1 thread per rank, rank 1 two (as `-t` differing between ranks did).
+    let two: Vec<u32> = (0..40).map(|i| i / 20).collect();
+    let four: Vec<u32> = (0..40).map(|i| i / 10).collect();
+    let results = run_layouts(lps, &links, &[(&two, &[0, 1]), (&four, &[0, 0, 1, 1])]);
+    for (rank, r) in results.iter().enumerate() {
+        assert!(matches!(r, Err(EngineError::LayoutMismatch)), "rank {rank}: {:?}", r.as_ref().map(|_| ()));
+    }
 }

@@ -159,7 +159,7 @@ counters! {
     /// Packet transmissions over any link (progress, for the watchdog).
     link_transmissions;
     /// Partitions whose process had been asked to stop (a signal) when the period was
-    /// reported: a signal to any rank stops the whole run at the next sample.
+    /// reported: a signal to any rank stops the whole run (at the end of the window it is seen in).
     stop_requests;
     /// Application ranks that finished their program.
     finished_ranks;

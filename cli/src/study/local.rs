@@ -196,8 +196,8 @@ impl Local<'_> {
         }
     }
 
-    /// A signal to this process alone (kill, Slurm) reaches the runs too: each stops at its
-    /// next sample and keeps what it simulated (a terminal's Ctrl-C reaches them anyway, as
+    /// A signal to this process alone (kill, Slurm) reaches the runs too: each stops within a
+    /// window and keeps what it simulated (a terminal's Ctrl-C reaches them anyway, as
     /// one process group).
     fn interrupt_running(&self) {
         for a in self.active.iter() {

@@ -6,7 +6,7 @@ use super::{Batch, Checkpoint, Control, Shared, CONTINUE, FAILED, STOP};
 use crate::comm::{decode, encode, RankComm};
 use crate::Time;
 use serde::{de::DeserializeOwned, Serialize};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// What the coordinator thread owns besides its partition.
@@ -20,13 +20,16 @@ pub(super) struct Coordinator<'c, C> {
 
 /// After a window's barrier: with several ranks, the coordinator exchanges the rank
 /// outboxes and reduces the next-time slot and the failure flag over all ranks, then the
-/// threads cross a second barrier. With one rank the failure flag is read directly. Returns
-/// `Some(false)` if the barrier was aborted.
+/// threads cross a second barrier. With one rank the failure flag is read directly. With
+/// `stop = Some((flag, k))`, the reduction also says whether `flag` is set on any rank,
+/// and if so window `k` is the last ([`Shared::halt`]). Returns `Some(false)` if the
+/// barrier was aborted.
 pub(super) fn synchronise<M, R, C>(
     shared: &Shared<M, R>,
     coordinator: &mut Option<&mut Coordinator<'_, C>>,
     slot: usize,
     parity: usize,
+    stop: Option<(&AtomicBool, u64)>,
     sense: &mut bool,
 ) -> Option<bool>
 where
@@ -54,7 +57,8 @@ where
         }
         // One reduction: the next window's start, and whether any partition failed.
         let failed = u64::from(shared.failed.load(Ordering::Acquire));
-        let mut min = [shared.next[slot].load(Ordering::Acquire), u64::MAX - failed];
+        let stopping = u64::from(stop.is_some_and(|(f, _)| f.load(Ordering::Relaxed)));
+        let mut min = [shared.next[slot].load(Ordering::Acquire), u64::MAX - failed, u64::MAX - stopping];
         let received = c.comm.exchange(send, &shared.senders, &mut min);
         for bytes in received.iter().filter(|b| !b.is_empty()) {
             match decode::<Vec<Batch<M>>>(bytes) {
@@ -67,8 +71,11 @@ where
                 Err(e) => shared.fail(u32::MAX, e),
             }
         }
-        let (min, failed) = (min[0], u64::MAX - min[1]);
+        let (min, failed, stopping) = (min[0], u64::MAX - min[1], u64::MAX - min[2]);
         shared.next[slot].store(min, Ordering::Release);
+        if let (Some((_, k)), 1) = (stop, stopping) {
+            shared.halt.fetch_min(k, Ordering::AcqRel);
+        }
         if failed != 0 {
             shared.verdict.store(FAILED, Ordering::Release);
         }

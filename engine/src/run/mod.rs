@@ -39,11 +39,17 @@ use window::{guarded, window_loop};
 
 /// How long to run and how often to stop for a checkpoint.
 #[derive(Clone, Debug)]
-pub struct RunConfig {
+pub struct RunConfig<'a> {
     /// The run ends when every event before this time has been processed.
     pub end_time: Time,
     /// Partitions synchronise and report every this many cycles (and at `end_time`).
     pub checkpoint_period: Time,
+    /// A stop request (a signal handler sets it). Read once per window by each rank's
+    /// coordinator thread, and the ranks agree on it in the window's reduction: once it is
+    /// set on any rank, the run ends at the end of the current window with a checkpoint
+    /// there (off the period; [`Control`] is not asked whether to go on). Without one
+    /// the run stops only where the coordinator says so, at checkpoints.
+    pub stop: Option<&'a AtomicBool>,
 }
 
 /// What the coordinator sees at a checkpoint.
@@ -137,6 +143,10 @@ struct Shared<M, R> {
     /// Messages for other ranks, per rank: `(receiving partition, events)`.
     remote: Vec<Mutex<Vec<Batch<M>>>>,
     next: [AtomicU64; 3],
+    /// The window (`k`) after which every partition stops, once a stop was asked for
+    /// (`u64::MAX`: none). Written by the coordinator before the barrier that ends window
+    /// `k`, so a thread that reads it after an earlier barrier sees a later window.
+    halt: AtomicU64,
     reports: Vec<Mutex<Option<R>>>,
     verdict: AtomicU8,
     failed: AtomicBool,
@@ -221,8 +231,19 @@ where
     C: FnMut(Checkpoint<R>) -> Control,
 {
     let me = comm.rank();
-    let mine = LocalPartitions::of(layout, me)?;
-    let Wiring { routes, lookahead: look, receivers, senders } = agree_on_links(links, layout, me, comm)?;
+    // A rank that cannot set up still takes part in the first reduction, so that the
+    // others learn of it instead of waiting for it.
+    let (mine, early) = match LocalPartitions::of(layout, me) {
+        Ok(mine) => (Some(mine), None),
+        Err(e) => (None, Some(e)),
+    };
+    let Wiring { routes, lookahead, shortest, receivers, senders } =
+        agree_on_links(links, layout, me, comm, early)?;
+    let mine = mine.ok_or(EngineError::NoLocalPartition { rank: me })?;
+    // Windows are never longer than the lookahead (so that messages between partitions
+    // arrive in a later window) nor, where no link is cut, than the shortest link (a span:
+    // at most 64 cycles), so that a stop request is seen within one window.
+    let window = lookahead.unwrap_or(shortest.clamp(1, crate::partition::MAX_SPAN));
     let mut parts = mine.partitions(lps, links, layout)?;
     let LocalPartitions { local, local_index, .. } = mine;
 
@@ -237,6 +258,7 @@ where
         mail: (0..local.len()).map(|_| [Mutex::new(Vec::new()), Mutex::new(Vec::new())]).collect(),
         remote: (0..ranks).map(|_| Mutex::new(Vec::new())).collect(),
         next: [AtomicU64::new(Time::MAX), AtomicU64::new(Time::MAX), AtomicU64::new(Time::MAX)],
+        halt: AtomicU64::new(u64::MAX),
         reports: (0..local.len()).map(|_| Mutex::new(None)).collect(),
         verdict: AtomicU8::new(CONTINUE),
         failed: AtomicBool::new(false),
@@ -256,7 +278,7 @@ where
                     .name(format!("xnet-partition-{id}"))
                     .spawn_scoped(scope, move || {
                         guarded(id, shared, || {
-                            window_loop::<L, R, O, C>(part, shared, routes, look, cfg, observe, None)
+                            window_loop::<L, R, O, C>(part, shared, routes, window, cfg, observe, None)
                         })
                     })
                     .expect("spawning a partition thread")
@@ -264,7 +286,7 @@ where
             .collect();
         let first_id = first.id;
         let mut results = vec![guarded(first_id, &shared, || {
-            window_loop(first, &shared, &routes, look, cfg, &observe, Some(&mut coordinator))
+            window_loop(first, &shared, &routes, window, cfg, &observe, Some(&mut coordinator))
         })];
         for (i, h) in handles.into_iter().enumerate() {
             results.push(h.join().unwrap_or_else(|_| {
@@ -281,7 +303,7 @@ where
     if shared.verdict.load(Ordering::Acquire) == FAILED {
         return Err(first_failure(&shared, coordinator.comm, me));
     }
-    Ok(outcome(ok, look, &coordinator))
+    Ok(outcome(ok, lookahead, &coordinator))
 }
 
 /// This rank's partitions: how many LPs each partition of the layout has, which of them run
@@ -375,6 +397,8 @@ struct Wiring {
     /// The smallest latency of any link that crosses partitions, on any rank (`None`:
     /// nothing is cut).
     lookahead: Option<Time>,
+    /// The smallest latency of any link, on any rank (`Time::MAX`: no links).
+    shortest: Time,
     /// The ranks this rank's links reach.
     receivers: Vec<usize>,
     /// The ranks whose links reach this one.
@@ -382,20 +406,23 @@ struct Wiring {
 }
 
 /// Checks this rank's `links` (each leaves one of its LPs) and agrees with the other ranks,
-/// in one reduction, on the lookahead and on whether every rank could set up; then on who
-/// sends to whom.
+/// in one reduction, on the lookahead, on whether every rank could set up (`early`: this
+/// rank's error so far) and on the layout (a hash of it, whose minimum and maximum over the
+/// ranks must be equal); then on who sends to whom.
 fn agree_on_links(
     links: &[LinkSpec],
     layout: &Layout<'_>,
     me: usize,
     comm: &mut dyn RankComm,
+    early: Option<EngineError>,
 ) -> Result<Wiring, EngineError> {
     let partition_of = layout.partition_of;
     let (routes, mut setup_error) = match link_routes(links, partition_of) {
-        Ok(routes) => (routes, None),
-        Err(e) => (Vec::new(), Some(e)),
+        Ok(routes) => (routes, early),
+        Err(e) => (Vec::new(), Some(early.unwrap_or(e))),
     };
     let mut cut_min = Time::MAX;
+    let shortest = links.iter().map(|l| l.latency).min().unwrap_or(Time::MAX);
     let mut receivers = std::collections::BTreeSet::new();
     let checked = if setup_error.is_none() { links } else { &[] };
     for (i, l) in checked.iter().enumerate() {
@@ -412,10 +439,14 @@ fn agree_on_links(
             receivers.insert(dst_rank);
         }
     }
-    let mut agreed = [cut_min, u64::MAX - u64::from(setup_error.is_some())];
+    let h = layout_hash(layout);
+    let mut agreed = [cut_min, u64::MAX - u64::from(setup_error.is_some()), shortest, h, u64::MAX - h];
     comm.min_all(&mut agreed);
     if let Some(e) = setup_error {
         return Err(e);
+    }
+    if agreed[3] != h || u64::MAX - agreed[4] != h {
+        return Err(EngineError::LayoutMismatch);
     }
     if agreed[1] != u64::MAX {
         return Err(EngineError::PartitionFailed {
@@ -426,7 +457,25 @@ fn agree_on_links(
     }
     let receivers: Vec<usize> = receivers.into_iter().collect();
     let senders = comm.senders(&receivers);
-    Ok(Wiring { routes, lookahead: (agreed[0] != Time::MAX).then_some(agreed[0]), receivers, senders })
+    Ok(Wiring {
+        routes,
+        lookahead: (agreed[0] != Time::MAX).then_some(agreed[0]),
+        shortest: agreed[2],
+        receivers,
+        senders,
+    })
+}
+
+/// FNV-1a over the layout's partition map and partition ranks.
+fn layout_hash(layout: &Layout<'_>) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let lengths = [layout.partition_of.len() as u32, layout.partition_rank.len() as u32];
+    for &v in lengths.iter().chain(layout.partition_of).chain(layout.partition_rank) {
+        for b in v.to_le_bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
 }
 
 /// The error of a run in which a partition failed: rank 0 learns from every rank which

@@ -42,7 +42,7 @@ pub(super) fn window_loop<L, R, O, C>(
     mut part: Partition<L>,
     shared: &Shared<L::Msg, R>,
     routes: &[LinkRoute],
-    look: Option<Time>,
+    window: Time,
     cfg: &RunConfig,
     observe: &O,
     mut coordinator: Option<&mut Coordinator<'_, C>>,
@@ -53,7 +53,6 @@ where
     O: Fn(&mut [L], &mut L::Local, Time) -> R + Sync,
     C: FnMut(Checkpoint<R>) -> Control,
 {
-    let me = shared.local_index[part.id as usize] as usize;
     let mut sense = false;
     let period = cfg.checkpoint_period.max(1);
     let end = cfg.end_time;
@@ -72,10 +71,7 @@ where
             break;
         }
         let window_start = start.min(next_checkpoint);
-        let window_end = match look {
-            Some(w) => window_start.saturating_add(w).min(next_checkpoint),
-            None => next_checkpoint,
-        };
+        let window_end = window_start.saturating_add(window).min(next_checkpoint);
         let t0 = Instant::now();
         if alive {
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| part.run_window(window_end, routes))) {
@@ -89,19 +85,18 @@ where
         boundary += route_outboxes(&mut part, shared, k % 2);
         shared.next[k % 3].fetch_min(part.next_time(), Ordering::AcqRel);
         part.sent_min = Time::MAX;
+        note_stop_request(shared, cfg, coordinator.is_some(), k);
         if !shared.barrier.wait(&mut sense) {
             return None;
         }
         if coordinator.is_some() {
             shared.next[(k + 2) % 3].store(Time::MAX, Ordering::Release);
         }
-        if !synchronise(shared, &mut coordinator, k % 3, k % 2, &mut sense)? {
+        let stop = cfg.stop.filter(|_| shared.multi_rank).map(|f| (f, k as u64));
+        if !synchronise(shared, &mut coordinator, k % 3, k % 2, stop, &mut sense)? {
             return None;
         }
-        let incoming = std::mem::take(&mut *shared.mail[me][k % 2].lock().expect("mailbox"));
-        for ev in incoming {
-            part.queue.push(ev);
-        }
+        take_mail(&mut part, shared, k % 2);
         start = shared.next[k % 3].load(Ordering::Acquire);
         windows += 1;
         k += 1;
@@ -109,9 +104,12 @@ where
             break;
         }
 
+        // A stop asked for: this window's end is the run's last checkpoint.
+        let halting = shared.halt.load(Ordering::Acquire) < k as u64;
+        next_checkpoint = if halting { window_end } else { next_checkpoint };
         if window_end == next_checkpoint {
             let last = window_end >= end;
-            let verdict = report_checkpoint(
+            let mut verdict = report_checkpoint(
                 &mut part,
                 shared,
                 observe,
@@ -121,6 +119,7 @@ where
                 &mut sense,
                 &mut alive,
             )?;
+            verdict = if halting && verdict == CONTINUE { STOP } else { verdict };
             if last || verdict != CONTINUE {
                 stopped = !last && verdict == STOP;
                 break;
@@ -172,14 +171,28 @@ where
     if !shared.barrier.wait(sense) {
         return Some(false);
     }
-    if !synchronise(shared, coordinator, 2, 1, sense)? {
+    if !synchronise(shared, coordinator, 2, 1, None, sense)? {
         return Some(false);
     }
+    take_mail(part, shared, 1);
+    Some(true)
+}
+
+/// Moves what arrived in the partition's mailbox (buffer `parity`) into its queue.
+fn take_mail<L: LogicalProcess, R>(part: &mut Partition<L>, shared: &Shared<L::Msg, R>, parity: usize) {
     let me = shared.local_index[part.id as usize] as usize;
-    for ev in std::mem::take(&mut *shared.mail[me][1].lock().expect("mailbox")) {
+    for ev in std::mem::take(&mut *shared.mail[me][parity].lock().expect("mailbox")) {
         part.queue.push(ev);
     }
-    Some(true)
+}
+
+/// On one rank, the coordinator reads the stop request before window `k`'s barrier, so
+/// that every thread, reading [`Shared::halt`] after it, agrees (with several ranks the
+/// window's reduction does this, in `synchronise`).
+fn note_stop_request<M, R>(shared: &Shared<M, R>, cfg: &RunConfig, coordinator: bool, k: usize) {
+    if coordinator && !shared.multi_rank && cfg.stop.is_some_and(|f| f.load(Ordering::Relaxed)) {
+        shared.halt.fetch_min(k as u64, Ordering::AcqRel);
+    }
 }
 
 /// At a checkpoint: the partition reports what `observe` says of it, the coordinator

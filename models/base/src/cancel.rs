@@ -1,7 +1,7 @@
 //! Stop requests for long computations: routing-table builds and the route verifier can
 //! take minutes, so a signal handler sets this process-wide flag and their loops check it
 //! between units of work (a destination, a layer, a cycle to break), returning an error
-//! instead of finishing. A simulation given [`flag`] stops at its next sample.
+//! instead of finishing. A simulation given [`flag`] stops at the end of its current synchronisation window.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -129,7 +129,7 @@ impl Simulation {
 
     /// Runs at offered `load` in this process, one thread per partition of `assignment`.
     /// `on_sample` sees every time-series row as it is produced; `interrupt` stops the run
-    /// at the next sample when set.
+    /// at the end of the current window when set, with a last sample there.
     pub fn run(
         &self,
         load: f64,

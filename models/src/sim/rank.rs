@@ -202,7 +202,7 @@ impl RankModel {
     /// Runs this rank's share at offered `load`, one thread per local partition. Every rank
     /// calls this with the same load; `on_sample` matters on rank 0 only, which alone
     /// returns the result (the others return `None`). `interrupt`, on any rank, stops the
-    /// run at the next sample.
+    /// run at the end of the current window, with a last sample there.
     pub fn run(
         &self,
         load: f64,
@@ -233,7 +233,11 @@ impl RankModel {
             &self.links,
             &layout,
             comm,
-            &RunConfig { end_time: cfg.simulation.cycles, checkpoint_period: cfg.sample_period() },
+            &RunConfig {
+                end_time: cfg.simulation.cycles,
+                checkpoint_period: cfg.sample_period(),
+                stop: interrupt,
+            },
             |routers: &mut [Router], part: &mut PartitionState, t| {
                 if let Some((switch, at)) = injected_failure {
                     if t >= at && routers.iter().any(|r| r.id() == switch) {
