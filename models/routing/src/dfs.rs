@@ -74,7 +74,7 @@ pub fn build(
     root: Option<SwitchId>,
     endpoint_switch: &[SwitchId],
 ) -> Result<UpDown, RoutingError> {
-    let dist = DistanceTable::compute(net)?;
+    let dist = DistanceTable::compute_unless_stopped::<RoutingError>(net)?;
     let central = central_switch(net, &dist)?;
     let mut terminals: Vec<SwitchId> = endpoint_switch.to_vec();
     terminals.sort_unstable();

@@ -69,7 +69,7 @@ pub fn build_with(
     endpoint_switch: &[SwitchId],
     method: LayerMethod,
 ) -> Result<Result<Layered, (usize, usize, usize)>, RoutingError> {
-    let dist = DistanceTable::compute(net)?;
+    let dist = DistanceTable::compute_unless_stopped::<RoutingError>(net)?;
     connected_diameter(&dist)?;
     let mut t = Tables::new(net, endpoint_switch);
     let n = t.n;

@@ -120,7 +120,7 @@ impl Escape {
     ) -> Result<Self, RoutingError> {
         let root = match root.or(net.fault_root) {
             Some(r) => r,
-            None => central_switch(net, &DistanceTable::compute(net)?)?,
+            None => central_switch(net, &DistanceTable::compute_unless_stopped::<RoutingError>(net)?)?,
         };
         let graph = SwitchGraph::new(net);
         // What Up/Down cannot route is the escape's failing, not the routing's.

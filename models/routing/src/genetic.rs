@@ -154,6 +154,10 @@ pub fn evolve(problem: &Problem, params: &Params) -> (Vec<u16>, Outcome) {
     let first_sigma = population[0].sigma;
     let (mut best, mut stale, mut generation) = (first_sigma, 0, 0);
     while generation < params.generations && stale < params.patience && num_genes > 0 && best > 0.0 {
+        // A stop request ends the search early; the caller fails the build.
+        if base::cancel::requested() {
+            break;
+        }
         generation += 1;
         let parents = &population;
         let children: Vec<Chromosome> = (0..pop)

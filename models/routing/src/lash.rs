@@ -108,7 +108,7 @@ pub fn build(
 
 /// The shortest path of every pair that LASH layers.
 fn lash_paths(net: &Network, endpoint_switch: &[SwitchId], paths: Paths) -> Result<Tables, RoutingError> {
-    let dist = DistanceTable::compute(net)?;
+    let dist = DistanceTable::compute_unless_stopped::<RoutingError>(net)?;
     connected_diameter(&dist)?;
     let mut t = Tables::new(net, endpoint_switch);
     match paths {

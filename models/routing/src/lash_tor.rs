@@ -100,7 +100,7 @@ impl LashTor {
         layers: u8,
         root: Option<SwitchId>,
     ) -> Result<Self, RoutingError> {
-        let dist = DistanceTable::compute(net)?;
+        let dist = DistanceTable::compute_unless_stopped::<RoutingError>(net)?;
         connected_diameter(&dist)?;
         let root = match root {
             Some(r) => r,

@@ -52,7 +52,7 @@ impl Mud {
     /// (default: least eccentric switch).
     pub fn new(net: &Network, instances: u8, root: Option<SwitchId>) -> Result<Self, RoutingError> {
         let n = net.num_switches();
-        let dist = DistanceTable::compute(net)?;
+        let dist = DistanceTable::compute_unless_stopped::<RoutingError>(net)?;
         let first = match root {
             Some(r) => {
                 super::graph::connected_diameter(&dist)?;
@@ -68,6 +68,7 @@ impl Mud {
         let mut max_hops = 0;
         let mut tied = Vec::new();
         for s in 0..n as SwitchId {
+            base::cancel::check("choosing the MUD instance of every pair")?;
             for d in (0..n as SwitchId).filter(|&d| d != s) {
                 let best = instances.iter().map(|i| i.legal(d, s, 0)).min().unwrap_or(0);
                 tied.clear();

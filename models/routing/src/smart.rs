@@ -65,7 +65,7 @@ fn cut_cycles(
 
 /// SMART on `net`; `endpoint_switch` gives the switches whose pairs are routed.
 pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<TurnRouting, RoutingError> {
-    let dist = DistanceTable::compute(net)?;
+    let dist = DistanceTable::compute_unless_stopped::<RoutingError>(net)?;
     let root = super::updown::central_switch(net, &dist)?;
     let channels = Channels::new(net);
     let terminals = terminals(endpoint_switch);

@@ -38,6 +38,7 @@ impl Spda {
         let mut out = Vec::with_capacity(trees as usize);
         let mut max_depth = 0;
         for _ in 0..trees.max(1) {
+            base::cancel::check("building the SPDA spanning trees")?;
             let root = below(rng, n.max(1) as u64) as SwitchId;
             let mut t = Tree {
                 parent: vec![u32::MAX; n],

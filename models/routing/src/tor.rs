@@ -90,7 +90,7 @@ impl Tor {
         ties_up_to: Option<u8>,
     ) -> Result<Self, RoutingError> {
         let n = net.num_switches();
-        let dist = DistanceTable::compute(net)?;
+        let dist = DistanceTable::compute_unless_stopped::<RoutingError>(net)?;
         connected_diameter(&dist)?;
         let root = match root {
             Some(r) => r,
@@ -112,6 +112,7 @@ impl Tor {
         let mut order: Vec<SwitchId> = Vec::with_capacity(n);
         let mut max_transitions = 0;
         for d in 0..n as SwitchId {
+            base::cancel::check("building the TOR routes")?;
             order.clear();
             order.extend(0..n as SwitchId);
             order.sort_by_key(|&s| (dist.get(d, s), s));

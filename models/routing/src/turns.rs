@@ -463,9 +463,14 @@ impl TurnRouting {
         let (n, m) = (net.num_switches(), channels.len());
         let row_len = (m * layers as usize).max(1);
         let mut dist = vec![NONE; n * row_len];
+        // Destinations that start once a stop is asked for are skipped; the check below
+        // then fails the build.
         dist.par_chunks_mut(row_len).enumerate().for_each_init(Vec::new, |queue, (d, row)| {
-            channels.layered_distances(allowed, None, layers as usize, d as SwitchId, row, queue)
+            if !base::cancel::requested() {
+                channels.layered_distances(allowed, None, layers as usize, d as SwitchId, row, queue)
+            }
         });
+        base::cancel::check("computing the legal distances under the turn restrictions")?;
         let mut max_hops = 0;
         for &d in terminals {
             let row = &dist[d as usize * row_len..][..m];

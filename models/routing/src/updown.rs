@@ -57,7 +57,7 @@ pub(crate) fn central_switch(net: &Network, dist: &DistanceTable) -> Result<Swit
 /// disconnected.
 pub(crate) fn root_or_central(net: &Network, root: Option<SwitchId>) -> Result<SwitchId, RoutingError> {
     let Some(r) = root else {
-        return central_switch(net, &DistanceTable::compute(net)?);
+        return central_switch(net, &DistanceTable::compute_unless_stopped::<RoutingError>(net)?);
     };
     if let Some(far) = bfs(net, r).iter().position(|&l| l == u32::MAX) {
         return Err(RoutingError::disconnected(r, far as SwitchId));
@@ -106,6 +106,7 @@ impl UdLegal {
         let mut dist = vec![u8::MAX; n * 2 * n];
         let rows = dist.par_chunks_mut((2 * n).max(1)).enumerate();
         rows.try_for_each_init(Vec::new, |queue: &mut Vec<u32>, (d, row)| {
+            base::cancel::check("computing the Up*/Down* legal distances")?;
             legal_distances(graph, &level, ties_by_id, d as SwitchId, row, queue)
         })?;
         let max_hops = (0..n).flat_map(|d| dist[d * 2 * n..d * 2 * n + n].iter()).map(|&x| x as u32).max();
@@ -164,7 +165,7 @@ impl UpDown {
     pub fn new(net: &Network, root: Option<SwitchId>) -> Result<Self, RoutingError> {
         let root = match root {
             Some(r) => r,
-            None => central_switch(net, &DistanceTable::compute(net)?)?,
+            None => central_switch(net, &DistanceTable::compute_unless_stopped::<RoutingError>(net)?)?,
         };
         let graph = SwitchGraph::new(net);
         let legal = UdLegal::new(&graph, net, root)?;

@@ -113,6 +113,7 @@ pub(super) fn bfs_tables(
     let mut hops = Vec::new();
     let mut keyed: Vec<(u64, u32)> = Vec::new();
     for _ in 0..n {
+        base::cancel::check("building the Angara BFS tables")?;
         processed[src as usize] = true;
         search.reset();
         search.next.clear();
@@ -228,6 +229,7 @@ pub(super) fn sssp_tables(
     // 1) Unique routes.
     let mut rest: Vec<(u32, u32, SwitchId, SwitchId)> = Vec::new();
     for src in 0..n as SwitchId {
+        base::cancel::check("building the Angara SSSP tables")?;
         search_from(rg, search, weight, src, &all, false);
         for dst in (0..n as SwitchId).filter(|&d| d != src) {
             let end = rg.end(dst) as usize;

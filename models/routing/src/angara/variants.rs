@@ -124,6 +124,7 @@ pub(super) fn genetic_tables(
     let mut genes: Vec<Gene> = Vec::new();
     let mut alternatives = Vec::new();
     for src in 0..n as SwitchId {
+        base::cancel::check("finding the Angara routes for the genetic search")?;
         search_from(rg, search, &zero, src, &all, false);
         for dst in (0..n as SwitchId).filter(|&d| d != src) {
             if search.level[rg.end(dst) as usize] == u32::MAX {
@@ -145,6 +146,7 @@ pub(super) fn genetic_tables(
         }
     }
     let (choice, outcome) = genetic::evolve(&problem, params);
+    base::cancel::check("running the genetic search")?;
     for ((src, dst, alternatives), &c) in genes.iter().zip(&choice) {
         store(rg, *src, *dst, &alternatives[c as usize], routes);
     }

@@ -1,6 +1,6 @@
 //! Single-source switch distances and the all-pairs byte table.
 
-use super::multi_bfs::{all_pairs, check_too_long, note_too_long, ones, BATCH};
+use super::multi_bfs::{check_too_long, note_too_long, ones, run_batches, BATCH};
 use super::Adjacency;
 use crate::{Network, SwitchId, TopologyError};
 
@@ -27,6 +27,24 @@ impl DistanceTable {
     /// some finite distance is 255 or more, or if the table would not fit in memory
     /// addressing.
     pub fn compute(net: &Network) -> Result<Self, TopologyError> {
+        Self::build(net, &|| false)
+    }
+
+    /// [`compute`](Self::compute) for a routing build, which must stop when a stop is
+    /// asked for ([`base::cancel`]): the batches not yet started are skipped and the call
+    /// fails with "interrupted while computing the switch distances". `E` is the caller's
+    /// error type (a routing's).
+    pub fn compute_unless_stopped<E: From<TopologyError> + From<base::cancel::Interrupted>>(
+        net: &Network,
+    ) -> Result<Self, E> {
+        let table = Self::build(net, &base::cancel::requested)?;
+        base::cancel::check("computing the switch distances")?;
+        Ok(table)
+    }
+
+    /// The table; batches that start once `stop()` holds are skipped (their rows stay
+    /// unreachable), so a caller that passes a real `stop` must check it afterwards.
+    fn build(net: &Network, stop: &(dyn Fn() -> bool + Sync)) -> Result<Self, TopologyError> {
         let n = net.num_switches();
         let Some(size) = n.checked_mul(n) else {
             return Err(TopologyError::new(
@@ -42,7 +60,7 @@ impl DistanceTable {
         let sources: Vec<SwitchId> = (0..n as SwitchId).collect();
         // Each batch writes its sources' rows; the first too long distance it meets is
         // `(level, source)`, the smallest source at the smallest such level.
-        let (too_long, _) = all_pairs(
+        let (too_long, _) = run_batches(
             &adj,
             &sources,
             dist.chunks_mut(BATCH * n).collect(),
@@ -57,6 +75,7 @@ impl DistanceTable {
                 }
             },
             |(_, _, too_long)| too_long,
+            stop,
         );
         check_too_long(too_long)?;
         Ok(DistanceTable { n, dist })

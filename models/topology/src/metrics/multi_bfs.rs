@@ -301,7 +301,7 @@ pub fn try_all_pairs<C: Send, S, R: Send>(
 
 /// The batches of [`all_pairs`]; a batch that starts once `stop()` holds is skipped (its
 /// state finished without a search).
-fn run_batches<C: Send, S, R: Send>(
+pub(crate) fn run_batches<C: Send, S, R: Send>(
     adj: &Adjacency,
     sources: &[SwitchId],
     chunks: Vec<C>,
