@@ -31,6 +31,8 @@ PY
   tail -1 "$out/times"
 }
 for i in $(seq "$runs"); do
+  # Each run starts without an earlier file (a run over one stages its file and renames it).
+  rm -f "$out/old.h5" "$out/new.h5"
   if [ "${TOGETHER:-0}" = 1 ]; then
     "$old" run "$cfg" -t "$threads" -q -o "$out/old.h5" "$@" >/dev/null &
     old_pid=$!
@@ -44,6 +46,7 @@ for i in $(seq "$runs"); do
   fi
   for which in old new; do
     bin=$old; [ "$which" = new ] && bin=$new
+    rm -f "$out/$which.h5"
     "$bin" run "$cfg" -t "$threads" -q -o "$out/$which.h5" "$@" >/dev/null
     record "$which"
   done
