@@ -37,6 +37,9 @@ pub fn read_goal<R: BufRead>(mut input: R, file: &str) -> Result<Schedule, GoalE
         if buf.len() as u64 > MAX_LINE {
             return Err(r.error(format!("line longer than {MAX_LINE} bytes")));
         }
+        if !r.in_comment {
+            r.comment_line = r.line;
+        }
         r.in_comment = lex(&buf, r.in_comment, &mut toks);
         r.read_line(&buf, &toks)?;
     }
@@ -210,9 +213,6 @@ impl Reader {
     }
 
     fn read_line(&mut self, text: &[u8], toks: &[Tok]) -> Result<(), GoalError> {
-        if !self.in_comment {
-            self.comment_line = self.line;
-        }
         let mut l = Line { text, toks, at: 0 };
         while l.peek().is_some() {
             if self.rank.is_some() {
