@@ -126,6 +126,9 @@ impl fmt::Display for Mismatch {
     }
 }
 
+/// Sends not paired exactly, by (comm, receiver): (sender, tag, count).
+type Leftover = BTreeMap<(u32, u32), Vec<(u32, u32, u64)>>;
+
 impl Schedule {
     /// Structural faults: per rank, one dependency cycle if there is one (found by a
     /// depth-first search over both kinds of dependency), then every op naming a rank out of
@@ -240,7 +243,7 @@ impl Schedule {
         }
         let mut mismatches = Vec::new();
         // Exact pairs; the sends left over, by (comm, receiver).
-        let mut left: BTreeMap<(u32, u32), Vec<(u32, u32, u64)>> = BTreeMap::new();
+        let mut left: Leftover = BTreeMap::new();
         for (&(comm, to, from, tag), &n) in &sends {
             let r = recvs.remove(&(comm, to, from, tag)).unwrap_or(0);
             if n > r {
