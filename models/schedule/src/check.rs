@@ -256,6 +256,8 @@ impl Schedule {
             let (from, tag) = (Source::Rank(from), TagMatch::Tag(tag));
             mismatches.push(Mismatch { comm, to, from, tag, sends: 0, recvs: r });
         }
+        // Sorted, so that the greedy pairing below does not depend on hashing order.
+        left.values_mut().for_each(|v| v.sort_unstable());
         let conservative = !wild.is_empty();
         // Wildcards, most specific kind first.
         let mut kinds: Vec<_> = wild.into_iter().collect();

@@ -32,9 +32,11 @@ pub enum TagMatch {
 /// One operation of a rank.
 ///
 /// Sizes are bytes. A [`Op::Calc`]'s `time` is in GOAL's time unit, nanoseconds: LogGOPSim
-/// adds it to the host's clock, the clock its `L`, `o`, `g` parameters (defaults 2500,
-/// 1500, 1000) and its reported end times ("22000ns" for the doc/README example) are in.
-/// It is not converted here; the workload configuration turns it into cycles.
+/// adds it to the host's clock (`OP_LOCOP` in `src/LogGOPSim/LogGOPSim.cpp`: the CPU is
+/// busy until `time + size`), the clock its `L`, `o`, `g` parameters are in (defaults
+/// 2500, 1500, 1000) and that it reports in nanoseconds (its `doc/README`: "22000ns for
+/// our example"; `LogGOPSim.cpp` prints the maximum finishing time divided by 1e9 as
+/// seconds). It is not converted here; the workload configuration turns it into cycles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
     /// Send `bytes` to rank `to` with `tag` on communicator `comm`.
