@@ -9,7 +9,8 @@ use std::fmt;
 use crate::graph::{Op, OpId, Schedule, Source, TagMatch};
 
 /// A structural fault of a schedule. Ops are named by the labels the GOAL writer gives
-/// them, `l<op number>`.
+/// them, `l<op number>`: the op's position in its rank from 0 (for a schedule read from
+/// GOAL, its position among the rank's ops in the file, whatever its label there).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Problem {
     /// The dependencies of `rank` form a cycle: each op of `ops` waits for the one before

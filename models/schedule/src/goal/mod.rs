@@ -29,6 +29,10 @@
 //! zero, so that every [`crate::Schedule`] round-trips: `comm C` after the tag of a send or
 //! receive (GOAL has one communicator; Schedgen folds communicators into tags) and `nic N`
 //! on a `calc`.
+//!
+//! Checked by hand against LogGOPSim's own `txt2bin` (built from commit 76451de): it
+//! converts the writer's output (wildcards, `cpu`, `nic`, `irequires`, empty ranks), and
+//! refuses, as documented above, a `calc` with `nic` and a dependency before its labels.
 
 mod error;
 mod read;

@@ -406,6 +406,9 @@ impl Reader {
             }
         };
         let (cpu, nic) = self.clauses(l, &mut op)?;
+        if self.b.ops_in_rank() == u32::MAX - 1 {
+            return Err(self.error(format!("a rank holds at most {} ops", u32::MAX - 1)));
+        }
         let id = self.b.op(op);
         if cpu != 0 || nic != 0 {
             self.b.place(id, cpu, nic);
