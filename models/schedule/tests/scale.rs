@@ -1,0 +1,48 @@
+//! Reading speed and memory at scale, run by hand:
+//! `cargo test --release -p xnet-schedule --test scale -- --ignored --nocapture`.
+
+use std::time::Instant;
+
+use xnet_schedule::{read_goal, write_goal, ScheduleBuilder, Source, TagMatch};
+
+#[test]
+#[ignore = "a measurement (a few seconds), not a check"]
+fn a_million_ops_read_back() {
+    let (ranks, rounds) = (10_000u32, 34u32);
+    let mut b = ScheduleBuilder::new();
+    for r in 0..ranks {
+        b.add_rank();
+        let mut last = None;
+        for t in 0..rounds {
+            let recv = b.recv(Source::Rank((r + ranks - 1) % ranks), 1024, TagMatch::Tag(t), 0);
+            let send = b.send((r + 1) % ranks, 1024, t, 0);
+            let calc = b.calc(1000);
+            b.irequires(send, recv);
+            b.requires(calc, recv);
+            b.requires(calc, send);
+            if let Some(l) = last {
+                b.requires(recv, l);
+            }
+            last = Some(calc);
+        }
+    }
+    let s = b.build();
+    let mut text = Vec::new();
+    write_goal(&s, &mut text).unwrap();
+    let t = Instant::now();
+    let back = read_goal(&text[..], "ring.goal").unwrap();
+    let read = t.elapsed();
+    assert_eq!(back, s);
+    let t = Instant::now();
+    assert!(back.validate().is_empty() && back.unmatched().is_empty());
+    println!(
+        "{} ops, {} MB of GOAL read in {:.2?} ({:.0} MB/s); {} bytes in memory ({:.1} per op); validate + unmatched {:.2?}",
+        s.num_ops(),
+        text.len() / 1_000_000,
+        read,
+        text.len() as f64 / 1e6 / read.as_secs_f64(),
+        s.memory_bytes(),
+        s.memory_bytes() as f64 / s.num_ops() as f64,
+        t.elapsed()
+    );
+}
