@@ -24,9 +24,11 @@
 mod check;
 pub mod goal;
 mod graph;
+mod ideal;
 mod matching;
 
 pub use check::{Mismatch, Problem, Unmatched};
 pub use goal::{read_goal, read_goal_file, write_goal, write_goal_file, GoalError};
 pub use graph::{Op, OpId, Schedule, ScheduleBuilder, Source, TagMatch};
+pub use ideal::{run_ideal, Ideal, Stuck, StuckRank, Wait};
 pub use matching::{Envelope, Matcher, Pattern};

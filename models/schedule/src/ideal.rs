@@ -1,0 +1,345 @@
+//! A schedule run on an ideal network (zero latency, infinite bandwidth): the baseline an
+//! application's slowdown on a real network is quoted against.
+//!
+//! Semantics: an op starts when its dependencies are met (`requires`: the other op has
+//! ended; `irequires`: it has started). A calc ends `time` nanoseconds after it starts; a
+//! send ends as it starts (eager, infinite bandwidth) and its message arrives at once; a
+//! receive ends when it has been posted (started) and a message has matched it
+//! ([`Matcher`]: MPI's order). Events run from one global queue in `(time, rank, op,
+//! start before end)` order, so a run is deterministic, wildcards included; zero-time
+//! cascades go through the queue too. Memory: 9 bytes per op (unmet count, round,
+//! phase) beside the schedule, 36 bytes per rank, the queue and the matcher's queues; no
+//! allocation per op.
+//!
+//! A schedule that cannot complete (a receive no message matches, a dependency cycle, an
+//! op waiting on such) ends with a [`Stuck`] diagnosis naming, per rank, what waits for
+//! what, so the caller can tell a schedule that can never complete from a network that
+//! deadlocked.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fmt;
+
+use crate::graph::{Op, OpId, Schedule, Source, TagMatch};
+use crate::matching::{Envelope, Matcher, Pattern};
+
+/// The outcome of a complete run on the ideal network.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ideal {
+    /// Per rank, when its last op ended (ns; 0 for a rank of no ops).
+    pub end: Vec<u64>,
+    /// Per rank, the time at least one of its calcs ran (ns; overlapping calcs count once).
+    pub computing: Vec<u64>,
+    /// The schedule's completion time: the latest end of any rank (ns).
+    pub time: u64,
+    /// The number of messages on the longest chain in which each message is sent after
+    /// the previous one was received, following dependencies (a binary-tree broadcast to
+    /// 32 ranks: 5).
+    pub rounds: u32,
+    /// Messages sent that no receive took (they do not keep the schedule from completing).
+    pub unreceived: u64,
+}
+
+impl Ideal {
+    /// The time rank `rank` spent not computing before its end (ns): waiting for messages
+    /// or doing zero-time sends and receives.
+    pub fn waiting(&self, rank: u32) -> u64 {
+        self.end[rank as usize] - self.computing[rank as usize]
+    }
+}
+
+/// What one op of a stuck rank waits for. Ops are named `l<op>` as the GOAL writer labels
+/// them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// The receive `op` has been posted, and no message matches it.
+    Message {
+        /// The receive.
+        op: OpId,
+        /// The sender it accepts.
+        from: Source,
+        /// The tag it accepts.
+        tag: TagMatch,
+        /// Its communicator.
+        comm: u32,
+    },
+    /// `op` has not started: it requires op `on`, which has not ended.
+    End {
+        /// The waiting op.
+        op: OpId,
+        /// The lowest-numbered of its unmet `requires`.
+        on: OpId,
+    },
+    /// `op` has not started: it irequires op `on`, which has not started.
+    Start {
+        /// The waiting op.
+        op: OpId,
+        /// The lowest-numbered of its unmet `irequires`.
+        on: OpId,
+    },
+}
+
+impl fmt::Display for Wait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Wait::Message { op, from, tag, comm } => {
+                let from = match from {
+                    Source::Rank(r) => format!("rank {r}"),
+                    Source::Any => "any rank".to_string(),
+                };
+                let tag = match tag {
+                    TagMatch::Tag(t) => format!("tag {t}"),
+                    TagMatch::Any => "any tag".to_string(),
+                };
+                write!(f, "l{op} waits for a message from {from}, {tag}, comm {comm}")
+            }
+            Wait::End { op, on } => write!(f, "l{op} waits for the end of l{on}"),
+            Wait::Start { op, on } => write!(f, "l{op} waits for the start of l{on}"),
+        }
+    }
+}
+
+/// A rank that did not finish: what each of its unfinished ops waits for, by op number.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StuckRank {
+    /// The rank.
+    pub rank: u32,
+    /// One entry per unfinished op: posted receives unmatched, ops not started.
+    pub waits: Vec<Wait>,
+}
+
+/// Why a schedule cannot complete on the ideal network: every rank with an unfinished op.
+/// As the network is ideal, nothing here is the network's doing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stuck {
+    /// When the last op that could end ended (ns).
+    pub time: u64,
+    /// The stuck ranks, in rank order.
+    pub ranks: Vec<StuckRank>,
+}
+
+impl fmt::Display for Stuck {
+    /// One line per rank (the first 20 ranks, 8 waits each; the rest counted).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the schedule cannot complete: {} ranks stuck at {} ns", self.ranks.len(), self.time)?;
+        for r in self.ranks.iter().take(20) {
+            let waits: Vec<String> = r.waits.iter().take(8).map(Wait::to_string).collect();
+            write!(f, "\n  rank {}: {}", r.rank, waits.join("; "))?;
+            if r.waits.len() > 8 {
+                write!(f, "; and {} more", r.waits.len() - 8)?;
+            }
+        }
+        if self.ranks.len() > 20 {
+            write!(f, "\n  and {} more ranks", self.ranks.len() - 20)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Stuck {}
+
+const WAITING: u8 = 0;
+const STARTED: u8 = 1;
+const ENDED: u8 = 2;
+
+/// An event: `(time, rank, op, phase)`, phase `STARTED` or `ENDED`; the queue pops the
+/// least, so ties break by rank, then op, then start before end.
+type Event = Reverse<(u64, u32, OpId, u8)>;
+
+/// The state of a run.
+struct Run<'a> {
+    s: &'a Schedule,
+    /// `base[r]`: the global index of rank `r`'s op 0.
+    base: Vec<u64>,
+    unmet: Vec<u32>,
+    /// Per op, the messages on the longest chain before it (its round).
+    level: Vec<u32>,
+    phase: Vec<u8>,
+    queue: BinaryHeap<Event>,
+    /// Posted receives carry their op; messages their round.
+    matcher: Matcher<OpId, u32>,
+    end: Vec<u64>,
+    computing: Vec<u64>,
+    busy_since: Vec<u64>,
+    calcs_running: Vec<u32>,
+    rounds: u32,
+    ended: u64,
+}
+
+/// Runs `schedule` on the ideal network: its [`Ideal`] times, or the [`Stuck`] diagnosis
+/// when some op can never end.
+///
+/// # Panics
+/// If a send names a rank the schedule does not have ([`Schedule::validate`] reports it).
+pub fn run_ideal(schedule: &Schedule) -> Result<Ideal, Stuck> {
+    let mut run = Run::new(schedule);
+    let mut now = 0;
+    while let Some(Reverse((t, rank, op, phase))) = run.queue.pop() {
+        now = t;
+        if phase == STARTED {
+            run.start(t, rank, op);
+        } else {
+            run.finish(t, rank, op);
+        }
+    }
+    if run.ended == schedule.num_ops() {
+        let time = run.end.iter().copied().max().unwrap_or(0);
+        let unreceived = run.matcher.unexpected() as u64;
+        Ok(Ideal { end: run.end, computing: run.computing, time, rounds: run.rounds, unreceived })
+    } else {
+        Err(run.diagnose(now))
+    }
+}
+
+impl<'a> Run<'a> {
+    fn new(s: &'a Schedule) -> Run<'a> {
+        let n = s.num_ranks() as usize;
+        let mut base = Vec::with_capacity(n + 1);
+        base.push(0u64);
+        let mut unmet = Vec::with_capacity(s.num_ops() as usize);
+        for r in 0..s.num_ranks() {
+            base.push(base[r as usize] + u64::from(s.ops_in_rank(r)));
+            unmet.extend((0..s.ops_in_rank(r)).map(|o| s.unmet(r, o)));
+        }
+        let mut queue = BinaryHeap::new();
+        for r in 0..s.num_ranks() {
+            queue.extend(s.ready(r).map(|o| Reverse((0, r, o, STARTED))));
+        }
+        let ops = s.num_ops() as usize;
+        Run {
+            s,
+            base,
+            unmet,
+            level: vec![0; ops],
+            phase: vec![WAITING; ops],
+            queue,
+            matcher: Matcher::new(s.num_ranks()),
+            end: vec![0; n],
+            computing: vec![0; n],
+            busy_since: vec![0; n],
+            calcs_running: vec![0; n],
+            rounds: 0,
+            ended: 0,
+        }
+    }
+
+    fn global(&self, rank: u32, op: OpId) -> usize {
+        (self.base[rank as usize] + u64::from(op)) as usize
+    }
+
+    /// Op `op` of `rank` starts at `t`.
+    fn start(&mut self, t: u64, rank: u32, op: OpId) {
+        let g = self.global(rank, op);
+        self.phase[g] = STARTED;
+        let level = self.level[g];
+        for &d in self.s.after_start(rank, op) {
+            self.release(t, rank, d, level);
+        }
+        match self.s.op(rank, op) {
+            Op::Calc { time } => {
+                let r = rank as usize;
+                if self.calcs_running[r] == 0 {
+                    self.busy_since[r] = t;
+                }
+                self.calcs_running[r] += 1;
+                self.queue.push(Reverse((t + time, rank, op, ENDED)));
+            }
+            Op::Send { to, tag, comm, .. } => {
+                let round = level + 1;
+                self.rounds = self.rounds.max(round);
+                let env = Envelope { comm, src: rank, tag };
+                if let Some((_, recv)) = self.matcher.arrive(to, env, round) {
+                    let rg = self.global(to, recv);
+                    self.level[rg] = self.level[rg].max(round);
+                    self.queue.push(Reverse((t, to, recv, ENDED)));
+                }
+                self.queue.push(Reverse((t, rank, op, ENDED)));
+            }
+            Op::Recv { from, tag, comm, .. } => {
+                if let Some((_, round)) = self.matcher.post(rank, Pattern { comm, src: from, tag }, op) {
+                    self.level[g] = self.level[g].max(round);
+                    self.queue.push(Reverse((t, rank, op, ENDED)));
+                }
+            }
+        }
+    }
+
+    /// Op `op` of `rank` ends at `t`.
+    fn finish(&mut self, t: u64, rank: u32, op: OpId) {
+        let g = self.global(rank, op);
+        self.phase[g] = ENDED;
+        self.ended += 1;
+        let r = rank as usize;
+        self.end[r] = self.end[r].max(t);
+        if let Op::Calc { .. } = self.s.op(rank, op) {
+            self.calcs_running[r] -= 1;
+            if self.calcs_running[r] == 0 {
+                self.computing[r] += t - self.busy_since[r];
+            }
+        }
+        let level = self.level[g];
+        for &d in self.s.after_end(rank, op) {
+            self.release(t, rank, d, level);
+        }
+    }
+
+    /// One dependency of op `d` of `rank` is met at `t` by an op of round `level`.
+    fn release(&mut self, t: u64, rank: u32, d: OpId, level: u32) {
+        let gd = self.global(rank, d);
+        self.level[gd] = self.level[gd].max(level);
+        self.unmet[gd] -= 1;
+        if self.unmet[gd] == 0 {
+            self.queue.push(Reverse((t, rank, d, STARTED)));
+        }
+    }
+
+    /// Every rank with an unfinished op, and what each such op waits for.
+    fn diagnose(&self, time: u64) -> Stuck {
+        let mut ranks = Vec::new();
+        let mut blockers: Vec<(OpId, OpId, bool)> = Vec::new();
+        for rank in 0..self.s.num_ranks() {
+            let first = self.global(rank, 0);
+            let n = self.s.ops_in_rank(rank);
+            let phase = &self.phase[first..first + n as usize];
+            if phase.iter().all(|&p| p == ENDED) {
+                continue;
+            }
+            blockers.clear();
+            for a in 0..n {
+                let pa = phase[a as usize];
+                for &b in self.s.after_end(rank, a) {
+                    if pa != ENDED && phase[b as usize] == WAITING {
+                        blockers.push((b, a, true));
+                    }
+                }
+                for &b in self.s.after_start(rank, a) {
+                    if pa == WAITING && phase[b as usize] == WAITING {
+                        blockers.push((b, a, false));
+                    }
+                }
+            }
+            for o in 0..n {
+                if phase[o as usize] == STARTED && matches!(self.s.op(rank, o), Op::Recv { .. }) {
+                    blockers.push((o, o, false));
+                }
+            }
+            blockers.sort_unstable();
+            blockers.dedup_by_key(|x| x.0);
+            let waits = blockers.iter().map(|&(op, on, end)| self.wait(rank, op, on, end)).collect();
+            ranks.push(StuckRank { rank, waits });
+        }
+        Stuck { time, ranks }
+    }
+
+    /// What op `op` of `rank` waits for: its message if it is a started receive, else the
+    /// end (`end`) or start of `on`.
+    fn wait(&self, rank: u32, op: OpId, on: OpId, end: bool) -> Wait {
+        match self.s.op(rank, op) {
+            Op::Recv { from, tag, comm, .. } if self.phase[self.global(rank, op)] == STARTED => {
+                Wait::Message { op, from, tag, comm }
+            }
+            _ if end => Wait::End { op, on },
+            _ => Wait::Start { op, on },
+        }
+    }
+}
