@@ -5,11 +5,16 @@
 //! ended; `irequires`: it has started). A calc ends `time` nanoseconds after it starts; a
 //! send ends as it starts (eager, infinite bandwidth) and its message arrives at once; a
 //! receive ends when it has been posted (started) and a message has matched it
-//! ([`Matcher`]: MPI's order). Events run from one global queue in `(time, rank, op,
-//! start before end)` order, so a run is deterministic, wildcards included; zero-time
-//! cascades go through the queue too. Memory: 9 bytes per op (unmet count, round,
-//! phase) beside the schedule, 36 bytes per rank, the queue and the matcher's queues; no
-//! allocation per op.
+//! ([`Matcher`]: MPI's order).
+//!
+//! Events: a global time-ordered heap holds those of later times (calc ends), popped in
+//! `(time, rank, op)` order; the events an event makes at its own time (an op released, a
+//! receive matched) go to a FIFO run before the heap's next event. At the start the ready
+//! ops enter the FIFO in rank order. So the order of events is a function of the schedule
+//! alone and a run is deterministic, wildcards included, and a zero-time cascade costs no
+//! heap operation. Memory: 9 bytes per op (unmet count, round, phase) beside the
+//! schedule, 36 bytes per rank, the heap, the FIFO and the matcher's queues; no allocation
+//! per op.
 //!
 //! A schedule that cannot complete (a receive no message matches, a dependency cycle, an
 //! op waiting on such) ends with a [`Stuck`] diagnosis naming, per rank, what waits for
@@ -17,7 +22,7 @@
 //! deadlocked.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 
 use crate::graph::{Op, OpId, Schedule, Source, TagMatch};
@@ -142,8 +147,8 @@ const WAITING: u8 = 0;
 const STARTED: u8 = 1;
 const ENDED: u8 = 2;
 
-/// An event: `(time, rank, op, phase)`, phase `STARTED` or `ENDED`; the queue pops the
-/// least, so ties break by rank, then op, then start before end.
+/// An event: `(time, rank, op, phase)`, phase `STARTED` or `ENDED`; the heap pops the
+/// least, so ties break by rank, then op.
 type Event = Reverse<(u64, u32, OpId, u8)>;
 
 /// The state of a run.
@@ -155,7 +160,10 @@ struct Run<'a> {
     /// Per op, the messages on the longest chain before it (its round).
     level: Vec<u32>,
     phase: Vec<u8>,
-    queue: BinaryHeap<Event>,
+    /// Events of later times.
+    heap: BinaryHeap<Event>,
+    /// Events of the current time, in the order they were made: `(rank, op, phase)`.
+    now: VecDeque<(u32, OpId, u8)>,
     /// Posted receives carry their op; messages their round.
     matcher: Matcher<OpId, u32>,
     end: Vec<u64>,
@@ -173,9 +181,18 @@ struct Run<'a> {
 /// If a send names a rank the schedule does not have ([`Schedule::validate`] reports it).
 pub fn run_ideal(schedule: &Schedule) -> Result<Ideal, Stuck> {
     let mut run = Run::new(schedule);
-    let mut now = 0;
-    while let Some(Reverse((t, rank, op, phase))) = run.queue.pop() {
-        now = t;
+    let mut t = 0;
+    loop {
+        let (rank, op, phase) = match run.now.pop_front() {
+            Some(e) => e,
+            None => match run.heap.pop() {
+                Some(Reverse((time, rank, op, phase))) => {
+                    t = time;
+                    (rank, op, phase)
+                }
+                None => break,
+            },
+        };
         if phase == STARTED {
             run.start(t, rank, op);
         } else {
@@ -187,7 +204,7 @@ pub fn run_ideal(schedule: &Schedule) -> Result<Ideal, Stuck> {
         let unreceived = run.matcher.unexpected() as u64;
         Ok(Ideal { end: run.end, computing: run.computing, time, rounds: run.rounds, unreceived })
     } else {
-        Err(run.diagnose(now))
+        Err(run.diagnose(t))
     }
 }
 
@@ -201,9 +218,9 @@ impl<'a> Run<'a> {
             base.push(base[r as usize] + u64::from(s.ops_in_rank(r)));
             unmet.extend((0..s.ops_in_rank(r)).map(|o| s.unmet(r, o)));
         }
-        let mut queue = BinaryHeap::new();
+        let mut now = VecDeque::new();
         for r in 0..s.num_ranks() {
-            queue.extend(s.ready(r).map(|o| Reverse((0, r, o, STARTED))));
+            now.extend(s.ready(r).map(|o| (r, o, STARTED)));
         }
         let ops = s.num_ops() as usize;
         Run {
@@ -212,7 +229,8 @@ impl<'a> Run<'a> {
             unmet,
             level: vec![0; ops],
             phase: vec![WAITING; ops],
-            queue,
+            heap: BinaryHeap::new(),
+            now,
             matcher: Matcher::new(s.num_ranks()),
             end: vec![0; n],
             computing: vec![0; n],
@@ -233,7 +251,7 @@ impl<'a> Run<'a> {
         self.phase[g] = STARTED;
         let level = self.level[g];
         for &d in self.s.after_start(rank, op) {
-            self.release(t, rank, d, level);
+            self.release(rank, d, level);
         }
         match self.s.op(rank, op) {
             Op::Calc { time } => {
@@ -242,7 +260,7 @@ impl<'a> Run<'a> {
                     self.busy_since[r] = t;
                 }
                 self.calcs_running[r] += 1;
-                self.queue.push(Reverse((t + time, rank, op, ENDED)));
+                self.push(t, time, rank, op, ENDED);
             }
             Op::Send { to, tag, comm, .. } => {
                 let round = level + 1;
@@ -251,14 +269,14 @@ impl<'a> Run<'a> {
                 if let Some((_, recv)) = self.matcher.arrive(to, env, round) {
                     let rg = self.global(to, recv);
                     self.level[rg] = self.level[rg].max(round);
-                    self.queue.push(Reverse((t, to, recv, ENDED)));
+                    self.now.push_back((to, recv, ENDED));
                 }
-                self.queue.push(Reverse((t, rank, op, ENDED)));
+                self.finish(t, rank, op);
             }
             Op::Recv { from, tag, comm, .. } => {
                 if let Some((_, round)) = self.matcher.post(rank, Pattern { comm, src: from, tag }, op) {
                     self.level[g] = self.level[g].max(round);
-                    self.queue.push(Reverse((t, rank, op, ENDED)));
+                    self.now.push_back((rank, op, ENDED));
                 }
             }
         }
@@ -279,17 +297,26 @@ impl<'a> Run<'a> {
         }
         let level = self.level[g];
         for &d in self.s.after_end(rank, op) {
-            self.release(t, rank, d, level);
+            self.release(rank, d, level);
         }
     }
 
-    /// One dependency of op `d` of `rank` is met at `t` by an op of round `level`.
-    fn release(&mut self, t: u64, rank: u32, d: OpId, level: u32) {
+    /// Queues an event `delay` after `t`: on the FIFO if `delay` is 0, else on the heap.
+    fn push(&mut self, t: u64, delay: u64, rank: u32, op: OpId, phase: u8) {
+        if delay == 0 {
+            self.now.push_back((rank, op, phase));
+        } else {
+            self.heap.push(Reverse((t + delay, rank, op, phase)));
+        }
+    }
+
+    /// One dependency of op `d` of `rank` is met (now) by an op of round `level`.
+    fn release(&mut self, rank: u32, d: OpId, level: u32) {
         let gd = self.global(rank, d);
         self.level[gd] = self.level[gd].max(level);
         self.unmet[gd] -= 1;
         if self.unmet[gd] == 0 {
-            self.queue.push(Reverse((t, rank, d, STARTED)));
+            self.now.push_back((rank, d, STARTED));
         }
     }
 

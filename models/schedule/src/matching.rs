@@ -10,7 +10,8 @@
 //! **Design.** Every `(rank, comm, source, tag)` has a bucket in one hash map: a FIFO of the
 //! exact receives posted with that key, and a FIFO of the unexpected messages with that key
 //! (at most one of the two is non-empty: a message and a receive of one key would have
-//! matched). Wildcard receives are not in buckets but in one list per rank, in post order;
+//! matched); a bucket is dropped when it empties, so the map holds only keys with
+//! something waiting. Wildcard receives are not in buckets but in one list per rank, in post order;
 //! unexpected messages are also on one list per rank, in arrival order. Lists are linked
 //! through two slabs (receives, messages) whose freed nodes are reused, so no allocation
 //! happens per operation once the slabs and the map have grown.
@@ -239,18 +240,14 @@ impl<R, M> Matcher<R, M> {
     /// If `rank` is not below the number of ranks (as [`arrive`](Self::arrive)).
     pub fn post(&mut self, rank: u32, pattern: Pattern, recv: R) -> Option<(Envelope, M)> {
         if let Some(e) = pattern.exact() {
-            let b = self.buckets.entry(Key::new(rank, &e)).or_default();
-            if b.msg_head != NIL {
-                let i = b.msg_head;
-                b.msg_head = self.msgs.get(i).bucket_next;
-                if b.msg_head == NIL {
-                    b.msg_tail = NIL;
-                }
+            let key = Key::new(rank, &e);
+            if let Some(i) = self.buckets.get(&key).map(|b| b.msg_head).filter(|&i| i != NIL) {
+                self.pop_msg(key, i);
                 return Some(self.take_msg(rank, i));
             }
             let seq = self.next_seq();
             let i = self.recvs.insert(RecvNode { seq, pattern, payload: recv, prev: NIL, next: NIL });
-            let b = self.buckets.get_mut(&Key::new(rank, &e)).expect("just made");
+            let b = self.buckets.entry(key).or_default();
             if b.recv_tail == NIL {
                 b.recv_head = i;
             } else {
@@ -263,12 +260,7 @@ impl<R, M> Matcher<R, M> {
         while i != NIL {
             let m = self.msgs.get(i);
             if pattern.matches(&m.env) {
-                let b = self.buckets.get_mut(&Key::new(rank, &m.env)).expect("a message has a bucket");
-                debug_assert_eq!(b.msg_head, i, "the first match is its bucket's front");
-                b.msg_head = m.bucket_next;
-                if b.msg_head == NIL {
-                    b.msg_tail = NIL;
-                }
+                self.pop_msg(Key::new(rank, &m.env), i);
                 return Some(self.take_msg(rank, i));
             }
             i = m.next;
@@ -285,7 +277,7 @@ impl<R, M> Matcher<R, M> {
     /// as unexpected.
     pub fn arrive(&mut self, rank: u32, env: Envelope, msg: M) -> Option<(Pattern, R)> {
         let key = Key::new(rank, &env);
-        let b = *self.buckets.entry(key).or_default();
+        let b = self.buckets.get(&key).copied().unwrap_or_default();
         let exact_seq = if b.recv_head == NIL { u64::MAX } else { self.recvs.get(b.recv_head).seq };
         let mut i = self.lists[rank as usize].wild.0;
         while i != NIL {
@@ -303,17 +295,17 @@ impl<R, M> Matcher<R, M> {
         }
         if b.recv_head != NIL {
             let r = self.recvs.remove(b.recv_head);
-            let b = self.buckets.get_mut(&key).expect("exists");
-            b.recv_head = r.next;
             if r.next == NIL {
-                b.recv_tail = NIL;
+                self.buckets.remove(&key);
+            } else {
+                self.buckets.get_mut(&key).expect("exists").recv_head = r.next;
             }
             return Some((r.pattern, r.payload));
         }
         let tail = self.lists[rank as usize].msgs.1;
         let node = MsgNode { env, payload: msg, bucket_next: NIL, prev: tail, next: NIL };
         let i = self.msgs.insert(node);
-        let b = self.buckets.get_mut(&key).expect("exists");
+        let b = self.buckets.entry(key).or_default();
         if b.msg_tail == NIL {
             b.msg_head = i;
         } else {
@@ -327,6 +319,19 @@ impl<R, M> Matcher<R, M> {
     fn next_seq(&mut self) -> u64 {
         self.seq += 1;
         self.seq
+    }
+
+    /// Takes message `i`, the front of bucket `key`, off the bucket; drops the bucket when
+    /// it empties, so the map holds only the keys with something waiting.
+    fn pop_msg(&mut self, key: Key, i: u32) {
+        let next = self.msgs.get(i).bucket_next;
+        let b = self.buckets.get_mut(&key).expect("a message has a bucket");
+        debug_assert_eq!(b.msg_head, i, "the first match is its bucket's front");
+        if next == NIL {
+            self.buckets.remove(&key);
+        } else {
+            b.msg_head = next;
+        }
     }
 
     /// Unlinks message `i` (already off its bucket) from `rank`'s arrival list and frees it.

@@ -46,3 +46,64 @@ fn a_million_ops_read_back() {
         t.elapsed()
     );
 }
+
+#[test]
+#[ignore = "a measurement (seconds), not a check"]
+fn a_million_rank_ring_on_the_ideal_network() {
+    let (ranks, laps) = (1_000_000u32, 4u32);
+    let mut b = ScheduleBuilder::new();
+    for r in 0..ranks {
+        b.add_rank();
+        let mut last = None;
+        for t in 0..laps {
+            let send = b.send((r + 1) % ranks, 8, t, 0);
+            let recv = b.recv(Source::Rank((r + ranks - 1) % ranks), 8, TagMatch::Tag(t), 0);
+            let calc = b.calc(1000);
+            b.requires(calc, send);
+            b.requires(calc, recv);
+            if let Some(l) = last {
+                b.requires(send, l);
+                b.requires(recv, l);
+            }
+            last = Some(calc);
+        }
+    }
+    let s = b.build();
+    let t = Instant::now();
+    let run = xnet_schedule::run_ideal(&s).unwrap();
+    let took = t.elapsed();
+    assert_eq!((run.time, run.rounds), (u64::from(laps) * 1000, laps));
+    println!(
+        "ideal run of {} ranks, {} ops in {:.2?} ({:.0} ns per op)",
+        ranks,
+        s.num_ops(),
+        took,
+        took.as_nanos() as f64 / s.num_ops() as f64
+    );
+}
+
+#[test]
+#[ignore = "a measurement (seconds), not a check"]
+fn a_million_rank_chain_on_the_ideal_network() {
+    // One message passed down 1M ranks: a million rounds, a queue of one event at a time.
+    let ranks = 1_000_000u32;
+    let mut b = ScheduleBuilder::new();
+    for r in 0..ranks {
+        b.add_rank();
+        let recv = (r > 0).then(|| b.recv(Source::Rank(r - 1), 8, TagMatch::Tag(0), 0));
+        let calc = b.calc(1);
+        if let Some(recv) = recv {
+            b.requires(calc, recv);
+        }
+        if r + 1 < ranks {
+            let send = b.send(r + 1, 8, 0, 0);
+            b.requires(send, calc);
+        }
+    }
+    let s = b.build();
+    let t = Instant::now();
+    let run = xnet_schedule::run_ideal(&s).unwrap();
+    let took = t.elapsed();
+    assert_eq!((run.time, run.rounds), (u64::from(ranks), ranks - 1));
+    println!("ideal run of a {}-rank chain, {} ops in {:.2?}", ranks, s.num_ops(), took);
+}
