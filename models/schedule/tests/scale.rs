@@ -107,3 +107,23 @@ fn a_million_rank_chain_on_the_ideal_network() {
     assert_eq!((run.time, run.rounds), (u64::from(ranks), ranks - 1));
     println!("ideal run of a {}-rank chain, {} ops in {:.2?}", ranks, s.num_ops(), took);
 }
+
+#[test]
+#[ignore = "a measurement (seconds), not a check"]
+fn a_million_rank_stuck_ring_diagnosed() {
+    let ranks = 1_000_000u32;
+    let mut b = ScheduleBuilder::new();
+    for r in 0..ranks {
+        b.add_rank();
+        let recv = b.recv(Source::Rank((r + ranks - 1) % ranks), 8, TagMatch::Tag(0), 0);
+        let send = b.send((r + 1) % ranks, 8, 0, 0);
+        b.requires(send, recv);
+    }
+    let s = b.build();
+    let t = Instant::now();
+    let stuck = xnet_schedule::run_ideal(&s).unwrap_err();
+    let took = t.elapsed();
+    assert_eq!(stuck.ranks.len(), ranks as usize);
+    let text = stuck.to_string();
+    println!("{}-rank receive-first ring diagnosed in {:.2?}; {} lines shown", ranks, took, text.lines().count());
+}
