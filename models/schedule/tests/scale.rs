@@ -125,5 +125,10 @@ fn a_million_rank_stuck_ring_diagnosed() {
     let took = t.elapsed();
     assert_eq!(stuck.ranks.len(), ranks as usize);
     let text = stuck.to_string();
-    println!("{}-rank receive-first ring diagnosed in {:.2?}; {} lines shown", ranks, took, text.lines().count());
+    println!(
+        "{}-rank receive-first ring diagnosed in {:.2?}; {} lines shown",
+        ranks,
+        took,
+        text.lines().count()
+    );
 }
