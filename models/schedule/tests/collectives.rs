@@ -493,3 +493,86 @@ fn barrier() {
     };
     check("barrier", c, expect, log2_ceil);
 }
+
+#[test]
+fn select_at_thresholds() {
+    use Algorithm as A;
+    let t = &THRESHOLDS;
+    // Bcast: binomial under 8 ranks or up to 12 288 bytes; then scatter + recursive
+    // doubling up to 524 288 bytes on powers of two; else scatter + ring.
+    assert_eq!(select(Kind::Bcast, 10_000_000, 7), A::Bcast(BcastAlgo::Binomial));
+    assert_eq!(select(Kind::Bcast, 12_288, 8), A::Bcast(BcastAlgo::Binomial));
+    assert_eq!(select(Kind::Bcast, 12_289, 8), A::Bcast(BcastAlgo::ScatterRecursiveDoublingAllgather));
+    assert_eq!(select(Kind::Bcast, 524_288, 16), A::Bcast(BcastAlgo::ScatterRecursiveDoublingAllgather));
+    assert_eq!(select(Kind::Bcast, 524_289, 16), A::Bcast(BcastAlgo::ScatterRingAllgather));
+    assert_eq!(select(Kind::Bcast, 12_288, 12), A::Bcast(BcastAlgo::Binomial));
+    assert_eq!(select(Kind::Bcast, 12_289, 12), A::Bcast(BcastAlgo::ScatterRingAllgather));
+    // Allreduce: recursive doubling up to 8 bytes or under the largest power of two <= p.
+    assert_eq!(select(Kind::Allreduce, 8, 4), A::Allreduce(AllreduceAlgo::RecursiveDoubling));
+    assert_eq!(select(Kind::Allreduce, 9, 4), A::Allreduce(AllreduceAlgo::ReduceScatterAllgather));
+    assert_eq!(select(Kind::Allreduce, 511, 1000), A::Allreduce(AllreduceAlgo::RecursiveDoubling));
+    assert_eq!(select(Kind::Allreduce, 512, 1000), A::Allreduce(AllreduceAlgo::ReduceScatterAllgather));
+    // Reduce: binomial up to 2048 bytes or under the largest power of two <= p.
+    assert_eq!(select(Kind::Reduce, 2048, 4), A::Reduce(ReduceAlgo::Binomial));
+    assert_eq!(select(Kind::Reduce, 2049, 4), A::Reduce(ReduceAlgo::ReduceScatterGather));
+    assert_eq!(select(Kind::Reduce, 4095, 5000), A::Reduce(ReduceAlgo::Binomial));
+    assert_eq!(select(Kind::Reduce, 4096, 5000), A::Reduce(ReduceAlgo::ReduceScatterGather));
+    // Allgather: by the total p * bytes; recursive doubling under 524 288 on powers of
+    // two, Bruck's under 81 920 otherwise, else ring.
+    assert_eq!(select(Kind::Allgather, 524_287, 1), A::Allgather(AllgatherAlgo::RecursiveDoubling));
+    assert_eq!(select(Kind::Allgather, 524_288, 1), A::Allgather(AllgatherAlgo::Ring));
+    assert_eq!(select(Kind::Allgather, 65_535, 8), A::Allgather(AllgatherAlgo::RecursiveDoubling));
+    assert_eq!(select(Kind::Allgather, 65_536, 8), A::Allgather(AllgatherAlgo::Ring));
+    assert_eq!(select(Kind::Allgather, 16_383, 5), A::Allgather(AllgatherAlgo::Bruck));
+    assert_eq!(select(Kind::Allgather, 16_384, 5), A::Allgather(AllgatherAlgo::Ring));
+    // Alltoall: from 8 ranks Bruck's up to 256 bytes a pair; linear up to 32 768; pairwise.
+    assert_eq!(select(Kind::Alltoall, 256, 8), A::Alltoall(AlltoallAlgo::Bruck));
+    assert_eq!(select(Kind::Alltoall, 257, 8), A::Alltoall(AlltoallAlgo::Linear));
+    assert_eq!(select(Kind::Alltoall, 256, 7), A::Alltoall(AlltoallAlgo::Linear));
+    assert_eq!(select(Kind::Alltoall, 32_768, 7), A::Alltoall(AlltoallAlgo::Linear));
+    assert_eq!(select(Kind::Alltoall, 32_769, 7), A::Alltoall(AlltoallAlgo::Pairwise));
+    assert_eq!(select(Kind::Alltoall, 32_768, 64), A::Alltoall(AlltoallAlgo::Linear));
+    assert_eq!(select(Kind::Alltoall, 32_769, 64), A::Alltoall(AlltoallAlgo::Pairwise));
+    // Reduce-scatter: recursive halving under a total of 524 288, else pairwise.
+    assert_eq!(
+        select(Kind::ReduceScatter, 524_287, 1),
+        A::ReduceScatter(ReduceScatterAlgo::RecursiveHalving)
+    );
+    assert_eq!(select(Kind::ReduceScatter, 524_288, 1), A::ReduceScatter(ReduceScatterAlgo::Pairwise));
+    assert_eq!(select(Kind::ReduceScatter, 65_535, 8), A::ReduceScatter(ReduceScatterAlgo::RecursiveHalving));
+    assert_eq!(select(Kind::ReduceScatter, 65_536, 8), A::ReduceScatter(ReduceScatterAlgo::Pairwise));
+    // The rest have one choice.
+    assert_eq!(select(Kind::Barrier, 0, 100), A::Barrier(BarrierAlgo::Dissemination));
+    assert_eq!(select(Kind::Gather, 1 << 30, 100), A::Tree(TreeAlgo::Binomial));
+    assert_eq!(select(Kind::Scatter, 1, 3), A::Tree(TreeAlgo::Binomial));
+    // The table holds MPICH's numbers.
+    assert_eq!((t.bcast_min_ranks, t.bcast_short, t.bcast_medium), (8, 12_288, 524_288));
+    assert_eq!((t.allreduce_short, t.reduce_short), (8, 2048));
+    assert_eq!(
+        (t.allgather_pof2_total, t.allgather_total, t.reduce_scatter_total),
+        (524_288, 81_920, 524_288)
+    );
+    assert_eq!((t.alltoall_min_ranks, t.alltoall_short, t.alltoall_medium), (8, 256, 32_768));
+}
+
+#[test]
+fn whole_and_chaining() {
+    // `whole` equals every rank emitting in turn; a second collective after the first
+    // starts after its end.
+    let c = Collective::Allreduce { bytes: 100, algo: AllreduceAlgo::Ring };
+    let comm = Comm { id: 1, ranks: vec![2, 0, 1] };
+    let s = whole(&c, &comm, 4, 5);
+    assert_eq!(s.ops_in_rank(3), 0);
+    assert!(s.validate().is_empty() && s.unmatched().is_empty());
+    let mut b = ScheduleBuilder::new();
+    for r in 0..3 {
+        b.add_rank();
+        let me = comm.ranks.iter().position(|&x| x == r).unwrap();
+        let first = emit(&mut b, &c, &comm, me, 5, None);
+        let bar = Collective::Barrier { algo: BarrierAlgo::Dissemination };
+        emit(&mut b, &bar, &comm, me, 6, first).unwrap();
+    }
+    let s = b.build();
+    assert!(s.validate().is_empty() && s.unmatched().is_empty());
+    assert_eq!(rounds(&s), 2 * 2 + 2, "the barrier's rounds follow the allreduce's");
+}

@@ -305,6 +305,7 @@ pub fn emit(
 /// # Panics
 /// If a member of `comm` is not below `n`.
 pub fn whole(c: &Collective, comm: &Comm, n: u32, tag: u32) -> crate::Schedule {
+    assert!(comm.ranks.iter().all(|&r| r < n), "a member of the communicator is not below {n}");
     let mut b = ScheduleBuilder::new();
     for r in 0..n {
         b.add_rank();
@@ -312,6 +313,5 @@ pub fn whole(c: &Collective, comm: &Comm, n: u32, tag: u32) -> crate::Schedule {
             emit(&mut b, c, comm, me, tag, None);
         }
     }
-    assert!(comm.ranks.iter().all(|&r| r < n), "a member of the communicator is not below {n}");
     b.build()
 }
