@@ -141,11 +141,40 @@ fn check(
         let s = build(&c, &comm, n);
         assert!(s.validate().is_empty(), "{name} p={p}: {:?}", s.validate());
         assert!(s.unmatched().is_empty(), "{name} p={p}: {:?}", s.unmatched());
+        for r in 0..n {
+            assert_chained(&s, r);
+        }
         if let Some(want) = expect(p) {
             let want: BTreeMap<_, _> = want.into_iter().filter(|&((a, b), _)| a != b).collect();
             assert_eq!(pair_bytes(&s, &comm), want, "{name} p={p}: bytes per pair");
         }
         assert_eq!(rounds(&s), rounds_of(p), "{name} p={p}: rounds");
+    }
+}
+
+/// Every op of `rank` after the first (the `calc` before the collective) starts after the
+/// first ends, and the last (the collective's end) ends after every op.
+fn assert_chained(s: &Schedule, rank: u32) {
+    let n = s.ops_in_rank(rank) as usize;
+    let reach = |from: usize, forward: bool| -> Vec<bool> {
+        let mut seen = vec![false; n];
+        let mut stack = vec![from];
+        seen[from] = true;
+        while let Some(a) = stack.pop() {
+            for b in 0..n {
+                let edge = |x: usize, y: usize| s.after_end(rank, x as u32).contains(&(y as u32));
+                let linked = if forward { edge(a, b) } else { edge(b, a) };
+                if linked && !seen[b] {
+                    seen[b] = true;
+                    stack.push(b);
+                }
+            }
+        }
+        seen
+    };
+    if n > 1 {
+        assert!(reach(0, true).iter().all(|&x| x), "rank {rank}: every op after `after`");
+        assert!(reach(n - 1, false).iter().all(|&x| x), "rank {rank}: the end op after every op");
     }
 }
 
