@@ -156,25 +156,31 @@ fn check(
 /// first ends, and the last (the collective's end) ends after every op.
 fn assert_chained(s: &Schedule, rank: u32) {
     let n = s.ops_in_rank(rank) as usize;
-    let reach = |from: usize, forward: bool| -> Vec<bool> {
+    let mut fwd = vec![Vec::new(); n];
+    let mut back = vec![Vec::new(); n];
+    for (a, next) in fwd.iter_mut().enumerate() {
+        for &b in s.after_end(rank, a as u32) {
+            next.push(b as usize);
+            back[b as usize].push(a);
+        }
+    }
+    let reach = |from: usize, adj: &[Vec<usize>]| -> bool {
         let mut seen = vec![false; n];
         let mut stack = vec![from];
         seen[from] = true;
         while let Some(a) = stack.pop() {
-            for b in 0..n {
-                let edge = |x: usize, y: usize| s.after_end(rank, x as u32).contains(&(y as u32));
-                let linked = if forward { edge(a, b) } else { edge(b, a) };
-                if linked && !seen[b] {
+            for &b in &adj[a] {
+                if !seen[b] {
                     seen[b] = true;
                     stack.push(b);
                 }
             }
         }
-        seen
+        seen.into_iter().all(|x| x)
     };
     if n > 1 {
-        assert!(reach(0, true).iter().all(|&x| x), "rank {rank}: every op after `after`");
-        assert!(reach(n - 1, false).iter().all(|&x| x), "rank {rank}: the end op after every op");
+        assert!(reach(0, &fwd), "rank {rank}: every op after `after`");
+        assert!(reach(n - 1, &back), "rank {rank}: the end op after every op");
     }
 }
 
