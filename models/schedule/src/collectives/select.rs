@@ -80,10 +80,12 @@ pub struct Thresholds {
 /// (the `comm_type=intra` branches; read at commit 6a79bf65 of pmodels/mpich).
 ///
 /// Simplified: no SMP-aware (`comm_hierarchy=parent`) variants; operations are taken as
-/// built-in and commutative; buffers are sent in place of `is_sendbuf_inplace`; MPICH's
-/// `count` (elements) is taken as bytes (one-byte elements) in the allreduce and reduce
-/// rule `count < pof2`; `MPIR_Alltoall_intra_scattered` is [`AlltoallAlgo::Linear`]
-/// (without its throttle of 32 requests); a `CVAR` set by the user is not honoured.
+/// built-in and commutative; send buffers are never `MPI_IN_PLACE`
+/// (`is_sendbuf_inplace=no`); MPICH's `count` (elements) is taken as bytes (one-byte
+/// elements) in the allreduce and reduce rule `count < pof2`;
+/// `MPIR_Alltoall_intra_scattered` is [`AlltoallAlgo::Linear`] (without its throttle,
+/// `MPIR_CVAR_ALLTOALL_THROTTLE`, 32 requests by default); `CVAR`s a user sets are not
+/// honoured.
 pub const THRESHOLDS: Thresholds = Thresholds {
     bcast_min_ranks: 8,
     bcast_short: 12_288,
