@@ -22,12 +22,14 @@
 #![warn(missing_docs, unreachable_pub)]
 
 mod check;
+pub mod collectives;
 pub mod goal;
 mod graph;
 mod ideal;
 mod matching;
 
 pub use check::{Mismatch, Problem, Unmatched};
+pub use collectives::{emit, select, Collective, Comm};
 pub use goal::{read_goal, read_goal_file, write_goal, write_goal_file, GoalError};
 pub use graph::{Op, OpId, Schedule, ScheduleBuilder, Source, TagMatch};
 pub use ideal::{run_ideal, Ideal, Stuck, StuckRank, Wait};
