@@ -69,11 +69,7 @@ pub(crate) fn parse_config(text: &str, set: &[String]) -> Result<Config> {
 /// never replaces the configuration. Paths are compared as files (device and inode), so
 /// `./net.toml` and `net.toml` are the same.
 pub(crate) fn refuse_output_over_config(output: &Path, option: &str, config: &Path) -> Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let (Ok(out), Ok(input)) = (std::fs::metadata(output), std::fs::metadata(config)) else {
-        return Ok(());
-    };
-    if out.dev() == input.dev() && out.ino() == input.ino() {
+    if same_file(output, config) {
         anyhow::bail!(
             "{option} {} is the input configuration {}: choose another file for {option}",
             output.display(),
@@ -81,4 +77,14 @@ pub(crate) fn refuse_output_over_config(output: &Path, option: &str, config: &Pa
         );
     }
     Ok(())
+}
+
+/// Whether `a` and `b` name one existing file (same device and inode, so `./C.toml` and
+/// `C.toml` or a link are caught); false when either does not exist.
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
 }

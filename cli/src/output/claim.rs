@@ -5,7 +5,6 @@ use anyhow::{Context, Result};
 use hdf5::File;
 use std::fs::{File as OsFile, OpenOptions, TryLockError};
 use std::io::Read;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// The first bytes of an HDF5 file (without a user block, as xnet and h5py write them).
@@ -94,16 +93,12 @@ impl OutputClaim {
     /// as about to be replaced.
     pub fn take(path: &Path, inputs: &[&Path]) -> Result<Self> {
         let existing = std::fs::metadata(path).ok();
-        if let Some(out) = &existing {
-            for input in inputs {
-                if std::fs::metadata(input).is_ok_and(|i| i.dev() == out.dev() && i.ino() == out.ino()) {
-                    anyhow::bail!(
-                        "output file {} is the input configuration {}: choose another -o",
-                        path.display(),
-                        input.display()
-                    );
-                }
-            }
+        if let Some(input) = inputs.iter().find(|input| crate::load::same_file(path, input)) {
+            anyhow::bail!(
+                "output file {} is the input configuration {}: choose another -o",
+                path.display(),
+                input.display()
+            );
         }
         let mut lock = OpenOptions::new()
             .read(true)
