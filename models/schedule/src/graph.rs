@@ -243,6 +243,59 @@ impl Schedule {
     }
 }
 
+/// Read access to an operation graph, what runs walk: a [`Schedule`], or one iteration's
+/// graph repeated ([`crate::Repeated`]) without storing every iteration.
+///
+/// Ops are numbered per rank `0..ops_in_rank`; the dependents of an op are handed to a
+/// callback (a repeated graph computes them). A graph may be cut into iterations of
+/// `ops_per_iteration` ops per rank, iteration `i` holding ops `i * n .. (i + 1) * n`: then
+/// no op of an iteration can start before the last op of the previous one has ended, and
+/// that last op ends only after every op of its iteration (so a run needs state for one
+/// iteration's ops at a time).
+pub trait Graph: Send + Sync {
+    /// The number of ranks.
+    fn num_ranks(&self) -> u32;
+    /// The number of ops of `rank`, all iterations.
+    fn ops_in_rank(&self, rank: u32) -> u32;
+    /// Op `op` of `rank`.
+    fn op(&self, rank: u32, op: OpId) -> Op;
+    /// The number of dependencies of `op` (what a run counts down before starting it).
+    fn unmet(&self, rank: u32, op: OpId) -> u32;
+    /// Calls `each` with every op of `rank` that irequires `op`, in order.
+    fn each_after_start(&self, rank: u32, op: OpId, each: &mut dyn FnMut(OpId));
+    /// Calls `each` with every op of `rank` that requires `op`, in order.
+    fn each_after_end(&self, rank: u32, op: OpId, each: &mut dyn FnMut(OpId));
+    /// The number of iterations (1: the graph is not cut).
+    fn iterations(&self) -> u32 {
+        1
+    }
+    /// The ops of `rank` per iteration (all of them when the graph is not cut).
+    fn ops_per_iteration(&self, rank: u32) -> u32 {
+        self.ops_in_rank(rank)
+    }
+}
+
+impl Graph for Schedule {
+    fn num_ranks(&self) -> u32 {
+        Schedule::num_ranks(self)
+    }
+    fn ops_in_rank(&self, rank: u32) -> u32 {
+        Schedule::ops_in_rank(self, rank)
+    }
+    fn op(&self, rank: u32, op: OpId) -> Op {
+        Schedule::op(self, rank, op)
+    }
+    fn unmet(&self, rank: u32, op: OpId) -> u32 {
+        Schedule::unmet(self, rank, op)
+    }
+    fn each_after_start(&self, rank: u32, op: OpId, each: &mut dyn FnMut(OpId)) {
+        self.after_start(rank, op).iter().for_each(|&d| each(d));
+    }
+    fn each_after_end(&self, rank: u32, op: OpId, each: &mut dyn FnMut(OpId)) {
+        self.after_end(rank, op).iter().for_each(|&d| each(d));
+    }
+}
+
 /// The slice of `edges` holding the dependents of global op `g` (local number `op`).
 fn dependents<'a>(edges: &'a [OpId], ends: &[u32], rank_base: u64, g: usize, op: OpId) -> &'a [OpId] {
     let lo = if op == 0 { 0 } else { ends[g - 1] };

@@ -25,7 +25,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 
-use crate::graph::{Op, OpId, Schedule, Source, TagMatch};
+use crate::graph::{Graph, Op, OpId, Source, TagMatch};
 use crate::matching::{Envelope, Matcher, Pattern};
 
 /// The outcome of a complete run on the ideal network.
@@ -153,7 +153,9 @@ type Event = Reverse<(u64, u32, OpId, u8)>;
 
 /// The state of a run.
 struct Run<'a> {
-    s: &'a Schedule,
+    s: &'a dyn Graph,
+    /// Dependents of the op at hand.
+    scratch: Vec<OpId>,
     /// `base[r]`: the global index of rank `r`'s op 0.
     base: Vec<u64>,
     unmet: Vec<u32>,
@@ -179,7 +181,7 @@ struct Run<'a> {
 ///
 /// # Panics
 /// If a send names a rank the schedule does not have ([`Schedule::validate`] reports it).
-pub fn run_ideal(schedule: &Schedule) -> Result<Ideal, Stuck> {
+pub fn run_ideal(schedule: &dyn Graph) -> Result<Ideal, Stuck> {
     let mut run = Run::new(schedule);
     let mut t = 0;
     loop {
@@ -199,7 +201,7 @@ pub fn run_ideal(schedule: &Schedule) -> Result<Ideal, Stuck> {
             run.finish(t, rank, op);
         }
     }
-    if run.ended == schedule.num_ops() {
+    if run.ended == run.base[run.base.len() - 1] {
         let time = run.end.iter().copied().max().unwrap_or(0);
         let unreceived = run.matcher.unexpected() as u64;
         Ok(Ideal { end: run.end, computing: run.computing, time, rounds: run.rounds, unreceived })
@@ -209,22 +211,25 @@ pub fn run_ideal(schedule: &Schedule) -> Result<Ideal, Stuck> {
 }
 
 impl<'a> Run<'a> {
-    fn new(s: &'a Schedule) -> Run<'a> {
+    fn new(s: &'a dyn Graph) -> Run<'a> {
         let n = s.num_ranks() as usize;
         let mut base = Vec::with_capacity(n + 1);
         base.push(0u64);
-        let mut unmet = Vec::with_capacity(s.num_ops() as usize);
+        let mut unmet = Vec::new();
         for r in 0..s.num_ranks() {
             base.push(base[r as usize] + u64::from(s.ops_in_rank(r)));
             unmet.extend((0..s.ops_in_rank(r)).map(|o| s.unmet(r, o)));
         }
         let mut now = VecDeque::new();
         for r in 0..s.num_ranks() {
-            now.extend(s.ready(r).map(|o| (r, o, STARTED)));
+            let first = base[r as usize] as usize;
+            let ready = (0..s.ops_in_rank(r)).filter(|&o| unmet[first + o as usize] == 0);
+            now.extend(ready.map(|o| (r, o, STARTED)));
         }
-        let ops = s.num_ops() as usize;
+        let ops = unmet.len();
         Run {
             s,
+            scratch: Vec::new(),
             base,
             unmet,
             level: vec![0; ops],
@@ -250,9 +255,7 @@ impl<'a> Run<'a> {
         let g = self.global(rank, op);
         self.phase[g] = STARTED;
         let level = self.level[g];
-        for &d in self.s.after_start(rank, op) {
-            self.release(rank, d, level);
-        }
+        self.release_dependents(rank, op, level, false);
         match self.s.op(rank, op) {
             Op::Calc { time } => {
                 let r = rank as usize;
@@ -296,9 +299,22 @@ impl<'a> Run<'a> {
             }
         }
         let level = self.level[g];
-        for &d in self.s.after_end(rank, op) {
+        self.release_dependents(rank, op, level, true);
+    }
+
+    /// Releases the ops that irequire (`end`: require) op `op` of `rank`.
+    fn release_dependents(&mut self, rank: u32, op: OpId, level: u32, end: bool) {
+        let mut dependents = std::mem::take(&mut self.scratch);
+        dependents.clear();
+        if end {
+            self.s.each_after_end(rank, op, &mut |d| dependents.push(d));
+        } else {
+            self.s.each_after_start(rank, op, &mut |d| dependents.push(d));
+        }
+        for &d in &dependents {
             self.release(rank, d, level);
         }
+        self.scratch = dependents;
     }
 
     /// Queues an event `delay` after `t`: on the FIFO if `delay` is 0, else on the heap.
@@ -334,16 +350,16 @@ impl<'a> Run<'a> {
             blockers.clear();
             for a in 0..n {
                 let pa = phase[a as usize];
-                for &b in self.s.after_end(rank, a) {
+                self.s.each_after_end(rank, a, &mut |b| {
                     if pa != ENDED && phase[b as usize] == WAITING {
                         blockers.push((b, a, true));
                     }
-                }
-                for &b in self.s.after_start(rank, a) {
+                });
+                self.s.each_after_start(rank, a, &mut |b| {
                     if pa == WAITING && phase[b as usize] == WAITING {
                         blockers.push((b, a, false));
                     }
-                }
+                });
             }
             for o in 0..n {
                 if phase[o as usize] == STARTED && matches!(self.s.op(rank, o), Op::Recv { .. }) {

@@ -27,10 +27,12 @@ pub mod goal;
 mod graph;
 mod ideal;
 mod matching;
+mod repeat;
 
 pub use check::{Mismatch, Problem, Unmatched};
 pub use collectives::{emit, select, Collective, Comm};
 pub use goal::{read_goal, read_goal_file, write_goal, write_goal_file, GoalError};
-pub use graph::{Op, OpId, Schedule, ScheduleBuilder, Source, TagMatch};
+pub use graph::{Graph, Op, OpId, Schedule, ScheduleBuilder, Source, TagMatch};
 pub use ideal::{run_ideal, Ideal, Stuck, StuckRank, Wait};
 pub use matching::{Envelope, Matcher, Pattern};
+pub use repeat::Repeated;
