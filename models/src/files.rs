@@ -154,8 +154,15 @@ pub fn named_files(doc: &Table, scope: Scope) -> Vec<NamedFile> {
     if let Some(Value::Array(jobs)) = doc.get("workload").and_then(|w| w.get("jobs")) {
         for (i, job) in jobs.iter().enumerate() {
             if let Value::Table(t) = job {
+                let at = vec![Step::Key("workload"), Step::Key("jobs"), Step::Index(i)];
                 if t.get("mapping").and_then(Value::as_str) == Some("file") {
-                    add(vec![Step::Key("workload"), Step::Key("jobs"), Step::Index(i)], t, JOB_FILES);
+                    add(at.clone(), t, JOB_FILES);
+                }
+                let kind = t.get("kind").and_then(Value::as_str);
+                for entry in crate::workload::WORKLOADS {
+                    if scope == Scope::Any || Some(entry.name) == kind {
+                        add(at.clone(), t, entry.files);
+                    }
                 }
             }
         }

@@ -22,4 +22,4 @@ pub mod workload;
 
 pub use base::{cancel, rng};
 pub use routing::packet;
-pub use {routing, topology};
+pub use {routing, schedule, topology};

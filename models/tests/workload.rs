@@ -6,6 +6,7 @@ mod common;
 use common::build;
 use std::collections::{HashMap, HashSet};
 use xnet_models::config::Config;
+use xnet_models::schedule::Op;
 use xnet_models::sim::{RunResult, Simulation, Status};
 use xnet_models::workload::{Workload, WORKLOADS, WORKLOAD_PACKET};
 
@@ -108,7 +109,12 @@ fn workload_deliveries(sim: &mut Simulation) -> (RunResult, Vec<Arrival>) {
         .deliveries
         .iter()
         .filter(|d| d.id & WORKLOAD_PACKET != 0)
-        .map(|d| (d.src, d.dst, Workload::step_of_tag(job, d.id as u32), d.created, d.delivered))
+        .map(|d| {
+            // A packet names its sender's op; a stencil's iteration is one step.
+            let (_, rank) = w.rank_at(d.src).unwrap();
+            let step = d.id as u32 / job.ops.graph.ops_per_iteration(rank);
+            (d.src, d.dst, step, d.created, d.delivered)
+        })
         .collect();
     (r, rows)
 }
@@ -190,8 +196,23 @@ fn every_message_is_delivered_once_and_every_rank_finishes() {
     assert_eq!(stencil.packets_received, stencil.packets_sent);
     assert!(a2a.rank_finish.iter().chain(&stencil.rank_finish).all(|&t| t > 0));
     assert!(w.stalled.is_empty());
-    let ids: HashSet<u64> = r.deliveries.iter().map(|d| d.id).collect();
-    assert_eq!(ids.len(), r.deliveries.len(), "a packet was delivered twice");
+    // A synthetic packet's id is unique; an application packet's names its message (its
+    // sender and the sender's send op): each message's packets arrive, once each.
+    let mut per_id: HashMap<u64, u64> = HashMap::new();
+    for d in &r.deliveries {
+        *per_id.entry(d.id).or_default() += 1;
+    }
+    let built = sim.workload().unwrap();
+    for (&id, &n) in &per_id {
+        if id & WORKLOAD_PACKET == 0 {
+            assert_eq!(n, 1, "packet {id} was delivered {n} times");
+            continue;
+        }
+        let src = r.deliveries.iter().find(|d| d.id == id).unwrap().src;
+        let (j, rank) = built.rank_at(src).unwrap();
+        let Op::Send { bytes, .. } = built.jobs[j as usize].ops.graph.op(rank, id as u32) else { panic!() };
+        assert_eq!(n, built.packets(bytes) as u64, "message {id:#x}");
+    }
     let workload_packets = r.deliveries.iter().filter(|d| d.id & WORKLOAD_PACKET != 0).count() as u64;
     assert_eq!(workload_packets, a2a.packets_sent + stencil.packets_sent);
     // The background kept flowing from the endpoints that run no rank.
@@ -236,7 +257,7 @@ fn a_job_that_cannot_finish_ends_with_a_diagnosis() {
     assert_eq!(w.jobs[0].completion_time, None);
     assert_eq!(w.stalled.len(), 8);
     let why = w.diagnosis(r.summary.in_flight_end).unwrap();
-    assert!(why.contains("8 of 8 ranks unfinished") && why.contains("rank 0 in step"), "{why}");
+    assert!(why.contains("8 of 8 ranks unfinished") && why.contains("rank 0 in iteration"), "{why}");
     // A deadlocking network (a ring without datelines) stops at the watchdog.
     let ring = r#"
         [simulation]
@@ -293,10 +314,11 @@ fn bad_workloads_are_refused_naming_the_key() {
     );
     assert!(e.contains("traffic"), "{e}");
     let e = err(
-        "[[workload.jobs]]\nkind = \"alltoall\"\nranks = 4\nmessage_bytes = 100000000\niterations = 100000\n",
+        "[[workload.jobs]]\nkind = \"alltoall\"\nranks = 4\nmessage_bytes = 100\niterations = 300000000\n",
         &[],
     );
-    assert!(e.contains("workload.jobs[0]") && e.contains("2^32"), "{e}");
+    // 10 ops per iteration (3 steps of a receive, a send and their join; the computation).
+    assert!(e.contains("workload.jobs[0]") && e.contains("3000000000 ops") && e.contains("2^31 - 1"), "{e}");
 }
 
 /// A rank mapping file (`mapping = "file"`) is read with the reader the xnet command passes

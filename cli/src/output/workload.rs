@@ -22,6 +22,8 @@ struct JobRow {
     message_latency_p50: f64,
     message_latency_p99: f64,
     message_latency_max: f64,
+    ideal_time: f64,
+    slowdown: f64,
 }
 
 #[derive(H5Type, Clone, Copy)]
@@ -39,6 +41,9 @@ struct RankRow {
     endpoint: u32,
     switch: u32,
     finish: u64,
+    computing: u64,
+    sending: u64,
+    waiting: u64,
 }
 
 #[derive(H5Type, Clone, Copy)]
@@ -46,9 +51,10 @@ struct RankRow {
 struct StalledRow {
     job: u32,
     rank: u32,
-    step: u32,
-    received: u32,
-    expected: u32,
+    iteration: u32,
+    ops_left: u32,
+    receives_posted: u32,
+    unexpected: u32,
     unsent: u32,
     computing: u32,
 }
@@ -81,6 +87,8 @@ pub(super) fn write_workload(g: &Group, sim: &RankModel, w: &WorkloadResult, in_
             message_latency_p50: j.message_latency.quantile(0.5),
             message_latency_p99: j.message_latency.quantile(0.99),
             message_latency_max: j.message_latency.max() as f64,
+            ideal_time: j.ideal_time.unwrap_or(f64::NAN),
+            slowdown: j.slowdown(),
         })
         .collect();
     table(&wg, "jobs", &rows)?;
@@ -94,9 +102,10 @@ pub(super) fn write_workload(g: &Group, sim: &RankModel, w: &WorkloadResult, in_
         .map(|s| StalledRow {
             job: s.job,
             rank: s.rank,
-            step: s.step,
-            received: s.received,
-            expected: s.expected,
+            iteration: s.iteration,
+            ops_left: s.ops_left,
+            receives_posted: s.receives_posted,
+            unexpected: s.unexpected,
             unsent: s.unsent,
             computing: u32::from(s.computing),
         })
@@ -125,7 +134,16 @@ fn write_job(wg: &Group, i: usize, j: &JobResult, built: &Job, sim: &RankModel) 
         .enumerate()
         .map(|(r, &finish)| {
             let endpoint = built.endpoints[r];
-            RankRow { rank: r as u64, endpoint, switch: sim.endpoints.locate(endpoint).0, finish }
+            let (computing, sending) = (j.rank_computing[r], j.rank_sending[r]);
+            RankRow {
+                rank: r as u64,
+                endpoint,
+                switch: sim.endpoints.locate(endpoint).0,
+                finish,
+                computing,
+                sending,
+                waiting: finish.saturating_sub(computing + sending),
+            }
         })
         .collect();
     table(&jg, "ranks", &ranks)?;

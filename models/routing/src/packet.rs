@@ -42,6 +42,10 @@ pub struct Packet {
     pub hops: u16,
     /// Virtual channel the packet occupies at the input it is travelling to or sits in.
     pub vc: u8,
+    /// Application packets: the low byte of their message's sequence number from its
+    /// sender to its receiver (the rest is in the id; see [`Packet::src`]). It takes the
+    /// byte that would otherwise be padding.
+    pub seq: u8,
     /// Routing state.
     pub route: RouteState,
 }
@@ -57,6 +61,7 @@ impl Packet {
             size,
             hops: 0,
             vc: 0,
+            seq: 0,
             route: RouteState::default(),
         }
     }
@@ -64,8 +69,34 @@ impl Packet {
     /// Source endpoint.
     #[inline]
     pub fn src(&self) -> EndpointId {
-        // Bit 63 marks a workload packet (`workload::WORKLOAD_PACKET`).
-        ((self.id >> 32) & 0x7fff_ffff) as EndpointId
+        // Bit 63 marks an application packet (`workload::WORKLOAD_PACKET`), whose id keeps
+        // 7 bits of its message's sequence number above a source of 24 bits
+        // ([`MAX_APP_ENDPOINTS`]); other packets have 31 bits of source.
+        let mask = if self.id >> 63 == 0 { 0x7fff_ffff } else { APP_SOURCE_MASK };
+        ((self.id >> 32) & mask) as EndpointId
+    }
+}
+
+/// The bits of an application packet's id above bit 32 that hold its source endpoint.
+const APP_SOURCE_MASK: u64 = 0x00ff_ffff;
+
+/// Networks that run applications have at most this many endpoints (2^24): an application
+/// packet's id holds its source in 24 bits.
+pub const MAX_APP_ENDPOINTS: usize = 1 << 24;
+
+impl Packet {
+    /// An application packet's sequence number (15 bits): bits 56 to 62 of its id and
+    /// [`Packet::seq`].
+    #[inline]
+    pub fn app_seq(&self) -> u16 {
+        (((self.id >> 56) & 0x7f) as u16) << 8 | self.seq as u16
+    }
+
+    /// Sets an application packet's sequence number (the low 15 bits of `seq`).
+    #[inline]
+    pub fn set_app_seq(&mut self, seq: u16) {
+        self.id = (self.id & !(0x7f << 56)) | (u64::from(seq >> 8) & 0x7f) << 56;
+        self.seq = seq as u8;
     }
 }
 
@@ -85,5 +116,13 @@ mod tests {
         assert_eq!(std::mem::size_of::<Packet>(), 32);
         let p = Packet::new(7, 9, 3, 16, 100);
         assert_eq!((p.src(), p.id & 0xffff_ffff, p.created), (7, 9, 100));
+        // An application packet keeps its source and a 15-bit sequence number.
+        let mut a = Packet::new((1 << 24) - 1, 9, 3, 16, 100);
+        a.id |= 1 << 63;
+        a.set_app_seq(0x7abc);
+        assert_eq!((a.src(), a.app_seq(), a.id & 0xffff_ffff), ((1 << 24) - 1, 0x7abc, 9));
+        a.set_app_seq(0x0102);
+        assert_eq!((a.src(), a.app_seq()), ((1 << 24) - 1, 0x0102));
+        assert_eq!(Packet::new((1 << 31) - 1, 0, 0, 1, 0).src(), (1 << 31) - 1);
     }
 }

@@ -1,19 +1,73 @@
-//! Application ranks at the endpoints (see `crate::workload`): a rank posts its step's
-//! messages into its endpoint's source queue, counts the packets that arrive for each
-//! step, moves on once the step's receives are in and its own sends have left the
-//! endpoint (as `MPI_Waitall` over the step's sends and receives), and computes after
-//! each iteration. Everything a rank reacts to arrives as an event at its router (a
-//! delivery, the end of its computation), so the ranks' progress is as deterministic as
-//! the network's.
+//! Application ranks at the endpoints: the executor of a job's operation graph (see
+//! `crate::workload` and the `schedule` crate).
+//!
+//! A rank starts the ops whose dependencies are met: a `calc` ends after its duration (a
+//! `ComputeDone` event), a send ends once its last data packet has left the endpoint, a
+//! receive once it has matched a message (MPI's order: [`Matcher`]) and the message's last
+//! packet is in. Messages up to the eager limit go at once; larger ones by rendezvous: a
+//! request (one packet), a clear-to-send from the receiver once a receive matches it (one
+//! packet), then the data. Ops that end at once (zero-time `calc`s, matched receives)
+//! release their dependents in the same event, through a work list, in a fixed order.
+//!
+//! A packet names its message by the sender's op (the low 31 bits of its id; bit 31 marks
+//! a clear-to-send, which names the send it clears) and its sender by its source endpoint:
+//! every process holds every job's graph, so the receiver reads the message's envelope and
+//! size from the sender's op. Packets may overtake each other in the network (adaptive
+//! routings); MPI matches a sender's messages in the order they were sent, so each message
+//! carries a sequence number per sender and receiver (15 bits: a window far beyond what a
+//! network holds in flight) and a receiver matches a message only after the ones sent
+//! before it, as MPI libraries do over unordered networks.
+//!
+//! A graph cut into iterations is held one iteration at a time: a rank keeps a counter and
+//! a phase per op of its current iteration.
 
 use super::buffers::{store_in, Held, NIL};
 use super::messages::{Post, SelfEvent};
-use super::stats::{JobStats, PartitionStats, StalledRank};
+use super::stats::{JobStats, PartitionStats, RankEnd, StalledRank};
 use super::{RouterCtx, RouterState, Shared};
-use crate::workload::{Order, Workload, WORKLOAD_PACKET};
+use crate::workload::{Workload, CLEAR_TO_SEND, WORKLOAD_PACKET};
 use routing::packet::Packet;
+use schedule::{Envelope, Matcher, Op, OpId, Pattern, Source, TagMatch};
 use std::collections::{HashMap, VecDeque};
 use topology::EndpointId;
+
+const WAITING: u8 = 0;
+const STARTED: u8 = 1;
+const ENDED: u8 = 2;
+
+/// No receive matched yet.
+const UNMATCHED: OpId = OpId::MAX;
+
+/// Sequence numbers per sender and receiver wrap at 2^15 (what a packet holds).
+const SEQ_MASK: u16 = 0x7fff;
+
+/// A message leaving a rank: in its outbox until its packets enter the source queue.
+struct Outgoing {
+    dst: EndpointId,
+    /// Packets not yet in the source queue.
+    packets: u32,
+    /// The low 32 bits of its packets' ids: the send's op, with [`CLEAR_TO_SEND`] for a
+    /// clear-to-send.
+    low: u32,
+    seq: u16,
+    created: u64,
+    /// The send that ends when the last packet has left (`None`: a control message).
+    ends: Option<OpId>,
+}
+
+/// A message arriving at a rank, from its first packet on.
+struct Inbound {
+    /// The receive it matched, or [`UNMATCHED`].
+    recv: OpId,
+    /// Data packets in.
+    got: u32,
+    /// Data packets in all.
+    need: u32,
+    /// When its send started (its first packet's creation time).
+    posted: u64,
+    /// Its data waits for a clear-to-send.
+    rendezvous: bool,
+}
 
 /// One rank of a job, running at one of the router's endpoints.
 pub(super) struct AppRank {
@@ -23,25 +77,38 @@ pub(super) struct AppRank {
     rank: u32,
     /// Local index of its endpoint.
     nic: u16,
-    /// Global step it is in (the job's total steps: finished).
-    step: u32,
-    /// Packets it must receive in the current step.
-    expected: u32,
-    /// It computes (a `ComputeDone` event is pending).
-    computing: bool,
-    /// The current step's sends are posted.
-    sent: bool,
-    /// Packets received for the current step and the ones after it (senders may be ahead).
-    received: VecDeque<u32>,
-    /// Messages posted and not yet all in the source queue: `(destination, packets left)`.
-    outbox: VecDeque<(EndpointId, u32)>,
-    /// When the current step's messages were posted (their packets' creation time).
-    posted: u64,
-    /// Number within the step of the next packet to leave the outbox.
-    next_index: u32,
-    /// Transfers of several packets partly received: `(source rank, step)` to packets
-    /// received so far. Looked up only, never iterated, so its order cannot matter.
-    partial: HashMap<(u32, u32), u32>,
+    /// The iteration it runs, and that iteration's first op.
+    iteration: u32,
+    base: OpId,
+    /// Per op of the iteration: dependencies not yet met, and its phase.
+    unmet: Vec<u32>,
+    phase: Vec<u8>,
+    /// Ops of the iteration not yet ended.
+    left: u32,
+    /// Every op of every iteration has ended.
+    done: bool,
+    /// Posted receives (their op) and unexpected messages (sender, sender's op).
+    matcher: Matcher<OpId, (u32, OpId)>,
+    /// Messages partly in, by (sender, sender's op). Looked up only, never iterated.
+    inbound: HashMap<(u32, OpId), Inbound>,
+    /// Messages whose first packet came before an earlier message of the same sender:
+    /// (sender, sequence number) to the sender's op.
+    held: HashMap<(u32, u16), OpId>,
+    /// Per sender, the sequence number of the next message to match.
+    next_in: HashMap<u32, u16>,
+    /// Per receiver, the sequence number of the next message sent to it.
+    next_out: HashMap<u32, u16>,
+    outbox: VecDeque<Outgoing>,
+    /// Per packet of the rank in its endpoint's source queue, in order: the send its
+    /// departure ends, if it is that send's last.
+    queued: VecDeque<Option<OpId>>,
+    /// `calc`s and sends running; since when the counts last changed; the time spent with
+    /// a `calc` running, and with a send but no `calc` running.
+    calcs: u32,
+    sends: u32,
+    since: u64,
+    computing: u64,
+    sending: u64,
 }
 
 /// Packets a rank keeps in its endpoint's source queue; the rest wait in its outbox.
@@ -50,7 +117,18 @@ const QUEUED: u32 = 2;
 impl AppRank {
     /// Packets posted that have not reached the source queue.
     fn unsent(&self) -> u32 {
-        self.outbox.iter().map(|m| m.1).sum()
+        self.outbox.iter().map(|m| m.packets).sum()
+    }
+
+    /// Adds the time since the last change to computing or sending, before a change.
+    fn account(&mut self, t: u64) {
+        let spent = t - self.since;
+        if self.calcs > 0 {
+            self.computing += spent;
+        } else if self.sends > 0 {
+            self.sending += spent;
+        }
+        self.since = t;
     }
 }
 
@@ -59,6 +137,10 @@ fn job_stats(st: &mut PartitionStats, job: u32) -> &mut JobStats {
         st.jobs.resize_with(job as usize + 1, JobStats::default);
     }
     &mut st.jobs[job as usize]
+}
+
+fn workload(sh: &Shared) -> &Workload {
+    sh.workload.as_deref().expect("ranks run only with a workload")
 }
 
 impl RouterState {
@@ -73,208 +155,311 @@ impl RouterState {
                     job,
                     rank,
                     nic: i as u16,
-                    step: 0,
-                    expected: 0,
-                    computing: false,
-                    sent: false,
-                    received: VecDeque::new(),
+                    iteration: 0,
+                    base: 0,
+                    unmet: Vec::new(),
+                    phase: Vec::new(),
+                    left: 0,
+                    done: false,
+                    matcher: Matcher::new(1),
+                    inbound: HashMap::new(),
+                    held: HashMap::new(),
+                    next_in: HashMap::new(),
+                    next_out: HashMap::new(),
                     outbox: VecDeque::new(),
-                    posted: 0,
-                    next_index: 0,
-                    partial: HashMap::new(),
+                    queued: VecDeque::new(),
+                    calcs: 0,
+                    sends: 0,
+                    since: 0,
+                    computing: 0,
+                    sending: 0,
                 });
             }
         }
     }
 
-    /// Every rank of the router enters its first step.
+    /// Every rank of the router starts the ops of its first iteration that wait for nothing.
     pub(super) fn start_ranks(&mut self, sh: &Shared, ctx: &mut RouterCtx<'_>, st: &mut PartitionStats) {
         for a in 0..self.apps.len() {
-            self.enter_step(sh, a, ctx, st);
-            self.advance(sh, a, ctx, st);
+            self.enter_iteration(sh, a, 0, ctx, st);
+            let app = &self.apps[a];
+            let ready = (0..app.unmet.len()).filter(|&k| app.unmet[k] == 0);
+            let ready: Vec<OpId> = ready.map(|k| app.base + k as OpId).collect();
+            self.app_work.extend(ready.into_iter().map(|op| (a as u32, op, false)));
         }
+        self.run_ranks(sh, ctx, st);
     }
 
-    /// Rank `a` begins its current step: it learns how many packets to expect and, in an
-    /// exchange, posts its sends. At the end of its program it records its finish.
-    fn enter_step(&mut self, sh: &Shared, a: usize, ctx: &mut RouterCtx<'_>, st: &mut PartitionStats) {
-        let w = sh.workload.as_deref().expect("ranks run only with a workload");
-        let app = &mut self.apps[a];
-        let job = &w.jobs[app.job as usize];
-        if app.step as u64 >= job.total_steps() {
-            let (rank, t) = (app.rank, ctx.now());
-            job_stats(st, app.job).finished.push((rank, t));
-            st.period.finished_ranks += 1;
-            return;
-        }
-        let (iteration, step) = job.split_step(app.step);
-        let mut messages = std::mem::take(&mut self.messages);
-        messages.clear();
-        job.program.receives(app.rank, iteration, step, &mut messages);
-        app.expected = messages.iter().map(|m| w.packets(m.1)).sum();
-        app.sent = false;
-        self.messages = messages;
-        if job.program.order() == Order::SendFirst {
-            self.post_sends(sh, w, a, ctx, st);
-        }
-    }
-
-    /// Rank `a` posts the messages of its current step: they wait in its outbox, from which
-    /// its endpoint's source queue takes packets as it sends them ([`Self::feed_rank`]).
-    fn post_sends(
+    /// Rank `a` enters iteration `i`: its ops' counters come from the graph. A rank with no
+    /// ops left has finished.
+    fn enter_iteration(
         &mut self,
         sh: &Shared,
-        w: &Workload,
         a: usize,
+        i: u32,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        let w = workload(sh);
+        let app = &mut self.apps[a];
+        let g = &*w.jobs[app.job as usize].ops.graph;
+        let n = g.ops_per_iteration(app.rank);
+        app.iteration = i;
+        app.base = i * n;
+        app.unmet.clear();
+        app.unmet.extend((0..n).map(|k| g.unmet(app.rank, app.base + k)));
+        app.phase.clear();
+        app.phase.resize(n as usize, WAITING);
+        app.left = n;
+        if n == 0 {
+            self.finish_rank(a, ctx.now(), st);
+        }
+    }
+
+    /// Runs the work list: ops to start or end, in the order they were queued, each
+    /// queuing what it releases. Re-entrant calls (an injection while a rank posts) leave
+    /// their work to the running loop.
+    fn run_ranks(&mut self, sh: &Shared, ctx: &mut RouterCtx<'_>, st: &mut PartitionStats) {
+        if self.app_running {
+            return;
+        }
+        self.app_running = true;
+        while let Some((a, op, end)) = self.app_work.pop_front() {
+            if end {
+                self.end_op(sh, a as usize, op, ctx, st);
+            } else {
+                self.start_op(sh, a as usize, op, ctx, st);
+            }
+        }
+        self.app_running = false;
+    }
+
+    /// Queues the dependents of op `op` of rank `a` (of its start, or of its end): those
+    /// with no dependency left start.
+    fn release_dependents(&mut self, sh: &Shared, a: usize, op: OpId, end: bool) {
+        let w = workload(sh);
+        let app = &mut self.apps[a];
+        let g = &*w.jobs[app.job as usize].ops.graph;
+        let (rank, base, unmet, work) = (app.rank, app.base, &mut app.unmet, &mut self.app_work);
+        let mut each = |d: OpId| {
+            let k = (d - base) as usize;
+            unmet[k] -= 1;
+            if unmet[k] == 0 {
+                work.push_back((a as u32, d, false));
+            }
+        };
+        if end {
+            g.each_after_end(rank, op, &mut each);
+        } else {
+            g.each_after_start(rank, op, &mut each);
+        }
+    }
+
+    /// Op `op` of rank `a` starts.
+    fn start_op(
+        &mut self,
+        sh: &Shared,
+        a: usize,
+        op: OpId,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        let w = workload(sh);
+        let t = ctx.now();
+        let app = &mut self.apps[a];
+        let job = &w.jobs[app.job as usize];
+        app.phase[(op - app.base) as usize] = STARTED;
+        let rank = app.rank;
+        self.release_dependents(sh, a, op, false);
+        let app = &mut self.apps[a];
+        match job.ops.graph.op(rank, op) {
+            Op::Calc { time } => {
+                app.account(t);
+                app.calcs += 1;
+                match w.cycles(time, job.ops.unit) {
+                    0 => self.app_work.push_back((a as u32, op, true)),
+                    c => ctx.schedule_self(c, SelfEvent::ComputeDone { nic: app.nic, op }),
+                }
+            }
+            Op::Send { to, bytes, .. } => {
+                app.account(t);
+                app.sends += 1;
+                if to == rank {
+                    // To itself: the message is there at once, whatever its size.
+                    let inbound = Inbound { recv: UNMATCHED, got: 0, need: 0, posted: t, rendezvous: false };
+                    app.inbound.insert((rank, op), inbound);
+                    let stats = job_stats(st, app.job);
+                    stats.messages += 1;
+                    stats.message_latency.record(0);
+                    self.app_work.push_back((a as u32, op, true));
+                    self.deliver_header(sh, a, rank, op, ctx, st);
+                    return;
+                }
+                let next = app.next_out.entry(to).or_insert(0);
+                let seq = *next;
+                *next = next.wrapping_add(1) & SEQ_MASK;
+                let dst = job.endpoints[to as usize];
+                let out = if bytes <= w.eager_limit {
+                    Outgoing { dst, packets: w.packets(bytes), low: op, seq, created: t, ends: Some(op) }
+                } else {
+                    Outgoing { dst, packets: 1, low: op, seq, created: t, ends: None }
+                };
+                self.post(sh, a, out, ctx, st);
+            }
+            Op::Recv { from, tag, comm, .. } => {
+                if let Some((_, (src, sop))) = app.matcher.post(0, Pattern { comm, src: from, tag }, op) {
+                    self.matched(sh, a, op, src, sop, ctx, st);
+                }
+            }
+        }
+    }
+
+    /// Op `op` of rank `a` ends: its dependents may start; the last op of an iteration
+    /// moves the rank to the next one, or finishes it.
+    fn end_op(&mut self, sh: &Shared, a: usize, op: OpId, ctx: &mut RouterCtx<'_>, st: &mut PartitionStats) {
+        let w = workload(sh);
+        let t = ctx.now();
+        let app = &mut self.apps[a];
+        let job = &w.jobs[app.job as usize];
+        app.phase[(op - app.base) as usize] = ENDED;
+        app.left -= 1;
+        match job.ops.graph.op(app.rank, op) {
+            Op::Calc { .. } => {
+                app.account(t);
+                app.calcs -= 1;
+            }
+            Op::Send { .. } => {
+                app.account(t);
+                app.sends -= 1;
+            }
+            Op::Recv { .. } => {}
+        }
+        if app.left == 0 {
+            let (i, iterations) = (app.iteration, job.iterations);
+            self.end_iteration(a, i, iterations, t, st);
+            if i + 1 < iterations {
+                self.enter_iteration(sh, a, i + 1, ctx, st);
+            } else {
+                self.finish_rank(a, t, st);
+            }
+        }
+        self.release_dependents(sh, a, op, true);
+    }
+
+    /// Rank `a` ended iteration `i` of `iterations` at `t`.
+    fn end_iteration(&mut self, a: usize, i: u32, iterations: u32, t: u64, st: &mut PartitionStats) {
+        let s = job_stats(st, self.apps[a].job);
+        let n = iterations as usize;
+        if s.iteration_end_max.len() < n {
+            s.iteration_end_max.resize(n, 0);
+            s.iteration_end_sum.resize(n, 0);
+            s.iteration_ranks.resize(n, 0);
+        }
+        s.iteration_ranks[i as usize] += 1;
+        s.iteration_end_max[i as usize] = s.iteration_end_max[i as usize].max(t);
+        s.iteration_end_sum[i as usize] += t;
+    }
+
+    /// Rank `a` ran its last op at `t`.
+    fn finish_rank(&mut self, a: usize, t: u64, st: &mut PartitionStats) {
+        let app = &mut self.apps[a];
+        app.account(t);
+        app.done = true;
+        let end = RankEnd { rank: app.rank, finish: t, computing: app.computing, sending: app.sending };
+        job_stats(st, app.job).finished.push(end);
+        st.period.finished_ranks += 1;
+    }
+
+    /// Rank `a` posts message `out`: it waits in the outbox, from which the endpoint's
+    /// source queue takes packets as it sends them ([`Self::feed_rank`]).
+    fn post(
+        &mut self,
+        sh: &Shared,
+        a: usize,
+        out: Outgoing,
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
         let t = ctx.now();
+        let packets = out.packets as u64;
         let app = &mut self.apps[a];
-        app.sent = true;
-        let (job_index, nic_index) = (app.job, app.nic);
-        let job = &w.jobs[job_index as usize];
-        let (iteration, step) = job.split_step(app.step);
-        let mut messages = std::mem::take(&mut self.messages);
-        messages.clear();
-        job.program.sends(app.rank, iteration, step, &mut messages);
-        let mut packets = 0u64;
-        for &(peer, bytes) in &messages {
-            let count = w.packets(bytes);
-            app.outbox.push_back((job.endpoints[peer as usize], count));
-            packets += count as u64;
-        }
-        app.posted = t;
-        app.next_index = 0;
-        self.messages = messages;
+        let (job, nic) = (app.job, app.nic);
+        app.outbox.push_back(out);
         let size = sh.params.packet_size as u64;
         st.generated_total += packets;
         st.period.generated_packets += packets;
         st.period.generated_phits += packets * size;
         if Self::in_measurement(sh, t) {
-            self.nics[nic_index as usize].generated_phits += packets * size;
+            self.nics[nic as usize].generated_phits += packets * size;
             st.measured.generated_packets += packets;
             st.measured.generated_phits += packets * size;
         }
-        job_stats(st, job_index).packets_sent += packets;
-        let was_idle = self.nics[nic_index as usize].source_queue.is_empty();
-        self.feed_rank(sh, nic_index);
-        if was_idle && packets > 0 {
-            // The rank's own code is running: an emptied queue must not call back into it
-            // (`on_sends_left`); the caller looks at the queue after posting.
-            self.posting = true;
-            self.try_inject(sh, nic_index, ctx, st);
-            self.posting = false;
+        job_stats(st, job).packets_sent += packets;
+        let was_idle = self.nics[nic as usize].source_queue.is_empty();
+        self.feed_rank(sh, nic);
+        if was_idle {
+            self.try_inject(sh, nic, ctx, st);
         }
     }
 
     /// Moves the next packets of the rank at endpoint `nic` from its outbox into the
-    /// source queue, keeping [`QUEUED`] there: a rank that posts a large step holds one
+    /// source queue, keeping [`QUEUED`] there: a rank that posts a large message holds one
     /// record per message, not one per packet, until its endpoint sends them.
     pub(super) fn feed_rank(&mut self, sh: &Shared, nic: u16) {
         let a = self.nics[nic as usize].app;
         if a == NIL {
             return;
         }
-        let w = sh.workload.as_deref().expect("ranks run only with a workload");
         let app = &mut self.apps[a as usize];
-        let job = &w.jobs[app.job as usize];
         let src = self.nics[nic as usize].endpoint;
         while self.nics[nic as usize].source_queue.len < QUEUED {
             let Some(front) = app.outbox.front_mut() else { break };
-            let dst = front.0;
-            front.1 -= 1;
-            if front.1 == 0 {
-                app.outbox.pop_front();
-            }
-            let mut packet = Packet::new(
-                src,
-                Workload::tag(job, app.step, app.next_index),
-                dst,
-                sh.params.packet_size,
-                app.posted,
-            );
+            let mut packet = Packet::new(src, front.low, front.dst, sh.params.packet_size, front.created);
             packet.id |= WORKLOAD_PACKET;
-            app.next_index += 1;
+            packet.set_app_seq(front.seq);
+            front.packets -= 1;
+            if front.packets == 0 {
+                app.queued.push_back(front.ends);
+                app.outbox.pop_front();
+            } else {
+                app.queued.push_back(None);
+            }
             let slot = store_in(&mut self.slab, &mut self.free_slots, Held { packet, ready: 0, next: NIL });
             self.nics[nic as usize].source_queue.push_back(slot, &mut self.slab);
         }
     }
 
-    /// Rank `a` moves on as far as it can: a step is done once its receives are in and its
-    /// own packets have left the endpoint; then, at the end of an iteration, it computes.
-    fn advance(&mut self, sh: &Shared, a: usize, ctx: &mut RouterCtx<'_>, st: &mut PartitionStats) {
-        let w = sh.workload.as_deref().expect("ranks run only with a workload");
-        loop {
-            let app = &self.apps[a];
-            let job = &w.jobs[app.job as usize];
-            if app.computing || app.step as u64 >= job.total_steps() {
-                return;
-            }
-            if app.received.front().copied().unwrap_or(0) < app.expected {
-                return;
-            }
-            if !app.sent {
-                // A pipeline step forwards once its receives are in.
-                self.post_sends(sh, w, a, ctx, st);
-            }
-            let app = &self.apps[a];
-            if !self.nics[app.nic as usize].source_queue.is_empty() {
-                // Its sends must leave too; the endpoint calls back when they have.
-                return;
-            }
-            let app = &mut self.apps[a];
-            let (_, step) = job.split_step(app.step);
-            if step + 1 == job.program.steps_per_iteration() && job.compute > 0 {
-                app.computing = true;
-                let nic = app.nic;
-                ctx.schedule_self(job.compute, SelfEvent::ComputeDone { nic });
-                return;
-            }
-            self.next_step(sh, a, ctx, st);
-        }
-    }
-
-    /// Rank `a` finished its step (and its computation, if the step ended an iteration).
-    fn next_step(&mut self, sh: &Shared, a: usize, ctx: &mut RouterCtx<'_>, st: &mut PartitionStats) {
-        let w = sh.workload.as_deref().expect("ranks run only with a workload");
-        let app = &mut self.apps[a];
-        let job = &w.jobs[app.job as usize];
-        let (iteration, step) = job.split_step(app.step);
-        if step + 1 == job.program.steps_per_iteration() {
-            let t = ctx.now();
-            let s = job_stats(st, app.job);
-            let n = job.iterations as usize;
-            if s.iteration_end_max.len() < n {
-                s.iteration_end_max.resize(n, 0);
-                s.iteration_end_sum.resize(n, 0);
-                s.iteration_ranks.resize(n, 0);
-            }
-            s.iteration_ranks[iteration as usize] += 1;
-            s.iteration_end_max[iteration as usize] = s.iteration_end_max[iteration as usize].max(t);
-            s.iteration_end_sum[iteration as usize] += t;
-        }
-        // The step's count leaves the front: the next step's (early arrivals included) is there.
-        app.received.pop_front();
-        app.step += 1;
-        self.enter_step(sh, a, ctx, st);
-    }
-
-    /// The computation of the rank at endpoint `nic` ends.
-    pub(super) fn on_compute_done(
+    /// A packet of the rank at endpoint `nic` left the endpoint: the send whose last packet
+    /// it was ends.
+    pub(super) fn on_rank_injected(
         &mut self,
         sh: &Shared,
         nic: u16,
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        let a = self.nics[nic as usize].app as usize;
-        self.apps[a].computing = false;
-        self.next_step(sh, a, ctx, st);
-        self.advance(sh, a, ctx, st);
+        let a = self.nics[nic as usize].app;
+        if let Some(Some(op)) = self.apps[a as usize].queued.pop_front() {
+            self.app_work.push_back((a, op, true));
+            self.run_ranks(sh, ctx, st);
+        }
     }
 
-    /// The rank at endpoint `nic` receives workload packet `packet` at `t`.
+    /// The computation `op` of the rank at endpoint `nic` ends.
+    pub(super) fn on_compute_done(
+        &mut self,
+        sh: &Shared,
+        nic: u16,
+        op: OpId,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        let a = self.nics[nic as usize].app;
+        self.app_work.push_back((a, op, true));
+        self.run_ranks(sh, ctx, st);
+    }
+
+    /// The rank at endpoint `nic` receives workload packet `packet`.
     pub(super) fn on_rank_receive(
         &mut self,
         sh: &Shared,
@@ -283,68 +468,141 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        let w = sh.workload.as_deref().expect("workload packets exist only with a workload");
+        let w = workload(sh);
         let t = ctx.now();
         let a = self.nics[nic as usize].app as usize;
         let app = &mut self.apps[a];
         let job = &w.jobs[app.job as usize];
-        let step = Workload::step_of_tag(job, packet.id as u32);
-        let (src_job, src_rank) = w.rank_at(packet.src()).expect("a workload packet comes from a rank");
-        assert!(
-            src_job == app.job && step >= app.step,
-            "rank {} of job {} got a packet of job {src_job} for step {step} in step {}",
-            app.rank,
-            app.job,
-            app.step
-        );
-        let ahead = (step - app.step) as usize;
-        if app.received.len() <= ahead {
-            app.received.resize(ahead + 1, 0);
+        job_stats(st, app.job).packets_received += 1;
+        let low = packet.id as u32;
+        if low & CLEAR_TO_SEND != 0 {
+            // The receiver of our send `op` is ready: the data goes.
+            let op = low & !CLEAR_TO_SEND;
+            let Op::Send { to, bytes, .. } = job.ops.graph.op(app.rank, op) else {
+                unreachable!("a clear-to-send names a send")
+            };
+            let data = Outgoing {
+                dst: job.endpoints[to as usize],
+                packets: w.packets(bytes),
+                low: op,
+                seq: 0,
+                created: t,
+                ends: Some(op),
+            };
+            self.post(sh, a, data, ctx, st);
+            self.run_ranks(sh, ctx, st);
+            return;
         }
-        app.received[ahead] += 1;
-        // The transfer from this source in this step is complete when its last packet is in.
-        let (iteration, s) = job.split_step(step);
-        let mut messages = std::mem::take(&mut self.messages);
-        messages.clear();
-        let due =
-            job.program.packets_between(src_rank, app.rank, iteration, s, &mut messages, |b| w.packets(b));
-        self.messages = messages;
-        let whole = if due == 1 {
-            true
-        } else {
-            let got = app.partial.entry((src_rank, step)).or_insert(0);
-            *got += 1;
-            if *got == due {
-                app.partial.remove(&(src_rank, step));
-                true
-            } else {
-                false
+        let (src_job, src) = w.rank_at(packet.src()).expect("an application packet comes from a rank");
+        debug_assert_eq!(src_job, app.job, "application packets stay within their job");
+        let sop = low;
+        if let Some(m) = app.inbound.get_mut(&(src, sop)) {
+            m.got += 1;
+            if m.got == m.need {
+                let stats = job_stats(st, app.job);
+                stats.messages += 1;
+                stats.message_latency.record(t - m.posted);
+                if m.recv != UNMATCHED {
+                    self.complete(a, src, sop);
+                }
             }
-        };
-        let stats = job_stats(st, app.job);
-        stats.packets_received += 1;
-        if whole {
-            stats.messages += 1;
-            stats.message_latency.record(t - packet.created as u64);
+        } else {
+            // A message's first packet: its envelope and size are the sender's op's.
+            let Op::Send { bytes, .. } = job.ops.graph.op(src, sop) else {
+                unreachable!("an application packet names a send")
+            };
+            let rendezvous = bytes > w.eager_limit;
+            let m = Inbound {
+                recv: UNMATCHED,
+                got: u32::from(!rendezvous),
+                need: w.packets(bytes),
+                posted: packet.created as u64,
+                rendezvous,
+            };
+            if m.got == m.need {
+                let stats = job_stats(st, app.job);
+                stats.messages += 1;
+                stats.message_latency.record(t - m.posted);
+            }
+            app.inbound.insert((src, sop), m);
+            let seq = packet.app_seq();
+            let next = app.next_in.entry(src).or_insert(0);
+            if seq == *next {
+                *next = next.wrapping_add(1) & SEQ_MASK;
+                self.deliver_header(sh, a, src, sop, ctx, st);
+                // The messages of this sender held behind it may now match, in order.
+                loop {
+                    let app = &mut self.apps[a];
+                    let next = app.next_in.get_mut(&src).expect("set above");
+                    let Some(held) = app.held.remove(&(src, *next)) else { break };
+                    *next = next.wrapping_add(1) & SEQ_MASK;
+                    self.deliver_header(sh, a, src, held, ctx, st);
+                }
+            } else {
+                app.held.insert((src, seq), sop);
+            }
         }
-        if ahead == 0 {
-            self.advance(sh, a, ctx, st);
-        }
+        self.run_ranks(sh, ctx, st);
     }
 
-    /// The source queue of endpoint `nic` emptied: its rank may be done with its step.
-    #[inline]
-    pub(super) fn on_sends_left(
+    /// The message of `src`'s send `sop` is matchable at rank `a`: it matches the earliest
+    /// posted receive it satisfies, or waits as unexpected.
+    fn deliver_header(
         &mut self,
         sh: &Shared,
-        nic: u16,
+        a: usize,
+        src: u32,
+        sop: OpId,
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        let a = self.nics[nic as usize].app;
-        if a != NIL && !self.posting {
-            self.advance(sh, a as usize, ctx, st);
+        let w = workload(sh);
+        let app = &mut self.apps[a];
+        let Op::Send { tag, comm, .. } = w.jobs[app.job as usize].ops.graph.op(src, sop) else {
+            unreachable!("a message comes from a send")
+        };
+        if let Some((_, recv)) = app.matcher.arrive(0, Envelope { comm, src, tag }, (src, sop)) {
+            self.matched(sh, a, recv, src, sop, ctx, st);
         }
+    }
+
+    /// Receive `recv` of rank `a` matched the message of `src`'s send `sop`: a rendezvous
+    /// clears its sender to send; a message whose packets are all in completes.
+    #[allow(clippy::too_many_arguments)]
+    fn matched(
+        &mut self,
+        sh: &Shared,
+        a: usize,
+        recv: OpId,
+        src: u32,
+        sop: OpId,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        let w = workload(sh);
+        let t = ctx.now();
+        let app = &mut self.apps[a];
+        let m = app.inbound.get_mut(&(src, sop)).expect("a matched message has arrived");
+        m.recv = recv;
+        if m.rendezvous {
+            let cts = Outgoing {
+                dst: w.jobs[app.job as usize].endpoints[src as usize],
+                packets: 1,
+                low: sop | CLEAR_TO_SEND,
+                seq: 0,
+                created: t,
+                ends: None,
+            };
+            self.post(sh, a, cts, ctx, st);
+        } else if m.got == m.need {
+            self.complete(a, src, sop);
+        }
+    }
+
+    /// The message of `src`'s send `sop` is wholly in and matched: its receive ends.
+    fn complete(&mut self, a: usize, src: u32, sop: OpId) {
+        let m = self.apps[a].inbound.remove(&(src, sop)).expect("a complete message was inbound");
+        self.app_work.push_back((a as u32, m.recv, true));
     }
 
     /// Packets the ranks posted that have not reached their source queues.
@@ -357,16 +615,63 @@ impl RouterState {
         let Some(w) = &sh.workload else { return Vec::new() };
         self.apps
             .iter()
-            .filter(|app| (app.step as u64) < w.jobs[app.job as usize].total_steps())
-            .map(|app| StalledRank {
-                job: app.job,
-                rank: app.rank,
-                step: app.step,
-                received: app.received.front().copied().unwrap_or(0),
-                expected: app.expected,
-                unsent: self.nics[app.nic as usize].source_queue.len + app.unsent(),
-                computing: app.computing,
+            .filter(|app| !app.done)
+            .map(|app| {
+                let g = &*w.jobs[app.job as usize].ops.graph;
+                let mut waits = Vec::new();
+                let mut receives = 0;
+                for (k, &phase) in app.phase.iter().enumerate() {
+                    if phase != STARTED {
+                        continue;
+                    }
+                    let op = app.base + k as OpId;
+                    let what = match g.op(app.rank, op) {
+                        Op::Recv { from, tag, comm, .. } => {
+                            receives += 1;
+                            format!(
+                                "l{op} waits for a message from {}, {}, comm {comm}",
+                                source(from),
+                                tag_text(tag)
+                            )
+                        }
+                        Op::Send { to, bytes, .. } if bytes > w.eager_limit => {
+                            format!(
+                                "l{op} (send to rank {to}) waits for its clear-to-send or its data to leave"
+                            )
+                        }
+                        Op::Send { to, .. } => {
+                            format!("l{op} (send to rank {to}) waits for its packets to leave")
+                        }
+                        Op::Calc { .. } => format!("l{op} computes"),
+                    };
+                    waits.push(what);
+                }
+                StalledRank {
+                    job: app.job,
+                    rank: app.rank,
+                    iteration: app.iteration,
+                    ops_left: app.left,
+                    receives_posted: receives,
+                    unexpected: app.matcher.unexpected() as u32,
+                    unsent: self.nics[app.nic as usize].source_queue.len + app.unsent(),
+                    computing: app.calcs > 0,
+                    waits: waits.into_iter().take(4).collect::<Vec<_>>().join("; "),
+                }
             })
             .collect()
+    }
+}
+
+fn source(s: Source) -> String {
+    match s {
+        Source::Rank(r) => format!("rank {r}"),
+        Source::Any => "any rank".into(),
+    }
+}
+
+fn tag_text(t: TagMatch) -> String {
+    match t {
+        TagMatch::Tag(t) => format!("tag {t}"),
+        TagMatch::Any => "any tag".into(),
     }
 }

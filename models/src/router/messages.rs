@@ -69,10 +69,12 @@ pub enum SelfEvent {
     },
     /// Run the switch allocator.
     Allocate,
-    /// The rank at endpoint `nic` ends its computation.
+    /// The rank at endpoint `nic` ends its computation `op`.
     ComputeDone {
         /// Local endpoint index.
         nic: u16,
+        /// The `calc` op.
+        op: u32,
     },
 }
 
@@ -141,6 +143,8 @@ pub enum Msg {
     ComputeDone {
         /// Local endpoint index.
         nic: u16,
+        /// The `calc` op.
+        op: u32,
     },
 }
 
@@ -165,7 +169,7 @@ impl Msg {
             Msg::Generate { nic } => MsgKind::Local(SelfEvent::Generate { nic }),
             Msg::Inject { nic } => MsgKind::Local(SelfEvent::Inject { nic }),
             Msg::Allocate => MsgKind::Local(SelfEvent::Allocate),
-            Msg::ComputeDone { nic } => MsgKind::Local(SelfEvent::ComputeDone { nic }),
+            Msg::ComputeDone { nic, op } => MsgKind::Local(SelfEvent::ComputeDone { nic, op }),
         }
     }
 }
@@ -189,7 +193,7 @@ impl From<SelfEvent> for Msg {
             SelfEvent::Generate { nic } => Msg::Generate { nic },
             SelfEvent::Inject { nic } => Msg::Inject { nic },
             SelfEvent::Allocate => Msg::Allocate,
-            SelfEvent::ComputeDone { nic } => Msg::ComputeDone { nic },
+            SelfEvent::ComputeDone { nic, op } => Msg::ComputeDone { nic, op },
         }
     }
 }

@@ -74,7 +74,7 @@ pub use options::{
     ARBITRATIONS, CREDIT_CHECKS, CROSSBARS, EJECTION_VCS, INJECTION_VCS,
 };
 pub use presets::{Preset, PRESETS};
-pub use stats::{BlockedChannel, Delivery, JobStats, PartitionStats, StalledRank};
+pub use stats::{BlockedChannel, Delivery, JobStats, PartitionStats, RankEnd, StalledRank};
 
 use crate::traffic::{geometric_gap, Pattern};
 use crate::workload::{Workload, WORKLOAD_PACKET};
@@ -208,10 +208,10 @@ struct RouterState {
     credits_at_crossbar: bool,
     /// The application ranks at this router's endpoints (see `app.rs`).
     apps: Vec<AppRank>,
-    /// Scratch space for a rank's message lists.
-    messages: Vec<(u32, u64)>,
-    /// A rank is posting its sends (see `app.rs`).
-    posting: bool,
+    /// The ranks' ops to start (`false`) or end (`true`) now: `(rank, op, end)`.
+    app_work: VecDeque<(u32, u32, bool)>,
+    /// The work list is being run (see `app.rs`).
+    app_running: bool,
 }
 
 /// The engine's context as a router sees it.
@@ -323,8 +323,8 @@ impl Router {
             vc_out_busy: if p.crossbar == Crossbar::Vc { vec![0; n * vcs] } else { Vec::new() },
             credits_at_crossbar: p.credit_check == CreditCheck::Crossbar,
             apps: Vec::new(),
-            messages: Vec::new(),
-            posting: false,
+            app_work: VecDeque::new(),
+            app_running: false,
         };
         let mut state = state;
         state.place_ranks(&shared);
@@ -386,7 +386,7 @@ impl LogicalProcess for Router {
                         state.on_rank_receive(sh, nic, &packet, ctx, stats);
                     }
                 }
-                SelfEvent::ComputeDone { nic } => state.on_compute_done(sh, nic, ctx, stats),
+                SelfEvent::ComputeDone { nic, op } => state.on_compute_done(sh, nic, op, ctx, stats),
                 SelfEvent::Generate { nic } => state.on_generate(sh, nic, ctx, stats),
                 SelfEvent::Inject { nic } => state.on_inject(sh, nic, ctx, stats),
                 SelfEvent::Allocate => state.allocate(sh, ctx, part),
@@ -416,7 +416,7 @@ impl LogicalProcess for Router {
                 SelfEvent::Generate { nic }
                 | SelfEvent::Inject { nic }
                 | SelfEvent::Deliver { nic, .. }
-                | SelfEvent::ComputeDone { nic },
+                | SelfEvent::ComputeDone { nic, .. },
             ) => {
                 engine::prefetch(s.nics.as_ptr().wrapping_add(nic as usize));
             }

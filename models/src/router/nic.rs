@@ -196,8 +196,8 @@ impl RouterState {
             ctx.schedule_self(size as u64, SelfEvent::Inject { nic: nic_index });
         }
         self.on_head(sh, port, packet, t + latency, ctx, st);
-        if emptied {
-            self.on_sends_left(sh, nic_index, ctx, st);
+        if self.nics[nic_index as usize].app != NIL {
+            self.on_rank_injected(sh, nic_index, ctx, st);
         }
     }
 

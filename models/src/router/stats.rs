@@ -152,8 +152,8 @@ pub struct JobStats {
     pub iteration_end_sum: Vec<u64>,
     /// Per iteration: the ranks that finished it.
     pub iteration_ranks: Vec<u64>,
-    /// `(rank, cycle)` of every rank that finished.
-    pub finished: Vec<(u32, u64)>,
+    /// Every rank that finished.
+    pub finished: Vec<RankEnd>,
     /// Latency of every message: from its posting to its last packet's arrival.
     pub message_latency: Histogram,
     /// Messages delivered whole.
@@ -192,6 +192,19 @@ impl JobStats {
     }
 }
 
+/// A rank that finished: when, and how it spent its time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankEnd {
+    /// Rank in the job.
+    pub rank: u32,
+    /// When its last op ended (cycle).
+    pub finish: u64,
+    /// Cycles with a computation running.
+    pub computing: u64,
+    /// Cycles with a send running and no computation.
+    pub sending: u64,
+}
+
 /// A rank that had not finished when the run ended, and what it waited for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StalledRank {
@@ -199,14 +212,18 @@ pub struct StalledRank {
     pub job: u32,
     /// Rank in the job.
     pub rank: u32,
-    /// Global step it was in.
-    pub step: u32,
-    /// Packets of the step it had received.
-    pub received: u32,
-    /// Packets of the step it needed.
-    pub expected: u32,
-    /// Its own packets still in its source queue.
+    /// The iteration it was in.
+    pub iteration: u32,
+    /// Ops of that iteration not ended.
+    pub ops_left: u32,
+    /// Receives posted and not complete.
+    pub receives_posted: u32,
+    /// Messages arrived that no receive had taken.
+    pub unexpected: u32,
+    /// Its own packets not yet sent from its endpoint.
     pub unsent: u32,
     /// It was computing.
     pub computing: bool,
+    /// What its first started ops wait for, in words (ops named `l<number>`).
+    pub waits: String,
 }

@@ -40,6 +40,14 @@ pub(crate) fn build_workload(
     endpoints: usize,
 ) -> Result<Option<Arc<Workload>>, ConfigError> {
     let Some(section) = &config.workload else { return Ok(None) };
+    if endpoints > routing::packet::MAX_APP_ENDPOINTS {
+        return Err(ConfigError::new(
+            "workload",
+            format!(
+                "applications run on networks of at most 2^24 endpoints (a packet names its source in 24 bits); this one has {endpoints}"
+            ),
+        ));
+    }
     Workload::build(section, endpoints, config.router.packet_size, config.simulation.seed).map(Some)
 }
 

@@ -7,6 +7,7 @@ use crate::router::{BlockedChannel, Delivery, JobStats, PartitionStats, StalledR
 use crate::stats::{jain, Counters, Histogram};
 use crate::workload::Workload;
 use engine::RunStats;
+use schedule::Stuck;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use topology::{EndpointId, PortId, SwitchId};
@@ -126,6 +127,13 @@ pub struct JobResult {
     pub completion_time: Option<u64>,
     /// Per rank: when it finished (0: it did not).
     pub rank_finish: Vec<u64>,
+    /// Per rank: cycles it computed (a `calc` running; 0 if it did not finish).
+    pub rank_computing: Vec<u64>,
+    /// Per rank: cycles it sent (a send running, no `calc`; 0 if it did not finish).
+    pub rank_sending: Vec<u64>,
+    /// The job's completion time on an ideal network (zero latency, infinite bandwidth),
+    /// in cycles; `None` if it cannot complete even there.
+    pub ideal_time: Option<f64>,
     /// Per iteration: when its last rank finished it (0: not all did).
     pub iteration_end: Vec<u64>,
     /// Per iteration: the mean over the ranks that finished it of when they did.
@@ -138,6 +146,20 @@ pub struct JobResult {
     pub packets_sent: u64,
     /// Packets received.
     pub packets_received: u64,
+    /// Why the job's schedule can never complete, whatever the network (it does not on an
+    /// ideal one); `None` if it can.
+    pub never_completes: Option<Arc<Stuck>>,
+}
+
+impl JobResult {
+    /// Completion time over the ideal network's: how much the network slowed the job
+    /// down (NaN if it did not finish or takes no time on an ideal network).
+    pub fn slowdown(&self) -> f64 {
+        match (self.completion_time, self.ideal_time) {
+            (Some(t), Some(ideal)) if ideal > 0.0 => t as f64 / ideal,
+            _ => f64::NAN,
+        }
+    }
 }
 
 impl WorkloadResult {
@@ -161,26 +183,24 @@ impl WorkloadResult {
                     job.name, job.kind, job.ranks
                 ));
             }
+            if let Some(stuck) = &job.never_completes {
+                lines.push(format!("  it can never complete, on any network: {stuck}"));
+                continue;
+            }
             for s in self.stalled.iter().filter(|s| s.job == j as u32).take(5) {
-                let per = job.steps_per_iteration.max(1);
-                let what = if s.computing {
-                    "computing".to_string()
-                } else if s.received < s.expected {
-                    format!("waiting for {} more of its {} packets", s.expected - s.received, s.expected)
-                } else {
-                    format!("waiting for {} of its own packets to leave its endpoint", s.unsent)
-                };
+                let what =
+                    if s.waits.is_empty() { "waiting for dependencies".to_string() } else { s.waits.clone() };
                 lines.push(format!(
-                    "  rank {} in step {} (iteration {}, step {} of it): {what}",
-                    s.rank,
-                    s.step,
-                    s.step / per,
-                    s.step % per
+                    "  rank {} in iteration {} ({} ops left, {} unexpected messages, {} packets unsent): {what}",
+                    s.rank, s.iteration, s.ops_left, s.unexpected, s.unsent
                 ));
             }
         }
-        lines.push(if in_flight == 0 {
-            "no packet was in flight at the end: the ranks wait for messages that were never sent (a dependency that cannot be met), or simulation.cycles ended during a computation".to_string()
+        let schedules_complete = self.jobs.iter().all(|j| j.never_completes.is_none());
+        lines.push(if !schedules_complete {
+            "a schedule that cannot complete: fix it (the ranks above wait for messages no rank sends, or for each other)".to_string()
+        } else if in_flight == 0 {
+            "no packet was in flight at the end, and every schedule completes on an ideal network: simulation.cycles ended during a computation".to_string()
         } else {
             format!("{in_flight} packets were still in flight: the network was too slow for simulation.cycles, or deadlocked (see the watchdog, simulation.watchdog)")
         });
@@ -461,8 +481,12 @@ fn job_results(w: &Workload, mut stats: Vec<JobStats>, mut stalled: Vec<StalledR
             .map(|(job, s)| {
                 let ranks = job.endpoints.len();
                 let mut rank_finish = vec![0; ranks];
-                for &(r, t) in &s.finished {
-                    rank_finish[r as usize] = t;
+                let mut rank_computing = vec![0; ranks];
+                let mut rank_sending = vec![0; ranks];
+                for e in &s.finished {
+                    rank_finish[e.rank as usize] = e.finish;
+                    rank_computing[e.rank as usize] = e.computing;
+                    rank_sending[e.rank as usize] = e.sending;
                 }
                 let all_done = s.finished.len() == ranks;
                 let n = job.iterations as usize;
@@ -485,9 +509,13 @@ fn job_results(w: &Workload, mut stats: Vec<JobStats>, mut stalled: Vec<StalledR
                     kind: job.kind,
                     ranks: ranks as u32,
                     iterations: job.iterations,
-                    steps_per_iteration: job.program.steps_per_iteration(),
+                    steps_per_iteration: job.ops.steps_per_iteration,
                     completion_time: all_done.then(|| rank_finish.iter().copied().max().unwrap_or(0)),
                     rank_finish,
+                    rank_computing,
+                    rank_sending,
+                    ideal_time: job.ideal.as_ref().ok().copied(),
+                    never_completes: job.ideal.as_ref().err().cloned(),
                     iteration_end,
                     iteration_mean_end,
                     message_latency: s.message_latency,

@@ -3,8 +3,8 @@
 //! ([`KindParams`], which build the kind's [`Program`] for a job), and a job's kind as
 //! configured ([`KindSpec`]: the entry with its settings).
 
-use super::Program;
-use base::settings::{typed, ConfigError, EntryDoc, Setting};
+use super::{JobOps, Program};
+use base::settings::{typed, ConfigError, EntryDoc, FileKey, Setting};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::fmt;
@@ -20,6 +20,8 @@ pub struct WorkloadEntry {
     pub doc: &'static str,
     /// Its keys in the job's table, documented.
     pub settings: &'static [Setting],
+    /// Its keys that name a file, which the `xnet` command reads into their contents key.
+    pub files: &'static [FileKey],
     /// Reads the kind's keys ([`parse_as`] for a settings type).
     pub parse: ParseKind,
 }
@@ -36,11 +38,20 @@ impl WorkloadEntry {
     }
 }
 
-/// A kind's settings, read: they build the job's program.
+/// A kind's settings, read: they build the job's ops, from a built-in program or directly
+/// (a schedule file).
 pub trait KindParams: fmt::Debug + Send + Sync {
     /// The program of `job`; settings that make no program (a grid without ranks, a
-    /// butterfly of 6 ranks) are an error naming the key.
-    fn program(&self, job: &JobContext) -> Result<Program, KindError>;
+    /// butterfly of 6 ranks) are an error naming the key. Kinds that build their ops
+    /// directly ([`KindParams::ops`]) have none.
+    fn program(&self, _job: &JobContext) -> Result<Program, KindError> {
+        Err(KindError::new("kind", "this kind builds its ops without a program"))
+    }
+
+    /// The ops of `job`: by default its program's, repeated for its iterations.
+    fn ops(&self, job: &JobContext) -> Result<JobOps, KindError> {
+        JobOps::of_program(&self.program(job)?, job)
+    }
 }
 
 /// What a job's program may depend on besides its kind's settings.
@@ -50,6 +61,8 @@ pub struct JobContext {
     pub index: usize,
     /// Its iterations.
     pub iterations: u32,
+    /// Its computation after each iteration (`compute`, cycles).
+    pub compute: u64,
     /// The run's seed.
     pub seed: u64,
 }
@@ -113,9 +126,9 @@ impl KindSpec {
         self.entry
     }
 
-    /// The program of `job`; errors name the key.
-    pub fn program(&self, job: &JobContext) -> Result<Program, KindError> {
-        self.params.program(job)
+    /// The ops of `job`; errors name the key.
+    pub fn ops(&self, job: &JobContext) -> Result<JobOps, KindError> {
+        self.params.ops(job)
     }
 }
 

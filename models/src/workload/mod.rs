@@ -37,6 +37,7 @@ pub use spec::{JobSpec, WorkloadSection, JOB_FILES, JOB_SETTINGS, SECTION_SETTIN
 use placement::Occupancy;
 
 use base::settings::ConfigError;
+use schedule::{run_ideal, Graph, Stuck};
 use std::sync::Arc;
 use topology::EndpointId;
 
@@ -51,6 +52,7 @@ pub const WORKLOADS: &[WorkloadEntry] = &[
     kinds::ALLTOALL,
     kinds::ALLREDUCE,
     kinds::RANDOM_PERMUTATION,
+    kinds::GOAL,
 ];
 
 /// The workload kind named `name`.
@@ -58,36 +60,68 @@ pub fn find(name: &str) -> Option<&'static WorkloadEntry> {
     WORKLOADS.iter().find(|w| w.name == name)
 }
 
-/// A job, built: its program and where its ranks run.
+/// The time unit of a job's `calc` ops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CalcUnit {
+    /// Cycles of the network (the built-in programs' `compute`).
+    Cycles,
+    /// Nanoseconds (GOAL schedules), converted with `workload.ns_per_cycle`.
+    Nanoseconds,
+}
+
+/// What a job's kind builds: its operation graph and how to read it.
+#[derive(Clone)]
+pub struct JobOps {
+    /// Every rank's ops and their dependencies.
+    pub graph: Arc<dyn Graph>,
+    /// Steps in one iteration, as the output reports them (1 for a schedule file).
+    pub steps_per_iteration: u32,
+    /// The unit of the graph's `calc` times.
+    pub unit: CalcUnit,
+}
+
+impl JobOps {
+    /// The ops of a built-in program run by `job`: its iteration repeated, each ending in
+    /// `job.compute` cycles of computation.
+    pub fn of_program(program: &Program, job: &JobContext) -> Result<JobOps, KindError> {
+        let graph = program
+            .graph(job.compute, job.iterations)
+            .map_err(|e| KindError::new("iterations", format!("the program cannot be repeated: {e}")))?;
+        Ok(JobOps {
+            graph: Arc::new(graph),
+            steps_per_iteration: program.steps_per_iteration(),
+            unit: CalcUnit::Cycles,
+        })
+    }
+}
+
+impl std::fmt::Debug for JobOps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobOps")
+            .field("ranks", &self.graph.num_ranks())
+            .field("iterations", &self.graph.iterations())
+            .field("steps_per_iteration", &self.steps_per_iteration)
+            .field("unit", &self.unit)
+            .finish()
+    }
+}
+
+/// A job, built: its operation graph and where its ranks run.
 #[derive(Clone, Debug)]
 pub struct Job {
     /// Name.
     pub name: String,
     /// Kind, as configured.
     pub kind: &'static str,
-    /// Who sends what to whom.
-    pub program: Program,
+    /// Its ops, their dependencies and their time unit.
+    pub ops: JobOps,
     /// Iterations.
     pub iterations: u32,
-    /// Compute cycles after each iteration.
-    pub compute: u64,
     /// Endpoint of every rank.
     pub endpoints: Vec<EndpointId>,
-    /// Bits of a packet's tag that number the packet within its step; the step is above.
-    pub packet_bits: u32,
-}
-
-impl Job {
-    /// Steps in the whole run.
-    pub fn total_steps(&self) -> u64 {
-        self.iterations as u64 * self.program.steps_per_iteration() as u64
-    }
-
-    /// `(iteration, step within it)` of global step `s`.
-    pub fn split_step(&self, s: u32) -> (u32, u32) {
-        let per = self.program.steps_per_iteration().max(1);
-        (s / per, s % per)
-    }
+    /// The job on an ideal network (zero latency, infinite bandwidth): its completion time
+    /// in cycles, or why it can never complete.
+    pub ideal: Result<f64, Arc<Stuck>>,
 }
 
 /// No rank at this endpoint.
@@ -100,14 +134,24 @@ pub struct Workload {
     pub jobs: Vec<Job>,
     /// Bytes a packet carries.
     pub packet_bytes: u64,
+    /// Messages of up to this many bytes are sent eagerly; larger ones by rendezvous.
+    pub eager_limit: u64,
+    /// Picoseconds per network cycle.
+    pub ps_per_cycle: u64,
     /// Per endpoint: its job, or [`NO_RANK`] as u32 when it runs none.
     job_of: Vec<u32>,
     /// Per endpoint: its rank in its job.
     rank_of: Vec<u32>,
 }
 
-/// The flag that marks a workload packet's id (bit 63; endpoint ids stay below 2^31).
+/// The flag that marks a workload packet's id (bit 63).
 pub const WORKLOAD_PACKET: u64 = 1 << 63;
+
+/// Marks a clear-to-send in a workload packet's low 32 bits (the rest: the send's op).
+pub const CLEAR_TO_SEND: u32 = 1 << 31;
+
+/// The most ops a rank of a job may have: a packet names its send by op number in 31 bits.
+pub const MAX_OPS_PER_RANK: u32 = CLEAR_TO_SEND - 1;
 
 impl Workload {
     /// Builds `section` for a network of `endpoints` endpoints with packets of
@@ -123,22 +167,45 @@ impl Workload {
         let mut jobs = Vec::with_capacity(section.jobs.len());
         for (j, spec) in section.jobs.iter().enumerate() {
             let at = |key: &str| format!("workload.jobs[{j}].{key}");
-            let job = JobContext { index: j, iterations: spec.iterations, seed };
-            let program = spec.kind.program(&job).map_err(|e| ConfigError::new(at(e.key), e.message))?;
-            let placed = occupancy.place(j, &spec.name, &spec.mapping, program.ranks() as usize, seed)?;
-            let packet_bits = packet_bits(j, spec, &program, packet_bytes)?;
+            let job = JobContext { index: j, iterations: spec.iterations, compute: spec.compute, seed };
+            let ops = spec.kind.ops(&job).map_err(|e| ConfigError::new(at(e.key), e.message))?;
+            let ranks = ops.graph.num_ranks();
+            if let Some(r) = (0..ranks).find(|&r| ops.graph.ops_in_rank(r) > MAX_OPS_PER_RANK) {
+                return Err(ConfigError::new(
+                    format!("workload.jobs[{j}]"),
+                    format!(
+                        "rank {r} of job `{}` has {} ops; a rank may have at most 2^31 - 1",
+                        spec.name,
+                        ops.graph.ops_in_rank(r)
+                    ),
+                ));
+            }
+            let placed = occupancy.place(j, &spec.name, &spec.mapping, ranks as usize, seed)?;
+            let ideal = match run_ideal(&*ops.graph) {
+                Ok(ideal) => Ok(match ops.unit {
+                    CalcUnit::Cycles => ideal.time as f64,
+                    CalcUnit::Nanoseconds => ideal.time as f64 * 1000.0 / section.ps_per_cycle as f64,
+                }),
+                Err(stuck) => Err(Arc::new(stuck)),
+            };
             jobs.push(Job {
                 name: spec.name.clone(),
                 kind: spec.kind.entry().name,
-                program,
-                iterations: spec.iterations,
-                compute: spec.compute,
+                iterations: ops.graph.iterations(),
+                ops,
                 endpoints: placed,
-                packet_bits,
+                ideal,
             });
         }
         let (job_of, rank_of) = occupancy.into_maps();
-        Ok(Arc::new(Workload { jobs, packet_bytes, job_of, rank_of }))
+        Ok(Arc::new(Workload {
+            jobs,
+            packet_bytes,
+            eager_limit: section.eager_limit,
+            ps_per_cycle: section.ps_per_cycle,
+            job_of,
+            rank_of,
+        }))
     }
 
     /// `(job, rank)` of the rank running at endpoint `e`, if any.
@@ -159,38 +226,17 @@ impl Workload {
         bytes.div_ceil(self.packet_bytes).max(1) as u32
     }
 
-    /// The low 32 bits of a workload packet's id: its step and its number within the step.
+    /// Cycles a `calc` of `time` (in `unit`) lasts: nanoseconds are rounded up to whole
+    /// cycles.
     #[inline]
-    pub fn tag(job: &Job, step: u32, index: u32) -> u32 {
-        (((step as u64) << job.packet_bits) | index as u64) as u32
+    pub fn cycles(&self, time: u64, unit: CalcUnit) -> u64 {
+        match unit {
+            CalcUnit::Cycles => time,
+            CalcUnit::Nanoseconds => {
+                (u128::from(time) * 1000).div_ceil(u128::from(self.ps_per_cycle)).min(u64::MAX as u128) as u64
+            }
+        }
     }
-
-    /// The step of a workload packet's tag.
-    #[inline]
-    pub fn step_of_tag(job: &Job, tag: u32) -> u32 {
-        ((tag as u64) >> job.packet_bits) as u32
-    }
-}
-
-/// Bits of a packet's tag that number the packet within its step, for job `j` (`spec`)
-/// running `program` with packets of `packet_bytes`: enough for the most packets a rank
-/// sends in a step. The step takes the tag's other bits, which must be enough for every
-/// step of the run.
-fn packet_bits(j: usize, spec: &JobSpec, program: &Program, packet_bytes: u64) -> Result<u32, ConfigError> {
-    // A packet's 32-bit tag holds its step and its number within the step.
-    let packets = program.max_messages_per_step() * program.max_message_bytes().div_ceil(packet_bytes).max(1);
-    let packet_bits = 64 - packets.saturating_sub(1).leading_zeros();
-    let steps = spec.iterations as u64 * program.steps_per_iteration() as u64;
-    if steps > 0 && (64 - (steps - 1).leading_zeros()) + packet_bits > 32 {
-        return Err(ConfigError::new(
-            format!("workload.jobs[{j}]"),
-            format!(
-                "job `{}` has {steps} steps of up to {packets} packets per rank; steps x packets per step must stay below 2^32 (fewer iterations or larger packets)",
-                spec.name
-            ),
-        ));
-    }
-    Ok(packet_bits)
 }
 
 #[cfg(test)]
@@ -204,15 +250,19 @@ mod tests {
     }
 
     #[test]
-    fn tags_hold_step_and_packet() {
-        let w = section("[workload]\n[[workload.jobs]]\nkind = \"stencil2d\"\ngrid = [4, 4]\nhalo_bytes = 1000\niterations = 7\n")
-            .unwrap();
+    fn units_convert_bytes_to_packets_and_nanoseconds_to_cycles() {
+        let w = section(
+            "[workload]\nns_per_cycle = 0.64\n[[workload.jobs]]\nkind = \"stencil2d\"\ngrid = [4, 4]\nhalo_bytes = 1000\niterations = 7\n",
+        )
+        .unwrap();
         let built = Workload::build(&w, 16, 4, 1).unwrap();
-        let job = &built.jobs[0];
-        // 1000 bytes in 64-byte packets: 16 packets per message, 4 messages: 64 per step.
+        // 1000 bytes in 64-byte packets: 16 packets.
         assert_eq!(built.packets(1000), 16);
-        assert_eq!(job.packet_bits, 6);
-        let tag = Workload::tag(job, 6, 63);
-        assert_eq!(Workload::step_of_tag(job, tag), 6);
+        assert_eq!(built.packets(0), 1);
+        assert_eq!(built.ps_per_cycle, 640);
+        assert_eq!(built.cycles(640, CalcUnit::Nanoseconds), 1000);
+        assert_eq!(built.cycles(641, CalcUnit::Nanoseconds), 1002);
+        assert_eq!(built.cycles(641, CalcUnit::Cycles), 641);
+        assert_eq!(built.jobs[0].iterations, 7);
     }
 }

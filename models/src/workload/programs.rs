@@ -10,6 +10,7 @@
 //! (tested over every rank and step).
 
 use base::rng::{shuffle, stream, Purpose};
+use schedule::{OpId, Repeated, Schedule, ScheduleBuilder, Source, TagMatch};
 use std::sync::Arc;
 
 /// Whether a step's sends come before or after its receives.
@@ -278,6 +279,93 @@ pub fn random_permutations(seed: u64, job: u32, ranks: u32, iterations: u32) -> 
             (perm, inverse)
         })
         .collect()
+}
+
+impl Program {
+    /// The program's operation graph: one iteration per rank as a template (one template
+    /// per iteration for [`Program::RandomPermutation`], whose permutation changes), repeated
+    /// `iterations` times, each iteration ending in a computation of `compute` (the job's
+    /// time unit).
+    ///
+    /// A step is its receives and sends, all posted at once (`MPI_Irecv`/`MPI_Isend` then
+    /// `MPI_Waitall`); a pipeline step ([`Order::ReceiveFirst`]) posts its sends once its
+    /// receives are in. Every op of a step requires the previous step's end, a zero-time
+    /// `calc` joining the step's ops; the iteration ends in its computation, after the last step's join.
+    /// Messages of step `k` carry tag `k`. A rank posts its sends in the order
+    /// [`Program::sends`] lists them, so its packets leave in that order.
+    pub fn graph(&self, compute: u64, iterations: u32) -> Result<Repeated, String> {
+        let templates = match self {
+            Program::RandomPermutation { .. } => (0..iterations).map(|i| self.template(i, compute)).collect(),
+            _ => vec![self.template(0, compute)],
+        };
+        Repeated::new(templates, iterations)
+    }
+
+    /// Iteration `iteration`'s ops of every rank.
+    fn template(&self, iteration: u32, compute: u64) -> Schedule {
+        let mut b = ScheduleBuilder::new();
+        let steps = self.steps_per_iteration();
+        let mut messages = Vec::new();
+        for rank in 0..self.ranks() {
+            b.add_rank();
+            let mut before: Option<OpId> = None;
+            for step in 0..steps {
+                let mut ops = Vec::new();
+                let after = |b: &mut ScheduleBuilder, op: OpId, on: Option<OpId>| {
+                    if let Some(on) = on {
+                        b.requires(op, on);
+                    }
+                };
+                messages.clear();
+                self.receives(rank, iteration, step, &mut messages);
+                for &(peer, bytes) in &messages {
+                    let op = b.recv(Source::Rank(peer), bytes, TagMatch::Tag(step), 0);
+                    after(&mut b, op, before);
+                    ops.push(op);
+                }
+                // A permutation's templates differ per iteration but must have as many ops
+                // per rank: a fixed point stands in a zero-time calc for each message.
+                let uniform = matches!(self, Program::RandomPermutation { .. });
+                if uniform && messages.is_empty() {
+                    let op = b.calc(0);
+                    after(&mut b, op, before);
+                    ops.push(op);
+                }
+                let mut sends_after = before;
+                if self.order() == Order::ReceiveFirst && !ops.is_empty() {
+                    let received = b.calc(0);
+                    ops.iter().for_each(|&op| b.requires(received, op));
+                    ops.clear();
+                    sends_after = Some(received);
+                    ops.push(received);
+                }
+                messages.clear();
+                self.sends(rank, iteration, step, &mut messages);
+                for &(peer, bytes) in &messages {
+                    let op = b.send(peer, bytes, step, 0);
+                    after(&mut b, op, sends_after);
+                    ops.push(op);
+                }
+                if uniform && messages.is_empty() {
+                    let op = b.calc(0);
+                    after(&mut b, op, sends_after);
+                    ops.push(op);
+                }
+                if ops.is_empty() {
+                    continue;
+                }
+                let join = b.calc(0);
+                ops.iter().for_each(|&op| b.requires(join, op));
+                before = Some(join);
+            }
+            // The iteration ends in its computation (the template's last op).
+            let end = b.calc(compute);
+            if let Some(on) = before {
+                b.requires(end, on);
+            }
+        }
+        b.build()
+    }
 }
 
 #[cfg(test)]

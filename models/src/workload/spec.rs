@@ -35,6 +35,16 @@ pub const SECTION_SETTINGS: &[Setting] = &[
         doc:
             "bytes one phit carries: a message of B bytes is ceil(B / (packet_size x bytes_per_phit)) packets",
     },
+    Setting {
+        key: "ns_per_cycle",
+        default: "0.64",
+        doc: "nanoseconds one network cycle lasts: a schedule's compute times (ns) last ceil(ns / ns_per_cycle) cycles. The default, with 16 bytes per phit and one phit per cycle, is a 200 Gb/s link",
+    },
+    Setting {
+        key: "eager_limit",
+        default: "16384",
+        doc: "bytes: messages up to this size are sent at once (eager); larger ones by rendezvous (a request, a clear-to-send, then the data; each control message one packet)",
+    },
     Setting { key: "jobs", default: "required", doc: "the jobs, as [[workload.jobs]] tables" },
 ];
 
@@ -58,6 +68,10 @@ pub struct JobSpec {
 pub struct WorkloadSection {
     /// Bytes per phit.
     pub bytes_per_phit: u64,
+    /// Picoseconds per cycle (`ns_per_cycle` x 1000).
+    pub ps_per_cycle: u64,
+    /// Largest message sent eagerly, in bytes.
+    pub eager_limit: u64,
     /// The jobs.
     pub jobs: Vec<JobSpec>,
 }
@@ -73,6 +87,39 @@ impl WorkloadSection {
                 return Err(ConfigError::new(
                     "workload.bytes_per_phit",
                     format!("must be a whole number of bytes >= 1, got {other}"),
+                ))
+            }
+        };
+        let ps_per_cycle = match t.remove("ns_per_cycle") {
+            None => 640,
+            Some(v) => {
+                let ns = match v {
+                    Value::Float(f) => f,
+                    Value::Integer(n) => n as f64,
+                    ref other => {
+                        return Err(ConfigError::new(
+                            "workload.ns_per_cycle",
+                            format!("must be a number of nanoseconds, got {other}"),
+                        ))
+                    }
+                };
+                let ps = (ns * 1000.0).round();
+                if !(1.0..=1e12).contains(&ps) || (ps - ns * 1000.0).abs() > 1e-6 * ps.max(1.0) {
+                    return Err(ConfigError::new(
+                        "workload.ns_per_cycle",
+                        format!("must be a whole number of picoseconds between 0.001 and 10^9 ns, got {v}"),
+                    ));
+                }
+                ps as u64
+            }
+        };
+        let eager_limit = match t.remove("eager_limit") {
+            None => 16384,
+            Some(Value::Integer(n)) if n >= 0 => n as u64,
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "workload.eager_limit",
+                    format!("must be a whole number of bytes >= 0, got {other}"),
                 ))
             }
         };
@@ -94,7 +141,7 @@ impl WorkloadSection {
         if let Some(extra) = t.keys().next() {
             return Err(ConfigError::new(
                 format!("workload.{extra}"),
-                "unknown key; allowed: bytes_per_phit, jobs",
+                "unknown key; allowed: bytes_per_phit, ns_per_cycle, eager_limit, jobs",
             ));
         }
         let jobs = jobs
@@ -108,7 +155,7 @@ impl WorkloadSection {
                 )),
             })
             .collect::<Result<_, _>>()?;
-        Ok(WorkloadSection { bytes_per_phit, jobs })
+        Ok(WorkloadSection { bytes_per_phit, ps_per_cycle, eager_limit, jobs })
     }
 }
 
