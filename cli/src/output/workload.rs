@@ -44,6 +44,7 @@ struct RankRow {
     computing: u64,
     sending: u64,
     waiting: u64,
+    finished: u64,
 }
 
 #[derive(H5Type, Clone, Copy)]
@@ -143,6 +144,7 @@ fn write_job(wg: &Group, i: usize, j: &JobResult, built: &Job, sim: &RankModel) 
                 computing,
                 sending,
                 waiting: finish.saturating_sub(computing + sending),
+                finished: u64::from(j.rank_done[r]),
             }
         })
         .collect();

@@ -20,6 +20,10 @@
 //!
 //! A graph cut into iterations is held one iteration at a time: a rank keeps a counter and
 //! a phase per op of its current iteration.
+//!
+//! One file: starting an op posts messages, a packet's arrival matches receives and posts
+//! clears-to-send, and both end ops through the one work list; split, the halves would
+//! call each other.
 
 use super::buffers::{store_in, Held, NIL};
 use super::messages::{Post, SelfEvent};

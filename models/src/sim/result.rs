@@ -125,7 +125,9 @@ pub struct JobResult {
     pub steps_per_iteration: u32,
     /// When its last rank finished, if all did: the job's completion time.
     pub completion_time: Option<u64>,
-    /// Per rank: when it finished (0: it did not).
+    /// Per rank: whether it finished.
+    pub rank_done: Vec<bool>,
+    /// Per rank: when it finished (0 if it did not).
     pub rank_finish: Vec<u64>,
     /// Per rank: cycles it computed (a `calc` running; 0 if it did not finish).
     pub rank_computing: Vec<u64>,
@@ -176,7 +178,7 @@ impl WorkloadResult {
         }
         let mut lines = Vec::new();
         for (j, job) in self.jobs.iter().enumerate() {
-            let left = job.rank_finish.iter().filter(|&&t| t == 0).count();
+            let left = job.rank_done.iter().filter(|&&done| !done).count();
             if left > 0 {
                 lines.push(format!(
                     "job `{}` ({}): {left} of {} ranks unfinished",
@@ -480,10 +482,12 @@ fn job_results(w: &Workload, mut stats: Vec<JobStats>, mut stalled: Vec<StalledR
             .zip(stats)
             .map(|(job, s)| {
                 let ranks = job.endpoints.len();
+                let mut rank_done = vec![false; ranks];
                 let mut rank_finish = vec![0; ranks];
                 let mut rank_computing = vec![0; ranks];
                 let mut rank_sending = vec![0; ranks];
                 for e in &s.finished {
+                    rank_done[e.rank as usize] = true;
                     rank_finish[e.rank as usize] = e.finish;
                     rank_computing[e.rank as usize] = e.computing;
                     rank_sending[e.rank as usize] = e.sending;
@@ -511,6 +515,7 @@ fn job_results(w: &Workload, mut stats: Vec<JobStats>, mut stalled: Vec<StalledR
                     iterations: job.iterations,
                     steps_per_iteration: job.ops.steps_per_iteration,
                     completion_time: all_done.then(|| rank_finish.iter().copied().max().unwrap_or(0)),
+                    rank_done,
                     rank_finish,
                     rank_computing,
                     rank_sending,

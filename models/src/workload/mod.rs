@@ -1,27 +1,27 @@
-//! Application workloads: jobs whose ranks run small programs on the endpoints, sending
-//! messages that depend on the messages they received, until every rank has finished.
+//! Application workloads: jobs whose ranks run operation graphs on the endpoints (sends,
+//! receives, computations and their dependencies; the `schedule` crate), until every rank
+//! has finished.
 //!
-//! A `[workload]` section lists jobs (`[[workload.jobs]]`), each with a kind (a built-in
-//! program, [`WORKLOADS`]), its parameters, the iterations to run, the cycles to compute
-//! after each iteration, and a mapping of its ranks to endpoints (linear, random with a
-//! seed, or a file). Jobs take disjoint endpoints. Without a `[traffic]` section only the
-//! jobs inject; with one, the endpoints that run no rank generate its pattern at its load
-//! as background traffic, so that interference can be studied.
+//! A `[workload]` section lists jobs (`[[workload.jobs]]`), each with a kind ([`WORKLOADS`]:
+//! a built-in program, or a GOAL schedule file), its parameters, and a mapping of its ranks
+//! to endpoints (linear, random with a seed, or a file). Jobs take disjoint endpoints.
+//! Without a `[traffic]` section only the jobs inject; with one, the endpoints that run no
+//! rank generate its pattern at its load as background traffic, so that interference can
+//! be studied.
 //!
 //! Messages are split into packets of `router.packet_size` phits of `bytes_per_phit`
-//! bytes. A packet carries its step in its id (see [`Workload::tag`]), so a receiver
-//! counts packets that arrive early, for a step it has not reached, towards that step.
-//! The router side (what a rank does when packets arrive and when its computation ends)
-//! is `router/app.rs`.
+//! bytes; computations of a schedule (nanoseconds) last whole cycles of `ns_per_cycle`
+//! ([`Workload::cycles`]). The router side (the executor: what a rank does when an op
+//! starts, a packet arrives or a computation ends) is `router/app.rs`.
 //!
 //! `spec.rs` reads the section and its jobs ([`WorkloadSection`], [`JobSpec`]). The kinds
 //! are a registry, like the traffic patterns: `kind.rs` is what a kind is
 //! ([`WorkloadEntry`]: name, doc, documented keys and the parser of its typed settings,
-//! which build the job's [`Program`]: [`KindParams`]), `kinds.rs` holds the built-in
+//! which build the job's ops, [`JobOps`], through [`KindParams`]), `kinds.rs` holds the
 //! kinds, each its settings and its entry, and [`WORKLOADS`] below lists them.
-//! `programs.rs` is what each program sends and expects at each step, `placement.rs`
-//! where a job's ranks run ([`Mapping`]). This file is the workload built for a network:
-//! every job's program and endpoints, and the tags of its packets.
+//! `programs.rs` is what each built-in program sends and expects at each step and the
+//! graph it generates, `placement.rs` where a job's ranks run ([`Mapping`]). This file is
+//! the workload built for a network: every job's ops, endpoints and ideal-network time.
 
 mod kind;
 mod kinds;

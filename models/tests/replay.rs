@@ -1,0 +1,231 @@
+//! Application replay on the network: GOAL schedules and MPI's collective algorithms run to
+//! the completion times that link latencies, packet counts and the MPI protocol (eager,
+//! rendezvous) predict on an idle network, identically on any number of partitions; bad
+//! schedules are refused naming the file, rank and line; a schedule that can never
+//! complete is told apart from a network that deadlocked.
+
+mod common;
+use common::build;
+use xnet_models::schedule::collectives::{AllreduceAlgo, Collective};
+use xnet_models::schedule::{emit, write_goal, Comm, ScheduleBuilder};
+use xnet_models::sim::{RunResult, Simulation, Status};
+
+/// A complete graph of `n` switches (1D HyperX), one endpoint each: every pair of ranks is
+/// one hop apart over its own link.
+fn clique(n: u32) -> String {
+    format!(
+        r#"
+[simulation]
+cycles = 100000
+warmup = 0
+sample_period = 100
+[topology]
+kind = "hyperx"
+sides = [{n}]
+endpoints_per_switch = 1
+terminal_latency = 3
+link_latency = 5
+[router]
+vcs = 2
+packet_size = 4
+input_buffer = 16
+output_buffer = 16
+router_delay = 2
+[routing]
+algorithm = "dor"
+"#
+    )
+}
+
+/// A ring of 8 switches (a 1D torus), one endpoint each, with the latencies of [`clique`].
+const RING: &str = r#"
+[simulation]
+cycles = 100000
+warmup = 0
+sample_period = 100
+[topology]
+kind = "torus"
+sides = [8]
+endpoints_per_switch = 1
+terminal_latency = 3
+link_latency = 5
+[router]
+vcs = 2
+packet_size = 4
+input_buffer = 16
+output_buffer = 16
+router_delay = 2
+[routing]
+algorithm = "dor"
+"#;
+
+/// Zero-load latency of one packet over one switch-to-switch hop in [`clique`] and
+/// [`RING`]: 2 terminal links + 1 link + 2 switches x router delay + packet size - 1.
+const ONE_HOP: u64 = 2 * 3 + 5 + 2 * 2 + 4 - 1;
+
+/// Cycles between two packets of one message leaving an endpoint (a packet's 4 phits).
+const PACKET: u64 = 4;
+
+/// `base` with one job running the GOAL schedule `text` (inlined as its contents).
+fn goal_job(base: &str, text: &str, workload_keys: &str) -> String {
+    format!("{base}\n[workload]\n{workload_keys}\n[[workload.jobs]]\nkind = \"goal\"\ncontents = '''\n{text}'''\n")
+}
+
+fn run(sim: &Simulation, parts: u32) -> RunResult {
+    common::run(sim, parts)
+}
+
+/// The job's completion time, the same on 1 and 2 partitions (threads).
+fn completion(text: &str) -> u64 {
+    let sim = build(text, &[]);
+    let one = run(&sim, 1);
+    let w = one.workload.as_ref().expect("a workload");
+    let t = w.jobs[0].completion_time.unwrap_or_else(|| panic!("unfinished: {:?}", w.diagnosis(0)));
+    let two = run(&sim, 2);
+    assert_eq!(format!("{:?}", two.workload), format!("{:?}", one.workload), "2 threads differ from 1");
+    t
+}
+
+#[test]
+fn an_eager_ping_pong_takes_two_message_latencies() {
+    let ping_pong = |bytes: u64| {
+        format!(
+            "num_ranks 2\nrank 0 {{\nl1: send {bytes}b to 1 tag 7\nl2: recv {bytes}b from 1 tag 7\nl2 requires l1\n}}\n\
+             rank 1 {{\nl1: recv {bytes}b from 0 tag 7\nl2: send {bytes}b to 0 tag 7\nl2 requires l1\n}}\n"
+        )
+    };
+    // One packet each way.
+    assert_eq!(completion(&goal_job(&clique(2), &ping_pong(8), "")), 2 * ONE_HOP);
+    // 300 bytes: 5 packets of 64 bytes (16 bytes per phit x 4 phits); the last leaves 4 x 4
+    // cycles after the first.
+    assert_eq!(completion(&goal_job(&clique(2), &ping_pong(300), "")), 2 * (ONE_HOP + 4 * PACKET));
+}
+
+#[test]
+fn a_rendezvous_waits_for_its_clear_to_send() {
+    // Above the eager limit: a request (1 packet), a clear-to-send (1 packet), then the 5
+    // data packets, each way. The second send's request leaves once the first send's data
+    // has left rank 0 (its receive is posted after its send ends), but its clear-to-send
+    // can only go once the request is in.
+    let text =
+        "num_ranks 2\nrank 0 {\nl1: send 300b to 1 tag 0\nl2: recv 300b from 1 tag 0\nl2 requires l1\n}\n\
+                rank 1 {\nl1: recv 300b from 0 tag 0\nl2: send 300b to 0 tag 0\nl2 requires l1\n}\n";
+    let one_way = 3 * ONE_HOP + 4 * PACKET;
+    assert_eq!(completion(&goal_job(&clique(2), text, "eager_limit = 64")), 2 * one_way);
+    // A request that arrives before its receive is posted waits, unexpected: the receiver
+    // computes 100 ns (at 0.5 ns per cycle, 200 cycles) first, then clears it.
+    let late = "num_ranks 2\nrank 0 {\nl1: send 300b to 1 tag 0\n}\n\
+                rank 1 {\nl1: calc 100\nl2: recv 300b from 0 tag 0\nl2 requires l1\n}\n";
+    let keys = "eager_limit = 64\nns_per_cycle = 0.5";
+    assert_eq!(completion(&goal_job(&clique(2), late, keys)), 200 + 2 * ONE_HOP + 4 * PACKET);
+}
+
+#[test]
+fn a_ring_allreduce_on_a_ring_of_switches_takes_its_rounds() {
+    // MPICH's ring allreduce of 8 x 320 bytes over 8 ranks: 2 x 7 rounds, in each a rank
+    // sends 320 bytes (5 packets) to its right neighbour and receives as much from its left.
+    let comm = Comm::world(0, 8);
+    let allreduce = Collective::Allreduce { bytes: 8 * 320, algo: AllreduceAlgo::Ring };
+    let mut b = ScheduleBuilder::new();
+    for me in 0..8 {
+        b.add_rank();
+        emit(&mut b, &allreduce, &comm, me, 0, None);
+    }
+    let mut text = Vec::new();
+    write_goal(&b.build(), &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert_eq!(completion(&goal_job(RING, &text, "")), 14 * (ONE_HOP + 4 * PACKET));
+}
+
+#[test]
+fn loggopsims_binomial_broadcast_takes_five_rounds_of_one_hop() {
+    // LogGOPSim's sample schedule: a binomial broadcast of 1 byte to 32 ranks. A rank sends
+    // to its children in order of increasing distance, all at once, so its endpoint sends
+    // them 4 cycles apart; the path through every first child is the longest: 5 hops.
+    let text = include_str!("../schedule/tests/data/binary_tree_32.goal");
+    assert_eq!(completion(&goal_job(&clique(32), text, "")), 5 * ONE_HOP);
+}
+
+#[test]
+fn bad_schedules_are_refused_naming_the_file_rank_and_line() {
+    let refused = |text: &str| {
+        let cfg = xnet_models::config::Config::parse(&goal_job(&clique(2), text, ""), &[]).unwrap();
+        Simulation::build(cfg).err().expect("refused").to_string()
+    };
+    let e = refused("num_ranks 2\nrank 0 {\nl1: send 8b to 1 tag\n}\nrank 1 {\n}\n");
+    assert!(e.contains("workload.jobs[0].file") && e.contains("contents:3: rank 0:"), "{e}");
+    let e = refused("num_ranks 2\nrank 0 {\nl1: send 8b to 5 tag 0\n}\nrank 1 {\n}\n");
+    assert!(e.contains("rank 0: l0 names rank 5, but the schedule has 2 ranks"), "{e}");
+    let e = refused("num_ranks 3\nrank 0 {\n}\n");
+    assert!(e.contains("workload.jobs[0]") && e.contains("3 ranks"), "{e}");
+}
+
+#[test]
+fn a_schedule_that_can_never_complete_is_told_from_a_deadlocked_network() {
+    // Rank 1 waits for a message with a tag rank 0 never sends.
+    let text = "num_ranks 2\nrank 0 {\nl1: send 8b to 1 tag 1\n}\nrank 1 {\nl1: recv 8b from 0 tag 2\n}\n";
+    let sim = build(&goal_job(&clique(2), text, ""), &[]);
+    let r = run(&sim, 1);
+    assert_eq!(r.status, Status::Unfinished);
+    let w = r.workload.as_ref().unwrap();
+    let why = w.diagnosis(r.summary.in_flight_end).unwrap();
+    assert!(why.contains("can never complete, on any network"), "{why}");
+    assert!(why.contains("rank 1: l0 waits for a message from rank 0, tag 2, comm 0"), "{why}");
+    assert!(why.contains("1 of 2 ranks unfinished"), "{why}");
+    assert!(w.jobs[0].slowdown().is_nan());
+}
+
+#[test]
+fn ranks_account_their_time_and_the_slowdown_is_against_an_ideal_network() {
+    // Rank 0 computes 40 ns (80 cycles at 0.5 ns), then sends 300 bytes (5 packets, which
+    // leave over 16 cycles); rank 1 waits for them.
+    let text = "num_ranks 2\nrank 0 {\nl1: calc 40\nl2: send 300b to 1 tag 0\nl2 requires l1\n}\n\
+                rank 1 {\nl1: recv 300b from 0 tag 0\n}\n";
+    let sim = build(&goal_job(&clique(2), text, "ns_per_cycle = 0.5"), &[]);
+    let r = run(&sim, 1);
+    let job = &r.workload.as_ref().unwrap().jobs[0];
+    let end = 80 + ONE_HOP + 4 * PACKET;
+    assert_eq!(job.completion_time, Some(end));
+    assert_eq!((job.rank_finish[0], job.rank_computing[0], job.rank_sending[0]), (80 + 4 * PACKET, 80, 16));
+    assert_eq!((job.rank_finish[1], job.rank_computing[1], job.rank_sending[1]), (end, 0, 0));
+    // On an ideal network the job takes its computation: 80 cycles.
+    assert_eq!(job.ideal_time, Some(80.0));
+    assert_eq!(job.slowdown(), end as f64 / 80.0);
+}
+
+/// A GOAL job with receives from any source and of any tag and messages above the eager
+/// limit, beside two generated jobs and background traffic on a random regular graph.
+fn mixed_jobs() -> String {
+    let goal: String = (0..8)
+        .map(|r| {
+            format!(
+                "rank {r} {{\nl1: recv 1000b from -1 tag 5\nl2: send 1000b to {} tag 5\n\
+                 l3: recv 10b from {} tag -1\nl4: send 10b to {} tag 9\nl4 requires l1\nl5: calc 300\n\
+                 l5 requires l3\nl5 requires l4\n}}\n",
+                (r + 1) % 8,
+                (r + 5) % 8,
+                (r + 3) % 8
+            )
+        })
+        .collect();
+    let base = "[simulation]\ncycles = 400000\nwarmup = 500\nseed = 3\nsample_period = 100\n\
+                [topology]\nkind = \"random_regular\"\nswitches = 32\ndegree = 5\nendpoints_per_switch = 3\n\
+                [router]\nvcs = 4\npacket_size = 4\ninput_buffer = 16\noutput_buffer = 8\n\
+                [routing]\nalgorithm = \"minimal\"\n[traffic]\npattern = \"uniform\"\nload = 0.4\n";
+    let generated = "eager_limit = 512\n[[workload.jobs]]\nkind = \"allreduce\"\nranks = 16\nbytes = 2048\n\
+                     [[workload.jobs]]\nkind = \"stencil2d\"\ngrid = [8, 8]\nhalo_bytes = 100\niterations = 10\n\
+                     compute = 20\nmapping = \"random\"";
+    goal_job(base, &format!("num_ranks 8\n{goal}"), generated)
+}
+
+#[test]
+fn replay_is_identical_on_any_number_of_partitions() {
+    let sim = build(&mixed_jobs(), &[]);
+    let f = |r: &RunResult| format!("{:?}|{:?}|{:?}|{:?}", r.summary, r.workload, r.links, r.samples);
+    let one = run(&sim, 1);
+    assert!(one.workload.as_ref().unwrap().finished());
+    let one = f(&one);
+    for parts in [2, 3, 4, 8] {
+        assert_eq!(f(&run(&sim, parts)), one, "{parts} partitions differ from 1");
+    }
+}
