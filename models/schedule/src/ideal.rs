@@ -180,7 +180,7 @@ struct Run<'a> {
 /// when some op can never end.
 ///
 /// # Panics
-/// If a send names a rank the schedule does not have ([`Schedule::validate`] reports it).
+/// If a send names a rank the schedule does not have ([`crate::Schedule::validate`] reports it).
 pub fn run_ideal(schedule: &dyn Graph) -> Result<Ideal, Stuck> {
     let mut run = Run::new(schedule);
     let mut t = 0;
