@@ -204,6 +204,22 @@ mod mpi_comm {
         out
     }
 
+    /// `v` as an `i64` in the same order among all `u64`s (the top bit flipped).
+    ///
+    /// Minima over the ranks travel as `i64`: MPICH 4.0.2 (Debian 12's) reduces
+    /// `MPI_UINT64_T` with `MPI_MIN` as if it were signed, so the minimum of 3 and
+    /// 2^64 - 1 came back as 2^64 - 1, and a rank with nothing pending (its next event
+    /// time `u64::MAX`) sent every rank past the others' events: a run with an idle rank
+    /// lost causality. Signed minima are right in every MPI.
+    fn ordered(v: u64) -> i64 {
+        (v ^ (1 << 63)) as i64
+    }
+
+    /// The `u64` that [`ordered`] mapped to `v`.
+    fn unordered(v: i64) -> u64 {
+        (v as u64) ^ (1 << 63)
+    }
+
     impl RankComm for MpiComm {
         fn rank(&self) -> usize {
             self.rank
@@ -225,7 +241,8 @@ mod mpi_comm {
         fn exchange(&mut self, send: Vec<(usize, Vec<u8>)>, from: &[usize], min: &mut [u64]) -> Vec<Vec<u8>> {
             let world = &self.world;
             let mut received: Vec<Option<Vec<u8>>> = vec![None; from.len()];
-            let local = min.to_vec();
+            let local: Vec<i64> = min.iter().map(|&v| ordered(v)).collect();
+            let mut reduced = vec![0i64; min.len()];
             mpi::request::scope(|scope| {
                 // Point to point with the neighbours only; the reduction runs while the
                 // messages travel. Every operation is nonblocking and tested with back-off
@@ -244,7 +261,7 @@ mod mpi_comm {
                 let mut reduce = Some(world.immediate_all_reduce_into(
                     scope,
                     &local[..],
-                    &mut *min,
+                    &mut reduced[..],
                     SystemOperation::min(),
                 ));
                 let mut backoff = engine::comm::Backoff::new();
@@ -272,12 +289,19 @@ mod mpi_comm {
                     backoff.snooze();
                 }
             });
+            for (m, &r) in min.iter_mut().zip(&reduced) {
+                *m = unordered(r);
+            }
             received.into_iter().map(Option::unwrap_or_default).collect()
         }
 
         fn min_all(&mut self, values: &mut [u64]) {
-            let local = values.to_vec();
-            self.world.all_reduce_into(&local[..], values, SystemOperation::min());
+            let local: Vec<i64> = values.iter().map(|&v| ordered(v)).collect();
+            let mut reduced = vec![0i64; values.len()];
+            self.world.all_reduce_into(&local[..], &mut reduced[..], SystemOperation::min());
+            for (v, &r) in values.iter_mut().zip(&reduced) {
+                *v = unordered(r);
+            }
         }
 
         fn gather(&mut self, data: Vec<u8>) -> Option<Vec<Vec<u8>>> {
