@@ -405,63 +405,23 @@ fn million_endpoint_configs_shrunk_are_identical_on_1_and_2_ranks() {
 }
 
 /// Application jobs (a ring all-reduce placed from a mapping file, a stencil on random
-/// endpoints among the rest) with background traffic from the endpoints left free: identical files for every
-/// rank and thread layout, and every rank where the mapping put it.
+/// endpoints among the rest, a GOAL schedule with wildcards and rendezvous messages) with
+/// background traffic from the endpoints left free: identical files for every rank and
+/// thread layout, and every rank where the mapping put it.
 #[test]
 fn mpi_workload_is_identical_for_every_rank_and_thread_layout() {
     let files = TempDir::new().unwrap();
     // The ring's 16 ranks on endpoints 95, 94, ..., 80, one per line, with a comment.
     let mapping: String = (80..96).rev().map(|e| format!("{e}\n")).collect();
     let mapping_path = write(files.path(), "ring.map", &format!("# endpoint per rank\n{mapping}"));
-    let jobs = format!(
-        "\n[workload]\n\
-         [[workload.jobs]]\nkind = \"allreduce\"\nranks = 16\nbytes = 2048\nmapping = \"file\"\nmapping_file = \"{}\"\n\
-         [[workload.jobs]]\nkind = \"stencil2d\"\ngrid = [8, 8]\nhalo_bytes = 100\niterations = 10\ncompute = 20\nmapping = \"random\"\n",
-        mapping_path.display()
-    );
-    let config = RANDOM_REGULAR.replace("cycles = 3000", "cycles = 400000") + &jobs;
-    check_ranks(&config);
-    let dir = TempDir::new().unwrap();
-    let cfg = write(dir.path(), "w.toml", &config);
-    let out = dir.path().join("w.h5");
-    xnet_expect(dir.path(), &["run", s(&cfg), "-q", "-o", s(&out)], 0);
-    let f = open(&out);
-    let ranks = f.dataset("points/000/workload/job_000/ranks").unwrap().read_raw::<RankRow>().unwrap();
-    let placed: Vec<u32> = ranks.iter().map(|r| r.endpoint).collect();
-    assert_eq!(placed, (80..96).rev().collect::<Vec<u32>>());
-    assert!(ranks.iter().all(|r| r.finish > 0));
-    assert_eq!(attr_str(&f.group("points/000/workload").unwrap(), "job_kinds"), "allreduce,stencil2d");
-}
-
-/// The jobs above and a GOAL schedule with wildcards and rendezvous messages.
-#[test]
-fn mpi_goal_replay_is_identical_for_every_rank_and_thread_layout() {
-    let files = TempDir::new().unwrap();
-    // The ring's 16 ranks on endpoints 95, 94, ..., 80, one per line, with a comment.
-    let mapping: String = (80..96).rev().map(|e| format!("{e}\n")).collect();
-    let mapping_path = write(files.path(), "ring.map", &format!("# endpoint per rank\n{mapping}"));
-    // A GOAL schedule of 8 ranks: a ring of 1000-byte messages above the eager limit
-    // (rendezvous), received from any source, then 10-byte messages of any tag.
-    let goal: String = (0..8)
-        .map(|r| {
-            format!(
-                "rank {r} {{\nl1: recv 1000b from -1 tag 5\nl2: send 1000b to {} tag 5\n\
-                 l3: recv 10b from {} tag -1\nl4: send 10b to {} tag 9\nl4 requires l1\nl5: calc 300\n\
-                 l5 requires l3\nl5 requires l4\n}}\n",
-                (r + 1) % 8,
-                (r + 5) % 8,
-                (r + 3) % 8
-            )
-        })
-        .collect();
-    let goal_path = write(files.path(), "ring.goal", &format!("num_ranks 8\n{goal}"));
+    let goal = workspace().join("models/tests/data/wildcard_ring.goal");
     let jobs = format!(
         "\n[workload]\neager_limit = 512\n\
          [[workload.jobs]]\nkind = \"allreduce\"\nranks = 16\nbytes = 2048\nmapping = \"file\"\nmapping_file = \"{}\"\n\
          [[workload.jobs]]\nkind = \"stencil2d\"\ngrid = [8, 8]\nhalo_bytes = 100\niterations = 10\ncompute = 20\nmapping = \"random\"\n\
          [[workload.jobs]]\nkind = \"goal\"\nfile = \"{}\"\n",
         mapping_path.display(),
-        goal_path.display()
+        goal.display()
     );
     let config = RANDOM_REGULAR.replace("cycles = 3000", "cycles = 400000") + &jobs;
     check_ranks(&config);

@@ -10,57 +10,31 @@ use xnet_models::schedule::collectives::{AllreduceAlgo, Collective};
 use xnet_models::schedule::{emit, write_goal, Comm, ScheduleBuilder};
 use xnet_models::sim::{RunResult, Simulation, Status};
 
-/// A complete graph of `n` switches (1D HyperX), one endpoint each: every pair of ranks is
-/// one hop apart over its own link.
-fn clique(n: u32) -> String {
+/// A network of `topology` (a `[topology]` table's keys) with terminal links of 3 cycles,
+/// switch-to-switch links of 5, packets of 4 phits and a router delay of 2, on an idle run
+/// that stops when the jobs are done.
+fn network(topology: &str) -> String {
     format!(
-        r#"
-[simulation]
-cycles = 100000
-warmup = 0
-sample_period = 100
-[topology]
-kind = "hyperx"
-sides = [{n}]
-endpoints_per_switch = 1
-terminal_latency = 3
-link_latency = 5
-[router]
-vcs = 2
-packet_size = 4
-input_buffer = 16
-output_buffer = 16
-router_delay = 2
-[routing]
-algorithm = "dor"
-"#
+        "[simulation]\ncycles = 100000\nwarmup = 0\nsample_period = 100\n\
+         [topology]\n{topology}\nendpoints_per_switch = 1\nterminal_latency = 3\nlink_latency = 5\n\
+         [router]\nvcs = 2\npacket_size = 4\ninput_buffer = 16\noutput_buffer = 16\nrouter_delay = 2\n\
+         [routing]\nalgorithm = \"dor\"\n"
     )
 }
 
-/// A ring of 8 switches (a 1D torus), one endpoint each, with the latencies of [`clique`].
-const RING: &str = r#"
-[simulation]
-cycles = 100000
-warmup = 0
-sample_period = 100
-[topology]
-kind = "torus"
-sides = [8]
-endpoints_per_switch = 1
-terminal_latency = 3
-link_latency = 5
-[router]
-vcs = 2
-packet_size = 4
-input_buffer = 16
-output_buffer = 16
-router_delay = 2
-[routing]
-algorithm = "dor"
-"#;
+/// A complete graph of `n` switches (1D HyperX), one endpoint each: every pair of ranks is
+/// one hop apart over its own link.
+fn clique(n: u32) -> String {
+    network(&format!("kind = \"hyperx\"\nsides = [{n}]"))
+}
+
+/// A ring of 8 switches (a 1D torus), one endpoint each.
+fn ring() -> String {
+    network("kind = \"torus\"\nsides = [8]")
+}
 
 /// Zero-load latency of one packet over one switch-to-switch hop in [`clique`] and
-/// [`RING`]: 2 terminal links + 1 link + 2 switches x router delay + packet size - 1.
+/// [`ring`]: 2 terminal links + 1 link + 2 switches x router delay + packet size - 1.
 const ONE_HOP: u64 = 2 * 3 + 5 + 2 * 2 + 4 - 1;
 
 /// Cycles between two packets of one message leaving an endpoint (a packet's 4 phits).
@@ -134,7 +108,7 @@ fn a_ring_allreduce_on_a_ring_of_switches_takes_its_rounds() {
     let mut text = Vec::new();
     write_goal(&b.build(), &mut text).unwrap();
     let text = String::from_utf8(text).unwrap();
-    assert_eq!(completion(&goal_job(RING, &text, "")), 14 * (ONE_HOP + 4 * PACKET));
+    assert_eq!(completion(&goal_job(&ring(), &text, "")), 14 * (ONE_HOP + 4 * PACKET));
 }
 
 #[test]
@@ -196,18 +170,7 @@ fn ranks_account_their_time_and_the_slowdown_is_against_an_ideal_network() {
 /// A GOAL job with receives from any source and of any tag and messages above the eager
 /// limit, beside two generated jobs and background traffic on a random regular graph.
 fn mixed_jobs() -> String {
-    let goal: String = (0..8)
-        .map(|r| {
-            format!(
-                "rank {r} {{\nl1: recv 1000b from -1 tag 5\nl2: send 1000b to {} tag 5\n\
-                 l3: recv 10b from {} tag -1\nl4: send 10b to {} tag 9\nl4 requires l1\nl5: calc 300\n\
-                 l5 requires l3\nl5 requires l4\n}}\n",
-                (r + 1) % 8,
-                (r + 5) % 8,
-                (r + 3) % 8
-            )
-        })
-        .collect();
+    let goal = include_str!("data/wildcard_ring.goal");
     let base = "[simulation]\ncycles = 400000\nwarmup = 500\nseed = 3\nsample_period = 100\n\
                 [topology]\nkind = \"random_regular\"\nswitches = 32\ndegree = 5\nendpoints_per_switch = 3\n\
                 [router]\nvcs = 4\npacket_size = 4\ninput_buffer = 16\noutput_buffer = 8\n\
@@ -215,7 +178,7 @@ fn mixed_jobs() -> String {
     let generated = "eager_limit = 512\n[[workload.jobs]]\nkind = \"allreduce\"\nranks = 16\nbytes = 2048\n\
                      [[workload.jobs]]\nkind = \"stencil2d\"\ngrid = [8, 8]\nhalo_bytes = 100\niterations = 10\n\
                      compute = 20\nmapping = \"random\"";
-    goal_job(base, &format!("num_ranks 8\n{goal}"), generated)
+    goal_job(base, goal, generated)
 }
 
 #[test]

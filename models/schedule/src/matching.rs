@@ -32,8 +32,8 @@
 //! the rank's unexpected messages or posted wildcards, as in MPI libraries. Deterministic:
 //! no hash-map iteration; results depend only on the sequence of calls.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use rustc_hash::FxHashMap;
+use std::hash::{Hash, Hasher};
 
 use crate::graph::{Source, TagMatch};
 
@@ -98,25 +98,6 @@ impl Hash for Key {
     fn hash<H: Hasher>(&self, state: &mut H) {
         state.write_u64(self.0);
         state.write_u64(self.1);
-    }
-}
-
-/// A multiply-rotate hash (as rustc's `FxHasher`): keys are small integers, not attacker
-/// controlled, and hashing is on the hot path.
-#[derive(Default)]
-struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0xf135_7aea_2e62_a9c5);
-    }
-    fn finish(&self) -> u64 {
-        self.0.rotate_left(26)
     }
 }
 
@@ -203,7 +184,7 @@ struct Lists {
 /// needs back when one matches, e.g. the receive's op) and unexpected messages carrying
 /// an `M`. See the module documentation for the order rules and the design.
 pub struct Matcher<R, M> {
-    buckets: HashMap<Key, Bucket, BuildHasherDefault<FxHasher>>,
+    buckets: FxHashMap<Key, Bucket>,
     recvs: Slab<RecvNode<R>>,
     msgs: Slab<MsgNode<M>>,
     lists: Vec<Lists>,
@@ -215,7 +196,7 @@ impl<R, M> Matcher<R, M> {
     pub fn new(num_ranks: u32) -> Matcher<R, M> {
         let empty = Lists { wild: (NIL, NIL), msgs: (NIL, NIL) };
         Matcher {
-            buckets: HashMap::default(),
+            buckets: FxHashMap::default(),
             recvs: Slab::new(),
             msgs: Slab::new(),
             lists: vec![empty; num_ranks as usize],

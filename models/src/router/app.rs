@@ -31,13 +31,18 @@ use super::stats::{JobStats, PartitionStats, RankEnd, StalledRank};
 use super::{RouterCtx, RouterState, Shared};
 use crate::workload::{Workload, CLEAR_TO_SEND, WORKLOAD_PACKET};
 use routing::packet::Packet;
+use rustc_hash::FxHashMap;
 use schedule::{Envelope, Matcher, Op, OpId, Pattern, Source, TagMatch};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use topology::EndpointId;
 
+/// An op's phase, with what it is while it runs (so that its end needs no graph lookup).
 const WAITING: u8 = 0;
 const STARTED: u8 = 1;
 const ENDED: u8 = 2;
+const PHASE: u8 = 3;
+const CALC: u8 = 4;
+const SEND: u8 = 8;
 
 /// No receive matched yet.
 const UNMATCHED: OpId = OpId::MAX;
@@ -71,6 +76,8 @@ struct Inbound {
     posted: u64,
     /// Its data waits for a clear-to-send.
     rendezvous: bool,
+    /// What receives match it on.
+    env: Envelope,
 }
 
 /// One rank of a job, running at one of the router's endpoints.
@@ -84,7 +91,8 @@ pub(super) struct AppRank {
     /// The iteration it runs, and that iteration's first op.
     iteration: u32,
     base: OpId,
-    /// Per op of the iteration: dependencies not yet met, and its phase.
+    /// Per op of the iteration: dependencies not yet met, and its phase (`WAITING`,
+    /// `STARTED`, `ENDED`; while it runs, with `CALC` or `SEND`).
     unmet: Vec<u32>,
     phase: Vec<u8>,
     /// Ops of the iteration not yet ended.
@@ -94,14 +102,14 @@ pub(super) struct AppRank {
     /// Posted receives (their op) and unexpected messages (sender, sender's op).
     matcher: Matcher<OpId, (u32, OpId)>,
     /// Messages partly in, by (sender, sender's op). Looked up only, never iterated.
-    inbound: HashMap<(u32, OpId), Inbound>,
+    inbound: FxHashMap<(u32, OpId), Inbound>,
     /// Messages whose first packet came before an earlier message of the same sender:
     /// (sender, sequence number) to the sender's op.
-    held: HashMap<(u32, u16), OpId>,
+    held: FxHashMap<(u32, u16), OpId>,
     /// Per sender, the sequence number of the next message to match.
-    next_in: HashMap<u32, u16>,
+    next_in: FxHashMap<u32, u16>,
     /// Per receiver, the sequence number of the next message sent to it.
-    next_out: HashMap<u32, u16>,
+    next_out: FxHashMap<u32, u16>,
     outbox: VecDeque<Outgoing>,
     /// Per packet of the rank in its endpoint's source queue, in order: the send its
     /// departure ends, if it is that send's last.
@@ -143,6 +151,13 @@ fn job_stats(st: &mut PartitionStats, job: u32) -> &mut JobStats {
     &mut st.jobs[job as usize]
 }
 
+/// A message of `job` is wholly in, `latency` cycles after its send started.
+fn message_in(st: &mut PartitionStats, job: u32, latency: u64) {
+    let stats = job_stats(st, job);
+    stats.messages += 1;
+    stats.message_latency.record(latency);
+}
+
 fn workload(sh: &Shared) -> &Workload {
     sh.workload.as_deref().expect("ranks run only with a workload")
 }
@@ -166,10 +181,10 @@ impl RouterState {
                     left: 0,
                     done: false,
                     matcher: Matcher::new(1),
-                    inbound: HashMap::new(),
-                    held: HashMap::new(),
-                    next_in: HashMap::new(),
-                    next_out: HashMap::new(),
+                    inbound: FxHashMap::default(),
+                    held: FxHashMap::default(),
+                    next_in: FxHashMap::default(),
+                    next_out: FxHashMap::default(),
                     outbox: VecDeque::new(),
                     queued: VecDeque::new(),
                     calcs: 0,
@@ -186,10 +201,9 @@ impl RouterState {
     pub(super) fn start_ranks(&mut self, sh: &Shared, ctx: &mut RouterCtx<'_>, st: &mut PartitionStats) {
         for a in 0..self.apps.len() {
             self.enter_iteration(sh, a, 0, ctx, st);
-            let app = &self.apps[a];
-            let ready = (0..app.unmet.len()).filter(|&k| app.unmet[k] == 0);
-            let ready: Vec<OpId> = ready.map(|k| app.base + k as OpId).collect();
-            self.app_work.extend(ready.into_iter().map(|op| (a as u32, op, false)));
+            let unmet = &self.apps[a].unmet;
+            let ready = (0..unmet.len() as OpId).filter(|&op| unmet[op as usize] == 0);
+            self.app_work.extend(ready.map(|op| (a as u32, op, false)));
         }
         self.run_ranks(sh, ctx, st);
     }
@@ -272,11 +286,17 @@ impl RouterState {
         let t = ctx.now();
         let app = &mut self.apps[a];
         let job = &w.jobs[app.job as usize];
-        app.phase[(op - app.base) as usize] = STARTED;
-        let rank = app.rank;
+        let (rank, k) = (app.rank, (op - app.base) as usize);
+        let what = job.ops.graph.op(rank, op);
+        app.phase[k] = STARTED
+            | match what {
+                Op::Calc { .. } => CALC,
+                Op::Send { .. } => SEND,
+                Op::Recv { .. } => 0,
+            };
         self.release_dependents(sh, a, op, false);
         let app = &mut self.apps[a];
-        match job.ops.graph.op(rank, op) {
+        match what {
             Op::Calc { time } => {
                 app.account(t);
                 app.calcs += 1;
@@ -285,18 +305,17 @@ impl RouterState {
                     c => ctx.schedule_self(c, SelfEvent::ComputeDone { nic: app.nic, op }),
                 }
             }
-            Op::Send { to, bytes, .. } => {
+            Op::Send { to, bytes, tag, comm } => {
                 app.account(t);
                 app.sends += 1;
                 if to == rank {
                     // To itself: the message is there at once, whatever its size.
-                    let inbound = Inbound { recv: UNMATCHED, got: 0, need: 0, posted: t, rendezvous: false };
-                    app.inbound.insert((rank, op), inbound);
-                    let stats = job_stats(st, app.job);
-                    stats.messages += 1;
-                    stats.message_latency.record(0);
+                    let env = Envelope { comm, src: rank, tag };
+                    let m = Inbound { recv: UNMATCHED, got: 0, need: 0, posted: t, rendezvous: false, env };
+                    app.inbound.insert((rank, op), m);
+                    message_in(st, app.job, 0);
                     self.app_work.push_back((a as u32, op, true));
-                    self.deliver_header(sh, a, rank, op, ctx, st);
+                    self.deliver_header(sh, a, rank, op, env, ctx, st);
                     return;
                 }
                 let next = app.next_out.entry(to).or_insert(0);
@@ -325,18 +344,16 @@ impl RouterState {
         let t = ctx.now();
         let app = &mut self.apps[a];
         let job = &w.jobs[app.job as usize];
-        app.phase[(op - app.base) as usize] = ENDED;
+        let k = (op - app.base) as usize;
+        let was = std::mem::replace(&mut app.phase[k], ENDED);
         app.left -= 1;
-        match job.ops.graph.op(app.rank, op) {
-            Op::Calc { .. } => {
-                app.account(t);
+        if was & (CALC | SEND) != 0 {
+            app.account(t);
+            if was & CALC != 0 {
                 app.calcs -= 1;
-            }
-            Op::Send { .. } => {
-                app.account(t);
+            } else {
                 app.sends -= 1;
             }
-            Op::Recv { .. } => {}
         }
         if app.left == 0 {
             let (i, iterations) = (app.iteration, job.iterations);
@@ -503,44 +520,44 @@ impl RouterState {
         if let Some(m) = app.inbound.get_mut(&(src, sop)) {
             m.got += 1;
             if m.got == m.need {
-                let stats = job_stats(st, app.job);
-                stats.messages += 1;
-                stats.message_latency.record(t - m.posted);
+                message_in(st, app.job, t - m.posted);
                 if m.recv != UNMATCHED {
                     self.complete(a, src, sop);
                 }
             }
         } else {
             // A message's first packet: its envelope and size are the sender's op's.
-            let Op::Send { bytes, .. } = job.ops.graph.op(src, sop) else {
+            let Op::Send { bytes, tag, comm, .. } = job.ops.graph.op(src, sop) else {
                 unreachable!("an application packet names a send")
             };
             let rendezvous = bytes > w.eager_limit;
+            let env = Envelope { comm, src, tag };
+            let posted = packet.created as u64;
             let m = Inbound {
                 recv: UNMATCHED,
                 got: u32::from(!rendezvous),
                 need: w.packets(bytes),
-                posted: packet.created as u64,
+                posted,
                 rendezvous,
+                env,
             };
             if m.got == m.need {
-                let stats = job_stats(st, app.job);
-                stats.messages += 1;
-                stats.message_latency.record(t - m.posted);
+                message_in(st, app.job, t - posted);
             }
             app.inbound.insert((src, sop), m);
             let seq = packet.app_seq();
             let next = app.next_in.entry(src).or_insert(0);
             if seq == *next {
                 *next = next.wrapping_add(1) & SEQ_MASK;
-                self.deliver_header(sh, a, src, sop, ctx, st);
+                self.deliver_header(sh, a, src, sop, env, ctx, st);
                 // The messages of this sender held behind it may now match, in order.
                 loop {
                     let app = &mut self.apps[a];
                     let next = app.next_in.get_mut(&src).expect("set above");
                     let Some(held) = app.held.remove(&(src, *next)) else { break };
                     *next = next.wrapping_add(1) & SEQ_MASK;
-                    self.deliver_header(sh, a, src, held, ctx, st);
+                    let env = app.inbound[&(src, held)].env;
+                    self.deliver_header(sh, a, src, held, env, ctx, st);
                 }
             } else {
                 app.held.insert((src, seq), sop);
@@ -549,23 +566,20 @@ impl RouterState {
         self.run_ranks(sh, ctx, st);
     }
 
-    /// The message of `src`'s send `sop` is matchable at rank `a`: it matches the earliest
-    /// posted receive it satisfies, or waits as unexpected.
+    /// The message of `src`'s send `sop`, of envelope `env`, is matchable at rank `a`: it
+    /// matches the earliest posted receive it satisfies, or waits as unexpected.
+    #[allow(clippy::too_many_arguments)]
     fn deliver_header(
         &mut self,
         sh: &Shared,
         a: usize,
         src: u32,
         sop: OpId,
+        env: Envelope,
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        let w = workload(sh);
-        let app = &mut self.apps[a];
-        let Op::Send { tag, comm, .. } = w.jobs[app.job as usize].ops.graph.op(src, sop) else {
-            unreachable!("a message comes from a send")
-        };
-        if let Some((_, recv)) = app.matcher.arrive(0, Envelope { comm, src, tag }, (src, sop)) {
+        if let Some((_, recv)) = self.apps[a].matcher.arrive(0, env, (src, sop)) {
             self.matched(sh, a, recv, src, sop, ctx, st);
         }
     }
@@ -625,7 +639,7 @@ impl RouterState {
                 let mut waits = Vec::new();
                 let mut receives = 0;
                 for (k, &phase) in app.phase.iter().enumerate() {
-                    if phase != STARTED {
+                    if phase & PHASE != STARTED {
                         continue;
                     }
                     let op = app.base + k as OpId;

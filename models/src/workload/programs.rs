@@ -306,16 +306,19 @@ impl Program {
         let mut b = ScheduleBuilder::new();
         let steps = self.steps_per_iteration();
         let mut messages = Vec::new();
+        let after = |b: &mut ScheduleBuilder, op: OpId, on: Option<OpId>| {
+            if let Some(on) = on {
+                b.requires(op, on);
+            }
+        };
+        // A permutation's templates differ per iteration but must have as many ops per
+        // rank: a fixed point stands in a zero-time calc for each message.
+        let uniform = matches!(self, Program::RandomPermutation { .. });
         for rank in 0..self.ranks() {
             b.add_rank();
             let mut before: Option<OpId> = None;
             for step in 0..steps {
                 let mut ops = Vec::new();
-                let after = |b: &mut ScheduleBuilder, op: OpId, on: Option<OpId>| {
-                    if let Some(on) = on {
-                        b.requires(op, on);
-                    }
-                };
                 messages.clear();
                 self.receives(rank, iteration, step, &mut messages);
                 for &(peer, bytes) in &messages {
@@ -323,9 +326,6 @@ impl Program {
                     after(&mut b, op, before);
                     ops.push(op);
                 }
-                // A permutation's templates differ per iteration but must have as many ops
-                // per rank: a fixed point stands in a zero-time calc for each message.
-                let uniform = matches!(self, Program::RandomPermutation { .. });
                 if uniform && messages.is_empty() {
                     let op = b.calc(0);
                     after(&mut b, op, before);
