@@ -1,14 +1,17 @@
-//! `xnet topo` and `xnet partition`: what a configuration's network is (sizes, radix,
-//! distances; `--export` writes it as a fabric file) and how it would be split over ranks
-//! and threads (balance, cut links, lookahead; `--csv` writes one row per rank), without
-//! simulating; and the terminal's width, which `xnet list` wraps its lines to.
+//! `xnet topo`, `xnet partition` and `xnet workload export`: what a configuration's network
+//! is (sizes, radix, distances; `--export` writes it as a fabric file), how it would be
+//! split over ranks and threads (balance, cut links, lookahead; `--csv` writes one row per
+//! rank) and its jobs as GOAL schedules, without simulating; and the terminal's width,
+//! which `xnet list` wraps its lines to.
 
 use crate::placement::fits_here;
 use anyhow::{bail, Context, Result};
 use models::config::Config;
 use models::memory;
+use models::schedule::write_goal_file;
 use models::sim::partition;
 use models::topology::metrics::summarize;
+use models::workload::{job_ops, AsGoal};
 use std::path::Path;
 use std::time::Instant;
 
@@ -219,4 +222,42 @@ pub fn terminal_width() -> Option<usize> {
     let mut size: libc::winsize = unsafe { std::mem::zeroed() };
     let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
     (ok && size.ws_col > 0).then(|| (size.ws_col as usize).max(60))
+}
+
+/// `xnet workload export`: the jobs of `cfg` (or only `job`, by name or index) as GOAL, to
+/// the file `output` (one job) or as `NAME.goal` in the directory `output` (several).
+pub(crate) fn export_workload(cfg: &Config, job: Option<&str>, output: &Path) -> Result<()> {
+    let Some(section) = &cfg.workload else { bail!("the configuration has no [workload] to export") };
+    let names: Vec<&str> = section.jobs.iter().map(|j| j.name.as_str()).collect();
+    let chosen: Vec<usize> = match job {
+        None => (0..names.len()).collect(),
+        Some(want) => match names.iter().position(|n| *n == want).or_else(|| want.parse().ok()) {
+            Some(j) if j < names.len() => vec![j],
+            _ => bail!("--job {want}: no such job; the jobs are {}", names.join(", ")),
+        },
+    };
+    let one = chosen.len() == 1;
+    if !one {
+        std::fs::create_dir_all(output)
+            .with_context(|| format!("cannot create the directory {}", output.display()))?;
+    }
+    for j in chosen {
+        let ops = job_ops(section, j, cfg.simulation.seed)?;
+        let goal = AsGoal::new(&ops, section.ps_per_cycle);
+        let path = if one { output.to_path_buf() } else { output.join(format!("{}.goal", names[j])) };
+        write_goal_file(&goal, &path).with_context(|| format!("cannot write {}", path.display()))?;
+        let ranks = ops.graph.num_ranks();
+        let count: u64 = (0..ranks).map(|r| u64::from(ops.graph.ops_in_rank(r))).sum();
+        println!("{}: {ranks} ranks, {count} ops -> {}", names[j], path.display());
+        let inexact = goal.inexact();
+        if inexact > 0 {
+            eprintln!(
+                "warning: {inexact} computations of job `{}` are not a whole number of nanoseconds at \
+                 workload.ns_per_cycle = {} ns: written rounded down, they last one cycle less when read back",
+                names[j],
+                section.ps_per_cycle as f64 / 1000.0
+            );
+        }
+    }
+    Ok(())
 }

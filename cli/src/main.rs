@@ -89,6 +89,12 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         export: Option<PathBuf>,
     },
+    /// Application workloads: `xnet workload export` writes a configuration's jobs as GOAL
+    /// schedules.
+    Workload {
+        #[command(subcommand)]
+        action: WorkloadCommand,
+    },
     /// Show how a configuration would be split over ranks and threads: balance, cut
     /// links, lookahead and the messages expected per synchronisation window.
     Partition {
@@ -140,6 +146,28 @@ enum Command {
         /// Print the Markdown tables of docs/configuration.md instead.
         #[arg(long, conflicts_with_all = ["what", "filter"])]
         markdown: bool,
+    },
+}
+
+/// What `xnet workload` does.
+#[derive(Subcommand)]
+enum WorkloadCommand {
+    /// Write jobs of a configuration's `[workload]` (generated or read) as GOAL schedules,
+    /// the text format of LogGOPSim and ATLAHS, with computations in nanoseconds
+    /// (`workload.ns_per_cycle`). A job of kind `goal` with the file as `file` runs the
+    /// same as the job it came from.
+    Export {
+        /// TOML configuration with a `[workload]`.
+        config: PathBuf,
+        /// Override a config key (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Only the job of this name or index (default: every job).
+        #[arg(long)]
+        job: Option<String>,
+        /// The GOAL file (one job), or a directory that receives `NAME.goal` per job.
+        #[arg(long, short = 'o')]
+        output: PathBuf,
     },
 }
 
@@ -327,6 +355,15 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             cluster.agree_on_start(&StartArgs::new("topo", Some(&cfg), None))?;
             if rank0 {
                 inspect::topo(&cfg, no_memory_check, export.as_deref())?;
+            }
+            Ok(0)
+        }
+        Command::Workload { action: WorkloadCommand::Export { config, set, job, output } } => {
+            refuse_output_over_config(&output, "-o", &config)?;
+            let cfg = parse_config(&read(&config)?, &set)?;
+            cluster.agree_on_start(&StartArgs::new("workload export", Some(&cfg), None))?;
+            if rank0 {
+                inspect::export_workload(&cfg, job.as_deref(), &output)?;
             }
             Ok(0)
         }

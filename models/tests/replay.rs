@@ -7,8 +7,9 @@
 mod common;
 use common::build;
 use xnet_models::schedule::collectives::{AllreduceAlgo, Collective};
-use xnet_models::schedule::{emit, write_goal, Comm, ScheduleBuilder};
+use xnet_models::schedule::{emit, read_goal, write_goal, Comm, Op, ScheduleBuilder};
 use xnet_models::sim::{RunResult, Simulation, Status};
+use xnet_models::workload::{job_ops, AsGoal};
 
 /// A network of `topology` (a `[topology]` table's keys) with terminal links of 3 cycles,
 /// switch-to-switch links of 5, packets of 4 phits and a router delay of 2, on an idle run
@@ -190,5 +191,121 @@ fn replay_is_identical_on_any_number_of_partitions() {
     let one = f(&one);
     for parts in [2, 3, 4, 8] {
         assert_eq!(f(&run(&sim, parts)), one, "{parts} partitions differ from 1");
+    }
+}
+
+/// The jobs' outcome that a GOAL export must reproduce (a generated job's iterations and
+/// kind are its own).
+fn outcome(r: &RunResult) -> String {
+    let jobs: Vec<String> = r
+        .workload
+        .as_ref()
+        .unwrap()
+        .jobs
+        .iter()
+        .map(|j| {
+            format!(
+                "{:?} {:?} {:?} {:?} {} {} {} {:?}",
+                j.completion_time,
+                j.rank_finish,
+                j.rank_computing,
+                j.rank_sending,
+                j.messages,
+                j.packets_sent,
+                j.packets_received,
+                j.message_latency
+            )
+        })
+        .collect();
+    format!("{jobs:?}|{:?}|{:?}|{:?}", r.summary, r.links, r.samples)
+}
+
+#[test]
+fn generated_jobs_exported_as_goal_and_read_back_give_identical_results() {
+    // Eager and rendezvous messages (8 KiB limit), computations, random placement and
+    // permutations, beside background traffic; 1 ns cycles, so every computation is a whole
+    // number of nanoseconds.
+    let jobs = [
+        (
+            "kind = \"stencil2d\"\ngrid = [4, 4]\nhalo_bytes = 600\niterations = 3\ncompute = 50",
+            "mapping = \"random\"",
+        ),
+        ("kind = \"butterfly\"\nranks = 8\nmessage_bytes = 20000\niterations = 2", ""),
+        ("kind = \"waterfall\"\ngrid = [4, 2]\nmessage_bytes = 64\niterations = 3", ""),
+        (
+            "kind = \"random_permutation\"\nranks = 12\nmessage_bytes = 700\niterations = 3\ncompute = 7",
+            "mapping = \"random\"",
+        ),
+    ];
+    let base = common::HYPERX.replace("cycles = 3000", "cycles = 400000").replace("load = 0.3", "load = 0.1");
+    let section = "[workload]\nns_per_cycle = 1.0\neager_limit = 8192\n";
+    let generated: String = jobs
+        .iter()
+        .enumerate()
+        .map(|(j, (kind, mapping))| format!("[[workload.jobs]]\nname = \"j{j}\"\n{kind}\n{mapping}\n"))
+        .collect();
+    let generated = format!("{base}\n{section}{generated}");
+    let cfg = xnet_models::config::Config::parse(&generated, &[]).unwrap();
+    let workload = cfg.workload.as_ref().unwrap();
+    let exported: String = jobs
+        .iter()
+        .enumerate()
+        .map(|(j, (_, mapping))| {
+            let ops = job_ops(workload, j, cfg.simulation.seed).unwrap();
+            let goal = AsGoal::new(&ops, workload.ps_per_cycle);
+            assert_eq!(goal.inexact(), 0);
+            let mut text = Vec::new();
+            write_goal(&goal, &mut text).unwrap();
+            let text = String::from_utf8(text).unwrap();
+            format!(
+                "[[workload.jobs]]\nname = \"j{j}\"\nkind = \"goal\"\ncontents = '''\n{text}'''\n{mapping}\n"
+            )
+        })
+        .collect();
+    let exported = format!("{base}\n{section}{exported}");
+    let (a, b) = (run(&build(&generated, &[]), 2), run(&build(&exported, &[]), 2));
+    assert!(a.workload.as_ref().unwrap().finished());
+    assert_eq!(outcome(&b), outcome(&a));
+}
+
+/// LogGOPSim's sample schedule and schedules its generator wrote (MPI collectives on 16
+/// ranks: ring and recursive-doubling allreduce, linear alltoall, a binomial broadcast of
+/// 100 kB by rendezvous) replay to completion side by side on the Dragonfly, RRG and HyperX
+/// example configurations, every message delivered.
+#[test]
+fn loggopsim_schedules_replay_on_the_example_networks() {
+    let schedules = [
+        include_str!("../schedule/tests/data/binary_tree_32.goal"),
+        include_str!("../schedule/tests/data/allreduce_ring_16.goal"),
+        include_str!("../schedule/tests/data/allreduce_recdoub_16.goal"),
+        include_str!("../schedule/tests/data/alltoall_linear_16.goal"),
+        include_str!("../schedule/tests/data/bcast_binomial_16.goal"),
+    ];
+    let sends = |text: &str| {
+        let s = read_goal(text.as_bytes(), "test").unwrap();
+        (0..s.num_ranks())
+            .flat_map(|r| s.ops(r).collect::<Vec<_>>())
+            .filter(|op| matches!(op, Op::Send { .. }))
+            .count()
+    };
+    let jobs: String = schedules
+        .iter()
+        .map(|text| format!("[[workload.jobs]]\nkind = \"goal\"\ncontents = '''\n{text}'''\n"))
+        .collect();
+    for config in ["dragonfly-6-12-6", "rrg-876-23-17", "hyperx-2d-16"] {
+        let text = std::fs::read_to_string(format!("../configs/{config}.toml")).unwrap();
+        let overrides = [
+            "traffic.load=0",
+            "simulation.warmup=0",
+            "simulation.cycles=1000000",
+            "simulation.sample_period=100",
+        ];
+        let sim = build(&format!("{text}\n[workload]\n{jobs}"), &overrides);
+        let r = run(&sim, 2);
+        let w = r.workload.as_ref().unwrap();
+        assert!(w.finished(), "{config}: {:?}", w.diagnosis(r.summary.in_flight_end));
+        for (job, text) in w.jobs.iter().zip(schedules) {
+            assert_eq!(job.messages as usize, sends(text), "{config}, {}", job.name);
+        }
     }
 }

@@ -273,6 +273,14 @@ pub trait Graph: Send + Sync {
     fn ops_per_iteration(&self, rank: u32) -> u32 {
         self.ops_in_rank(rank)
     }
+    /// The CPU GOAL assigned to `op` (0 when none).
+    fn cpu(&self, _rank: u32, _op: OpId) -> u8 {
+        0
+    }
+    /// The NIC GOAL assigned to `op` (0 when none).
+    fn nic(&self, _rank: u32, _op: OpId) -> u8 {
+        0
+    }
 }
 
 impl Graph for Schedule {
@@ -293,6 +301,12 @@ impl Graph for Schedule {
     }
     fn each_after_end(&self, rank: u32, op: OpId, each: &mut dyn FnMut(OpId)) {
         self.after_end(rank, op).iter().for_each(|&d| each(d));
+    }
+    fn cpu(&self, rank: u32, op: OpId) -> u8 {
+        Schedule::cpu(self, rank, op)
+    }
+    fn nic(&self, rank: u32, op: OpId) -> u8 {
+        Schedule::nic(self, rank, op)
     }
 }
 

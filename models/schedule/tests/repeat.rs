@@ -1,7 +1,9 @@
 //! A repeated graph (`Repeated`) is the same graph as its iterations written out: same ops,
 //! dependencies and ideal run.
 
-use xnet_schedule::{run_ideal, Graph, OpId, Repeated, Schedule, ScheduleBuilder, Source, TagMatch};
+use xnet_schedule::{
+    run_ideal, write_goal, Graph, OpId, Repeated, Schedule, ScheduleBuilder, Source, TagMatch,
+};
 
 /// Two ranks exchange a message, then compute `c` ns: one iteration.
 fn exchange(c: u64) -> Schedule {
@@ -68,4 +70,9 @@ fn a_repeat_is_its_iterations_written_out() {
     assert_eq!(run_ideal(&r).unwrap(), run_ideal(&full).unwrap());
     assert_eq!(run_ideal(&r).unwrap().time, 5 + 7 + 5 + 7 + 5);
     assert_eq!(run_ideal(&r).unwrap().rounds, 5);
+    // Written as GOAL, the repeat is its iterations written out.
+    let (mut repeated, mut written) = (Vec::new(), Vec::new());
+    write_goal(&r, &mut repeated).unwrap();
+    write_goal(&full, &mut written).unwrap();
+    assert_eq!(String::from_utf8(repeated).unwrap(), String::from_utf8(written).unwrap());
 }

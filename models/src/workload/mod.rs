@@ -23,12 +23,14 @@
 //! graph it generates, `placement.rs` where a job's ranks run ([`Mapping`]). This file is
 //! the workload built for a network: every job's ops, endpoints and ideal-network time.
 
+mod export;
 mod kind;
 mod kinds;
 mod placement;
 mod programs;
 mod spec;
 
+pub use export::AsGoal;
 pub use kind::{parse_as, JobContext, KindError, KindParams, KindSpec, ParseKind, WorkloadEntry};
 pub use placement::Mapping;
 pub use programs::{random_permutations, AllReduce, AllToAll, Order, Program};
@@ -153,6 +155,28 @@ pub const CLEAR_TO_SEND: u32 = 1 << 31;
 /// The most ops a rank of a job may have: a packet names its send by op number in 31 bits.
 pub const MAX_OPS_PER_RANK: u32 = CLEAR_TO_SEND - 1;
 
+/// The ops of job `j` of `section` (the run's `seed` draws what is random in them); errors
+/// name the job's key.
+pub fn job_ops(section: &WorkloadSection, j: usize, seed: u64) -> Result<JobOps, ConfigError> {
+    let spec = &section.jobs[j];
+    let job = JobContext { index: j, iterations: spec.iterations, compute: spec.compute, seed };
+    let ops = spec
+        .kind
+        .ops(&job)
+        .map_err(|e| ConfigError::new(format!("workload.jobs[{j}].{}", e.key), e.message))?;
+    if let Some(r) = (0..ops.graph.num_ranks()).find(|&r| ops.graph.ops_in_rank(r) > MAX_OPS_PER_RANK) {
+        return Err(ConfigError::new(
+            format!("workload.jobs[{j}]"),
+            format!(
+                "rank {r} of job `{}` has {} ops; a rank may have at most 2^31 - 1",
+                spec.name,
+                ops.graph.ops_in_rank(r)
+            ),
+        ));
+    }
+    Ok(ops)
+}
+
 impl Workload {
     /// Builds `section` for a network of `endpoints` endpoints with packets of
     /// `packet_size` phits; `seed` is the run's.
@@ -166,20 +190,8 @@ impl Workload {
         let mut occupancy = Occupancy::new(endpoints);
         let mut jobs = Vec::with_capacity(section.jobs.len());
         for (j, spec) in section.jobs.iter().enumerate() {
-            let at = |key: &str| format!("workload.jobs[{j}].{key}");
-            let job = JobContext { index: j, iterations: spec.iterations, compute: spec.compute, seed };
-            let ops = spec.kind.ops(&job).map_err(|e| ConfigError::new(at(e.key), e.message))?;
+            let ops = job_ops(section, j, seed)?;
             let ranks = ops.graph.num_ranks();
-            if let Some(r) = (0..ranks).find(|&r| ops.graph.ops_in_rank(r) > MAX_OPS_PER_RANK) {
-                return Err(ConfigError::new(
-                    format!("workload.jobs[{j}]"),
-                    format!(
-                        "rank {r} of job `{}` has {} ops; a rank may have at most 2^31 - 1",
-                        spec.name,
-                        ops.graph.ops_in_rank(r)
-                    ),
-                ));
-            }
             let placed = occupancy.place(j, &spec.name, &spec.mapping, ranks as usize, seed)?;
             let ideal = match run_ideal(&*ops.graph) {
                 Ok(ideal) => Ok(match ops.unit {

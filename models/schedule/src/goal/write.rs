@@ -1,27 +1,29 @@
-//! The GOAL writer: any [`Schedule`] as text that [`crate::read_goal`] reads back into an
+//! The GOAL writer: any [`Graph`] (a [`Schedule`], a repeated one written out) as text that [`crate::read_goal`] reads back into an
 //! equal schedule, and that LogGOPSim's `txt2bin` accepts when no op has a communicator
 //! other than 0 and no `calc` a NIC other than 0 (the two extensions).
 
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-use crate::graph::{Op, Schedule, Source, TagMatch};
+#[cfg(doc)]
+use crate::graph::Schedule;
+use crate::graph::{Graph, Op, Source, TagMatch};
 
-/// Writes `schedule` as GOAL: `num_ranks`, then every rank's block (empty ones too), its
+/// Writes `schedule` as GOAL (a [`Schedule`] reads back equal; a graph of iterations reads
+/// back as the same ops and dependencies, written out): `num_ranks`, then every rank's block (empty ones too), its
 /// ops labelled `l<op number>`, then its dependencies, op after op, `requires` before
 /// `irequires`. A send's or receive's tag is always written; `comm`, `cpu` and `nic` only
 /// when not 0.
 ///
 /// # Errors
 /// When writing to `out` fails.
-pub fn write_goal<W: Write>(schedule: &Schedule, mut out: W) -> io::Result<()> {
+pub fn write_goal<W: Write>(schedule: &dyn Graph, mut out: W) -> io::Result<()> {
     writeln!(out, "num_ranks {}", schedule.num_ranks())?;
     for rank in 0..schedule.num_ranks() {
         writeln!(out, "\nrank {rank} {{")?;
-        for (i, op) in schedule.ops(rank).enumerate() {
-            let i = i as u32;
+        for i in 0..schedule.ops_in_rank(rank) {
             write!(out, "l{i}: ")?;
-            let comm = match op {
+            let comm = match schedule.op(rank, i) {
                 Op::Send { to, bytes, tag, comm } => {
                     write!(out, "send {bytes}b to {to} tag {tag}")?;
                     comm
@@ -54,12 +56,18 @@ pub fn write_goal<W: Write>(schedule: &Schedule, mut out: W) -> io::Result<()> {
             }
             writeln!(out)?;
         }
+        let mut dependents = Vec::new();
         for a in 0..schedule.ops_in_rank(rank) {
-            for b in schedule.after_end(rank, a) {
-                writeln!(out, "l{b} requires l{a}")?;
-            }
-            for b in schedule.after_start(rank, a) {
-                writeln!(out, "l{b} irequires l{a}")?;
+            for (end, word) in [(true, "requires"), (false, "irequires")] {
+                dependents.clear();
+                if end {
+                    schedule.each_after_end(rank, a, &mut |b| dependents.push(b));
+                } else {
+                    schedule.each_after_start(rank, a, &mut |b| dependents.push(b));
+                }
+                for b in &dependents {
+                    writeln!(out, "l{b} {word} l{a}")?;
+                }
             }
         }
         writeln!(out, "}}")?;
@@ -71,6 +79,6 @@ pub fn write_goal<W: Write>(schedule: &Schedule, mut out: W) -> io::Result<()> {
 ///
 /// # Errors
 /// When the file cannot be created or written.
-pub fn write_goal_file(schedule: &Schedule, path: &Path) -> io::Result<()> {
+pub fn write_goal_file(schedule: &dyn Graph, path: &Path) -> io::Result<()> {
     write_goal(schedule, BufWriter::new(std::fs::File::create(path)?))
 }
