@@ -309,3 +309,58 @@ fn loggopsim_schedules_replay_on_the_example_networks() {
         }
     }
 }
+
+/// `base` with one `collectives` job of `ranks` ranks running `operations` (TOML tables).
+fn collectives_job(base: &str, ranks: u32, operations: &str) -> String {
+    format!("{base}\n[workload]\n[[workload.jobs]]\nkind = \"collectives\"\nranks = {ranks}\noperations = [{operations}]\n")
+}
+
+#[test]
+fn a_sequence_of_collectives_takes_its_rounds_on_an_idle_clique() {
+    // Recursive-doubling allreduce of 64 bytes (one packet) on 8 ranks: 3 rounds; then a
+    // dissemination barrier: 3 more; every round one hop.
+    let ops = "{collective = \"allreduce\", bytes = 64, algorithm = \"recursive_doubling\"}, {collective = \"barrier\"}";
+    assert_eq!(completion(&collectives_job(&clique(8), 8, ops)), 6 * ONE_HOP);
+    // MPICH's choice for 8 bytes is recursive doubling too.
+    assert_eq!(
+        completion(&collectives_job(&clique(8), 8, "{collective = \"allreduce\", bytes = 8}")),
+        3 * ONE_HOP
+    );
+    // On communicators of 4 (rows, then columns): 2 rounds each.
+    let ops = "{collective = \"allreduce\", bytes = 8, comm_size = 4}, {collective = \"allreduce\", bytes = 8, comm_size = 4, split = \"cyclic\"}";
+    assert_eq!(completion(&collectives_job(&clique(8), 8, ops)), 4 * ONE_HOP);
+    // A broadcast from comm rank 1 within each column of a 4 x 2 grid (communicators {0, 2,
+    // 4, 6} and {1, 3, 5, 7}): binomial, 2 rounds, 3 messages per column.
+    let text = collectives_job(
+        &clique(8),
+        8,
+        "{collective = \"bcast\", bytes = 8, root = 1, comm_size = 4, split = \"cyclic\"}",
+    );
+    let r = run(&build(&text, &[]), 1);
+    let job = &r.workload.as_ref().unwrap().jobs[0];
+    assert_eq!((job.completion_time, job.messages), (Some(2 * ONE_HOP), 6));
+}
+
+#[test]
+fn bad_collectives_are_refused_naming_the_operation_and_field() {
+    let refused = |ops: &str| {
+        let cfg = xnet_models::config::Config::parse(&collectives_job(&clique(8), 8, ops), &[]).unwrap();
+        Simulation::build(cfg).err().expect("refused").to_string()
+    };
+    let e = refused("{collective = \"allreduce\", bytes = 8}, {collective = \"allscatter\", bytes = 8}");
+    assert!(
+        e.contains("workload.jobs[0].operations")
+            && e.contains("operations[1].collective")
+            && e.contains("reduce_scatter"),
+        "{e}"
+    );
+    let e = refused("{collective = \"alltoall\", bytes = 8, algorithm = \"ring\"}");
+    assert!(e.contains("operations[0].algorithm") && e.contains("pairwise, linear, bruck"), "{e}");
+    let e = refused("{collective = \"bcast\", bytes = 8, comm_size = 3}");
+    assert!(e.contains("operations[0].comm_size: must divide the job's 8 ranks, got 3"), "{e}");
+    let e = refused("{collective = \"gather\", bytes = 8, root = 4, comm_size = 4}");
+    assert!(e.contains("operations[0].root"), "{e}");
+    assert!(refused("{collective = \"reduce\"}").contains("operations[0].bytes: missing"));
+    assert!(refused("{collective = \"barrier\", bytes = 8}").contains("operations[0].bytes"));
+    assert!(refused("{collective = \"barrier\", split = \"diagonal\"}").contains("operations[0].split"));
+}

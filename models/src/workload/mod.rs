@@ -23,6 +23,7 @@
 //! graph it generates, `placement.rs` where a job's ranks run ([`Mapping`]). This file is
 //! the workload built for a network: every job's ops, endpoints and ideal-network time.
 
+mod collectives;
 mod export;
 mod kind;
 mod kinds;
@@ -54,6 +55,7 @@ pub const WORKLOADS: &[WorkloadEntry] = &[
     kinds::ALLTOALL,
     kinds::ALLREDUCE,
     kinds::RANDOM_PERMUTATION,
+    collectives::COLLECTIVES,
     kinds::GOAL,
 ];
 

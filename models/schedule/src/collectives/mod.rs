@@ -28,11 +28,13 @@ mod alltoall;
 mod barrier;
 mod bcast;
 mod gather;
+mod named;
 mod reduce;
 mod reduce_scatter;
 mod round;
 mod select;
 
+pub use named::KINDS;
 pub use select::{select, Algorithm, Kind, THRESHOLDS};
 
 use crate::graph::{OpId, ScheduleBuilder};
