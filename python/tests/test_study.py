@@ -140,6 +140,15 @@ def test_fault_scaling_and_completion_plots_render(study_dir, tmp_path):
     assert out.returncode == 0, out.stderr
     fig = xs.plot_completion(work)
     assert len(fig.axes[0].lines) == 2  # the stencil and the all-to-all job
+    jobs = xs.read_jobs(work)
+    assert list(jobs["name"]) == ["stencil", "fft"] and list(jobs["kind"]) == ["stencil3d", "alltoall"]
+    # On an ideal network the stencil takes its computation, 10 x 1000 cycles, and the
+    # all-to-all no time (so it has no slowdown); the network slows the stencil down.
+    assert list(jobs["ideal_time"]) == [10_000, 0]
+    assert jobs["slowdown"][0] > 1 and np.isnan(jobs["slowdown"][1])
+    ranks = xs.read_ranks(work, job=0)
+    assert len(ranks) == 512 and (ranks["finished"] == 1).all()
+    assert (ranks["computing"] + ranks["sending"] + ranks["waiting"] == ranks["finish"]).all()
     xs.save(fig, tmp_path / "completion")
 
 

@@ -26,7 +26,16 @@ except ModuleNotFoundError as _missing:
         raise SystemExit(1)
     raise ModuleNotFoundError(_why, name=_missing.name) from None
 
-from .read import open_result, read_run, read_study, read_timeseries, read_links, study_status
+from .read import (
+    open_result,
+    read_run,
+    read_study,
+    read_timeseries,
+    read_links,
+    read_jobs,
+    read_ranks,
+    study_status,
+)
 from .plots import (
     plot_latency,
     plot_throughput,

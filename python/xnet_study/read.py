@@ -2,7 +2,7 @@
 
 Every table has one row per observation and one column per variable: a load point of a
 run (`read_run`, `read_study`), a time-series sample (`read_timeseries`), a link
-(`read_links`). Study tables carry the study's overridden keys as columns, named as in the
+(`read_links`), an application job (`read_jobs`) or one of its ranks (`read_ranks`). Study tables carry the study's overridden keys as columns, named as in the
 study file (e.g. ``routing.algorithm``), so that ``df.groupby("routing.algorithm")`` works.
 """
 
@@ -164,3 +164,23 @@ def read_links(path, point: int = 0) -> pd.DataFrame:
     ports, class and utilisation; docs/output-format.md)."""
     with _open(path) as f:
         return pd.DataFrame(f[f"points/{point:03d}/links"][:])
+
+
+def read_jobs(path, point: int = 0) -> pd.DataFrame:
+    """The application jobs of load point `point` of a workload run: one row per job, its
+    name and kind, completion time, time on an ideal network and slowdown, messages and
+    message latencies (docs/output-format.md, `workload/jobs`)."""
+    with _open(path) as f:
+        g = f[f"points/{point:03d}/workload"]
+        df = pd.DataFrame(g["jobs"][:])
+        df.insert(1, "name", _text(g.attrs["job_names"]).split(","))
+        df.insert(2, "kind", _text(g.attrs["job_kinds"]).split(","))
+    return df
+
+
+def read_ranks(path, point: int = 0, job: int = 0) -> pd.DataFrame:
+    """The ranks of job `job` at load point `point`: one row per rank, its endpoint and
+    switch, when it finished and the cycles it spent computing, sending and waiting
+    (docs/output-format.md, `workload/job_NNN/ranks`)."""
+    with _open(path) as f:
+        return pd.DataFrame(f[f"points/{point:03d}/workload/job_{job:03d}/ranks"][:])
