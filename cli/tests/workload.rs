@@ -1,0 +1,134 @@
+//! Application replay end to end: `xnet workload export` writes jobs as GOAL schedules that
+//! run the same as the jobs they came from, its errors, and a schedule that can never
+//! complete ending with exit code 4 and its diagnosis.
+
+mod common;
+
+use common::*;
+use tempfile::TempDir;
+
+/// A small HyperX with two generated jobs (one on random endpoints), 1 ns cycles so that
+/// every computation is a whole number of nanoseconds, and a little background traffic.
+const JOBS: &str = r#"
+[simulation]
+cycles = 400000
+warmup = 0
+sample_period = 200
+[topology]
+kind = "hyperx"
+sides = [4, 4]
+endpoints_per_switch = 2
+[router]
+vcs = 2
+packet_size = 8
+[routing]
+algorithm = "dor"
+[traffic]
+pattern = "uniform"
+load = 0.05
+[workload]
+ns_per_cycle = 1.0
+[[workload.jobs]]
+name = "halo"
+kind = "stencil2d"
+grid = [4, 4]
+halo_bytes = 3000
+iterations = 3
+compute = 40
+[[workload.jobs]]
+name = "a2a"
+kind = "alltoall"
+ranks = 8
+message_bytes = 200
+mapping = "random"
+"#;
+
+/// A rank's row of `workload/job_NNN/ranks`.
+#[derive(hdf5::H5Type, Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+struct RankRow {
+    rank: u64,
+    endpoint: u32,
+    switch: u32,
+    finish: u64,
+    computing: u64,
+    sending: u64,
+    waiting: u64,
+    finished: u64,
+}
+
+#[test]
+fn exported_jobs_run_as_goal_schedules_give_the_same_results() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "jobs.toml", JOBS);
+    let out = xnet_expect(d, &["workload", "export", s(&cfg), "-o", "goal"], 0);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("halo: 16 ranks") && said.contains("a2a: 8 ranks"), "{said}");
+    // The same jobs, read from their schedules (kind, and so iterations, change).
+    let replayed = JOBS
+        .replace(
+            "kind = \"stencil2d\"\ngrid = [4, 4]\nhalo_bytes = 3000\niterations = 3\ncompute = 40",
+            "kind = \"goal\"\nfile = \"goal/halo.goal\"",
+        )
+        .replace(
+            "kind = \"alltoall\"\nranks = 8\nmessage_bytes = 200",
+            "kind = \"goal\"\nfile = \"goal/a2a.goal\"",
+        );
+    assert_eq!(replayed.matches("kind = \"goal\"").count(), 2);
+    let goal_cfg = write(d, "goal.toml", &replayed);
+    xnet_expect(d, &["run", s(&cfg), "-q", "-t", "1", "-o", "jobs.h5"], 0);
+    xnet_expect(d, &["run", s(&goal_cfg), "-q", "-t", "2", "-o", "goal.h5"], 0);
+    let (a, b) = (open(&d.join("jobs.h5")), open(&d.join("goal.h5")));
+    for job in ["job_000", "job_001"] {
+        let ranks = format!("points/000/workload/{job}/ranks");
+        assert_eq!(rows::<RankRow>(&a, &ranks), rows::<RankRow>(&b, &ranks), "{job}");
+    }
+    for table in ["links", "latency_histogram", "workload/job_000/message_latency_histogram"] {
+        let path = format!("points/000/{table}");
+        assert_eq!(
+            dataset_bytes(&a.dataset(&path).unwrap()),
+            dataset_bytes(&b.dataset(&path).unwrap()),
+            "{table}"
+        );
+    }
+    // One job to a file.
+    xnet_expect(d, &["workload", "export", s(&cfg), "--job", "1", "-o", "one.goal"], 0);
+    let one = std::fs::read_to_string(d.join("one.goal")).unwrap();
+    assert_eq!(one, std::fs::read_to_string(d.join("goal/a2a.goal")).unwrap());
+}
+
+#[test]
+fn export_refuses_what_it_cannot_write() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "jobs.toml", JOBS);
+    let o = xnet(d, &["workload", "export", s(&cfg), "--job", "fft", "-o", "x.goal"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("--job fft: no such job; the jobs are halo, a2a"), "{e}");
+    let quick = workspace().join("configs/quick.toml");
+    let o = xnet(d, &["workload", "export", s(&quick), "-o", "x.goal"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no [workload]"), "{}", describe(&o));
+    assert!(!d.join("x.goal").exists());
+}
+
+#[test]
+fn a_schedule_that_can_never_complete_exits_4_with_its_diagnosis() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "stuck.goal",
+        "num_ranks 2\nrank 0 {\nl1: send 8b to 1 tag 1\n}\nrank 1 {\nl1: recv 8b from 0 tag 2\n}\n",
+    );
+    let text = JOBS.split("[[workload.jobs]]").next().unwrap().to_string()
+        + "[[workload.jobs]]\nkind = \"goal\"\nfile = \"stuck.goal\"\n";
+    let cfg = write(d, "stuck.toml", &text);
+    let out = xnet_expect(d, &["run", s(&cfg), "-t", "1", "-o", "stuck.h5"], 4);
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("can never complete"), "{said}");
+    let f = open(&d.join("stuck.h5"));
+    let w = f.group("points/000/workload").unwrap();
+    assert!(attr_str(&w, "diagnosis").contains("rank 1: l0 waits for a message from rank 0, tag 2"));
+}
