@@ -99,17 +99,6 @@ pub(super) struct AppRank {
     left: u32,
     /// Every op of every iteration has ended.
     done: bool,
-    /// Posted receives (their op) and unexpected messages (sender, sender's op).
-    matcher: Matcher<OpId, (u32, OpId)>,
-    /// Messages partly in, by (sender, sender's op). Looked up only, never iterated.
-    inbound: FxHashMap<(u32, OpId), Inbound>,
-    /// Messages whose first packet came before an earlier message of the same sender:
-    /// (sender, sequence number) to the sender's op.
-    held: FxHashMap<(u32, u16), OpId>,
-    /// Per sender, the sequence number of the next message to match.
-    next_in: FxHashMap<u32, u16>,
-    /// Per receiver, the sequence number of the next message sent to it.
-    next_out: FxHashMap<u32, u16>,
     outbox: VecDeque<Outgoing>,
     /// Per packet of the rank in its endpoint's source queue, in order: the send its
     /// departure ends, if it is that send's last.
@@ -121,6 +110,42 @@ pub(super) struct AppRank {
     since: u64,
     computing: u64,
     sending: u64,
+}
+
+/// The messages of a router's ranks, in one place for all of them (per-rank maps would
+/// each hold their own spare capacity; a rank is its index among the router's ranks, `a`).
+/// Looked up only, never iterated (but for counts in a diagnosis), so their order cannot
+/// matter.
+pub(super) struct Mailroom {
+    /// Posted receives (their op) and unexpected messages (sender, sender's op), per rank.
+    matcher: Matcher<OpId, (u32, OpId)>,
+    /// Messages partly in: (rank, sender, sender's op).
+    inbound: FxHashMap<(u32, u32, OpId), Inbound>,
+    /// Messages whose first packet came before an earlier message of the same sender:
+    /// (rank, sender, sequence number) to the sender's op.
+    held: FxHashMap<(u32, u32, u16), OpId>,
+    /// (rank, sender): the sequence number of the next message to match.
+    next_in: FxHashMap<(u32, u32), u16>,
+    /// (rank, receiver): the sequence number of the next message sent to it.
+    next_out: FxHashMap<(u32, u32), u16>,
+}
+
+impl Mailroom {
+    /// For `ranks` ranks.
+    pub(super) fn new(ranks: u32) -> Mailroom {
+        Mailroom {
+            matcher: Matcher::new(ranks),
+            inbound: FxHashMap::default(),
+            held: FxHashMap::default(),
+            next_in: FxHashMap::default(),
+            next_out: FxHashMap::default(),
+        }
+    }
+}
+
+/// The mailroom of a router with ranks (routers without have none).
+fn mail(room: &mut Option<Box<Mailroom>>) -> &mut Mailroom {
+    room.as_deref_mut().expect("a router with ranks has a mailroom")
 }
 
 /// Packets a rank keeps in its endpoint's source queue; the rest wait in its outbox.
@@ -180,11 +205,6 @@ impl RouterState {
                     phase: Vec::new(),
                     left: 0,
                     done: false,
-                    matcher: Matcher::new(1),
-                    inbound: FxHashMap::default(),
-                    held: FxHashMap::default(),
-                    next_in: FxHashMap::default(),
-                    next_out: FxHashMap::default(),
                     outbox: VecDeque::new(),
                     queued: VecDeque::new(),
                     calcs: 0,
@@ -194,6 +214,9 @@ impl RouterState {
                     sending: 0,
                 });
             }
+        }
+        if !self.apps.is_empty() {
+            self.mail = Some(Box::new(Mailroom::new(self.apps.len() as u32)));
         }
     }
 
@@ -312,13 +335,13 @@ impl RouterState {
                     // To itself: the message is there at once, whatever its size.
                     let env = Envelope { comm, src: rank, tag };
                     let m = Inbound { recv: UNMATCHED, got: 0, need: 0, posted: t, rendezvous: false, env };
-                    app.inbound.insert((rank, op), m);
+                    mail(&mut self.mail).inbound.insert((a as u32, rank, op), m);
                     message_in(st, app.job, 0);
                     self.app_work.push_back((a as u32, op, true));
                     self.deliver_header(sh, a, rank, op, env, ctx, st);
                     return;
                 }
-                let next = app.next_out.entry(to).or_insert(0);
+                let next = mail(&mut self.mail).next_out.entry((a as u32, to)).or_insert(0);
                 let seq = *next;
                 *next = next.wrapping_add(1) & SEQ_MASK;
                 let dst = job.endpoints[to as usize];
@@ -330,7 +353,9 @@ impl RouterState {
                 self.post(sh, a, out, ctx, st);
             }
             Op::Recv { from, tag, comm, .. } => {
-                if let Some((_, (src, sop))) = app.matcher.post(0, Pattern { comm, src: from, tag }, op) {
+                if let Some((_, (src, sop))) =
+                    mail(&mut self.mail).matcher.post(a as u32, Pattern { comm, src: from, tag }, op)
+                {
                     self.matched(sh, a, op, src, sop, ctx, st);
                 }
             }
@@ -517,7 +542,8 @@ impl RouterState {
         let (src_job, src) = w.rank_at(packet.src()).expect("an application packet comes from a rank");
         debug_assert_eq!(src_job, app.job, "application packets stay within their job");
         let sop = low;
-        if let Some(m) = app.inbound.get_mut(&(src, sop)) {
+        let me = a as u32;
+        if let Some(m) = mail(&mut self.mail).inbound.get_mut(&(me, src, sop)) {
             m.got += 1;
             if m.got == m.need {
                 message_in(st, app.job, t - m.posted);
@@ -544,23 +570,23 @@ impl RouterState {
             if m.got == m.need {
                 message_in(st, app.job, t - posted);
             }
-            app.inbound.insert((src, sop), m);
+            mail(&mut self.mail).inbound.insert((me, src, sop), m);
             let seq = packet.app_seq();
-            let next = app.next_in.entry(src).or_insert(0);
+            let next = mail(&mut self.mail).next_in.entry((me, src)).or_insert(0);
             if seq == *next {
                 *next = next.wrapping_add(1) & SEQ_MASK;
                 self.deliver_header(sh, a, src, sop, env, ctx, st);
                 // The messages of this sender held behind it may now match, in order.
                 loop {
-                    let app = &mut self.apps[a];
-                    let next = app.next_in.get_mut(&src).expect("set above");
-                    let Some(held) = app.held.remove(&(src, *next)) else { break };
+                    let room = mail(&mut self.mail);
+                    let next = room.next_in.get_mut(&(me, src)).expect("set above");
+                    let Some(held) = room.held.remove(&(me, src, *next)) else { break };
                     *next = next.wrapping_add(1) & SEQ_MASK;
-                    let env = app.inbound[&(src, held)].env;
+                    let env = room.inbound[&(me, src, held)].env;
                     self.deliver_header(sh, a, src, held, env, ctx, st);
                 }
             } else {
-                app.held.insert((src, seq), sop);
+                mail(&mut self.mail).held.insert((me, src, seq), sop);
             }
         }
         self.run_ranks(sh, ctx, st);
@@ -579,7 +605,7 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        if let Some((_, recv)) = self.apps[a].matcher.arrive(0, env, (src, sop)) {
+        if let Some((_, recv)) = mail(&mut self.mail).matcher.arrive(a as u32, env, (src, sop)) {
             self.matched(sh, a, recv, src, sop, ctx, st);
         }
     }
@@ -600,7 +626,10 @@ impl RouterState {
         let w = workload(sh);
         let t = ctx.now();
         let app = &mut self.apps[a];
-        let m = app.inbound.get_mut(&(src, sop)).expect("a matched message has arrived");
+        let m = mail(&mut self.mail)
+            .inbound
+            .get_mut(&(a as u32, src, sop))
+            .expect("a matched message has arrived");
         m.recv = recv;
         if m.rendezvous {
             let cts = Outgoing {
@@ -619,7 +648,10 @@ impl RouterState {
 
     /// The message of `src`'s send `sop` is wholly in and matched: its receive ends.
     fn complete(&mut self, a: usize, src: u32, sop: OpId) {
-        let m = self.apps[a].inbound.remove(&(src, sop)).expect("a complete message was inbound");
+        let m = mail(&mut self.mail)
+            .inbound
+            .remove(&(a as u32, src, sop))
+            .expect("a complete message was inbound");
         self.app_work.push_back((a as u32, m.recv, true));
     }
 
@@ -631,10 +663,18 @@ impl RouterState {
     /// The ranks that have not finished, with what they wait for.
     pub(super) fn stalled_ranks(&self, sh: &Shared) -> Vec<StalledRank> {
         let Some(w) = &sh.workload else { return Vec::new() };
+        // Per rank, the messages that arrived and that no receive has taken.
+        let mut unexpected = vec![0u32; self.apps.len()];
+        for (&(a, _, _), m) in self.mail.iter().flat_map(|room| room.inbound.iter()) {
+            if m.recv == UNMATCHED {
+                unexpected[a as usize] += 1;
+            }
+        }
         self.apps
             .iter()
-            .filter(|app| !app.done)
-            .map(|app| {
+            .enumerate()
+            .filter(|(_, app)| !app.done)
+            .map(|(a, app)| {
                 let g = &*w.jobs[app.job as usize].ops.graph;
                 let mut waits = Vec::new();
                 let mut receives = 0;
@@ -670,7 +710,7 @@ impl RouterState {
                     iteration: app.iteration,
                     ops_left: app.left,
                     receives_posted: receives,
-                    unexpected: app.matcher.unexpected() as u32,
+                    unexpected: unexpected[a],
                     unsent: self.nics[app.nic as usize].source_queue.len + app.unsent(),
                     computing: app.calcs > 0,
                     waits: waits.into_iter().take(4).collect::<Vec<_>>().join("; "),

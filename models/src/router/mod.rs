@@ -78,7 +78,7 @@ pub use stats::{BlockedChannel, Delivery, JobStats, PartitionStats, RankEnd, Sta
 
 use crate::traffic::{geometric_gap, Pattern};
 use crate::workload::{Workload, WORKLOAD_PACKET};
-use app::AppRank;
+use app::{AppRank, Mailroom};
 use base::rng::{self, Purpose, Rng};
 use buffers::{Held, PortState, Queue, SourceQueue, VcState, NETWORK, NIL, UNCONNECTED};
 use engine::{Ctx, LinkRoute, LogicalProcess};
@@ -208,6 +208,9 @@ struct RouterState {
     credits_at_crossbar: bool,
     /// The application ranks at this router's endpoints (see `app.rs`).
     apps: Vec<AppRank>,
+    /// Their messages: matching queues, messages partly in, sequence numbers (`None`
+    /// without ranks).
+    mail: Option<Box<Mailroom>>,
     /// The ranks' ops to start (`false`) or end (`true`) now: `(rank, op, end)`.
     app_work: VecDeque<(u32, u32, bool)>,
     /// The work list is being run (see `app.rs`).
@@ -323,6 +326,7 @@ impl Router {
             vc_out_busy: if p.crossbar == Crossbar::Vc { vec![0; n * vcs] } else { Vec::new() },
             credits_at_crossbar: p.credit_check == CreditCheck::Crossbar,
             apps: Vec::new(),
+            mail: None,
             app_work: VecDeque::new(),
             app_running: false,
         };
