@@ -483,3 +483,69 @@ fn find_saturation_takes_the_same_steps_on_1_and_2_ranks() {
     assert!(b.group("points").unwrap().member_names().unwrap().len() > 3, "no bisection step ran");
     assert_eq!(differences(&dump(&one), &dump(&two)), Vec::<String>::new());
 }
+
+/// The replay's zero-load checks (models/tests/replay.rs) on 2 MPI ranks of 1 and 2 threads:
+/// the times the link latencies, packet counts and protocol predict, as on one process.
+#[test]
+fn zero_load_replay_times_hold_on_two_ranks() {
+    // One hop between any two switches: 2 terminal links of 3 + a link of 5 + 2 router
+    // delays of 2 + a 4-phit packet's tail (3).
+    const ONE_HOP: u64 = 18;
+    const PACKET: u64 = 4;
+    let network = |topology: &str| {
+        format!(
+            "[simulation]\ncycles = 100000\nwarmup = 0\nsample_period = 100\n\
+             [topology]\n{topology}\nendpoints_per_switch = 1\nterminal_latency = 3\nlink_latency = 5\n\
+             [router]\nvcs = 2\npacket_size = 4\ninput_buffer = 16\noutput_buffer = 16\nrouter_delay = 2\n\
+             [routing]\nalgorithm = \"dor\"\n[workload]\n"
+        )
+    };
+    let tree = workspace().join("models/schedule/tests/data/binary_tree_32.goal");
+    let ping_pong =
+        "num_ranks 2\nrank 0 {\nl1: send 300b to 1 tag 0\nl2: recv 300b from 1 tag 0\nl2 requires l1\n}\n\
+                     rank 1 {\nl1: recv 300b from 0 tag 0\nl2: send 300b to 0 tag 0\nl2 requires l1\n}\n";
+    let cases = [
+        // LogGOPSim's binomial broadcast on a clique of 32: 5 hops.
+        (
+            network("kind = \"hyperx\"\nsides = [32]")
+                + &format!("[[workload.jobs]]\nkind = \"goal\"\nfile = \"{}\"\n", tree.display()),
+            5 * ONE_HOP,
+        ),
+        // A rendezvous ping-pong of 300 bytes (5 packets): request, clear-to-send, data, twice.
+        (
+            network("kind = \"hyperx\"\nsides = [2]")
+                .replace("[workload]\n", "[workload]\neager_limit = 64\n")
+                + &format!("[[workload.jobs]]\nkind = \"goal\"\ncontents = '''\n{ping_pong}'''\n"),
+            2 * (3 * ONE_HOP + 4 * PACKET),
+        ),
+        // MPICH's ring allreduce of 8 x 320 bytes on a ring of 8 switches: 14 rounds.
+        (
+            network("kind = \"torus\"\nsides = [8]")
+                + "[[workload.jobs]]\nkind = \"collectives\"\nranks = 8\n\
+                   operations = [{collective = \"allreduce\", bytes = 2560, algorithm = \"ring\"}]\n",
+            14 * (ONE_HOP + 4 * PACKET),
+        ),
+    ];
+    let dir = TempDir::new().unwrap();
+    for (i, (config, expected)) in cases.iter().enumerate() {
+        let cfg = write(dir.path(), &format!("case{i}.toml"), config);
+        for threads in ["1", "2"] {
+            let out = dir.path().join(format!("case{i}-{threads}.h5"));
+            mpiexec(dir.path(), "2", &["run", s(&cfg), "-q", "-t", threads, "-o", s(&out)]);
+            let f = open(&out);
+            assert_eq!(attr_u64(&f, "ranks"), 2);
+            let jobs = f.dataset("points/000/workload/jobs").unwrap();
+            let completion: Vec<u64> =
+                jobs.read_raw::<JobTime>().unwrap().iter().map(|j| j.completion_time).collect();
+            assert_eq!(completion, vec![*expected], "case {i}, 2 ranks x {threads} threads");
+        }
+    }
+}
+
+/// The job number and completion time of a `workload/jobs` row.
+#[derive(hdf5::H5Type, Clone, Copy, Debug)]
+#[repr(C)]
+struct JobTime {
+    job: u32,
+    completion_time: u64,
+}
