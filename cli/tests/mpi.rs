@@ -459,15 +459,6 @@ fn an_idle_rank_keeps_the_others_in_step() {
     assert_eq!(differences(&dump(&one), &dump(&four)), Vec::<String>::new());
 }
 
-#[derive(hdf5::H5Type, Clone, Copy, Debug)]
-#[repr(C)]
-struct RankRow {
-    rank: u64,
-    endpoint: u32,
-    switch: u32,
-    finish: u64,
-}
-
 #[test]
 fn find_saturation_takes_the_same_steps_on_1_and_2_ranks() {
     // Every rank chooses the next load from the flags rank 0 broadcasts, so the ranks

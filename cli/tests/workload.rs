@@ -43,20 +43,6 @@ message_bytes = 200
 mapping = "random"
 "#;
 
-/// A rank's row of `workload/job_NNN/ranks`.
-#[derive(hdf5::H5Type, Clone, Copy, Debug, PartialEq)]
-#[repr(C)]
-struct RankRow {
-    rank: u64,
-    endpoint: u32,
-    switch: u32,
-    finish: u64,
-    computing: u64,
-    sending: u64,
-    waiting: u64,
-    finished: u64,
-}
-
 #[test]
 fn exported_jobs_run_as_goal_schedules_give_the_same_results() {
     let dir = TempDir::new().unwrap();

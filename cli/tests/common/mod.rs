@@ -281,3 +281,17 @@ pub struct BlockedRow {
     pub switch: u32,
     pub packets: u32,
 }
+
+/// A rank's row of `workload/job_NNN/ranks` (docs/output-format.md).
+#[derive(hdf5::H5Type, Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct RankRow {
+    pub rank: u64,
+    pub endpoint: u32,
+    pub switch: u32,
+    pub finish: u64,
+    pub computing: u64,
+    pub sending: u64,
+    pub waiting: u64,
+    pub finished: u64,
+}
