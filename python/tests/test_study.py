@@ -146,6 +146,10 @@ def test_fault_scaling_and_completion_plots_render(study_dir, tmp_path):
     # all-to-all no time (so it has no slowdown); the network slows the stencil down.
     assert list(jobs["ideal_time"]) == [10_000, 0]
     assert jobs["slowdown"][0] > 1 and np.isnan(jobs["slowdown"][1])
+    # The load point's row carries each job's figures.
+    row = xs.read_run(work).iloc[0]
+    assert row["completion_time.stencil"] == jobs["completion_time"][0]
+    assert row["slowdown.stencil"] == jobs["slowdown"][0] and np.isnan(row["slowdown.fft"])
     ranks = xs.read_ranks(work, job=0)
     assert len(ranks) == 512 and (ranks["finished"] == 1).all()
     assert (ranks["computing"] + ranks["sending"] + ranks["waiting"] == ranks["finish"]).all()

@@ -1,9 +1,12 @@
 """Tidy tables from xnet result files and study folders.
 
 Every table has one row per observation and one column per variable: a load point of a
-run (`read_run`, `read_study`), a time-series sample (`read_timeseries`), a link
-(`read_links`), an application job (`read_jobs`) or one of its ranks (`read_ranks`). Study tables carry the study's overridden keys as columns, named as in the
-study file (e.g. ``routing.algorithm``), so that ``df.groupby("routing.algorithm")`` works.
+run (`read_run`, `read_study`; with a workload, each job's completion time, slowdown and
+mean message latency as columns `completion_time.NAME`, ...), a time-series sample
+(`read_timeseries`), a link (`read_links`), an application job (`read_jobs`) or one of its
+ranks (`read_ranks`). Study tables carry the study's overridden keys as columns, named as
+in the study file (e.g. ``routing.algorithm``), so that ``df.groupby("routing.algorithm")``
+works.
 """
 
 from __future__ import annotations
@@ -82,11 +85,34 @@ def _read_run(path) -> pd.DataFrame:
         for name in RUN_ATTRIBUTES:
             if name in f.attrs:
                 df[name] = _text(f.attrs[name])
+        _add_job_columns(f, df)
     for flag in ("saturated", "completed"):
         if flag in df:
             df[flag] = df[flag].astype(bool)
     df.insert(0, "file", str(path))
     return df
+
+
+# Per-job figures copied into a point's row, as `FIGURE.JOB_NAME` columns.
+JOB_FIGURES = ("completion_time", "slowdown", "message_latency_mean")
+
+
+def _add_job_columns(f, df):
+    """With a workload: each job's completion time, slowdown and mean message latency at
+    each point, as columns `completion_time.NAME`, ... (NaN where a job did not finish), so
+    that a study's table plots a job's slowdown against the background load."""
+    for i, point in enumerate(df["point"] if "point" in df else []):
+        key = f"points/{int(point):03d}/workload"
+        if key not in f:
+            continue
+        g = f[key]
+        jobs = g["jobs"][:]
+        for name, row in zip(_text(g.attrs["job_names"]).split(","), jobs):
+            for figure in JOB_FIGURES:
+                value = float(row[figure])
+                if figure == "completion_time" and not row["finished"]:
+                    value = np.nan
+                df.loc[df.index[i], f"{figure}.{name}"] = value
 
 
 def _manifest(folder: Path) -> dict:
