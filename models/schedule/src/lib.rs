@@ -7,7 +7,7 @@
 //! wildcards for any source and any tag. This crate holds that model ([`Schedule`], built
 //! with [`ScheduleBuilder`], stored flat: 36 bytes per op, 4 per dependency), its checks
 //! ([`Schedule::validate`], [`Schedule::unmatched`]) and the GOAL text format
-//! ([`read_goal`], [`write_goal`]).
+//! ([`read_goal`], [`write_goal`]), and the reader of DUMPI traces ([`dumpi`]).
 //!
 //! GOAL ("Group Operation Assembly Language") is the schedule format of LogGOPSim
 //! (T. Hoefler, T. Schneider, A. Lumsdaine, "LogGOPSim – Simulating Large-Scale
@@ -23,6 +23,7 @@
 
 mod check;
 pub mod collectives;
+pub mod dumpi;
 pub mod goal;
 mod graph;
 mod ideal;
