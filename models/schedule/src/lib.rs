@@ -29,6 +29,7 @@ mod graph;
 mod ideal;
 mod matching;
 mod repeat;
+mod trace;
 
 pub use check::{Mismatch, Problem, Unmatched};
 pub use collectives::{emit, select, Collective, Comm};
@@ -37,3 +38,4 @@ pub use graph::{Graph, Op, OpId, Schedule, ScheduleBuilder, Source, TagMatch};
 pub use ideal::{run_ideal, Ideal, Stuck, StuckRank, Wait};
 pub use matching::{Envelope, Matcher, Pattern};
 pub use repeat::Repeated;
+pub use trace::{schedule_of_trace, TraceError};

@@ -1,9 +1,11 @@
 //! The DUMPI reader on traces written by sst-dumpi itself (tests/data/dumpi/README.md):
 //! every call, its arguments and times as sst-dumpi's own text dump shows them, whole
-//! multi-rank traces read to their end, and errors naming the file, the rank and the byte.
+//! multi-rank traces read to their end, and errors naming the file, the rank and the byte;
+//! traces turned into schedules that complete.
 
 use std::path::Path;
 use xnet_schedule::dumpi::{parse_meta, parse_rank, CallKind, RankTrace, SendMode};
+use xnet_schedule::{run_ideal, schedule_of_trace, Op, Schedule};
 
 fn data(name: &str) -> Vec<u8> {
     std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/dumpi").join(name)).unwrap()
@@ -137,4 +139,49 @@ fn mutated_traces_never_panic() {
         }
         let _ = parse_rank(&bytes, "m.bin", 3);
     }
+}
+
+/// The trace of the `.meta` file `meta` as a schedule, computations scaled by `scale`.
+fn schedule(meta: &str, scale: f64) -> Schedule {
+    schedule_of_trace(&trace(meta), scale).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn traces_become_schedules_that_complete_with_every_message_received() {
+    for meta in ["testtrace.meta", "testbgp.meta"] {
+        let s = schedule(meta, 1.0);
+        assert_eq!(s.validate(), Vec::new(), "{meta}");
+        assert!(s.unmatched().is_empty(), "{meta}: {:?}", s.unmatched());
+        let ideal = run_ideal(&s).unwrap_or_else(|e| panic!("{meta}: {e}"));
+        assert_eq!(ideal.unreceived, 0, "{meta}");
+        // On an ideal network the program takes at most the traced time: its computations.
+        let ranks = trace(meta);
+        let span = ranks.iter().map(|t| t.calls.last().unwrap().end - t.calls[0].start).max().unwrap();
+        assert!(ideal.time > 0 && ideal.time <= span, "{meta}: {} against {span}", ideal.time);
+        // A processor twice as fast halves every computation, and so the ideal time.
+        let half = run_ideal(&schedule(meta, 0.5)).unwrap().time;
+        let calcs = s.num_ops();
+        assert!(half.abs_diff(ideal.time / 2) <= calcs, "{meta}: {half} against {}", ideal.time);
+    }
+    // sst-dumpi's test: a ring of one 4-byte message per rank (MPI_INT), received in order.
+    let s = schedule("testtrace.meta", 1.0);
+    let sends: Vec<Op> = (0..4)
+        .flat_map(|r| s.ops(r).collect::<Vec<_>>())
+        .filter(|o| matches!(o, Op::Send { comm: 0, .. }))
+        .collect();
+    assert_eq!(sends.len(), 4);
+    assert!(sends.iter().all(|o| matches!(o, Op::Send { bytes: 4, tag: 1337, .. })));
+}
+
+#[test]
+fn a_call_on_a_communicator_never_created_is_refused_naming_rank_and_byte() {
+    let mut ranks = trace("testtrace.meta");
+    let call = &mut ranks[2].calls[3];
+    assert_eq!(call.kind, CallKind::Barrier { comm: 2 });
+    call.kind = CallKind::Barrier { comm: 9 };
+    let e = schedule_of_trace(&ranks, 1.0).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("rank 2: byte {}: communicator 9 was never created", ranks[2].calls[3].offset)
+    );
 }

@@ -168,6 +168,7 @@ pub enum CallKind {
         root: i32,
         comm: u16,
         recvcounts: Vec<i32>,
+        recvtype: u16,
     },
     /// `MPI_Scatterv`: the root's send counts (empty on the other ranks).
     Scatterv {
@@ -501,8 +502,7 @@ pub(super) fn read(
             } else {
                 Vec::new()
             };
-            c.u16()?; // recvtype
-            K::Gatherv { sendcount, sendtype, root, comm, recvcounts }
+            K::Gatherv { sendcount, sendtype, root, comm, recvcounts, recvtype: c.u16()? }
         }
         57 => {
             let commrank = c.i32()?;

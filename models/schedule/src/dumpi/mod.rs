@@ -105,10 +105,12 @@ pub fn parse_meta(text: &str, file: &str) -> Result<Meta, DumpiError> {
     }
 }
 
-/// One MPI call of a rank: when it ran (wall clock, nanoseconds since the trace's time
-/// offset) and what it was.
+/// One MPI call of a rank: where its record is, when it ran (wall clock, nanoseconds since
+/// the trace's time offset) and what it was.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Call {
+    /// The byte offset of its record in the rank's file.
+    pub offset: u64,
     /// When the call was entered.
     pub start: u64,
     /// When it returned.
@@ -207,7 +209,7 @@ pub fn parse_rank(bytes: &[u8], file: &str, rank: u32) -> Result<RankTrace, Dump
                 format!("unsupported call {what}: its arguments cannot be read, so neither can the calls after it"),
             ));
         };
-        calls.push(Call { start, end, kind });
+        calls.push(Call { offset: at, start, end, kind });
     }
     Ok(RankTrace { version, datatype_sizes, calls })
 }
