@@ -1,7 +1,7 @@
 //! Reading a configuration: its file, its `--set` overrides, and the files it names (a
 //! fabric, forwarding tables, rank mappings), read here because the models crates read no
 //! files: the registries declare which keys name files (`models::files`), and the models
-//! crate asks for their text through [`read_file`].
+//! crate asks for their bytes through [`read_file`].
 
 use anyhow::{Context, Result};
 use models::config::Config;
@@ -20,6 +20,18 @@ pub(crate) const MAX_NAMED_FILE_BYTES: u64 = 4 << 30;
 /// The text of the file at `path`, refused once it passes `limit` bytes (read no further).
 /// The error says why, for `what` (e.g. "config"), naming the file and the limit.
 pub(crate) fn read_capped(path: &Path, limit: u64, what: &str) -> Result<String> {
+    let bytes = read_capped_bytes(path, limit, what)?;
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read {what} {}: not UTF-8 text (byte {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// The bytes of the file at `path`, refused once they pass `limit` (read no further).
+fn read_capped_bytes(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
     let file = std::fs::File::open(path).with_context(|| format!("cannot read {what} {}", path.display()))?;
     let mut bytes = Vec::new();
     file.take(limit + 1)
@@ -33,13 +45,7 @@ pub(crate) fn read_capped(path: &Path, limit: u64, what: &str) -> Result<String>
             models::memory::human(limit)
         );
     }
-    String::from_utf8(bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot read {what} {}: not UTF-8 text (byte {})",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        )
-    })
+    Ok(bytes)
 }
 
 /// The text of the configuration file at `path`.
@@ -47,9 +53,9 @@ pub(crate) fn read(path: &Path) -> Result<String> {
     read_capped(path, MAX_CONFIG_BYTES, "config")
 }
 
-/// The text of a file a configuration names (relative to the working directory).
-pub(crate) fn read_file(path: &str) -> Result<String, String> {
-    read_capped(Path::new(path), MAX_NAMED_FILE_BYTES, "file").map_err(|e| {
+/// The bytes of a file a configuration names (relative to the working directory).
+pub(crate) fn read_file(path: &str) -> Result<Vec<u8>, String> {
+    read_capped_bytes(Path::new(path), MAX_NAMED_FILE_BYTES, "file").map_err(|e| {
         // The caller names the key and the path: keep only the reason.
         let text = format!("{e:#}");
         let prefix = format!("cannot read file {path}: ");

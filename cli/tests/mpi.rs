@@ -540,3 +540,16 @@ struct JobTime {
     job: u32,
     completion_time: u64,
 }
+
+/// A DUMPI trace written by sst-dumpi (7 BlueGene/P ranks: non-blocking messages,
+/// sub-communicators, all-to-alls) replays the same on 1 and 2 MPI ranks of 1 and 2 threads.
+#[test]
+fn mpi_dumpi_replay_is_identical_for_every_rank_and_thread_layout() {
+    let meta = workspace().join("models/schedule/tests/data/dumpi/testbgp.meta");
+    let config = RANDOM_REGULAR.replace("cycles = 3000", "cycles = 2000000")
+        + &format!(
+            "\n[workload]\n[[workload.jobs]]\nkind = \"dumpi\"\nmeta = \"{}\"\ncompute_scale = 0.001\nmapping = \"random\"\n",
+            meta.display()
+        );
+    check_ranks(&config);
+}

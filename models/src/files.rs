@@ -5,7 +5,9 @@
 //! `path` -> `contents` ([`TopologyEntry::files`](topology::TopologyEntry::files)), the
 //! `tables` routing's `lfts` -> `lfts_contents` and `sls` -> `sls_contents`
 //! ([`Settings::files`](routing::registry::Settings::files)), and a job's `mapping_file` ->
-//! `mapping_contents` ([`JOB_FILES`]). [`named_files`] walks a configuration's table and
+//! `mapping_contents` ([`JOB_FILES`]), a `goal` job's `file` -> `contents`, and a `dumpi`
+//! job's `meta` -> `contents`, which takes the trace converted to GOAL ([`FileForm`]: the
+//! crate is handed the bytes and converts them). [`named_files`] walks a configuration's table and
 //! lists the files it names; [`read_named_files`] reads them with the reader the `xnet`
 //! command passes in (its file access) and puts each text in its contents key, which is
 //! how [`Config::parse_with_files`](crate::config::Config::parse_with_files) fills them
@@ -13,7 +15,8 @@
 //! configuration through the same walk.
 
 use crate::workload::JOB_FILES;
-use base::settings::{ConfigError, FileKey};
+use base::settings::{ConfigError, FileForm, FileKey};
+use schedule::{dumpi, schedule_of_trace, write_goal};
 use toml::{Table, Value};
 
 /// Which tables [`named_files`] looks in.
@@ -85,12 +88,41 @@ impl NamedFile {
             || path_key.strip_prefix(key).is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
     }
 
-    /// The file's text, read with `read` (the caller's file access); an error names the
-    /// key and the file: `routing.tables.lfts: cannot read the forwarding tables PATH: ...`.
-    pub fn read(&self, read: &dyn Fn(&str) -> Result<String, String>) -> Result<String, ConfigError> {
-        read(&self.path).map_err(|e| {
-            ConfigError::new(self.path_key(), format!("cannot read {} {}: {e}", self.key.what, self.path))
-        })
+    /// The text for the contents key, from the file read with `read` (the caller's file
+    /// access, bytes): the file's text, or for a DUMPI trace the trace (its `.meta` file and
+    /// the rank files beside it) as a GOAL schedule. An error names the key and the file:
+    /// `routing.tables.lfts: cannot read the forwarding tables PATH: ...`.
+    pub fn read(&self, read: &dyn Fn(&str) -> Result<Vec<u8>, String>) -> Result<String, ConfigError> {
+        let fail = |path: &str, e: String| {
+            ConfigError::new(self.path_key(), format!("cannot read {} {path}: {e}", self.key.what))
+        };
+        let text = |path: &str| {
+            let bytes = read(path).map_err(|e| fail(path, e))?;
+            String::from_utf8(bytes)
+                .map_err(|e| fail(path, format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
+        };
+        match self.key.form {
+            FileForm::Text => text(&self.path),
+            FileForm::DumpiTrace => {
+                let bad = |e: String| ConfigError::new(self.path_key(), e);
+                let meta =
+                    dumpi::parse_meta(&text(&self.path)?, &self.path).map_err(|e| bad(e.to_string()))?;
+                // The rank files are named relative to the .meta file's folder.
+                let folder = self.path.rfind('/').map_or("", |i| &self.path[..=i]);
+                let ranks = (0..meta.ranks)
+                    .map(|r| {
+                        let path = format!("{folder}{}", meta.rank_file(r));
+                        let bytes = read(&path).map_err(|e| fail(&path, e))?;
+                        dumpi::parse_rank(&bytes, &path, r).map_err(|e| bad(e.to_string()))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let schedule =
+                    schedule_of_trace(&ranks, 1.0).map_err(|e| bad(format!("{}: {e}", self.path)))?;
+                let mut goal = Vec::new();
+                write_goal(&schedule, &mut goal).expect("writing to memory cannot fail");
+                Ok(String::from_utf8(goal).expect("GOAL is ASCII"))
+            }
+        }
     }
 
     /// The table holding the file's keys in `doc`.
@@ -177,7 +209,7 @@ pub fn named_files(doc: &Table, scope: Scope) -> Vec<NamedFile> {
 pub fn read_named_files(
     doc: &mut Table,
     overrides: &[String],
-    read: &dyn Fn(&str) -> Result<String, String>,
+    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
 ) -> Result<(), ConfigError> {
     let overridden: Vec<&str> =
         overrides.iter().filter_map(|o| o.split_once('=')).map(|(k, _)| k.trim()).collect();
@@ -250,7 +282,7 @@ mapping_file = "b.map"
         let mut doc: Table = toml::from_str(CONFIG).unwrap();
         let read = |path: &str| match path {
             "missing" => Err("No such file".to_string()),
-            _ => Ok(format!("text of {path}")),
+            _ => Ok(format!("text of {path}").into_bytes()),
         };
         read_named_files(&mut doc, &[], &read).unwrap();
         assert_eq!(doc["topology"]["contents"].as_str(), Some("text of ring.edges"));

@@ -364,3 +364,67 @@ fn bad_collectives_are_refused_naming_the_operation_and_field() {
     assert!(refused("{collective = \"barrier\", bytes = 8}").contains("operations[0].bytes"));
     assert!(refused("{collective = \"barrier\", split = \"diagonal\"}").contains("operations[0].split"));
 }
+
+/// `text` parsed with the files it names read from the working directory (the models
+/// crate's folder), as the `xnet` command reads them.
+fn with_files(text: &str, overrides: &[&str]) -> Simulation {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let read = |path: &str| std::fs::read(path).map_err(|e| e.to_string());
+    let cfg =
+        xnet_models::config::Config::parse_with_files(text, &o, &read).unwrap_or_else(|e| panic!("{e}"));
+    Simulation::build(cfg).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// DUMPI traces written by sst-dumpi (a ring test on 4 ranks, a benchmark on 7 BlueGene/P
+/// ranks with sub-communicators and all-to-alls) replay to completion side by side on the
+/// Dragonfly, RRG and HyperX example configurations, every traced message delivered, the
+/// same on 1 and 2 threads.
+#[test]
+fn dumpi_traces_replay_on_the_example_networks() {
+    let jobs = "[[workload.jobs]]\nkind = \"dumpi\"\nmeta = \"schedule/tests/data/dumpi/testtrace.meta\"\n\
+                [[workload.jobs]]\nkind = \"dumpi\"\nmeta = \"schedule/tests/data/dumpi/testbgp.meta\"\ncompute_scale = 0.01\n";
+    for config in ["dragonfly-6-12-6", "rrg-876-23-17", "hyperx-2d-16"] {
+        let text = std::fs::read_to_string(format!("../configs/{config}.toml")).unwrap();
+        let overrides = [
+            "traffic.load=0",
+            "simulation.warmup=0",
+            "simulation.cycles=10000000",
+            "simulation.sample_period=1000",
+        ];
+        let sim = with_files(&format!("{text}\n[workload]\n{jobs}"), &overrides);
+        let one = run(&sim, 1);
+        let w = one.workload.as_ref().unwrap();
+        assert!(w.finished(), "{config}: {:?}", w.diagnosis(one.summary.in_flight_end));
+        for (job, built) in w.jobs.iter().zip(&sim.workload().unwrap().jobs) {
+            let g = &built.ops.graph;
+            let sends = (0..g.num_ranks())
+                .flat_map(|r| (0..g.ops_in_rank(r)).map(move |o| (r, o)))
+                .filter(|&(r, o)| matches!(g.op(r, o), Op::Send { .. }))
+                .count();
+            assert_eq!(job.messages as usize, sends, "{config}, {}", job.name);
+        }
+        assert_eq!(format!("{:?}", run(&sim, 2).workload), format!("{:?}", one.workload), "{config}");
+    }
+}
+
+#[test]
+fn bad_traces_are_refused_naming_the_key_file_rank_and_byte() {
+    let refused = |job: &str| {
+        let read = |path: &str| match path {
+            "t/bad.meta" => Ok(b"numprocs=2\nfileprefix=bad\n".to_vec()),
+            "t/bad-0000.bin" => {
+                Ok(b"not a trace at all, not a trace at all, not a trace at all, not a trace at all".to_vec())
+            }
+            _ => Err("No such file or directory".to_string()),
+        };
+        let text = format!("{}\n[workload]\n[[workload.jobs]]\nkind = \"dumpi\"\n{job}\n", clique(2));
+        xnet_models::config::Config::parse_with_files(&text, &[], &read).unwrap_err().to_string()
+    };
+    let e = refused("meta = \"t/none.meta\"");
+    assert!(
+        e.contains("workload.jobs[0].meta: cannot read the DUMPI trace t/none.meta: No such file"),
+        "{e}"
+    );
+    let e = refused("meta = \"t/bad.meta\"");
+    assert!(e.contains("workload.jobs[0].meta: t/bad-0000.bin: rank 0: byte 0: not a DUMPI trace"), "{e}");
+}

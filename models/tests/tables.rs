@@ -251,7 +251,7 @@ fn the_files_tables_declares_are_read_through_its_registry_entry() {
     let read = |path: &str| {
         asked.borrow_mut().push(path.to_string());
         match path {
-            "t.lfts" => Ok(MINHOP.to_string()),
+            "t.lfts" => Ok(MINHOP.as_bytes().to_vec()),
             _ => Err("No such file or directory".to_string()),
         }
     };

@@ -339,8 +339,8 @@ fn mapping_files_are_read_into_the_configuration_and_recorded() {
     let read = |path: &str| {
         asked.borrow_mut().push(path.to_string());
         match path {
-            "ranks.map" => Ok(mapping.to_string()),
-            "bad.map" => Ok("7\nfive\n".to_string()),
+            "ranks.map" => Ok(mapping.as_bytes().to_vec()),
+            "bad.map" => Ok(b"7\nfive\n".to_vec()),
             _ => Err("No such file or directory".to_string()),
         }
     };

@@ -148,6 +148,18 @@ pub struct FileKey {
     pub contents: &'static str,
     /// What the file is, for messages (`the forwarding tables`).
     pub what: &'static str,
+    /// How the file becomes the contents key's text.
+    pub form: FileForm,
+}
+
+/// How a named file becomes the text of its contents key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileForm {
+    /// Its text, as it is (UTF-8).
+    Text,
+    /// A DUMPI trace's `.meta` file: the trace (the `.meta` and the per-rank files beside
+    /// it) converted to a GOAL schedule.
+    DumpiTrace,
 }
 
 /// An entry as users see it.

@@ -35,7 +35,7 @@ use super::{Candidate, LoadView, Reads, Routing, VcPolicy};
 use crate::packet::Packet;
 use crate::RoutingError;
 use base::rng::Rng;
-use base::settings::{FileKey, Setting};
+use base::settings::{FileForm, FileKey, Setting};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -594,8 +594,8 @@ pub const TABLES: RoutingEntry = RoutingEntry {
         Setting { key: "sls_contents", default: "from sls", doc: "the path SLs' text (filled in from sls)" },
     ])
     .with_files(&[
-        FileKey { path: "lfts", contents: "lfts_contents", what: "the forwarding tables" },
-        FileKey { path: "sls", contents: "sls_contents", what: "the path SLs" },
+        FileKey { path: "lfts", contents: "lfts_contents", what: "the forwarding tables", form: FileForm::Text },
+        FileKey { path: "sls", contents: "sls_contents", what: "the path SLs", form: FileForm::Text },
     ]),
     default_vc_policy: VcPolicy::Routing,
     needs_intact_topology: false,

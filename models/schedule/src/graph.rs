@@ -234,6 +234,14 @@ impl Schedule {
         self.start_base[rank as usize + 1] - self.start_base[rank as usize]
     }
 
+    /// The same schedule with every `calc`'s time `f(time)` (a faster processor).
+    pub fn map_calc(mut self, f: impl Fn(u64) -> u64) -> Schedule {
+        for r in self.ops.iter_mut().filter(|r| r.kind == CALC) {
+            r.value = f(r.value);
+        }
+        self
+    }
+
     /// The bytes the schedule's vectors hold (their lengths, not capacities).
     pub fn memory_bytes(&self) -> u64 {
         let ops = self.ops.len() * (std::mem::size_of::<Record>() + 3 * 4);

@@ -81,7 +81,7 @@ impl Config {
     pub fn parse_with_files(
         text: &str,
         overrides: &[String],
-        read: &dyn Fn(&str) -> Result<String, String>,
+        read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
     ) -> Result<Config, ConfigError> {
         let mut doc = Self::table(text, overrides)?;
         crate::files::read_named_files(&mut doc, overrides, read)?;

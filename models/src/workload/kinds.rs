@@ -4,11 +4,9 @@
 //! `WORKLOADS` (mod.rs) lists them.
 
 use super::{
-    parse_as, random_permutations, AllToAll, CalcUnit, JobContext, JobOps, KindError, KindParams, Program,
-    WorkloadEntry,
+    parse_as, random_permutations, AllToAll, JobContext, KindError, KindParams, Program, WorkloadEntry,
 };
-use base::settings::{FileKey, Setting};
-use schedule::{read_goal, Problem};
+use base::settings::Setting;
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -263,57 +261,6 @@ impl KindParams for RandomPermutation {
         let message_bytes = at_least_one("message_bytes", self.message_bytes)?;
         let perms = random_permutations(job.seed, job.index as u32, ranks, job.iterations);
         Ok(Program::RandomPermutation { ranks, message_bytes, perms: Arc::new(perms) })
-    }
-}
-
-/// `goal` in the workload registry.
-pub(super) const GOAL: WorkloadEntry = WorkloadEntry {
-    name: "goal",
-    doc: "a schedule in GOAL, the text format of LogGOPSim and ATLAHS: per rank its sends, receives and computations (ns) with their dependencies; ATLAHS converts MPI and NCCL traces to it",
-    settings: &[
-        Setting { key: "file", default: "required", doc: "the GOAL file (`num_ranks N`, then `rank r { ... }` blocks); relative to the working directory, read by the xnet command into contents" },
-        Setting { key: "contents", default: "from file", doc: "the schedule's text: filled in from file by the xnet command (and so recorded with the results); give it instead of file to inline a schedule" },
-    ],
-    files: &[FileKey { path: "file", contents: "contents", what: "the GOAL schedule" }],
-    parse: parse_as::<Goal>,
-};
-
-/// The settings of `goal`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Goal {
-    /// The file, for messages (its text is in `contents`).
-    file: Option<String>,
-    /// The schedule's text.
-    contents: Option<String>,
-}
-
-impl KindParams for Goal {
-    fn ops(&self, job: &JobContext) -> Result<JobOps, KindError> {
-        if job.iterations != 1 {
-            return Err(KindError::new("iterations", "a GOAL schedule runs once: leave iterations at 1"));
-        }
-        if job.compute != 0 {
-            return Err(KindError::new(
-                "compute",
-                "a GOAL schedule has its computations in it (calc): leave compute at 0",
-            ));
-        }
-        let Some(text) = &self.contents else {
-            return Err(KindError::new(
-                "file",
-                "missing: give the GOAL schedule's file (or its text as contents)",
-            ));
-        };
-        let name = self.file.as_deref().unwrap_or("contents");
-        let schedule = read_goal(text.as_bytes(), name).map_err(|e| KindError::new("file", e.to_string()))?;
-        // A peer that does not exist cannot be run; cycles and messages nobody sends can,
-        // and end in a diagnosis of the ranks that wait.
-        if let Some(p) = schedule.validate().into_iter().find(|p| matches!(p, Problem::PeerOutOfRange { .. }))
-        {
-            return Err(KindError::new("file", format!("{name}: {p}")));
-        }
-        Ok(JobOps { graph: Arc::new(schedule), steps_per_iteration: 1, unit: CalcUnit::Nanoseconds })
     }
 }
 

@@ -30,6 +30,7 @@ mod kinds;
 mod placement;
 mod programs;
 mod spec;
+mod traces;
 
 pub use export::AsGoal;
 pub use kind::{parse_as, JobContext, KindError, KindParams, KindSpec, ParseKind, WorkloadEntry};
@@ -56,7 +57,8 @@ pub const WORKLOADS: &[WorkloadEntry] = &[
     kinds::ALLREDUCE,
     kinds::RANDOM_PERMUTATION,
     collectives::COLLECTIVES,
-    kinds::GOAL,
+    traces::GOAL,
+    traces::DUMPI,
 ];
 
 /// The workload kind named `name`.

@@ -6,7 +6,7 @@
 use super::kind::KindSpec;
 use super::placement::Mapping;
 use super::{find, WORKLOADS};
-use base::settings::{names, unknown, ConfigError, FileKey, Setting};
+use base::settings::{names, unknown, ConfigError, FileForm, FileKey, Setting};
 use toml::{Table, Value};
 
 /// The keys every job takes, whatever its kind.
@@ -24,8 +24,12 @@ pub const JOB_SETTINGS: &[Setting] = &[
 
 /// The keys of a job that name a file: its rank mapping (`mapping = "file"`), which the
 /// `xnet` command reads into `mapping_contents`.
-pub const JOB_FILES: &[FileKey] =
-    &[FileKey { path: "mapping_file", contents: "mapping_contents", what: "the rank mapping" }];
+pub const JOB_FILES: &[FileKey] = &[FileKey {
+    path: "mapping_file",
+    contents: "mapping_contents",
+    what: "the rank mapping",
+    form: FileForm::Text,
+}];
 
 /// The keys of `[workload]` itself.
 pub const SECTION_SETTINGS: &[Setting] = &[

@@ -26,7 +26,7 @@ use super::{
 use crate::family::{Family, TopologyEntry, LATENCY, TERMINAL_LATENCY};
 use crate::shape::{FileIb, FileShape};
 use base::settings::{typed, ConfigError};
-use base::settings::{FileKey, Setting};
+use base::settings::{FileForm, FileKey, Setting};
 use serde::Deserialize;
 use std::collections::HashMap;
 use toml::Table;
@@ -515,7 +515,7 @@ pub const FILE: TopologyEntry = TopologyEntry {
         TERMINAL_LATENCY,
         LATENCY,
     ],
-    files: &[FileKey { path: "path", contents: "contents", what: "the fabric file" }],
+    files: &[FileKey { path: "path", contents: "contents", what: "the fabric file", form: FileForm::Text }],
     parse: FileFamily::parse,
 };
 

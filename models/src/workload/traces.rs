@@ -1,0 +1,113 @@
+//! The kinds read from files: `goal`, a GOAL schedule, and `dumpi`, an MPI trace of DUMPI
+//! (converted to a schedule when the configuration is read, `crate::files`). Both run
+//! once, their computations in nanoseconds.
+
+use super::{parse_as, CalcUnit, JobContext, JobOps, KindError, KindParams, WorkloadEntry};
+use base::settings::{FileForm, FileKey, Setting};
+use schedule::{read_goal, Problem};
+use serde::Deserialize;
+use std::sync::Arc;
+
+/// `goal` in the workload registry.
+pub(super) const GOAL: WorkloadEntry = WorkloadEntry {
+    name: "goal",
+    doc: "a schedule in GOAL, the text format of LogGOPSim and ATLAHS: per rank its sends, receives and computations (ns) with their dependencies; ATLAHS converts MPI and NCCL traces to it",
+    settings: &[
+        Setting { key: "file", default: "required", doc: "the GOAL file (`num_ranks N`, then `rank r { ... }` blocks); relative to the working directory, read by the xnet command into contents" },
+        Setting { key: "contents", default: "from file", doc: "the schedule's text: filled in from file by the xnet command (and so recorded with the results); give it instead of file to inline a schedule" },
+    ],
+    files: &[FileKey { path: "file", contents: "contents", what: "the GOAL schedule", form: FileForm::Text }],
+    parse: parse_as::<Goal>,
+};
+
+/// The settings of `goal`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Goal {
+    /// The file, for messages (its text is in `contents`).
+    file: Option<String>,
+    /// The schedule's text.
+    contents: Option<String>,
+}
+
+impl KindParams for Goal {
+    fn ops(&self, job: &JobContext) -> Result<JobOps, KindError> {
+        schedule_ops("file", self.file.as_deref(), self.contents.as_deref(), 1.0, job)
+    }
+}
+
+/// `dumpi` in the workload registry.
+pub(super) const DUMPI: WorkloadEntry = WorkloadEntry {
+    name: "dumpi",
+    doc: "an MPI trace of SST's DUMPI library (what CODES and sst-macro replay): every rank's calls in order, the time between calls as computation, collectives expanded by MPICH's choice of algorithm",
+    settings: &[
+        Setting { key: "meta", default: "required", doc: "the trace's .meta file; the rank files (PREFIX-RRRR.bin) are read from its folder; relative to the working directory. The xnet command converts the trace to a GOAL schedule in contents" },
+        Setting { key: "contents", default: "from meta", doc: "the trace as a GOAL schedule: filled in from meta by the xnet command (and so recorded with the results)" },
+        Setting { key: "compute_scale", default: "1.0", doc: "factor on the traced computation times (0.5: a processor twice as fast)" },
+    ],
+    files: &[FileKey { path: "meta", contents: "contents", what: "the DUMPI trace", form: FileForm::DumpiTrace }],
+    parse: parse_as::<Dumpi>,
+};
+
+/// The settings of `dumpi`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Dumpi {
+    /// The `.meta` file, for messages.
+    meta: Option<String>,
+    /// The trace as GOAL.
+    contents: Option<String>,
+    /// Factor on the computations.
+    #[serde(default = "one")]
+    compute_scale: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl KindParams for Dumpi {
+    fn ops(&self, job: &JobContext) -> Result<JobOps, KindError> {
+        if !(self.compute_scale >= 0.0 && self.compute_scale.is_finite()) {
+            return Err(KindError::new(
+                "compute_scale",
+                format!("must be a factor >= 0, got {}", self.compute_scale),
+            ));
+        }
+        schedule_ops("meta", self.meta.as_deref(), self.contents.as_deref(), self.compute_scale, job)
+    }
+}
+
+/// The ops of a schedule given as GOAL `contents` (read from the file `file`, named by the
+/// job's key `key`), its computations times `scale`: it runs once.
+fn schedule_ops(
+    key: &'static str,
+    file: Option<&str>,
+    contents: Option<&str>,
+    scale: f64,
+    job: &JobContext,
+) -> Result<JobOps, KindError> {
+    if job.iterations != 1 {
+        return Err(KindError::new("iterations", "a schedule or trace runs once: leave iterations at 1"));
+    }
+    if job.compute != 0 {
+        return Err(KindError::new(
+            "compute",
+            "a schedule or trace has its computations in it: leave compute at 0",
+        ));
+    }
+    let Some(text) = contents else {
+        return Err(KindError::new(key, "missing: give the file (or its text as contents)"));
+    };
+    let name = file.unwrap_or("contents");
+    let mut schedule = read_goal(text.as_bytes(), name).map_err(|e| KindError::new(key, e.to_string()))?;
+    // A peer that does not exist cannot be run; cycles and messages nobody sends can, and
+    // end in a diagnosis of the ranks that wait.
+    if let Some(p) = schedule.validate().into_iter().find(|p| matches!(p, Problem::PeerOutOfRange { .. })) {
+        return Err(KindError::new(key, format!("{name}: {p}")));
+    }
+    if scale != 1.0 {
+        schedule = schedule.map_calc(|t| (t as f64 * scale).round() as u64);
+    }
+    Ok(JobOps { graph: Arc::new(schedule), steps_per_iteration: 1, unit: CalcUnit::Nanoseconds })
+}
