@@ -7,7 +7,7 @@
 mod common;
 use common::build;
 use xnet_models::schedule::collectives::{AllreduceAlgo, Collective};
-use xnet_models::schedule::{emit, read_goal, write_goal, Comm, Op, ScheduleBuilder};
+use xnet_models::schedule::{emit, write_goal, Comm, Op, ScheduleBuilder};
 use xnet_models::sim::{RunResult, Simulation, Status};
 use xnet_models::workload::{job_ops, AsGoal};
 
@@ -271,7 +271,7 @@ fn generated_jobs_exported_as_goal_and_read_back_give_identical_results() {
 /// LogGOPSim's sample schedule and schedules its generator wrote (MPI collectives on 16
 /// ranks: ring and recursive-doubling allreduce, linear alltoall, a binomial broadcast of
 /// 100 kB by rendezvous) replay to completion side by side on the Dragonfly, RRG and HyperX
-/// example configurations, every message delivered.
+/// example configurations, every message delivered, the same on 1 and 2 threads.
 #[test]
 fn loggopsim_schedules_replay_on_the_example_networks() {
     let schedules = [
@@ -281,32 +281,38 @@ fn loggopsim_schedules_replay_on_the_example_networks() {
         include_str!("../schedule/tests/data/alltoall_linear_16.goal"),
         include_str!("../schedule/tests/data/bcast_binomial_16.goal"),
     ];
-    let sends = |text: &str| {
-        let s = read_goal(text.as_bytes(), "test").unwrap();
-        (0..s.num_ranks())
-            .flat_map(|r| s.ops(r).collect::<Vec<_>>())
-            .filter(|op| matches!(op, Op::Send { .. }))
-            .count()
-    };
     let jobs: String = schedules
         .iter()
         .map(|text| format!("[[workload.jobs]]\nkind = \"goal\"\ncontents = '''\n{text}'''\n"))
         .collect();
+    replay_on_example_networks(&jobs);
+}
+
+/// The jobs `jobs` (`[[workload.jobs]]` tables) run alone on the Dragonfly, RRG and HyperX
+/// example configurations: every job finishes with one message delivered per send of its
+/// schedule, the same on 1 and 2 threads.
+fn replay_on_example_networks(jobs: &str) {
     for config in ["dragonfly-6-12-6", "rrg-876-23-17", "hyperx-2d-16"] {
         let text = std::fs::read_to_string(format!("../configs/{config}.toml")).unwrap();
         let overrides = [
             "traffic.load=0",
             "simulation.warmup=0",
-            "simulation.cycles=1000000",
-            "simulation.sample_period=100",
+            "simulation.cycles=10000000",
+            "simulation.sample_period=1000",
         ];
-        let sim = build(&format!("{text}\n[workload]\n{jobs}"), &overrides);
-        let r = run(&sim, 2);
-        let w = r.workload.as_ref().unwrap();
-        assert!(w.finished(), "{config}: {:?}", w.diagnosis(r.summary.in_flight_end));
-        for (job, text) in w.jobs.iter().zip(schedules) {
-            assert_eq!(job.messages as usize, sends(text), "{config}, {}", job.name);
+        let sim = with_files(&format!("{text}\n[workload]\n{jobs}"), &overrides);
+        let one = run(&sim, 1);
+        let w = one.workload.as_ref().unwrap();
+        assert!(w.finished(), "{config}: {:?}", w.diagnosis(one.summary.in_flight_end));
+        for (job, built) in w.jobs.iter().zip(&sim.workload().unwrap().jobs) {
+            let g = &built.ops.graph;
+            let sends = (0..g.num_ranks())
+                .flat_map(|r| (0..g.ops_in_rank(r)).map(move |o| (r, o)))
+                .filter(|&(r, o)| matches!(g.op(r, o), Op::Send { .. }))
+                .count();
+            assert_eq!(job.messages as usize, sends, "{config}, {}", job.name);
         }
+        assert_eq!(format!("{:?}", run(&sim, 2).workload), format!("{:?}", one.workload), "{config}");
     }
 }
 
@@ -381,30 +387,10 @@ fn with_files(text: &str, overrides: &[&str]) -> Simulation {
 /// same on 1 and 2 threads.
 #[test]
 fn dumpi_traces_replay_on_the_example_networks() {
-    let jobs = "[[workload.jobs]]\nkind = \"dumpi\"\nmeta = \"schedule/tests/data/dumpi/testtrace.meta\"\n\
-                [[workload.jobs]]\nkind = \"dumpi\"\nmeta = \"schedule/tests/data/dumpi/testbgp.meta\"\ncompute_scale = 0.01\n";
-    for config in ["dragonfly-6-12-6", "rrg-876-23-17", "hyperx-2d-16"] {
-        let text = std::fs::read_to_string(format!("../configs/{config}.toml")).unwrap();
-        let overrides = [
-            "traffic.load=0",
-            "simulation.warmup=0",
-            "simulation.cycles=10000000",
-            "simulation.sample_period=1000",
-        ];
-        let sim = with_files(&format!("{text}\n[workload]\n{jobs}"), &overrides);
-        let one = run(&sim, 1);
-        let w = one.workload.as_ref().unwrap();
-        assert!(w.finished(), "{config}: {:?}", w.diagnosis(one.summary.in_flight_end));
-        for (job, built) in w.jobs.iter().zip(&sim.workload().unwrap().jobs) {
-            let g = &built.ops.graph;
-            let sends = (0..g.num_ranks())
-                .flat_map(|r| (0..g.ops_in_rank(r)).map(move |o| (r, o)))
-                .filter(|&(r, o)| matches!(g.op(r, o), Op::Send { .. }))
-                .count();
-            assert_eq!(job.messages as usize, sends, "{config}, {}", job.name);
-        }
-        assert_eq!(format!("{:?}", run(&sim, 2).workload), format!("{:?}", one.workload), "{config}");
-    }
+    replay_on_example_networks(
+        "[[workload.jobs]]\nkind = \"dumpi\"\nmeta = \"schedule/tests/data/dumpi/testtrace.meta\"\n\
+         [[workload.jobs]]\nkind = \"dumpi\"\nmeta = \"schedule/tests/data/dumpi/testbgp.meta\"\ncompute_scale = 0.01\n",
+    );
 }
 
 #[test]
