@@ -414,3 +414,28 @@ fn bad_traces_are_refused_naming_the_key_file_rank_and_byte() {
     let e = refused("meta = \"t/bad.meta\"");
     assert!(e.contains("workload.jobs[0].meta: t/bad-0000.bin: rank 0: byte 0: not a DUMPI trace"), "{e}");
 }
+
+#[test]
+fn replicas_run_side_by_side_as_independent_copies() {
+    // Two copies of a 4-rank recursive-doubling allreduce on a clique of 8: ranks 0-3 and
+    // 4-7, never meeting: the time of one copy (2 rounds), twice its messages.
+    let one = "{collective = \"allreduce\", bytes = 64, algorithm = \"recursive_doubling\"}";
+    let text = collectives_job(&clique(8), 4, one).replace("ranks = 4\n", "ranks = 4\nreplicas = 2\n");
+    let r = run(&build(&text, &[]), 2);
+    let job = &r.workload.as_ref().unwrap().jobs[0];
+    assert_eq!((job.ranks, job.completion_time, job.messages), (8, Some(2 * ONE_HOP), 16));
+    // Three copies of sst-dumpi's 4-rank trace: 12 ranks, three times its 4 ring messages
+    // and its collectives' messages.
+    let trace = |copies: u32| {
+        let text = format!(
+            "{}\n[workload]\n[[workload.jobs]]\nkind = \"dumpi\"\nmeta = \"schedule/tests/data/dumpi/testtrace.meta\"\ncompute_scale = 0.001\nreplicas = {copies}\n",
+            clique(12)
+        );
+        let r = run(&with_files(&text, &[]), 1);
+        let job = r.workload.as_ref().unwrap().jobs[0].clone();
+        (job.ranks, job.messages, job.completion_time.is_some())
+    };
+    let (ranks, messages, done) = trace(1);
+    assert!(done);
+    assert_eq!(trace(3), (3 * ranks, 3 * messages, true));
+}

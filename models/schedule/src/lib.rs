@@ -29,6 +29,7 @@ mod graph;
 mod ideal;
 mod matching;
 mod repeat;
+mod replicas;
 mod trace;
 
 pub use check::{Mismatch, Problem, Unmatched};
@@ -38,4 +39,5 @@ pub use graph::{Graph, Op, OpId, Schedule, ScheduleBuilder, Source, TagMatch};
 pub use ideal::{run_ideal, Ideal, Stuck, StuckRank, Wait};
 pub use matching::{Envelope, Matcher, Pattern};
 pub use repeat::Repeated;
+pub use replicas::Replicas;
 pub use trace::{schedule_of_trace, TraceError};

@@ -1,8 +1,9 @@
 //! A repeated graph (`Repeated`) is the same graph as its iterations written out: same ops,
-//! dependencies and ideal run.
+//! dependencies and ideal run; copies side by side (`Replicas`) are the copies written out.
 
+use std::sync::Arc;
 use xnet_schedule::{
-    run_ideal, write_goal, Graph, OpId, Repeated, Schedule, ScheduleBuilder, Source, TagMatch,
+    run_ideal, write_goal, Graph, OpId, Repeated, Replicas, Schedule, ScheduleBuilder, Source, TagMatch,
 };
 
 /// Two ranks exchange a message, then compute `c` ns: one iteration.
@@ -75,4 +76,28 @@ fn a_repeat_is_its_iterations_written_out() {
     write_goal(&r, &mut repeated).unwrap();
     write_goal(&full, &mut written).unwrap();
     assert_eq!(String::from_utf8(repeated).unwrap(), String::from_utf8(written).unwrap());
+}
+
+#[test]
+fn copies_side_by_side_are_the_copies_written_out() {
+    // Three copies of the two-rank exchange: ranks 2k and 2k + 1 exchange.
+    let copies = Replicas::new(Arc::new(exchange(5)), 3).unwrap();
+    let mut b = ScheduleBuilder::new();
+    for r in 0..6u32 {
+        b.add_rank();
+        let peer = r ^ 1;
+        let recv = b.recv(Source::Rank(peer), 8, TagMatch::Tag(0), 0);
+        let send = b.send(peer, 8, 0, 0);
+        let calc = b.calc(5);
+        b.requires(calc, recv);
+        b.requires(calc, send);
+    }
+    let written = b.build();
+    let (mut a, mut c) = (Vec::new(), Vec::new());
+    write_goal(&copies, &mut a).unwrap();
+    write_goal(&written, &mut c).unwrap();
+    assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(c).unwrap());
+    assert_eq!(run_ideal(&copies).unwrap(), run_ideal(&written).unwrap());
+    assert!(Replicas::new(Arc::new(exchange(5)), 0).is_err());
+    assert!(Replicas::new(Arc::new(exchange(5)), u32::MAX).is_err());
 }

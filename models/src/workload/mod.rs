@@ -41,7 +41,7 @@ pub use spec::{JobSpec, WorkloadSection, JOB_FILES, JOB_SETTINGS, SECTION_SETTIN
 use placement::Occupancy;
 
 use base::settings::ConfigError;
-use schedule::{run_ideal, Graph, Stuck};
+use schedule::{run_ideal, Graph, Replicas, Stuck};
 use std::sync::Arc;
 use topology::EndpointId;
 
@@ -164,10 +164,15 @@ pub const MAX_OPS_PER_RANK: u32 = CLEAR_TO_SEND - 1;
 pub fn job_ops(section: &WorkloadSection, j: usize, seed: u64) -> Result<JobOps, ConfigError> {
     let spec = &section.jobs[j];
     let job = JobContext { index: j, iterations: spec.iterations, compute: spec.compute, seed };
-    let ops = spec
+    let mut ops = spec
         .kind
         .ops(&job)
         .map_err(|e| ConfigError::new(format!("workload.jobs[{j}].{}", e.key), e.message))?;
+    if spec.replicas > 1 {
+        let copies = Replicas::new(ops.graph.clone(), spec.replicas)
+            .map_err(|e| ConfigError::new(format!("workload.jobs[{j}].replicas"), e))?;
+        ops.graph = Arc::new(copies);
+    }
     if let Some(r) = (0..ops.graph.num_ranks()).find(|&r| ops.graph.ops_in_rank(r) > MAX_OPS_PER_RANK) {
         return Err(ConfigError::new(
             format!("workload.jobs[{j}]"),

@@ -14,6 +14,7 @@ pub const JOB_SETTINGS: &[Setting] = &[
     Setting { key: "kind", default: "required", doc: "the program: one of the workloads above" },
     Setting { key: "name", default: "KIND-INDEX", doc: "the job's name in the output (no comma: `job_names` lists the names separated by commas)" },
     Setting { key: "iterations", default: "1", doc: "times the program's steps run (waterfall: waves)" },
+    Setting { key: "replicas", default: "1", doc: "copies of the job side by side, each with its own ranks (copy k's rank r is rank k x ranks + r): a trace of R ranks replayed as R x replicas; they share the job's mapping and results" },
     Setting { key: "compute", default: "0", doc: "cycles a rank computes after each iteration's communication" },
     Setting { key: "mapping", default: "linear", doc: "rank to endpoint: `linear` (the lowest free endpoints, rank order), `random` (a random sample of the free endpoints) or `file` (mapping_file)" },
     Setting { key: "first_endpoint", default: "the lowest free one", doc: "linear mapping: the endpoint of rank 0" },
@@ -63,6 +64,8 @@ pub struct JobSpec {
     pub iterations: u32,
     /// Compute cycles after each iteration.
     pub compute: u64,
+    /// Copies side by side.
+    pub replicas: u32,
     /// Rank placement.
     pub mapping: Mapping,
 }
@@ -202,6 +205,13 @@ impl JobSpec {
             ));
         }
         let compute = whole(&mut t, "compute", 0, 0)?;
+        let replicas = whole(&mut t, "replicas", 1, 1)?;
+        if replicas > u32::MAX as u64 {
+            return Err(ConfigError::new(
+                at("replicas"),
+                format!("must be at most 2^32 - 1, got {replicas}"),
+            ));
+        }
         let name = match t.remove("name") {
             None => format!("{}-{index}", entry.name),
             Some(Value::String(s)) if s.contains(',') => {
@@ -220,7 +230,7 @@ impl JobSpec {
         };
         let mapping = Mapping::parse(&mut t, &at)?;
         let kind = KindSpec::parse(entry, &format!("workload.jobs[{index}]"), &t)?;
-        Ok(JobSpec { name, kind, iterations: iterations as u32, compute, mapping })
+        Ok(JobSpec { name, kind, iterations: iterations as u32, compute, replicas: replicas as u32, mapping })
     }
 }
 
