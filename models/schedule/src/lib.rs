@@ -7,7 +7,8 @@
 //! wildcards for any source and any tag. This crate holds that model ([`Schedule`], built
 //! with [`ScheduleBuilder`], stored flat: 36 bytes per op, 4 per dependency), its checks
 //! ([`Schedule::validate`], [`Schedule::unmatched`]) and the GOAL text format
-//! ([`read_goal`], [`write_goal`]), and the reader of DUMPI traces ([`dumpi`]).
+//! ([`read_goal`], [`write_goal`]), the reader of DUMPI traces ([`dumpi`]), and the writer
+//! of traced MPI programs that the DUMPI and OTF2 readers share ([`program`]).
 //!
 //! GOAL ("Group Operation Assembly Language") is the schedule format of LogGOPSim
 //! (T. Hoefler, T. Schneider, A. Lumsdaine, "LogGOPSim – Simulating Large-Scale
@@ -28,6 +29,7 @@ pub mod goal;
 mod graph;
 mod ideal;
 mod matching;
+pub mod program;
 mod repeat;
 mod replicas;
 mod trace;
@@ -38,6 +40,7 @@ pub use goal::{read_goal, read_goal_file, write_goal, write_goal_file, GoalError
 pub use graph::{Graph, Op, OpId, Schedule, ScheduleBuilder, Source, TagMatch};
 pub use ideal::{run_ideal, Ideal, Stuck, StuckRank, Wait};
 pub use matching::{Envelope, Matcher, Pattern};
+pub use program::{CommIndex, ProgramBuilder, RankWriter};
 pub use repeat::Repeated;
 pub use replicas::Replicas;
 pub use trace::{schedule_of_trace, TraceError};

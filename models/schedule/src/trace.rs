@@ -1,24 +1,17 @@
 //! A traced MPI program as a schedule: every rank's calls (read from DUMPI,
 //! [`crate::dumpi`]) become operations, in the order the rank made them.
 //!
-//! - **Program order.** A rank's blocking calls follow one another: each starts after the
-//!   previous one ended. A non-blocking send or receive starts in order too but does not
-//!   hold the rank up; the wait or successful test that completes it (`MPI_Wait`, `Waitall`,
-//!   `Waitany`, `Waitsome`, `Test`, `Testall` that returned true) ends once it has.
-//! - **Computation.** The time between one call's return and the next call's entry is
-//!   computation, a `calc` of that many nanoseconds times `compute_scale` (0.5: a processor
-//!   twice as fast).
+//! Calls become operations as [`crate::program`] writes them (program order, traced gaps as
+//! computation times `compute_scale`, collectives by MPICH's choice); what is DUMPI's own:
+//!
 //! - **Communicators.** `MPI_COMM_WORLD` is every rank; `MPI_Comm_split`, `MPI_Comm_dup` and
 //!   `MPI_Comm_create` (with the groups of `MPI_Comm_group` and `MPI_Group_incl`) make new
 //!   ones as MPI defines: the k-th such call on a communicator is the same call on all its
 //!   members, a split's members are ordered by key, then by rank. Point-to-point ranks are
 //!   translated to ranks of the whole job through their communicator.
-//! - **Collectives** expand into messages by MPICH 4's default algorithms ([`select`],
-//!   [`emit`]); their messages carry their own communicator number (the communicator's, with
-//!   bit 31 set) and the collective's position on it as tag, so they never match the
-//!   program's own messages. The irregular ones (`Alltoallv`, `Allgatherv`, `Gatherv`,
-//!   `Scatterv`) send each rank's own counts, all at once (MPICH's linear algorithms); a
-//!   `Reduce_scatter` with unequal counts moves the mean count per rank.
+//! - **Irregular collectives** (`Alltoallv`, `Allgatherv`, `Gatherv`, `Scatterv`) send each
+//!   rank's own counts, all at once (MPICH's linear algorithms); a `Reduce_scatter` with
+//!   unequal counts moves the mean count per rank.
 //! - **Sizes** are counts times the trace's own datatype sizes.
 //!
 //! Not replayed: `MPI_Ssend`'s wait for its receive (a synchronous send ends as a standard
@@ -28,9 +21,10 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use crate::collectives::{emit, select, Collective, Comm, Kind};
+use crate::collectives::Kind;
 use crate::dumpi::{CallKind, RankTrace};
-use crate::graph::{OpId, Schedule, ScheduleBuilder, Source, TagMatch};
+use crate::graph::Schedule;
+use crate::program::{ProgramBuilder, RankWriter};
 
 /// Why a trace cannot become a schedule: the rank, the call (its record's byte offset in the
 /// rank's file) and what is wrong.
@@ -149,22 +143,21 @@ pub fn schedule_of_trace(ranks: &[RankTrace], compute_scale: f64) -> Result<Sche
         call_comm.push(handles(&mut comms, r as u32, t)?);
     }
     comms.resolve(n);
-    // Pass 2: the operations.
-    let mut b = ScheduleBuilder::new();
+    // Pass 2: the operations, call by call.
+    let mut program = ProgramBuilder::new(std::mem::take(&mut comms.members), compute_scale);
     for (r, t) in ranks.iter().enumerate() {
-        b.add_rank();
-        Rank {
-            b: &mut b,
-            comms: &comms,
-            rank: r as u32,
-            trace: t,
-            pp: None,
-            requests: HashMap::new(),
-            collectives: HashMap::new(),
+        let mut w = program.rank();
+        for (call, comm) in t.calls.iter().zip(&call_comm[r]) {
+            w.begin_call(call.start);
+            write_call(&mut w, t, &call.kind, *comm).map_err(|message| TraceError {
+                rank: r as u32,
+                offset: call.offset,
+                message,
+            })?;
+            w.end_call(call.end);
         }
-        .emit_all(&call_comm[r], compute_scale)?;
     }
-    Ok(b.build())
+    Ok(program.build())
 }
 
 /// Rank `rank`'s communicator at each call (for the calls that name one), following its
@@ -269,314 +262,101 @@ fn comm_handle(k: &CallKind) -> Option<u16> {
     })
 }
 
-/// One rank's operations being written.
-struct Rank<'a> {
-    b: &'a mut ScheduleBuilder,
-    comms: &'a Comms,
-    rank: u32,
-    trace: &'a RankTrace,
-    /// The op the next blocking call waits for (the program's position).
-    pp: Option<OpId>,
-    /// Non-blocking operations by request.
-    requests: HashMap<i32, OpId>,
-    /// Per communicator, the collectives run on it so far.
-    collectives: HashMap<usize, u32>,
-}
-
-impl Rank<'_> {
-    fn emit_all(mut self, comms: &[Option<usize>], compute_scale: f64) -> Result<(), TraceError> {
-        let mut last_end = None;
-        for (call, comm) in self.trace.calls.iter().zip(comms) {
-            if let Some(end) = last_end {
-                let gap = call.start.saturating_sub(end);
-                let ns = (gap as f64 * compute_scale).round() as u64;
-                if ns > 0 {
-                    let c = self.b.calc(ns);
-                    self.after(c);
-                    self.pp = Some(c);
+/// Writes `call` of `trace` (its communicator resolved to `comm`) with `w`.
+fn write_call(
+    w: &mut RankWriter<'_>,
+    trace: &RankTrace,
+    k: &CallKind,
+    comm: Option<usize>,
+) -> Result<(), String> {
+    use CallKind as K;
+    let bytes = |count: i32, datatype: u16| trace.bytes(count, datatype);
+    // Every call that names a communicator has it resolved by `handles`.
+    let c = || comm.ok_or_else(|| "a communication call without its communicator".to_string());
+    match k {
+        K::Send { count, datatype, dest, tag, .. } => {
+            w.send(c()?, *dest, bytes(*count, *datatype), *tag, None)?
+        }
+        K::Recv { count, datatype, source, tag, .. } => {
+            w.recv(c()?, *source, bytes(*count, *datatype), *tag, None)?
+        }
+        K::Isend { count, datatype, dest, tag, request, .. } => {
+            w.send(c()?, *dest, bytes(*count, *datatype), *tag, Some(i64::from(*request)))?
+        }
+        K::Irecv { count, datatype, source, tag, request, .. } => {
+            w.recv(c()?, *source, bytes(*count, *datatype), *tag, Some(i64::from(*request)))?
+        }
+        K::Wait { request } | K::Test { request, done: true } => w.complete(i64::from(*request)),
+        K::Waitall { requests, done: true } => requests.iter().for_each(|&r| w.complete(i64::from(r))),
+        K::Waitany { requests, index } if *index >= 0 => {
+            if let Some(&r) = requests.get(*index as usize) {
+                w.complete(i64::from(r));
+            }
+        }
+        K::Waitsome { requests, indices } => {
+            for &i in indices {
+                if let Some(&r) = requests.get(i as usize) {
+                    w.complete(i64::from(r));
                 }
             }
-            last_end = Some(call.end);
-            self.call(&call.kind, *comm).map_err(|message| TraceError {
-                rank: self.rank,
-                offset: call.offset,
-                message,
-            })?;
         }
-        Ok(())
-    }
-
-    /// `op` starts after the program's position.
-    fn after(&mut self, op: OpId) {
-        if let Some(p) = self.pp {
-            self.b.requires(op, p);
+        K::RequestFree { request } => w.forget(i64::from(*request)),
+        K::Sendrecv { sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, .. } => {
+            w.send(c()?, *dest, bytes(*sendcount, *sendtype), *sendtag, None)?;
+            w.recv(c()?, *source, bytes(*recvcount, *recvtype), *recvtag, None)?;
         }
-    }
-
-    /// A zero-time op after the program's position and `ops`: the new position.
-    fn join(&mut self, ops: &[OpId]) {
-        if ops.is_empty() {
-            return;
+        K::Barrier { .. } => w.collective(c()?, Kind::Barrier, 0, 0)?,
+        K::Bcast { count, datatype, root, .. } => {
+            w.collective(c()?, Kind::Bcast, bytes(*count, *datatype), *root)?
         }
-        let j = self.b.calc(0);
-        self.after(j);
-        for &o in ops {
-            self.b.requires(j, o);
+        K::Reduce { count, datatype, root, .. } => {
+            w.collective(c()?, Kind::Reduce, bytes(*count, *datatype), *root)?
         }
-        self.pp = Some(j);
-    }
-
-    fn members(&self, comm: Option<usize>) -> &[u32] {
-        &self.comms.members[comm.expect("a communication call has its communicator")]
-    }
-
-    /// Communicator rank `r` of `comm` in the job, `None` for `MPI_PROC_NULL` (negative).
-    fn peer(&self, comm: Option<usize>, r: i32) -> Result<Option<u32>, String> {
-        let members = self.members(comm);
-        match r {
-            r if r < 0 => Ok(None),
-            r => members
-                .get(r as usize)
-                .copied()
-                .map(Some)
-                .ok_or_else(|| format!("rank {r} of a communicator of {} ranks", members.len())),
+        K::Allreduce { count, datatype, .. } => {
+            w.collective(c()?, Kind::Allreduce, bytes(*count, *datatype), 0)?
         }
-    }
-
-    fn send_op(
-        &mut self,
-        comm: Option<usize>,
-        dest: i32,
-        count: i32,
-        datatype: u16,
-        tag: i32,
-    ) -> Result<Option<OpId>, String> {
-        let Some(to) = self.peer(comm, dest)? else { return Ok(None) };
-        let op = self.b.send(to, self.trace.bytes(count, datatype), tag as u32, comm.unwrap_or(0) as u32);
-        self.after(op);
-        Ok(Some(op))
-    }
-
-    fn recv_op(
-        &mut self,
-        comm: Option<usize>,
-        source: i32,
-        count: i32,
-        datatype: u16,
-        tag: i32,
-    ) -> Result<Option<OpId>, String> {
-        let from = if source == -1 {
-            Source::Any
-        } else {
-            match self.peer(comm, source)? {
-                Some(r) => Source::Rank(r),
-                None => return Ok(None),
-            }
-        };
-        let tag = if tag == -1 { TagMatch::Any } else { TagMatch::Tag(tag as u32) };
-        let op = self.b.recv(from, self.trace.bytes(count, datatype), tag, comm.unwrap_or(0) as u32);
-        self.after(op);
-        Ok(Some(op))
-    }
-
-    /// The ops of the requests a wait or test completed.
-    fn complete(&mut self, requests: impl IntoIterator<Item = i32>) {
-        let ops: Vec<OpId> = requests.into_iter().filter_map(|r| self.requests.remove(&r)).collect();
-        self.join(&ops);
-    }
-
-    fn call(&mut self, k: &CallKind, comm: Option<usize>) -> Result<(), String> {
-        use CallKind as K;
-        match k {
-            K::Send { count, datatype, dest, tag, .. } => {
-                if let Some(op) = self.send_op(comm, *dest, *count, *datatype, *tag)? {
-                    self.pp = Some(op);
-                }
-            }
-            K::Recv { count, datatype, source, tag, .. } => {
-                if let Some(op) = self.recv_op(comm, *source, *count, *datatype, *tag)? {
-                    self.pp = Some(op);
-                }
-            }
-            K::Isend { count, datatype, dest, tag, request, .. } => {
-                if let Some(op) = self.send_op(comm, *dest, *count, *datatype, *tag)? {
-                    self.requests.insert(*request, op);
-                }
-            }
-            K::Irecv { count, datatype, source, tag, request, .. } => {
-                if let Some(op) = self.recv_op(comm, *source, *count, *datatype, *tag)? {
-                    self.requests.insert(*request, op);
-                }
-            }
-            K::Wait { request } => self.complete([*request]),
-            K::Test { request, done: true } => self.complete([*request]),
-            K::Waitall { requests, done: true } => self.complete(requests.clone()),
-            K::Waitany { requests, index } if *index >= 0 => {
-                self.complete(requests.get(*index as usize).copied());
-            }
-            K::Waitsome { requests, indices } => {
-                let done: Vec<i32> =
-                    indices.iter().filter_map(|&i| requests.get(i as usize).copied()).collect();
-                self.complete(done);
-            }
-            K::RequestFree { request } => {
-                self.requests.remove(request);
-            }
-            K::Sendrecv {
-                sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, ..
-            } => {
-                let s = self.send_op(comm, *dest, *sendcount, *sendtype, *sendtag)?;
-                let r = self.recv_op(comm, *source, *recvcount, *recvtype, *recvtag)?;
-                let ops: Vec<OpId> = s.into_iter().chain(r).collect();
-                self.join(&ops);
-            }
-            K::Barrier { .. } => self.collective(comm, Kind::Barrier, 0, 0)?,
-            K::Bcast { count, datatype, root, .. } => {
-                let bytes = self.trace.bytes(*count, *datatype);
-                self.collective(comm, Kind::Bcast, bytes, *root)?
-            }
-            K::Reduce { count, datatype, root, .. } => {
-                let bytes = self.trace.bytes(*count, *datatype);
-                self.collective(comm, Kind::Reduce, bytes, *root)?
-            }
-            K::Allreduce { count, datatype, .. } => {
-                let bytes = self.trace.bytes(*count, *datatype);
-                self.collective(comm, Kind::Allreduce, bytes, 0)?
-            }
-            K::ReduceScatter { recvcounts, datatype, .. } => {
-                let total: i64 = recvcounts.iter().map(|&c| i64::from(c.max(0))).sum();
-                let mean = (total as u64).div_ceil(recvcounts.len().max(1) as u64);
-                let bytes = self.trace.bytes(mean.min(i32::MAX as u64) as i32, *datatype);
-                self.collective(comm, Kind::ReduceScatter, bytes, 0)?
-            }
-            K::Allgather { sendcount, sendtype, .. } => {
-                let bytes = self.trace.bytes(*sendcount, *sendtype);
-                self.collective(comm, Kind::Allgather, bytes, 0)?
-            }
-            K::Alltoall { sendcount, sendtype, .. } => {
-                let bytes = self.trace.bytes(*sendcount, *sendtype);
-                self.collective(comm, Kind::Alltoall, bytes, 0)?
-            }
-            K::Gather { sendcount, sendtype, root, .. } => {
-                let bytes = self.trace.bytes(*sendcount, *sendtype);
-                self.collective(comm, Kind::Gather, bytes, *root)?
-            }
-            K::Scatter { recvcount, recvtype, root, .. } => {
-                let bytes = self.trace.bytes(*recvcount, *recvtype);
-                self.collective(comm, Kind::Scatter, bytes, *root)?
-            }
-            K::Alltoallv { sendcounts, sendtype, recvcounts, recvtype, .. } => {
-                let n = self.members(comm).len();
-                let send: Vec<u64> = (0..n).map(|j| self.trace.bytes(at(sendcounts, j), *sendtype)).collect();
-                let recv: Vec<u64> = (0..n).map(|j| self.trace.bytes(at(recvcounts, j), *recvtype)).collect();
-                self.linear(comm, &send, &recv)?
-            }
-            K::Allgatherv { sendcount, sendtype, recvcounts, recvtype, .. } => {
-                let n = self.members(comm).len();
-                let send = vec![self.trace.bytes(*sendcount, *sendtype); n];
-                let recv: Vec<u64> = (0..n).map(|j| self.trace.bytes(at(recvcounts, j), *recvtype)).collect();
-                self.linear(comm, &send, &recv)?
-            }
-            K::Gatherv { sendcount, sendtype, root, recvcounts, recvtype, .. } => {
-                let n = self.members(comm).len();
-                let at_root: Vec<u64> =
-                    (0..n).map(|j| self.trace.bytes(at(recvcounts, j), *recvtype)).collect();
-                let own = self.trace.bytes(*sendcount, *sendtype);
-                self.rooted(comm, *root, true, &at_root, own)?
-            }
-            K::Scatterv { recvcount, recvtype, root, sendcounts, sendtype, .. } => {
-                let n = self.members(comm).len();
-                let at_root: Vec<u64> =
-                    (0..n).map(|j| self.trace.bytes(at(sendcounts, j), *sendtype)).collect();
-                let own = self.trace.bytes(*recvcount, *recvtype);
-                self.rooted(comm, *root, false, &at_root, own)?
-            }
-            _ => {}
+        K::ReduceScatter { recvcounts, datatype, .. } => {
+            let total: i64 = recvcounts.iter().map(|&c| i64::from(c.max(0))).sum();
+            let mean = (total as u64).div_ceil(recvcounts.len().max(1) as u64);
+            w.collective(c()?, Kind::ReduceScatter, bytes(mean.min(i32::MAX as u64) as i32, *datatype), 0)?
         }
-        Ok(())
-    }
-
-    /// This rank's rank in `comm`.
-    fn me(&self, comm: Option<usize>) -> Result<usize, String> {
-        self.members(comm)
-            .iter()
-            .position(|&r| r == self.rank)
-            .ok_or_else(|| "a collective on a communicator the rank is not in".to_string())
-    }
-
-    /// The next collective's tag on `comm` and the communicator as its messages name it.
-    fn next_collective(&mut self, comm: Option<usize>) -> (u32, Comm) {
-        let c = comm.expect("a collective has its communicator");
-        let n = self.collectives.entry(c).or_insert(0);
-        *n += 1;
-        (*n - 1, Comm { id: (c as u32) | 1 << 31, ranks: self.comms.members[c].clone() })
-    }
-
-    fn collective(&mut self, comm: Option<usize>, kind: Kind, bytes: u64, root: i32) -> Result<(), String> {
-        let me = self.me(comm)?;
-        let (tag, c) = self.next_collective(comm);
-        if root < 0 || root as usize >= c.size() {
-            return Err(format!("root {root} of a communicator of {} ranks", c.size()));
+        K::Allgather { sendcount, sendtype, .. } => {
+            w.collective(c()?, Kind::Allgather, bytes(*sendcount, *sendtype), 0)?
         }
-        let algo = select(kind, bytes, c.size());
-        let collective =
-            Collective::new(kind, bytes, root as usize, algo).expect("MPICH's choice is one of the kind's");
-        self.pp = emit(self.b, &collective, &c, me, tag, self.pp).or(self.pp);
-        Ok(())
-    }
-
-    /// An irregular collective done linearly: to every other member `send[j]` bytes, from
-    /// every other member `recv[j]` (all posted at once, then a join).
-    fn linear(&mut self, comm: Option<usize>, send: &[u64], recv: &[u64]) -> Result<(), String> {
-        let me = self.me(comm)?;
-        let (tag, c) = self.next_collective(comm);
-        let mut ops = Vec::new();
-        for j in (0..c.size()).filter(|&j| j != me) {
-            let r = self.b.recv(Source::Rank(c.ranks[j]), recv[j], TagMatch::Tag(tag), c.id);
-            let s = self.b.send(c.ranks[j], send[j], tag, c.id);
-            for op in [r, s] {
-                self.after(op);
-                ops.push(op);
-            }
+        K::Alltoall { sendcount, sendtype, .. } => {
+            w.collective(c()?, Kind::Alltoall, bytes(*sendcount, *sendtype), 0)?
         }
-        self.join(&ops);
-        Ok(())
-    }
-
-    /// A rooted irregular collective done linearly: the root receives (`gather`) or sends
-    /// `at_root[j]` bytes from or to every other member at once; every other member sends
-    /// or receives its `own` bytes.
-    fn rooted(
-        &mut self,
-        comm: Option<usize>,
-        root: i32,
-        gather: bool,
-        at_root: &[u64],
-        own: u64,
-    ) -> Result<(), String> {
-        let me = self.me(comm)?;
-        let (tag, c) = self.next_collective(comm);
-        if root < 0 || root as usize >= c.size() {
-            return Err(format!("root {root} of a communicator of {} ranks", c.size()));
+        K::Gather { sendcount, sendtype, root, .. } => {
+            w.collective(c()?, Kind::Gather, bytes(*sendcount, *sendtype), *root)?
         }
-        let root = root as usize;
-        let mut ops = Vec::new();
-        let peers: Vec<usize> =
-            if me == root { (0..c.size()).filter(|&j| j != root).collect() } else { vec![root] };
-        for j in peers {
-            let bytes = if me == root { at_root[j] } else { own };
-            let receives = (me == root) == gather;
-            let op = if receives {
-                self.b.recv(Source::Rank(c.ranks[j]), bytes, TagMatch::Tag(tag), c.id)
-            } else {
-                self.b.send(c.ranks[j], bytes, tag, c.id)
-            };
-            self.after(op);
-            ops.push(op);
+        K::Scatter { recvcount, recvtype, root, .. } => {
+            w.collective(c()?, Kind::Scatter, bytes(*recvcount, *recvtype), *root)?
         }
-        self.join(&ops);
-        Ok(())
+        K::Alltoallv { sendcounts, sendtype, recvcounts, recvtype, .. } => {
+            let n = w.members(c()?)?.len();
+            let send: Vec<u64> = (0..n).map(|j| bytes(at(sendcounts, j), *sendtype)).collect();
+            let recv: Vec<u64> = (0..n).map(|j| bytes(at(recvcounts, j), *recvtype)).collect();
+            w.linear(c()?, &send, &recv)?
+        }
+        K::Allgatherv { sendcount, sendtype, recvcounts, recvtype, .. } => {
+            let n = w.members(c()?)?.len();
+            let send = vec![bytes(*sendcount, *sendtype); n];
+            let recv: Vec<u64> = (0..n).map(|j| bytes(at(recvcounts, j), *recvtype)).collect();
+            w.linear(c()?, &send, &recv)?
+        }
+        K::Gatherv { sendcount, sendtype, root, recvcounts, recvtype, .. } => {
+            let n = w.members(c()?)?.len();
+            let at_root: Vec<u64> = (0..n).map(|j| bytes(at(recvcounts, j), *recvtype)).collect();
+            w.rooted(c()?, *root, true, &at_root, bytes(*sendcount, *sendtype))?
+        }
+        K::Scatterv { recvcount, recvtype, root, sendcounts, sendtype, .. } => {
+            let n = w.members(c()?)?.len();
+            let at_root: Vec<u64> = (0..n).map(|j| bytes(at(sendcounts, j), *sendtype)).collect();
+            w.rooted(c()?, *root, false, &at_root, bytes(*recvcount, *recvtype))?
+        }
+        _ => {}
     }
+    Ok(())
 }
 
 /// `counts[j]`, 0 past its end.

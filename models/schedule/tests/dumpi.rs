@@ -185,3 +185,35 @@ fn a_call_on_a_communicator_never_created_is_refused_naming_rank_and_byte() {
         format!("rank 2: byte {}: communicator 9 was never created", ranks[2].calls[3].offset)
     );
 }
+
+/// LULESH 2.0 (LLNL's shock hydrodynamics proxy application) on 8 ranks, traced with
+/// sst-dumpi's library (tests/data/dumpi/README.md): per step three halo exchanges of
+/// non-blocking messages with up to 26 neighbours, an allreduce for the time step.
+#[test]
+fn a_traced_application_lulesh_becomes_a_schedule_that_completes() {
+    let ranks = trace("lulesh8.meta");
+    assert_eq!(ranks.len(), 8);
+    assert!(ranks.iter().all(|r| r.version == [13, 0, 0]));
+    // The calls per rank, as dumpi2ascii counts them.
+    let calls: Vec<usize> = ranks.iter().map(|r| r.calls.len()).collect();
+    assert_eq!(calls, [489, 481, 473, 465, 457, 449, 441, 433]);
+    let count = |f: &dyn Fn(&CallKind) -> bool| -> usize {
+        ranks.iter().flat_map(|r| &r.calls).filter(|c| f(&c.kind)).count()
+    };
+    assert_eq!(count(&|k| matches!(k, CallKind::Isend { .. })), 920);
+    assert_eq!(count(&|k| matches!(k, CallKind::Irecv { .. })), 920);
+    assert_eq!(count(&|k| matches!(k, CallKind::Allreduce { .. })), 8 * 7);
+    let s = schedule_of_trace(&ranks, 1.0).unwrap();
+    assert!(s.unmatched().is_empty(), "{:?}", s.unmatched());
+    // Every traced message (920 and the collectives') is received.
+    let ideal = run_ideal(&s).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(ideal.unreceived, 0);
+    let payload: u64 = (0..8)
+        .flat_map(|r| s.ops(r).collect::<Vec<_>>())
+        .map(|op| match op {
+            Op::Send { bytes, comm, .. } if comm & 1 << 31 == 0 => bytes,
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(payload, 513_472);
+}
