@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libhdf5-dev hdf5-tools pkg-config mpich libmpich-dev libclang-dev)
+packages=(libhdf5-dev hdf5-tools pkg-config mpich libmpich-dev libclang-dev libopen-trace-format2-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -541,15 +541,24 @@ struct JobTime {
     completion_time: u64,
 }
 
-/// A DUMPI trace written by sst-dumpi (7 BlueGene/P ranks: non-blocking messages,
-/// sub-communicators, all-to-alls) replays the same on 1 and 2 MPI ranks of 1 and 2 threads.
+/// MPI traces replay the same on 1 and 2 MPI ranks of 1 and 2 threads, side by side: DUMPI
+/// traces written by sst-dumpi (7 BlueGene/P ranks: non-blocking messages,
+/// sub-communicators, all-to-alls; LULESH on 8 ranks) and OTF2 archives (Score-P's record
+/// of a broadcast; one written by the OTF2 library with every kind of record replayed).
 #[test]
-fn mpi_dumpi_replay_is_identical_for_every_rank_and_thread_layout() {
-    let meta = workspace().join("models/schedule/tests/data/dumpi/testbgp.meta");
-    let config = RANDOM_REGULAR.replace("cycles = 3000", "cycles = 2000000")
-        + &format!(
-            "\n[workload]\n[[workload.jobs]]\nkind = \"dumpi\"\nmeta = \"{}\"\ncompute_scale = 0.001\nmapping = \"random\"\n",
-            meta.display()
+fn mpi_trace_replay_is_identical_for_every_rank_and_thread_layout() {
+    let data = workspace().join("models");
+    let mut config = RANDOM_REGULAR.replace("cycles = 3000", "cycles = 2000000") + "\n[workload]\n";
+    for (kind, key, file) in [
+        ("dumpi", "meta", "schedule/tests/data/dumpi/testbgp.meta"),
+        ("dumpi", "meta", "schedule/tests/data/dumpi/lulesh8.meta"),
+        ("otf2", "archive", "otf2/tests/data/sst_bcast/traces.otf2"),
+        ("otf2", "archive", "otf2/tests/data/mixed/traces.otf2"),
+    ] {
+        config += &format!(
+            "[[workload.jobs]]\nkind = \"{kind}\"\n{key} = \"{}\"\ncompute_scale = 0.001\nmapping = \"random\"\n",
+            data.join(file).display()
         );
+    }
     check_ranks(&config);
 }

@@ -5,9 +5,11 @@
 //! `path` -> `contents` ([`TopologyEntry::files`](topology::TopologyEntry::files)), the
 //! `tables` routing's `lfts` -> `lfts_contents` and `sls` -> `sls_contents`
 //! ([`Settings::files`](routing::registry::Settings::files)), and a job's `mapping_file` ->
-//! `mapping_contents` ([`JOB_FILES`]), a `goal` job's `file` -> `contents`, and a `dumpi`
-//! job's `meta` -> `contents`, which takes the trace converted to GOAL ([`FileForm`]: the
-//! crate is handed the bytes and converts them). [`named_files`] walks a configuration's table and
+//! `mapping_contents` ([`JOB_FILES`]), a `goal` job's `file` -> `contents`, a `dumpi`
+//! job's `meta` and an `otf2` job's `archive` -> `contents`, which takes the trace converted
+//! to GOAL ([`FileForm`]: the crate is handed a DUMPI trace's bytes and converts them; an
+//! OTF2 archive is read by the OTF2 library, the one place where a file is opened by path
+//! here, after the xnet command's reader has read its anchor). [`named_files`] walks a configuration's table and
 //! lists the files it names; [`read_named_files`] reads them with the reader the `xnet`
 //! command passes in (its file access) and puts each text in its contents key, which is
 //! how [`Config::parse_with_files`](crate::config::Config::parse_with_files) fills them
@@ -16,8 +18,28 @@
 
 use crate::workload::JOB_FILES;
 use base::settings::{ConfigError, FileForm, FileKey};
-use schedule::{dumpi, schedule_of_trace, write_goal};
+use schedule::{dumpi, schedule_of_trace, write_goal, Schedule};
 use toml::{Table, Value};
+
+fn goal_text(schedule: &Schedule) -> String {
+    let mut goal = Vec::new();
+    write_goal(schedule, &mut goal).expect("writing to memory cannot fail");
+    String::from_utf8(goal).expect("GOAL is ASCII")
+}
+
+/// The schedule of the OTF2 archive whose anchor is `path`.
+#[cfg(feature = "otf2")]
+fn otf2_schedule(path: &str) -> Result<Schedule, String> {
+    otf2::schedule_of_archive(path, 1.0).map_err(|e| e.to_string())
+}
+
+#[cfg(not(feature = "otf2"))]
+fn otf2_schedule(path: &str) -> Result<Schedule, String> {
+    Err(format!(
+        "{path}: this xnet was built without OTF2 support: install the OTF2 library \
+         (scripts/bootstrap.sh) and build with the default features"
+    ))
+}
 
 /// Which tables [`named_files`] looks in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,9 +140,14 @@ impl NamedFile {
                     .collect::<Result<Vec<_>, _>>()?;
                 let schedule =
                     schedule_of_trace(&ranks, 1.0).map_err(|e| bad(format!("{}: {e}", self.path)))?;
-                let mut goal = Vec::new();
-                write_goal(&schedule, &mut goal).expect("writing to memory cannot fail");
-                Ok(String::from_utf8(goal).expect("GOAL is ASCII"))
+                Ok(goal_text(&schedule))
+            }
+            FileForm::Otf2Archive => {
+                // The anchor is read here for the same error as any file's when it is
+                // missing; the OTF2 library then reads the archive itself.
+                read(&self.path).map_err(|e| fail(&self.path, e))?;
+                let schedule = otf2_schedule(&self.path).map_err(|e| ConfigError::new(self.path_key(), e))?;
+                Ok(goal_text(&schedule))
             }
         }
     }

@@ -382,14 +382,28 @@ fn with_files(text: &str, overrides: &[&str]) -> Simulation {
 }
 
 /// DUMPI traces written by sst-dumpi (a ring test on 4 ranks, a benchmark on 7 BlueGene/P
-/// ranks with sub-communicators and all-to-alls) replay to completion side by side on the
+/// ranks with sub-communicators and all-to-alls, LULESH on 8 ranks) replay to completion side by side on the
 /// Dragonfly, RRG and HyperX example configurations, every traced message delivered, the
 /// same on 1 and 2 threads.
 #[test]
 fn dumpi_traces_replay_on_the_example_networks() {
     replay_on_example_networks(
         "[[workload.jobs]]\nkind = \"dumpi\"\nmeta = \"schedule/tests/data/dumpi/testtrace.meta\"\n\
-         [[workload.jobs]]\nkind = \"dumpi\"\nmeta = \"schedule/tests/data/dumpi/testbgp.meta\"\ncompute_scale = 0.01\n",
+         [[workload.jobs]]\nkind = \"dumpi\"\nmeta = \"schedule/tests/data/dumpi/testbgp.meta\"\ncompute_scale = 0.01\n\
+         [[workload.jobs]]\nkind = \"dumpi\"\nmeta = \"schedule/tests/data/dumpi/lulesh8.meta\"\ncompute_scale = 0.001\n",
+    );
+}
+
+/// OTF2 archives (Score-P's record of an MPI broadcast on 4 ranks; one written by the OTF2
+/// library with blocking and non-blocking messages, sub-communicators and collectives)
+/// replay to completion on the Dragonfly, RRG and HyperX example configurations, every
+/// message delivered, the same on 1 and 2 threads.
+#[cfg(feature = "otf2")]
+#[test]
+fn otf2_archives_replay_on_the_example_networks() {
+    replay_on_example_networks(
+        "[[workload.jobs]]\nkind = \"otf2\"\narchive = \"otf2/tests/data/sst_bcast/traces.otf2\"\n\
+         [[workload.jobs]]\nkind = \"otf2\"\narchive = \"otf2/tests/data/mixed/traces.otf2\"\n",
     );
 }
 
@@ -413,6 +427,37 @@ fn bad_traces_are_refused_naming_the_key_file_rank_and_byte() {
     );
     let e = refused("meta = \"t/bad.meta\"");
     assert!(e.contains("workload.jobs[0].meta: t/bad-0000.bin: rank 0: byte 0: not a DUMPI trace"), "{e}");
+}
+
+#[cfg(feature = "otf2")]
+#[test]
+fn bad_otf2_archives_are_refused_naming_the_key_file_and_rank() {
+    let refused = |archive: &str| {
+        let read = |path: &str| std::fs::read(path).map_err(|e| e.to_string());
+        let text = format!(
+            "{}\n[workload]\n[[workload.jobs]]\nkind = \"otf2\"\narchive = \"{archive}\"\n",
+            clique(4)
+        );
+        xnet_models::config::Config::parse_with_files(&text, &[], &read).unwrap_err().to_string()
+    };
+    let e = refused("t/none/traces.otf2");
+    assert!(e.contains("workload.jobs[0].archive: cannot read the OTF2 archive t/none/traces.otf2: "), "{e}");
+    // A DUMPI trace is not an OTF2 archive.
+    let e = refused("schedule/tests/data/dumpi/testtrace.meta");
+    assert!(
+        e.contains("workload.jobs[0].archive: schedule/tests/data/dumpi/testtrace.meta: not an OTF2 archive"),
+        "{e}"
+    );
+    // An archive whose rank 1 has no events file.
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["traces.otf2", "traces.def", "traces/0.def", "traces/0.evt", "traces/1.def"] {
+        let to = dir.path().join(f);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(format!("otf2/tests/data/mixed/{f}"), to).unwrap();
+    }
+    let anchor = dir.path().join("traces.otf2");
+    let e = refused(anchor.to_str().unwrap());
+    assert!(e.contains(&format!("workload.jobs[0].archive: {}: rank 1: ", anchor.display())), "{e}");
 }
 
 #[test]

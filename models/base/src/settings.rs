@@ -160,6 +160,9 @@ pub enum FileForm {
     /// A DUMPI trace's `.meta` file: the trace (the `.meta` and the per-rank files beside
     /// it) converted to a GOAL schedule.
     DumpiTrace,
+    /// An OTF2 archive's anchor file (`traces.otf2`): the trace (read by the OTF2 library
+    /// from the archive's folder) converted to a GOAL schedule.
+    Otf2Archive,
 }
 
 /// An entry as users see it.

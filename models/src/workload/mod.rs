@@ -59,6 +59,7 @@ pub const WORKLOADS: &[WorkloadEntry] = &[
     collectives::COLLECTIVES,
     traces::GOAL,
     traces::DUMPI,
+    traces::OTF2,
 ];
 
 /// The workload kind named `name`.

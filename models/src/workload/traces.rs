@@ -1,6 +1,6 @@
-//! The kinds read from files: `goal`, a GOAL schedule, and `dumpi`, an MPI trace of DUMPI
-//! (converted to a schedule when the configuration is read, `crate::files`). Both run
-//! once, their computations in nanoseconds.
+//! The kinds read from files: `goal`, a GOAL schedule, and the MPI traces `dumpi` (SST's
+//! DUMPI) and `otf2` (Score-P's OTF2), converted to a schedule when the configuration is
+//! read (`crate::files`). All run once, their computations in nanoseconds.
 
 use super::{parse_as, CalcUnit, JobContext, JobOps, KindError, KindParams, WorkloadEntry};
 use base::settings::{FileForm, FileKey, Setting};
@@ -62,18 +62,55 @@ struct Dumpi {
     compute_scale: f64,
 }
 
+/// `otf2` in the workload registry.
+pub(super) const OTF2: WorkloadEntry = WorkloadEntry {
+    name: "otf2",
+    doc: "an MPI trace in OTF2, Score-P's format (what SST's Ember and Vampir read): every rank's MPI calls in order, the time between calls as computation, collectives expanded by MPICH's choice of algorithm",
+    settings: &[
+        Setting { key: "archive", default: "required", doc: "the archive's anchor file (traces.otf2, beside its traces/ folder and traces.def); relative to the working directory. The xnet command converts the trace to a GOAL schedule in contents" },
+        Setting { key: "contents", default: "from archive", doc: "the trace as a GOAL schedule: filled in from archive by the xnet command (and so recorded with the results)" },
+        Setting { key: "compute_scale", default: "1.0", doc: "factor on the traced computation times (0.5: a processor twice as fast)" },
+    ],
+    files: &[FileKey { path: "archive", contents: "contents", what: "the OTF2 archive", form: FileForm::Otf2Archive }],
+    parse: parse_as::<Otf2>,
+};
+
+/// The settings of `otf2`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Otf2 {
+    /// The anchor file, for messages.
+    archive: Option<String>,
+    /// The trace as GOAL.
+    contents: Option<String>,
+    /// Factor on the computations.
+    #[serde(default = "one")]
+    compute_scale: f64,
+}
+
+impl KindParams for Otf2 {
+    fn ops(&self, job: &JobContext) -> Result<JobOps, KindError> {
+        check_scale(self.compute_scale)?;
+        schedule_ops("archive", self.archive.as_deref(), self.contents.as_deref(), self.compute_scale, job)
+    }
+}
+
+/// A factor on computation times: finite and not negative.
+fn check_scale(scale: f64) -> Result<(), KindError> {
+    if scale >= 0.0 && scale.is_finite() {
+        Ok(())
+    } else {
+        Err(KindError::new("compute_scale", format!("must be a factor >= 0, got {scale}")))
+    }
+}
+
 fn one() -> f64 {
     1.0
 }
 
 impl KindParams for Dumpi {
     fn ops(&self, job: &JobContext) -> Result<JobOps, KindError> {
-        if !(self.compute_scale >= 0.0 && self.compute_scale.is_finite()) {
-            return Err(KindError::new(
-                "compute_scale",
-                format!("must be a factor >= 0, got {}", self.compute_scale),
-            ));
-        }
+        check_scale(self.compute_scale)?;
         schedule_ops("meta", self.meta.as_deref(), self.contents.as_deref(), self.compute_scale, job)
     }
 }
