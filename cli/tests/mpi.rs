@@ -544,7 +544,8 @@ struct JobTime {
 /// MPI traces replay the same on 1 and 2 MPI ranks of 1 and 2 threads, side by side: DUMPI
 /// traces written by sst-dumpi (7 BlueGene/P ranks: non-blocking messages,
 /// sub-communicators, all-to-alls; LULESH on 8 ranks) and OTF2 archives (Score-P's record
-/// of a broadcast; one written by the OTF2 library with every kind of record replayed).
+/// of a broadcast; one written by the OTF2 library with every kind of record replayed;
+/// LULESH on 8 ranks).
 #[test]
 fn mpi_trace_replay_is_identical_for_every_rank_and_thread_layout() {
     let data = workspace().join("models");
@@ -554,6 +555,7 @@ fn mpi_trace_replay_is_identical_for_every_rank_and_thread_layout() {
         ("dumpi", "meta", "schedule/tests/data/dumpi/lulesh8.meta"),
         ("otf2", "archive", "otf2/tests/data/sst_bcast/traces.otf2"),
         ("otf2", "archive", "otf2/tests/data/mixed/traces.otf2"),
+        ("otf2", "archive", "otf2/tests/data/lulesh8/traces.otf2"),
     ] {
         config += &format!(
             "[[workload.jobs]]\nkind = \"{kind}\"\n{key} = \"{}\"\ncompute_scale = 0.001\nmapping = \"random\"\n",

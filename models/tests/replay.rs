@@ -395,7 +395,8 @@ fn dumpi_traces_replay_on_the_example_networks() {
 }
 
 /// OTF2 archives (Score-P's record of an MPI broadcast on 4 ranks; one written by the OTF2
-/// library with blocking and non-blocking messages, sub-communicators and collectives)
+/// library with blocking and non-blocking messages, sub-communicators and collectives;
+/// LULESH on 8 ranks traced by xnet's PMPI tracer)
 /// replay to completion on the Dragonfly, RRG and HyperX example configurations, every
 /// message delivered, the same on 1 and 2 threads.
 #[cfg(feature = "otf2")]
@@ -403,7 +404,8 @@ fn dumpi_traces_replay_on_the_example_networks() {
 fn otf2_archives_replay_on_the_example_networks() {
     replay_on_example_networks(
         "[[workload.jobs]]\nkind = \"otf2\"\narchive = \"otf2/tests/data/sst_bcast/traces.otf2\"\n\
-         [[workload.jobs]]\nkind = \"otf2\"\narchive = \"otf2/tests/data/mixed/traces.otf2\"\n",
+         [[workload.jobs]]\nkind = \"otf2\"\narchive = \"otf2/tests/data/mixed/traces.otf2\"\n\
+         [[workload.jobs]]\nkind = \"otf2\"\narchive = \"otf2/tests/data/lulesh8/traces.otf2\"\ncompute_scale = 0.001\n",
     );
 }
 

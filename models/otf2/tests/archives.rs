@@ -174,3 +174,53 @@ fn bad_archives_are_refused_naming_the_archive_and_the_rank() {
     assert_eq!(e.rank, Some(2), "{e}");
     assert!(e.message.contains("traces/2.evt"), "{e}");
 }
+
+/// The messages of a schedule outside collectives, as (sender, receiver, tag, bytes),
+/// sorted.
+fn messages(s: &Schedule) -> Vec<(u32, u32, u32, u64)> {
+    let mut m: Vec<(u32, u32, u32, u64)> = (0..s.num_ranks())
+        .flat_map(|r| sends(s, r).into_iter().map(move |(to, bytes, tag, _)| (r, to, tag, bytes)))
+        .collect();
+    m.sort_unstable();
+    m
+}
+
+#[test]
+fn lulesh_traced_to_otf2_and_to_dumpi_sends_the_same_messages() {
+    // LULESH 2.0 on 8 ranks (8 steps of 5^3 elements per rank), once traced by xnet's
+    // PMPI tracer (scripts/traces/otf2-pmpi.c) into OTF2 and once by sst-dumpi's library:
+    // two runs of a deterministic program, two formats, two readers, one set of messages.
+    let otf2 = read("lulesh8");
+    assert_eq!(otf2.num_ranks(), 8);
+    assert!(otf2.unmatched().is_empty());
+    let ideal = run_ideal(&otf2).unwrap();
+    assert_eq!(ideal.unreceived, 0);
+    let dumpi_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schedule/tests/data/dumpi");
+    let meta_text = std::fs::read_to_string(dumpi_dir.join("lulesh8.meta")).unwrap();
+    let meta = schedule::dumpi::parse_meta(&meta_text, "lulesh8.meta").unwrap();
+    let ranks: Vec<_> = (0..meta.ranks)
+        .map(|r| {
+            let name = meta.rank_file(r);
+            schedule::dumpi::parse_rank(&std::fs::read(dumpi_dir.join(&name)).unwrap(), &name, r).unwrap()
+        })
+        .collect();
+    let dumpi = schedule::schedule_of_trace(&ranks, 1.0).unwrap();
+    let (a, b) = (messages(&otf2), messages(&dumpi));
+    assert_eq!(a.len(), 920);
+    assert_eq!(a.iter().map(|m| m.3).sum::<u64>(), 513_472);
+    assert_eq!(a, b);
+    // And the collectives: 7 allreduces of one double, a reduce, a barrier per rank, the
+    // same messages by MPICH's algorithms.
+    let collective = |s: &Schedule| -> Vec<u64> {
+        let mut v: Vec<u64> = (0..8)
+            .flat_map(|r| s.ops(r).collect::<Vec<_>>())
+            .filter_map(|op| match op {
+                Op::Send { bytes, comm, .. } if comm & 1 << 31 != 0 => Some(bytes),
+                _ => None,
+            })
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(collective(&otf2), collective(&dumpi));
+}
