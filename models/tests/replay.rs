@@ -9,7 +9,7 @@ use common::build;
 use xnet_models::schedule::collectives::{AllreduceAlgo, Collective};
 use xnet_models::schedule::{emit, write_goal, Comm, Op, ScheduleBuilder};
 use xnet_models::sim::{RunResult, Simulation, Status};
-use xnet_models::workload::{job_ops, AsGoal};
+use xnet_models::workload::{job_ops, AsGoal, WORKLOAD_PACKET};
 
 /// A network of `topology` (a `[topology]` table's keys) with terminal links of 3 cycles,
 /// switch-to-switch links of 5, packets of 4 phits and a router delay of 2, on an idle run
@@ -485,4 +485,39 @@ fn replicas_run_side_by_side_as_independent_copies() {
     let (ranks, messages, done) = trace(1);
     assert!(done);
     assert_eq!(trace(3), (3 * ranks, 3 * messages, true));
+}
+
+#[test]
+fn background_traffic_can_be_kept_off_the_ranks_endpoints() {
+    // Two ranks (endpoints 0 and 1) allreduce 40 times next to uniform background traffic
+    // from the other six endpoints: by default some background packets go to the ranks'
+    // endpoints; with `background = "free"` none does, and the congestors still send.
+    let deliveries = |background: &str| {
+        let text = format!(
+            "{}\n[traffic]\npattern = \"uniform\"\nload = 0.3\n[workload]\nbackground = \"{background}\"\n\
+             [[workload.jobs]]\nkind = \"collectives\"\nranks = 2\niterations = 40\n\
+             operations = [{{collective = \"allreduce\", bytes = 8}}]\n",
+            clique(8)
+        );
+        let mut sim = build(&text, &[]);
+        sim.record_deliveries = true;
+        let r = run(&sim, 1);
+        assert!(r.workload.as_ref().unwrap().finished());
+        let background: Vec<_> =
+            r.deliveries.iter().filter(|d| d.id & WORKLOAD_PACKET == 0).cloned().collect();
+        let to_ranks = background.iter().filter(|d| d.dst < 2).count();
+        (background.len(), to_ranks)
+    };
+    let (any, any_to_ranks) = deliveries("any");
+    assert!(any_to_ranks > 0, "{any_to_ranks} of {any}");
+    let (free, free_to_ranks) = deliveries("free");
+    assert_eq!(free_to_ranks, 0);
+    assert!(free > 0);
+    let refused = xnet_models::config::Config::parse(
+        &format!("{}\n[workload]\nbackground = \"none\"\n[[workload.jobs]]\nkind = \"collectives\"\nranks = 2\noperations = [{{collective = \"barrier\"}}]\n", clique(8)),
+        &[],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(refused.contains("workload.background") && refused.contains("\"free\""), "{refused}");
 }

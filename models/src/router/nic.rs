@@ -52,6 +52,15 @@ impl RouterState {
         let size = sh.params.packet_size;
         let nic = &mut self.nics[nic_index as usize];
         let dst = sh.pattern.destination(nic.endpoint, &mut nic.rng);
+        if let Some(w) = sh.workload.as_deref() {
+            if w.background_free_only && w.rank_at(dst).is_some() {
+                // `workload.background = "free"`: the congestors talk among themselves; a
+                // packet drawn for a rank's endpoint is not sent (the draw is kept, so the
+                // stream of destinations stays the pattern's).
+                self.schedule_generation(sh, nic_index, ctx);
+                return;
+            }
+        }
         let cap = sh.params.source_queue;
         if cap > 0 && nic.source_queue.len >= cap {
             // A full source queue refuses the packet (the destination was drawn all the

@@ -143,6 +143,8 @@ pub struct Workload {
     pub packet_bytes: u64,
     /// Messages of up to this many bytes are sent eagerly; larger ones by rendezvous.
     pub eager_limit: u64,
+    /// Background traffic goes only to endpoints that run no rank (`workload.background`).
+    pub background_free_only: bool,
     /// Picoseconds per network cycle.
     pub ps_per_cycle: u64,
     /// Per endpoint: its job, or [`NO_RANK`] as u32 when it runs none.
@@ -224,6 +226,7 @@ impl Workload {
             jobs,
             packet_bytes,
             eager_limit: section.eager_limit,
+            background_free_only: section.background_free_only,
             ps_per_cycle: section.ps_per_cycle,
             job_of,
             rank_of,

@@ -50,6 +50,11 @@ pub const SECTION_SETTINGS: &[Setting] = &[
         default: "16384",
         doc: "bytes: messages up to this size are sent at once (eager); larger ones by rendezvous (a request, a clear-to-send, then the data; each control message one packet)",
     },
+    Setting {
+        key: "background",
+        default: "any",
+        doc: "where the background traffic of [traffic] (sent by the endpoints that run no rank) may go: `any`, the pattern's destination wherever it is (ranks' endpoints included); `free`, only endpoints that run no rank (a packet whose destination runs a rank is not sent), as congestors that talk among themselves",
+    },
     Setting { key: "jobs", default: "required", doc: "the jobs, as [[workload.jobs]] tables" },
 ];
 
@@ -79,6 +84,8 @@ pub struct WorkloadSection {
     pub ps_per_cycle: u64,
     /// Largest message sent eagerly, in bytes.
     pub eager_limit: u64,
+    /// Background traffic reaches only endpoints that run no rank.
+    pub background_free_only: bool,
     /// The jobs.
     pub jobs: Vec<JobSpec>,
 }
@@ -130,6 +137,17 @@ impl WorkloadSection {
                 ))
             }
         };
+        let background_free_only = match t.remove("background") {
+            None => false,
+            Some(Value::String(v)) if v == "any" => false,
+            Some(Value::String(v)) if v == "free" => true,
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "workload.background",
+                    format!("must be \"any\" or \"free\", got {other}"),
+                ))
+            }
+        };
         let jobs = match t.remove("jobs") {
             Some(Value::Array(jobs)) if !jobs.is_empty() => jobs,
             Some(Value::Array(_)) | None => {
@@ -148,7 +166,7 @@ impl WorkloadSection {
         if let Some(extra) = t.keys().next() {
             return Err(ConfigError::new(
                 format!("workload.{extra}"),
-                "unknown key; allowed: bytes_per_phit, ns_per_cycle, eager_limit, jobs",
+                "unknown key; allowed: bytes_per_phit, ns_per_cycle, eager_limit, background, jobs",
             ));
         }
         let jobs = jobs
@@ -162,7 +180,7 @@ impl WorkloadSection {
                 )),
             })
             .collect::<Result<_, _>>()?;
-        Ok(WorkloadSection { bytes_per_phit, ps_per_cycle, eager_limit, jobs })
+        Ok(WorkloadSection { bytes_per_phit, ps_per_cycle, eager_limit, background_free_only, jobs })
     }
 }
 
