@@ -38,6 +38,19 @@ fn dragonfly_ugal_is_deterministic() {
 }
 
 #[test]
+fn dragonfly_par_adversarial_is_deterministic() {
+    same_for_all_partitions(
+        DRAGONFLY,
+        &[
+            "routing.algorithm=dragonfly_par",
+            "router.vcs=4",
+            "traffic.pattern=group_shift",
+            "traffic.load=0.3",
+        ],
+    );
+}
+
+#[test]
 fn dragonfly_valiant_adversarial_is_deterministic() {
     same_for_all_partitions(
         DRAGONFLY,

@@ -137,6 +137,51 @@ fn dragonfly_min_and_valiant() {
 }
 
 #[test]
+fn par_needs_its_fourth_vc() {
+    for arrangement in ["palmtree", "absolute"] {
+        let par = |assignment: &str, vcs: u8| {
+            build(
+                &format!("kind = \"dragonfly\"\np = 2\na = 4\nh = 2\narrangement = \"{arrangement}\""),
+                &format!("algorithm = \"dragonfly_par\"\n[routing.dragonfly_par]\nvc_assignment = \"{assignment}\""),
+                vcs,
+            )
+        };
+        // A packet diverted at the next router of its source group takes two local hops
+        // there, then up to two global hops: 6 hops, its VCs 0, 1, 1, 2, 2, 3.
+        let r = analyse(&par("diverted", 4));
+        assert_clean(&r);
+        assert_eq!((r.vcs_used, r.longest_path), (4, 6), "{arrangement}");
+        // More routes than UGAL's: the revision's.
+        let ugal = analyse(&build(
+            &format!("kind = \"dragonfly\"\np = 2\na = 4\nh = 2\narrangement = \"{arrangement}\""),
+            "algorithm = \"dragonfly_ugal\"",
+            3,
+        ));
+        assert!(r.states > ugal.states, "{} vs {}", r.states, ugal.states);
+        // With Kim and Dally's VCs (VC = global hops) the two local hops share VC 0: the
+        // witness is a cycle of local channels of one group on VC 0.
+        let r = analyse(&par("global_hops", 3));
+        assert!(!r.acyclic, "{arrangement}");
+        assert_eq!(r.unreachable_pairs, 0);
+        let net = &par("global_hops", 3).net;
+        let group = |switch: u32| switch / 4;
+        assert!(r.cycle.len() >= 2, "{:?}", r.cycle);
+        assert!(
+            r.cycle.iter().all(|c| c.vc == 0 && group(c.switch) == group(r.cycle[0].switch)),
+            "{:?}",
+            r.cycle
+        );
+        for (i, c) in r.cycle.iter().enumerate() {
+            let next = r.cycle[(i + 1) % r.cycle.len()];
+            let PortTarget::Switch { switch, .. } = net.ports(c.switch)[c.port as usize].target else {
+                panic!("cycle channel {c:?} is not a network link");
+            };
+            assert_eq!(switch, next.switch, "{:?}", r.cycle);
+        }
+    }
+}
+
+#[test]
 fn minimal_with_the_ladder_on_a_random_regular_graph() {
     let sim = build(
         "kind = \"random_regular\"\nswitches = 32\ndegree = 4\nendpoints_per_switch = 1",

@@ -9,6 +9,16 @@
 //! global hop, a local hop to the destination router. Valiant: MIN to a random
 //! intermediate group, then MIN to the destination. UGAL-L decides at the source router
 //! between MIN and Valiant by comparing `occupancy x hops` of the first output of each.
+//!
+//! PAR, progressive adaptive routing (N. Jiang, J. Kim, W. J. Dally, "Indirect Adaptive
+//! Routing on Large Scale Interconnection Networks", ISCA'09): UGAL-L's decision at the
+//! source router, and a packet sent minimally may still be diverted to Valiant at the next
+//! router of its source group, by the same comparison made there. A diverted packet takes
+//! two local hops in its source group, and with Kim and Dally's VCs (VC = global hops) those
+//! hops on VC 0 close cycles among the group's local channels; PAR's VC is the global hops
+//! plus one once diverted (4 VCs: first local hop 0; diverted local hop and first global
+//! hop 1; intermediate group 2; destination group 3), along which every route's VC never
+//! decreases and within one VC a local hop only leads to a global one.
 
 use super::registry::{per_switch_state, BuildContext, RoutingEntry, Settings};
 use super::VcPolicy;
@@ -35,6 +45,25 @@ pub enum DragonflyMode {
         /// Extra occupancy (phits) the non-minimal path must beat.
         threshold: u32,
     },
+    /// PAR: UGAL-L at the source router, revised at the next router of the source group.
+    Par {
+        /// Extra occupancy (phits) the non-minimal path must beat.
+        threshold: u32,
+        /// VCs: PAR's own (global hops + diverted, 4) or Kim and Dally's (global hops, 3:
+        /// not deadlock-free for PAR, kept to show why).
+        vcs: ParVcs,
+    },
+}
+
+/// The VC assignment PAR's routes use (`vc_assignment`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParVcs {
+    /// Global hops taken, plus one once diverted: 4 VCs, deadlock-free.
+    #[default]
+    Diverted,
+    /// Global hops taken (Kim and Dally's for UGAL): 3 VCs, cyclic under PAR.
+    GlobalHops,
 }
 
 /// Dragonfly routing.
@@ -46,6 +75,11 @@ pub struct DragonflyRouting {
 const NO_INTERMEDIATE: u32 = u32::MAX;
 /// Phase 0: heading for the intermediate group; phase 1: heading for the destination.
 const TO_DESTINATION: u8 = 1;
+/// PAR: heading minimally for the destination, still revisable at the next router (the
+/// intermediate group is kept for that).
+const REVISABLE: u8 = 2;
+/// PAR: set in the phase once a packet was diverted to Valiant after its source router.
+const DIVERTED: u8 = 0x10;
 
 impl DragonflyRouting {
     /// Routing for `shape`.
@@ -77,6 +111,20 @@ impl DragonflyRouting {
         }
         let (gateway, _) = s.gateway(s.group(at), gt);
         1 + u32::from(gateway != at)
+    }
+
+    /// UGAL's comparison at `at`: whether the minimal path to `dst` beats the Valiant path
+    /// through group `intermediate` (`occupancy x hops` of each first output; the Valiant
+    /// one must also beat `threshold`).
+    fn minimal_is_better(&self, at: SwitchId, dst: SwitchId, intermediate: u32, threshold: u32, load: &dyn LoadView) -> bool {
+        let s = &self.shape;
+        let min_port = self.min_port(at, dst);
+        let val_port = self.min_port(at, intermediate * s.a); // any router of the group
+        let min_hops = self.hops_to_group(at, s.group(dst)) + 1;
+        let val_hops = self.hops_to_group(at, intermediate) + 1 + 2;
+        let q_min = load.port_occupancy(min_port) as u64 * min_hops as u64;
+        let q_val = load.port_occupancy(val_port) as u64 * val_hops as u64 + threshold as u64;
+        q_min <= q_val
     }
 
     fn random_intermediate(&self, src_group: u32, dst_group: u32, rng: &mut Rng) -> u32 {
@@ -125,6 +173,7 @@ impl Routing for DragonflyRouting {
     fn vcs_required(&self) -> u8 {
         match self.mode {
             DragonflyMode::Min => 2,
+            DragonflyMode::Par { vcs: ParVcs::Diverted, .. } => 4,
             _ => 3,
         }
     }
@@ -134,13 +183,17 @@ impl Routing for DragonflyRouting {
             DragonflyMode::Min => Reads::NOTHING,
             DragonflyMode::Valiant => Reads { random_init: true, ..Reads::NOTHING },
             // UGAL-L compares output occupancies at the source router.
-            DragonflyMode::UgalLocal { .. } => Reads { random_init: true, load: true, source: false },
+            DragonflyMode::UgalLocal { .. } => Reads { random_init: true, load: true, ..Reads::NOTHING },
+            // PAR also decides at the next router.
+            DragonflyMode::Par { .. } => Reads { random_init: true, load: true, load_hops: 1, ..Reads::NOTHING },
         }
     }
 
     fn max_hops(&self) -> u32 {
         match self.mode {
             DragonflyMode::Min => 3,
+            // A diverted packet: local, local, global, local, global, local.
+            DragonflyMode::Par { .. } => 6,
             _ => 5,
         }
     }
@@ -168,27 +221,47 @@ impl Routing for DragonflyRouting {
         out: &mut Vec<Candidate>,
     ) {
         let s = &self.shape;
-        let vc = p.route.global_hops;
-        if let DragonflyMode::UgalLocal { threshold } = self.mode {
-            // Decide once, at the source router.
-            if p.hops == 0 && p.route.phase == 0 {
-                let min_port = self.min_port(at, dst);
-                let val_target = p.route.intermediate * s.a; // any router of the group
-                let val_port = self.min_port(at, val_target);
-                let min_hops = self.hops_to_group(at, s.group(dst)) + 1;
-                let val_hops = self.hops_to_group(at, p.route.intermediate) + 1 + 2;
-                let q_min = load.port_occupancy(min_port) as u64 * min_hops as u64;
-                let q_val = load.port_occupancy(val_port) as u64 * val_hops as u64 + threshold as u64;
-                if q_min <= q_val {
-                    p.route.phase = TO_DESTINATION;
-                    p.route.intermediate = NO_INTERMEDIATE;
+        match self.mode {
+            // UGAL-L decides once, at the source router.
+            DragonflyMode::UgalLocal { threshold }
+                if p.hops == 0
+                    && p.route.phase == 0
+                    && self.minimal_is_better(at, dst, p.route.intermediate, threshold, load) =>
+            {
+                p.route.phase = TO_DESTINATION;
+                p.route.intermediate = NO_INTERMEDIATE;
+            }
+            DragonflyMode::Par { threshold, .. } => {
+                if p.hops == 0 && p.route.phase == 0 {
+                    // UGAL-L at the source router; a minimal packet keeps its intermediate
+                    // group for the revision.
+                    if self.minimal_is_better(at, dst, p.route.intermediate, threshold, load) {
+                        p.route.phase = REVISABLE;
+                    }
+                } else if p.route.phase == REVISABLE && p.hops >= 1 {
+                    // The next router: revise while the packet is still in its source group.
+                    p.route.phase = if p.route.global_hops == 0
+                        && !self.minimal_is_better(at, dst, p.route.intermediate, threshold, load)
+                    {
+                        DIVERTED
+                    } else {
+                        TO_DESTINATION
+                    };
                 }
             }
+            _ => {}
         }
-        if p.route.phase != TO_DESTINATION && s.group(at) == p.route.intermediate {
-            p.route.phase = TO_DESTINATION;
+        let diverted = p.route.phase & DIVERTED;
+        let phase = p.route.phase & !DIVERTED;
+        if phase == 0 && s.group(at) == p.route.intermediate {
+            p.route.phase = TO_DESTINATION | diverted;
         }
-        let port = if p.route.phase == TO_DESTINATION {
+        let vc = match self.mode {
+            DragonflyMode::Par { vcs: ParVcs::Diverted, .. } => p.route.global_hops + u8::from(diverted != 0),
+            _ => p.route.global_hops,
+        };
+        let phase = p.route.phase & !DIVERTED;
+        let port = if phase != 0 {
             self.min_port(at, dst)
         } else {
             let gi = p.route.intermediate;
@@ -247,6 +320,36 @@ pub const DRAGONFLY_UGAL: RoutingEntry = RoutingEntry {
     },
     ..DRAGONFLY_MIN
 };
+
+/// `dragonfly_par` in the routing registry.
+pub const DRAGONFLY_PAR: RoutingEntry = RoutingEntry {
+    name: "dragonfly_par",
+    doc: "Dragonfly PAR (progressive adaptive routing, Jiang, Kim and Dally, ISCA'09): UGAL-L's choice at the source router, and a packet sent minimally may be diverted to Valiant at the next router of its source group by the same comparison",
+    vcs: "4 (global hops, plus one once diverted)",
+    settings: Settings::typed::<ParSettings>(&[
+        Setting { key: "threshold", default: "0", doc: "occupancy in phits the non-minimal path must beat, at both decisions" },
+        Setting {
+            key: "vc_assignment",
+            default: "diverted",
+            doc: "`diverted`: VC = global hops taken, plus one once diverted (4 VCs, deadlock-free); `global_hops`: Kim and Dally's UGAL VCs (3), which PAR's two local hops in the source group close into cycles (`xnet routes` shows one; for comparison only)",
+        },
+    ]),
+    build: |ctx| {
+        let s: ParSettings = ctx.settings()?;
+        build_dragonfly(ctx, DragonflyMode::Par { threshold: s.threshold, vcs: s.vc_assignment })
+    },
+    ..DRAGONFLY_MIN
+};
+
+/// `[routing.dragonfly_par]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ParSettings {
+    #[serde(default)]
+    threshold: u32,
+    #[serde(default)]
+    vc_assignment: ParVcs,
+}
 
 /// `[routing.dragonfly_ugal]`.
 #[derive(Debug, Default, Deserialize)]

@@ -53,7 +53,7 @@ pub mod balanced;
 routing_registry! {
     minimal => [MINIMAL, SHORTEST_PATH],
     dor => [DOR],
-    dragonfly => [DRAGONFLY_MIN, DRAGONFLY_VALIANT, DRAGONFLY_UGAL],
+    dragonfly => [DRAGONFLY_MIN, DRAGONFLY_VALIANT, DRAGONFLY_UGAL, DRAGONFLY_PAR],
     allpath => [ALLPATH],
     valiant => [VALIANT],
     omni => [OMNIWAR, DAL],

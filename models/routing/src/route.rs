@@ -53,6 +53,11 @@ pub struct Reads {
     pub source: bool,
     /// `candidates` read the [`LoadView`] (a load-dependent choice such as UGAL's).
     pub load: bool,
+    /// The most switch-to-switch hops a packet has taken where `candidates` decide on the
+    /// load (with `load`): 0, at its source switch only (UGAL); 1, also at the next switch
+    /// (PAR's revision). The verifier asks again at those hops with each proposed port
+    /// reported full; later load-dependent choices must be offered as candidates.
+    pub load_hops: u16,
     /// `init` draws from its random stream (a random route state at injection, such as a
     /// Valiant intermediate); if not, one call gives every possible initial state.
     pub random_init: bool,
@@ -60,9 +65,9 @@ pub struct Reads {
 
 impl Reads {
     /// Reads everything: the safe default.
-    pub const EVERYTHING: Reads = Reads { source: true, load: true, random_init: true };
+    pub const EVERYTHING: Reads = Reads { source: true, load: true, load_hops: 0, random_init: true };
     /// Reads none of the above.
-    pub const NOTHING: Reads = Reads { source: false, load: false, random_init: false };
+    pub const NOTHING: Reads = Reads { source: false, load: false, load_hops: 0, random_init: false };
 }
 
 /// A routing algorithm.

@@ -475,9 +475,9 @@ impl<'a> Explorer<'a> {
             {
                 self.fail(found, &key, d, || format!("no escape candidate at switch {at}"));
             }
-            if key.hops == 0 && load.0.is_none() && ctx.reads.load {
-                // Source decisions may depend on load: ask again with each proposed port
-                // loaded.
+            if key.hops <= ctx.reads.load_hops && load.0.is_none() && ctx.reads.load {
+                // Decisions at the source (and, for PAR, the next switch) may depend on
+                // load: ask again with each proposed port loaded.
                 for c in &self.cands {
                     if !self.probes.contains(&Some(c.port)) {
                         self.probes.push(Some(c.port));
