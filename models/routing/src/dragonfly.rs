@@ -116,7 +116,14 @@ impl DragonflyRouting {
     /// UGAL's comparison at `at`: whether the minimal path to `dst` beats the Valiant path
     /// through group `intermediate` (`occupancy x hops` of each first output; the Valiant
     /// one must also beat `threshold`).
-    fn minimal_is_better(&self, at: SwitchId, dst: SwitchId, intermediate: u32, threshold: u32, load: &dyn LoadView) -> bool {
+    fn minimal_is_better(
+        &self,
+        at: SwitchId,
+        dst: SwitchId,
+        intermediate: u32,
+        threshold: u32,
+        load: &dyn LoadView,
+    ) -> bool {
         let s = &self.shape;
         let min_port = self.min_port(at, dst);
         let val_port = self.min_port(at, intermediate * s.a); // any router of the group
@@ -185,7 +192,9 @@ impl Routing for DragonflyRouting {
             // UGAL-L compares output occupancies at the source router.
             DragonflyMode::UgalLocal { .. } => Reads { random_init: true, load: true, ..Reads::NOTHING },
             // PAR also decides at the next router.
-            DragonflyMode::Par { .. } => Reads { random_init: true, load: true, load_hops: 1, ..Reads::NOTHING },
+            DragonflyMode::Par { .. } => {
+                Reads { random_init: true, load: true, load_hops: 1, ..Reads::NOTHING }
+            }
         }
     }
 
