@@ -13,7 +13,7 @@ use xnet_models::sim::build_routes;
 
 /// Routings whose routes come from the switches' coordinates per packet: no build to stop.
 const NOTHING_TO_BUILD: &[&str] =
-    &["dor", "dragonfly_min", "dragonfly_valiant", "dragonfly_ugal", "omniwar", "dal"];
+    &["dor", "dragonfly_min", "dragonfly_valiant", "dragonfly_ugal", "dragonfly_par", "omniwar", "dal"];
 
 /// Routings that read their routes from a file (`routing.tables.file`): reading is
 /// bounded by the file-size cap, and computes nothing.
