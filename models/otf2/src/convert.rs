@@ -1,6 +1,6 @@
 //! An archive's definitions and events as a schedule: ranks, communicators, calls.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use schedule::collectives::Kind;
 use schedule::{CommIndex, ProgramBuilder, RankWriter, Schedule};
@@ -23,11 +23,14 @@ enum CommOf {
 struct Layout {
     /// The location of each MPI rank.
     locations: Vec<OTF2_LocationRef>,
-    /// Every communicator's members (world ranks): world first, then each rank's self,
-    /// then the archive's.
+    /// Every communicator's members (world ranks), as the program takes them: world first,
+    /// then each rank's self, then the archive's.
     members: Vec<Vec<u32>>,
-    comms: HashMap<OTF2_CommRef, CommOf>,
+    comms: Comms,
 }
+
+/// The communicator references of an archive's events, as the program's.
+type Comms = HashMap<OTF2_CommRef, CommOf>;
 
 fn layout(defs: &Definitions) -> Result<Layout, String> {
     let is_mpi = |g: &crate::reader::Group| g.paradigm == OTF2_PARADIGM_MPI as OTF2_Paradigm;
@@ -96,15 +99,17 @@ pub fn schedule_of_archive(path: &str, compute_scale: f64) -> Result<Schedule, O
     if archive.defs.timer_resolution == 0 {
         return Err(fail(None, None, "the clock properties give no timer resolution".into()));
     }
-    let mpi_regions: Vec<OTF2_RegionRef> = archive
+    let mpi_regions: HashSet<OTF2_RegionRef> = archive
         .defs
         .regions
         .iter()
         .filter(|(_, r)| r.paradigm == OTF2_PARADIGM_MPI as OTF2_Paradigm)
         .map(|(&id, _)| id)
         .collect();
-    let mut program = ProgramBuilder::new(layout.members.clone(), compute_scale);
-    for (rank, &location) in layout.locations.iter().enumerate() {
+    let clock = Clock { resolution: archive.defs.timer_resolution, offset: archive.defs.global_offset };
+    let Layout { locations, members, comms } = layout;
+    let mut program = ProgramBuilder::new(members, compute_scale);
+    for (rank, &location) in locations.iter().enumerate() {
         let rank = rank as u32;
         let events = archive.events(location).map_err(|m| {
             // Where the library keeps the location's events: beside the anchor, in the
@@ -113,8 +118,7 @@ pub fn schedule_of_archive(path: &str, compute_scale: f64) -> Result<Schedule, O
             fail(Some(rank), None, format!("{m} ({stem}/{location}.evt)"))
         })?;
         let mut w = program.rank();
-        let clock = Clock { resolution: archive.defs.timer_resolution, offset: archive.defs.global_offset };
-        write_rank(&mut w, &layout, &mpi_regions, clock, &events)
+        write_rank(&mut w, &comms, &mpi_regions, clock, &events)
             .map_err(|(event, m)| fail(Some(rank), Some(event), m))?;
     }
     Ok(program.build())
@@ -137,8 +141,8 @@ impl Clock {
 /// Writes one rank's events; an error gives the event's position.
 fn write_rank(
     w: &mut RankWriter<'_>,
-    layout: &Layout,
-    mpi_regions: &[OTF2_RegionRef],
+    comms: &Comms,
+    mpi_regions: &HashSet<OTF2_RegionRef>,
     clock: Clock,
     events: &[Event],
 ) -> Result<(), (u64, String)> {
@@ -168,7 +172,7 @@ fn write_rank(
                 if alone {
                     w.begin_call(at);
                 }
-                write_event(w, layout, what).map_err(|m| (e.position, m))?;
+                write_event(w, comms, what).map_err(|m| (e.position, m))?;
                 if alone {
                     w.end_call(at);
                 }
@@ -180,8 +184,8 @@ fn write_rank(
 
 /// A communicator reference of `rank`'s events as the program's, and whether its events
 /// name world ranks.
-fn comm_of(layout: &Layout, rank: u32, comm: OTF2_CommRef) -> Result<(CommIndex, bool), String> {
-    match layout.comms.get(&comm) {
+fn comm_of(comms: &Comms, rank: u32, comm: OTF2_CommRef) -> Result<(CommIndex, bool), String> {
+    match comms.get(&comm) {
         Some(CommOf::Fixed { index, world_ranks }) => Ok((*index, *world_ranks)),
         Some(CommOf::SelfComm) => Ok((1 + rank as usize, false)),
         None => Err(format!("communicator {comm} is not an MPI communicator of the definitions")),
@@ -189,28 +193,28 @@ fn comm_of(layout: &Layout, rank: u32, comm: OTF2_CommRef) -> Result<(CommIndex,
 }
 
 /// A rank as the event gives it, as a rank in the communicator.
-fn in_comm(layout: &Layout, (index, world_ranks): (CommIndex, bool), r: u32) -> Result<i32, String> {
+fn in_comm(w: &RankWriter<'_>, (index, world_ranks): (CommIndex, bool), r: u32) -> Result<i32, String> {
     if !world_ranks {
         return i32::try_from(r).map_err(|_| format!("rank {r} out of range"));
     }
-    layout.members[index]
+    w.members(index)?
         .iter()
         .position(|&m| m == r)
         .map(|p| p as i32)
         .ok_or_else(|| format!("world rank {r} is not in the communicator"))
 }
 
-fn write_event(w: &mut RankWriter<'_>, layout: &Layout, what: &What) -> Result<(), String> {
+fn write_event(w: &mut RankWriter<'_>, comms: &Comms, what: &What) -> Result<(), String> {
     let rank = w.rank();
     match *what {
         What::Send { peer, comm, tag, bytes, request } => {
-            let c = comm_of(layout, rank, comm)?;
-            let dest = in_comm(layout, c, peer)?;
+            let c = comm_of(comms, rank, comm)?;
+            let dest = in_comm(w, c, peer)?;
             w.send(c.0, dest, bytes, tag_of(tag)?, request.map(|r| r as i64))?;
         }
         What::Recv { peer: Some(peer), comm, tag, bytes, request } => {
-            let c = comm_of(layout, rank, comm)?;
-            let source = in_comm(layout, c, peer)?;
+            let c = comm_of(comms, rank, comm)?;
+            let source = in_comm(w, c, peer)?;
             w.recv(c.0, source, bytes, tag_of(tag)?, request.map(|r| r as i64))?;
         }
         // Posted but never completed (cancelled, or the trace ends first): nothing to match.
@@ -218,8 +222,8 @@ fn write_event(w: &mut RankWriter<'_>, layout: &Layout, what: &What) -> Result<(
         What::Complete(request) => w.complete(request as i64),
         What::Cancelled(request) => w.forget(request as i64),
         What::Collective { op, comm, root, sent, received } => {
-            let c = comm_of(layout, rank, comm)?;
-            collective(w, layout, c, op, root, sent, received)?;
+            let c = comm_of(comms, rank, comm)?;
+            collective(w, c, op, root, sent, received)?;
         }
         What::Enter(_) | What::Leave(_) => {}
     }
@@ -245,7 +249,6 @@ fn block(total: u64, n: u64) -> u64 {
 
 fn collective(
     w: &mut RankWriter<'_>,
-    layout: &Layout,
     c: (CommIndex, bool),
     op: OTF2_CollectiveOp,
     root: u32,
@@ -253,9 +256,10 @@ fn collective(
     received: u64,
 ) -> Result<(), String> {
     let comm = c.0;
-    let n = layout.members[comm].len() as u64;
-    let me = layout.members[comm].iter().position(|&m| m == w.rank()).map(|p| p as i32);
-    let root = if root == OTF2_COLLECTIVE_ROOT_NONE { 0 } else { in_comm(layout, c, root)? };
+    let members = w.members(comm)?;
+    let n = members.len() as u64;
+    let me = members.iter().position(|&m| m == w.rank()).map(|p| p as i32);
+    let root = if root == OTF2_COLLECTIVE_ROOT_NONE { 0 } else { in_comm(w, c, root)? };
     let at_root = me == Some(root);
     let op = op as u32;
     match op {

@@ -261,16 +261,16 @@ impl Routing for DragonflyRouting {
             _ => {}
         }
         let diverted = p.route.phase & DIVERTED;
-        let phase = p.route.phase & !DIVERTED;
-        if phase == 0 && s.group(at) == p.route.intermediate {
+        let mut to_intermediate = p.route.phase & !DIVERTED == 0;
+        if to_intermediate && s.group(at) == p.route.intermediate {
             p.route.phase = TO_DESTINATION | diverted;
+            to_intermediate = false;
         }
         let vc = match self.mode {
             DragonflyMode::Par { vcs: ParVcs::Diverted, .. } => p.route.global_hops + u8::from(diverted != 0),
             _ => p.route.global_hops,
         };
-        let phase = p.route.phase & !DIVERTED;
-        let port = if phase != 0 {
+        let port = if !to_intermediate {
             self.min_port(at, dst)
         } else {
             let gi = p.route.intermediate;
