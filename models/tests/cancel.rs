@@ -12,8 +12,17 @@ use xnet_models::routing::ROUTINGS;
 use xnet_models::sim::build_routes;
 
 /// Routings whose routes come from the switches' coordinates per packet: no build to stop.
-const NOTHING_TO_BUILD: &[&str] =
-    &["dor", "dragonfly_min", "dragonfly_valiant", "dragonfly_ugal", "dragonfly_par", "omniwar", "dal"];
+const NOTHING_TO_BUILD: &[&str] = &[
+    "dor",
+    "dragonfly_min",
+    "dragonfly_valiant",
+    "dragonfly_ugal",
+    "dragonfly_ugal_g",
+    "dragonfly_pb",
+    "dragonfly_par",
+    "omniwar",
+    "dal",
+];
 
 /// Routings that read their routes from a file (`routing.tables.file`): reading is
 /// bounded by the file-size cap, and computes nothing.

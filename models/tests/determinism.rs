@@ -51,6 +51,30 @@ fn dragonfly_par_adversarial_is_deterministic() {
 }
 
 #[test]
+fn dragonfly_routings_reading_reports_are_deterministic_when_reports_cross_partitions() {
+    // UGAL-G and piggybacking read what the other routers of the source group reported
+    // over the local links. Partitioned by groups those reports stay inside a partition;
+    // dealt out router by router, every report crosses one, and the results must not change.
+    for algorithm in ["dragonfly_ugal_g", "dragonfly_pb"] {
+        let sim = build(
+            DRAGONFLY,
+            &[&format!("routing.algorithm={algorithm}"), "traffic.pattern=group_shift", "traffic.load=0.35"],
+        );
+        let reference = fingerprint(&run(&sim, 1));
+        for parts in [2, 3, 4] {
+            assert_eq!(
+                fingerprint(&run(&sim, parts)),
+                reference,
+                "{algorithm}: {parts} partitions differ from 1"
+            );
+            let dealt: Vec<u32> = (0..sim.net.num_switches() as u32).map(|s| s % parts).collect();
+            let r = sim.run(sim.config.traffic.load, &dealt, &mut |_| {}, None).expect("run");
+            assert_eq!(fingerprint(&r), reference, "{algorithm}: {parts} partitions, routers dealt out");
+        }
+    }
+}
+
+#[test]
 fn dragonfly_valiant_adversarial_is_deterministic() {
     same_for_all_partitions(
         DRAGONFLY,

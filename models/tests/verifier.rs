@@ -182,6 +182,55 @@ fn par_needs_its_fourth_vc() {
 }
 
 #[test]
+fn every_dragonfly_routing_needs_the_vcs_it_states() {
+    // Each Dragonfly routing is deadlock-free on the VCs its registry entry states, and
+    // with one VC less (its top VCs folded onto the last) the verifier finds a cycle.
+    for arrangement in ["palmtree", "absolute"] {
+        let topology = format!("kind = \"dragonfly\"\np = 2\na = 4\nh = 2\narrangement = \"{arrangement}\"");
+        let mut states = Vec::new();
+        for (routing, vcs, longest) in [
+            ("dragonfly_min", 2, 3),
+            ("dragonfly_valiant", 3, 5),
+            ("dragonfly_ugal", 3, 5),
+            ("dragonfly_ugal_g", 3, 5),
+            ("dragonfly_pb", 3, 5),
+            ("dragonfly_par", 4, 6),
+        ] {
+            let sim = build(&topology, &format!("algorithm = \"{routing}\""), vcs);
+            assert_eq!(sim.routing().vcs_required(), vcs, "{routing}");
+            let r = analyse(&sim);
+            assert_clean(&r);
+            assert_eq!((r.vcs_used, r.longest_path), (vcs as u32, longest), "{routing} {arrangement}");
+            states.push(r.states);
+            let folded =
+                build(&topology, &format!("algorithm = \"{routing}\"\nvc_policy = \"folded\""), vcs - 1);
+            let r = analyse(&folded);
+            assert!(!r.acyclic && r.cycle.len() >= 2, "{routing} {arrangement} on {} VCs", vcs - 1);
+            assert_eq!(r.unreachable_pairs, 0, "{routing}");
+        }
+        // UGAL-G decides on what other routers reported: the verifier asks again with each
+        // reported byte full and follows both its choices. It diverts where UGAL-L cannot:
+        // when both paths leave by the same local port (one gateway router owns both global
+        // channels) UGAL-L compares that port with itself and stays minimal, UGAL-G
+        // compares the two global channels.
+        assert!(
+            states[3] > states[2],
+            "{arrangement}: UGAL-G's {} states vs UGAL-L's {}",
+            states[3],
+            states[2]
+        );
+        // Piggybacking diverts there too, when the gateway's mark says its channel is
+        // congested.
+        assert!(
+            states[4] > states[2],
+            "{arrangement}: piggybacking's {} states vs UGAL-L's {}",
+            states[4],
+            states[2]
+        );
+    }
+}
+
+#[test]
 fn minimal_with_the_ladder_on_a_random_regular_graph() {
     let sim = build(
         "kind = \"random_regular\"\nswitches = 32\ndegree = 4\nendpoints_per_switch = 1",

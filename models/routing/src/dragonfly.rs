@@ -10,6 +10,20 @@
 //! intermediate group, then MIN to the destination. UGAL-L decides at the source router
 //! between MIN and Valiant by comparing `occupancy x hops` of the first output of each.
 //!
+//! UGAL-G (Kim et al., ISCA'08, the ideal the papers measure against): UGAL's comparison
+//! at the source router on the occupancy of the global channel each path leaves the source
+//! group by. A router knows its own channels now and the other routers' as they reported
+//! them over the local links (see [`Routing::sharing`]): one byte per global channel, every
+//! `report_period` cycles, arriving after the local latency. The papers' UGAL-G knows them
+//! with no delay, which no router can; this is the nearest a real one comes.
+//!
+//! Piggybacking (Jiang, Kim and Dally, ISCA'09; the rule as FOGSim, the simulator of
+//! Garcia et al., implements it, the only implementation we found): each router marks
+//! its global channels congested when their occupancy exceeds twice the mean over its
+//! global channels plus five packets, and reports the marks to the routers of its group;
+//! the source router goes Valiant when UGAL-L says so or when the minimal path's global
+//! channel is marked. The Valiant channel's mark is not consulted.
+//!
 //! PAR, progressive adaptive routing (N. Jiang, J. Kim, W. J. Dally, "Indirect Adaptive
 //! Routing on Large Scale Interconnection Networks", ISCA'09): UGAL-L's decision at the
 //! source router, and a packet sent minimally may still be diverted to Valiant at the next
@@ -20,8 +34,9 @@
 //! hop 1; intermediate group 2; destination group 3), along which every route's VC never
 //! decreases and within one VC a local hop only leads to a global one.
 
-use super::registry::{per_switch_state, BuildContext, RoutingEntry, Settings};
+use super::registry::{per_switch_state, BuildContext, RoutingEntry, Settings, StateSize};
 use super::VcPolicy;
+use super::{decode_occupancy, encode_occupancy, Report, Sharing, REPORT_BYTES};
 use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use crate::RoutingError;
@@ -44,6 +59,28 @@ pub enum DragonflyMode {
     UgalLocal {
         /// Extra occupancy (phits) the non-minimal path must beat.
         threshold: u32,
+    },
+    /// UGAL-G: UGAL at the source router on the occupancy of the global channel each path
+    /// takes out of the source group, known from the other routers' reports.
+    UgalGlobal {
+        /// Extra occupancy (phits) the non-minimal path must beat.
+        threshold: u32,
+        /// Cycles between a router's reports to the routers of its group.
+        period: u32,
+    },
+    /// Piggybacking: UGAL-L at the source router, and Valiant whenever the minimal path's
+    /// global channel is marked congested; routers mark their global channels and report
+    /// the marks to the routers of their group.
+    Piggyback {
+        /// Extra occupancy (phits) the non-minimal path must beat in UGAL-L's comparison.
+        threshold: u32,
+        /// A global channel is congested when its occupancy exceeds this percentage of the
+        /// mean over its router's global channels...
+        percent: u32,
+        /// ...plus this many phits.
+        offset: u32,
+        /// Cycles between a router's reports to the routers of its group.
+        period: u32,
     },
     /// PAR: UGAL-L at the source router, revised at the next router of the source group.
     Par {
@@ -134,6 +171,76 @@ impl DragonflyRouting {
         q_min <= q_val
     }
 
+    /// The occupancy of the global channel from `at`'s group to group `to` as `at` knows
+    /// it: its own, now; another router's, as that router last reported it over the local
+    /// link between them.
+    fn global_queue(&self, at: SwitchId, to: u32, load: &dyn LoadView) -> u32 {
+        let s = &self.shape;
+        let (gateway, port) = s.gateway(s.group(at), to);
+        if gateway == at {
+            load.port_occupancy(port)
+        } else {
+            let via = s.local_port(s.router_in_group(at), s.router_in_group(gateway));
+            decode_occupancy(load.reported(via, self.global_index(port)))
+        }
+    }
+
+    /// Index of global port `port` among a router's global ports (its byte in a report).
+    fn global_index(&self, port: PortId) -> usize {
+        port as usize - (self.shape.p + self.shape.a - 1) as usize
+    }
+
+    /// UGAL-G's comparison at the source router `at`: whether the minimal path to `dst`
+    /// beats the Valiant path through group `intermediate`, by `occupancy x hops` of the
+    /// global channel each takes out of the source group (the Valiant one must also beat
+    /// `threshold`).
+    fn minimal_is_better_globally(
+        &self,
+        at: SwitchId,
+        dst: SwitchId,
+        intermediate: u32,
+        threshold: u32,
+        load: &dyn LoadView,
+    ) -> bool {
+        let s = &self.shape;
+        let min_hops = self.hops_to_group(at, s.group(dst)) + 1;
+        let val_hops = self.hops_to_group(at, intermediate) + 1 + 2;
+        let q_min = self.global_queue(at, s.group(dst), load) as u64 * min_hops as u64;
+        let q_val = self.global_queue(at, intermediate, load) as u64 * val_hops as u64 + threshold as u64;
+        q_min <= q_val
+    }
+
+    /// Piggybacking's mark: whether global port `port` of the router whose outputs `load`
+    /// shows is congested, its occupancy above `percent` % of the mean over the router's
+    /// global ports plus `offset` phits.
+    fn congested(&self, port: PortId, percent: u32, offset: u32, load: &dyn LoadView) -> bool {
+        let first = (self.shape.p + self.shape.a - 1) as PortId;
+        let total: u64 = (0..self.shape.h as PortId).map(|j| load.port_occupancy(first + j) as u64).sum();
+        let limit = total * percent as u64 / (100 * self.shape.h as u64) + offset as u64;
+        load.port_occupancy(port) as u64 > limit
+    }
+
+    /// Piggybacking at the source router `at`: whether the global channel the minimal path
+    /// to `dst` leaves the group by is marked congested (the router's own mark now, another
+    /// router's as it last reported it).
+    fn minimal_channel_congested(
+        &self,
+        at: SwitchId,
+        dst: SwitchId,
+        percent: u32,
+        offset: u32,
+        load: &dyn LoadView,
+    ) -> bool {
+        let s = &self.shape;
+        let (gateway, port) = s.gateway(s.group(at), s.group(dst));
+        if gateway == at {
+            self.congested(port, percent, offset, load)
+        } else {
+            let via = s.local_port(s.router_in_group(at), s.router_in_group(gateway));
+            load.reported(via, self.global_index(port)) != 0
+        }
+    }
+
     fn random_intermediate(&self, src_group: u32, dst_group: u32, rng: &mut Rng) -> u32 {
         let g = self.shape.groups;
         if g <= 2 {
@@ -191,6 +298,10 @@ impl Routing for DragonflyRouting {
             DragonflyMode::Valiant => Reads { random_init: true, ..Reads::NOTHING },
             // UGAL-L compares output occupancies at the source router.
             DragonflyMode::UgalLocal { .. } => Reads { random_init: true, load: true, ..Reads::NOTHING },
+            // UGAL-G and piggybacking also read what the group's routers reported.
+            DragonflyMode::UgalGlobal { .. } | DragonflyMode::Piggyback { .. } => {
+                Reads { random_init: true, load: true, ..Reads::NOTHING }
+            }
             // PAR also decides at the next router.
             DragonflyMode::Par { .. } => {
                 Reads { random_init: true, load: true, load_hops: 1, ..Reads::NOTHING }
@@ -236,6 +347,23 @@ impl Routing for DragonflyRouting {
                 if p.hops == 0
                     && p.route.phase == 0
                     && self.minimal_is_better(at, dst, p.route.intermediate, threshold, load) =>
+            {
+                p.route.phase = TO_DESTINATION;
+                p.route.intermediate = NO_INTERMEDIATE;
+            }
+            DragonflyMode::UgalGlobal { threshold, .. }
+                if p.hops == 0
+                    && p.route.phase == 0
+                    && self.minimal_is_better_globally(at, dst, p.route.intermediate, threshold, load) =>
+            {
+                p.route.phase = TO_DESTINATION;
+                p.route.intermediate = NO_INTERMEDIATE;
+            }
+            DragonflyMode::Piggyback { threshold, percent, offset, .. }
+                if p.hops == 0
+                    && p.route.phase == 0
+                    && self.minimal_is_better(at, dst, p.route.intermediate, threshold, load)
+                    && !self.minimal_channel_congested(at, dst, percent, offset, load) =>
             {
                 p.route.phase = TO_DESTINATION;
                 p.route.intermediate = NO_INTERMEDIATE;
@@ -289,6 +417,35 @@ impl Routing for DragonflyRouting {
             p.route.global_hops += 1;
         }
     }
+
+    fn sharing(&self) -> Option<Sharing> {
+        match self.mode {
+            DragonflyMode::UgalGlobal { period, .. } | DragonflyMode::Piggyback { period, .. } => {
+                Some(Sharing { period })
+            }
+            _ => None,
+        }
+    }
+
+    /// One byte per global port: UGAL-G its occupancy, piggybacking its congestion mark.
+    fn report(&self, _at: SwitchId, load: &dyn LoadView, out: &mut Report) {
+        let first = (self.shape.p + self.shape.a - 1) as PortId;
+        for (j, byte) in out.iter_mut().take(self.shape.h as usize).enumerate() {
+            let port = first + j as PortId;
+            *byte = match self.mode {
+                DragonflyMode::Piggyback { percent, offset, .. } => {
+                    u8::from(self.congested(port, percent, offset, load))
+                }
+                _ => encode_occupancy(load.port_occupancy(port)),
+            };
+        }
+    }
+
+    /// To the other routers of the group.
+    fn reports_to(&self, _at: SwitchId, port: PortId) -> bool {
+        let s = &self.shape;
+        (s.p..s.p + s.a - 1).contains(&(port as u32))
+    }
 }
 
 /// `dragonfly_min` in the routing registry.
@@ -329,6 +486,120 @@ pub const DRAGONFLY_UGAL: RoutingEntry = RoutingEntry {
     },
     ..DRAGONFLY_MIN
 };
+
+/// `dragonfly_ugal_g` in the routing registry.
+pub const DRAGONFLY_UGAL_G: RoutingEntry = RoutingEntry {
+    name: "dragonfly_ugal_g",
+    doc: "Dragonfly UGAL-G (Kim, Dally, Scott and Abts, ISCA'08): minimal or Valiant, decided at the source router by occupancy x hops of the global channel each path takes out of the source group; the other routers' channels as they last reported them over the local links (every `report_period` cycles, arriving after the local latency)",
+    vcs: "3",
+    settings: Settings::typed::<UgalGlobalSettings>(&[
+        Setting { key: "threshold", default: "0", doc: "occupancy in phits the non-minimal path must beat" },
+        Setting {
+            key: "report_period",
+            default: "1",
+            doc: "cycles between a router's reports of its global channels' occupancy to the routers of its group (sent only when changed; each arrives after the local link's latency)",
+        },
+    ]),
+    state_bytes: shared_state,
+    build: |ctx| {
+        let s: UgalGlobalSettings = ctx.settings()?;
+        if s.report_period == 0 {
+            return Err(RoutingError::new(
+                "routing.dragonfly_ugal_g.report_period",
+                "must be at least 1 (cycles between reports)",
+            ));
+        }
+        build_dragonfly(ctx, DragonflyMode::UgalGlobal { threshold: s.threshold, period: s.report_period })
+    },
+    ..DRAGONFLY_MIN
+};
+
+/// `[routing.dragonfly_ugal_g]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UgalGlobalSettings {
+    #[serde(default)]
+    threshold: u32,
+    #[serde(default = "one")]
+    report_period: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A routing that shares state: a record per switch and, on the switches this rank owns,
+/// the last report heard over each port (at most as many terminal as network ports).
+fn shared_state(size: &StateSize) -> u64 {
+    size.per_switch() + size.own_switches * size.degree * 2 * (REPORT_BYTES as u64 + 2)
+}
+
+/// `dragonfly_pb` in the routing registry.
+pub const DRAGONFLY_PB: RoutingEntry = RoutingEntry {
+    name: "dragonfly_pb",
+    doc: "Dragonfly piggybacking (Jiang, Kim and Dally, ISCA'09), as FOGSim implements it: each router marks its global channels congested above a multiple of their mean occupancy and reports the marks to the routers of its group; the source router goes Valiant when UGAL-L says so or when the minimal path's global channel is marked",
+    vcs: "3",
+    settings: Settings::typed::<PiggybackSettings>(&[
+        Setting { key: "threshold", default: "0", doc: "occupancy in phits the non-minimal path must beat in UGAL-L's comparison" },
+        Setting {
+            key: "congestion_percent",
+            default: "200",
+            doc: "a global channel is marked congested when its occupancy exceeds this percentage of the mean over its router's global channels (FOGSim's piggybacking_coef)...",
+        },
+        Setting {
+            key: "congestion_offset",
+            default: "80",
+            doc: "...plus this many phits (FOGSim's 5 packets, of 16 phits)",
+        },
+        Setting {
+            key: "report_period",
+            default: "1",
+            doc: "cycles between a router's reports of its marks to the routers of its group (sent only when changed; each arrives after the local link's latency)",
+        },
+    ]),
+    state_bytes: shared_state,
+    build: |ctx| {
+        let s: PiggybackSettings = ctx.settings()?;
+        if s.report_period == 0 {
+            return Err(RoutingError::new(
+                "routing.dragonfly_pb.report_period",
+                "must be at least 1 (cycles between reports)",
+            ));
+        }
+        build_dragonfly(
+            ctx,
+            DragonflyMode::Piggyback {
+                threshold: s.threshold,
+                percent: s.congestion_percent,
+                offset: s.congestion_offset,
+                period: s.report_period,
+            },
+        )
+    },
+    ..DRAGONFLY_MIN
+};
+
+/// `[routing.dragonfly_pb]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PiggybackSettings {
+    #[serde(default)]
+    threshold: u32,
+    #[serde(default = "two_hundred")]
+    congestion_percent: u32,
+    #[serde(default = "eighty")]
+    congestion_offset: u32,
+    #[serde(default = "one")]
+    report_period: u32,
+}
+
+fn two_hundred() -> u32 {
+    200
+}
+
+fn eighty() -> u32 {
+    80
+}
 
 /// `dragonfly_par` in the routing registry.
 pub const DRAGONFLY_PAR: RoutingEntry = RoutingEntry {
@@ -372,5 +643,12 @@ fn build_dragonfly(ctx: &BuildContext<'_>, mode: DragonflyMode) -> Result<Arc<dy
     let Shape::Dragonfly(d) = &ctx.net.shape else {
         return Err(ctx.needs("dragonfly"));
     };
+    let reports = matches!(mode, DragonflyMode::UgalGlobal { .. } | DragonflyMode::Piggyback { .. });
+    if reports && d.h as usize > REPORT_BYTES {
+        return Err(RoutingError::algorithm(format!(
+            "`{}` reports at most {REPORT_BYTES} global channels a router, the Dragonfly has h = {}",
+            ctx.entry.name, d.h
+        )));
+    }
     Ok(Arc::new(DragonflyRouting::new(d.clone(), mode)))
 }

@@ -20,12 +20,55 @@ pub struct Candidate {
 }
 
 /// Occupancy of the router's outputs, for adaptive decisions: phits queued in the output
-/// buffer plus phits buffered downstream (credits in use).
+/// buffer plus phits buffered downstream (credits in use); and, for routings that share
+/// state between neighbours ([`Routing::sharing`]), what the neighbours last reported.
 pub trait LoadView {
     /// Occupancy of one VC of an output port, in phits.
     fn vc_occupancy(&self, port: PortId, vc: u8) -> u32;
     /// Occupancy of an output port over all its VCs, in phits.
     fn port_occupancy(&self, port: PortId) -> u32;
+    /// Byte `index` of the last [`Report`] the neighbour across `port` sent (0 before its
+    /// first one, and for routings that share nothing).
+    fn reported(&self, _port: PortId, _index: usize) -> u8 {
+        0
+    }
+}
+
+/// What a switch tells its neighbours, for routings that share state ([`Routing::report`]):
+/// up to 32 bytes, their meaning the routing's (for example one
+/// [`encode_occupancy`] per global port).
+pub type Report = [u8; REPORT_BYTES];
+
+/// Bytes in a [`Report`].
+pub const REPORT_BYTES: usize = 32;
+
+/// How a routing shares state between neighbouring switches ([`Routing::sharing`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sharing {
+    /// A switch reports every `period` cycles (at multiples of it) while it has packets or
+    /// its last report was not empty, and only what changed: a report reaches the
+    /// neighbour after the link's latency, beside the credits, taking no bandwidth.
+    pub period: u32,
+}
+
+/// An occupancy in phits as one byte with four significant bits: exact below 16, then
+/// within 1/16 (rounded down), saturating at 507,904 phits. For [`Report`]s.
+pub fn encode_occupancy(phits: u32) -> u8 {
+    if phits < 16 {
+        return phits as u8;
+    }
+    let exponent = (31 - phits.leading_zeros() - 4).min(14);
+    let mantissa = (phits >> exponent).min(31);
+    (16 + exponent * 16 + (mantissa - 16)) as u8
+}
+
+/// The occupancy a byte of [`encode_occupancy`] stands for (the low end of its range).
+pub fn decode_occupancy(code: u8) -> u32 {
+    if code < 16 {
+        return code as u32;
+    }
+    let (exponent, mantissa) = ((code as u32 - 16) / 16, 16 + (code as u32 - 16) % 16);
+    mantissa << exponent
 }
 
 /// Empty buffers everywhere: a routing's candidates at zero load (the balanced
@@ -122,6 +165,24 @@ pub trait Routing: Send + Sync {
         false
     }
 
+    /// Whether, and how often, switches report their state to their neighbours
+    /// ([`report`](Routing::report)); `None` (the default): they do not.
+    fn sharing(&self) -> Option<Sharing> {
+        None
+    }
+
+    /// With [`sharing`](Routing::sharing): writes what switch `at` reports (from `load`,
+    /// its own outputs) into `out` (zeroed). Sent to the neighbours across the ports for
+    /// which [`reports_to`](Routing::reports_to) holds; they read it with
+    /// [`LoadView::reported`].
+    fn report(&self, _at: SwitchId, _load: &dyn LoadView, _out: &mut Report) {}
+
+    /// With [`sharing`](Routing::sharing): whether switch `at` sends its reports across its
+    /// port `port` (a port to another switch).
+    fn reports_to(&self, _at: SwitchId, _port: PortId) -> bool {
+        false
+    }
+
     /// What building the tables took worth reporting (e.g. Nue's backtracks and escape
     /// fallbacks), for `xnet routes`.
     fn build_summary(&self) -> Option<String> {
@@ -159,6 +220,10 @@ pub enum VcPolicy {
     /// The routing's own VC assignment.
     #[default]
     Routing,
+    /// The routing's own VC assignment on fewer VCs than it needs: VCs at or above
+    /// `router.vcs` fold onto the last one. Not deadlock-free: it lets `xnet routes` show the
+    /// cycle that makes a routing's VCs necessary.
+    Folded,
     /// VC = switch-to-switch hops taken (needs as many VCs as the longest route).
     Ladder,
     /// The ladder with the spare VCs shared among its steps: hop `h` may take any of the
@@ -201,6 +266,11 @@ pub const VC_POLICIES: &[Choice<VcPolicy>] = &[
         value: VcPolicy::Routing,
         name: "routing",
         doc: "the algorithm's own VCs (default; `minimal`, `shortest_path`, `allpath` and `valiant` use `ladder`)",
+    },
+    Choice {
+        value: VcPolicy::Folded,
+        name: "folded",
+        doc: "the algorithm's own VCs, those at or above router.vcs folded onto the last: runs a routing on fewer VCs than it needs, so that `xnet routes` shows the dependency cycle that makes them necessary (not deadlock-free)",
     },
     Choice {
         value: VcPolicy::Ladder,
@@ -312,5 +382,32 @@ impl Selection {
                 chosen
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn occupancies_keep_four_significant_bits_in_a_byte() {
+        for x in 0..16 {
+            assert_eq!(decode_occupancy(encode_occupancy(x)), x);
+        }
+        let mut last = 0;
+        for x in (16..600_000).step_by(7) {
+            let code = encode_occupancy(x);
+            assert!(code >= last, "not monotone at {x}");
+            last = code;
+            let back = decode_occupancy(code);
+            assert!(back <= x, "{x} -> {code} -> {back}");
+            if x < 507_904 {
+                // Rounded down within one part in 16.
+                assert!(x - back < back / 16 + 1, "{x} -> {back}");
+            }
+        }
+        assert_eq!(encode_occupancy(u32::MAX), u8::MAX);
+        assert_eq!(decode_occupancy(u8::MAX), 31 << 14);
+        assert_eq!((encode_occupancy(16), encode_occupancy(31), encode_occupancy(32)), (16, 31, 32));
     }
 }

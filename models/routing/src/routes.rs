@@ -140,6 +140,11 @@ fn candidates_with_policy(
                 out.retain(|c| c.vc < hop.vcs);
             }
         }
+        VcPolicy::Folded => {
+            for c in out.iter_mut() {
+                c.vc = c.vc.min(hop.vcs - 1);
+            }
+        }
         VcPolicy::Ladder => {
             if !strict && packet.hops >= hop.vcs as u16 {
                 out.clear();

@@ -16,6 +16,7 @@
 use super::RouterCtx;
 use engine::LinkRoute;
 use routing::packet::Packet;
+use routing::Report;
 use serde::{Deserialize, Serialize};
 use topology::PortId;
 
@@ -38,6 +39,14 @@ pub enum LinkMsg {
         vc: u8,
         /// Phits freed.
         phits: u16,
+    },
+    /// The neighbour across input `port` reports its state (routings that share state,
+    /// [`routing::Routing::sharing`]).
+    Report {
+        /// Receiving port.
+        port: PortId,
+        /// What the neighbour's routing reported.
+        report: Report,
     },
 }
 
@@ -76,11 +85,14 @@ pub enum SelfEvent {
         /// The `calc` op.
         op: u32,
     },
+    /// Time to report the switch's state to its neighbours (routings that share state).
+    Report,
 }
 
 impl SelfEvent {
     /// Priority within a cycle (link arrivals always come first): link frees, deliveries,
-    /// generation, injection, then allocation, which sees everything that arrived.
+    /// generation, injection, then allocation, which sees everything that arrived; a report
+    /// last, of the state the cycle leaves.
     #[inline]
     pub fn priority(&self) -> u16 {
         match self {
@@ -90,6 +102,7 @@ impl SelfEvent {
             SelfEvent::Generate { .. } => 3,
             SelfEvent::Inject { .. } => 4,
             SelfEvent::Allocate => 5,
+            SelfEvent::Report => 6,
         }
     }
 }
@@ -146,6 +159,15 @@ pub enum Msg {
         /// The `calc` op.
         op: u32,
     },
+    /// [`LinkMsg::Report`].
+    Report {
+        /// Receiving port.
+        port: PortId,
+        /// What the neighbour's routing reported.
+        report: Report,
+    },
+    /// [`SelfEvent::Report`].
+    ReportDue,
 }
 
 /// A received [`Msg`], by kind.
@@ -170,6 +192,8 @@ impl Msg {
             Msg::Inject { nic } => MsgKind::Local(SelfEvent::Inject { nic }),
             Msg::Allocate => MsgKind::Local(SelfEvent::Allocate),
             Msg::ComputeDone { nic, op } => MsgKind::Local(SelfEvent::ComputeDone { nic, op }),
+            Msg::Report { port, report } => MsgKind::Link(LinkMsg::Report { port, report }),
+            Msg::ReportDue => MsgKind::Local(SelfEvent::Report),
         }
     }
 }
@@ -180,6 +204,7 @@ impl From<LinkMsg> for Msg {
         match msg {
             LinkMsg::Head { port, packet } => Msg::Head { port, packet },
             LinkMsg::Credit { port, vc, phits } => Msg::Credit { port, vc, phits },
+            LinkMsg::Report { port, report } => Msg::Report { port, report },
         }
     }
 }
@@ -194,6 +219,7 @@ impl From<SelfEvent> for Msg {
             SelfEvent::Inject { nic } => Msg::Inject { nic },
             SelfEvent::Allocate => Msg::Allocate,
             SelfEvent::ComputeDone { nic, op } => Msg::ComputeDone { nic, op },
+            SelfEvent::Report => Msg::ReportDue,
         }
     }
 }
@@ -241,7 +267,11 @@ mod tests {
     #[test]
     fn messages_split_back_into_what_they_were_built_from() {
         let packet = Packet::new(3, 7, 9, 16, 100);
-        let links = [LinkMsg::Head { port: 4, packet }, LinkMsg::Credit { port: 5, vc: 1, phits: 16 }];
+        let links = [
+            LinkMsg::Head { port: 4, packet },
+            LinkMsg::Credit { port: 5, vc: 1, phits: 16 },
+            LinkMsg::Report { port: 6, report: [7; routing::REPORT_BYTES] },
+        ];
         for msg in links {
             assert_eq!(Msg::from(msg).split(), MsgKind::Link(msg));
         }
@@ -251,6 +281,7 @@ mod tests {
             SelfEvent::Generate { nic: 6 },
             SelfEvent::Inject { nic: 6 },
             SelfEvent::Allocate,
+            SelfEvent::Report,
         ];
         for (k, event) in events.into_iter().enumerate() {
             assert_eq!(Msg::from(event).split(), MsgKind::Local(event));

@@ -53,6 +53,7 @@
 //! - `allocator.rs`: the allocator's passes and the grants;
 //! - `separable.rs`: the separable allocator's matching and its scratch space;
 //! - `link.rs`: transmission on output links;
+//! - `sharing.rs`: reports of state to neighbouring routers, for routings that read them;
 //! - `stats.rs`: [`PartitionStats`] and what a router reports.
 
 mod allocator;
@@ -65,6 +66,7 @@ mod options;
 pub mod presets;
 mod route;
 mod separable;
+mod sharing;
 mod stats;
 
 pub use messages::{LinkMsg, Msg, MsgKind, SelfEvent};
@@ -215,6 +217,9 @@ struct RouterState {
     app_work: VecDeque<(u32, u32, bool)>,
     /// The work list is being run (see `app.rs`).
     app_running: bool,
+    /// With a routing that shares state: what the neighbours reported and what this
+    /// router last said (see `sharing.rs`); `None` otherwise.
+    reports: Option<Box<sharing::Reports>>,
 }
 
 /// The engine's context as a router sees it.
@@ -329,6 +334,7 @@ impl Router {
             mail: None,
             app_work: VecDeque::new(),
             app_running: false,
+            reports: sharing::Reports::new(&shared, id, ports),
         };
         let mut state = state;
         state.place_ranks(&shared);
@@ -381,6 +387,7 @@ impl LogicalProcess for Router {
             MsgKind::Link(msg) => match msg {
                 LinkMsg::Head { port, packet } => state.on_head(sh, port, packet, ctx.now(), ctx, stats),
                 LinkMsg::Credit { port, vc, phits } => state.on_credit(sh, port, vc, phits, ctx, stats),
+                LinkMsg::Report { port, report } => state.on_report(port, report),
             },
             MsgKind::Local(event) => match event {
                 SelfEvent::LinkFree { port } => state.on_link_free(sh, port, ctx, stats),
@@ -394,6 +401,7 @@ impl LogicalProcess for Router {
                 SelfEvent::Generate { nic } => state.on_generate(sh, nic, ctx, stats),
                 SelfEvent::Inject { nic } => state.on_inject(sh, nic, ctx, stats),
                 SelfEvent::Allocate => state.allocate(sh, ctx, part),
+                SelfEvent::Report => state.on_report_due(sh, ctx),
             },
         }
     }
@@ -424,6 +432,7 @@ impl LogicalProcess for Router {
             ) => {
                 engine::prefetch(s.nics.as_ptr().wrapping_add(nic as usize));
             }
+            MsgKind::Link(LinkMsg::Report { .. }) | MsgKind::Local(SelfEvent::Report) => {}
             MsgKind::Local(SelfEvent::Allocate) => {
                 engine::prefetch(s.wanted_outputs.as_ptr());
                 for &x in s.unrouted.iter().take(4) {

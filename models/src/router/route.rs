@@ -6,13 +6,15 @@ use super::buffers::{Held, PortState, VcState, NIL};
 use super::stats::PartitionStats;
 use super::{EjectionVc, RouterCtx, RouterState, Shared};
 use routing::packet::Packet;
-use routing::{Candidate, Hop, LoadView};
+use routing::{Candidate, Hop, LoadView, Report, REPORT_BYTES};
 use topology::{EndpointId, PortId};
 
 /// The occupancy of a router's outputs as the routing and the selection see it
 /// ([`LoadView`]), pending buffer releases included.
 struct Load<'a> {
     channels: &'a [VcState],
+    /// What the neighbours reported over each port (empty if the routing shares nothing).
+    reported: &'a [Report],
     ports: &'a [PortState],
     vcs: usize,
     capacity: u32,
@@ -70,6 +72,9 @@ impl LoadView for Load<'_> {
         );
         p.occupancy - released
     }
+    fn reported(&self, port: PortId, index: usize) -> u8 {
+        self.reported.get(port as usize).map_or(0, |r| r[index])
+    }
 }
 
 impl RouterState {
@@ -102,6 +107,23 @@ impl RouterState {
         );
         self.waiting += 1;
         self.request_allocation(ready, ctx);
+        self.wake_reports(ctx);
+    }
+
+    /// What the routing reports of this router's state now ([`routing::Routing::report`]).
+    pub(super) fn current_report(&self, sh: &Shared, now: u64) -> Report {
+        let load = Load {
+            channels: &self.channels,
+            reported: self.reports.as_ref().map_or(&[], |r| &r.received),
+            ports: &self.ports,
+            vcs: self.vcs,
+            capacity: sh.params.input_buffer,
+            now,
+            credits_at_crossbar: self.credits_at_crossbar,
+        };
+        let mut report = [0; REPORT_BYTES];
+        sh.routes.routing.report(self.id, &load, &mut report);
+        report
     }
 
     /// Hints the routing that a head for endpoint `dst` will be routed here soon
@@ -141,6 +163,7 @@ impl RouterState {
         }
         let load = Load {
             channels: &self.channels,
+            reported: self.reports.as_ref().map_or(&[], |r| &r.received),
             ports: &self.ports,
             vcs: self.vcs,
             capacity: sh.params.input_buffer,

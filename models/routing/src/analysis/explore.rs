@@ -8,10 +8,11 @@
 //! state, which gives the path metrics without walking every path.
 
 use super::cdg::CdgBits;
-use super::{Ctx, Probe, Unreachable};
+use super::{Ctx, Probe, Probed, Unreachable};
 use crate::packet::{Packet, RouteState};
 use crate::{Candidate, Hop};
 use base::rng::{stream, Purpose, Rng};
+use std::cell::RefCell;
 use topology::{EndpointId, PortId, PortTarget, SwitchId};
 
 /// A field left out of a state (not read by the routing or the VC policy).
@@ -312,7 +313,9 @@ pub(super) struct Explorer<'a> {
     order: Vec<At>,
     arrivals: Vec<PortId>,
     cands: Vec<Candidate>,
-    probes: Vec<Option<PortId>>,
+    probes: Vec<Option<Probed>>,
+    /// The reported bytes the decisions under the probes read.
+    probe_reads: RefCell<Vec<Probed>>,
     inits: Vec<RouteState>,
     cols: Vec<u64>,
     /// Passed to `init` of routings that draw nothing from it.
@@ -343,6 +346,7 @@ impl<'a> Explorer<'a> {
             arrivals: Vec::new(),
             cands: Vec::new(),
             probes: Vec::new(),
+            probe_reads: RefCell::new(Vec::new()),
             inits: Vec::new(),
             cols: Vec::new(),
             unused: stream(0, Purpose::Routing, 0),
@@ -457,9 +461,10 @@ impl<'a> Explorer<'a> {
         let packet = ctx.packet(src, self.dst_endpoint, key.hops, key.vc, key.route());
         self.probes.clear();
         self.probes.push(None);
+        self.probe_reads.borrow_mut().clear();
         let mut k = 0;
         while k < self.probes.len() {
-            let load = Probe(self.probes[k]);
+            let load = Probe { loaded: self.probes[k], reads: &self.probe_reads };
             let first_probe = k == 0;
             k += 1;
             let mut p = packet;
@@ -475,12 +480,15 @@ impl<'a> Explorer<'a> {
             {
                 self.fail(found, &key, d, || format!("no escape candidate at switch {at}"));
             }
-            if key.hops <= ctx.reads.load_hops && load.0.is_none() && ctx.reads.load {
+            if key.hops <= ctx.reads.load_hops && load.loaded.is_none() && ctx.reads.load {
                 // Decisions at the source (and, for PAR, the next switch) may depend on
-                // load: ask again with each proposed port loaded.
-                for c in &self.cands {
-                    if !self.probes.contains(&Some(c.port)) {
-                        self.probes.push(Some(c.port));
+                // load: ask again with each proposed port loaded, and with each reported
+                // byte the decision read full (UGAL-G, piggybacking).
+                let reported = self.probe_reads.borrow();
+                let loaded = self.cands.iter().map(|c| Probed::Port(c.port)).chain(reported.iter().copied());
+                for probe in loaded {
+                    if !self.probes.contains(&Some(probe)) {
+                        self.probes.push(Some(probe));
                     }
                 }
             }

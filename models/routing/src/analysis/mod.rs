@@ -127,6 +127,7 @@ use cdg::CdgBits;
 use explore::Explorer;
 use paths::PathMetrics;
 use rayon::prelude::*;
+use std::cell::RefCell;
 use std::time::Instant;
 use topology::{EndpointId, Network, PortId, SwitchId};
 
@@ -287,16 +288,41 @@ pub fn analyse_with(
     })
 }
 
-/// A load view with every buffer empty but (optionally) one port's.
-struct Probe(Option<PortId>);
+/// What a [`Probe`] reports full: an output port of the deciding switch, or one byte of
+/// what the neighbour across a port reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Probed {
+    Port(PortId),
+    Reported(PortId, usize),
+}
 
-impl LoadView for Probe {
+/// A load view with every buffer empty and every report zero but (optionally) one port or
+/// reported byte, which reads full. It notes the reported bytes a decision read, so that
+/// the explorer can ask again with each of them full.
+struct Probe<'r> {
+    loaded: Option<Probed>,
+    reads: &'r RefCell<Vec<Probed>>,
+}
+
+impl LoadView for Probe<'_> {
     fn vc_occupancy(&self, port: PortId, _vc: u8) -> u32 {
         self.port_occupancy(port)
     }
     fn port_occupancy(&self, port: PortId) -> u32 {
-        if self.0 == Some(port) {
+        if self.loaded == Some(Probed::Port(port)) {
             LOADED
+        } else {
+            0
+        }
+    }
+    fn reported(&self, port: PortId, index: usize) -> u8 {
+        let key = Probed::Reported(port, index);
+        let mut reads = self.reads.borrow_mut();
+        if !reads.contains(&key) {
+            reads.push(key);
+        }
+        if self.loaded == Some(key) {
+            u8::MAX
         } else {
             0
         }

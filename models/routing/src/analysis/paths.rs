@@ -4,7 +4,7 @@
 //! the walk per source where a destination's routes fail, and the same paths as
 //! forwarding tables ([`path_tables`], behind `xnet routes --dump-tables`).
 
-use super::{Acc, AnalysisError, Ctx, LinkWeight, Probe, Unreachable, SIGMA_K, SPREAD_UNIT};
+use super::{Acc, AnalysisError, Ctx, LinkWeight, Unreachable, SIGMA_K, SPREAD_UNIT};
 use crate::packet::Packet;
 use crate::tables::{PathTables, NO_PORT};
 use crate::{Hop, Routes};
@@ -269,7 +269,7 @@ impl FirstWalk {
         while at != d {
             let hop = Hop { ports: net.ports(at), at, in_port, dst: d, vcs: ctx.vcs };
             let (hops, vc) = (p.hops, p.vc);
-            if !ctx.routes.try_next_hops(&hop, &mut p, &Probe(None), &mut self.rng, &mut self.cands) {
+            if !ctx.routes.try_next_hops(&hop, &mut p, &crate::ZeroLoad, &mut self.rng, &mut self.cands) {
                 return Err((at, format!("no candidate at switch {at} (hop {hops}, VC {vc})")));
             }
             let c = self.cands[0];
