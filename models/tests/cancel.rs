@@ -20,6 +20,8 @@ const NOTHING_TO_BUILD: &[&str] = &[
     "dragonfly_ugal_g",
     "dragonfly_pb",
     "dragonfly_par",
+    "dragonfly_imb",
+    "dragonfly_ofar",
     "omniwar",
     "dal",
 ];

@@ -75,6 +75,34 @@ fn dragonfly_routings_reading_reports_are_deterministic_when_reports_cross_parti
 }
 
 #[test]
+fn dragonfly_imb_adversarial_is_deterministic() {
+    same_for_all_partitions(
+        DRAGONFLY,
+        &[
+            "routing.algorithm=dragonfly_imb",
+            "router.vcs=4",
+            "traffic.pattern=group_shift",
+            "traffic.load=0.3",
+        ],
+    );
+}
+
+#[test]
+fn dragonfly_ofar_on_its_escape_is_deterministic() {
+    same_for_all_partitions(
+        DRAGONFLY,
+        &[
+            "routing.algorithm=dragonfly_ofar",
+            "router.vcs=3",
+            "routing.vc_policy=any",
+            "routing.escape_vcs=1",
+            "traffic.pattern=group_shift",
+            "traffic.load=0.3",
+        ],
+    );
+}
+
+#[test]
 fn dragonfly_valiant_adversarial_is_deterministic() {
     same_for_all_partitions(
         DRAGONFLY,

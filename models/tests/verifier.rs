@@ -195,6 +195,10 @@ fn every_dragonfly_routing_needs_the_vcs_it_states() {
             ("dragonfly_ugal_g", 3, 5),
             ("dragonfly_pb", 3, 5),
             ("dragonfly_par", 4, 6),
+            ("dragonfly_imb", 4, 6),
+            // Its routes are bounded by 8 hops (two local ones in each of three groups);
+            // the exhaustive exploration finds none longer than 7.
+            ("dragonfly_ofar", 6, 7),
         ] {
             let sim = build(&topology, &format!("algorithm = \"{routing}\""), vcs);
             assert_eq!(sim.routing().vcs_required(), vcs, "{routing}");
@@ -219,6 +223,12 @@ fn every_dragonfly_routing_needs_the_vcs_it_states() {
             states[3],
             states[2]
         );
+        // OFAR's own way: any VC, with the escape subnetwork on the last, whose channel
+        // dependencies are acyclic (Duato) while the whole graph is not.
+        let ofar = build(&topology, "algorithm = \"dragonfly_ofar\"\nvc_policy = \"any\"\nescape_vcs = 1", 3);
+        let r = analyse(&ofar);
+        assert_clean(&r);
+        assert!(!r.full_cdg_acyclic, "{arrangement}: OFAR on any VC alone would be cyclic");
         // Piggybacking diverts there too, when the gateway's mark says its channel is
         // congested.
         assert!(

@@ -24,6 +24,25 @@
 //! the source router goes Valiant when UGAL-L says so or when the minimal path's global
 //! channel is marked. The Valiant channel's mark is not consulted.
 //!
+//! The increasingly-minimal-bias routing (after Cray's public description of Aries and
+//! Slingshot routing, patent US 10,757,022: at each hop the lightest loaded port after a
+//! bias that favours minimal paths more as the packet proceeds; the bias values and where
+//! choices are made are xnet's): at the source router and the next router of the source
+//! group, the minimal and the Valiant next hop are both candidates, the Valiant one's load
+//! raised by `bias + hops x bias_growth`, and the selection takes the lighter. A packet that
+//! changes its mind at the next router (either way) takes a second local hop in its group,
+//! so its VC goes up by one, as PAR's: 4 VCs.
+//!
+//! In-transit adaptive misrouting, after OFAR (Garcia, Vallejo, Beivide, Odriozola and
+//! Valero, "On-the-Fly Adaptive Routing in High-Radix Hierarchical Networks", ICPP'12): at
+//! every router the minimal next hop and the misroutes are candidates, the misroutes'
+//! load raised by a penalty: while in the source group any other global link of the
+//! router (one global misroute), and in any group, when the minimal hop is local and no
+//! local hop was taken there yet, any other router of the group. Its own VCs are the hops
+//! taken, the sixth and later on the last (6 VCs, proved by `xnet routes`; 5 close a cycle
+//! of local channels); OFAR itself runs on any VC with an escape subnetwork, which xnet's
+//! `routing.escape_vcs` provides (SurePath's up/down tree where OFAR used a ring).
+//!
 //! PAR, progressive adaptive routing (N. Jiang, J. Kim, W. J. Dally, "Indirect Adaptive
 //! Routing on Large Scale Interconnection Networks", ISCA'09): UGAL-L's decision at the
 //! source router, and a packet sent minimally may still be diverted to Valiant at the next
@@ -82,6 +101,24 @@ pub enum DragonflyMode {
         /// Cycles between a router's reports to the routers of its group.
         period: u32,
     },
+    /// Per-hop adaptive with a bias towards minimal that grows with every hop: at the source
+    /// router and the next one the minimal and the Valiant next hop are both candidates,
+    /// the Valiant one's load raised by `bias + hops x growth` phits, and the router takes
+    /// the lighter; a packet may change its mind once, either way.
+    Biased {
+        /// Phits added to the non-minimal candidate's load at the source router.
+        bias: u32,
+        /// Phits added to it for every hop taken.
+        growth: u32,
+    },
+    /// In-transit adaptive misrouting (after OFAR): at every router the minimal next hop and
+    /// misroutes, chosen by the selection on load + `penalty`: any other global link of
+    /// the router while still in the source group, any other router of the group when the
+    /// minimal hop is local and no local hop was taken in this group yet.
+    InTransit {
+        /// Phits added to a misroute's load.
+        penalty: u16,
+    },
     /// PAR: UGAL-L at the source router, revised at the next router of the source group.
     Par {
         /// Extra occupancy (phits) the non-minimal path must beat.
@@ -115,13 +152,32 @@ const TO_DESTINATION: u8 = 1;
 /// PAR: heading minimally for the destination, still revisable at the next router (the
 /// intermediate group is kept for that).
 const REVISABLE: u8 = 2;
-/// PAR: set in the phase once a packet was diverted to Valiant after its source router.
+/// PAR: set in the phase once a packet was diverted to Valiant after its source router;
+/// the biased routing: once it changed its direction at the next router.
 const DIVERTED: u8 = 0x10;
+/// The biased routing: minimal and Valiant are both still open (the source router and the
+/// next one, in the source group).
+const OPEN: u8 = 0x20;
+/// The biased routing: the source router's hop went the minimal way (only).
+const WENT_MINIMAL: u8 = 0x04;
+/// The biased routing: the source router's hop went the Valiant way (only).
+const WENT_VALIANT: u8 = 0x08;
+/// The biased routing: set by `candidates` when the two ways leave by the same port, for
+/// `on_forward`, which clears it.
+const SHARED: u8 = 0x40;
+/// The in-transit routing: the packet took a local hop in the group it is in.
+const LOCAL_HOP: u8 = 0x01;
 
 impl DragonflyRouting {
     /// Routing for `shape`.
     pub fn new(shape: DragonflyShape, mode: DragonflyMode) -> Self {
         Self { shape, mode }
+    }
+
+    /// Whether the routing draws an intermediate group at injection (all but MIN and the
+    /// in-transit routing).
+    fn draws_intermediate(&self) -> bool {
+        !matches!(self.mode, DragonflyMode::Min | DragonflyMode::InTransit { .. })
     }
 
     /// The minimal next port from `at` towards group `target_group`, router `target` (used
@@ -210,6 +266,74 @@ impl DragonflyRouting {
         q_min <= q_val
     }
 
+    /// The biased routing, as the packet leaves `at` by `port` with both ways open: which
+    /// way the hop went (neither, when the two ways shared the port). The source router's
+    /// hop is noted; at the next router, or on a global hop, the choice closes: Valiant or
+    /// minimal from here on, and a change of mind at the next router sets `DIVERTED` (one
+    /// VC up, as PAR's).
+    fn note_way(&self, at: SwitchId, port: PortId, p: &mut Packet) {
+        let s = &self.shape;
+        let shared = p.route.phase & SHARED != 0;
+        p.route.phase &= !SHARED;
+        let went = if shared {
+            0
+        } else if port == self.min_port(at, p.route.intermediate * s.a) {
+            WENT_VALIANT
+        } else {
+            WENT_MINIMAL
+        };
+        let before = p.route.phase & (WENT_MINIMAL | WENT_VALIANT);
+        if p.hops == 0 && !s.is_global_port(port) {
+            p.route.phase |= went;
+            return;
+        }
+        let way = if went != 0 { went } else { before };
+        let changed = before != 0 && way != before;
+        p.route.phase =
+            if way == WENT_VALIANT { 0 } else { TO_DESTINATION } | if changed { DIVERTED } else { 0 };
+        if way != WENT_VALIANT {
+            p.route.intermediate = NO_INTERMEDIATE;
+        }
+    }
+
+    /// The in-transit routing's candidates at `at`: the minimal next hop, the router's
+    /// other global links while the packet is in its source group, and, when the minimal
+    /// hop is local and the packet took no local hop in this group yet, the group's other
+    /// routers; misroutes carry `penalty`. VC = hops taken, the sixth and later hops on
+    /// the last of 6 VCs: the verifier proves 6 acyclic and finds a cycle of one group's
+    /// local channels with 5.
+    fn in_transit_candidates(
+        &self,
+        at: SwitchId,
+        dst: SwitchId,
+        p: &Packet,
+        penalty: u16,
+        out: &mut Vec<Candidate>,
+    ) {
+        let s = &self.shape;
+        let vc = p.hops.min(5) as u8;
+        let min = self.min_port(at, dst);
+        out.push(Candidate { port: min, vc, penalty: 0 });
+        let (g, gd, own) = (s.group(at), s.group(dst), s.router_in_group(at));
+        let first_global = (s.p + s.a - 1) as PortId;
+        if p.route.global_hops == 0 && g != gd {
+            for j in 0..s.h {
+                let port = first_global + j as PortId;
+                if port != min && s.global_target(g, own * s.h + j).is_some() {
+                    out.push(Candidate { port, vc, penalty });
+                }
+            }
+        }
+        if !s.is_global_port(min) && p.route.phase & LOCAL_HOP == 0 {
+            for other in (0..s.a).filter(|&r| r != own) {
+                let port = s.local_port(own, other);
+                if port != min && g * s.a + other != dst {
+                    out.push(Candidate { port, vc, penalty });
+                }
+            }
+        }
+    }
+
     /// Piggybacking's mark: whether global port `port` of the router whose outputs `load`
     /// shows is congested, its occupancy above `percent` % of the mean over the router's
     /// global ports plus `offset` phits.
@@ -269,7 +393,7 @@ impl Routing for DragonflyRouting {
         base: RouteState,
         out: &mut Vec<RouteState>,
     ) -> bool {
-        if self.mode == DragonflyMode::Min {
+        if !self.draws_intermediate() {
             return false;
         }
         if base.intermediate == NO_INTERMEDIATE {
@@ -287,7 +411,8 @@ impl Routing for DragonflyRouting {
     fn vcs_required(&self) -> u8 {
         match self.mode {
             DragonflyMode::Min => 2,
-            DragonflyMode::Par { vcs: ParVcs::Diverted, .. } => 4,
+            DragonflyMode::Par { vcs: ParVcs::Diverted, .. } | DragonflyMode::Biased { .. } => 4,
+            DragonflyMode::InTransit { .. } => 6,
             _ => 3,
         }
     }
@@ -295,7 +420,12 @@ impl Routing for DragonflyRouting {
     fn reads(&self) -> Reads {
         match self.mode {
             DragonflyMode::Min => Reads::NOTHING,
-            DragonflyMode::Valiant => Reads { random_init: true, ..Reads::NOTHING },
+            // The biased routing offers both ways as candidates: the selection reads the load.
+            DragonflyMode::Valiant | DragonflyMode::Biased { .. } => {
+                Reads { random_init: true, ..Reads::NOTHING }
+            }
+            // Misroutes are candidates; nothing drawn at injection.
+            DragonflyMode::InTransit { .. } => Reads::NOTHING,
             // UGAL-L compares output occupancies at the source router.
             DragonflyMode::UgalLocal { .. } => Reads { random_init: true, load: true, ..Reads::NOTHING },
             // UGAL-G and piggybacking also read what the group's routers reported.
@@ -313,7 +443,9 @@ impl Routing for DragonflyRouting {
         match self.mode {
             DragonflyMode::Min => 3,
             // A diverted packet: local, local, global, local, global, local.
-            DragonflyMode::Par { .. } => 6,
+            DragonflyMode::Par { .. } | DragonflyMode::Biased { .. } => 6,
+            // Two local hops in each of three groups, two global hops.
+            DragonflyMode::InTransit { .. } => 8,
             _ => 5,
         }
     }
@@ -322,11 +454,11 @@ impl Routing for DragonflyRouting {
         let (gs, gd) = (self.shape.group(src), self.shape.group(dst));
         state.intermediate = NO_INTERMEDIATE;
         state.phase = TO_DESTINATION;
-        if self.mode != DragonflyMode::Min && gs != gd {
+        if self.draws_intermediate() && gs != gd {
             let i = self.random_intermediate(gs, gd, rng);
             if i != NO_INTERMEDIATE {
                 state.intermediate = i;
-                state.phase = 0;
+                state.phase = if matches!(self.mode, DragonflyMode::Biased { .. }) { OPEN } else { 0 };
             }
         }
     }
@@ -341,6 +473,29 @@ impl Routing for DragonflyRouting {
         out: &mut Vec<Candidate>,
     ) {
         let s = &self.shape;
+        if let DragonflyMode::InTransit { penalty } = self.mode {
+            self.in_transit_candidates(at, dst, p, penalty, out);
+            return;
+        }
+        if p.route.phase & OPEN != 0 {
+            // The biased routing at the source router or the next one: both ways offered,
+            // Valiant's with its bias; `on_forward` notes the way taken.
+            let DragonflyMode::Biased { bias, growth } = self.mode else {
+                unreachable!("only the biased routing opens both ways")
+            };
+            let (min_port, val_port) =
+                (self.min_port(at, dst), self.min_port(at, p.route.intermediate * s.a));
+            let (went_min, went_val) = (p.route.phase & WENT_MINIMAL != 0, p.route.phase & WENT_VALIANT != 0);
+            let vc = p.route.global_hops;
+            out.push(Candidate { port: min_port, vc: vc + u8::from(went_val), penalty: 0 });
+            if val_port == min_port {
+                p.route.phase |= SHARED;
+            } else {
+                let penalty = (bias as u64 + p.hops as u64 * growth as u64).min(u16::MAX as u64) as u16;
+                out.push(Candidate { port: val_port, vc: vc + u8::from(went_min), penalty });
+            }
+            return;
+        }
         match self.mode {
             // UGAL-L decides once, at the source router.
             DragonflyMode::UgalLocal { threshold }
@@ -395,7 +550,9 @@ impl Routing for DragonflyRouting {
             to_intermediate = false;
         }
         let vc = match self.mode {
-            DragonflyMode::Par { vcs: ParVcs::Diverted, .. } => p.route.global_hops + u8::from(diverted != 0),
+            DragonflyMode::Par { vcs: ParVcs::Diverted, .. } | DragonflyMode::Biased { .. } => {
+                p.route.global_hops + u8::from(diverted != 0)
+            }
             _ => p.route.global_hops,
         };
         let port = if !to_intermediate {
@@ -412,9 +569,17 @@ impl Routing for DragonflyRouting {
         out.push(Candidate { port, vc, penalty: 0 });
     }
 
-    fn on_forward(&self, _at: SwitchId, chosen: Candidate, p: &mut Packet) {
+    fn on_forward(&self, at: SwitchId, chosen: Candidate, p: &mut Packet) {
+        if p.route.phase & OPEN != 0 {
+            self.note_way(at, chosen.port, p);
+        }
         if self.shape.is_global_port(chosen.port) {
             p.route.global_hops += 1;
+            if matches!(self.mode, DragonflyMode::InTransit { .. }) {
+                p.route.phase &= !LOCAL_HOP;
+            }
+        } else if matches!(self.mode, DragonflyMode::InTransit { .. }) {
+            p.route.phase |= LOCAL_HOP;
         }
     }
 
@@ -599,6 +764,73 @@ fn two_hundred() -> u32 {
 
 fn eighty() -> u32 {
     80
+}
+
+/// `dragonfly_imb` in the routing registry.
+pub const DRAGONFLY_IMB: RoutingEntry = RoutingEntry {
+    name: "dragonfly_imb",
+    doc: "Dragonfly per-hop adaptive with an increasingly minimal bias, after Cray's description of Aries and Slingshot routing (patent US 10,757,022: the lightest loaded port after a bias that favours minimal paths more at every hop; the numbers are xnet's): at the source router and the next one the minimal and the Valiant next hop are both candidates, the Valiant one's load raised by bias + hops x bias_growth, the selection takes the lighter; a packet may change its mind once, either way",
+    vcs: "4 (global hops, plus one after a change of mind)",
+    settings: Settings::typed::<BiasedSettings>(&[
+        Setting {
+            key: "bias",
+            default: "128",
+            doc: "phits added to the Valiant candidate's load at the source router (0: neutral, ties at random); the defaults were chosen on BookSim2's Dragonfly(4,8,4) with 256-phit buffers, where they carry 0.79 of uniform traffic and 0.4 of the group shift unsaturated",
+        },
+        Setting { key: "bias_growth", default: "256", doc: "phits added to it for every hop taken (at the next router: bias + bias_growth)" },
+    ]),
+    build: |ctx| {
+        let s: BiasedSettings = ctx.settings()?;
+        build_dragonfly(ctx, DragonflyMode::Biased { bias: s.bias, growth: s.bias_growth })
+    },
+    ..DRAGONFLY_MIN
+};
+
+/// `[routing.dragonfly_imb]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BiasedSettings {
+    #[serde(default = "one_hundred_twenty_eight")]
+    bias: u32,
+    #[serde(default = "two_hundred_fifty_six")]
+    bias_growth: u32,
+}
+
+fn one_hundred_twenty_eight() -> u32 {
+    128
+}
+
+fn two_hundred_fifty_six() -> u32 {
+    256
+}
+
+/// `dragonfly_ofar` in the routing registry.
+pub const DRAGONFLY_OFAR: RoutingEntry = RoutingEntry {
+    name: "dragonfly_ofar",
+    doc: "Dragonfly in-transit adaptive misrouting, after OFAR (Garcia et al., ICPP'12): at every router the minimal next hop and misroutes, taken when the minimal output is busier by `penalty`: the router's other global links while in the source group, the group's other routers when the minimal hop is local and no local hop was taken in the group yet; VC = hops taken up to the last of 6, or, as OFAR, any VC with an escape subnetwork (`vc_policy = \"any\"`, `escape_vcs = 1`)",
+    vcs: "6 (hops taken, the sixth and later on the last), or any with routing.escape_vcs",
+    settings: Settings::typed::<InTransitSettings>(&[Setting {
+        key: "penalty",
+        default: "256",
+        doc: "phits added to a misroute's load when the selection compares candidates (on BookSim2's Dragonfly(4,8,4), 256-phit buffers: 64 misroutes so eagerly that uniform traffic saturates at 0.63; 256 carries 0.8 of it and 0.4 of the group shift)",
+    }]),
+    build: |ctx| {
+        let s: InTransitSettings = ctx.settings()?;
+        build_dragonfly(ctx, DragonflyMode::InTransit { penalty: s.penalty })
+    },
+    ..DRAGONFLY_MIN
+};
+
+/// `[routing.dragonfly_ofar]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InTransitSettings {
+    #[serde(default = "two_hundred_fifty_six_phits")]
+    penalty: u16,
+}
+
+fn two_hundred_fifty_six_phits() -> u16 {
+    256
 }
 
 /// `dragonfly_par` in the routing registry.

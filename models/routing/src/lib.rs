@@ -53,7 +53,7 @@ pub mod balanced;
 routing_registry! {
     minimal => [MINIMAL, SHORTEST_PATH],
     dor => [DOR],
-    dragonfly => [DRAGONFLY_MIN, DRAGONFLY_VALIANT, DRAGONFLY_UGAL, DRAGONFLY_UGAL_G, DRAGONFLY_PB, DRAGONFLY_PAR],
+    dragonfly => [DRAGONFLY_MIN, DRAGONFLY_VALIANT, DRAGONFLY_UGAL, DRAGONFLY_UGAL_G, DRAGONFLY_PB, DRAGONFLY_PAR, DRAGONFLY_IMB, DRAGONFLY_OFAR],
     allpath => [ALLPATH],
     valiant => [VALIANT],
     omni => [OMNIWAR, DAL],
