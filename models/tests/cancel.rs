@@ -22,6 +22,7 @@ const NOTHING_TO_BUILD: &[&str] = &[
     "dragonfly_par",
     "dragonfly_imb",
     "dragonfly_ofar",
+    "dragonfly_q",
     "omniwar",
     "dal",
 ];

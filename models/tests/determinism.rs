@@ -51,14 +51,20 @@ fn dragonfly_par_adversarial_is_deterministic() {
 }
 
 #[test]
-fn dragonfly_routings_reading_reports_are_deterministic_when_reports_cross_partitions() {
+fn dragonfly_routings_reading_remote_state_are_deterministic_when_it_crosses_partitions() {
     // UGAL-G and piggybacking read what the other routers of the source group reported
-    // over the local links. Partitioned by groups those reports stay inside a partition;
-    // dealt out router by router, every report crosses one, and the results must not change.
-    for algorithm in ["dragonfly_ugal_g", "dragonfly_pb"] {
+    // over the local links, Q-adaptive what its neighbours measured. Partitioned by groups
+    // the local reports stay inside a partition; dealt out router by router, every report
+    // crosses one, and the results must not change.
+    for algorithm in ["dragonfly_ugal_g", "dragonfly_pb", "dragonfly_q"] {
         let sim = build(
             DRAGONFLY,
-            &[&format!("routing.algorithm={algorithm}"), "traffic.pattern=group_shift", "traffic.load=0.35"],
+            &[
+                &format!("routing.algorithm={algorithm}"),
+                "router.vcs=4",
+                "traffic.pattern=group_shift",
+                "traffic.load=0.35",
+            ],
         );
         let reference = fingerprint(&run(&sim, 1));
         for parts in [2, 3, 4] {

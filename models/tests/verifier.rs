@@ -199,6 +199,7 @@ fn every_dragonfly_routing_needs_the_vcs_it_states() {
             // Its routes are bounded by 8 hops (two local ones in each of three groups);
             // the exhaustive exploration finds none longer than 7.
             ("dragonfly_ofar", 6, 7),
+            ("dragonfly_q", 4, 5),
         ] {
             let sim = build(&topology, &format!("algorithm = \"{routing}\""), vcs);
             assert_eq!(sim.routing().vcs_required(), vcs, "{routing}");

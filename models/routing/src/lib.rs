@@ -53,7 +53,7 @@ pub mod balanced;
 routing_registry! {
     minimal => [MINIMAL, SHORTEST_PATH],
     dor => [DOR],
-    dragonfly => [DRAGONFLY_MIN, DRAGONFLY_VALIANT, DRAGONFLY_UGAL, DRAGONFLY_UGAL_G, DRAGONFLY_PB, DRAGONFLY_PAR, DRAGONFLY_IMB, DRAGONFLY_OFAR],
+    dragonfly => [DRAGONFLY_MIN, DRAGONFLY_VALIANT, DRAGONFLY_UGAL, DRAGONFLY_UGAL_G, DRAGONFLY_PB, DRAGONFLY_PAR, DRAGONFLY_IMB, DRAGONFLY_OFAR, DRAGONFLY_Q],
     allpath => [ALLPATH],
     valiant => [VALIANT],
     omni => [OMNIWAR, DAL],
@@ -79,8 +79,8 @@ pub use error::RoutingError;
 pub use registry::RoutingEntry;
 pub(crate) use route::ZeroLoad;
 pub use route::{
-    decode_occupancy, encode_occupancy, Candidate, Hop, LoadView, Reads, Report, Routing, Selection, Sharing,
-    VcPolicy, REPORT_BYTES, SELECTIONS, VC_POLICIES,
+    decode_occupancy, encode_occupancy, Candidate, Feedback, Hop, LoadView, Reads, Report, Routing,
+    Selection, Sharing, VcPolicy, REPORT_BYTES, SELECTIONS, VC_POLICIES,
 };
 pub use routes::{next_hops, Routes};
 

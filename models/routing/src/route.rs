@@ -32,6 +32,27 @@ pub trait LoadView {
     fn reported(&self, _port: PortId, _index: usize) -> u8 {
         0
     }
+    /// What the deciding switch learned, for routings that learn ([`Routing::learned_len`]):
+    /// the values its `on_feedback` keeps; empty for the others.
+    fn learned(&self) -> &[f32] {
+        &[]
+    }
+    /// Whether the deadlock verifier asks: a routing whose choice is not a function of the
+    /// load and its random stream alone (what it learned) then offers every next hop it
+    /// may choose as a candidate, so that all its routes are explored.
+    fn exploring(&self) -> bool {
+        false
+    }
+}
+
+/// What a switch tells the upstream switch when a packet's head arrives, for routings that
+/// learn ([`Routing::on_arrive`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Feedback {
+    /// Which of the learned values it concerns (for Q-adaptive, the destination group).
+    pub row: u16,
+    /// The measurement (for Q-adaptive, cycles).
+    pub value: u32,
 }
 
 /// What a switch tells its neighbours, for routings that share state ([`Routing::report`]):
@@ -81,6 +102,9 @@ impl LoadView for ZeroLoad {
     }
     fn port_occupancy(&self, _port: PortId) -> u32 {
         0
+    }
+    fn exploring(&self) -> bool {
+        true
     }
 }
 
@@ -182,6 +206,35 @@ pub trait Routing: Send + Sync {
     fn reports_to(&self, _at: SwitchId, _port: PortId) -> bool {
         false
     }
+
+    /// For routings that learn while the run goes (Q-adaptive): how many values switch `at`
+    /// keeps (0, the default: it learns nothing). The router holds them, starts them with
+    /// [`init_learned`](Routing::init_learned), shows them to `candidates` through
+    /// [`LoadView::learned`] and hands them to [`on_feedback`](Routing::on_feedback).
+    fn learned_len(&self, _at: SwitchId) -> usize {
+        0
+    }
+
+    /// The learned values of switch `at` before the run (`out` has `learned_len` zeros).
+    fn init_learned(&self, _at: SwitchId, _out: &mut [f32]) {}
+
+    /// For routings that learn: the packet's head arrives at input `in_port` of switch `at`
+    /// at `now` (its destination is `dst`'s switch); the feedback returned, if any, goes
+    /// back over the link it came by. May update the packet's route state (a time stamp).
+    fn on_arrive(
+        &self,
+        _at: SwitchId,
+        _in_port: PortId,
+        _dst: SwitchId,
+        _packet: &mut Packet,
+        _now: u64,
+        _learned: &[f32],
+    ) -> Option<Feedback> {
+        None
+    }
+
+    /// For routings that learn: `feedback` came back to output `port` of switch `at`.
+    fn on_feedback(&self, _at: SwitchId, _port: PortId, _feedback: Feedback, _learned: &mut [f32]) {}
 
     /// What building the tables took worth reporting (e.g. Nue's backtracks and escape
     /// fallbacks), for `xnet routes`.

@@ -16,7 +16,7 @@
 use super::RouterCtx;
 use engine::LinkRoute;
 use routing::packet::Packet;
-use routing::Report;
+use routing::{Feedback, Report};
 use serde::{Deserialize, Serialize};
 use topology::PortId;
 
@@ -39,6 +39,14 @@ pub enum LinkMsg {
         vc: u8,
         /// Phits freed.
         phits: u16,
+    },
+    /// What the downstream router measured of a packet that arrived there, for output
+    /// `port` (routings that learn, [`routing::Routing::on_arrive`]).
+    Feedback {
+        /// Output port it concerns.
+        port: PortId,
+        /// What the downstream router tells.
+        feedback: Feedback,
     },
     /// The neighbour across input `port` reports its state (routings that share state,
     /// [`routing::Routing::sharing`]).
@@ -159,6 +167,13 @@ pub enum Msg {
         /// The `calc` op.
         op: u32,
     },
+    /// [`LinkMsg::Feedback`].
+    Feedback {
+        /// Output port it concerns.
+        port: PortId,
+        /// What the downstream router tells.
+        feedback: Feedback,
+    },
     /// [`LinkMsg::Report`].
     Report {
         /// Receiving port.
@@ -193,6 +208,7 @@ impl Msg {
             Msg::Allocate => MsgKind::Local(SelfEvent::Allocate),
             Msg::ComputeDone { nic, op } => MsgKind::Local(SelfEvent::ComputeDone { nic, op }),
             Msg::Report { port, report } => MsgKind::Link(LinkMsg::Report { port, report }),
+            Msg::Feedback { port, feedback } => MsgKind::Link(LinkMsg::Feedback { port, feedback }),
             Msg::ReportDue => MsgKind::Local(SelfEvent::Report),
         }
     }
@@ -205,6 +221,7 @@ impl From<LinkMsg> for Msg {
             LinkMsg::Head { port, packet } => Msg::Head { port, packet },
             LinkMsg::Credit { port, vc, phits } => Msg::Credit { port, vc, phits },
             LinkMsg::Report { port, report } => Msg::Report { port, report },
+            LinkMsg::Feedback { port, feedback } => Msg::Feedback { port, feedback },
         }
     }
 }
@@ -271,6 +288,7 @@ mod tests {
             LinkMsg::Head { port: 4, packet },
             LinkMsg::Credit { port: 5, vc: 1, phits: 16 },
             LinkMsg::Report { port: 6, report: [7; routing::REPORT_BYTES] },
+            LinkMsg::Feedback { port: 7, feedback: Feedback { row: 3, value: 250 } },
         ];
         for msg in links {
             assert_eq!(Msg::from(msg).split(), MsgKind::Link(msg));

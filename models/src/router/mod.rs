@@ -53,7 +53,8 @@
 //! - `allocator.rs`: the allocator's passes and the grants;
 //! - `separable.rs`: the separable allocator's matching and its scratch space;
 //! - `link.rs`: transmission on output links;
-//! - `sharing.rs`: reports of state to neighbouring routers, for routings that read them;
+//! - `sharing.rs`: reports of state to neighbouring routers, for routings that read them
+//!   (what routings that learn measure travels in `route.rs`, on each head's arrival);
 //! - `stats.rs`: [`PartitionStats`] and what a router reports.
 
 mod allocator;
@@ -220,6 +221,9 @@ struct RouterState {
     /// With a routing that shares state: what the neighbours reported and what this
     /// router last said (see `sharing.rs`); `None` otherwise.
     reports: Option<Box<sharing::Reports>>,
+    /// With a routing that learns: what this router learned (`Routing::learned_len`
+    /// values); empty otherwise.
+    learned: Vec<f32>,
 }
 
 /// The engine's context as a router sees it.
@@ -335,6 +339,11 @@ impl Router {
             app_work: VecDeque::new(),
             app_running: false,
             reports: sharing::Reports::new(&shared, id, ports),
+            learned: {
+                let mut learned = vec![0.0; shared.routes.routing.learned_len(id)];
+                shared.routes.routing.init_learned(id, &mut learned);
+                learned
+            },
         };
         let mut state = state;
         state.place_ranks(&shared);
@@ -388,6 +397,9 @@ impl LogicalProcess for Router {
                 LinkMsg::Head { port, packet } => state.on_head(sh, port, packet, ctx.now(), ctx, stats),
                 LinkMsg::Credit { port, vc, phits } => state.on_credit(sh, port, vc, phits, ctx, stats),
                 LinkMsg::Report { port, report } => state.on_report(port, report),
+                LinkMsg::Feedback { port, feedback } => {
+                    sh.routes.routing.on_feedback(state.id, port, feedback, &mut state.learned)
+                }
             },
             MsgKind::Local(event) => match event {
                 SelfEvent::LinkFree { port } => state.on_link_free(sh, port, ctx, stats),
@@ -432,7 +444,8 @@ impl LogicalProcess for Router {
             ) => {
                 engine::prefetch(s.nics.as_ptr().wrapping_add(nic as usize));
             }
-            MsgKind::Link(LinkMsg::Report { .. }) | MsgKind::Local(SelfEvent::Report) => {}
+            MsgKind::Link(LinkMsg::Report { .. } | LinkMsg::Feedback { .. })
+            | MsgKind::Local(SelfEvent::Report) => {}
             MsgKind::Local(SelfEvent::Allocate) => {
                 engine::prefetch(s.wanted_outputs.as_ptr());
                 for &x in s.unrouted.iter().take(4) {

@@ -3,6 +3,7 @@
 //! [`LoadView`], the selection's pick, and the ejection VC of a packet for an own endpoint.
 
 use super::buffers::{Held, PortState, VcState, NIL};
+use super::messages::{LinkMsg, Post};
 use super::stats::PartitionStats;
 use super::{EjectionVc, RouterCtx, RouterState, Shared};
 use routing::packet::Packet;
@@ -15,6 +16,8 @@ struct Load<'a> {
     channels: &'a [VcState],
     /// What the neighbours reported over each port (empty if the routing shares nothing).
     reported: &'a [Report],
+    /// What the router learned (empty if the routing learns nothing).
+    learned: &'a [f32],
     ports: &'a [PortState],
     vcs: usize,
     capacity: u32,
@@ -75,6 +78,9 @@ impl LoadView for Load<'_> {
     fn reported(&self, port: PortId, index: usize) -> u8 {
         self.reported.get(port as usize).map_or(0, |r| r[index])
     }
+    fn learned(&self) -> &[f32] {
+        self.learned
+    }
 }
 
 impl RouterState {
@@ -90,6 +96,10 @@ impl RouterState {
     ) {
         let ready = arrival + sh.params.router_delay;
         st.arrivals += 1;
+        let mut packet = packet;
+        if !self.learned.is_empty() {
+            self.learn_on_arrival(sh, port, &mut packet, arrival, ctx);
+        }
         let input = port as usize * self.vcs + packet.vc as usize;
         if self.channels[input].input.is_empty() {
             self.channels[input].head_ready = ready;
@@ -110,11 +120,30 @@ impl RouterState {
         self.wake_reports(ctx);
     }
 
+    /// A routing that learns sees the head arrive: it stamps the packet and may tell the
+    /// upstream router what it measured, over the link the packet came by.
+    #[cold]
+    fn learn_on_arrival(
+        &mut self,
+        sh: &Shared,
+        port: PortId,
+        packet: &mut Packet,
+        now: u64,
+        ctx: &mut RouterCtx<'_>,
+    ) {
+        let dst = sh.endpoints.locate(packet.dst).0;
+        if let Some(feedback) = sh.routes.routing.on_arrive(self.id, port, dst, packet, now, &self.learned) {
+            let input = &self.ports[port as usize];
+            ctx.send_link(input.route, LinkMsg::Feedback { port: input.peer_port, feedback });
+        }
+    }
+
     /// What the routing reports of this router's state now ([`routing::Routing::report`]).
     pub(super) fn current_report(&self, sh: &Shared, now: u64) -> Report {
         let load = Load {
             channels: &self.channels,
             reported: self.reports.as_ref().map_or(&[], |r| &r.received),
+            learned: &self.learned,
             ports: &self.ports,
             vcs: self.vcs,
             capacity: sh.params.input_buffer,
@@ -164,6 +193,7 @@ impl RouterState {
         let load = Load {
             channels: &self.channels,
             reported: self.reports.as_ref().map_or(&[], |r| &r.received),
+            learned: &self.learned,
             ports: &self.ports,
             vcs: self.vcs,
             capacity: sh.params.input_buffer,

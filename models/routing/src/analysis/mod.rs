@@ -327,6 +327,9 @@ impl LoadView for Probe<'_> {
             0
         }
     }
+    fn exploring(&self) -> bool {
+        true
+    }
 }
 
 /// Per-thread results, merged in any order with an order-independent result.

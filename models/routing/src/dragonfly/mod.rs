@@ -43,6 +43,19 @@
 //! of local channels); OFAR itself runs on any VC with an escape subnetwork, which xnet's
 //! `routing.escape_vcs` provides (SurePath's up/down tree where OFAR used a ring).
 //!
+//! Q-adaptive (Kang, Wang and Lan, "Q-adaptive: A Multi-Agent Reinforcement Learning Based
+//! Routing on Dragonfly Network", HPDC'21; the rules of the authors' SST code): each router
+//! keeps an estimate of the time to each destination group through each of its network
+//! ports, one row per source position (`destG_srcN`). When a packet's head arrives, the
+//! router sends back to the upstream one the time since the packet arrived there plus its
+//! own lowest estimate for the group; the upstream router moves its estimate for the port
+//! towards it (rate `alpha` down, `beta` up). The source router takes the port with the
+//! lowest estimate unless the minimal one is within `threshold_source` of it (a random
+//! port with probability `epsilon`); the first router of an intermediate group may go
+//! through a random other router of the group; minimal elsewhere. The estimates live in
+//! the routers (`Routing::learned_len`) and the measurements travel as messages over the
+//! links, so runs are identical on any partitioning.
+//!
 //! PAR, progressive adaptive routing (N. Jiang, J. Kim, W. J. Dally, "Indirect Adaptive
 //! Routing on Large Scale Interconnection Networks", ISCA'09): UGAL-L's decision at the
 //! source router, and a packet sent minimally may still be diverted to Valiant at the next
@@ -52,15 +65,29 @@
 //! plus one once diverted (4 VCs: first local hop 0; diverted local hop and first global
 //! hop 1; intermediate group 2; destination group 3), along which every route's VC never
 //! decreases and within one VC a local hop only leads to a global one.
+//!
+//! Files: here the modes, the route state's phases, the shared geometry and the
+//! [`Routing`] implementation, which dispatches to `ugal.rs` (the UGAL family's
+//! comparisons, UGAL-G's and piggybacking's reports), `biased.rs`, `transit.rs` and `q.rs`
+//! (one routing each); `entries.rs` holds the registry entries and their settings.
 
-use super::registry::{per_switch_state, BuildContext, RoutingEntry, Settings, StateSize};
-use super::VcPolicy;
-use super::{decode_occupancy, encode_occupancy, Report, Sharing, REPORT_BYTES};
-use super::{Candidate, LoadView, Reads, Routing};
+mod biased;
+mod entries;
+mod q;
+mod transit;
+mod ugal;
+
+pub use entries::{
+    DRAGONFLY_IMB, DRAGONFLY_MIN, DRAGONFLY_OFAR, DRAGONFLY_PAR, DRAGONFLY_PB, DRAGONFLY_Q, DRAGONFLY_UGAL,
+    DRAGONFLY_UGAL_G, DRAGONFLY_VALIANT,
+};
+pub use q::QParams;
+
 use crate::packet::{Packet, RouteState};
-use crate::RoutingError;
+use crate::registry::BuildContext;
+use crate::REPORT_BYTES;
+use crate::{encode_occupancy, Candidate, Feedback, LoadView, Reads, Report, Routing, RoutingError, Sharing};
 use base::rng::{below, Rng};
-use base::settings::Setting;
 use serde::Deserialize;
 use std::sync::Arc;
 use topology::shape::DragonflyShape;
@@ -119,6 +146,10 @@ pub enum DragonflyMode {
         /// Phits added to a misroute's load.
         penalty: u16,
     },
+    /// Q-adaptive: each router learns, per destination group and output, the time to reach
+    /// the group, from its neighbours' feedback; the source router and the first router of
+    /// an intermediate group choose on it (parameters in [`QParams`]).
+    QAdaptive,
     /// PAR: UGAL-L at the source router, revised at the next router of the source group.
     Par {
         /// Extra occupancy (phits) the non-minimal path must beat.
@@ -144,6 +175,8 @@ pub enum ParVcs {
 pub struct DragonflyRouting {
     shape: DragonflyShape,
     mode: DragonflyMode,
+    /// Q-adaptive's parameters (only with [`DragonflyMode::QAdaptive`]).
+    q: Option<QParams>,
 }
 
 const NO_INTERMEDIATE: u32 = u32::MAX;
@@ -171,13 +204,13 @@ const LOCAL_HOP: u8 = 0x01;
 impl DragonflyRouting {
     /// Routing for `shape`.
     pub fn new(shape: DragonflyShape, mode: DragonflyMode) -> Self {
-        Self { shape, mode }
+        Self { shape, mode, q: None }
     }
 
     /// Whether the routing draws an intermediate group at injection (all but MIN and the
     /// in-transit routing).
     fn draws_intermediate(&self) -> bool {
-        !matches!(self.mode, DragonflyMode::Min | DragonflyMode::InTransit { .. })
+        !matches!(self.mode, DragonflyMode::Min | DragonflyMode::InTransit { .. } | DragonflyMode::QAdaptive)
     }
 
     /// The minimal next port from `at` towards group `target_group`, router `target` (used
@@ -204,165 +237,6 @@ impl DragonflyRouting {
         }
         let (gateway, _) = s.gateway(s.group(at), gt);
         1 + u32::from(gateway != at)
-    }
-
-    /// UGAL's comparison at `at`: whether the minimal path to `dst` beats the Valiant path
-    /// through group `intermediate` (`occupancy x hops` of each first output; the Valiant
-    /// one must also beat `threshold`).
-    fn minimal_is_better(
-        &self,
-        at: SwitchId,
-        dst: SwitchId,
-        intermediate: u32,
-        threshold: u32,
-        load: &dyn LoadView,
-    ) -> bool {
-        let s = &self.shape;
-        let min_port = self.min_port(at, dst);
-        let val_port = self.min_port(at, intermediate * s.a); // any router of the group
-        let min_hops = self.hops_to_group(at, s.group(dst)) + 1;
-        let val_hops = self.hops_to_group(at, intermediate) + 1 + 2;
-        let q_min = load.port_occupancy(min_port) as u64 * min_hops as u64;
-        let q_val = load.port_occupancy(val_port) as u64 * val_hops as u64 + threshold as u64;
-        q_min <= q_val
-    }
-
-    /// The occupancy of the global channel from `at`'s group to group `to` as `at` knows
-    /// it: its own, now; another router's, as that router last reported it over the local
-    /// link between them.
-    fn global_queue(&self, at: SwitchId, to: u32, load: &dyn LoadView) -> u32 {
-        let s = &self.shape;
-        let (gateway, port) = s.gateway(s.group(at), to);
-        if gateway == at {
-            load.port_occupancy(port)
-        } else {
-            let via = s.local_port(s.router_in_group(at), s.router_in_group(gateway));
-            decode_occupancy(load.reported(via, self.global_index(port)))
-        }
-    }
-
-    /// Index of global port `port` among a router's global ports (its byte in a report).
-    fn global_index(&self, port: PortId) -> usize {
-        port as usize - (self.shape.p + self.shape.a - 1) as usize
-    }
-
-    /// UGAL-G's comparison at the source router `at`: whether the minimal path to `dst`
-    /// beats the Valiant path through group `intermediate`, by `occupancy x hops` of the
-    /// global channel each takes out of the source group (the Valiant one must also beat
-    /// `threshold`).
-    fn minimal_is_better_globally(
-        &self,
-        at: SwitchId,
-        dst: SwitchId,
-        intermediate: u32,
-        threshold: u32,
-        load: &dyn LoadView,
-    ) -> bool {
-        let s = &self.shape;
-        let min_hops = self.hops_to_group(at, s.group(dst)) + 1;
-        let val_hops = self.hops_to_group(at, intermediate) + 1 + 2;
-        let q_min = self.global_queue(at, s.group(dst), load) as u64 * min_hops as u64;
-        let q_val = self.global_queue(at, intermediate, load) as u64 * val_hops as u64 + threshold as u64;
-        q_min <= q_val
-    }
-
-    /// The biased routing, as the packet leaves `at` by `port` with both ways open: which
-    /// way the hop went (neither, when the two ways shared the port). The source router's
-    /// hop is noted; at the next router, or on a global hop, the choice closes: Valiant or
-    /// minimal from here on, and a change of mind at the next router sets `DIVERTED` (one
-    /// VC up, as PAR's).
-    fn note_way(&self, at: SwitchId, port: PortId, p: &mut Packet) {
-        let s = &self.shape;
-        let shared = p.route.phase & SHARED != 0;
-        p.route.phase &= !SHARED;
-        let went = if shared {
-            0
-        } else if port == self.min_port(at, p.route.intermediate * s.a) {
-            WENT_VALIANT
-        } else {
-            WENT_MINIMAL
-        };
-        let before = p.route.phase & (WENT_MINIMAL | WENT_VALIANT);
-        if p.hops == 0 && !s.is_global_port(port) {
-            p.route.phase |= went;
-            return;
-        }
-        let way = if went != 0 { went } else { before };
-        let changed = before != 0 && way != before;
-        p.route.phase =
-            if way == WENT_VALIANT { 0 } else { TO_DESTINATION } | if changed { DIVERTED } else { 0 };
-        if way != WENT_VALIANT {
-            p.route.intermediate = NO_INTERMEDIATE;
-        }
-    }
-
-    /// The in-transit routing's candidates at `at`: the minimal next hop, the router's
-    /// other global links while the packet is in its source group, and, when the minimal
-    /// hop is local and the packet took no local hop in this group yet, the group's other
-    /// routers; misroutes carry `penalty`. VC = hops taken, the sixth and later hops on
-    /// the last of 6 VCs: the verifier proves 6 acyclic and finds a cycle of one group's
-    /// local channels with 5.
-    fn in_transit_candidates(
-        &self,
-        at: SwitchId,
-        dst: SwitchId,
-        p: &Packet,
-        penalty: u16,
-        out: &mut Vec<Candidate>,
-    ) {
-        let s = &self.shape;
-        let vc = p.hops.min(5) as u8;
-        let min = self.min_port(at, dst);
-        out.push(Candidate { port: min, vc, penalty: 0 });
-        let (g, gd, own) = (s.group(at), s.group(dst), s.router_in_group(at));
-        let first_global = (s.p + s.a - 1) as PortId;
-        if p.route.global_hops == 0 && g != gd {
-            for j in 0..s.h {
-                let port = first_global + j as PortId;
-                if port != min && s.global_target(g, own * s.h + j).is_some() {
-                    out.push(Candidate { port, vc, penalty });
-                }
-            }
-        }
-        if !s.is_global_port(min) && p.route.phase & LOCAL_HOP == 0 {
-            for other in (0..s.a).filter(|&r| r != own) {
-                let port = s.local_port(own, other);
-                if port != min && g * s.a + other != dst {
-                    out.push(Candidate { port, vc, penalty });
-                }
-            }
-        }
-    }
-
-    /// Piggybacking's mark: whether global port `port` of the router whose outputs `load`
-    /// shows is congested, its occupancy above `percent` % of the mean over the router's
-    /// global ports plus `offset` phits.
-    fn congested(&self, port: PortId, percent: u32, offset: u32, load: &dyn LoadView) -> bool {
-        let first = (self.shape.p + self.shape.a - 1) as PortId;
-        let total: u64 = (0..self.shape.h as PortId).map(|j| load.port_occupancy(first + j) as u64).sum();
-        let limit = total * percent as u64 / (100 * self.shape.h as u64) + offset as u64;
-        load.port_occupancy(port) as u64 > limit
-    }
-
-    /// Piggybacking at the source router `at`: whether the global channel the minimal path
-    /// to `dst` leaves the group by is marked congested (the router's own mark now, another
-    /// router's as it last reported it).
-    fn minimal_channel_congested(
-        &self,
-        at: SwitchId,
-        dst: SwitchId,
-        percent: u32,
-        offset: u32,
-        load: &dyn LoadView,
-    ) -> bool {
-        let s = &self.shape;
-        let (gateway, port) = s.gateway(s.group(at), s.group(dst));
-        if gateway == at {
-            self.congested(port, percent, offset, load)
-        } else {
-            let via = s.local_port(s.router_in_group(at), s.router_in_group(gateway));
-            load.reported(via, self.global_index(port)) != 0
-        }
     }
 
     fn random_intermediate(&self, src_group: u32, dst_group: u32, rng: &mut Rng) -> u32 {
@@ -412,6 +286,7 @@ impl Routing for DragonflyRouting {
         match self.mode {
             DragonflyMode::Min => 2,
             DragonflyMode::Par { vcs: ParVcs::Diverted, .. } | DragonflyMode::Biased { .. } => 4,
+            DragonflyMode::QAdaptive => 4,
             DragonflyMode::InTransit { .. } => 6,
             _ => 3,
         }
@@ -426,6 +301,9 @@ impl Routing for DragonflyRouting {
             }
             // Misroutes are candidates; nothing drawn at injection.
             DragonflyMode::InTransit { .. } => Reads::NOTHING,
+            // Q-adaptive decides on what it learned for the packet's source position, and
+            // offers the verifier every choice.
+            DragonflyMode::QAdaptive => Reads { source: true, ..Reads::NOTHING },
             // UGAL-L compares output occupancies at the source router.
             DragonflyMode::UgalLocal { .. } => Reads { random_init: true, load: true, ..Reads::NOTHING },
             // UGAL-G and piggybacking also read what the group's routers reported.
@@ -446,6 +324,8 @@ impl Routing for DragonflyRouting {
             DragonflyMode::Par { .. } | DragonflyMode::Biased { .. } => 6,
             // Two local hops in each of three groups, two global hops.
             DragonflyMode::InTransit { .. } => 8,
+            // Global, local, local, global, local.
+            DragonflyMode::QAdaptive => 5,
             _ => 5,
         }
     }
@@ -469,31 +349,20 @@ impl Routing for DragonflyRouting {
         dst: SwitchId,
         p: &mut Packet,
         load: &dyn LoadView,
-        _rng: &mut Rng,
+        rng: &mut Rng,
         out: &mut Vec<Candidate>,
     ) {
         let s = &self.shape;
+        if self.mode == DragonflyMode::QAdaptive {
+            self.q_candidates(at, dst, p, load, rng, out);
+            return;
+        }
         if let DragonflyMode::InTransit { penalty } = self.mode {
             self.in_transit_candidates(at, dst, p, penalty, out);
             return;
         }
         if p.route.phase & OPEN != 0 {
-            // The biased routing at the source router or the next one: both ways offered,
-            // Valiant's with its bias; `on_forward` notes the way taken.
-            let DragonflyMode::Biased { bias, growth } = self.mode else {
-                unreachable!("only the biased routing opens both ways")
-            };
-            let (min_port, val_port) =
-                (self.min_port(at, dst), self.min_port(at, p.route.intermediate * s.a));
-            let (went_min, went_val) = (p.route.phase & WENT_MINIMAL != 0, p.route.phase & WENT_VALIANT != 0);
-            let vc = p.route.global_hops;
-            out.push(Candidate { port: min_port, vc: vc + u8::from(went_val), penalty: 0 });
-            if val_port == min_port {
-                p.route.phase |= SHARED;
-            } else {
-                let penalty = (bias as u64 + p.hops as u64 * growth as u64).min(u16::MAX as u64) as u16;
-                out.push(Candidate { port: val_port, vc: vc + u8::from(went_min), penalty });
-            }
+            self.biased_candidates(at, dst, p, out);
             return;
         }
         match self.mode {
@@ -606,269 +475,36 @@ impl Routing for DragonflyRouting {
         }
     }
 
+    /// Q-adaptive: an estimate per destination group, source position and network port.
+    fn learned_len(&self, _at: SwitchId) -> usize {
+        self.q_learned_len()
+    }
+
+    fn init_learned(&self, at: SwitchId, out: &mut [f32]) {
+        self.q_init(at, out);
+    }
+
+    fn on_arrive(
+        &self,
+        at: SwitchId,
+        in_port: PortId,
+        dst: SwitchId,
+        p: &mut Packet,
+        now: u64,
+        learned: &[f32],
+    ) -> Option<Feedback> {
+        self.q_on_arrive(at, in_port, dst, p, now, learned)
+    }
+
+    fn on_feedback(&self, _at: SwitchId, port: PortId, feedback: Feedback, learned: &mut [f32]) {
+        self.q_on_feedback(port, feedback, learned);
+    }
+
     /// To the other routers of the group.
     fn reports_to(&self, _at: SwitchId, port: PortId) -> bool {
         let s = &self.shape;
         (s.p..s.p + s.a - 1).contains(&(port as u32))
     }
-}
-
-/// `dragonfly_min` in the routing registry.
-pub const DRAGONFLY_MIN: RoutingEntry = RoutingEntry {
-    name: "dragonfly_min",
-    doc: "Dragonfly minimal: local, global, local hop, with the Kim/Dally VCs (VC = global hops taken)",
-    topologies: "dragonfly",
-    vcs: "2",
-    settings: Settings::NONE,
-    default_vc_policy: VcPolicy::Routing,
-    needs_intact_topology: true,
-    state_bytes: per_switch_state,
-    build: |ctx| build_dragonfly(ctx, DragonflyMode::Min),
-};
-
-/// `dragonfly_valiant` in the routing registry.
-pub const DRAGONFLY_VALIANT: RoutingEntry = RoutingEntry {
-    name: "dragonfly_valiant",
-    doc: "Dragonfly Valiant: minimal to a random intermediate group, then minimal to the destination",
-    vcs: "3",
-    build: |ctx| build_dragonfly(ctx, DragonflyMode::Valiant),
-    ..DRAGONFLY_MIN
-};
-
-/// `dragonfly_ugal` in the routing registry.
-pub const DRAGONFLY_UGAL: RoutingEntry = RoutingEntry {
-    name: "dragonfly_ugal",
-    doc: "Dragonfly UGAL-L: minimal or Valiant, decided at the source router by queue occupancy x hops of each path's first output",
-    vcs: "3",
-    settings: Settings::typed::<UgalSettings>(&[Setting {
-        key: "threshold",
-        default: "0",
-        doc: "occupancy in phits the non-minimal path must beat",
-    }]),
-    build: |ctx| {
-        let s: UgalSettings = ctx.settings()?;
-        build_dragonfly(ctx, DragonflyMode::UgalLocal { threshold: s.threshold })
-    },
-    ..DRAGONFLY_MIN
-};
-
-/// `dragonfly_ugal_g` in the routing registry.
-pub const DRAGONFLY_UGAL_G: RoutingEntry = RoutingEntry {
-    name: "dragonfly_ugal_g",
-    doc: "Dragonfly UGAL-G (Kim, Dally, Scott and Abts, ISCA'08): minimal or Valiant, decided at the source router by occupancy x hops of the global channel each path takes out of the source group; the other routers' channels as they last reported them over the local links (every `report_period` cycles, arriving after the local latency)",
-    vcs: "3",
-    settings: Settings::typed::<UgalGlobalSettings>(&[
-        Setting { key: "threshold", default: "0", doc: "occupancy in phits the non-minimal path must beat" },
-        Setting {
-            key: "report_period",
-            default: "1",
-            doc: "cycles between a router's reports of its global channels' occupancy to the routers of its group (sent only when changed; each arrives after the local link's latency)",
-        },
-    ]),
-    state_bytes: shared_state,
-    build: |ctx| {
-        let s: UgalGlobalSettings = ctx.settings()?;
-        if s.report_period == 0 {
-            return Err(RoutingError::new(
-                "routing.dragonfly_ugal_g.report_period",
-                "must be at least 1 (cycles between reports)",
-            ));
-        }
-        build_dragonfly(ctx, DragonflyMode::UgalGlobal { threshold: s.threshold, period: s.report_period })
-    },
-    ..DRAGONFLY_MIN
-};
-
-/// `[routing.dragonfly_ugal_g]`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct UgalGlobalSettings {
-    #[serde(default)]
-    threshold: u32,
-    #[serde(default = "one")]
-    report_period: u32,
-}
-
-fn one() -> u32 {
-    1
-}
-
-/// A routing that shares state: a record per switch and, on the switches this rank owns,
-/// the last report heard over each port (at most as many terminal as network ports).
-fn shared_state(size: &StateSize) -> u64 {
-    size.per_switch() + size.own_switches * size.degree * 2 * (REPORT_BYTES as u64 + 2)
-}
-
-/// `dragonfly_pb` in the routing registry.
-pub const DRAGONFLY_PB: RoutingEntry = RoutingEntry {
-    name: "dragonfly_pb",
-    doc: "Dragonfly piggybacking (Jiang, Kim and Dally, ISCA'09), as FOGSim implements it: each router marks its global channels congested above a multiple of their mean occupancy and reports the marks to the routers of its group; the source router goes Valiant when UGAL-L says so or when the minimal path's global channel is marked",
-    vcs: "3",
-    settings: Settings::typed::<PiggybackSettings>(&[
-        Setting { key: "threshold", default: "0", doc: "occupancy in phits the non-minimal path must beat in UGAL-L's comparison" },
-        Setting {
-            key: "congestion_percent",
-            default: "200",
-            doc: "a global channel is marked congested when its occupancy exceeds this percentage of the mean over its router's global channels (FOGSim's piggybacking_coef)...",
-        },
-        Setting {
-            key: "congestion_offset",
-            default: "80",
-            doc: "...plus this many phits (FOGSim's 5 packets, of 16 phits)",
-        },
-        Setting {
-            key: "report_period",
-            default: "1",
-            doc: "cycles between a router's reports of its marks to the routers of its group (sent only when changed; each arrives after the local link's latency)",
-        },
-    ]),
-    state_bytes: shared_state,
-    build: |ctx| {
-        let s: PiggybackSettings = ctx.settings()?;
-        if s.report_period == 0 {
-            return Err(RoutingError::new(
-                "routing.dragonfly_pb.report_period",
-                "must be at least 1 (cycles between reports)",
-            ));
-        }
-        build_dragonfly(
-            ctx,
-            DragonflyMode::Piggyback {
-                threshold: s.threshold,
-                percent: s.congestion_percent,
-                offset: s.congestion_offset,
-                period: s.report_period,
-            },
-        )
-    },
-    ..DRAGONFLY_MIN
-};
-
-/// `[routing.dragonfly_pb]`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PiggybackSettings {
-    #[serde(default)]
-    threshold: u32,
-    #[serde(default = "two_hundred")]
-    congestion_percent: u32,
-    #[serde(default = "eighty")]
-    congestion_offset: u32,
-    #[serde(default = "one")]
-    report_period: u32,
-}
-
-fn two_hundred() -> u32 {
-    200
-}
-
-fn eighty() -> u32 {
-    80
-}
-
-/// `dragonfly_imb` in the routing registry.
-pub const DRAGONFLY_IMB: RoutingEntry = RoutingEntry {
-    name: "dragonfly_imb",
-    doc: "Dragonfly per-hop adaptive with an increasingly minimal bias, after Cray's description of Aries and Slingshot routing (patent US 10,757,022: the lightest loaded port after a bias that favours minimal paths more at every hop; the numbers are xnet's): at the source router and the next one the minimal and the Valiant next hop are both candidates, the Valiant one's load raised by bias + hops x bias_growth, the selection takes the lighter; a packet may change its mind once, either way",
-    vcs: "4 (global hops, plus one after a change of mind)",
-    settings: Settings::typed::<BiasedSettings>(&[
-        Setting {
-            key: "bias",
-            default: "128",
-            doc: "phits added to the Valiant candidate's load at the source router (0: neutral, ties at random); the defaults were chosen on BookSim2's Dragonfly(4,8,4) with 256-phit buffers, where they carry 0.79 of uniform traffic and 0.4 of the group shift unsaturated",
-        },
-        Setting { key: "bias_growth", default: "256", doc: "phits added to it for every hop taken (at the next router: bias + bias_growth)" },
-    ]),
-    build: |ctx| {
-        let s: BiasedSettings = ctx.settings()?;
-        build_dragonfly(ctx, DragonflyMode::Biased { bias: s.bias, growth: s.bias_growth })
-    },
-    ..DRAGONFLY_MIN
-};
-
-/// `[routing.dragonfly_imb]`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BiasedSettings {
-    #[serde(default = "one_hundred_twenty_eight")]
-    bias: u32,
-    #[serde(default = "two_hundred_fifty_six")]
-    bias_growth: u32,
-}
-
-fn one_hundred_twenty_eight() -> u32 {
-    128
-}
-
-fn two_hundred_fifty_six() -> u32 {
-    256
-}
-
-/// `dragonfly_ofar` in the routing registry.
-pub const DRAGONFLY_OFAR: RoutingEntry = RoutingEntry {
-    name: "dragonfly_ofar",
-    doc: "Dragonfly in-transit adaptive misrouting, after OFAR (Garcia et al., ICPP'12): at every router the minimal next hop and misroutes, taken when the minimal output is busier by `penalty`: the router's other global links while in the source group, the group's other routers when the minimal hop is local and no local hop was taken in the group yet; VC = hops taken up to the last of 6, or, as OFAR, any VC with an escape subnetwork (`vc_policy = \"any\"`, `escape_vcs = 1`)",
-    vcs: "6 (hops taken, the sixth and later on the last), or any with routing.escape_vcs",
-    settings: Settings::typed::<InTransitSettings>(&[Setting {
-        key: "penalty",
-        default: "256",
-        doc: "phits added to a misroute's load when the selection compares candidates (on BookSim2's Dragonfly(4,8,4), 256-phit buffers: 64 misroutes so eagerly that uniform traffic saturates at 0.63; 256 carries 0.8 of it and 0.4 of the group shift)",
-    }]),
-    build: |ctx| {
-        let s: InTransitSettings = ctx.settings()?;
-        build_dragonfly(ctx, DragonflyMode::InTransit { penalty: s.penalty })
-    },
-    ..DRAGONFLY_MIN
-};
-
-/// `[routing.dragonfly_ofar]`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct InTransitSettings {
-    #[serde(default = "two_hundred_fifty_six_phits")]
-    penalty: u16,
-}
-
-fn two_hundred_fifty_six_phits() -> u16 {
-    256
-}
-
-/// `dragonfly_par` in the routing registry.
-pub const DRAGONFLY_PAR: RoutingEntry = RoutingEntry {
-    name: "dragonfly_par",
-    doc: "Dragonfly PAR (progressive adaptive routing, Jiang, Kim and Dally, ISCA'09): UGAL-L's choice at the source router, and a packet sent minimally may be diverted to Valiant at the next router of its source group by the same comparison",
-    vcs: "4 (global hops, plus one once diverted)",
-    settings: Settings::typed::<ParSettings>(&[
-        Setting { key: "threshold", default: "0", doc: "occupancy in phits the non-minimal path must beat, at both decisions" },
-        Setting {
-            key: "vc_assignment",
-            default: "diverted",
-            doc: "`diverted`: VC = global hops taken, plus one once diverted (4 VCs, deadlock-free); `global_hops`: Kim and Dally's UGAL VCs (3), which PAR's two local hops in the source group close into cycles (`xnet routes` shows one; for comparison only)",
-        },
-    ]),
-    build: |ctx| {
-        let s: ParSettings = ctx.settings()?;
-        build_dragonfly(ctx, DragonflyMode::Par { threshold: s.threshold, vcs: s.vc_assignment })
-    },
-    ..DRAGONFLY_MIN
-};
-
-/// `[routing.dragonfly_par]`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ParSettings {
-    #[serde(default)]
-    threshold: u32,
-    #[serde(default)]
-    vc_assignment: ParVcs,
-}
-
-/// `[routing.dragonfly_ugal]`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct UgalSettings {
-    #[serde(default)]
-    threshold: u32,
 }
 
 fn build_dragonfly(ctx: &BuildContext<'_>, mode: DragonflyMode) -> Result<Arc<dyn Routing>, RoutingError> {
