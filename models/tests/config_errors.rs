@@ -68,7 +68,7 @@ fn pattern_settings_are_named_with_their_key() {
         (vec![hot, "traffic.fraction=0.5", "traffic.zz=1"], "traffic.zz: unknown field `zz`, expected `fraction` or `endpoint`"),
         (vec![hot, "traffic.fraction=1.5"], "traffic.fraction: must be in [0, 1], got 1.5"),
         (vec![hot], "traffic: missing field `fraction`"),
-        (vec!["traffic.pattern=\"tornado\"", "traffic.fraction=0.5"], "traffic.fraction: unknown key for pattern `tornado`; allowed: pattern, load, loads, phits_per_endpoint"),
+        (vec!["traffic.pattern=\"tornado\"", "traffic.fraction=0.5"], "traffic.fraction: unknown key for pattern `tornado`; allowed: pattern, load, loads, phits_per_endpoint, change_at, change_to"),
         (
             vec!["traffic.pattern=\"group_shift\"", "traffic.block_switches=3"],
             "traffic.block_switches: 3 must divide the 16 switches into at least 2 blocks",
@@ -171,4 +171,30 @@ fn malformed_overrides_and_syntax_errors_are_reported() {
     assert_mentions(&error(&["load=0.3"]), &["load", "section.key"]);
     let e = Config::parse("[simulation\ncycles = 1", &[]).unwrap_err().to_string();
     assert_mentions(&e, &["config", "line 1"]);
+}
+
+#[test]
+fn a_change_of_pattern_names_what_is_missing_or_wrong() {
+    for (overrides, expected) in [
+        (
+            vec!["traffic.change_at=500"],
+            "traffic.change_to: missing: `change_at` needs the pattern to change to",
+        ),
+        (
+            vec!["traffic.change_to=\"tornado\""],
+            "traffic.change_at: missing: `change_to` needs the cycle to change at",
+        ),
+        (
+            vec!["traffic.change_at=0", "traffic.change_to=\"tornado\""],
+            "traffic.change_at: must be a cycle >= 1, got 0",
+        ),
+        (
+            vec!["traffic.change_at=500", "traffic.change_to=\"hot_spot\""],
+            "traffic.change_to: missing field `fraction` (the pattern changed to takes its default settings)",
+        ),
+    ] {
+        assert_eq!(error(&overrides), expected, "{overrides:?}");
+    }
+    let unknown = error(&["traffic.change_at=500", "traffic.change_to=\"nope\""]);
+    assert!(unknown.starts_with("traffic.change_to: unknown"), "{unknown}");
 }

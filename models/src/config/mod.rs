@@ -133,6 +133,7 @@ impl Config {
                 load: 0.0,
                 loads: Vec::new(),
                 phits_per_endpoint: 0,
+                change: None,
             }
         } else {
             parse_traffic(&doc)?

@@ -4,10 +4,11 @@
 
 use super::overrides::parse_value;
 use crate::router::{Allocator, Arbitration, CreditCheck, Crossbar, EjectionVc, InjectionVc};
-use crate::traffic::PatternSpec;
+use crate::traffic::{Pattern, PatternError, PatternSpec};
 use base::settings::{unknown, ConfigError};
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
+use topology::Network;
 
 /// Longest run, in cycles.
 pub const MAX_CYCLES: u64 = 1 << 31;
@@ -209,6 +210,26 @@ pub struct TrafficSection {
     /// Completion-time mode: every endpoint generates this many phits (at the offered
     /// load) and the run ends once all of them are delivered. 0: generate until the end.
     pub phits_per_endpoint: u64,
+    /// A transient: from cycle `change_at` on, packets follow the pattern `change_to` (with
+    /// its default settings) instead.
+    pub change: Option<(u64, PatternSpec)>,
+}
+
+impl TrafficSection {
+    /// The destination pattern for `net`, with its change at `change_at` if any.
+    pub fn build_pattern(&self, net: &Network, seed: u64) -> Result<Pattern, PatternError> {
+        let before = self.pattern.build(net, seed)?;
+        match &self.change {
+            None => Ok(before),
+            Some((at, spec)) => Ok(Pattern::Phased {
+                at: *at,
+                before: Box::new(before),
+                after: Box::new(spec.build(net, seed).map_err(|e| {
+                    PatternError::new("change_to", format!("pattern `{}`: {}", spec.entry().name, e.message))
+                })?),
+            }),
+        }
+    }
 }
 
 pub(super) fn parse_traffic(doc: &Table) -> Result<TrafficSection, ConfigError> {
@@ -263,6 +284,46 @@ pub(super) fn parse_traffic(doc: &Table) -> Result<TrafficSection, ConfigError> 
             ))
         }
     };
-    let pattern = PatternSpec::parse(&t, &["load", "loads", "phits_per_endpoint"])?;
-    Ok(TrafficSection { pattern, load, loads, phits_per_endpoint })
+    let change = parse_change(&mut t)?;
+    let pattern = PatternSpec::parse(&t, &["load", "loads", "phits_per_endpoint", "change_at", "change_to"])?;
+    Ok(TrafficSection { pattern, load, loads, phits_per_endpoint, change })
+}
+
+/// `traffic.change_at` and `traffic.change_to`, taken out of `t`.
+fn parse_change(t: &mut Table) -> Result<Option<(u64, PatternSpec)>, ConfigError> {
+    let at = t.remove("change_at");
+    let to = t.remove("change_to");
+    let (at, to) = match (at, to) {
+        (None, None) => return Ok(None),
+        (Some(_), None) => {
+            return Err(ConfigError::new(
+                "traffic.change_to",
+                "missing: `change_at` needs the pattern to change to",
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(ConfigError::new(
+                "traffic.change_at",
+                "missing: `change_to` needs the cycle to change at",
+            ))
+        }
+        (Some(at), Some(to)) => (at, to),
+    };
+    let at = match at {
+        Value::Integer(n) if n >= 1 => n as u64,
+        other => {
+            return Err(ConfigError::new("traffic.change_at", format!("must be a cycle >= 1, got {other}")));
+        }
+    };
+    let mut table = Table::new();
+    table.insert("pattern".into(), to);
+    let spec = PatternSpec::parse(&table, &[]).map_err(|e| {
+        let message = if e.key == "traffic.pattern" {
+            e.message
+        } else {
+            format!("{} (the pattern changed to takes its default settings)", e.message)
+        };
+        ConfigError::new("traffic.change_to", message)
+    })?;
+    Ok(Some((at, spec)))
 }

@@ -51,7 +51,7 @@ impl RouterState {
         let t = ctx.now();
         let size = sh.params.packet_size;
         let nic = &mut self.nics[nic_index as usize];
-        let dst = sh.pattern.destination(nic.endpoint, &mut nic.rng);
+        let dst = sh.pattern.destination(nic.endpoint, t, &mut nic.rng);
         if let Some(w) = sh.workload.as_deref() {
             if w.background_free_only && w.rank_at(dst).is_some() {
                 // `workload.background = "free"`: the congestors talk among themselves; a

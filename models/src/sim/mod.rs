@@ -72,7 +72,7 @@ impl Simulation {
     pub fn build(config: Config) -> Result<Self, ConfigError> {
         let net = config.build_network()?;
         let (routes, routing_build_seconds) = build_routes(&config, &net, None)?;
-        let pattern = config.traffic.pattern.build(&net, config.simulation.seed)?;
+        let pattern = config.traffic.build_pattern(&net, config.simulation.seed)?;
         let workload = build_workload(&config, net.num_endpoints())?;
         Ok(Self {
             config,

@@ -80,7 +80,7 @@ impl RankModel {
         let switches: Vec<SwitchId> = (0..net.num_switches() as SwitchId).filter(|&s| mine(s)).collect();
         // Packets are routed at this rank's switches only: routing state for them alone.
         let (routes, seconds) = build_routes(&config, &net, Some(&switches))?;
-        let pattern = config.traffic.pattern.build(&net, config.simulation.seed)?;
+        let pattern = config.traffic.build_pattern(&net, config.simulation.seed)?;
         let workload = super::build_workload(&config, net.num_endpoints())?;
         Ok(Self::assemble(
             config,

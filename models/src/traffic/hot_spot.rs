@@ -59,7 +59,7 @@ mod tests {
         let net = hyperx(vec![4, 4], 4);
         let p = HotSpot { fraction: 0.25, endpoint: 7 }.build(&net, 1).unwrap();
         let mut rng = stream(1, Purpose::Traffic, 0);
-        let hot = (0..40_000).filter(|_| p.destination(3, &mut rng) == 7).count() as f64 / 40_000.0;
+        let hot = (0..40_000).filter(|_| p.destination(3, 0, &mut rng) == 7).count() as f64 / 40_000.0;
         // 0.25 directly, plus the uniform share 0.75 / 63.
         assert!((hot - (0.25 + 0.75 / 63.0)).abs() < 0.01, "{hot}");
         let e = HotSpot { fraction: 1.5, endpoint: 0 }.build(&net, 1).unwrap_err();

@@ -57,6 +57,24 @@ pub enum Pattern {
     },
     /// A fixed map from source to destination.
     Map(Vec<EndpointId>),
+    /// A fixed map for a fraction of the packets, uniform for the others (a mix).
+    PartMap {
+        /// Number of endpoints.
+        n: u32,
+        /// Probability that a packet follows the map.
+        fraction: f64,
+        /// Source to destination.
+        map: Vec<EndpointId>,
+    },
+    /// One pattern until cycle `at`, another from then on (a transient).
+    Phased {
+        /// First cycle of the second pattern.
+        at: u64,
+        /// The pattern before.
+        before: Box<Pattern>,
+        /// The pattern from `at` on.
+        after: Box<Pattern>,
+    },
     /// Hot spot.
     HotSpot {
         /// Number of endpoints.
@@ -74,9 +92,9 @@ impl Pattern {
         Pattern::Map((0..n).map(f).collect())
     }
 
-    /// Destination of the next packet from `src`.
+    /// Destination of the next packet from `src`, generated at cycle `now`.
     #[inline]
-    pub fn destination(&self, src: EndpointId, rng: &mut Rng) -> EndpointId {
+    pub fn destination(&self, src: EndpointId, now: u64, rng: &mut Rng) -> EndpointId {
         let uniform = |n: u32, rng: &mut Rng| {
             let d = below(rng, n as u64 - 1) as u32;
             if d >= src {
@@ -88,6 +106,20 @@ impl Pattern {
         match self {
             Pattern::Uniform { n } => uniform(*n, rng),
             Pattern::Map(m) => m[src as usize],
+            Pattern::PartMap { n, fraction, map } => {
+                if unit(rng) < *fraction {
+                    map[src as usize]
+                } else {
+                    uniform(*n, rng)
+                }
+            }
+            Pattern::Phased { at, before, after } => {
+                if now < *at {
+                    before.destination(src, now, rng)
+                } else {
+                    after.destination(src, now, rng)
+                }
+            }
             Pattern::HotSpot { n, fraction, hot } => {
                 if unit(rng) < *fraction {
                     *hot

@@ -77,7 +77,7 @@ mod tests {
         let mut rng = stream(1, Purpose::Traffic, 0);
         let mut counts = [0u32; 8];
         for _ in 0..7000 {
-            counts[p.destination(5, &mut rng) as usize] += 1;
+            counts[p.destination(5, 0, &mut rng) as usize] += 1;
         }
         assert_eq!(counts[5], 0);
         assert!(counts.iter().enumerate().all(|(i, &c)| i == 5 || (850..1150).contains(&c)), "{counts:?}");
