@@ -4,6 +4,7 @@
 # (`cargo install`, about 4 minutes on 2 cores) into .peers/caminos (or uses $CAMINOS).
 #
 #   scripts/validation/validate-caminos.sh
+#   CASES=PAR scripts/validation/validate-caminos.sh    # only the cases whose name has "PAR"
 #
 # Each case is a CAMINOS config template in scripts/validation/ (LOAD filled in) and the
 # xnet config (and overrides) that match it, both 5,000 cycles with 1,000 of warm-up.
@@ -26,12 +27,15 @@ cases=(
   "HyperX 4x4x4, uniform, minimal|hyperx-4x4x4.cfg.in|scripts/validation/hyperx-4x4x4.toml|--set router.vcs=3|0.3 0.9"
   "Dragonfly 4-8-4, uniform, minimal|dragonfly-4-8-4.cfg.in|scripts/validation/dragonfly-4-8-4.toml||0.2 0.4 0.8"
   "Dragonfly 4-8-4, shift by a group, minimal|dragonfly-4-8-4-shift.cfg.in|scripts/validation/dragonfly-4-8-4.toml|--set traffic.pattern=group_shift|0.1 0.3 0.9"
+  "Dragonfly 4-8-4, uniform, PAR|dragonfly-4-8-4-par.cfg.in|scripts/validation/dragonfly-4-8-4.toml|--set routing.algorithm=dragonfly_par --set routing.vc_policy=routing --set router.vcs=5|0.1 0.3 0.5"
+  "Dragonfly 4-8-4, shift by a group, PAR|dragonfly-4-8-4-par-shift.cfg.in|scripts/validation/dragonfly-4-8-4.toml|--set routing.algorithm=dragonfly_par --set routing.vc_policy=routing --set router.vcs=5 --set traffic.pattern=group_shift|0.1 0.2 0.3"
 )
 
 echo "| case | load | figure | CAMINOS | xnet | difference |"
 echo "| --- | --- | --- | --- | --- | --- |"
 for case in "${cases[@]}"; do
   IFS='|' read -r name template config overrides loads <<<"$case"
+  [[ "$name" == *"${CASES:-}"* ]] || continue
   for load in $loads; do
     sed "s/LOAD/$load/" "scripts/validation/$template" >"$work/case.cfg"
     (cd "$work" && "$caminos" case.cfg >caminos.out 2>&1) || { cat "$work/caminos.out" >&2; exit 1; }

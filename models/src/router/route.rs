@@ -50,6 +50,24 @@ impl Load<'_> {
     }
 }
 
+/// The [`Load`] of router state `$state` at `$now`. A macro, not a method, so that the
+/// view borrows only the fields it reads and the caller may still change the others (the
+/// packet being routed, the random stream).
+macro_rules! load_view {
+    ($state:expr, $sh:expr, $now:expr) => {
+        Load {
+            channels: &$state.channels,
+            reported: $state.reports.as_ref().map_or(&[], |r| &r.received),
+            learned: &$state.learned,
+            ports: &$state.ports,
+            vcs: $state.vcs,
+            capacity: $sh.params.input_buffer,
+            now: $now,
+            credits_at_crossbar: $state.credits_at_crossbar,
+        }
+    };
+}
+
 impl LoadView for Load<'_> {
     fn vc_occupancy(&self, port: PortId, vc: u8) -> u32 {
         let c = &self.channels[port as usize * self.vcs + vc as usize];
@@ -140,16 +158,7 @@ impl RouterState {
 
     /// What the routing reports of this router's state now ([`routing::Routing::report`]).
     pub(super) fn current_report(&self, sh: &Shared, now: u64) -> Report {
-        let load = Load {
-            channels: &self.channels,
-            reported: self.reports.as_ref().map_or(&[], |r| &r.received),
-            learned: &self.learned,
-            ports: &self.ports,
-            vcs: self.vcs,
-            capacity: sh.params.input_buffer,
-            now,
-            credits_at_crossbar: self.credits_at_crossbar,
-        };
+        let load = load_view!(self, sh, now);
         let mut report = [0; REPORT_BYTES];
         sh.routes.routing.report(self.id, &load, &mut report);
         report
@@ -190,16 +199,7 @@ impl RouterState {
         if dst_switch == self.id {
             return Some(Candidate { port: dst_port, vc: self.ejection_vc(sh, dst_port, now), penalty: 0 });
         }
-        let load = Load {
-            channels: &self.channels,
-            reported: self.reports.as_ref().map_or(&[], |r| &r.received),
-            learned: &self.learned,
-            ports: &self.ports,
-            vcs: self.vcs,
-            capacity: sh.params.input_buffer,
-            now,
-            credits_at_crossbar: self.credits_at_crossbar,
-        };
+        let load = load_view!(self, sh, now);
         let head = &mut self.slab[slot].packet;
         let hop = Hop {
             ports: sh.ports.of(self.local as usize),

@@ -142,11 +142,8 @@ mod tests {
         use base::rng::{stream, Purpose};
         let net = small_dragonfly();
         let shift = GroupShift { block_switches: None, fraction: 1.0 }.build(&net, 1).unwrap();
-        let phased = Pattern::Phased {
-            at: 100,
-            before: Box::new(Pattern::Uniform { n: 72 }),
-            after: Box::new(shift),
-        };
+        let phased =
+            Pattern::Phased { at: 100, before: Box::new(Pattern::Uniform { n: 72 }), after: Box::new(shift) };
         let mut rng = stream(1, Purpose::Traffic, 0);
         assert!((0..100).any(|_| phased.destination(3, 99, &mut rng) != 11));
         assert!((0..100).all(|_| phased.destination(3, 100, &mut rng) == 11));

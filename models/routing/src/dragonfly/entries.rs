@@ -332,12 +332,14 @@ fn q_threshold_intermediate() -> f32 {
     0.35
 }
 
-/// Q-adaptive: on each switch this rank owns, an estimate (4 bytes) per destination group
-/// and network port; the groups are about `switches / (degree / 2)` in a balanced Dragonfly
-/// (a = 2h routers a group, degree a - 1 + h).
+/// Q-adaptive: on each switch this rank owns, an estimate (4 bytes) per destination group,
+/// source position and network port. In a balanced Dragonfly (a = 2p = 2h routers a group,
+/// degree a - 1 + h, about 3h) the groups are about `switches / (2 degree / 3)` and the
+/// source positions `degree / 3`.
 fn q_table_state(size: &StateSize) -> u64 {
     let groups = size.switches / (size.degree * 2 / 3).max(1) + 1;
-    size.per_switch() + size.own_switches * groups * size.degree * 4
+    let positions = (size.degree / 3).max(1);
+    size.per_switch() + size.own_switches.saturating_mul(groups * positions * size.degree * 4)
 }
 
 /// `dragonfly_par` in the routing registry.

@@ -7,9 +7,25 @@ use crate::{decode_occupancy, LoadView};
 use topology::{PortId, SwitchId};
 
 impl DragonflyRouting {
-    /// UGAL's comparison at `at`: whether the minimal path to `dst` beats the Valiant path
-    /// through group `intermediate` (`occupancy x hops` of each first output; the Valiant
-    /// one must also beat `threshold`).
+    /// UGAL's rule at `at`: the minimal path to `dst` beats the Valiant path through group
+    /// `intermediate` when `occupancy x hops` of the minimal one is at most the Valiant
+    /// one's plus `threshold`, `queue(g)` being the occupancy the variant reads on the way
+    /// to group `g` (the decision is taken outside the destination group).
+    fn ugal_prefers_minimal(
+        &self,
+        at: SwitchId,
+        dst: SwitchId,
+        intermediate: u32,
+        threshold: u32,
+        queue: impl Fn(u32) -> u32,
+    ) -> bool {
+        let gd = self.shape.group(dst);
+        let min_hops = self.hops_to_group(at, gd) + 1;
+        let val_hops = self.hops_to_group(at, intermediate) + 1 + 2;
+        queue(gd) as u64 * min_hops as u64 <= queue(intermediate) as u64 * val_hops as u64 + threshold as u64
+    }
+
+    /// UGAL-L's comparison (and PAR's): on the first output of each path at `at`.
     pub(super) fn minimal_is_better(
         &self,
         at: SwitchId,
@@ -18,14 +34,9 @@ impl DragonflyRouting {
         threshold: u32,
         load: &dyn LoadView,
     ) -> bool {
-        let s = &self.shape;
-        let min_port = self.min_port(at, dst);
-        let val_port = self.min_port(at, intermediate * s.a); // any router of the group
-        let min_hops = self.hops_to_group(at, s.group(dst)) + 1;
-        let val_hops = self.hops_to_group(at, intermediate) + 1 + 2;
-        let q_min = load.port_occupancy(min_port) as u64 * min_hops as u64;
-        let q_val = load.port_occupancy(val_port) as u64 * val_hops as u64 + threshold as u64;
-        q_min <= q_val
+        // Any router of the group: the first hop depends on the group alone.
+        let first_output = |g: u32| load.port_occupancy(self.min_port(at, g * self.shape.a));
+        self.ugal_prefers_minimal(at, dst, intermediate, threshold, first_output)
     }
 
     /// The occupancy of the global channel from `at`'s group to group `to` as `at` knows
@@ -47,10 +58,8 @@ impl DragonflyRouting {
         port as usize - (self.shape.p + self.shape.a - 1) as usize
     }
 
-    /// UGAL-G's comparison at the source router `at`: whether the minimal path to `dst`
-    /// beats the Valiant path through group `intermediate`, by `occupancy x hops` of the
-    /// global channel each takes out of the source group (the Valiant one must also beat
-    /// `threshold`).
+    /// UGAL-G's comparison at the source router `at`: on the global channel each path
+    /// takes out of the source group.
     pub(super) fn minimal_is_better_globally(
         &self,
         at: SwitchId,
@@ -59,12 +68,7 @@ impl DragonflyRouting {
         threshold: u32,
         load: &dyn LoadView,
     ) -> bool {
-        let s = &self.shape;
-        let min_hops = self.hops_to_group(at, s.group(dst)) + 1;
-        let val_hops = self.hops_to_group(at, intermediate) + 1 + 2;
-        let q_min = self.global_queue(at, s.group(dst), load) as u64 * min_hops as u64;
-        let q_val = self.global_queue(at, intermediate, load) as u64 * val_hops as u64 + threshold as u64;
-        q_min <= q_val
+        self.ugal_prefers_minimal(at, dst, intermediate, threshold, |g| self.global_queue(at, g, load))
     }
 
     /// Piggybacking's mark: whether global port `port` of the router whose outputs `load`
