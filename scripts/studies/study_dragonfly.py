@@ -90,7 +90,7 @@ MILLION = [("UGAL-L", ["routing.algorithm=dragonfly_ugal"]),
            ("PB", ["routing.algorithm=dragonfly_pb", "routing.dragonfly_pb.report_period=10"]),
            ("IMB", ["routing.algorithm=dragonfly_imb", "router.vcs=4"]),
            ("OFAR", ["routing.algorithm=dragonfly_ofar", "router.vcs=6"])]
-MILLION_LOAD, MILLION_CYCLES, MILLION_WARMUP = 0.3, 3000, 1500
+MILLION_LOADS, MILLION_CYCLES, MILLION_WARMUP = [0.15, 0.3], 3000, 1500
 
 
 def run_point(config, sets, threads=1):
@@ -192,20 +192,21 @@ def run_transient(jobs):
 
 def run_million(threads):
     rows = load_csv(results)
-    done = {(r["network"], r["routing"], r["pattern"]) for r in rows}
+    done = {(r["network"], r["routing"], r["pattern"], float(r["load"])) for r in rows}
     config = root / "configs/dragonfly-23-46-23.toml"
-    for label, sets in MILLION:
-        for pattern, psets in [("group_shift", ["traffic.pattern=group_shift"])]:
-            if ("1m", label, pattern) in done:
+    for load in MILLION_LOADS:
+        for label, sets in MILLION:
+            pattern, psets = "group_shift", ["traffic.pattern=group_shift"]
+            if ("1m", label, pattern, load) in done:
                 continue
             vcs = next((s.split("=")[1] for s in sets if s.startswith("router.vcs=")), "3")
-            allsets = sets + psets + [f"traffic.load={MILLION_LOAD}", f"simulation.cycles={MILLION_CYCLES}",
+            allsets = sets + psets + [f"traffic.load={load}", f"simulation.cycles={MILLION_CYCLES}",
                                       f"simulation.warmup={MILLION_WARMUP}", "simulation.sample_period=500"]
             row, _ = run_point(config, allsets, threads)
             if row:
-                rows.append(dict(network="1m", routing=label, vcs=vcs, pattern=pattern, load=MILLION_LOAD, **row))
+                rows.append(dict(network="1m", routing=label, vcs=vcs, pattern=pattern, load=load, **row))
                 save_csv(results, rows, FIELDS)
-                print(f"1m {label} {pattern}: {row}", file=sys.stderr)
+                print(f"1m {label} {pattern} {load}: {row}", file=sys.stderr)
     return rows
 
 
@@ -318,10 +319,10 @@ def report(rows, trows):
     million = [r for r in rows if r["network"] == "1m"]
     if million:
         print()
-        print(f"| routing (1M, load {MILLION_LOAD}, {MILLION_CYCLES} cycles) | pattern | accepted | latency | hops | wall s | M hops/s |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
-        for r in million:
-            print(f"| {r['routing']} ({r['vcs']} VCs) | {r['pattern']} | {float(r['accepted']):.3f}"
+        print(f"| routing (1M, {MILLION_CYCLES} cycles) | pattern | load | accepted | latency | hops | wall s | M hops/s |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for r in sorted(million, key=lambda r: (float(r["load"]), list(ROUTINGS).index(r["routing"]))):
+            print(f"| {r['routing']} ({r['vcs']} VCs) | {r['pattern']} | {float(r['load']):.2f} | {float(r['accepted']):.3f}"
                   f"{' (sat.)' if int(r['saturated']) else ''} | {float(r['latency_mean']):.0f} | "
                   f"{float(r['hops_mean']):.2f} | {r['wall_seconds']} | {r['mhops_per_s']} |")
 
