@@ -109,6 +109,22 @@ fn dragonfly_ofar_on_its_escape_is_deterministic() {
 }
 
 #[test]
+fn dragonfly_routings_around_failed_global_links_are_deterministic() {
+    for (algorithm, vcs) in [("dragonfly_min", 3), ("dragonfly_par", 4), ("dragonfly_ofar", 7)] {
+        same_for_all_partitions(
+            DRAGONFLY,
+            &[
+                &format!("routing.algorithm={algorithm}"),
+                &format!("router.vcs={vcs}"),
+                "topology.failed_links=6",
+                "topology.failed_link_class=\"global\"",
+                "traffic.load=0.2",
+            ],
+        );
+    }
+}
+
+#[test]
 fn dragonfly_valiant_adversarial_is_deterministic() {
     same_for_all_partitions(
         DRAGONFLY,

@@ -20,10 +20,31 @@ pub fn fail_random_links(
     count: u32,
     seed: u64,
 ) -> Result<Vec<(SwitchId, PortId)>, TopologyError> {
+    fail_random_links_of_class(net, count, seed, None)
+}
+
+/// [`fail_random_links`] among the links of the class named `class` only (a Dragonfly's
+/// `global` cables, say); `None`: any link.
+pub fn fail_random_links_of_class(
+    net: &mut Network,
+    count: u32,
+    seed: u64,
+    class: Option<&str>,
+) -> Result<Vec<(SwitchId, PortId)>, TopologyError> {
+    let class_index = match class {
+        None => None,
+        Some(name) => Some(net.link_classes.iter().position(|c| c.name == name).ok_or_else(|| {
+            let known: Vec<&str> = net.link_classes.iter().map(|c| c.name.as_str()).collect();
+            TopologyError::new(
+                "failed_link_class",
+                format!("no link class `{name}` in this network; its classes: {}", known.join(", ")),
+            )
+        })? as u8),
+    };
     let mut links: Vec<(SwitchId, PortId)> = Vec::new();
     for s in 0..net.num_switches() as SwitchId {
         for (p, n) in net.neighbours(s) {
-            if s < n {
+            if s < n && class_index.is_none_or(|c| net.ports(s)[p as usize].class == c) {
                 links.push((s, p));
             }
         }
@@ -31,7 +52,11 @@ pub fn fail_random_links(
     if count as usize > links.len() {
         return Err(TopologyError::new(
             "failed_links",
-            format!("{count} is more than the {} switch-to-switch links", links.len()),
+            format!(
+                "{count} is more than the {} switch-to-switch links{}",
+                links.len(),
+                class.map_or(String::new(), |c| format!(" of class `{c}`"))
+            ),
         ));
     }
     let mut rng = stream(seed, Purpose::Topology, 0xFA17);

@@ -5,7 +5,7 @@
 //! `deny_unknown_fields`), implements [`Family`] for them and defines its
 //! [`TopologyEntry`] (see [`crate::family`]); [`TOPOLOGIES`] lists the entries.
 
-use super::faults::{fail_random_links, fail_shape, FaultShape, FAULT_SHAPES};
+use super::faults::{fail_random_links_of_class, fail_shape, FaultShape, FAULT_SHAPES};
 use crate::family::{Family, TopologyEntry};
 use crate::network::{Network, NetworkSize};
 use base::settings::ConfigError;
@@ -31,6 +31,11 @@ pub const COMMON_KEYS: &[Setting] = &[
         default: "0",
         doc: "random bidirectional switch-to-switch links that fail, never disconnecting the network (a link whose loss would is skipped; too many is an error)",
     },
+    Setting {
+        key: "failed_link_class",
+        default: "any",
+        doc: "draw the failed links among the links of this class only (a Dragonfly's `global` cables: its routings route around failed global links, not local ones)",
+    },
     Setting { key: "fault_seed", default: "`simulation.seed`", doc: "seed of the faults' draw" },
     Setting {
         key: "fault_shape",
@@ -48,6 +53,7 @@ pub const COMMON_KEYS: &[Setting] = &[
 pub struct TopologySpec {
     family: Box<dyn Family>,
     failed_links: u32,
+    failed_link_class: Option<String>,
     fault_seed: u64,
     fault_shape: Option<&'static FaultShape>,
     fault_size: Option<u32>,
@@ -66,6 +72,16 @@ impl TopologySpec {
                 return Err(ConfigError::new(
                     "topology.failed_links",
                     format!("must be a count >= 0, got {other}"),
+                ))
+            }
+        };
+        let failed_link_class = match t.remove("failed_link_class") {
+            None => None,
+            Some(Value::String(name)) => Some(name),
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "topology.failed_link_class",
+                    format!("must be a link class's name, got {}", other.type_str()),
                 ))
             }
         };
@@ -118,7 +134,15 @@ impl TopologySpec {
                 return Err(ConfigError::new("topology.kind", format!("missing; known: {}", names(known()))))
             }
         };
-        Ok(Self { family: (entry.parse)(&t)?, failed_links, fault_seed, fault_shape, fault_size, seed })
+        Ok(Self {
+            family: (entry.parse)(&t)?,
+            failed_links,
+            failed_link_class,
+            fault_seed,
+            fault_shape,
+            fault_size,
+            seed,
+        })
     }
 
     /// The network's counts, checked, without building it.
@@ -135,8 +159,10 @@ impl TopologySpec {
             net.failed_links = failed;
         }
         if self.failed_links > 0 {
-            fail_random_links(&mut net, self.failed_links, self.fault_seed)?;
-            net.name = format!("{} with {} failed links", net.name, self.failed_links);
+            let class = self.failed_link_class.as_deref();
+            fail_random_links_of_class(&mut net, self.failed_links, self.fault_seed, class)?;
+            let which = class.map_or(String::new(), |c| format!(" {c}"));
+            net.name = format!("{} with {}{which} failed links", net.name, self.failed_links);
             net.failed_links += self.failed_links;
         }
         Ok(net)

@@ -13,12 +13,12 @@ use topology::{PortId, Shape};
 /// `dragonfly_min` in the routing registry.
 pub const DRAGONFLY_MIN: RoutingEntry = RoutingEntry {
     name: "dragonfly_min",
-    doc: "Dragonfly minimal: local, global, local hop, with the Kim/Dally VCs (VC = global hops taken)",
+    doc: "Dragonfly minimal: local, global, local hop, with the Kim/Dally VCs (VC = global hops taken); around a failed global link through the first group after the source's linked to both ends",
     topologies: "dragonfly",
-    vcs: "2",
+    vcs: "2 (3 with failed global links: a minimal route may then take two global hops)",
     settings: Settings::NONE,
     default_vc_policy: VcPolicy::Routing,
-    needs_intact_topology: true,
+    needs_intact_topology: false,
     state_bytes: per_switch_state,
     build: |ctx| build_dragonfly(ctx, DragonflyMode::Min),
 };
@@ -205,7 +205,7 @@ fn two_hundred_fifty_six() -> u32 {
 pub const DRAGONFLY_OFAR: RoutingEntry = RoutingEntry {
     name: "dragonfly_ofar",
     doc: "Dragonfly in-transit adaptive misrouting, after OFAR (Garcia et al., ICPP'12): at every router the minimal next hop and misroutes, taken when the minimal output is busier by `penalty`: the router's other global links while in the source group, the group's other routers when the minimal hop is local and no local hop was taken in the group yet; VC = hops taken up to the last of 6, or, as OFAR, any VC with an escape subnetwork (`vc_policy = \"any\"`, `escape_vcs = 1`)",
-    vcs: "6 (hops taken, the sixth and later on the last), or any with routing.escape_vcs",
+    vcs: "6 (hops taken, the sixth and later on the last; 7 with failed global links), or any with routing.escape_vcs",
     settings: Settings::typed::<InTransitSettings>(&[Setting {
         key: "penalty",
         default: "256",
@@ -280,7 +280,7 @@ pub const DRAGONFLY_Q: RoutingEntry = RoutingEntry {
             global_latency: global.min(u32::MAX as u64) as u32,
             zero_load_start: s.initial_estimates == QStart::ZeroLoad,
         };
-        Ok(Arc::new(DragonflyRouting::q_adaptive(d.clone(), params)))
+        Ok(Arc::new(DragonflyRouting::q_adaptive(d.clone(), params).with_faults(ctx.net)?))
     },
     ..DRAGONFLY_MIN
 };

@@ -92,7 +92,7 @@ use serde::Deserialize;
 use std::sync::Arc;
 use topology::shape::DragonflyShape;
 use topology::Shape;
-use topology::{PortId, SwitchId};
+use topology::{Network, PortId, PortTarget, SwitchId};
 
 /// Which Dragonfly routing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,6 +177,9 @@ pub struct DragonflyRouting {
     mode: DragonflyMode,
     /// Q-adaptive's parameters (only with [`DragonflyMode::QAdaptive`]).
     q: Option<QParams>,
+    /// With failed global links: `dead[g * groups + h]` when the global link between groups
+    /// `g` and `h` failed; empty on an intact network.
+    dead: Vec<bool>,
 }
 
 const NO_INTERMEDIATE: u32 = u32::MAX;
@@ -204,7 +207,56 @@ const LOCAL_HOP: u8 = 0x01;
 impl DragonflyRouting {
     /// Routing for `shape`.
     pub fn new(shape: DragonflyShape, mode: DragonflyMode) -> Self {
-        Self { shape, mode, q: None }
+        Self { shape, mode, q: None, dead: Vec::new() }
+    }
+
+    /// The routing for `net`'s failed global links (none: unchanged); a failed local link
+    /// is an error, which names a switch and port.
+    pub fn with_faults(mut self, net: &Network) -> Result<Self, RoutingError> {
+        let s = &self.shape;
+        let mut dead = vec![false; (s.groups * s.groups) as usize];
+        for sw in 0..net.num_switches() as SwitchId {
+            let (g, own) = (s.group(sw), s.router_in_group(sw));
+            for (port, p) in net.ports(sw).iter().enumerate().skip(s.p as usize) {
+                if !matches!(p.target, PortTarget::Unconnected) {
+                    continue;
+                }
+                if !s.is_global_port(port as PortId) {
+                    return Err(RoutingError::algorithm(format!(
+                        "the Dragonfly routings route around failed global links only; the local link at \
+                         switch {sw} port {port} failed (give topology.failed_link_class = \"global\", or \
+                         route with `minimal` or `valiant` and the ladder)"
+                    )));
+                }
+                if let Some(h) = s.global_target(g, own * s.h + self.global_index(port as PortId) as u32) {
+                    dead[(g * s.groups + h) as usize] = true;
+                    dead[(h * s.groups + g) as usize] = true;
+                }
+            }
+        }
+        if dead.iter().any(|&d| d) {
+            self.dead = dead;
+        }
+        Ok(self)
+    }
+
+    /// Whether groups `g` and `h` are joined by a working global link.
+    fn linked(&self, g: u32, h: u32) -> bool {
+        self.dead.is_empty() || !self.dead[(g * self.shape.groups + h) as usize]
+    }
+
+    /// The group a packet in group `g` heads for on its way to group `gd`: `gd` itself, or,
+    /// when their link failed, the first group after `g` linked to both (with failed global
+    /// links the minimal route takes two global hops).
+    fn next_group(&self, g: u32, gd: u32) -> u32 {
+        if g == gd || self.linked(g, gd) {
+            return gd;
+        }
+        let n = self.shape.groups;
+        (1..n)
+            .map(|k| (g + k) % n)
+            .find(|&h| h != gd && self.linked(g, h) && self.linked(h, gd))
+            .unwrap_or(gd)
     }
 
     /// Whether the routing draws an intermediate group at injection (all but MIN and the
@@ -221,7 +273,7 @@ impl DragonflyRouting {
         if g == gt {
             return s.local_port(s.router_in_group(at), s.router_in_group(target));
         }
-        let (gateway, port) = s.gateway(g, gt);
+        let (gateway, port) = s.gateway(g, self.next_group(g, gt));
         if gateway == at {
             port
         } else {
@@ -239,8 +291,23 @@ impl DragonflyRouting {
         1 + u32::from(gateway != at)
     }
 
+    /// Whether group `i` may be a non-minimal packet's intermediate from group `gs` to `gd`:
+    /// neither of them, linked to both.
+    fn may_go_through(&self, i: u32, gs: u32, gd: u32) -> bool {
+        i != gs && i != gd && self.linked(gs, i) && self.linked(i, gd)
+    }
+
     fn random_intermediate(&self, src_group: u32, dst_group: u32, rng: &mut Rng) -> u32 {
         let g = self.shape.groups;
+        if !self.dead.is_empty() {
+            // Uniform over the groups linked to both ends.
+            let valid: Vec<u32> = (0..g).filter(|&i| self.may_go_through(i, src_group, dst_group)).collect();
+            return if valid.is_empty() {
+                NO_INTERMEDIATE
+            } else {
+                valid[below(rng, valid.len() as u64) as usize]
+            };
+        }
         if g <= 2 {
             return NO_INTERMEDIATE;
         }
@@ -276,7 +343,9 @@ impl Routing for DragonflyRouting {
             let s = &self.shape;
             let (gs, gd) = (s.group(src), s.group(dst));
             out.extend(
-                (0..s.groups).filter(|&g| g != gs && g != gd).map(|g| RouteState { intermediate: g, ..base }),
+                (0..s.groups)
+                    .filter(|&g| self.may_go_through(g, gs, gd))
+                    .map(|g| RouteState { intermediate: g, ..base }),
             );
         }
         true
@@ -284,10 +353,12 @@ impl Routing for DragonflyRouting {
 
     fn vcs_required(&self) -> u8 {
         match self.mode {
+            // With failed global links a minimal route may take two global hops.
+            DragonflyMode::Min if !self.dead.is_empty() => 3,
             DragonflyMode::Min => 2,
             DragonflyMode::Par { vcs: ParVcs::Diverted, .. } | DragonflyMode::Biased { .. } => 4,
             DragonflyMode::QAdaptive => 4,
-            DragonflyMode::InTransit { .. } => 6,
+            DragonflyMode::InTransit { .. } => self.transit_vcs(),
             _ => 3,
         }
     }
@@ -319,12 +390,16 @@ impl Routing for DragonflyRouting {
 
     fn max_hops(&self) -> u32 {
         match self.mode {
+            // Local, global, local, global, local around a failed global link.
+            DragonflyMode::Min if !self.dead.is_empty() => 5,
             DragonflyMode::Min => 3,
             // A diverted packet: local, local, global, local, global, local.
             DragonflyMode::Par { .. } | DragonflyMode::Biased { .. } => 6,
             // Two local hops in each of three groups, two global hops.
             DragonflyMode::InTransit { .. } => 8,
-            // Global, local, local, global, local.
+            // Global, local, local, global, local; around a failed global link a local hop
+            // and the minimal route's five.
+            DragonflyMode::QAdaptive if !self.dead.is_empty() => 6,
             DragonflyMode::QAdaptive => 5,
             _ => 5,
         }
@@ -338,7 +413,9 @@ impl Routing for DragonflyRouting {
             let i = self.random_intermediate(gs, gd, rng);
             if i != NO_INTERMEDIATE {
                 state.intermediate = i;
-                state.phase = if matches!(self.mode, DragonflyMode::Biased { .. }) { OPEN } else { 0 };
+                // Both ways open only where the minimal one is direct.
+                let open = matches!(self.mode, DragonflyMode::Biased { .. }) && self.linked(gs, gd);
+                state.phase = if open { OPEN } else { 0 };
             }
         }
     }
@@ -518,5 +595,5 @@ fn build_dragonfly(ctx: &BuildContext<'_>, mode: DragonflyMode) -> Result<Arc<dy
             ctx.entry.name, d.h
         )));
     }
-    Ok(Arc::new(DragonflyRouting::new(d.clone(), mode)))
+    Ok(Arc::new(DragonflyRouting::new(d.clone(), mode).with_faults(ctx.net)?))
 }

@@ -34,7 +34,7 @@ pub struct QParams {
 impl DragonflyRouting {
     /// Q-adaptive routing for `shape`.
     pub fn q_adaptive(shape: DragonflyShape, params: QParams) -> Self {
-        Self { shape, mode: DragonflyMode::QAdaptive, q: Some(params) }
+        Self { shape, mode: DragonflyMode::QAdaptive, q: Some(params), dead: Vec::new() }
     }
 
     /// Q-adaptive: the network ports of a router (its columns in a row of estimates).
@@ -86,9 +86,12 @@ impl DragonflyRouting {
             return;
         }
         let first = s.p as PortId;
+        // A port that leads somewhere and, if global, to a group one working global hop from
+        // the destination group at most.
         let connected = |port: PortId| {
             !s.is_global_port(port)
-                || s.global_target(g, own * s.h + self.global_index(port) as u32).is_some()
+                || s.global_target(g, own * s.h + self.global_index(port) as u32)
+                    .is_some_and(|t| self.linked(g, t) && (t == gd || self.linked(t, gd)))
         };
         let choice = if p.hops == 0 {
             if load.exploring() {
@@ -175,6 +178,14 @@ impl DragonflyRouting {
         for (k, estimate) in out.iter_mut().enumerate() {
             let (group, col) = ((k / self.q_columns()) as u32 / s.p, (k % self.q_columns()) as u32);
             let port = (s.p + col) as PortId;
+            let far = s
+                .is_global_port(port)
+                .then(|| s.global_target(g, own * s.h + self.global_index(port) as u32));
+            if far.is_some_and(|t| !t.is_some_and(|t| self.linked(g, t))) {
+                // An unconnected or failed global port.
+                *estimate = f32::INFINITY;
+                continue;
+            }
             if !q.zero_load_start {
                 let direct = group != g
                     && s.is_global_port(port)
@@ -186,8 +197,8 @@ impl DragonflyRouting {
                 match s.global_target(g, own * s.h + self.global_index(port) as u32) {
                     // The far end of the global link: the router of that group that owns
                     // the link back.
-                    Some(gx) => global + onwards(gx, s.gateway(gx, g).0, group),
-                    None => f32::INFINITY,
+                    Some(gx) if self.linked(g, gx) => global + onwards(gx, s.gateway(gx, g).0, group),
+                    _ => f32::INFINITY,
                 }
             } else {
                 let other = if col < own { col } else { col + 1 };

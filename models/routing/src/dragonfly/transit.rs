@@ -21,7 +21,7 @@ impl DragonflyRouting {
         out: &mut Vec<Candidate>,
     ) {
         let s = &self.shape;
-        let vc = p.hops.min(5) as u8;
+        let vc = p.hops.min(self.transit_vcs() as u16 - 1) as u8;
         let min = self.min_port(at, dst);
         out.push(Candidate { port: min, vc, penalty: 0 });
         let (g, gd, own) = (s.group(at), s.group(dst), s.router_in_group(at));
@@ -29,7 +29,9 @@ impl DragonflyRouting {
         if p.route.global_hops == 0 && g != gd {
             for j in 0..s.h {
                 let port = first_global + j as PortId;
-                if port != min && s.global_target(g, own * s.h + j).is_some() {
+                // A misroute to a group linked to the destination's: two global hops at most.
+                let far = s.global_target(g, own * s.h + j);
+                if port != min && far.is_some_and(|t| self.linked(g, t) && self.linked(t, gd)) {
                     out.push(Candidate { port, vc, penalty });
                 }
             }
@@ -41,6 +43,18 @@ impl DragonflyRouting {
                     out.push(Candidate { port, vc, penalty });
                 }
             }
+        }
+    }
+
+    /// The in-transit routing's VCs: the hops taken, the sixth and later on the last of 6;
+    /// with failed global links routes are a hop longer and the seventh and later share
+    /// the last of 7 (`xnet routes` finds a cycle of one group's local channels on one VC
+    /// less).
+    pub(super) fn transit_vcs(&self) -> u8 {
+        if self.dead.is_empty() {
+            6
+        } else {
+            7
         }
     }
 }

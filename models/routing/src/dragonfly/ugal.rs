@@ -20,6 +20,10 @@ impl DragonflyRouting {
         queue: impl Fn(u32) -> u32,
     ) -> bool {
         let gd = self.shape.group(dst);
+        if !self.linked(self.shape.group(at), gd) {
+            // Their link failed: no minimal route shorter than a Valiant one.
+            return false;
+        }
         let min_hops = self.hops_to_group(at, gd) + 1;
         let val_hops = self.hops_to_group(at, intermediate) + 1 + 2;
         queue(gd) as u64 * min_hops as u64 <= queue(intermediate) as u64 * val_hops as u64 + threshold as u64
