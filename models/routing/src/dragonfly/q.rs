@@ -112,13 +112,7 @@ impl DragonflyRouting {
                         best = port;
                     }
                 }
-                let q_min = row[(min - first) as usize];
-                let gain = (q_min - row[(best - first) as usize]) / q_min.max(f32::MIN_POSITIVE);
-                if gain < q.threshold_source {
-                    min
-                } else {
-                    best
-                }
+                Self::unless_close(row, first, min, best, q.threshold_source)
             }
         } else if p.hops == 1 && p.route.global_hops == 1 && !s.is_global_port(min) {
             // The first router of an intermediate group, straight from the source router.
@@ -132,17 +126,23 @@ impl DragonflyRouting {
             let other = if other >= own { other + 1 } else { other };
             let via = s.local_port(own, other);
             let row = self.q_row(load.learned(), self.q_row_index(p, gd));
-            let q_min = row[(min - first) as usize];
-            let gain = (q_min - row[(via - first) as usize]) / q_min.max(f32::MIN_POSITIVE);
-            if gain < q.threshold_intermediate {
-                min
-            } else {
-                via
-            }
+            Self::unless_close(row, first, min, via, q.threshold_intermediate)
         } else {
             min
         };
         out[0].port = choice;
+    }
+
+    /// The authors' relative threshold: `other` over `min` only when its estimate (in `row`,
+    /// ports from `first`) is lower by at least `threshold` of the minimal one's.
+    fn unless_close(row: &[f32], first: PortId, min: PortId, other: PortId, threshold: f32) -> PortId {
+        let q_min = row[(min - first) as usize];
+        let gain = (q_min - row[(other - first) as usize]) / q_min.max(f32::MIN_POSITIVE);
+        if gain < threshold {
+            min
+        } else {
+            other
+        }
     }
 
     /// Q-adaptive: an estimate per destination group, source position and network port; none
