@@ -43,11 +43,10 @@ impl DragonflyRouting {
     }
 
     /// Q-adaptive: which row of estimates a packet uses: its destination group and its
-    /// source endpoint's position at its router (the source number modulo `p`), as the
-    /// authors' default table (`destG_srcN`). With one row per group every packet of a
-    /// router would take the one output with the lowest estimate until feedback, a round
-    /// trip later, says it is full; the endpoints of a router learning apart spread the
-    /// load over `p` outputs.
+    /// source endpoint's position at its router (the source number modulo `p`), the
+    /// authors' default table (`destG_srcN`): the endpoints of a router learn apart, rather
+    /// than every packet of the router taking the one output with the lowest estimate
+    /// until feedback, a round trip later, says it is full.
     pub(super) fn q_row_index(&self, p: &Packet, group: u32) -> usize {
         group as usize * self.shape.p as usize + (p.src() % self.shape.p) as usize
     }
