@@ -125,6 +125,20 @@ fn dragonfly_routings_around_failed_global_links_are_deterministic() {
 }
 
 #[test]
+fn dragonfly_par_through_intermediate_routers_is_deterministic() {
+    same_for_all_partitions(
+        DRAGONFLY,
+        &[
+            "routing.algorithm=dragonfly_par",
+            "routing.dragonfly_par.intermediate=router",
+            "router.vcs=5",
+            "traffic.pattern=group_shift",
+            "traffic.load=0.3",
+        ],
+    );
+}
+
+#[test]
 fn dragonfly_valiant_adversarial_is_deterministic() {
     same_for_all_partitions(
         DRAGONFLY,

@@ -213,6 +213,23 @@ fn every_dragonfly_routing_needs_the_vcs_it_states() {
             assert!(!r.acyclic && r.cycle.len() >= 2, "{routing} {arrangement} on {} VCs", vcs - 1);
             assert_eq!(r.unreachable_pairs, 0, "{routing}");
         }
+        // PAR through a random router of the intermediate group: the local hops before and
+        // after that router, in one group, need a VC each (5).
+        let par = |vcs: u8, policy: &str| {
+            build(
+                &topology,
+                &format!(
+                    "algorithm = \"dragonfly_par\"\nvc_policy = \"{policy}\"\n\
+                     [routing.dragonfly_par]\nintermediate = \"router\""
+                ),
+                vcs,
+            )
+        };
+        assert_eq!(par(5, "routing").routing().vcs_required(), 5);
+        let r = analyse(&par(5, "routing"));
+        assert_clean(&r);
+        assert_eq!((r.vcs_used, r.longest_path), (5, 7), "{arrangement}");
+        assert!(!analyse(&par(4, "folded")).acyclic, "{arrangement}");
         // UGAL-G decides on what other routers reported: the verifier asks again with each
         // reported byte full and follows both its choices. It diverts where UGAL-L cannot:
         // when both paths leave by the same local port (one gateway router owns both global

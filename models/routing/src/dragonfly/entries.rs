@@ -346,7 +346,7 @@ fn q_table_state(size: &StateSize) -> u64 {
 pub const DRAGONFLY_PAR: RoutingEntry = RoutingEntry {
     name: "dragonfly_par",
     doc: "Dragonfly PAR (progressive adaptive routing, Jiang, Kim and Dally, ISCA'09): UGAL-L's choice at the source router, and a packet sent minimally may be diverted to Valiant at the next router of its source group by the same comparison",
-    vcs: "4 (global hops, plus one once diverted)",
+    vcs: "4 (global hops, plus one once diverted); 5 with intermediate = \"router\"",
     settings: Settings::typed::<ParSettings>(&[
         Setting { key: "threshold", default: "0", doc: "occupancy in phits the non-minimal path must beat, at both decisions" },
         Setting {
@@ -354,10 +354,16 @@ pub const DRAGONFLY_PAR: RoutingEntry = RoutingEntry {
             default: "diverted",
             doc: "`diverted`: VC = global hops taken, plus one once diverted (4 VCs, deadlock-free); `global_hops`: Kim and Dally's UGAL VCs (3), which PAR's two local hops in the source group close into cycles (`xnet routes` shows one; for comparison only)",
         },
+        Setting {
+            key: "intermediate",
+            default: "group",
+            doc: "where a non-minimal packet goes: `group`, a random intermediate group, entered wherever its global link lands (Kim et al.'s Valiant); `router`, a random router of that group, a local hop more there (CAMINOS's and Cray Aries's); 4 VCs either way",
+        },
     ]),
     build: |ctx| {
         let s: ParSettings = ctx.settings()?;
-        build_dragonfly(ctx, DragonflyMode::Par { threshold: s.threshold, vcs: s.vc_assignment })
+        let via_router = s.intermediate == ParIntermediate::Router;
+        build_dragonfly(ctx, DragonflyMode::Par { threshold: s.threshold, vcs: s.vc_assignment, via_router })
     },
     ..DRAGONFLY_MIN
 };
@@ -369,6 +375,8 @@ struct ParSettings {
     #[serde(default)]
     threshold: u32,
     #[serde(default)]
+    intermediate: ParIntermediate,
+    #[serde(default)]
     vc_assignment: ParVcs,
 }
 
@@ -378,4 +386,13 @@ struct ParSettings {
 struct UgalSettings {
     #[serde(default)]
     threshold: u32,
+}
+
+/// `routing.dragonfly_par.intermediate`.
+#[derive(Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ParIntermediate {
+    #[default]
+    Group,
+    Router,
 }

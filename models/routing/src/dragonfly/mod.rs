@@ -69,10 +69,12 @@
 //! Files: here the modes, the route state's phases, the shared geometry and the
 //! [`Routing`] implementation, which dispatches to `ugal.rs` (the UGAL family's
 //! comparisons, UGAL-G's and piggybacking's reports), `biased.rs`, `transit.rs` and `q.rs`
-//! (one routing each); `entries.rs` holds the registry entries and their settings.
+//! (one routing each); `faults.rs` routes around failed global links; `entries.rs` holds
+//! the registry entries and their settings.
 
 mod biased;
 mod entries;
+mod faults;
 mod q;
 mod transit;
 mod ugal;
@@ -92,7 +94,7 @@ use serde::Deserialize;
 use std::sync::Arc;
 use topology::shape::DragonflyShape;
 use topology::Shape;
-use topology::{Network, PortId, PortTarget, SwitchId};
+use topology::{PortId, SwitchId};
 
 /// Which Dragonfly routing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,6 +159,9 @@ pub enum DragonflyMode {
         /// VCs: PAR's own (global hops + diverted, 4) or Kim and Dally's (global hops, 3:
         /// not deadlock-free for PAR, kept to show why).
         vcs: ParVcs,
+        /// A diverted packet goes to a random router of the intermediate group (`true`, as
+        /// CAMINOS and Cray's Aries do) or to whichever router the global link reaches.
+        via_router: bool,
     },
 }
 
@@ -201,6 +206,9 @@ const WENT_VALIANT: u8 = 0x08;
 /// The biased routing: set by `candidates` when the two ways leave by the same port, for
 /// `on_forward`, which clears it.
 const SHARED: u8 = 0x40;
+/// PAR through an intermediate router: the packet has reached it (its VC goes up by one:
+/// the local hops before and after it, in one group, would otherwise share a VC).
+const PASSED_ROUTER: u8 = 0x80;
 /// The in-transit routing: the packet took a local hop in the group it is in.
 const LOCAL_HOP: u8 = 0x01;
 
@@ -208,55 +216,6 @@ impl DragonflyRouting {
     /// Routing for `shape`.
     pub fn new(shape: DragonflyShape, mode: DragonflyMode) -> Self {
         Self { shape, mode, q: None, dead: Vec::new() }
-    }
-
-    /// The routing for `net`'s failed global links (none: unchanged); a failed local link
-    /// is an error, which names a switch and port.
-    pub fn with_faults(mut self, net: &Network) -> Result<Self, RoutingError> {
-        let s = &self.shape;
-        let mut dead = vec![false; (s.groups * s.groups) as usize];
-        for sw in 0..net.num_switches() as SwitchId {
-            let (g, own) = (s.group(sw), s.router_in_group(sw));
-            for (port, p) in net.ports(sw).iter().enumerate().skip(s.p as usize) {
-                if !matches!(p.target, PortTarget::Unconnected) {
-                    continue;
-                }
-                if !s.is_global_port(port as PortId) {
-                    return Err(RoutingError::algorithm(format!(
-                        "the Dragonfly routings route around failed global links only; the local link at \
-                         switch {sw} port {port} failed (give topology.failed_link_class = \"global\", or \
-                         route with `minimal` or `valiant` and the ladder)"
-                    )));
-                }
-                if let Some(h) = s.global_target(g, own * s.h + self.global_index(port as PortId) as u32) {
-                    dead[(g * s.groups + h) as usize] = true;
-                    dead[(h * s.groups + g) as usize] = true;
-                }
-            }
-        }
-        if dead.iter().any(|&d| d) {
-            self.dead = dead;
-        }
-        Ok(self)
-    }
-
-    /// Whether groups `g` and `h` are joined by a working global link.
-    fn linked(&self, g: u32, h: u32) -> bool {
-        self.dead.is_empty() || !self.dead[(g * self.shape.groups + h) as usize]
-    }
-
-    /// The group a packet in group `g` heads for on its way to group `gd`: `gd` itself, or,
-    /// when their link failed, the first group after `g` linked to both (with failed global
-    /// links the minimal route takes two global hops).
-    fn next_group(&self, g: u32, gd: u32) -> u32 {
-        if g == gd || self.linked(g, gd) {
-            return gd;
-        }
-        let n = self.shape.groups;
-        (1..n)
-            .map(|k| (g + k) % n)
-            .find(|&h| h != gd && self.linked(g, h) && self.linked(h, gd))
-            .unwrap_or(gd)
     }
 
     /// Whether the routing draws an intermediate group at injection (all but MIN and the
@@ -291,10 +250,19 @@ impl DragonflyRouting {
         1 + u32::from(gateway != at)
     }
 
-    /// Whether group `i` may be a non-minimal packet's intermediate from group `gs` to `gd`:
-    /// neither of them, linked to both.
-    fn may_go_through(&self, i: u32, gs: u32, gd: u32) -> bool {
-        i != gs && i != gd && self.linked(gs, i) && self.linked(i, gd)
+    /// Whether the route state's `intermediate` is a router (PAR with `intermediate =
+    /// "router"`), not a group.
+    fn via_router(&self) -> bool {
+        matches!(self.mode, DragonflyMode::Par { via_router: true, .. })
+    }
+
+    /// The intermediate group of a route state's `intermediate`.
+    fn intermediate_group(&self, intermediate: u32) -> u32 {
+        if self.via_router() && intermediate != NO_INTERMEDIATE {
+            self.shape.group(intermediate)
+        } else {
+            intermediate
+        }
     }
 
     fn random_intermediate(&self, src_group: u32, dst_group: u32, rng: &mut Rng) -> u32 {
@@ -342,11 +310,13 @@ impl Routing for DragonflyRouting {
         } else {
             let s = &self.shape;
             let (gs, gd) = (s.group(src), s.group(dst));
-            out.extend(
-                (0..s.groups)
-                    .filter(|&g| self.may_go_through(g, gs, gd))
-                    .map(|g| RouteState { intermediate: g, ..base }),
-            );
+            let groups = (0..s.groups).filter(|&g| self.may_go_through(g, gs, gd));
+            if self.via_router() {
+                let routers = groups.flat_map(|g| g * s.a..(g + 1) * s.a);
+                out.extend(routers.map(|r| RouteState { intermediate: r, ..base }));
+            } else {
+                out.extend(groups.map(|g| RouteState { intermediate: g, ..base }));
+            }
         }
         true
     }
@@ -356,6 +326,7 @@ impl Routing for DragonflyRouting {
             // With failed global links a minimal route may take two global hops.
             DragonflyMode::Min if !self.dead.is_empty() => 3,
             DragonflyMode::Min => 2,
+            DragonflyMode::Par { vcs: ParVcs::Diverted, via_router: true, .. } => 5,
             DragonflyMode::Par { vcs: ParVcs::Diverted, .. } | DragonflyMode::Biased { .. } => 4,
             DragonflyMode::QAdaptive => 4,
             DragonflyMode::InTransit { .. } => self.transit_vcs(),
@@ -394,6 +365,8 @@ impl Routing for DragonflyRouting {
             DragonflyMode::Min if !self.dead.is_empty() => 5,
             DragonflyMode::Min => 3,
             // A diverted packet: local, local, global, local, global, local.
+            // Through an intermediate router, a second local hop in its group.
+            DragonflyMode::Par { via_router: true, .. } => 7,
             DragonflyMode::Par { .. } | DragonflyMode::Biased { .. } => 6,
             // Two local hops in each of three groups, two global hops.
             DragonflyMode::InTransit { .. } => 8,
@@ -412,7 +385,11 @@ impl Routing for DragonflyRouting {
         if self.draws_intermediate() && gs != gd {
             let i = self.random_intermediate(gs, gd, rng);
             if i != NO_INTERMEDIATE {
-                state.intermediate = i;
+                state.intermediate = if self.via_router() {
+                    i * self.shape.a + below(rng, self.shape.a as u64) as u32
+                } else {
+                    i
+                };
                 // Both ways open only where the minimal one is direct.
                 let open = matches!(self.mode, DragonflyMode::Biased { .. }) && self.linked(gs, gd);
                 state.phase = if open { OPEN } else { 0 };
@@ -473,14 +450,20 @@ impl Routing for DragonflyRouting {
                 if p.hops == 0 && p.route.phase == 0 {
                     // UGAL-L at the source router; a minimal packet keeps its intermediate
                     // group for the revision.
-                    if self.minimal_is_better(at, dst, p.route.intermediate, threshold, load) {
+                    let gi = self.intermediate_group(p.route.intermediate);
+                    if self.minimal_is_better(at, dst, gi, threshold, load) {
                         p.route.phase = REVISABLE;
                     }
                 } else if p.route.phase == REVISABLE && p.hops >= 1 {
                     // The next router: revise while the packet is still in its source group.
                     p.route.phase = if p.route.global_hops == 0
-                        && !self.minimal_is_better(at, dst, p.route.intermediate, threshold, load)
-                    {
+                        && !self.minimal_is_better(
+                            at,
+                            dst,
+                            self.intermediate_group(p.route.intermediate),
+                            threshold,
+                            load,
+                        ) {
                         DIVERTED
                     } else {
                         TO_DESTINATION
@@ -491,18 +474,25 @@ impl Routing for DragonflyRouting {
         }
         let diverted = p.route.phase & DIVERTED;
         let mut to_intermediate = p.route.phase & !DIVERTED == 0;
-        if to_intermediate && s.group(at) == p.route.intermediate {
-            p.route.phase = TO_DESTINATION | diverted;
+        let reached =
+            if self.via_router() { at == p.route.intermediate } else { s.group(at) == p.route.intermediate };
+        if to_intermediate && reached {
+            let passed = if self.via_router() { PASSED_ROUTER } else { 0 };
+            p.route.phase = TO_DESTINATION | diverted | passed;
             to_intermediate = false;
         }
+        let passed = u8::from(p.route.phase & PASSED_ROUTER != 0);
         let vc = match self.mode {
             DragonflyMode::Par { vcs: ParVcs::Diverted, .. } | DragonflyMode::Biased { .. } => {
-                p.route.global_hops + u8::from(diverted != 0)
+                p.route.global_hops + u8::from(diverted != 0) + passed
             }
             _ => p.route.global_hops,
         };
         let port = if !to_intermediate {
             self.min_port(at, dst)
+        } else if self.via_router() {
+            // To the router itself: through its group's gateway, then a local hop there.
+            self.min_port(at, p.route.intermediate)
         } else {
             let gi = p.route.intermediate;
             let (gateway, port) = s.gateway(s.group(at), gi);
