@@ -65,12 +65,6 @@ pub const DRAGONFLY_UGAL_G: RoutingEntry = RoutingEntry {
     state_bytes: shared_state,
     build: |ctx| {
         let s: UgalGlobalSettings = ctx.settings()?;
-        if s.report_period == 0 {
-            return Err(RoutingError::new(
-                "routing.dragonfly_ugal_g.report_period",
-                "must be at least 1 (cycles between reports)",
-            ));
-        }
         build_dragonfly(ctx, DragonflyMode::UgalGlobal { threshold: s.threshold, period: s.report_period })
     },
     ..DRAGONFLY_MIN
@@ -122,12 +116,6 @@ pub const DRAGONFLY_PB: RoutingEntry = RoutingEntry {
     state_bytes: shared_state,
     build: |ctx| {
         let s: PiggybackSettings = ctx.settings()?;
-        if s.report_period == 0 {
-            return Err(RoutingError::new(
-                "routing.dragonfly_pb.report_period",
-                "must be at least 1 (cycles between reports)",
-            ));
-        }
         build_dragonfly(
             ctx,
             DragonflyMode::Piggyback {

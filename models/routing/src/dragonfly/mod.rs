@@ -268,12 +268,14 @@ impl DragonflyRouting {
     fn random_intermediate(&self, src_group: u32, dst_group: u32, rng: &mut Rng) -> u32 {
         let g = self.shape.groups;
         if !self.dead.is_empty() {
-            // Uniform over the groups linked to both ends.
-            let valid: Vec<u32> = (0..g).filter(|&i| self.may_go_through(i, src_group, dst_group)).collect();
-            return if valid.is_empty() {
+            // Uniform over the groups linked to both ends (counted, then the k-th taken:
+            // no allocation per packet).
+            let valid = || (0..g).filter(|&i| self.may_go_through(i, src_group, dst_group));
+            let count = valid().count() as u64;
+            return if count == 0 {
                 NO_INTERMEDIATE
             } else {
-                valid[below(rng, valid.len() as u64) as usize]
+                valid().nth(below(rng, count) as usize).unwrap_or(NO_INTERMEDIATE)
             };
         }
         if g <= 2 {
@@ -531,13 +533,17 @@ impl Routing for DragonflyRouting {
     /// One byte per global port: UGAL-G its occupancy, piggybacking its congestion mark.
     fn report(&self, _at: SwitchId, load: &dyn LoadView, out: &mut Report) {
         let first = (self.shape.p + self.shape.a - 1) as PortId;
+        let limit = match self.mode {
+            DragonflyMode::Piggyback { percent, offset, .. } => {
+                Some(self.congestion_limit(percent, offset, load))
+            }
+            _ => None,
+        };
         for (j, byte) in out.iter_mut().take(self.shape.h as usize).enumerate() {
-            let port = first + j as PortId;
-            *byte = match self.mode {
-                DragonflyMode::Piggyback { percent, offset, .. } => {
-                    u8::from(self.congested(port, percent, offset, load))
-                }
-                _ => encode_occupancy(load.port_occupancy(port)),
+            let occupancy = load.port_occupancy(first + j as PortId);
+            *byte = match limit {
+                Some(limit) => u8::from(occupancy as u64 > limit),
+                None => encode_occupancy(occupancy),
             };
         }
     }
@@ -578,8 +584,17 @@ fn build_dragonfly(ctx: &BuildContext<'_>, mode: DragonflyMode) -> Result<Arc<dy
     let Shape::Dragonfly(d) = &ctx.net.shape else {
         return Err(ctx.needs("dragonfly"));
     };
-    let reports = matches!(mode, DragonflyMode::UgalGlobal { .. } | DragonflyMode::Piggyback { .. });
-    if reports && d.h as usize > REPORT_BYTES {
+    let period = match mode {
+        DragonflyMode::UgalGlobal { period, .. } | DragonflyMode::Piggyback { period, .. } => Some(period),
+        _ => None,
+    };
+    if period == Some(0) {
+        return Err(RoutingError::new(
+            format!("routing.{}.report_period", ctx.entry.name),
+            "must be at least 1 (cycles between reports)",
+        ));
+    }
+    if period.is_some() && d.h as usize > REPORT_BYTES {
         return Err(RoutingError::algorithm(format!(
             "`{}` reports at most {REPORT_BYTES} global channels a router, the Dragonfly has h = {}",
             ctx.entry.name, d.h

@@ -75,14 +75,13 @@ impl DragonflyRouting {
         self.ugal_prefers_minimal(at, dst, intermediate, threshold, |g| self.global_queue(at, g, load))
     }
 
-    /// Piggybacking's mark: whether global port `port` of the router whose outputs `load`
-    /// shows is congested, its occupancy above `percent` % of the mean over the router's
-    /// global ports plus `offset` phits.
-    pub(super) fn congested(&self, port: PortId, percent: u32, offset: u32, load: &dyn LoadView) -> bool {
+    /// Piggybacking's mark of the router whose outputs `load` shows: a global port is
+    /// congested when its occupancy exceeds this many phits, `percent` % of the mean over
+    /// the router's global ports plus `offset`.
+    pub(super) fn congestion_limit(&self, percent: u32, offset: u32, load: &dyn LoadView) -> u64 {
         let first = (self.shape.p + self.shape.a - 1) as PortId;
         let total: u64 = (0..self.shape.h as PortId).map(|j| load.port_occupancy(first + j) as u64).sum();
-        let limit = total * percent as u64 / (100 * self.shape.h as u64) + offset as u64;
-        load.port_occupancy(port) as u64 > limit
+        total * percent as u64 / (100 * self.shape.h as u64) + offset as u64
     }
 
     /// Piggybacking at the source router `at`: whether the global channel the minimal path
@@ -99,7 +98,7 @@ impl DragonflyRouting {
         let s = &self.shape;
         let (gateway, port) = s.gateway(s.group(at), s.group(dst));
         if gateway == at {
-            self.congested(port, percent, offset, load)
+            load.port_occupancy(port) as u64 > self.congestion_limit(percent, offset, load)
         } else {
             let via = s.local_port(s.router_in_group(at), s.router_in_group(gateway));
             load.reported(via, self.global_index(port)) != 0
