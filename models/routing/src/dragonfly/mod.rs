@@ -88,7 +88,7 @@ pub use q::QParams;
 use crate::packet::{Packet, RouteState};
 use crate::registry::BuildContext;
 use crate::REPORT_BYTES;
-use crate::{encode_occupancy, Candidate, Feedback, LoadView, Reads, Report, Routing, RoutingError, Sharing};
+use crate::{Candidate, Feedback, LoadView, Reads, Report, Routing, RoutingError, Sharing};
 use base::rng::{below, Rng};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -532,20 +532,7 @@ impl Routing for DragonflyRouting {
 
     /// One byte per global port: UGAL-G its occupancy, piggybacking its congestion mark.
     fn report(&self, _at: SwitchId, load: &dyn LoadView, out: &mut Report) {
-        let first = (self.shape.p + self.shape.a - 1) as PortId;
-        let limit = match self.mode {
-            DragonflyMode::Piggyback { percent, offset, .. } => {
-                Some(self.congestion_limit(percent, offset, load))
-            }
-            _ => None,
-        };
-        for (j, byte) in out.iter_mut().take(self.shape.h as usize).enumerate() {
-            let occupancy = load.port_occupancy(first + j as PortId);
-            *byte = match limit {
-                Some(limit) => u8::from(occupancy as u64 > limit),
-                None => encode_occupancy(occupancy),
-            };
-        }
+        self.report_global_channels(load, out);
     }
 
     /// Q-adaptive: an estimate per destination group, source position and network port.

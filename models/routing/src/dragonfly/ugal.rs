@@ -2,8 +2,8 @@
 //! PAR), UGAL-G's on the global channels of the source group as their routers reported
 //! them, and piggybacking's congestion marks.
 
-use super::DragonflyRouting;
-use crate::{decode_occupancy, LoadView};
+use super::{DragonflyMode, DragonflyRouting};
+use crate::{decode_occupancy, encode_occupancy, LoadView, Report};
 use topology::{PortId, SwitchId};
 
 impl DragonflyRouting {
@@ -102,6 +102,25 @@ impl DragonflyRouting {
         } else {
             let via = s.local_port(s.router_in_group(at), s.router_in_group(gateway));
             load.reported(via, self.global_index(port)) != 0
+        }
+    }
+
+    /// UGAL-G's and piggybacking's report: one byte per global port, its occupancy or its
+    /// congestion mark.
+    pub(super) fn report_global_channels(&self, load: &dyn LoadView, out: &mut Report) {
+        let first = (self.shape.p + self.shape.a - 1) as PortId;
+        let limit = match self.mode {
+            DragonflyMode::Piggyback { percent, offset, .. } => {
+                Some(self.congestion_limit(percent, offset, load))
+            }
+            _ => None,
+        };
+        for (j, byte) in out.iter_mut().take(self.shape.h as usize).enumerate() {
+            let occupancy = load.port_occupancy(first + j as PortId);
+            *byte = match limit {
+                Some(limit) => u8::from(occupancy as u64 > limit),
+                None => encode_occupancy(occupancy),
+            };
         }
     }
 }
