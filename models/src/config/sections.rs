@@ -76,8 +76,9 @@ pub struct RouterSection {
     #[serde(default)]
     pub source_queue: u32,
     /// A head that was not granted chooses again every cycle among the candidates whose
-    /// output VC has room, as CAMINOS's routers do; `false` (default): it keeps its first
-    /// choice until granted.
+    /// output VC has room (and, with the per-VC crossbar, is not being fed from another
+    /// input), as CAMINOS's routers do; `false` (default): it keeps its first choice until
+    /// granted.
     #[serde(default)]
     pub reselect: bool,
     /// The crossbar's ports (see [`CROSSBARS`](crate::router::CROSSBARS)). Default `port`.

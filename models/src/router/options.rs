@@ -25,7 +25,8 @@ pub struct RouterParams {
     /// Packets a source queue holds (0: unbounded).
     pub source_queue: u32,
     /// A head that was not granted chooses again, every cycle, among the candidates whose
-    /// output VC has room (otherwise it keeps its first choice until granted).
+    /// output VC has room and, with the per-VC crossbar, is not being fed from another input
+    /// (otherwise it keeps its first choice until granted).
     pub reselect: bool,
     /// What a crossbar transfer holds busy.
     pub crossbar: Crossbar,

@@ -57,7 +57,7 @@ pub const PRESETS: &[Preset] = &[
             Setting {
                 key: "reselect",
                 default: "true",
-                doc: "every head without a granted output is routed again each cycle; candidates without room are dropped (EnforceFlowControl) (basic.rs:906-1011)",
+                doc: "every head without a granted output is routed again each cycle; candidates without room, or whose output VC the crossbar is feeding from another input, are dropped (EnforceFlowControl) (basic.rs:906-1011, 932-957)",
             },
             Setting {
                 key: "injection_vc",

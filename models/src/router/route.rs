@@ -183,7 +183,8 @@ impl RouterState {
     /// subnetwork, or when blocked heads re-select (`router.reselect`), only candidates
     /// whose output VC has room for the packet are considered (SurePath's "if it satisfies
     /// flow-control requirements", Camarero et al. 2024, section 3.2; CAMINOS's routers
-    /// likewise choose among the candidates with room), and `None` means none has: the
+    /// likewise choose among the candidates with room, and drop those whose output VC is
+    /// being fed from another input), and `None` means none has: the
     /// head is routed again later, so a packet blocked in the routing VCs can still take
     /// the escape (Duato).
     pub(super) fn route(
@@ -217,7 +218,12 @@ impl RouterState {
         }
         if sh.routes.escape.is_some() || sh.params.reselect {
             let (size, cap) = (sh.params.packet_size as u32, sh.params.output_buffer);
-            candidates.retain(|c| load.has_room(c.port, c.vc, size, cap));
+            // An output VC the crossbar is feeding from another input is taken too.
+            let vcs = self.vcs;
+            let taken = |c: &Candidate| {
+                self.vc_out_busy.get(c.port as usize * vcs + c.vc as usize).is_some_and(|&b| b as u64 > now)
+            };
+            candidates.retain(|c| load.has_room(c.port, c.vc, size, cap) && !taken(c));
             if candidates.is_empty() {
                 return None;
             }
