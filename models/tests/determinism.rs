@@ -139,6 +139,22 @@ fn dragonfly_par_through_intermediate_routers_is_deterministic() {
 }
 
 #[test]
+fn dragonfly_par_with_a_fallback_on_a_reselecting_router_is_deterministic() {
+    // Decisions made again every cycle a head waits, on CAMINOS's router.
+    same_for_all_partitions(
+        DRAGONFLY,
+        &[
+            "routing.algorithm=dragonfly_par",
+            "routing.dragonfly_par.fallback=true",
+            "router.preset=\"caminos\"",
+            "router.vcs=4",
+            "traffic.pattern=group_shift",
+            "traffic.load=0.3",
+        ],
+    );
+}
+
+#[test]
 fn dragonfly_valiant_adversarial_is_deterministic() {
     same_for_all_partitions(
         DRAGONFLY,

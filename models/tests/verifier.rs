@@ -230,6 +230,16 @@ fn every_dragonfly_routing_needs_the_vcs_it_states() {
         assert_clean(&r);
         assert_eq!((r.vcs_used, r.longest_path), (5, 7), "{arrangement}");
         assert!(!analyse(&par(4, "folded")).acyclic, "{arrangement}");
+        // With the fallback both ways are candidates at PAR's two decisions, whatever the
+        // load: the same routes, on the same VCs.
+        let fallback = build(
+            &topology,
+            "algorithm = \"dragonfly_par\"\n[routing.dragonfly_par]\nintermediate = \"router\"\nfallback = true",
+            5,
+        );
+        let r = analyse(&fallback);
+        assert_clean(&r);
+        assert_eq!((r.vcs_used, r.longest_path), (5, 7), "{arrangement} with the fallback");
         // UGAL-G decides on what other routers reported: the verifier asks again with each
         // reported byte full and follows both its choices. It diverts where UGAL-L cannot:
         // when both paths leave by the same local port (one gateway router owns both global

@@ -31,6 +31,8 @@ cases=(
   "Dragonfly 4-8-4, shift by a group, PAR|dragonfly-4-8-4-par-shift.cfg.in|scripts/validation/dragonfly-4-8-4.toml|--set routing.algorithm=dragonfly_par --set routing.vc_policy=routing --set router.vcs=5 --set traffic.pattern=group_shift|0.1 0.2 0.3"
   "Dragonfly 4-8-4, uniform, PAR to a router|dragonfly-4-8-4-par.cfg.in|scripts/validation/dragonfly-4-8-4.toml|--set routing.algorithm=dragonfly_par --set routing.dragonfly_par.intermediate=router --set routing.vc_policy=routing --set router.vcs=5|0.1 0.3 0.5"
   "Dragonfly 4-8-4, shift by a group, PAR to a router|dragonfly-4-8-4-par-shift.cfg.in|scripts/validation/dragonfly-4-8-4.toml|--set routing.algorithm=dragonfly_par --set routing.dragonfly_par.intermediate=router --set routing.vc_policy=routing --set router.vcs=5 --set traffic.pattern=group_shift|0.1 0.2 0.3"
+  "Dragonfly 4-8-4, uniform, PAR to a router with fallback|dragonfly-4-8-4-par.cfg.in|scripts/validation/dragonfly-4-8-4.toml|--set routing.algorithm=dragonfly_par --set routing.dragonfly_par.intermediate=router --set routing.dragonfly_par.fallback=true --set routing.vc_policy=routing --set router.vcs=5|0.1 0.3 0.5"
+  "Dragonfly 4-8-4, shift by a group, PAR to a router with fallback|dragonfly-4-8-4-par-shift.cfg.in|scripts/validation/dragonfly-4-8-4.toml|--set routing.algorithm=dragonfly_par --set routing.dragonfly_par.intermediate=router --set routing.dragonfly_par.fallback=true --set routing.vc_policy=routing --set router.vcs=5 --set traffic.pattern=group_shift|0.1 0.2 0.3"
 )
 
 echo "| case | load | figure | CAMINOS | xnet | difference |"

@@ -333,7 +333,7 @@ fn q_table_state(size: &StateSize) -> u64 {
 /// `dragonfly_par` in the routing registry.
 pub const DRAGONFLY_PAR: RoutingEntry = RoutingEntry {
     name: "dragonfly_par",
-    doc: "Dragonfly PAR (progressive adaptive routing, Jiang, Kim and Dally, ISCA'09): UGAL-L's choice at the source router, and a packet sent minimally may be diverted to Valiant at the next router of its source group by the same comparison",
+    doc: "Dragonfly PAR (progressive adaptive routing, Jiang, Kim and Dally, ISCA'09): UGAL-L's choice at the source router, and a packet sent minimally may be diverted to Valiant at the next router of its source group by the same comparison; a router that routes waiting heads again (`router.reselect`) decides again each cycle",
     vcs: "4 (global hops, plus one once diverted); 5 with intermediate = \"router\"",
     settings: Settings::typed::<ParSettings>(&[
         Setting { key: "threshold", default: "0", doc: "occupancy in phits the non-minimal path must beat, at both decisions" },
@@ -345,13 +345,20 @@ pub const DRAGONFLY_PAR: RoutingEntry = RoutingEntry {
         Setting {
             key: "intermediate",
             default: "group",
-            doc: "where a non-minimal packet goes: `group`, a random intermediate group, entered wherever its global link lands (Kim et al.'s Valiant); `router`, a random router of that group, a local hop more there (CAMINOS's and Cray Aries's); 4 VCs either way",
+            doc: "where a non-minimal packet goes: `group`, a random intermediate group, entered wherever its global link lands (Kim et al.'s Valiant); `router`, a random router of that group, a local hop more there (CAMINOS's and Cray Aries's; 5 VCs: the VC goes up once past it)",
+        },
+        Setting {
+            key: "fallback",
+            default: "false",
+            doc: "also offer the way the rule did not choose, behind every other candidate: a router that routes blocked heads again (`router.reselect`, on in the `caminos` preset) takes it when the chosen way's output has no room, as CAMINOS's PAR does; with the `adaptive` selection it changes nothing otherwise",
         },
     ]),
     build: |ctx| {
         let s: ParSettings = ctx.settings()?;
         let via_router = s.intermediate == ParIntermediate::Router;
-        build_dragonfly(ctx, DragonflyMode::Par { threshold: s.threshold, vcs: s.vc_assignment, via_router })
+        let mode =
+            DragonflyMode::Par { threshold: s.threshold, vcs: s.vc_assignment, via_router, fallback: s.fallback };
+        build_dragonfly(ctx, mode)
     },
     ..DRAGONFLY_MIN
 };
@@ -366,6 +373,8 @@ struct ParSettings {
     intermediate: ParIntermediate,
     #[serde(default)]
     vc_assignment: ParVcs,
+    #[serde(default)]
+    fallback: bool,
 }
 
 /// `[routing.dragonfly_ugal]`.

@@ -64,17 +64,19 @@
 //! hops on VC 0 close cycles among the group's local channels; PAR's VC is the global hops
 //! plus one once diverted (4 VCs: first local hop 0; diverted local hop and first global
 //! hop 1; intermediate group 2; destination group 3), along which every route's VC never
-//! decreases and within one VC a local hop only leads to a global one.
+//! decreases and within one VC a local hop only leads to a global one. The decisions are
+//! made again each time a waiting head is routed again (`par.rs`).
 //!
 //! Files: here the modes, the route state's phases, the shared geometry and the
 //! [`Routing`] implementation, which dispatches to `ugal.rs` (the UGAL family's
-//! comparisons, UGAL-G's and piggybacking's reports), `biased.rs`, `transit.rs` and `q.rs`
-//! (one routing each); `faults.rs` routes around failed global links; `entries.rs` holds
-//! the registry entries and their settings.
+//! comparisons, UGAL-G's and piggybacking's reports), `par.rs`, `biased.rs`, `transit.rs`
+//! and `q.rs` (one routing each); `faults.rs` routes around failed global links;
+//! `entries.rs` holds the registry entries and their settings.
 
 mod biased;
 mod entries;
 mod faults;
+mod par;
 mod q;
 mod transit;
 mod ugal;
@@ -162,6 +164,8 @@ pub enum DragonflyMode {
         /// A diverted packet goes to a random router of the intermediate group (`true`, as
         /// CAMINOS and Cray's Aries do) or to whichever router the global link reaches.
         via_router: bool,
+        /// Offer the way the rule did not choose behind it, for routers that re-select.
+        fallback: bool,
     },
 }
 
@@ -262,6 +266,32 @@ impl DragonflyRouting {
             self.shape.group(intermediate)
         } else {
             intermediate
+        }
+    }
+
+    /// The VC of a hop in phase `phase`: the global hops taken, and for PAR's own VCs and
+    /// the biased routing one more once diverted and (PAR through a router) once past it.
+    fn route_vc(&self, p: &Packet, phase: u8) -> u8 {
+        match self.mode {
+            DragonflyMode::Par { vcs: ParVcs::Diverted, .. } | DragonflyMode::Biased { .. } => {
+                p.route.global_hops + u8::from(phase & DIVERTED != 0) + u8::from(phase & PASSED_ROUTER != 0)
+            }
+            _ => p.route.global_hops,
+        }
+    }
+
+    /// The next port from `at` towards the packet's intermediate: a router (through its
+    /// group's gateway, then a local hop there) or a group (its gateway's global link).
+    fn intermediate_port(&self, at: SwitchId, p: &Packet) -> PortId {
+        let s = &self.shape;
+        if self.via_router() {
+            return self.min_port(at, p.route.intermediate);
+        }
+        let (gateway, port) = s.gateway(s.group(at), p.route.intermediate);
+        if gateway == at {
+            port
+        } else {
+            s.local_port(s.router_in_group(at), s.router_in_group(gateway))
         }
     }
 
@@ -448,29 +478,9 @@ impl Routing for DragonflyRouting {
                 p.route.phase = TO_DESTINATION;
                 p.route.intermediate = NO_INTERMEDIATE;
             }
-            DragonflyMode::Par { threshold, .. } => {
-                if p.hops == 0 && p.route.phase == 0 {
-                    // UGAL-L at the source router; a minimal packet keeps its intermediate
-                    // group for the revision.
-                    let gi = self.intermediate_group(p.route.intermediate);
-                    if self.minimal_is_better(at, dst, gi, threshold, load) {
-                        p.route.phase = REVISABLE;
-                    }
-                } else if p.route.phase == REVISABLE && p.hops >= 1 {
-                    // The next router: revise while the packet is still in its source group.
-                    p.route.phase = if p.route.global_hops == 0
-                        && !self.minimal_is_better(
-                            at,
-                            dst,
-                            self.intermediate_group(p.route.intermediate),
-                            threshold,
-                            load,
-                        ) {
-                        DIVERTED
-                    } else {
-                        TO_DESTINATION
-                    };
-                }
+            DragonflyMode::Par { .. } if Self::par_deciding(p) => {
+                self.par_candidates(at, dst, p, load, out);
+                return;
             }
             _ => {}
         }
@@ -483,33 +493,17 @@ impl Routing for DragonflyRouting {
             p.route.phase = TO_DESTINATION | diverted | passed;
             to_intermediate = false;
         }
-        let passed = u8::from(p.route.phase & PASSED_ROUTER != 0);
-        let vc = match self.mode {
-            DragonflyMode::Par { vcs: ParVcs::Diverted, .. } | DragonflyMode::Biased { .. } => {
-                p.route.global_hops + u8::from(diverted != 0) + passed
-            }
-            _ => p.route.global_hops,
-        };
-        let port = if !to_intermediate {
-            self.min_port(at, dst)
-        } else if self.via_router() {
-            // To the router itself: through its group's gateway, then a local hop there.
-            self.min_port(at, p.route.intermediate)
-        } else {
-            let gi = p.route.intermediate;
-            let (gateway, port) = s.gateway(s.group(at), gi);
-            if gateway == at {
-                port
-            } else {
-                s.local_port(s.router_in_group(at), s.router_in_group(gateway))
-            }
-        };
+        let vc = self.route_vc(p, p.route.phase);
+        let port = if to_intermediate { self.intermediate_port(at, p) } else { self.min_port(at, dst) };
         out.push(Candidate { port, vc, penalty: 0 });
     }
 
     fn on_forward(&self, at: SwitchId, chosen: Candidate, p: &mut Packet) {
         if p.route.phase & OPEN != 0 {
             self.note_way(at, chosen.port, p);
+        }
+        if matches!(self.mode, DragonflyMode::Par { .. }) && Self::par_deciding(p) {
+            self.note_par_hop(at, chosen, p);
         }
         if self.shape.is_global_port(chosen.port) {
             p.route.global_hops += 1;
