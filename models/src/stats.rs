@@ -163,6 +163,18 @@ counters! {
     stop_requests;
     /// Application ranks that finished their program.
     finished_ranks;
+    /// Phits generated or refused for the congestion's targets (`congestion.targets`): the
+    /// aggressors' offered traffic.
+    aggressor_offered_phits;
+    /// Packets delivered to the congestion's targets.
+    aggressor_delivered_packets;
+    /// Phits delivered to the congestion's targets.
+    aggressor_delivered_phits;
+    /// Sum of the latencies of the aggressors' packets counted in `aggressor_latency_count`
+    /// (as `latency_sum`: delivered in the period; over the measurement, created in it).
+    aggressor_latency_sum;
+    /// Aggressors' packets behind `aggressor_latency_sum`.
+    aggressor_latency_count;
 }
 
 /// Jain's fairness index of `xs`: `(sum x)^2 / (n * sum x^2)`; 1 when all equal (and for

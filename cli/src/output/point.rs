@@ -39,6 +39,7 @@ struct LinkRow {
     peer_switch: u32,
     phits: u64,
     utilisation: f64,
+    stall_cycles: u64,
 }
 
 #[derive(H5Type, Clone, Copy)]
@@ -205,6 +206,7 @@ fn write_tables(g: &Group, sim: &RankModel, r: &RunResult) -> Result<()> {
             peer_switch: l.peer,
             phits: l.phits,
             utilisation: l.phits as f64 / cycles,
+            stall_cycles: l.stall_cycles,
         })
         .collect();
     table(g, "links", &links)?;

@@ -11,11 +11,13 @@
 //! `[simulation]`, `[router]` and `[traffic]`; `routing_section.rs`: `[routing]`;
 //! `overrides.rs`: `--set`.
 
+mod congestion;
 mod overrides;
 mod routing_section;
 mod sections;
 
 pub use base::settings::{typed, ConfigError};
+pub use congestion::CongestionSection;
 pub use overrides::apply_overrides;
 pub use routing_section::RoutingSection;
 pub use sections::{RouterSection, SimulationSection, TrafficSection, MAX_CYCLES};
@@ -53,6 +55,8 @@ pub struct Config {
     pub traffic: TrafficSection,
     /// `[workload]`: application jobs, if any.
     pub workload: Option<WorkloadSection>,
+    /// `[congestion]`: the congestion's targets.
+    pub congestion: CongestionSection,
     /// The final TOML text (after overrides), stored in the output for reproducibility.
     pub text: String,
 }
@@ -99,11 +103,12 @@ impl Config {
     /// Checks a configuration's table and turns it into a [`Config`].
     fn checked(mut doc: Table) -> Result<Config, ConfigError> {
         for key in doc.keys() {
-            if !["simulation", "topology", "router", "routing", "traffic", "workload"].contains(&key.as_str())
+            if !["simulation", "topology", "router", "routing", "traffic", "workload", "congestion"]
+                .contains(&key.as_str())
             {
                 return Err(ConfigError::new(
                     key.clone(),
-                    "unknown section; allowed: simulation, topology, router, routing, traffic, workload",
+                    "unknown section; allowed: simulation, topology, router, routing, traffic, workload, congestion",
                 ));
             }
         }
@@ -145,7 +150,8 @@ impl Config {
             ));
         }
         let text = toml::to_string(&doc).map_err(|e| ConfigError::new("config", e.to_string()))?;
-        let cfg = Config { simulation, topology, router, routing, traffic, workload, text };
+        let congestion = section(&doc, "congestion", Some(CongestionSection::default()))?;
+        let cfg = Config { simulation, topology, router, routing, traffic, workload, congestion, text };
         cfg.validate()?;
         Ok(cfg)
     }

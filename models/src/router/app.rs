@@ -429,7 +429,7 @@ impl RouterState {
         let t = ctx.now();
         let packets = out.packets as u64;
         let app = &mut self.apps[a];
-        let (job, nic) = (app.job, app.nic);
+        let (job, nic, dst) = (app.job, app.nic, out.dst);
         app.outbox.push_back(out);
         let size = sh.params.packet_size as u64;
         st.generated_total += packets;
@@ -439,6 +439,9 @@ impl RouterState {
             self.nics[nic as usize].generated_phits += packets * size;
             st.measured.generated_packets += packets;
             st.measured.generated_phits += packets * size;
+        }
+        if sh.is_aggressor(dst) {
+            st.count_aggressor_offered(packets * size, Self::in_measurement(sh, t));
         }
         job_stats(st, job).packets_sent += packets;
         let was_idle = self.nics[nic as usize].source_queue.is_empty();

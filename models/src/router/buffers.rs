@@ -149,9 +149,15 @@ pub(super) struct PortState {
     pub(super) vc_rr: u8,
     /// Input arbitration: the input VC with the highest priority.
     pub(super) in_vc_rr: u8,
-    /// A `LinkFree` event is scheduled.
-    pub(super) wake_scheduled: bool,
+    /// [`WAKE_SCHEDULED`] and [`STALLED`].
+    pub(super) flags: u8,
 }
+
+/// [`PortState::flags`]: a `LinkFree` event is scheduled.
+pub(super) const WAKE_SCHEDULED: u8 = 1;
+/// [`PortState::flags`]: the link is free and packets wait in the output buffer, none with
+/// credits for all of it: stalled since `RouterState::stalls[port].since`.
+pub(super) const STALLED: u8 = 2;
 
 /// The bit of output VC `v` in [`PortState::out_queued`].
 #[inline]

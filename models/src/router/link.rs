@@ -2,7 +2,7 @@
 //! from an output buffer when the link is free and the downstream input buffer has
 //! credits for all of it (to an own endpoint: queueing its delivery).
 
-use super::buffers::{out_vc_bit, UNCONNECTED};
+use super::buffers::{out_vc_bit, STALLED, UNCONNECTED, WAKE_SCHEDULED};
 use super::messages::{LinkMsg, Post, SelfEvent};
 use super::stats::PartitionStats;
 use super::{RouterCtx, RouterState, Shared};
@@ -40,7 +40,7 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        self.ports[port as usize].wake_scheduled = false;
+        self.ports[port as usize].flags &= !WAKE_SCHEDULED;
         if self.settle(port as usize, ctx.now()) {
             self.request_allocation(ctx.now(), ctx);
         }
@@ -66,8 +66,8 @@ impl RouterState {
         }
         if port.link_busy_until as u64 > t {
             // Come back when the link frees (once).
-            if !port.wake_scheduled {
-                port.wake_scheduled = true;
+            if port.flags & WAKE_SCHEDULED == 0 {
+                port.flags |= WAKE_SCHEDULED;
                 ctx.schedule_self(port.link_busy_until as u64 - t, SelfEvent::LinkFree { port: o });
             }
             return;
@@ -84,6 +84,7 @@ impl RouterState {
         let queued = port.out_queued;
         let first = o as usize * vcs;
         let mut chosen = None;
+        let mut waiting = false;
         for k in 0..vcs {
             let v = (start + k) % vcs;
             if queued & out_vc_bit(v) == 0 {
@@ -95,9 +96,18 @@ impl RouterState {
                     chosen = Some(v);
                     break;
                 }
+                waiting = true;
             }
         }
-        let Some(v) = chosen else { return };
+        let Some(v) = chosen else {
+            if waiting {
+                self.start_stall(o, t);
+            }
+            return;
+        };
+        if self.ports[o as usize].flags & STALLED != 0 {
+            self.end_stall(sh, o, t);
+        }
         let slot = self.channels[first + v].output.pop_front(&self.slab).expect("chosen VC has a packet");
         if v < 31 && self.channels[first + v].output.is_empty() {
             self.ports[o as usize].out_queued &= !out_vc_bit(v);
@@ -123,8 +133,8 @@ impl RouterState {
         port.link_busy_until = (t + size as u64) as u32;
         port.pending_vc = v as u8;
         port.pending_phits = size;
-        if (wake || queued) && !port.wake_scheduled {
-            port.wake_scheduled = true;
+        if (wake || queued) && port.flags & WAKE_SCHEDULED == 0 {
+            port.flags |= WAKE_SCHEDULED;
             ctx.schedule_self(size as u64, SelfEvent::LinkFree { port: o });
         }
         st.departures += 1;
@@ -156,5 +166,49 @@ impl RouterState {
         } else {
             ctx.send_link(route, LinkMsg::Head { port: peer_port, packet });
         }
+    }
+
+    /// Output `o`'s link is free with packets waiting, none with credits: a stall starts
+    /// (if none is under way).
+    #[cold]
+    fn start_stall(&mut self, o: PortId, t: u64) {
+        let port = &mut self.ports[o as usize];
+        if port.flags & STALLED != 0 {
+            return;
+        }
+        port.flags |= STALLED;
+        if self.stalls.is_empty() {
+            self.stalls = vec![LinkStall::default(); self.ports.len()];
+        }
+        self.stalls[o as usize].since = t as u32;
+    }
+
+    /// Output `o`'s stall ends at `t` (it sends): its cycles in the measurement window
+    /// are counted.
+    #[cold]
+    fn end_stall(&mut self, sh: &Shared, o: PortId, t: u64) {
+        self.ports[o as usize].flags &= !STALLED;
+        let stall = &mut self.stalls[o as usize];
+        stall.cycles += stall.measured_part(sh, t);
+    }
+}
+
+/// A link's stalls: cycles it was free with packets waiting and no credits for any of
+/// them (InfiniBand's XmitWait counter).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct LinkStall {
+    /// When the stall under way began.
+    pub(super) since: u32,
+    /// Stalled cycles in the measurement window, stalls that ended.
+    pub(super) cycles: u32,
+}
+
+impl LinkStall {
+    /// The cycles of the stall under way, from `since` to `t`, inside the measurement
+    /// window.
+    pub(super) fn measured_part(&self, sh: &Shared, t: u64) -> u32 {
+        let from = (self.since as u64).max(sh.warmup);
+        let to = t.min(sh.end);
+        to.saturating_sub(from) as u32
     }
 }

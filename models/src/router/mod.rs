@@ -91,7 +91,7 @@ use routing::{Routes, Selection};
 use separable::Scratch;
 use std::collections::VecDeque;
 use std::sync::Arc;
-use topology::{EndpointMap, Port, PortId, PortTarget, SwitchId};
+use topology::{EndpointId, EndpointMap, Port, PortId, PortTarget, SwitchId};
 
 /// The ports of a rank's switches and the engine link of each: all a router needs of the
 /// network besides the [`EndpointMap`].
@@ -154,6 +154,17 @@ pub struct Shared {
     /// The application jobs, if any: their ranks run at the endpoints the workload maps
     /// them to, and those endpoints generate no synthetic traffic.
     pub workload: Option<Arc<Workload>>,
+    /// The congestion's targets (`congestion.targets`), sorted: packets to them are the
+    /// aggressors.
+    pub targets: Vec<EndpointId>,
+}
+
+impl Shared {
+    /// Whether a packet for endpoint `dst` is one of the congestion's aggressors.
+    #[inline]
+    pub fn is_aggressor(&self, dst: EndpointId) -> bool {
+        !self.targets.is_empty() && self.targets.binary_search(&dst).is_ok()
+    }
 }
 
 /// What the routers of one partition share: statistics and scratch space
@@ -224,6 +235,8 @@ struct RouterState {
     /// With a routing that learns: what this router learned (`Routing::learned_len`
     /// values); empty otherwise.
     learned: Vec<f32>,
+    /// Each output's stalls (`link.rs`), allocated at the router's first stall.
+    stalls: Vec<link::LinkStall>,
 }
 
 /// The engine's context as a router sees it.
@@ -236,7 +249,12 @@ impl Router {
     /// ([`crate::memory`]).
     pub fn bytes(switches: u64, ports: u64, endpoints: u64, vcs: u64) -> u64 {
         use std::mem::size_of;
-        let per_port = size_of::<PortState>() + size_of::<Port>() + 4 + size_of::<LinkRoute>();
+        // With the stall record a router gets at its first stall, under any load.
+        let per_port = size_of::<PortState>()
+            + size_of::<Port>()
+            + 4
+            + size_of::<LinkRoute>()
+            + size_of::<link::LinkStall>();
         // The router, its state, the engine's LP record and its small vectors' headers.
         let per_switch = size_of::<Router>() + size_of::<RouterState>() + 2 * size_of::<LinkRoute>() + 64;
         ports * (per_port as u64 + vcs * size_of::<VcState>() as u64)
@@ -299,7 +317,7 @@ impl Router {
                 pending_vc: 0,
                 vc_rr: 0,
                 in_vc_rr: 0,
-                wake_scheduled: false,
+                flags: 0,
             });
         }
         let n = ports.len();
@@ -344,6 +362,7 @@ impl Router {
                 shared.routes.routing.init_learned(id, &mut learned);
                 learned
             },
+            stalls: Vec::new(),
         };
         let mut state = state;
         state.place_ranks(&shared);

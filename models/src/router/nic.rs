@@ -71,6 +71,9 @@ impl RouterState {
                 st.measured.refused_packets += 1;
                 st.measured.refused_phits += size as u64;
             }
+            if sh.is_aggressor(dst) {
+                st.count_aggressor_offered(size as u64, Self::in_measurement(sh, t));
+            }
             self.schedule_generation(sh, nic_index, ctx);
             return;
         }
@@ -86,6 +89,9 @@ impl RouterState {
             nic.generated_phits += size as u64;
             st.measured.generated_packets += 1;
             st.measured.generated_phits += size as u64;
+        }
+        if sh.is_aggressor(dst) {
+            st.count_aggressor_offered(size as u64, Self::in_measurement(sh, t));
         }
         self.schedule_generation(sh, nic_index, ctx);
         if was_idle {
@@ -272,6 +278,14 @@ impl RouterState {
             s.latency.record(latency);
             s.network_latency.record(network_latency);
             s.hops.record(packet.hops as u64);
+        }
+        if sh.is_aggressor(packet.dst) {
+            s.count_aggressor_delivery(
+                size,
+                latency,
+                Self::in_measurement(sh, t),
+                Self::in_measurement(sh, created),
+            );
         }
         if sh.record_deliveries {
             s.deliveries.push(Delivery {

@@ -2,6 +2,7 @@
 //! ([`PartitionStats`]), the records of delivered packets and blocked channels, and the
 //! measurement window.
 
+use super::buffers::STALLED;
 use super::{PartitionState, Router, RouterState, Shared};
 use crate::stats::{Counters, Histogram};
 use serde::{Deserialize, Serialize};
@@ -78,12 +79,62 @@ pub struct PartitionStats {
     pub jobs: Vec<JobStats>,
 }
 
+impl PartitionStats {
+    /// `phits` offered for the congestion's targets (generated, or refused by a full source
+    /// queue), `measured` if in the measurement window.
+    pub(super) fn count_aggressor_offered(&mut self, phits: u64, measured: bool) {
+        self.period.aggressor_offered_phits += phits;
+        if measured {
+            self.measured.aggressor_offered_phits += phits;
+        }
+    }
+
+    /// An aggressor's packet of `phits` delivered with `latency`: in the window if
+    /// `delivered_measured`, created in it if `created_measured`.
+    pub(super) fn count_aggressor_delivery(
+        &mut self,
+        phits: u64,
+        latency: u64,
+        delivered_measured: bool,
+        created_measured: bool,
+    ) {
+        let p = &mut self.period;
+        p.aggressor_delivered_packets += 1;
+        p.aggressor_delivered_phits += phits;
+        p.aggressor_latency_sum += latency;
+        p.aggressor_latency_count += 1;
+        let m = &mut self.measured;
+        if delivered_measured {
+            m.aggressor_delivered_packets += 1;
+            m.aggressor_delivered_phits += phits;
+        }
+        if created_measured {
+            m.aggressor_latency_sum += latency;
+            m.aggressor_latency_count += 1;
+        }
+    }
+}
+
 /// What a router reports to the run: link use, the period's counters, resident packets
 /// and, after a deadlock, the occupied inputs.
 impl Router {
     /// Phits sent through each port during the measurement period.
     pub fn port_phits(&self) -> impl Iterator<Item = u64> + '_ {
         self.state.ports.iter().map(|p| p.phits as u64)
+    }
+
+    /// Cycles each port's link stalled in the measurement window (free, packets waiting,
+    /// no credits for any of them), a stall still under way at `now` counted to then.
+    pub fn port_stall_cycles(&self, now: u64) -> impl Iterator<Item = u64> + '_ {
+        let s = &self.state;
+        (0..s.ports.len()).map(move |o| match s.stalls.get(o) {
+            None => 0,
+            Some(stall) => {
+                let ongoing =
+                    if s.ports[o].flags & STALLED != 0 { stall.measured_part(&self.shared, now) } else { 0 };
+                (stall.cycles + ongoing) as u64
+            }
+        })
     }
 
     /// Takes the partition's counters of the current sampling period, resetting them.

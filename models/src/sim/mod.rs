@@ -73,6 +73,7 @@ impl Simulation {
         let net = config.build_network()?;
         let (routes, routing_build_seconds) = build_routes(&config, &net, None)?;
         let pattern = config.traffic.build_pattern(&net, config.simulation.seed)?;
+        config.congestion.targets(&pattern, net.num_endpoints())?;
         let workload = build_workload(&config, net.num_endpoints())?;
         Ok(Self {
             config,

@@ -22,7 +22,7 @@ use engine::{run_distributed, Checkpoint, Control, EngineError, Layout, LinkSpec
 use routing::Routes;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use topology::{EndpointMap, LinkClass, Network, PortId, PortTarget, SwitchId};
+use topology::{EndpointId, EndpointMap, LinkClass, Network, PortId, PortTarget, SwitchId};
 
 /// What the output needs to know of the whole network.
 #[derive(Clone, Debug)]
@@ -59,6 +59,8 @@ pub struct RankModel {
     routes: Routes,
     pattern: Pattern,
     workload: Option<Arc<Workload>>,
+    /// The congestion's targets (`congestion.targets`), sorted.
+    targets: Vec<EndpointId>,
     /// Seconds spent building the routing state.
     pub routing_build_seconds: f64,
     /// Record every delivered packet (tests).
@@ -81,6 +83,7 @@ impl RankModel {
         // Packets are routed at this rank's switches only: routing state for them alone.
         let (routes, seconds) = build_routes(&config, &net, Some(&switches))?;
         let pattern = config.traffic.build_pattern(&net, config.simulation.seed)?;
+        config.congestion.targets(&pattern, net.num_endpoints())?;
         let workload = super::build_workload(&config, net.num_endpoints())?;
         Ok(Self::assemble(
             config,
@@ -161,6 +164,10 @@ impl RankModel {
         // Every link is checked when the network is built (latency >= 1); the routes cannot
         // fail.
         ports.routes = engine::link_routes(&links, &assignment).expect("links of a built network are valid");
+        let targets = config
+            .congestion
+            .targets(&pattern, net.num_endpoints())
+            .expect("checked when the model was built");
         RankModel {
             info: NetworkInfo {
                 name: net.name.clone(),
@@ -179,6 +186,7 @@ impl RankModel {
             routes,
             pattern,
             workload,
+            targets,
             routing_build_seconds,
             record_deliveries: false,
         }
@@ -299,6 +307,7 @@ impl RankModel {
             seed: cfg.simulation.seed,
             record_deliveries: self.record_deliveries,
             workload: self.workload.clone(),
+            targets: self.targets.clone(),
         })
     }
 
@@ -313,13 +322,15 @@ impl RankModel {
         for part in std::mem::take(&mut outcome.locals) {
             p.merge(Partial::of_partition(part.stats));
         }
+        let time = outcome.time;
         for (_, r) in &outcome.lps {
             for n in r.nics() {
                 p.endpoints.push((n.endpoint, n.generated_phits, n.accepted_phits));
                 p.receive_finish.push((n.endpoint, n.last_delivery));
             }
             let ports = self.ports.of(r.local_index());
-            for ((port, info), phits) in ports.iter().enumerate().zip(r.port_phits()) {
+            let loads = r.port_phits().zip(r.port_stall_cycles(time));
+            for ((port, info), (phits, stall_cycles)) in ports.iter().enumerate().zip(loads) {
                 if let PortTarget::Switch { switch, .. } = info.target {
                     p.links.push(LinkLoad {
                         switch: r.id(),
@@ -327,6 +338,7 @@ impl RankModel {
                         class: info.class,
                         peer: switch,
                         phits,
+                        stall_cycles,
                     });
                 }
             }

@@ -2,7 +2,7 @@
 //! shares of them are merged at rank 0.
 
 use super::saturation::{backlog, saturated};
-use super::schema::{Sample, Summary};
+use super::schema::{ratio, Sample, Summary};
 use crate::router::{BlockedChannel, Delivery, JobStats, PartitionStats, StalledRank};
 use crate::stats::{jain, Counters, Histogram};
 use crate::workload::Workload;
@@ -25,6 +25,9 @@ pub struct LinkLoad {
     pub peer: SwitchId,
     /// Phits sent during the measurement period.
     pub phits: u64,
+    /// Cycles in the measurement period the link was free, with packets waiting in its
+    /// output buffer and credits for none of them (InfiniBand's XmitWait).
+    pub stall_cycles: u64,
 }
 
 /// How a run ended.
@@ -469,6 +472,17 @@ fn summary(
         backlog_growth: backlog.growth,
         backlog_z: backlog.z,
         saturated: saturated(backlog),
+        victim_offered_load: per(
+            measured.generated_phits + measured.refused_phits - measured.aggressor_offered_phits
+        ),
+        victim_accepted_load: per(measured.delivered_phits - measured.aggressor_delivered_phits),
+        victim_latency_mean: ratio(
+            measured.latency_sum - measured.aggressor_latency_sum,
+            latency.count() - measured.aggressor_latency_count,
+        ),
+        aggressor_offered_load: per(measured.aggressor_offered_phits),
+        aggressor_accepted_load: per(measured.aggressor_delivered_phits),
+        aggressor_latency_mean: ratio(measured.aggressor_latency_sum, measured.aggressor_latency_count),
     }
 }
 

@@ -7,6 +7,9 @@
 //! Adding a headline figure is one line in the `summary_figures!` list below plus the code
 //! that computes it (`result::summary`); adding a time-series column is one [`SERIES`] entry
 //! (with a field of [`Counters`] if it counts something new).
+//!
+//! One file: it is the output format's single declaration, read as a whole when the format
+//! changes, and most of its lines are the columns' documentation.
 
 use crate::stats::Counters;
 use serde::Serialize;
@@ -115,9 +118,13 @@ impl From<bool> for Value {
 }
 
 /// The [`Kind`] a Rust type is stored as.
-pub trait Stored {
+pub trait Stored: PartialEq {
     /// Its kind.
     const KIND: Kind;
+    /// Whether two values are the same figure (floats: NaN, no value, is the same as NaN).
+    fn same(&self, other: &Self) -> bool {
+        self == other
+    }
 }
 
 impl Stored for u64 {
@@ -126,6 +133,9 @@ impl Stored for u64 {
 
 impl Stored for f64 {
     const KIND: Kind = Kind::Real;
+    fn same(&self, other: &Self) -> bool {
+        self == other || (self.is_nan() && other.is_nan())
+    }
 }
 
 impl Stored for bool {
@@ -136,10 +146,18 @@ impl Stored for bool {
 /// the `/summary` columns.
 macro_rules! summary_figures {
     ($($(#[doc = $doc:literal])+ $name:ident: $ty:ident, $unit:literal, $placement:ident;)+) => {
-        /// Headline figures of a load point over its measurement window.
-        #[derive(Clone, Debug, PartialEq, Serialize)]
+        /// Headline figures of a load point over its measurement window. Two summaries are
+        /// equal when every figure is, a figure without a value (NaN: a latency of no
+        /// packets) equal to another without one.
+        #[derive(Clone, Debug, Serialize)]
         pub struct Summary {
             $($(#[doc = $doc])+ pub $name: $ty,)+
+        }
+
+        impl PartialEq for Summary {
+            fn eq(&self, other: &Self) -> bool {
+                $(Stored::same(&self.$name, &other.$name))&&+
+            }
         }
 
         impl Summary {
@@ -221,6 +239,22 @@ summary_figures! {
     /// of that count: the deviation of the per-period excesses (generated + refused -
     /// delivered), at least `sqrt(2 x mean packets in flight)`; about 0 below saturation.
     backlog_z: f64, "", Column;
+    /// The victims' offered load: `offered_load` less the aggressors' (all of it when the
+    /// run has no `congestion.targets`).
+    victim_offered_load: f64, "phits/cycle/endpoint", Column;
+    /// The victims' accepted load: phits delivered to endpoints other than the congestion's
+    /// targets / C / endpoints.
+    victim_accepted_load: f64, "phits/cycle/endpoint", Column;
+    /// Mean latency of the victims' delivered measured packets.
+    victim_latency_mean: f64, "cycles", Column;
+    /// The aggressors' offered load: phits generated (or refused) for the congestion's
+    /// targets / C / endpoints.
+    aggressor_offered_load: f64, "phits/cycle/endpoint", Column;
+    /// The aggressors' accepted load: phits delivered to the congestion's targets / C /
+    /// endpoints.
+    aggressor_accepted_load: f64, "phits/cycle/endpoint", Column;
+    /// Mean latency of the aggressors' delivered measured packets (NaN without targets).
+    aggressor_latency_mean: f64, "cycles", Column;
     /// Of `in_flight_end`, the packets still waiting in their source queue (never
     /// injected).
     source_queued_end: u64, "packets", Attribute;
@@ -258,6 +292,15 @@ pub const SUMMARY_KEYS: [Field; 2] = [
         doc: "1 if the point's status is `completed` (it ran to `cycles`, or its completion-time traffic or its workload was done before), else 0",
     },
 ];
+
+/// `sum / count`, NaN if `count` is 0.
+pub fn ratio(sum: u64, count: u64) -> f64 {
+    if count == 0 {
+        f64::NAN
+    } else {
+        sum as f64 / count as f64
+    }
+}
 
 /// One row of the time series: what happened during `(time - period, time]`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -388,6 +431,33 @@ pub const SERIES: &[SeriesColumn] = &[
         Merge::Derived,
         "Mean network latency of the packets delivered in the period (NaN if none)",
         |s| s.per_delivered(s.counters.network_latency_sum).into(),
+    ),
+    series(
+        "aggressor_delivered_phits",
+        Kind::Count,
+        "phits",
+        Merge::Sum,
+        "Phits delivered to the congestion's targets (`congestion.targets`) in the period",
+        |s| s.counters.aggressor_delivered_phits.into(),
+    ),
+    series(
+        "aggressor_mean_latency",
+        Kind::Real,
+        "cycles",
+        Merge::Derived,
+        "Mean latency of the packets delivered to the congestion's targets in the period (NaN if none)",
+        |s| ratio(s.counters.aggressor_latency_sum, s.counters.aggressor_latency_count).into(),
+    ),
+    series(
+        "victim_mean_latency",
+        Kind::Real,
+        "cycles",
+        Merge::Derived,
+        "Mean latency of the other packets delivered in the period (NaN if none)",
+        |s| {
+            let c = &s.counters;
+            ratio(c.latency_sum - c.aggressor_latency_sum, c.delivered_packets - c.aggressor_latency_count).into()
+        },
     ),
     series(
         "mean_hops",

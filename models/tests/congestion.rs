@@ -1,0 +1,135 @@
+//! Victims and aggressors: the congestion's targets (`congestion.targets`, by default the
+//! hot spot's endpoint) and what the results say of the traffic to them and of the rest.
+
+mod common;
+use common::*;
+use xnet_models::config::Config;
+use xnet_models::sim::Simulation;
+
+const FAT_TREE: &str = r#"
+[simulation]
+cycles = 5000
+warmup = 1000
+seed = 4
+[topology]
+kind = "fat_tree"
+k = 4
+n = 3
+[router]
+vcs = 1
+packet_size = 8
+input_buffer = 32
+output_buffer = 16
+[routing]
+algorithm = "up_down"
+[traffic]
+pattern = "uniform"
+load = 0.5
+"#;
+
+#[test]
+fn without_targets_every_packet_is_a_victim() {
+    let s = run(&build(DRAGONFLY, &[]), 2).summary;
+    assert_eq!((s.victim_offered_load, s.victim_accepted_load), (s.offered_load, s.accepted_load));
+    assert_eq!(s.victim_latency_mean, s.latency_mean);
+    assert_eq!((s.aggressor_offered_load, s.aggressor_accepted_load), (0.0, 0.0));
+    assert!(s.aggressor_latency_mean.is_nan());
+}
+
+#[test]
+fn a_hot_spot_splits_the_traffic_into_aggressors_and_victims_that_add_up() {
+    // Dragonfly(2, 4, 2): 72 endpoints; 10 % of the packets go to endpoint 5, which can
+    // take one phit a cycle: 1/72 per endpoint at most.
+    let hot = ["traffic.pattern=hot_spot", "traffic.fraction=0.1", "traffic.endpoint=5"];
+    let r = run(&build(DRAGONFLY, &hot), 2);
+    let s = &r.summary;
+    let endpoints = 72.0;
+    // Offered: 0.1 of the load, plus the uniform share that happens to pick endpoint 5.
+    let expected = 0.3 * (0.1 + 0.9 / (endpoints - 1.0));
+    assert!((s.aggressor_offered_load - expected).abs() < 0.15 * expected, "{s:?}");
+    assert!((s.victim_offered_load + s.aggressor_offered_load - s.offered_load).abs() < 1e-12);
+    assert!((s.victim_accepted_load + s.aggressor_accepted_load - s.accepted_load).abs() < 1e-12);
+    // At most a phit a cycle over the 2,500-cycle window, and the tail of one 8-phit
+    // packet that straddles its start.
+    assert!(s.aggressor_accepted_load <= (2500.0 + 8.0) / 2500.0 / endpoints, "{s:?}");
+    assert!(s.aggressor_accepted_load > 0.95 / endpoints, "the hot link is busy: {s:?}");
+    // The hot endpoint's link is the bottleneck: its packets wait longest (measured 697
+    // cycles against the victims' 218, who wait behind them: tree saturation).
+    assert!(s.aggressor_latency_mean > 2.0 * s.victim_latency_mean, "{s:?}");
+    // The series: what was delivered to the target, period by period, adds up to the
+    // whole run's share of it.
+    let delivered: u64 = r.samples.iter().map(|x| x.counters.aggressor_delivered_phits).sum();
+    let all: u64 = r.samples.iter().map(|x| x.counters.delivered_phits).sum();
+    assert!(delivered > 0 && delivered < all);
+}
+
+#[test]
+fn a_hot_spot_victimises_the_uniform_traffic_on_a_dragonfly_and_a_fat_tree() {
+    // Without congestion control, the hot spot's backlog fills the buffers on the way to
+    // it (and the source queues behind its packets), and the uniform traffic, which alone
+    // these networks carry in full, loses throughput and waits.
+    for (name, text, load) in
+        [("dragonfly", DRAGONFLY, "traffic.load=0.4"), ("fat tree", FAT_TREE, "traffic.load=0.5")]
+    {
+        let alone = run(&build(text, &[load]), 2).summary;
+        assert!(
+            !alone.saturated && alone.victim_accepted_load > 0.98 * alone.victim_offered_load,
+            "{name}: {alone:?}"
+        );
+        let hot = ["traffic.pattern=hot_spot", "traffic.fraction=0.05", load];
+        let s = run(&build(text, &hot), 2).summary;
+        assert!(s.victim_accepted_load < 0.9 * s.victim_offered_load, "{name}: {s:?}");
+    }
+}
+
+#[test]
+fn targets_can_be_named_and_must_exist() {
+    let targets = ["traffic.pattern=uniform", "congestion.targets=[3, 3, 9]"];
+    let s = run(&build(DRAGONFLY, &targets), 1).summary;
+    // Two of the 72 endpoints: 2/71 of the uniform traffic.
+    let expected = 0.3 * 2.0 / 71.0;
+    assert!((s.aggressor_offered_load - expected).abs() < 0.2 * expected, "{s:?}");
+    let cfg = Config::parse(DRAGONFLY, &["congestion.targets=[72]".to_string()]).expect("parses");
+    let e = Simulation::build(cfg).err().expect("endpoint 72 does not exist").to_string();
+    assert_eq!(e, "congestion.targets: endpoint 72 does not exist: the network has 72 (0 to 71)");
+    let e = Config::parse(DRAGONFLY, &["congestion.target=[1]".to_string()]).unwrap_err().to_string();
+    assert!(e.contains("congestion") && e.contains("target"), "{e}");
+}
+
+#[test]
+fn the_split_is_the_same_on_any_partitioning() {
+    let hot = ["traffic.pattern=hot_spot", "traffic.fraction=0.1"];
+    let sim = build(DRAGONFLY, &hot);
+    let one = run(&sim, 1).summary;
+    for parts in [2, 3] {
+        let s = run(&sim, parts).summary;
+        assert_eq!(
+            (s.aggressor_accepted_load, s.victim_accepted_load, s.aggressor_latency_mean.to_bits()),
+            (one.aggressor_accepted_load, one.victim_accepted_load, one.aggressor_latency_mean.to_bits())
+        );
+    }
+}
+
+#[test]
+fn links_into_a_hot_spot_stall_for_want_of_credits() {
+    // A link is sending (`phits`, a phit a cycle), stalled (free, packets waiting, no
+    // credits) or idle: never more than the 2,500-cycle window, give or take a packet at
+    // its edges. At load 0.05 credits hardly ever run out; under a hot spot at endpoint 0
+    // (switch 0, group 0: switches 0 to 3) the links into the hot group wait most: its
+    // buffers drain only as fast as the hot endpoint takes packets (tree saturation;
+    // measured: a global link into switch 2, stalled 2,182 of the 2,500 cycles).
+    let window = 2500;
+    let low = run(&build(DRAGONFLY, &["traffic.load=0.05"]), 2);
+    let hot = run(&build(DRAGONFLY, &["traffic.pattern=hot_spot", "traffic.fraction=0.1"]), 2);
+    for l in low.links.iter().chain(&hot.links) {
+        assert!(l.phits + l.stall_cycles <= window + 8, "{l:?}");
+    }
+    let stalled = |r: &xnet_models::sim::RunResult| r.links.iter().map(|l| l.stall_cycles).sum::<u64>();
+    assert!(stalled(&hot) > 20 * stalled(&low).max(1), "{} vs {}", stalled(&hot), stalled(&low));
+    let worst = hot.links.iter().max_by_key(|l| l.stall_cycles).expect("links");
+    assert!(worst.peer < 4, "{worst:?}");
+    assert!(worst.stall_cycles > window / 2, "{worst:?}");
+    // The same on any partitioning.
+    let three = run(&build(DRAGONFLY, &["traffic.pattern=hot_spot", "traffic.fraction=0.1"]), 3);
+    assert_eq!(three.links, hot.links);
+}
