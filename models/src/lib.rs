@@ -11,6 +11,7 @@
 
 pub mod analysis;
 pub mod config;
+pub mod congestion;
 pub mod files;
 pub mod memory;
 pub mod registry;

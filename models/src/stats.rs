@@ -175,6 +175,10 @@ counters! {
     aggressor_latency_sum;
     /// Aggressors' packets behind `aggressor_latency_sum`.
     aggressor_latency_count;
+    /// Packets a switch marked congested (FECN) with `congestion.control`.
+    marked_packets;
+    /// Congestion notifications (CNPs) that reached the source they slow.
+    notifications;
 }
 
 /// Jain's fairness index of `xs`: `(sum x)^2 / (n * sum x^2)`; 1 when all equal (and for

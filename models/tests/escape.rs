@@ -139,7 +139,9 @@ fn candidates_and_penalties_follow_the_seeds_hyperx_example() {
     let next: Vec<(u32, u16)> = c.iter().map(|c| (neighbour(&s, id(0, 1), c), c.penalty)).collect();
     assert_eq!(next, vec![(id(0, 0), PENALTY_UP)]);
     // After going down, a packet in the escape never goes up nor takes a shortcut.
-    let down = Packet { vc: 1, route: RouteState { phase: 1, ..RouteState::default() }, ..p };
+    let mut down = p;
+    down.vc = 1;
+    down.route = RouteState { phase: 1, ..RouteState::default() };
     let c = escape_candidates(&s, id(1, 0), id(1, 1), &down);
     assert!(c.iter().all(|c| c.penalty == PENALTY_DOWN), "{c:?}");
     assert_eq!(c.len(), 1);
@@ -195,7 +197,9 @@ fn the_upward_rule_of_the_seeds_simulator_offers_shortcuts_both_ways_until_the_d
     // The paper's example, (0,1) to (0,3): the shortcut to the larger id is offered now.
     assert!(next(id(0, 1), id(0, 3)).contains(&(id(0, 3), PENALTY_SHORTCUT[1])));
     // After going down, still no shortcut (the destination is below by then).
-    let down = Packet { vc: 1, route: RouteState { phase: 1, ..RouteState::default() }, ..p };
+    let mut down = p;
+    down.vc = 1;
+    down.route = RouteState { phase: 1, ..RouteState::default() };
     let c = escape_candidates(&s, id(1, 0), id(1, 1), &down);
     assert!(c.iter().all(|c| c.penalty == PENALTY_DOWN), "{c:?}");
     // Its escape channels close the square of shortcuts at level 2 that the two-way rule

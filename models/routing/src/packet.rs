@@ -34,8 +34,10 @@ pub struct Packet {
     pub dst: EndpointId,
     /// Cycle the packet was generated (entered the source queue).
     pub created: u32,
-    /// Cycle its head left the source endpoint.
-    pub injected: u32,
+    /// Cycle its head left the source endpoint in the low 31 bits (runs end before 2^31
+    /// cycles) and InfiniBand's FECN mark in bit 31: read them with [`Packet::injected`]
+    /// and [`Packet::fecn`].
+    pub(crate) injected: u32,
     /// Length in phits.
     pub size: u16,
     /// Switch-to-switch hops taken so far.
@@ -50,7 +52,53 @@ pub struct Packet {
     pub route: RouteState,
 }
 
+/// The packet counter in a congestion notification packet's id: no data packet's, since a
+/// source generates fewer than 2^31 packets in a run of fewer than 2^31 cycles (and
+/// application packets have bit 63 of the id set).
+const CNP_COUNTER: u32 = u32::MAX;
+
+/// [`Packet::injected`]'s bit that holds the FECN mark.
+const FECN_BIT: u32 = 1 << 31;
+
 impl Packet {
+    /// Cycle its head left the source endpoint.
+    #[inline]
+    pub fn injected(&self) -> u64 {
+        (self.injected & !FECN_BIT) as u64
+    }
+
+    /// Records that its head left the source endpoint at `t` (clearing any mark).
+    #[inline]
+    pub fn set_injected(&mut self, t: u64) {
+        debug_assert!(t < FECN_BIT as u64, "time {t} does not fit a packet's 31-bit injection time");
+        self.injected = t as u32;
+    }
+
+    /// Whether a switch marked it on the way (InfiniBand's forward explicit congestion
+    /// notification, `congestion.control`).
+    #[inline]
+    pub fn fecn(&self) -> bool {
+        self.injected & FECN_BIT != 0
+    }
+
+    /// Marks it (FECN).
+    #[inline]
+    pub fn set_fecn(&mut self) {
+        self.injected |= FECN_BIT;
+    }
+
+    /// A congestion notification packet (InfiniBand's CNP, carrying the BECN) of `size`
+    /// phits from endpoint `src` back to the source `dst` of a marked packet, at `t`.
+    pub fn cnp(src: EndpointId, dst: EndpointId, size: u16, t: u64) -> Self {
+        Packet::new(src, CNP_COUNTER, dst, size, t)
+    }
+
+    /// Whether this is a congestion notification packet ([`Packet::cnp`]).
+    #[inline]
+    pub fn is_cnp(&self) -> bool {
+        self.id >> 63 == 0 && self.id as u32 == CNP_COUNTER
+    }
+
     /// A new packet: the `seq`-th of endpoint `src`, to `dst`, generated at `created`.
     pub fn new(src: EndpointId, seq: u32, dst: EndpointId, size: u16, created: u64) -> Self {
         Packet {
@@ -116,6 +164,14 @@ mod tests {
         assert_eq!(std::mem::size_of::<Packet>(), 32);
         let p = Packet::new(7, 9, 3, 16, 100);
         assert_eq!((p.src(), p.id & 0xffff_ffff, p.created), (7, 9, 100));
+        // The FECN mark shares a word with the injection time and leaves it alone.
+        let mut m = p;
+        m.set_injected((1 << 31) - 1);
+        assert!(!m.fecn());
+        m.set_fecn();
+        assert_eq!((m.fecn(), m.injected()), (true, (1 << 31) - 1));
+        m.set_injected(5);
+        assert_eq!((m.fecn(), m.injected()), (false, 5));
         // An application packet keeps its source and a 15-bit sequence number.
         let mut a = Packet::new((1 << 24) - 1, 9, 3, 16, 100);
         a.id |= 1 << 63;

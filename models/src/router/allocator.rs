@@ -457,6 +457,9 @@ impl RouterState {
         }
         let out_vc = o as usize * vcs + choice.vc as usize;
         self.channels[out_vc].used += size;
+        if sh.cc.is_some() {
+            self.mark_if_congested(sh, o, out_vc, slot, st);
+        }
         if self.ports[o as usize].holds_credits(self.credits_at_crossbar) {
             // The packet takes its downstream credits now; it is counted as them.
             self.channels[out_vc].credits -= size;

@@ -158,7 +158,8 @@ impl RouterState {
             self.flush_deliveries(sh, t, st);
             // A router running application ranks delivers by events: a rank reacts to a
             // packet when it arrives.
-            if self.apps.is_empty() && self.deliveries.back().is_none_or(|d| d.0 <= at) {
+            // So does one with congestion control: an endpoint answers a marked packet.
+            if self.apps.is_empty() && sh.cc.is_none() && self.deliveries.back().is_none_or(|d| d.0 <= at) {
                 self.deliveries.push_back((at, nic, packet));
             } else {
                 ctx.schedule_self(at - t, SelfEvent::Deliver { nic, packet });

@@ -60,6 +60,7 @@
 mod allocator;
 mod app;
 mod buffers;
+mod cc;
 mod link;
 mod messages;
 mod nic;
@@ -157,6 +158,8 @@ pub struct Shared {
     /// The congestion's targets (`congestion.targets`), sorted: packets to them are the
     /// aggressors.
     pub targets: Vec<EndpointId>,
+    /// InfiniBand congestion control's parameters, if it is on (`congestion.control`).
+    pub cc: Option<crate::congestion::InfiniBandCc>,
 }
 
 impl Shared {
@@ -237,6 +240,9 @@ struct RouterState {
     learned: Vec<f32>,
     /// Each output's stalls (`link.rs`), allocated at the router's first stall.
     stalls: Vec<link::LinkStall>,
+    /// With congestion control: each output's congested packets left to pass before it
+    /// marks the next (`cc.rs`), allocated at the first one.
+    cc_countdown: Vec<u16>,
 }
 
 /// The engine's context as a router sees it.
@@ -294,6 +300,7 @@ impl Router {
                         accepted_phits: 0,
                         last_delivery: 0,
                         app: NIL,
+                        cc: shared.cc.map(|_| Box::default()),
                     });
                     (nics.len() as u16 - 1, LinkRoute::placeholder(latency), 0)
                 }
@@ -363,6 +370,7 @@ impl Router {
                 learned
             },
             stalls: Vec::new(),
+            cc_countdown: Vec::new(),
         };
         let mut state = state;
         state.place_ranks(&shared);
@@ -423,6 +431,16 @@ impl LogicalProcess for Router {
             MsgKind::Local(event) => match event {
                 SelfEvent::LinkFree { port } => state.on_link_free(sh, port, ctx, stats),
                 SelfEvent::Deliver { nic, packet } => {
+                    if sh.cc.is_some() {
+                        state.cc_on_delivery(sh, nic, &packet, ctx, stats);
+                        if packet.is_cnp() {
+                            // A notification is no data: counted as a packet only.
+                            stats.arrivals += 1;
+                            stats.delivered_total += 1;
+                            state.try_inject(sh, nic, ctx, stats);
+                            return;
+                        }
+                    }
                     state.on_deliver(sh, nic, packet, ctx.now(), stats);
                     if packet.id & WORKLOAD_PACKET != 0 {
                         state.on_rank_receive(sh, nic, &packet, ctx, stats);

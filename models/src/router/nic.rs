@@ -2,12 +2,13 @@
 //! injection into the router under credit flow control, and delivery of arrived packets.
 
 use super::buffers::{store_in, Held, SourceQueue, NIL};
+use super::cc::{NicCc, Pick};
 use super::messages::{Post, SelfEvent};
 use super::stats::{Delivery, PartitionStats};
 use super::{RouterCtx, RouterState, Shared};
 use crate::traffic::geometric_gap;
 use base::rng::Rng;
-use routing::packet::{time32, Packet};
+use routing::packet::Packet;
 use topology::{EndpointId, PortId};
 
 /// An endpoint (NIC) attached to the router. Its queued packets live in the router's
@@ -36,6 +37,8 @@ pub struct Nic {
     pub last_delivery: u64,
     /// Index of the application rank it runs among the router's (`NIL`: none).
     pub(super) app: u32,
+    /// With congestion control: its flows' state and the notifications it owes (`cc.rs`).
+    pub(super) cc: Option<Box<NicCc>>,
 }
 
 impl RouterState {
@@ -130,7 +133,9 @@ impl RouterState {
 
     /// Endpoint `nic_index` sends the head of its source queue to the router if its link
     /// is free and it has credits for the whole packet; otherwise it schedules an `Inject`
-    /// event for when that may change.
+    /// event for when that may change. With congestion control the packet is the one
+    /// `cc_pick` chooses: a pending notification first, then the first packet whose flow
+    /// may send.
     pub(super) fn try_inject(
         &mut self,
         sh: &Shared,
@@ -140,9 +145,9 @@ impl RouterState {
     ) {
         let t = ctx.now();
         let nic = &mut self.nics[nic_index as usize];
-        let Some(front) = nic.source_queue.front() else {
+        if nic.source_queue.is_empty() && !nic.cc.as_ref().is_some_and(|c| c.has_waiting()) {
             return;
-        };
+        }
         if nic.link_busy_until > t {
             // Come back when the link is free (once).
             if !nic.inject_scheduled {
@@ -151,7 +156,34 @@ impl RouterState {
             }
             return;
         }
-        let size = self.slab[front as usize].packet.size;
+        let pick = if sh.cc.is_some() {
+            match self.cc_pick(sh, nic_index, t) {
+                Ok(pick) => pick,
+                Err(wake) => {
+                    let nic = &mut self.nics[nic_index as usize];
+                    if !nic.inject_scheduled {
+                        nic.inject_scheduled = true;
+                        ctx.schedule_self(wake - t, SelfEvent::Inject { nic: nic_index });
+                    }
+                    return;
+                }
+            }
+        } else {
+            Pick::Data { prev: NIL }
+        };
+        let nic = &self.nics[nic_index as usize];
+        let size = match pick {
+            Pick::Cnp => nic.cc.as_ref().and_then(|c| c.cnps.front()).expect("a notification waits").size,
+            Pick::Data { prev } => {
+                let slot =
+                    if prev == NIL { nic.source_queue.front() } else { Some(self.slab[prev as usize].next) };
+                self.slab[slot.expect("a packet waits") as usize].packet.size
+            }
+            Pick::Held { dst } => {
+                let held = nic.cc.as_ref().and_then(|c| c.flows.get(&dst)).and_then(|f| f.queue.front());
+                self.slab[*held.expect("a packet is held") as usize].packet.size
+            }
+        };
         let port = nic.port;
         // Credits come back lazily: apply those whose time has come.
         while let Some(&(at, n, v, phits)) = self.nic_credit_returns.front() {
@@ -178,9 +210,28 @@ impl RouterState {
         }
         nic.blocked_on_credits = false;
         *credits -= size;
-        let slot = nic.source_queue.pop_front(&self.slab).expect("non-empty");
-        let mut packet = self.slab[slot as usize].packet;
-        self.free_slots.push(slot);
+        let mut packet = match pick {
+            Pick::Cnp => nic.cc.as_mut().and_then(|c| c.cnps.pop_front()).expect("a notification waits"),
+            Pick::Data { prev } => {
+                let slot = if prev == NIL {
+                    nic.source_queue.pop_front(&self.slab)
+                } else {
+                    nic.source_queue.remove_after(prev, &mut self.slab)
+                };
+                let slot = slot.expect("non-empty");
+                let packet = self.slab[slot as usize].packet;
+                self.free_slots.push(slot);
+                packet
+            }
+            Pick::Held { dst } => {
+                let held =
+                    nic.cc.as_mut().and_then(|c| c.flows.get_mut(&dst)).and_then(|f| f.queue.pop_front());
+                let slot = held.expect("a packet is held");
+                let packet = self.slab[slot as usize].packet;
+                self.free_slots.push(slot);
+                packet
+            }
+        };
         let nic = if nic.app == NIL {
             nic
         } else {
@@ -189,29 +240,35 @@ impl RouterState {
             &mut self.nics[nic_index as usize]
         };
         nic.link_busy_until = t + size as u64;
-        packet.injected = time32(t);
+        packet.set_injected(t);
         packet.vc = vc as u8;
         let src_switch = self.id;
         let (dst_switch, _) = sh.endpoints.locate(packet.dst);
         sh.routes.routing.init(src_switch, dst_switch, &mut packet.route, &mut self.rng);
         let latency = self.ports[port as usize].route.latency();
         st.departures += 1;
-        st.period.injected_packets += 1;
-        st.period.injected_phits += size as u64;
-        if Self::in_measurement(sh, t) {
-            st.measured.injected_packets += 1;
-            st.measured.injected_phits += size as u64;
+        let data = !matches!(pick, Pick::Cnp);
+        if data {
+            st.period.injected_packets += 1;
+            st.period.injected_phits += size as u64;
+            if Self::in_measurement(sh, t) {
+                st.measured.injected_packets += 1;
+                st.measured.injected_phits += size as u64;
+            }
+        }
+        if let Some(f) = nic.cc.as_mut().filter(|_| data).and_then(|c| c.flows.get_mut(&packet.dst)) {
+            f.flow.sent(t);
         }
         // The head reaches the router's input after the terminal link's latency. Nothing can
         // overtake it on that link, so it is queued at once with its ready time instead of
         // travelling as an event; the allocator ignores it until then.
-        let emptied = nic.source_queue.is_empty();
-        if !emptied && !nic.inject_scheduled {
+        let more = !nic.source_queue.is_empty() || nic.cc.as_ref().is_some_and(|c| c.has_waiting());
+        if more && !nic.inject_scheduled {
             nic.inject_scheduled = true;
             ctx.schedule_self(size as u64, SelfEvent::Inject { nic: nic_index });
         }
         self.on_head(sh, port, packet, t + latency, ctx, st);
-        if self.nics[nic_index as usize].app != NIL {
+        if data && self.nics[nic_index as usize].app != NIL {
             self.on_rank_injected(sh, nic_index, ctx, st);
         }
     }
@@ -247,7 +304,7 @@ impl RouterState {
     ) {
         let nic = &mut self.nics[nic_index as usize];
         let size = packet.size as u64;
-        let (created, injected) = (packet.created as u64, packet.injected as u64);
+        let (created, injected) = (packet.created as u64, packet.injected());
         let latency = t - created;
         let network_latency = t - injected;
         s.arrivals += 1;

@@ -159,9 +159,13 @@ impl Router {
         self.state.stalled_ranks(&self.shared)
     }
 
-    /// Packets waiting in source queues.
+    /// Packets waiting in source queues (with congestion control, also those held for
+    /// their flow and the notifications not yet sent).
     pub fn source_queued_packets(&self) -> u64 {
-        self.state.nics.iter().map(|n| n.source_queue.len as u64).sum::<u64>() + self.state.outbox_packets()
+        let nics = self.state.nics.iter();
+        nics.map(|n| n.source_queue.len as u64 + n.cc.as_ref().map_or(0, |c| c.waiting_packets()))
+            .sum::<u64>()
+            + self.state.outbox_packets()
     }
 
     /// Input VCs holding packets, with the output each head waits for.

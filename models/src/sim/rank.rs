@@ -308,6 +308,10 @@ impl RankModel {
             record_deliveries: self.record_deliveries,
             workload: self.workload.clone(),
             targets: self.targets.clone(),
+            cc: cfg
+                .congestion
+                .infiniband(cfg.router.input_buffer, cfg.router.output_buffer)
+                .expect("checked when parsed"),
         })
     }
 

@@ -460,6 +460,22 @@ pub const SERIES: &[SeriesColumn] = &[
         },
     ),
     series(
+        "marked_packets",
+        Kind::Count,
+        "packets",
+        Merge::Sum,
+        "Packets a switch marked congested (FECN) in the period (`congestion.control`)",
+        |s| s.counters.marked_packets.into(),
+    ),
+    series(
+        "notifications",
+        Kind::Count,
+        "packets",
+        Merge::Sum,
+        "Congestion notifications (CNPs) that reached the source they slow, in the period",
+        |s| s.counters.notifications.into(),
+    ),
+    series(
         "mean_hops",
         Kind::Real,
         "hops",

@@ -1,0 +1,171 @@
+//! InfiniBand congestion control in the router (the rules are in `crate::congestion`): a
+//! switch output marks the packets granted to it while congested (FECN), an endpoint that
+//! receives a marked packet sends a notification (CNP) to its source, and the source's
+//! endpoint spaces the packets of a notified flow by the table's delay, sending the
+//! packets of other flows meanwhile.
+
+use super::buffers::{NIL, STALLED};
+use super::stats::PartitionStats;
+use super::{RouterCtx, RouterState, Shared};
+use crate::congestion::Flow;
+use routing::packet::Packet;
+use std::collections::{HashMap, VecDeque};
+use topology::{EndpointId, PortId};
+
+/// What an endpoint injects next ([`RouterState::cc_pick`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Pick {
+    /// Its oldest pending congestion notification.
+    Cnp,
+    /// The packet of its source queue after slot `prev` (`NIL`: the head).
+    Data {
+        /// The slot before it in the queue.
+        prev: u32,
+    },
+    /// The oldest packet held for the notified flow to `dst`.
+    Held {
+        /// The flow's destination.
+        dst: EndpointId,
+    },
+}
+
+/// An endpoint's congestion control state.
+#[derive(Debug, Default)]
+pub(super) struct NicCc {
+    /// The flows it was notified about, by destination (dropped when their delay is
+    /// back to 0 and nothing of theirs waits).
+    pub(super) flows: HashMap<EndpointId, NotifiedFlow>,
+    /// Notifications waiting to be sent, oldest first: they go before data.
+    pub(super) cnps: VecDeque<Packet>,
+}
+
+impl NicCc {
+    /// Notifications and held packets waiting.
+    pub(super) fn waiting_packets(&self) -> u64 {
+        self.cnps.len() as u64 + self.flows.values().map(|f| f.queue.len() as u64).sum::<u64>()
+    }
+
+    /// Whether notifications or held packets wait.
+    pub(super) fn has_waiting(&self) -> bool {
+        !self.cnps.is_empty() || self.flows.values().any(|f| !f.queue.is_empty())
+    }
+}
+
+/// A notified flow at its source: its state and its packets that wait for its delay, in
+/// order (slab slots).
+#[derive(Debug, Default)]
+pub(super) struct NotifiedFlow {
+    pub(super) flow: Flow,
+    pub(super) queue: VecDeque<u32>,
+}
+
+impl RouterState {
+    /// The packet in `slot` was granted to output `o`, its VC's buffer at `out_vc` now
+    /// holding it: mark it if the output is congested (a notification is never marked).
+    pub(super) fn mark_if_congested(
+        &mut self,
+        sh: &Shared,
+        o: PortId,
+        out_vc: usize,
+        slot: u32,
+        st: &mut PartitionStats,
+    ) {
+        let Some(cc) = &sh.cc else { return };
+        let packet = &mut self.slab[slot as usize].packet;
+        if packet.is_cnp() {
+            return;
+        }
+        if self.cc_countdown.is_empty() {
+            self.cc_countdown = vec![0; self.ports.len()];
+        }
+        let port = &self.ports[o as usize];
+        // An output waiting for downstream credits is a victim, not the root.
+        let waits = !port.leads_to_nic() && port.flags & STALLED != 0;
+        if cc.marks(self.channels[out_vc].used as u32, waits, &mut self.cc_countdown[o as usize]) {
+            packet.set_fecn();
+            st.period.marked_packets += 1;
+        }
+    }
+
+    /// Congestion control at the endpoint `nic_index` a packet reached: a notification
+    /// slows its flow (the flow to the notification's sender); a marked packet is answered
+    /// with a notification to its source.
+    pub(super) fn cc_on_delivery(
+        &mut self,
+        sh: &Shared,
+        nic_index: u16,
+        packet: &Packet,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        let Some(cc) = &sh.cc else { return };
+        let t = ctx.now();
+        let nic = &mut self.nics[nic_index as usize];
+        let state = nic.cc.as_mut().expect("endpoints have congestion state with congestion control");
+        if packet.is_cnp() {
+            state.flows.entry(packet.src()).or_default().flow.notify(cc, t);
+            st.period.notifications += 1;
+            return;
+        }
+        if packet.fecn() {
+            state.cnps.push_back(Packet::cnp(nic.endpoint, packet.src(), cc.cnp_size, t));
+            st.generated_total += 1;
+            self.try_inject(sh, nic_index, ctx, st);
+        }
+    }
+
+    /// What endpoint `nic_index` injects next at `t`: a notification; else the oldest
+    /// packet of a notified flow whose delay has passed (earliest ready first, then the
+    /// lowest destination); else the head of its source queue, once the packets of
+    /// notified flows that must still wait are moved from the head to their flow's own
+    /// queue (an HCA's queue pair per destination: a slowed flow does not hold up the
+    /// others). `Err(when)` if nothing may go before `when`. An endpoint that runs an
+    /// application rank sends in order (its rank counts its packets out in that order):
+    /// its head waits for its flow.
+    pub(super) fn cc_pick(&mut self, sh: &Shared, nic_index: u16, t: u64) -> Result<Pick, u64> {
+        let cc = sh.cc.as_ref().expect("congestion control is on");
+        let size = sh.params.packet_size;
+        let nic = &mut self.nics[nic_index as usize];
+        let in_order = nic.app != NIL;
+        let state = nic.cc.as_mut().expect("endpoints have congestion state with congestion control");
+        if !state.cnps.is_empty() {
+            return Ok(Pick::Cnp);
+        }
+        let mut wake = u64::MAX;
+        let mut best: Option<(u64, EndpointId)> = None;
+        for (&dst, f) in &state.flows {
+            if f.queue.is_empty() {
+                continue;
+            }
+            let ready = f.flow.next_send(cc, t, size);
+            if ready <= t {
+                if best.is_none_or(|b| (ready, dst) < b) {
+                    best = Some((ready, dst));
+                }
+            } else {
+                wake = wake.min(ready);
+            }
+        }
+        if let Some((_, dst)) = best {
+            return Ok(Pick::Held { dst });
+        }
+        while let Some(slot) = nic.source_queue.front() {
+            let dst = self.slab[slot as usize].packet.dst;
+            let Some(f) = state.flows.get_mut(&dst) else { return Ok(Pick::Data { prev: NIL }) };
+            let ready = f.flow.next_send(cc, t, size);
+            if ready <= t && f.queue.is_empty() {
+                return Ok(Pick::Data { prev: NIL });
+            }
+            if in_order {
+                return Err(ready.max(t + 1));
+            }
+            // The flow must wait (or has older packets waiting): the packet joins them.
+            nic.source_queue.pop_front(&self.slab);
+            f.queue.push_back(slot);
+            wake = wake.min(ready.max(t + 1));
+        }
+        // Flows back to no delay with nothing queued are forgotten.
+        state.flows.retain(|_, f| !f.queue.is_empty() || !f.flow.idle(cc, t));
+        Err(wake)
+    }
+}
