@@ -128,15 +128,26 @@ impl Flow {
         self.last_sent + size as u64 + cc.ipd(self.ccti(cc, t))
     }
 
+    /// When the timer next lowers the index, after `t` (`u64::MAX`: it is at its floor):
+    /// a flow that waits may go sooner then.
+    pub fn next_step(&self, cc: &InfiniBandCc, t: u64) -> u64 {
+        if self.ccti(cc, t) <= cc.ccti_min.min(self.ccti) {
+            return u64::MAX;
+        }
+        let timer = cc.ccti_timer.max(1) as u64;
+        self.since + (t.saturating_sub(self.since) / timer + 1) * timer
+    }
+
     /// The flow sends a packet at `t`.
     pub fn sent(&mut self, t: u64) {
         self.last_sent = t;
         self.sent = true;
     }
 
-    /// Whether the flow is back to no delay at `t` (its state can be dropped).
-    pub fn idle(&self, cc: &InfiniBandCc, t: u64) -> bool {
-        self.ccti(cc, t) == 0
+    /// Whether the flow's state no longer matters at `t`: no delay, and its last packet
+    /// so long ago that no delay the table holds would still hold its next one back.
+    pub fn idle(&self, cc: &InfiniBandCc, t: u64, size: u16) -> bool {
+        self.ccti(cc, t) == 0 && (!self.sent || self.last_sent + size as u64 + cc.ipd(cc.ccti_limit) < t)
     }
 }
 
@@ -181,7 +192,16 @@ mod tests {
         assert_eq!(f.next_send(&cc, 50, 8), 10 + 8 + 32);
         // The timer steps it down once every 100 cycles from the notification.
         assert_eq!((f.ccti(&cc, 149), f.ccti(&cc, 150), f.ccti(&cc, 250), f.ccti(&cc, 10_000)), (2, 1, 0, 0));
-        assert!(!f.idle(&cc, 249) && f.idle(&cc, 250));
+        assert!(!f.idle(&cc, 249, 8) && f.idle(&cc, 250, 8));
+        // A flow that sent lately still matters: a notification would space its next
+        // packet from that one (for up to the tail plus the table's largest delay, 80).
+        let mut recent = Flow::default();
+        recent.sent(1000);
+        assert!(!recent.idle(&cc, 1088, 8) && recent.idle(&cc, 1089, 8));
+        assert_eq!(
+            (f.next_step(&cc, 50), f.next_step(&cc, 149), f.next_step(&cc, 150), f.next_step(&cc, 250)),
+            (150, 150, 250, u64::MAX)
+        );
         // Notifications add up to the limit; a late one counts from what the timer left.
         f.notify(&cc, 60);
         f.notify(&cc, 70);

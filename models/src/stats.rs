@@ -175,7 +175,8 @@ counters! {
     aggressor_latency_sum;
     /// Aggressors' packets behind `aggressor_latency_sum`.
     aggressor_latency_count;
-    /// Packets a switch marked congested (FECN) with `congestion.control`.
+    /// Packets a switch marked congested (FECN) with `congestion.control` (once each,
+    /// however many switches on their way would have).
     marked_packets;
     /// Congestion notifications (CNPs) that reached the source they slow.
     notifications;

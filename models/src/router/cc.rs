@@ -7,7 +7,7 @@
 use super::buffers::{NIL, STALLED};
 use super::stats::PartitionStats;
 use super::{RouterCtx, RouterState, Shared};
-use crate::congestion::Flow;
+use crate::congestion::{Flow, InfiniBandCc};
 use routing::packet::Packet;
 use std::collections::{HashMap, VecDeque};
 use topology::{EndpointId, PortId};
@@ -37,12 +37,25 @@ pub(super) struct NicCc {
     pub(super) flows: HashMap<EndpointId, NotifiedFlow>,
     /// Notifications waiting to be sent, oldest first: they go before data.
     pub(super) cnps: VecDeque<Packet>,
+    /// Flows above which the next send forgets those whose state no longer matters.
+    prune_at: usize,
 }
 
 impl NicCc {
     /// Notifications and held packets waiting.
     pub(super) fn waiting_packets(&self) -> u64 {
         self.cnps.len() as u64 + self.flows.values().map(|f| f.queue.len() as u64).sum::<u64>()
+    }
+
+    /// The endpoint sent a data packet of `size` phits to `dst` at `t`: the flow remembers
+    /// it (a notification that comes later spaces the next packet from this one). Flows
+    /// whose state no longer matters are forgotten whenever the map has doubled.
+    pub(super) fn sent(&mut self, cc: &InfiniBandCc, dst: EndpointId, t: u64, size: u16) {
+        self.flows.entry(dst).or_default().flow.sent(t);
+        if self.flows.len() > self.prune_at {
+            self.flows.retain(|_, f| !f.queue.is_empty() || !f.flow.idle(cc, t, size));
+            self.prune_at = (2 * self.flows.len()).max(64);
+        }
     }
 
     /// Whether notifications or held packets wait.
@@ -81,7 +94,9 @@ impl RouterState {
         let port = &self.ports[o as usize];
         // An output waiting for downstream credits is a victim, not the root.
         let waits = !port.leads_to_nic() && port.flags & STALLED != 0;
-        if cc.marks(self.channels[out_vc].used as u32, waits, &mut self.cc_countdown[o as usize]) {
+        if cc.marks(self.channels[out_vc].used as u32, waits, &mut self.cc_countdown[o as usize])
+            && !packet.fecn()
+        {
             packet.set_fecn();
             st.period.marked_packets += 1;
         }
@@ -143,7 +158,8 @@ impl RouterState {
                     best = Some((ready, dst));
                 }
             } else {
-                wake = wake.min(ready);
+                // Until then, or until the timer shortens the delay.
+                wake = wake.min(ready).min(f.flow.next_step(cc, t));
             }
         }
         if let Some((_, dst)) = best {
@@ -156,16 +172,15 @@ impl RouterState {
             if ready <= t && f.queue.is_empty() {
                 return Ok(Pick::Data { prev: NIL });
             }
+            let until = ready.min(f.flow.next_step(cc, t)).max(t + 1);
             if in_order {
-                return Err(ready.max(t + 1));
+                return Err(until);
             }
             // The flow must wait (or has older packets waiting): the packet joins them.
             nic.source_queue.pop_front(&self.slab);
             f.queue.push_back(slot);
-            wake = wake.min(ready.max(t + 1));
+            wake = wake.min(until);
         }
-        // Flows back to no delay with nothing queued are forgotten.
-        state.flows.retain(|_, f| !f.queue.is_empty() || !f.flow.idle(cc, t));
         Err(wake)
     }
 }

@@ -256,8 +256,8 @@ impl RouterState {
                 st.measured.injected_phits += size as u64;
             }
         }
-        if let Some(f) = nic.cc.as_mut().filter(|_| data).and_then(|c| c.flows.get_mut(&packet.dst)) {
-            f.flow.sent(t);
+        if let (Some(state), Some(cc)) = (nic.cc.as_mut().filter(|_| data), &sh.cc) {
+            state.sent(cc, packet.dst, t, size);
         }
         // The head reaches the router's input after the terminal link's latency. Nothing can
         // overtake it on that link, so it is queued at once with its ready time instead of
