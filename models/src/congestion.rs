@@ -23,6 +23,20 @@ pub enum Control {
     Infiniband,
 }
 
+/// How a congestion notification travels from the destination back to the source.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Notification {
+    /// Along the routing's route, a link's latency a hop, without buffers or bandwidth:
+    /// a lane of its own that no data blocks, as fabrics give notifications a virtual lane
+    /// of high priority (the default).
+    #[default]
+    Direct,
+    /// As a packet of `cnp_size` phits through the data's buffers and VCs, where
+    /// congestion can hold it up.
+    Packet,
+}
+
 /// InfiniBand congestion control's parameters (`[congestion.infiniband]`). Times in cycles,
 /// sizes in phits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -38,7 +52,9 @@ pub struct InfiniBandCc {
     /// Whether an output that waits for downstream credits (a victim of congestion
     /// further on, not its root) marks too (`Victim_Mask`).
     pub victim_mask: bool,
-    /// Length of a congestion notification packet.
+    /// How a notification travels back ([`Notification`]).
+    pub notification: Notification,
+    /// Length of a congestion notification packet (`notification = "packet"`).
     pub cnp_size: u16,
     /// CCT index steps a notification adds (`CCTI_Increase`).
     pub ccti_increase: u16,
@@ -59,6 +75,7 @@ impl Default for InfiniBandCc {
             threshold: 32,
             marking_rate: 0,
             victim_mask: false,
+            notification: Notification::Direct,
             cnp_size: 1,
             ccti_increase: 1,
             ccti_timer: 1000,

@@ -141,9 +141,9 @@ fn infiniband_congestion_control_gives_the_victims_back_their_throughput() {
     // what the victims get (measured 0.196 of 0.376 and 0.221 of 0.375) and they wait
     // 2,300 and 260 cycles; with InfiniBand's the switches mark, the hot endpoint's
     // sources slow their flows to it (and only those), the tree drains and the victims get
-    // all they offer (0.416 and 0.374, the Dragonfly's with the warm-up's backlog). The
-    // price with these settings: the hot endpoint's link is used 71 % and 56 % of the time
-    // (a shorter timer keeps it busier and the victims poorer: the trade-off in the note).
+    // all they offer (0.375 and 0.374). The price with these settings: the hot endpoint's
+    // link is used 67 % and 55 % of the time (a shorter timer keeps it busier and the
+    // victims poorer: docs/congestion.md).
     let hot = [
         "traffic.pattern=hot_spot",
         "traffic.fraction=0.05",
@@ -248,6 +248,7 @@ control = "infiniband"
 ccti_increase = 1
 ipd_step = 10
 cnp_size = 1
+notification = "packet"
 "#;
 
 /// Injection times of the ten packets rank 0 sends, relative to the first.
@@ -287,4 +288,16 @@ fn marking_notification_and_recovery_at_zero_load_take_the_cycles_they_should() 
     // 36 + 70 = 106 has passed: packet 9 leaves at 115.
     let (t, _, _) = injections(&["congestion.infiniband.threshold=0", "congestion.infiniband.ccti_timer=25"]);
     assert_eq!(t[9], 115, "{t:?}");
+    // A direct notification (outside the buffers) takes the terminal links and the switch
+    // link only: back at 18 + 3 + 5 + 3 = 29, one every 4 cycles after. Packets 0 to 7
+    // leave at 0 to 28; packet 8 finds one notification at 32 (delay 10: until 42), four
+    // at 42 (until 72), all eight at 72 (until 28 + 4 + 80 = 112) and leaves at 112;
+    // packet 9 waits for 112 + 4 + 80 = 196, when packet 8's notification (back at
+    // 112 + 29 = 141) has made the delay 90: it leaves at 206.
+    let direct = "congestion.infiniband.notification=\"direct\"";
+    let (t, marked, notified) = injections(&["congestion.infiniband.threshold=0", never, direct]);
+    let mut expected: Vec<u64> = (0..8).map(|k| 4 * k).collect();
+    expected.extend([112, 206]);
+    assert_eq!(t, expected);
+    assert_eq!((marked, notified), (10, 10));
 }

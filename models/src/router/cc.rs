@@ -5,9 +5,10 @@
 //! packets of other flows meanwhile.
 
 use super::buffers::{NIL, STALLED};
+use super::messages::{LinkMsg, Post, SelfEvent};
 use super::stats::PartitionStats;
 use super::{RouterCtx, RouterState, Shared};
-use crate::congestion::{Flow, InfiniBandCc};
+use crate::congestion::{Flow, InfiniBandCc, Notification};
 use routing::packet::Packet;
 use std::collections::{HashMap, VecDeque};
 use topology::{EndpointId, PortId};
@@ -104,7 +105,7 @@ impl RouterState {
 
     /// Congestion control at the endpoint `nic_index` a packet reached: a notification
     /// slows its flow (the flow to the notification's sender); a marked packet is answered
-    /// with a notification to its source.
+    /// with a notification to its source, as a packet or outside the buffers.
     pub(super) fn cc_on_delivery(
         &mut self,
         sh: &Shared,
@@ -114,19 +115,76 @@ impl RouterState {
         st: &mut PartitionStats,
     ) {
         let Some(cc) = &sh.cc else { return };
-        let t = ctx.now();
-        let nic = &mut self.nics[nic_index as usize];
-        let state = nic.cc.as_mut().expect("endpoints have congestion state with congestion control");
         if packet.is_cnp() {
-            state.flows.entry(packet.src()).or_default().flow.notify(cc, t);
-            st.period.notifications += 1;
+            self.cc_notify(sh, nic_index, packet.src(), ctx.now(), st);
             return;
         }
-        if packet.fecn() {
-            state.cnps.push_back(Packet::cnp(nic.endpoint, packet.src(), cc.cnp_size, t));
-            st.generated_total += 1;
-            self.try_inject(sh, nic_index, ctx, st);
+        if !packet.fecn() {
+            return;
         }
+        let t = ctx.now();
+        let nic = &mut self.nics[nic_index as usize];
+        let cnp = Packet::cnp(nic.endpoint, packet.src(), cc.cnp_size, t);
+        match cc.notification {
+            Notification::Packet => {
+                nic.cc
+                    .as_mut()
+                    .expect("endpoints have congestion state with congestion control")
+                    .cnps
+                    .push_back(cnp);
+                st.generated_total += 1;
+                self.try_inject(sh, nic_index, ctx, st);
+            }
+            Notification::Direct => {
+                let port = nic.port;
+                let mut notice = cnp;
+                let (src_switch, dst_switch) = (self.id, sh.endpoints.locate(notice.dst).0);
+                sh.routes.routing.init(src_switch, dst_switch, &mut notice.route, &mut self.rng);
+                self.forward_notice(sh, port, notice, ctx);
+            }
+        }
+    }
+
+    /// A notification from endpoint `from` reaches endpoint `nic_index` at `t`: the flow
+    /// to `from` slows.
+    pub(super) fn cc_notify(
+        &mut self,
+        sh: &Shared,
+        nic_index: u16,
+        from: EndpointId,
+        t: u64,
+        st: &mut PartitionStats,
+    ) {
+        let Some(cc) = &sh.cc else { return };
+        let state = self.nics[nic_index as usize]
+            .cc
+            .as_mut()
+            .expect("endpoints have congestion state with congestion control");
+        state.flows.entry(from).or_default().flow.notify(cc, t);
+        st.period.notifications += 1;
+    }
+
+    /// A notification travelling outside the buffers (`notification = "direct"`) is at
+    /// this switch, having come in by `in_port`: on to the next switch over the link the
+    /// routing picks (its latency later), or, at the source's switch, to the source after
+    /// the two terminal links (the one it left its destination by and this one).
+    pub(super) fn forward_notice(
+        &mut self,
+        sh: &Shared,
+        in_port: PortId,
+        mut notice: Packet,
+        ctx: &mut RouterCtx<'_>,
+    ) {
+        let (dst_switch, dst_port) = sh.endpoints.locate(notice.dst);
+        if dst_switch == self.id {
+            let port = &self.ports[dst_port as usize];
+            let terminal = port.route.latency();
+            ctx.schedule_self(2 * terminal, SelfEvent::Notify { nic: port.nic, from: notice.src() });
+            return;
+        }
+        let Some(next) = self.route_notice(sh, in_port, dst_switch, &mut notice, ctx.now()) else { return };
+        let port = &self.ports[next.port as usize];
+        ctx.send_link(port.route, LinkMsg::Notice { port: port.peer_port, packet: notice });
     }
 
     /// What endpoint `nic_index` injects next at `t`: a notification; else the oldest

@@ -18,7 +18,7 @@ use engine::LinkRoute;
 use routing::packet::Packet;
 use routing::{Feedback, Report};
 use serde::{Deserialize, Serialize};
-use topology::PortId;
+use topology::{EndpointId, PortId};
 
 /// A message that crosses a link: it arrives `latency` cycles after it was sent, at the
 /// router at the far end. Link messages come before self-events in every cycle.
@@ -55,6 +55,14 @@ pub enum LinkMsg {
         port: PortId,
         /// What the neighbour's routing reported.
         report: Report,
+    },
+    /// A congestion notification on its way to the source it slows, outside the buffers
+    /// (`congestion.infiniband.notification = "direct"`), arriving at input `port`.
+    Notice {
+        /// Receiving port.
+        port: PortId,
+        /// The notification (a [`Packet::cnp`]).
+        packet: Packet,
     },
 }
 
@@ -95,6 +103,13 @@ pub enum SelfEvent {
     },
     /// Time to report the switch's state to its neighbours (routings that share state).
     Report,
+    /// A congestion notification from endpoint `from` reaches endpoint `nic`.
+    Notify {
+        /// Local endpoint index.
+        nic: u16,
+        /// The endpoint that sent it: the destination of the flow it slows.
+        from: EndpointId,
+    },
 }
 
 impl SelfEvent {
@@ -105,7 +120,7 @@ impl SelfEvent {
     pub fn priority(&self) -> u16 {
         match self {
             SelfEvent::LinkFree { .. } => 1,
-            SelfEvent::Deliver { .. } => 2,
+            SelfEvent::Deliver { .. } | SelfEvent::Notify { .. } => 2,
             SelfEvent::ComputeDone { .. } => 3,
             SelfEvent::Generate { .. } => 3,
             SelfEvent::Inject { .. } => 4,
@@ -183,6 +198,20 @@ pub enum Msg {
     },
     /// [`SelfEvent::Report`].
     ReportDue,
+    /// [`LinkMsg::Notice`].
+    Notice {
+        /// Receiving port.
+        port: PortId,
+        /// The notification.
+        packet: Packet,
+    },
+    /// [`SelfEvent::Notify`].
+    Notify {
+        /// Local endpoint index.
+        nic: u16,
+        /// The notification's sender.
+        from: EndpointId,
+    },
 }
 
 /// A received [`Msg`], by kind.
@@ -210,6 +239,8 @@ impl Msg {
             Msg::Report { port, report } => MsgKind::Link(LinkMsg::Report { port, report }),
             Msg::Feedback { port, feedback } => MsgKind::Link(LinkMsg::Feedback { port, feedback }),
             Msg::ReportDue => MsgKind::Local(SelfEvent::Report),
+            Msg::Notice { port, packet } => MsgKind::Link(LinkMsg::Notice { port, packet }),
+            Msg::Notify { nic, from } => MsgKind::Local(SelfEvent::Notify { nic, from }),
         }
     }
 }
@@ -222,6 +253,7 @@ impl From<LinkMsg> for Msg {
             LinkMsg::Credit { port, vc, phits } => Msg::Credit { port, vc, phits },
             LinkMsg::Report { port, report } => Msg::Report { port, report },
             LinkMsg::Feedback { port, feedback } => Msg::Feedback { port, feedback },
+            LinkMsg::Notice { port, packet } => Msg::Notice { port, packet },
         }
     }
 }
@@ -237,6 +269,7 @@ impl From<SelfEvent> for Msg {
             SelfEvent::Allocate => Msg::Allocate,
             SelfEvent::ComputeDone { nic, op } => Msg::ComputeDone { nic, op },
             SelfEvent::Report => Msg::ReportDue,
+            SelfEvent::Notify { nic, from } => Msg::Notify { nic, from },
         }
     }
 }
@@ -289,6 +322,7 @@ mod tests {
             LinkMsg::Credit { port: 5, vc: 1, phits: 16 },
             LinkMsg::Report { port: 6, report: [7; routing::REPORT_BYTES] },
             LinkMsg::Feedback { port: 7, feedback: Feedback { row: 3, value: 250 } },
+            LinkMsg::Notice { port: 8, packet },
         ];
         for msg in links {
             assert_eq!(Msg::from(msg).split(), MsgKind::Link(msg));
@@ -306,5 +340,9 @@ mod tests {
             // The order of self-events within a cycle.
             assert_eq!(event.priority(), k as u16 + 1);
         }
+        // A notification reaches an endpoint as a delivery does.
+        let notify = SelfEvent::Notify { nic: 1, from: 12 };
+        assert_eq!(Msg::from(notify).split(), MsgKind::Local(notify));
+        assert_eq!(notify.priority(), SelfEvent::Deliver { nic: 1, packet }.priority());
     }
 }

@@ -424,6 +424,7 @@ impl LogicalProcess for Router {
                 LinkMsg::Head { port, packet } => state.on_head(sh, port, packet, ctx.now(), ctx, stats),
                 LinkMsg::Credit { port, vc, phits } => state.on_credit(sh, port, vc, phits, ctx, stats),
                 LinkMsg::Report { port, report } => state.on_report(port, report),
+                LinkMsg::Notice { port, packet } => state.forward_notice(sh, port, packet, ctx),
                 LinkMsg::Feedback { port, feedback } => {
                     sh.routes.routing.on_feedback(state.id, port, feedback, &mut state.learned)
                 }
@@ -451,6 +452,7 @@ impl LogicalProcess for Router {
                 SelfEvent::Inject { nic } => state.on_inject(sh, nic, ctx, stats),
                 SelfEvent::Allocate => state.allocate(sh, ctx, part),
                 SelfEvent::Report => state.on_report_due(sh, ctx),
+                SelfEvent::Notify { nic, from } => state.cc_notify(sh, nic, from, ctx.now(), stats),
             },
         }
     }
@@ -481,8 +483,8 @@ impl LogicalProcess for Router {
             ) => {
                 engine::prefetch(s.nics.as_ptr().wrapping_add(nic as usize));
             }
-            MsgKind::Link(LinkMsg::Report { .. } | LinkMsg::Feedback { .. })
-            | MsgKind::Local(SelfEvent::Report) => {}
+            MsgKind::Link(LinkMsg::Report { .. } | LinkMsg::Feedback { .. } | LinkMsg::Notice { .. })
+            | MsgKind::Local(SelfEvent::Report | SelfEvent::Notify { .. }) => {}
             MsgKind::Local(SelfEvent::Allocate) => {
                 engine::prefetch(s.wanted_outputs.as_ptr());
                 for &x in s.unrouted.iter().take(4) {

@@ -231,6 +231,34 @@ impl RouterState {
         Some(sh.selection.pick(candidates, &load, &mut self.rng))
     }
 
+    /// The next hop of a congestion notification travelling outside the buffers
+    /// (`cc.rs`), arrived at input `in_port` on its way to switch `dst`: the routing's
+    /// candidates under this router's load and the selection's pick, as for a head;
+    /// `None` if the routing has none (a notification then is lost).
+    pub(super) fn route_notice(
+        &mut self,
+        sh: &Shared,
+        in_port: PortId,
+        dst: topology::SwitchId,
+        packet: &mut Packet,
+        now: u64,
+    ) -> Option<Candidate> {
+        let load = load_view!(self, sh, now);
+        let hop =
+            Hop { ports: sh.ports.of(self.local as usize), at: self.id, in_port, dst, vcs: self.vcs as u8 };
+        let mut candidates = Vec::new();
+        if !sh.routes.try_next_hops(&hop, packet, &load, &mut self.rng, &mut candidates)
+            || candidates.is_empty()
+        {
+            return None;
+        }
+        let chosen = sh.selection.pick(&candidates, &load, &mut self.rng);
+        sh.routes.on_forward(self.id, chosen, packet);
+        packet.hops = packet.hops.saturating_add(1);
+        packet.vc = chosen.vc;
+        Some(chosen)
+    }
+
     /// The output VC a packet for an own endpoint at terminal port `port` is moved into:
     /// 0, or with `ejection_vc = "any"` one chosen at random among the VCs with room for
     /// the packet (and, with the per-VC crossbar, a free crossbar output), 0 if none has.
