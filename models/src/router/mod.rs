@@ -52,7 +52,9 @@
 //! - `route.rs`: head arrival and routing;
 //! - `allocator.rs`: the allocator's passes and the grants;
 //! - `separable.rs`: the separable allocator's matching and its scratch space;
-//! - `link.rs`: transmission on output links;
+//! - `link.rs`: transmission on output links, and each link's stall time;
+//! - `cc.rs`: congestion control (`congestion.control`): marking at the grant,
+//!   notifications back to the source, the source's flows and the packets they hold;
 //! - `sharing.rs`: reports of state to neighbouring routers, for routings that read them
 //!   (what routings that learn measure travels in `route.rs`, on each head's arrival);
 //! - `stats.rs`: [`PartitionStats`] and what a router reports.
