@@ -7,7 +7,9 @@ endpoints, 10-cycle local and 100-cycle global links) under UGAL-L, and an 8-ary
 (512 endpoints) under Up*/Down*. For each, the hot-spot fraction is swept with no
 congestion control and with InfiniBand's; then InfiniBand's timer is swept at one
 fraction (the trade-off between the victims and the hot link), and the time series of
-victims and aggressors is drawn with CC off and on.
+victims and aggressors is drawn with CC off and on. The hot spot is on from the start at
+full strength, so its congestion tree forms before any notification is back; 100,000
+cycles (60,000 of warm-up) let the tree drain where congestion control can drain it.
 
     scripts/studies/study_congestion.py [--jobs 2]
     scripts/studies/study_congestion.py --replot
@@ -32,10 +34,10 @@ series_csv = out_dir / "series.csv"
 
 COMMON = """
 [simulation]
-cycles = 20000
-warmup = 10000
+cycles = 100000
+warmup = 60000
 seed = 3
-sample_period = 250
+sample_period = 2000
 [traffic]
 pattern = "hot_spot"
 fraction = 0.05
@@ -73,11 +75,17 @@ algorithm = "up_down"
 """,
 }
 
-# InfiniBand CC: marking once an output VC holds two packets, a linear table of 64-cycle
-# steps; the timer is the knob of the trade-off (swept below).
-IB = ["congestion.control=\"infiniband\"", "congestion.infiniband.threshold=32", "congestion.infiniband.ipd_step=64"]
+# InfiniBand CC: marking once an output VC's buffer is full (64 phits on the Dragonfly, 32
+# on the fat tree: below that, plain uniform traffic gets marked), a linear table of
+# 512-cycle steps (a hot endpoint with a thousand sources needs delays of thousands of
+# cycles), four steps a notification; the timer is the knob of the trade-off (swept below:
+# it must be long enough for a slowed flow, or the index falls faster than the flow's rare
+# packets bring notifications).
+IB = ["congestion.control=\"infiniband\"", "congestion.infiniband.ipd_step=512", "congestion.infiniband.ccti_increase=4"]
+THRESHOLD = {"dragonfly": 64, "fat tree": 32}
 FRACTIONS = [0.0, 0.02, 0.05, 0.1]
-TIMERS = [300, 1000, 3000]
+TIMERS = [3000, 10000, 30000]
+DEFAULT_TIMER = 10000
 FIELDS = ["network", "cc", "fraction", "ccti_timer", "victim_offered", "victim_accepted", "victim_latency",
           "aggressor_offered", "aggressor_accepted", "hot_link_busy", "marked", "notifications", "wall_seconds"]
 
@@ -139,9 +147,9 @@ def cases():
     for network in NETWORKS:
         for fraction in FRACTIONS:
             yield network, "none", fraction, ""
-            yield network, "infiniband", fraction, 1000
+            yield network, "infiniband", fraction, DEFAULT_TIMER
         for timer in TIMERS:
-            if timer != 1000:
+            if timer != DEFAULT_TIMER:
                 yield network, "infiniband", 0.05, timer
 
 
@@ -155,7 +163,7 @@ def sweep(jobs):
         network, cc, fraction, timer = case
         sets = [f"traffic.fraction={fraction}"]
         if cc == "infiniband":
-            sets += IB + [f"congestion.infiniband.ccti_timer={timer}"]
+            sets += IB + [f"congestion.infiniband.ccti_timer={timer}", f"congestion.infiniband.threshold={THRESHOLD[network]}"]
         row, s = run_point(network, sets)
         print(f"{network} {cc} {fraction} {timer}: {row}", file=sys.stderr)
         return case, row, s
@@ -165,7 +173,7 @@ def sweep(jobs):
             if row is None:
                 continue
             rows.append(dict(network=network, cc=cc, fraction=fraction, ccti_timer=timer, **row))
-            if fraction == 0.05 and timer in ("", 1000):
+            if fraction == 0.05 and timer in ("", DEFAULT_TIMER):
                 series += [dict(network=network, cc=cc, **x) for x in s]
             save_csv(results, rows, FIELDS)
             save_csv(series_csv, series, ["network", "cc", "time", "victims", "aggressors", "victim_latency"])
@@ -176,7 +184,7 @@ def report(rows, series):
     print("| network | CC | hot-spot fraction | victims accepted / offered | victims' latency | hot link busy | marks | notifications |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in sorted(rows, key=lambda r: (r["network"], float(r["fraction"]), r["cc"], str(r["ccti_timer"]))):
-        if r["cc"] == "infiniband" and str(r["ccti_timer"]) != "1000":
+        if r["cc"] == "infiniband" and str(r["ccti_timer"]) != str(DEFAULT_TIMER):
             continue
         print(f"| {r['network']} | {r['cc']} | {r['fraction']} | {r['victim_accepted']} / {r['victim_offered']} | "
               f"{r['victim_latency']} | {float(r['hot_link_busy']):.0%} | {r['marked']} | {r['notifications']} |")
@@ -203,7 +211,7 @@ def report(rows, series):
                     label=f"aggressors x 20, CC {cc}")
         ax.set_title(f"{network}: 5 % hot spot, load 0.4")
         ax.set_xlabel("cycle")
-        ax.axvline(10000, color="grey", lw=0.5)
+        ax.axvline(60000, color="grey", lw=0.5)
     axes[0].set_ylabel("accepted load (phits/cycle/endpoint)")
     axes[0].legend(fontsize=7)
     fig.tight_layout()
