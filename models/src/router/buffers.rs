@@ -87,20 +87,6 @@ impl<L: QueueLen> Queue<L> {
         self.len = self.len + L::ONE;
     }
 
-    /// Takes out the slot after `prev` (a slot in the queue), if any.
-    pub(super) fn remove_after(&mut self, prev: u32, slab: &mut [Held]) -> Option<u32> {
-        let slot = slab[prev as usize].next;
-        if slot == NIL {
-            return None;
-        }
-        slab[prev as usize].next = slab[slot as usize].next;
-        if self.tail == slot {
-            self.tail = prev;
-        }
-        self.len = self.len - L::ONE;
-        Some(slot)
-    }
-
     #[inline]
     pub(super) fn pop_front(&mut self, slab: &[Held]) -> Option<u32> {
         let slot = self.front()?;

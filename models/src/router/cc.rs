@@ -18,11 +18,8 @@ use topology::{EndpointId, PortId};
 pub(super) enum Pick {
     /// Its oldest pending congestion notification.
     Cnp,
-    /// The packet of its source queue after slot `prev` (`NIL`: the head).
-    Data {
-        /// The slot before it in the queue.
-        prev: u32,
-    },
+    /// The head of its source queue.
+    Head,
     /// The oldest packet held for the notified flow to `dst`.
     Held {
         /// The flow's destination.
@@ -33,11 +30,16 @@ pub(super) enum Pick {
 /// An endpoint's congestion control state.
 #[derive(Debug, Default)]
 pub(super) struct NicCc {
-    /// The flows it was notified about, by destination (dropped when their delay is
-    /// back to 0 and nothing of theirs waits).
-    pub(super) flows: HashMap<EndpointId, NotifiedFlow>,
+    /// Its flows, by destination: those it sent to lately or was notified about (a flow
+    /// is forgotten once neither its delay nor its last packet matters and nothing of it
+    /// waits).
+    flows: HashMap<EndpointId, SourceFlow>,
+    /// The flows with packets held, in no order (the few a pick looks through).
+    holding: Vec<EndpointId>,
+    /// Packets held, over all flows.
+    held: u64,
     /// Notifications waiting to be sent, oldest first: they go before data.
-    pub(super) cnps: VecDeque<Packet>,
+    cnps: VecDeque<Packet>,
     /// Flows above which the next send forgets those whose state no longer matters.
     prune_at: usize,
 }
@@ -45,7 +47,29 @@ pub(super) struct NicCc {
 impl NicCc {
     /// Notifications and held packets waiting.
     pub(super) fn waiting_packets(&self) -> u64 {
-        self.cnps.len() as u64 + self.flows.values().map(|f| f.queue.len() as u64).sum::<u64>()
+        self.cnps.len() as u64 + self.held
+    }
+
+    /// Holds the packet in `slot` for the flow to `dst`, behind its older ones.
+    fn hold(&mut self, dst: EndpointId, slot: u32) {
+        let f = self.flows.entry(dst).or_default();
+        if f.queue.is_empty() {
+            self.holding.push(dst);
+        }
+        f.queue.push_back(slot);
+        self.held += 1;
+    }
+
+    /// Releases the oldest packet held for the flow to `dst`.
+    fn release(&mut self, dst: EndpointId) -> Option<u32> {
+        let f = self.flows.get_mut(&dst)?;
+        let slot = f.queue.pop_front()?;
+        self.held -= 1;
+        if f.queue.is_empty() {
+            let i = self.holding.iter().position(|&d| d == dst).expect("a holding flow is listed");
+            self.holding.swap_remove(i);
+        }
+        Some(slot)
     }
 
     /// The endpoint sent a data packet of `size` phits to `dst` at `t`: the flow remembers
@@ -61,16 +85,16 @@ impl NicCc {
 
     /// Whether notifications or held packets wait.
     pub(super) fn has_waiting(&self) -> bool {
-        !self.cnps.is_empty() || self.flows.values().any(|f| !f.queue.is_empty())
+        !self.cnps.is_empty() || self.held > 0
     }
 }
 
-/// A notified flow at its source: its state and its packets that wait for its delay, in
-/// order (slab slots).
+/// A flow at its source: its state and its packets that wait for its delay, in order
+/// (slab slots).
 #[derive(Debug, Default)]
-pub(super) struct NotifiedFlow {
-    pub(super) flow: Flow,
-    pub(super) queue: VecDeque<u32>,
+struct SourceFlow {
+    flow: Flow,
+    queue: VecDeque<u32>,
 }
 
 impl RouterState {
@@ -206,10 +230,8 @@ impl RouterState {
         }
         let mut wake = u64::MAX;
         let mut best: Option<(u64, EndpointId)> = None;
-        for (&dst, f) in &state.flows {
-            if f.queue.is_empty() {
-                continue;
-            }
+        for &dst in &state.holding {
+            let f = &state.flows[&dst];
             let ready = f.flow.next_send(cc, t, size);
             if ready <= t {
                 if best.is_none_or(|b| (ready, dst) < b) {
@@ -225,10 +247,10 @@ impl RouterState {
         }
         while let Some(slot) = nic.source_queue.front() {
             let dst = self.slab[slot as usize].packet.dst;
-            let Some(f) = state.flows.get_mut(&dst) else { return Ok(Pick::Data { prev: NIL }) };
+            let Some(f) = state.flows.get(&dst) else { return Ok(Pick::Head) };
             let ready = f.flow.next_send(cc, t, size);
             if ready <= t && f.queue.is_empty() {
-                return Ok(Pick::Data { prev: NIL });
+                return Ok(Pick::Head);
             }
             let until = ready.min(f.flow.next_step(cc, t)).max(t + 1);
             if in_order {
@@ -236,9 +258,40 @@ impl RouterState {
             }
             // The flow must wait (or has older packets waiting): the packet joins them.
             nic.source_queue.pop_front(&self.slab);
-            f.queue.push_back(slot);
+            state.hold(dst, slot);
             wake = wake.min(until);
         }
         Err(wake)
+    }
+
+    /// The length of what `pick` names at endpoint `nic_index`.
+    pub(super) fn picked_size(&self, nic_index: u16, pick: Pick) -> u16 {
+        let nic = &self.nics[nic_index as usize];
+        let state = || nic.cc.as_ref().expect("a pick other than the head comes from congestion control");
+        let slot = match pick {
+            Pick::Cnp => return state().cnps.front().expect("a notification waits").size,
+            Pick::Head => nic.source_queue.front(),
+            Pick::Held { dst } => state().flows.get(&dst).and_then(|f| f.queue.front().copied()),
+        };
+        self.slab[slot.expect("a packet waits") as usize].packet.size
+    }
+
+    /// Takes what `pick` names out of endpoint `nic_index`'s queues.
+    pub(super) fn take_picked(&mut self, nic_index: u16, pick: Pick) -> Packet {
+        let nic = &mut self.nics[nic_index as usize];
+        let slot = match pick {
+            Pick::Head => nic.source_queue.pop_front(&self.slab),
+            Pick::Cnp | Pick::Held { .. } => {
+                let state =
+                    nic.cc.as_mut().expect("a pick other than the head comes from congestion control");
+                match pick {
+                    Pick::Held { dst } => state.release(dst),
+                    _ => return state.cnps.pop_front().expect("a notification waits"),
+                }
+            }
+        };
+        let slot = slot.expect("a packet waits");
+        self.free_slots.push(slot);
+        self.slab[slot as usize].packet
     }
 }

@@ -169,22 +169,10 @@ impl RouterState {
                 }
             }
         } else {
-            Pick::Data { prev: NIL }
+            Pick::Head
         };
-        let nic = &self.nics[nic_index as usize];
-        let size = match pick {
-            Pick::Cnp => nic.cc.as_ref().and_then(|c| c.cnps.front()).expect("a notification waits").size,
-            Pick::Data { prev } => {
-                let slot =
-                    if prev == NIL { nic.source_queue.front() } else { Some(self.slab[prev as usize].next) };
-                self.slab[slot.expect("a packet waits") as usize].packet.size
-            }
-            Pick::Held { dst } => {
-                let held = nic.cc.as_ref().and_then(|c| c.flows.get(&dst)).and_then(|f| f.queue.front());
-                self.slab[*held.expect("a packet is held") as usize].packet.size
-            }
-        };
-        let port = nic.port;
+        let size = self.picked_size(nic_index, pick);
+        let port = self.nics[nic_index as usize].port;
         // Credits come back lazily: apply those whose time has come.
         while let Some(&(at, n, v, phits)) = self.nic_credit_returns.front() {
             if at > t {
@@ -210,28 +198,8 @@ impl RouterState {
         }
         nic.blocked_on_credits = false;
         *credits -= size;
-        let mut packet = match pick {
-            Pick::Cnp => nic.cc.as_mut().and_then(|c| c.cnps.pop_front()).expect("a notification waits"),
-            Pick::Data { prev } => {
-                let slot = if prev == NIL {
-                    nic.source_queue.pop_front(&self.slab)
-                } else {
-                    nic.source_queue.remove_after(prev, &mut self.slab)
-                };
-                let slot = slot.expect("non-empty");
-                let packet = self.slab[slot as usize].packet;
-                self.free_slots.push(slot);
-                packet
-            }
-            Pick::Held { dst } => {
-                let held =
-                    nic.cc.as_mut().and_then(|c| c.flows.get_mut(&dst)).and_then(|f| f.queue.pop_front());
-                let slot = held.expect("a packet is held");
-                let packet = self.slab[slot as usize].packet;
-                self.free_slots.push(slot);
-                packet
-            }
-        };
+        let mut packet = self.take_picked(nic_index, pick);
+        let nic = &mut self.nics[nic_index as usize];
         let nic = if nic.app == NIL {
             nic
         } else {

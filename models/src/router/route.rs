@@ -219,16 +219,20 @@ impl RouterState {
         if sh.routes.escape.is_some() || sh.params.reselect {
             let (size, cap) = (sh.params.packet_size as u32, sh.params.output_buffer);
             // An output VC the crossbar is feeding from another input is taken too.
-            let vcs = self.vcs;
-            let taken = |c: &Candidate| {
-                self.vc_out_busy.get(c.port as usize * vcs + c.vc as usize).is_some_and(|&b| b as u64 > now)
-            };
+            let taken = |c: &Candidate| self.vc_output_taken(c.port, c.vc, now);
             candidates.retain(|c| load.has_room(c.port, c.vc, size, cap) && !taken(c));
             if candidates.is_empty() {
                 return None;
             }
         }
         Some(sh.selection.pick(candidates, &load, &mut self.rng))
+    }
+
+    /// With the per-VC crossbar: whether output VC `vc` of `port` is being fed from an
+    /// input until after `now` (never with the per-port crossbar).
+    #[inline]
+    fn vc_output_taken(&self, port: PortId, vc: u8, now: u64) -> bool {
+        self.vc_out_busy.get(port as usize * self.vcs + vc as usize).is_some_and(|&b| b as u64 > now)
     }
 
     /// The next hop of a congestion notification travelling outside the buffers
@@ -270,8 +274,8 @@ impl RouterState {
         let base = port as usize * self.vcs;
         let mut allowed = 0u64;
         for v in 0..self.vcs.min(64) {
-            let busy = self.vc_out_busy.get(base + v).is_some_and(|&b| b as u64 > now);
-            if self.channels[base + v].used as u32 + size <= cap && !busy {
+            if self.channels[base + v].used as u32 + size <= cap && !self.vc_output_taken(port, v as u8, now)
+            {
                 allowed |= 1 << v;
             }
         }
