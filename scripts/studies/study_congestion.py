@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Congestion control on and off against a hot spot (docs/congestion.md).
+"""Congestion control off, InfiniBand's and per-destination throttling against a hot spot
+(docs/congestion.md).
 
 A hot spot (every endpoint sends a fraction of its packets to endpoint 0, the rest
 uniformly) at load 0.4 on two networks: BookSim2's Dragonfly (p = 4, a = 8, h = 4, 1,056
 endpoints, 10-cycle local and 100-cycle global links) under UGAL-L, and an 8-ary 3-tree
 (512 endpoints) under Up*/Down*. For each, the hot-spot fraction is swept with no
-congestion control and with InfiniBand's; then InfiniBand's timer is swept at one
+congestion control, with InfiniBand's and with per-destination throttling (its defaults:
+the notified senders share 90 % of the hot link); then InfiniBand's timer is swept at one
 fraction (the trade-off between the victims and the hot link), and the time series of
 victims and aggressors is drawn with CC off and on. The hot spot is on from the start at
 full strength, so its congestion tree forms before any notification is back; 100,000
@@ -148,6 +150,7 @@ def cases():
         for fraction in FRACTIONS:
             yield network, "none", fraction, ""
             yield network, "infiniband", fraction, DEFAULT_TIMER
+            yield network, "per_destination", fraction, ""
         for timer in TIMERS:
             if timer != DEFAULT_TIMER:
                 yield network, "infiniband", 0.05, timer
@@ -164,6 +167,8 @@ def sweep(jobs):
         sets = [f"traffic.fraction={fraction}"]
         if cc == "infiniband":
             sets += IB + [f"congestion.infiniband.ccti_timer={timer}", f"congestion.infiniband.threshold={THRESHOLD[network]}"]
+        elif cc == "per_destination":
+            sets += ["congestion.control=\"per_destination\""]
         row, s = run_point(network, sets)
         print(f"{network} {cc} {fraction} {timer}: {row}", file=sys.stderr)
         return case, row, s
@@ -203,7 +208,7 @@ def report(rows, series):
         return
     fig, axes = plt.subplots(1, len(NETWORKS), figsize=(12, 4), sharey=True)
     for ax, network in zip(axes, NETWORKS):
-        for cc, style in (("none", "--"), ("infiniband", "-")):
+        for cc, style in (("none", ":"), ("infiniband", "--"), ("per_destination", "-")):
             pts = [s for s in series if s["network"] == network and s["cc"] == cc]
             t = [int(s["time"]) for s in pts]
             ax.plot(t, [float(s["victims"]) for s in pts], style, color="tab:blue", label=f"victims, CC {cc}")

@@ -3,7 +3,7 @@
 //! the traffic that causes it (aggressors) from the traffic that suffers from it (victims).
 
 use super::ConfigError;
-use crate::congestion::{Control, InfiniBandCc};
+use crate::congestion::{Control, InfiniBandCc, PerDestinationCc, Scheme};
 use crate::traffic::Pattern;
 use serde::Deserialize;
 use topology::EndpointId;
@@ -17,31 +17,80 @@ pub struct CongestionSection {
     /// "hot_spot"`, none otherwise.
     #[serde(default)]
     pub targets: Option<Vec<u64>>,
-    /// The congestion control: `none` (default) or `infiniband`.
+    /// The congestion control: `none` (default), `infiniband` or `per_destination`.
     #[serde(default)]
     pub control: Control,
     /// `[congestion.infiniband]`: InfiniBand congestion control's parameters.
     #[serde(default)]
     pub infiniband: Option<InfiniBandCc>,
+    /// `[congestion.per_destination]`: per-destination throttling's parameters.
+    #[serde(default)]
+    pub per_destination: Option<PerDestinationCc>,
 }
 
 impl CongestionSection {
-    /// InfiniBand congestion control's parameters if it is on, checked against the
-    /// router's `input_buffer` and `output_buffer`.
-    pub fn infiniband(
-        &self,
-        input_buffer: u32,
-        output_buffer: u32,
-    ) -> Result<Option<InfiniBandCc>, ConfigError> {
-        if self.control != Control::Infiniband {
-            if self.infiniband.is_some() {
-                return Err(ConfigError::new(
-                    "congestion.infiniband",
-                    "set, but congestion.control is not \"infiniband\" (set it, or remove the table)",
-                ));
-            }
-            return Ok(None);
+    /// The congestion control in force, if any, its parameters checked against the
+    /// router's `input_buffer` and `output_buffer`. A scheme's table set while another
+    /// (or none) is chosen is an error: it would be ignored.
+    pub fn scheme(&self, input_buffer: u32, output_buffer: u32) -> Result<Option<Scheme>, ConfigError> {
+        let chosen = |table: &str, control: Control| {
+            ConfigError::new(
+                format!("congestion.{table}"),
+                format!(
+                    "set, but congestion.control is {} (set it to \"{table}\", or remove the table)",
+                    match control {
+                        Control::None => "\"none\"",
+                        Control::Infiniband => "\"infiniband\"",
+                        Control::PerDestination => "\"per_destination\"",
+                    }
+                ),
+            )
+        };
+        if self.infiniband.is_some() && self.control != Control::Infiniband {
+            return Err(chosen("infiniband", self.control));
         }
+        if self.per_destination.is_some() && self.control != Control::PerDestination {
+            return Err(chosen("per_destination", self.control));
+        }
+        match self.control {
+            Control::None => Ok(None),
+            Control::Infiniband => {
+                Ok(Some(Scheme::InfiniBand(self.infiniband(input_buffer, output_buffer)?)))
+            }
+            Control::PerDestination => Ok(Some(Scheme::PerDestination(self.per_destination()?))),
+        }
+    }
+
+    /// Per-destination throttling's parameters, checked.
+    fn per_destination(&self) -> Result<PerDestinationCc, ConfigError> {
+        let cc = self.per_destination.unwrap_or_default();
+        let key = |k: &str| format!("congestion.per_destination.{k}");
+        if cc.min_senders < 2 {
+            return Err(ConfigError::new(
+                key("min_senders"),
+                format!(
+                    "must be at least 2 (one sender cannot oversubscribe a link), got {}",
+                    cc.min_senders
+                ),
+            ));
+        }
+        if cc.window == 0 {
+            return Err(ConfigError::new(
+                key("window"),
+                "must be at least 1 (gaps between a sender's packets)",
+            ));
+        }
+        if !(cc.link_share > 0.0 && cc.link_share <= 1.0) {
+            return Err(ConfigError::new(
+                key("link_share"),
+                format!("must be above 0 and at most 1 (a share of the link), got {}", cc.link_share),
+            ));
+        }
+        Ok(cc)
+    }
+
+    /// InfiniBand congestion control's parameters, checked against the router's buffers.
+    fn infiniband(&self, input_buffer: u32, output_buffer: u32) -> Result<InfiniBandCc, ConfigError> {
         let cc = self.infiniband.unwrap_or_default();
         let key = |k: &str| format!("congestion.infiniband.{k}");
         let room = input_buffer.min(output_buffer);
@@ -66,7 +115,7 @@ impl CongestionSection {
                 format!("must be at most ccti_limit ({}), got {}", cc.ccti_limit, cc.ccti_min),
             ));
         }
-        Ok(Some(cc))
+        Ok(cc)
     }
 
     /// The targets, sorted and without repeats: the ones given, checked against the

@@ -179,7 +179,7 @@ impl Config {
             return Err(ConfigError::new("simulation.sample_period", "must be at least 1"));
         }
         let r = &self.router;
-        self.congestion.infiniband(r.input_buffer, r.output_buffer)?;
+        self.congestion.scheme(r.input_buffer, r.output_buffer)?;
         let quota = self.traffic.phits_per_endpoint;
         if !quota.is_multiple_of(r.packet_size.max(1) as u64)
             || quota / r.packet_size.max(1) as u64 > u32::MAX as u64

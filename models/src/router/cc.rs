@@ -4,11 +4,11 @@
 //! endpoint spaces the packets of a notified flow by the table's delay, sending the
 //! packets of other flows meanwhile.
 
-use super::buffers::{NIL, STALLED};
+use super::buffers::{Held, Queue, SourceQueue, NIL, STALLED};
 use super::messages::{LinkMsg, Post, SelfEvent};
 use super::stats::PartitionStats;
 use super::{RouterCtx, RouterState, Shared};
-use crate::congestion::{Flow, InfiniBandCc, Notification};
+use crate::congestion::{Flow, Notification, PerDestinationCc, Scheme};
 use routing::packet::Packet;
 use std::collections::{HashMap, VecDeque};
 use topology::{EndpointId, PortId};
@@ -30,18 +30,26 @@ pub(super) enum Pick {
 /// An endpoint's congestion control state.
 #[derive(Debug, Default)]
 pub(super) struct NicCc {
-    /// Its flows, by destination: those it sent to lately or was notified about (a flow
-    /// is forgotten once neither its delay nor its last packet matters and nothing of it
-    /// waits).
+    /// The flows whose state matters, by destination: those notified lately or holding
+    /// packets (a flow is forgotten once its state no longer matters).
     flows: HashMap<EndpointId, SourceFlow>,
+    /// The data packets sent within the scheme's memory horizon, oldest first: their
+    /// destination and when they left (runs end before 2^31 cycles). A notification for a
+    /// flow not in `flows` finds its last packet here; eight bytes a packet instead of a
+    /// flow record per destination sent to.
+    recent: VecDeque<(EndpointId, u32)>,
     /// The flows with packets held, in no order (the few a pick looks through).
     holding: Vec<EndpointId>,
     /// Packets held, over all flows.
     held: u64,
     /// Notifications waiting to be sent, oldest first: they go before data.
     cnps: VecDeque<Packet>,
-    /// Flows above which the next send forgets those whose state no longer matters.
+    /// Flows above which the next notification or hold forgets those whose state no
+    /// longer matters (twice those kept at the last pruning, at least 8).
     prune_at: usize,
+    /// As a destination, under per-destination throttling: the endpoints sending to it,
+    /// counted while it is congested.
+    senders: Option<Box<Senders>>,
 }
 
 impl NicCc {
@@ -50,20 +58,39 @@ impl NicCc {
         self.cnps.len() as u64 + self.held
     }
 
+    /// The flow to `dst`, created if it is not kept, its last packet then taken from the
+    /// packets sent lately; flows whose state no longer matters at `t` are forgotten
+    /// first whenever their number has doubled.
+    fn flow(&mut self, scheme: &Scheme, dst: EndpointId, t: u64, size: u16) -> &mut SourceFlow {
+        if self.flows.len() > self.prune_at {
+            self.flows.retain(|_, f| !f.queue.is_empty() || !f.flow.idle(scheme, t, size));
+            self.prune_at = (2 * self.flows.len()).max(8);
+        }
+        let recent = &self.recent;
+        self.flows.entry(dst).or_insert_with(|| {
+            let mut flow = Flow::default();
+            if let Some(&(_, at)) = recent.iter().rev().find(|r| r.0 == dst) {
+                flow.sent(scheme, at as u64, size);
+            }
+            SourceFlow { flow, queue: Queue::EMPTY }
+        })
+    }
+
     /// Holds the packet in `slot` for the flow to `dst`, behind its older ones.
-    fn hold(&mut self, dst: EndpointId, slot: u32) {
-        let f = self.flows.entry(dst).or_default();
-        if f.queue.is_empty() {
+    fn hold(&mut self, scheme: &Scheme, dst: EndpointId, slot: u32, t: u64, size: u16, slab: &mut [Held]) {
+        let f = self.flow(scheme, dst, t, size);
+        let first = f.queue.is_empty();
+        f.queue.push_back(slot, slab);
+        if first {
             self.holding.push(dst);
         }
-        f.queue.push_back(slot);
         self.held += 1;
     }
 
     /// Releases the oldest packet held for the flow to `dst`.
-    fn release(&mut self, dst: EndpointId) -> Option<u32> {
+    fn release(&mut self, dst: EndpointId, slab: &[Held]) -> Option<u32> {
         let f = self.flows.get_mut(&dst)?;
-        let slot = f.queue.pop_front()?;
+        let slot = f.queue.pop_front(slab)?;
         self.held -= 1;
         if f.queue.is_empty() {
             let i = self.holding.iter().position(|&d| d == dst).expect("a holding flow is listed");
@@ -72,15 +99,21 @@ impl NicCc {
         Some(slot)
     }
 
-    /// The endpoint sent a data packet of `size` phits to `dst` at `t`: the flow remembers
-    /// it (a notification that comes later spaces the next packet from this one). Flows
-    /// whose state no longer matters are forgotten whenever the map has doubled.
-    pub(super) fn sent(&mut self, cc: &InfiniBandCc, dst: EndpointId, t: u64, size: u16) {
-        self.flows.entry(dst).or_default().flow.sent(t);
-        if self.flows.len() > self.prune_at {
-            self.flows.retain(|_, f| !f.queue.is_empty() || !f.flow.idle(cc, t, size));
-            self.prune_at = (2 * self.flows.len()).max(64);
+    /// The endpoint sent a data packet of `size` phits to `dst` at `t`: a kept flow
+    /// remembers it, and so do the packets sent lately for as long as a notification
+    /// could still space the flow's next packet from it.
+    pub(super) fn sent(&mut self, scheme: &Scheme, dst: EndpointId, t: u64, size: u16) {
+        if let Some(f) = self.flows.get_mut(&dst) {
+            f.flow.sent(scheme, t, size);
         }
+        let horizon = scheme.memory_horizon(size);
+        if horizon == 0 {
+            return;
+        }
+        while self.recent.front().is_some_and(|r| r.1 as u64 + horizon < t) {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((dst, t as u32));
     }
 
     /// Whether notifications or held packets wait.
@@ -89,12 +122,38 @@ impl NicCc {
     }
 }
 
-/// A flow at its source: its state and its packets that wait for its delay, in order
-/// (slab slots).
-#[derive(Debug, Default)]
+/// A flow at its source: its state and its packets that wait for its delay, in order.
+#[derive(Clone, Copy)]
 struct SourceFlow {
     flow: Flow,
-    queue: VecDeque<u32>,
+    queue: SourceQueue,
+}
+
+impl std::fmt::Debug for SourceFlow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let held = self.queue.len;
+        f.debug_struct("SourceFlow").field("flow", &self.flow).field("held", &held).finish()
+    }
+}
+
+/// A destination's count of the endpoints sending to it (per-destination throttling),
+/// kept from the first packet that finds it congested until its link keeps up with one
+/// sender left.
+#[derive(Debug, Default)]
+pub(super) struct Senders {
+    /// The senders whose last packet arrived within the window as of the last sweep, and
+    /// those that came since: the count.
+    by_source: HashMap<EndpointId, Sender>,
+    /// When the next sweep forgets the senders that fell out of the window.
+    next_sweep: u64,
+}
+
+/// One sender to a congested destination: when its last packet arrived, and the count
+/// it was last told (0: not throttled).
+#[derive(Clone, Copy, Debug)]
+struct Sender {
+    last_seen: u64,
+    told: u32,
 }
 
 impl RouterState {
@@ -108,7 +167,7 @@ impl RouterState {
         slot: u32,
         st: &mut PartitionStats,
     ) {
-        let Some(cc) = &sh.cc else { return };
+        let Some(cc) = sh.cc.as_ref().and_then(Scheme::infiniband) else { return };
         let packet = &mut self.slab[slot as usize].packet;
         if packet.is_cnp() {
             return;
@@ -128,8 +187,10 @@ impl RouterState {
     }
 
     /// Congestion control at the endpoint `nic_index` a packet reached: a notification
-    /// slows its flow (the flow to the notification's sender); a marked packet is answered
-    /// with a notification to its source, as a packet or outside the buffers.
+    /// slows its flow (the flow to the notification's sender). InfiniBand: a marked packet
+    /// is answered with a notification to its source, as a packet or outside the buffers.
+    /// Per destination: the sender is counted while the endpoint is congested, and told
+    /// how many send.
     pub(super) fn cc_on_delivery(
         &mut self,
         sh: &Shared,
@@ -138,11 +199,15 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        let Some(cc) = &sh.cc else { return };
+        let Some(scheme) = &sh.cc else { return };
         if packet.is_cnp() {
-            self.cc_notify(sh, nic_index, packet.src(), ctx.now(), st);
+            self.cc_notify(sh, nic_index, packet.src(), 0, ctx.now(), st);
             return;
         }
+        let cc = match scheme {
+            Scheme::InfiniBand(cc) => cc,
+            Scheme::PerDestination(cc) => return self.count_sender(sh, cc, nic_index, packet, ctx),
+        };
         if !packet.fecn() {
             return;
         }
@@ -159,32 +224,102 @@ impl RouterState {
                 st.generated_total += 1;
                 self.try_inject(sh, nic_index, ctx, st);
             }
-            Notification::Direct => {
-                let port = nic.port;
-                let mut notice = cnp;
-                let (src_switch, dst_switch) = (self.id, sh.endpoints.locate(notice.dst).0);
-                sh.routes.routing.init(src_switch, dst_switch, &mut notice.route, &mut self.rng);
-                self.forward_notice(sh, port, notice, ctx);
-            }
+            Notification::Direct => self.send_notice(sh, nic_index, cnp, ctx),
         }
     }
 
-    /// A notification from endpoint `from` reaches endpoint `nic_index` at `t`: the flow
-    /// to `from` slows.
+    /// Sends `notice` from endpoint `nic_index` outside the buffers, along the routing's
+    /// route.
+    fn send_notice(&mut self, sh: &Shared, nic_index: u16, mut notice: Packet, ctx: &mut RouterCtx<'_>) {
+        let port = self.nics[nic_index as usize].port;
+        let (src_switch, dst_switch) = (self.id, sh.endpoints.locate(notice.dst).0);
+        sh.routes.routing.init(src_switch, dst_switch, &mut notice.route, &mut self.rng);
+        self.forward_notice(sh, port, notice, ctx);
+    }
+
+    /// Per-destination throttling at endpoint `nic_index`, which `packet` reached: if the
+    /// buffers of its switch's port to it still hold `threshold` phits, or it is counting
+    /// already, the packet's source is counted; a source is told the count whenever what
+    /// the destination reports differs from what it told the source last (from
+    /// `min_senders` on, 0 below), and told 0 when it falls out of the window. A notice
+    /// travels outside the buffers and carries the count in its length field (it takes no
+    /// room, so the field is free).
+    fn count_sender(
+        &mut self,
+        sh: &Shared,
+        cc: &PerDestinationCc,
+        nic_index: u16,
+        packet: &Packet,
+        ctx: &mut RouterCtx<'_>,
+    ) {
+        let t = ctx.now();
+        let size = sh.params.packet_size;
+        let nic = &mut self.nics[nic_index as usize];
+        let (endpoint, queued) = (nic.endpoint, self.ports[nic.port as usize].occupancy);
+        let threshold = cc.threshold.unwrap_or(size as u32);
+        let state = nic.cc.as_mut().expect("endpoints have congestion state with congestion control");
+        if state.senders.is_none() {
+            if queued < threshold {
+                return;
+            }
+            state.senders = Some(Box::default());
+        }
+        let senders = state.senders.as_mut().expect("counting");
+        let mut notices = std::mem::take(&mut self.notice_scratch);
+        if t >= senders.next_sweep {
+            // Forget the senders that fell out of the window (releasing those that were
+            // throttled, in the order of their endpoints: the map's is arbitrary).
+            let window = cc.window_cycles(senders.by_source.len() as u32, size);
+            senders.by_source.retain(|&from, s| {
+                let keep = s.last_seen + window >= t;
+                if !keep && s.told != 0 {
+                    notices.push((from, 0));
+                }
+                keep
+            });
+            notices.sort_unstable();
+            senders.next_sweep = t + (window / 2).max(1);
+        }
+        let from = packet.src();
+        let sender = senders.by_source.entry(from).or_insert(Sender { last_seen: t, told: 0 });
+        sender.last_seen = t;
+        let counted = senders.by_source.len() as u32;
+        let sender = senders.by_source.get_mut(&from).expect("just counted");
+        let reported = cc.reported(counted);
+        if reported != sender.told {
+            sender.told = reported;
+            notices.push((from, reported));
+        }
+        if counted == 1 && queued < threshold {
+            // Only this packet's sender is left and the link keeps up: stop counting.
+            state.senders = None;
+        }
+        for &(to, count) in &notices {
+            let notice = Packet::cnp(endpoint, to, count.min(u16::MAX as u32) as u16, t);
+            self.send_notice(sh, nic_index, notice, ctx);
+        }
+        notices.clear();
+        self.notice_scratch = notices;
+    }
+
+    /// A notification from endpoint `from` reaches endpoint `nic_index` at `t`, reporting
+    /// `senders` (per destination): the flow to `from` slows.
     pub(super) fn cc_notify(
         &mut self,
         sh: &Shared,
         nic_index: u16,
         from: EndpointId,
+        senders: u16,
         t: u64,
         st: &mut PartitionStats,
     ) {
-        let Some(cc) = &sh.cc else { return };
+        let Some(scheme) = &sh.cc else { return };
+        let size = sh.params.packet_size;
         let state = self.nics[nic_index as usize]
             .cc
             .as_mut()
             .expect("endpoints have congestion state with congestion control");
-        state.flows.entry(from).or_default().flow.notify(cc, t);
+        state.flow(scheme, from, t, size).flow.notify(scheme, senders, t, size);
         st.period.notifications += 1;
     }
 
@@ -203,7 +338,8 @@ impl RouterState {
         if dst_switch == self.id {
             let port = &self.ports[dst_port as usize];
             let terminal = port.route.latency();
-            ctx.schedule_self(2 * terminal, SelfEvent::Notify { nic: port.nic, from: notice.src() });
+            let senders = notice.size;
+            ctx.schedule_self(2 * terminal, SelfEvent::Notify { nic: port.nic, from: notice.src(), senders });
             return;
         }
         let Some(next) = self.route_notice(sh, in_port, dst_switch, &mut notice, ctx.now()) else { return };
@@ -258,7 +394,7 @@ impl RouterState {
             }
             // The flow must wait (or has older packets waiting): the packet joins them.
             nic.source_queue.pop_front(&self.slab);
-            state.hold(dst, slot);
+            state.hold(cc, dst, slot, t, size, &mut self.slab);
             wake = wake.min(until);
         }
         Err(wake)
@@ -271,7 +407,7 @@ impl RouterState {
         let slot = match pick {
             Pick::Cnp => return state().cnps.front().expect("a notification waits").size,
             Pick::Head => nic.source_queue.front(),
-            Pick::Held { dst } => state().flows.get(&dst).and_then(|f| f.queue.front().copied()),
+            Pick::Held { dst } => state().flows.get(&dst).and_then(|f| f.queue.front()),
         };
         self.slab[slot.expect("a packet waits") as usize].packet.size
     }
@@ -285,7 +421,7 @@ impl RouterState {
                 let state =
                     nic.cc.as_mut().expect("a pick other than the head comes from congestion control");
                 match pick {
-                    Pick::Held { dst } => state.release(dst),
+                    Pick::Held { dst } => state.release(dst, &self.slab),
                     _ => return state.cnps.pop_front().expect("a notification waits"),
                 }
             }

@@ -109,6 +109,8 @@ pub enum SelfEvent {
         nic: u16,
         /// The endpoint that sent it: the destination of the flow it slows.
         from: EndpointId,
+        /// Per-destination throttling: the senders it reports (0 otherwise).
+        senders: u16,
     },
 }
 
@@ -211,6 +213,8 @@ pub enum Msg {
         nic: u16,
         /// The notification's sender.
         from: EndpointId,
+        /// The senders it reports.
+        senders: u16,
     },
 }
 
@@ -240,7 +244,7 @@ impl Msg {
             Msg::Feedback { port, feedback } => MsgKind::Link(LinkMsg::Feedback { port, feedback }),
             Msg::ReportDue => MsgKind::Local(SelfEvent::Report),
             Msg::Notice { port, packet } => MsgKind::Link(LinkMsg::Notice { port, packet }),
-            Msg::Notify { nic, from } => MsgKind::Local(SelfEvent::Notify { nic, from }),
+            Msg::Notify { nic, from, senders } => MsgKind::Local(SelfEvent::Notify { nic, from, senders }),
         }
     }
 }
@@ -269,7 +273,7 @@ impl From<SelfEvent> for Msg {
             SelfEvent::Allocate => Msg::Allocate,
             SelfEvent::ComputeDone { nic, op } => Msg::ComputeDone { nic, op },
             SelfEvent::Report => Msg::ReportDue,
-            SelfEvent::Notify { nic, from } => Msg::Notify { nic, from },
+            SelfEvent::Notify { nic, from, senders } => Msg::Notify { nic, from, senders },
         }
     }
 }
@@ -341,7 +345,7 @@ mod tests {
             assert_eq!(event.priority(), k as u16 + 1);
         }
         // A notification reaches an endpoint as a delivery does.
-        let notify = SelfEvent::Notify { nic: 1, from: 12 };
+        let notify = SelfEvent::Notify { nic: 1, from: 12, senders: 7 };
         assert_eq!(Msg::from(notify).split(), MsgKind::Local(notify));
         assert_eq!(notify.priority(), SelfEvent::Deliver { nic: 1, packet }.priority());
     }

@@ -160,8 +160,8 @@ pub struct Shared {
     /// The congestion's targets (`congestion.targets`), sorted: packets to them are the
     /// aggressors.
     pub targets: Vec<EndpointId>,
-    /// InfiniBand congestion control's parameters, if it is on (`congestion.control`).
-    pub cc: Option<crate::congestion::InfiniBandCc>,
+    /// The congestion control, if one is on (`congestion.control`).
+    pub cc: Option<crate::congestion::Scheme>,
 }
 
 impl Shared {
@@ -245,6 +245,8 @@ struct RouterState {
     /// With congestion control: each output's congested packets left to pass before it
     /// marks the next (`cc.rs`), allocated at the first one.
     cc_countdown: Vec<u16>,
+    /// Per-destination notices an endpoint sends at once (`cc.rs`), kept for their room.
+    notice_scratch: Vec<(EndpointId, u32)>,
 }
 
 /// The engine's context as a router sees it.
@@ -373,6 +375,7 @@ impl Router {
             },
             stalls: Vec::new(),
             cc_countdown: Vec::new(),
+            notice_scratch: Vec::new(),
         };
         let mut state = state;
         state.place_ranks(&shared);
@@ -454,7 +457,9 @@ impl LogicalProcess for Router {
                 SelfEvent::Inject { nic } => state.on_inject(sh, nic, ctx, stats),
                 SelfEvent::Allocate => state.allocate(sh, ctx, part),
                 SelfEvent::Report => state.on_report_due(sh, ctx),
-                SelfEvent::Notify { nic, from } => state.cc_notify(sh, nic, from, ctx.now(), stats),
+                SelfEvent::Notify { nic, from, senders } => {
+                    state.cc_notify(sh, nic, from, senders, ctx.now(), stats)
+                }
             },
         }
     }

@@ -310,7 +310,7 @@ impl RankModel {
             targets: self.targets.clone(),
             cc: cfg
                 .congestion
-                .infiniband(cfg.router.input_buffer, cfg.router.output_buffer)
+                .scheme(cfg.router.input_buffer, cfg.router.output_buffer)
                 .expect("checked when parsed"),
         })
     }
