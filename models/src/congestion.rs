@@ -8,8 +8,8 @@
 //!   the flow's packets by the table's inter-packet delay; a timer lowers the index again.
 //! - Per-destination throttling in the style of HPE Slingshot's (De Sensi et al., SC'20,
 //!   describe its effect; its rules are not public), with the rules SST Merlin models it
-//!   by: an endpoint whose own link is oversubscribed counts the endpoints sending to it
-//!   and tells each of them how many they are; each then sends to it at most its share of
+//!   by: an endpoint whose own link is saturated counts the endpoints sending to it and
+//!   tells each of them how many they are; each then sends to it at most its share of
 //!   the link, until the destination tells it the incast is over.
 //!
 //! Here the parameters, the rules and a flow's state at the source, as pure functions of
@@ -121,15 +121,18 @@ impl InfiniBandCc {
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PerDestinationCc {
-    /// An endpoint is congested when a packet reaches it while the buffers of its
-    /// switch's port to it still hold at least this many phits (packets wait for its
-    /// link); it then starts counting its senders. Default: one packet.
-    pub threshold: Option<u32>,
+    /// Cycles over which a destination measures how busy its link is (aligned intervals).
+    pub interval: u32,
+    /// The destination is congested while its link carried at least this share of the
+    /// last interval (at most 1): a saturated link, which uniform traffic below that load
+    /// never makes. Keep it below `link_share`, or throttled senders end the congestion
+    /// they were told of.
+    pub busy: f64,
     /// Senders an endpoint must count before it notifies them (SST Merlin's
     /// `cm_incast_threshold`): fewer cannot oversubscribe a link for long.
     pub min_senders: u16,
-    /// A sender counts while its last packet arrived within `window` times the gap
-    /// between a throttled sender's packets.
+    /// A sender counts while its last packet arrived within `window` gaps (the gap
+    /// between a throttled sender's packets, for the count or `min_senders` if more).
     pub window: u16,
     /// The share of the destination's link its `n` notified senders get together: each
     /// sends at most one packet per `n x size / link_share` cycles. What is left over
@@ -139,11 +142,16 @@ pub struct PerDestinationCc {
 
 impl Default for PerDestinationCc {
     fn default() -> Self {
-        PerDestinationCc { threshold: None, min_senders: 6, window: 4, link_share: 0.9 }
+        PerDestinationCc { interval: 500, busy: 0.85, min_senders: 6, window: 4, link_share: 0.9 }
     }
 }
 
 impl PerDestinationCc {
+    /// Whether a destination whose link carried `phits` in an interval is congested.
+    pub fn congested(&self, phits: u32) -> bool {
+        phits as f64 >= self.busy * self.interval as f64
+    }
+
     /// Cycles between the heads of a sender's packets of `size` phits when `senders`
     /// share the link.
     pub fn gap(&self, senders: u32, size: u16) -> u64 {
@@ -434,6 +442,8 @@ mod tests {
         assert!(f.idle(&pd, 520, 16));
         f.notify(&pd, 4, 530, 16);
         assert_eq!(f.next_send(&pd, 530, 16), 176);
+        // Congested at 85 % of a 500-cycle interval.
+        assert!(!cc.congested(424) && cc.congested(425));
         // The destination reports from 6 senders on (below, 0: no throttle); a sender
         // counts within 2 gaps (2 x 6 x 16 / 0.8).
         assert_eq!((cc.reported(5), cc.reported(6), cc.reported(70)), (0, 6, 70));

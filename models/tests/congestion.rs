@@ -359,10 +359,13 @@ fn incast(overrides: &[&str]) -> xnet_models::sim::RunResult {
 
 #[test]
 fn an_incast_is_counted_and_each_sender_sends_its_share_at_exact_intervals() {
-    // Seven senders: once a packet leaves another behind it at the destination's port
-    // (4 phits, the default threshold), the destination counts them; from 6 on
-    // it tells each the count, and each then sends one 4-phit packet per
-    // ceil(7 x 4 / 0.9) = 32 cycles: together 28 of every 32 cycles of the link.
+    // Seven senders, forty 4-phit packets each, to one endpoint, whose link is then busy
+    // from cycle 18 on: the interval [100, 200) is full (the first, [0, 100), held 82
+    // phits: under 85 %), so the destination counts its senders from its first packet
+    // after 200 and tells the sixth it counts 6, then each 7 with its next packet (8
+    // notices, from cycle 222 to 250). Before, they send back to back until the network
+    // holds them back to 7 x 4 = 28 cycles apart (the link's share); after, one packet per
+    // ceil(7 x 4 / 0.9) = 32 cycles each.
     let gaps = |r: &xnet_models::sim::RunResult, src| {
         let mut t: Vec<u64> = r.deliveries.iter().filter(|d| d.src == src).map(|d| d.injected).collect();
         t.sort_unstable();
@@ -371,20 +374,20 @@ fn an_incast_is_counted_and_each_sender_sends_its_share_at_exact_intervals() {
     };
     let notices =
         |r: &xnet_models::sim::RunResult| r.samples.iter().map(|x| x.counters.notifications).sum::<u64>();
-    let r = incast(&[]);
+    let r = incast(&["congestion.per_destination.interval=100"]);
     for src in 1..8 {
         let g = gaps(&r, src);
-        assert!(g[..12].iter().all(|&x| x == 4), "sender {src}: back to back before the notices: {g:?}");
-        assert!(g[14..].iter().all(|&x| x == 32), "sender {src}: its share after: {g:?}");
+        assert!(g[..12].iter().all(|&x| x == 4), "sender {src}: back to back at first: {g:?}");
+        assert!(g[12..20].iter().all(|&x| x <= 28), "sender {src}: held back by the network: {g:?}");
+        assert!(g[21..].iter().all(|&x| x == 32), "sender {src}: its share once told: {g:?}");
     }
-    // The sixth sender counted is told 6, then all seven 7.
     assert_eq!(notices(&r), 8);
     // With 8 senders needed none is told: they send as without congestion control.
-    let r = incast(&["congestion.per_destination.min_senders=8"]);
+    let r = incast(&["congestion.per_destination.interval=100", "congestion.per_destination.min_senders=8"]);
     let without = incast(&["congestion.control=\"none\""]);
     assert_eq!(notices(&r), 0);
     assert!((1..8).all(|src| gaps(&r, src) == gaps(&without, src)));
-    assert!(gaps(&r, 1)[14..].iter().any(|&x| x != 32));
+    assert!(gaps(&r, 1)[21..].iter().all(|&x| x == 28));
 }
 
 #[test]
@@ -401,6 +404,14 @@ fn per_destination_settings_are_checked() {
     assert_eq!(
         err(&[on, "congestion.per_destination.link_share=1.5"]),
         "congestion.per_destination.link_share: must be above 0 and at most 1 (a share of the link), got 1.5"
+    );
+    assert_eq!(
+        err(&[on, "congestion.per_destination.busy=0"]),
+        "congestion.per_destination.busy: must be above 0 and at most 1 (a share of the link), got 0"
+    );
+    assert_eq!(
+        err(&[on, "congestion.per_destination.interval=0"]),
+        "congestion.per_destination.interval: must be at least 1 cycle"
     );
     assert_eq!(
         err(&[on, "congestion.per_destination.window=0"]),

@@ -74,6 +74,15 @@ impl CongestionSection {
                 ),
             ));
         }
+        if cc.interval == 0 {
+            return Err(ConfigError::new(key("interval"), "must be at least 1 cycle"));
+        }
+        if !(cc.busy > 0.0 && cc.busy <= 1.0) {
+            return Err(ConfigError::new(
+                key("busy"),
+                format!("must be above 0 and at most 1 (a share of the link), got {}", cc.busy),
+            ));
+        }
         if cc.window == 0 {
             return Err(ConfigError::new(
                 key("window"),

@@ -50,6 +50,10 @@ pub(super) struct NicCc {
     /// As a destination, under per-destination throttling: the endpoints sending to it,
     /// counted while it is congested.
     senders: Option<Box<Senders>>,
+    /// As a destination: phits its link delivered in the current interval, and the
+    /// interval's end.
+    busy_phits: u32,
+    interval_end: u64,
 }
 
 impl NicCc {
@@ -237,11 +241,12 @@ impl RouterState {
         self.forward_notice(sh, port, notice, ctx);
     }
 
-    /// Per-destination throttling at endpoint `nic_index`, which `packet` reached: if the
-    /// buffers of its switch's port to it still hold `threshold` phits, or it is counting
-    /// already, the packet's source is counted; a source is told the count whenever what
-    /// the destination reports differs from what it told the source last (from
-    /// `min_senders` on, 0 below), and told 0 when it falls out of the window. A notice
+    /// Per-destination throttling at endpoint `nic_index`, which `packet` reached: the
+    /// endpoint is congested while its link carried at least `busy` of the last
+    /// `interval`. While congested it counts the endpoints that sent to it within the window,
+    /// and tells a sender the count whenever what it reports differs from what it told
+    /// that sender last (from `min_senders` on, 0 below); a sender that falls out of the
+    /// window, or all when the congestion ends, are told 0. A notice
     /// travels outside the buffers and carries the count in its length field (it takes no
     /// room, so the field is free).
     fn count_sender(
@@ -255,44 +260,57 @@ impl RouterState {
         let t = ctx.now();
         let size = sh.params.packet_size;
         let nic = &mut self.nics[nic_index as usize];
-        let (endpoint, queued) = (nic.endpoint, self.ports[nic.port as usize].occupancy);
-        let threshold = cc.threshold.unwrap_or(size as u32);
+        let endpoint = nic.endpoint;
         let state = nic.cc.as_mut().expect("endpoints have congestion state with congestion control");
-        if state.senders.is_none() {
-            if queued < threshold {
-                return;
-            }
-            state.senders = Some(Box::default());
-        }
-        let senders = state.senders.as_mut().expect("counting");
         let mut notices = std::mem::take(&mut self.notice_scratch);
-        if t >= senders.next_sweep {
-            // Forget the senders that fell out of the window (releasing those that were
-            // throttled, in the order of their endpoints: the map's is arbitrary).
-            let window = cc.window_cycles(senders.by_source.len() as u32, size);
-            senders.by_source.retain(|&from, s| {
-                let keep = s.last_seen + window >= t;
-                if !keep && s.told != 0 {
-                    notices.push((from, 0));
+        if t >= state.interval_end {
+            // An interval ended: the endpoint is congested while its link was busy enough
+            // in the last one (an interval without packets is not).
+            let interval = cc.interval as u64;
+            let congested = t < state.interval_end + interval && cc.congested(state.busy_phits);
+            match (congested, state.senders.take()) {
+                (true, None) => state.senders = Some(Box::default()),
+                (true, Some(going_on)) => state.senders = Some(going_on),
+                (false, Some(ended)) => {
+                    // The congestion is over: release every sender still throttled.
+                    notices.extend(
+                        ended.by_source.iter().filter(|(_, s)| s.told != 0).map(|(&from, _)| (from, 0)),
+                    );
+                    notices.sort_unstable();
                 }
-                keep
-            });
-            notices.sort_unstable();
-            senders.next_sweep = t + (window / 2).max(1);
+                (false, None) => {}
+            }
+            state.interval_end = (t / interval + 1) * interval;
+            state.busy_phits = 0;
         }
-        let from = packet.src();
-        let sender = senders.by_source.entry(from).or_insert(Sender { last_seen: t, told: 0 });
-        sender.last_seen = t;
-        let counted = senders.by_source.len() as u32;
-        let sender = senders.by_source.get_mut(&from).expect("just counted");
-        let reported = cc.reported(counted);
-        if reported != sender.told {
-            sender.told = reported;
-            notices.push((from, reported));
-        }
-        if counted == 1 && queued < threshold {
-            // Only this packet's sender is left and the link keeps up: stop counting.
-            state.senders = None;
+        state.busy_phits += packet.size as u32;
+        if let Some(senders) = state.senders.as_mut() {
+            let count = senders.by_source.len() as u32;
+            let window = cc.window_cycles(count.max(cc.min_senders as u32), size);
+            if t >= senders.next_sweep {
+                // Forget the senders that fell out of the window (releasing those that were
+                // throttled, in the order of their endpoints: the map's is arbitrary).
+                let first = notices.len();
+                senders.by_source.retain(|&from, s| {
+                    let keep = s.last_seen + window >= t;
+                    if !keep && s.told != 0 {
+                        notices.push((from, 0));
+                    }
+                    keep
+                });
+                notices[first..].sort_unstable();
+                senders.next_sweep = t + (window / 2).max(1);
+            }
+            let from = packet.src();
+            let sender = senders.by_source.entry(from).or_insert(Sender { last_seen: t, told: 0 });
+            sender.last_seen = t;
+            let count = senders.by_source.len() as u32;
+            let sender = senders.by_source.get_mut(&from).expect("just counted");
+            let reported = cc.reported(count);
+            if reported != sender.told {
+                sender.told = reported;
+                notices.push((from, reported));
+            }
         }
         for &(to, count) in &notices {
             let notice = Packet::cnp(endpoint, to, count.min(u16::MAX as u32) as u16, t);
