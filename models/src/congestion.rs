@@ -138,11 +138,23 @@ pub struct PerDestinationCc {
     /// sends at most one packet per `n x size / link_share` cycles. What is left over
     /// drains the congestion tree that formed before the notices.
     pub link_share: f64,
+    /// Packets a source may have in flight to one destination (sent and not yet
+    /// acknowledged): each delivered packet is acknowledged along the route back, as
+    /// Slingshot tracks every packet between two endpoints. It bounds what a burst puts
+    /// into the network before any notice can come back. 0: no limit, no acknowledgements.
+    pub max_outstanding: u16,
 }
 
 impl Default for PerDestinationCc {
     fn default() -> Self {
-        PerDestinationCc { interval: 500, busy: 0.85, min_senders: 6, window: 4, link_share: 0.9 }
+        PerDestinationCc {
+            interval: 500,
+            busy: 0.85,
+            min_senders: 6,
+            window: 4,
+            link_share: 0.9,
+            max_outstanding: 0,
+        }
     }
 }
 
@@ -204,6 +216,11 @@ impl Scheme {
             Scheme::PerDestination(_) => 0,
         }
     }
+
+    /// Whether every packet sent needs a flow record (to count it outstanding).
+    pub fn tracks_every_flow(&self) -> bool {
+        matches!(self, Scheme::PerDestination(cc) if cc.max_outstanding > 0)
+    }
 }
 
 /// One flow's congestion state at its source: its throttle level (InfiniBand's CCT
@@ -220,6 +237,8 @@ pub struct Flow {
     last_sent: u64,
     /// Whether a packet was sent since the flow was created.
     sent: bool,
+    /// Per destination with `max_outstanding`: packets sent and not yet acknowledged.
+    outstanding: u16,
     /// Per destination: whether a packet left since the throttle began (the next one is
     /// spaced from it; the first goes at once).
     paced: bool,
@@ -311,17 +330,35 @@ impl Flow {
     }
 
     /// The flow sends a packet of `size` phits at `t` (per destination, a throttle then
-    /// lasts a destination's window from it).
+    /// lasts a destination's window from it, and the packet is outstanding until
+    /// acknowledged).
     pub fn sent(&mut self, scheme: &Scheme, t: u64, size: u16) {
         if let Scheme::PerDestination(cc) = scheme {
             let level = self.level(scheme, t);
             if level > 0 {
                 self.since = self.since.max(t + cc.window_cycles(level as u32, size));
             }
+            if cc.max_outstanding > 0 {
+                self.outstanding += 1;
+            }
         }
         self.last_sent = t;
         self.sent = true;
         self.paced = true;
+    }
+
+    /// An acknowledgement of one of the flow's packets arrives.
+    pub fn acknowledged(&mut self) {
+        self.outstanding = self.outstanding.saturating_sub(1);
+    }
+
+    /// Whether the flow may have another packet in flight (per destination with
+    /// `max_outstanding`: fewer than that outstanding).
+    pub fn window_open(&self, scheme: &Scheme) -> bool {
+        match scheme {
+            Scheme::PerDestination(cc) => cc.max_outstanding == 0 || self.outstanding < cc.max_outstanding,
+            Scheme::InfiniBand(_) => true,
+        }
     }
 
     /// Whether the flow's state no longer matters at `t`: forgetting it changes nothing,
@@ -330,7 +367,7 @@ impl Flow {
     /// would hold the next one back (per destination the first packet after a notice goes
     /// at once: level 0 is enough).
     pub fn idle(&self, scheme: &Scheme, t: u64, size: u16) -> bool {
-        if self.level(scheme, t) != 0 {
+        if self.level(scheme, t) != 0 || self.outstanding != 0 {
             return false;
         }
         match scheme {
@@ -450,5 +487,17 @@ mod tests {
         assert_eq!(cc.window_cycles(6, 16), 240);
         // A gap is never shorter than the packet, and rounds up.
         assert_eq!((cc.gap(0, 16), cc.gap(1, 16), cc.gap(7, 4)), (20, 20, 35));
+        // With a window of two packets the third waits for an acknowledgement.
+        let windowed = Scheme::PerDestination(PerDestinationCc { max_outstanding: 2, ..cc });
+        let mut w = Flow::default();
+        w.sent(&windowed, 0, 16);
+        assert!(w.window_open(&windowed));
+        w.sent(&windowed, 16, 16);
+        assert!(!w.window_open(&windowed) && !w.idle(&windowed, 1000, 16));
+        w.acknowledged();
+        assert!(w.window_open(&windowed));
+        w.acknowledged();
+        assert!(w.idle(&windowed, 1000, 16));
+        assert!(windowed.tracks_every_flow() && !pd.tracks_every_flow());
     }
 }

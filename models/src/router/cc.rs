@@ -13,6 +13,10 @@ use routing::packet::Packet;
 use std::collections::{HashMap, VecDeque};
 use topology::{EndpointId, PortId};
 
+/// A notice's `seq` when it acknowledges a packet (per-destination `max_outstanding`)
+/// rather than reporting a count.
+const ACK: u8 = 1;
+
 /// What an endpoint injects next ([`RouterState::cc_pick`]).
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Pick {
@@ -50,6 +54,8 @@ pub(super) struct NicCc {
     /// As a destination, under per-destination throttling: the endpoints sending to it,
     /// counted while it is congested.
     senders: Option<Box<Senders>>,
+    /// When the earliest `Wake` pending for a held flow is due (past: none pending).
+    wake_at: u64,
     /// As a destination: phits its link delivered in the current interval, and the
     /// interval's end.
     busy_phits: u32,
@@ -107,7 +113,9 @@ impl NicCc {
     /// remembers it, and so do the packets sent lately for as long as a notification
     /// could still space the flow's next packet from it.
     pub(super) fn sent(&mut self, scheme: &Scheme, dst: EndpointId, t: u64, size: u16) {
-        if let Some(f) = self.flows.get_mut(&dst) {
+        if scheme.tracks_every_flow() {
+            self.flow(scheme, dst, t, size).flow.sent(scheme, t, size);
+        } else if let Some(f) = self.flows.get_mut(&dst) {
             f.flow.sent(scheme, t, size);
         }
         let horizon = scheme.memory_horizon(size);
@@ -205,7 +213,7 @@ impl RouterState {
     ) {
         let Some(scheme) = &sh.cc else { return };
         if packet.is_cnp() {
-            self.cc_notify(sh, nic_index, packet.src(), 0, ctx.now(), st);
+            self.cc_notify(sh, nic_index, packet.src(), 0, false, ctx, st);
             return;
         }
         let cc = match scheme {
@@ -259,26 +267,33 @@ impl RouterState {
     ) {
         let t = ctx.now();
         let size = sh.params.packet_size;
-        let nic = &mut self.nics[nic_index as usize];
-        let endpoint = nic.endpoint;
-        let state = nic.cc.as_mut().expect("endpoints have congestion state with congestion control");
+        let endpoint = self.nics[nic_index as usize].endpoint;
         let mut notices = std::mem::take(&mut self.notice_scratch);
+        if cc.max_outstanding > 0 {
+            // Acknowledge the packet (first: a notice that follows may release the flow).
+            let mut ack = Packet::cnp(endpoint, packet.src(), 0, t);
+            ack.seq = ACK;
+            self.send_notice(sh, nic_index, ack, ctx);
+        }
+        let state = self.nics[nic_index as usize]
+            .cc
+            .as_mut()
+            .expect("endpoints have congestion state with congestion control");
         if t >= state.interval_end {
             // An interval ended: the endpoint is congested while its link was busy enough
             // in the last one (an interval without packets is not).
             let interval = cc.interval as u64;
             let congested = t < state.interval_end + interval && cc.congested(state.busy_phits);
-            match (congested, state.senders.take()) {
-                (true, None) => state.senders = Some(Box::default()),
-                (true, Some(going_on)) => state.senders = Some(going_on),
-                (false, Some(ended)) => {
-                    // The congestion is over: release every sender still throttled.
-                    notices.extend(
-                        ended.by_source.iter().filter(|(_, s)| s.told != 0).map(|(&from, _)| (from, 0)),
-                    );
-                    notices.sort_unstable();
-                }
-                (false, None) => {}
+            if congested && state.senders.is_none() {
+                state.senders = Some(Box::default());
+            } else if !congested
+                && state.senders.as_ref().is_some_and(|s| s.by_source.values().all(|s| s.told == 0))
+            {
+                // The link keeps up and no sender is throttled: stop counting. (Throttled
+                // senders are counted on until they fall out of the window or their count
+                // below `min_senders`: releasing them all at once would send what they
+                // hold in one burst.)
+                state.senders = None;
             }
             state.interval_end = (t / interval + 1) * interval;
             state.busy_phits = 0;
@@ -320,25 +335,64 @@ impl RouterState {
         self.notice_scratch = notices;
     }
 
-    /// A notification from endpoint `from` reaches endpoint `nic_index` at `t`, reporting
-    /// `senders` (per destination): the flow to `from` slows.
+    /// A notification from endpoint `from` reaches endpoint `nic_index`, reporting
+    /// `senders` (per destination), or an acknowledgement (`ack`): the flow to `from` slows
+    /// (or is released, or has one packet fewer in flight). Per destination the endpoint
+    /// then tries to send: the flow may go sooner.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn cc_notify(
         &mut self,
         sh: &Shared,
         nic_index: u16,
         from: EndpointId,
         senders: u16,
-        t: u64,
+        ack: bool,
+        ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
         let Some(scheme) = &sh.cc else { return };
-        let size = sh.params.packet_size;
+        let (t, size) = (ctx.now(), sh.params.packet_size);
         let state = self.nics[nic_index as usize]
             .cc
             .as_mut()
             .expect("endpoints have congestion state with congestion control");
-        state.flow(scheme, from, t, size).flow.notify(scheme, senders, t, size);
-        st.period.notifications += 1;
+        let flow = &mut state.flow(scheme, from, t, size).flow;
+        if ack {
+            flow.acknowledged();
+        } else {
+            flow.notify(scheme, senders, t, size);
+            st.period.notifications += 1;
+        }
+        if let Scheme::PerDestination(_) = scheme {
+            self.try_inject(sh, nic_index, ctx, st);
+        }
+    }
+
+    /// Endpoint `nic_index` holds a flow that may send at `wake` (`u64::MAX`: only an
+    /// acknowledgement opens its window, and that tries again): a `Wake` then, unless one
+    /// is due by then already.
+    pub(super) fn cc_wake_at(&mut self, nic_index: u16, wake: u64, ctx: &mut RouterCtx<'_>) {
+        let t = ctx.now();
+        let state = self.nics[nic_index as usize]
+            .cc
+            .as_mut()
+            .expect("endpoints have congestion state with congestion control");
+        if wake == u64::MAX || (state.wake_at > t && state.wake_at <= wake) {
+            return;
+        }
+        state.wake_at = wake;
+        ctx.schedule_self(wake - t, SelfEvent::Wake { nic: nic_index });
+    }
+
+    /// A `Wake` of endpoint `nic_index`: it tries to send.
+    pub(super) fn on_wake(
+        &mut self,
+        sh: &Shared,
+        nic_index: u16,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        self.try_inject(sh, nic_index, ctx, st);
     }
 
     /// A notification travelling outside the buffers (`notification = "direct"`) is at
@@ -356,8 +410,11 @@ impl RouterState {
         if dst_switch == self.id {
             let port = &self.ports[dst_port as usize];
             let terminal = port.route.latency();
-            let senders = notice.size;
-            ctx.schedule_self(2 * terminal, SelfEvent::Notify { nic: port.nic, from: notice.src(), senders });
+            let (senders, ack) = (notice.size, notice.seq == ACK);
+            ctx.schedule_self(
+                2 * terminal,
+                SelfEvent::Notify { nic: port.nic, from: notice.src(), senders, ack },
+            );
             return;
         }
         let Some(next) = self.route_notice(sh, in_port, dst_switch, &mut notice, ctx.now()) else { return };
@@ -386,6 +443,10 @@ impl RouterState {
         let mut best: Option<(u64, EndpointId)> = None;
         for &dst in &state.holding {
             let f = &state.flows[&dst];
+            if !f.flow.window_open(cc) {
+                // Until an acknowledgement comes (it tries again then).
+                continue;
+            }
             let ready = f.flow.next_send(cc, t, size);
             if ready <= t {
                 if best.is_none_or(|b| (ready, dst) < b) {
@@ -403,10 +464,13 @@ impl RouterState {
             let dst = self.slab[slot as usize].packet.dst;
             let Some(f) = state.flows.get(&dst) else { return Ok(Pick::Head) };
             let ready = f.flow.next_send(cc, t, size);
-            if ready <= t && f.queue.is_empty() {
+            let open = f.flow.window_open(cc);
+            if ready <= t && f.queue.is_empty() && open {
                 return Ok(Pick::Head);
             }
-            let until = ready.min(f.flow.next_step(cc, t)).max(t + 1);
+            // Until then, or the timer's next step; a full window waits for an
+            // acknowledgement, which tries again.
+            let until = if open { ready.min(f.flow.next_step(cc, t)).max(t + 1) } else { u64::MAX };
             if in_order {
                 return Err(until);
             }

@@ -92,6 +92,13 @@ pub enum SelfEvent {
         /// Local endpoint index.
         nic: u16,
     },
+    /// With congestion control: a flow that endpoint `nic` holds may send now. Apart
+    /// from `Inject`, whose one pending event the endpoint keeps for its link and
+    /// credits: a held flow's time is later, and may be superseded by an earlier one.
+    Wake {
+        /// Local endpoint index.
+        nic: u16,
+    },
     /// Run the switch allocator.
     Allocate,
     /// The rank at endpoint `nic` ends its computation `op`.
@@ -111,6 +118,8 @@ pub enum SelfEvent {
         from: EndpointId,
         /// Per-destination throttling: the senders it reports (0 otherwise).
         senders: u16,
+        /// Per-destination throttling: an acknowledgement of a packet, not a count.
+        ack: bool,
     },
 }
 
@@ -125,7 +134,7 @@ impl SelfEvent {
             SelfEvent::Deliver { .. } | SelfEvent::Notify { .. } => 2,
             SelfEvent::ComputeDone { .. } => 3,
             SelfEvent::Generate { .. } => 3,
-            SelfEvent::Inject { .. } => 4,
+            SelfEvent::Inject { .. } | SelfEvent::Wake { .. } => 4,
             SelfEvent::Allocate => 5,
             SelfEvent::Report => 6,
         }
@@ -175,6 +184,11 @@ pub enum Msg {
         /// Local endpoint index.
         nic: u16,
     },
+    /// [`SelfEvent::Wake`].
+    Wake {
+        /// Local endpoint index.
+        nic: u16,
+    },
     /// [`SelfEvent::Allocate`].
     Allocate,
     /// [`SelfEvent::ComputeDone`].
@@ -215,6 +229,8 @@ pub enum Msg {
         from: EndpointId,
         /// The senders it reports.
         senders: u16,
+        /// Whether it acknowledges a packet.
+        ack: bool,
     },
 }
 
@@ -238,13 +254,16 @@ impl Msg {
             Msg::Deliver { nic, packet } => MsgKind::Local(SelfEvent::Deliver { nic, packet }),
             Msg::Generate { nic } => MsgKind::Local(SelfEvent::Generate { nic }),
             Msg::Inject { nic } => MsgKind::Local(SelfEvent::Inject { nic }),
+            Msg::Wake { nic } => MsgKind::Local(SelfEvent::Wake { nic }),
             Msg::Allocate => MsgKind::Local(SelfEvent::Allocate),
             Msg::ComputeDone { nic, op } => MsgKind::Local(SelfEvent::ComputeDone { nic, op }),
             Msg::Report { port, report } => MsgKind::Link(LinkMsg::Report { port, report }),
             Msg::Feedback { port, feedback } => MsgKind::Link(LinkMsg::Feedback { port, feedback }),
             Msg::ReportDue => MsgKind::Local(SelfEvent::Report),
             Msg::Notice { port, packet } => MsgKind::Link(LinkMsg::Notice { port, packet }),
-            Msg::Notify { nic, from, senders } => MsgKind::Local(SelfEvent::Notify { nic, from, senders }),
+            Msg::Notify { nic, from, senders, ack } => {
+                MsgKind::Local(SelfEvent::Notify { nic, from, senders, ack })
+            }
         }
     }
 }
@@ -270,10 +289,11 @@ impl From<SelfEvent> for Msg {
             SelfEvent::Deliver { nic, packet } => Msg::Deliver { nic, packet },
             SelfEvent::Generate { nic } => Msg::Generate { nic },
             SelfEvent::Inject { nic } => Msg::Inject { nic },
+            SelfEvent::Wake { nic } => Msg::Wake { nic },
             SelfEvent::Allocate => Msg::Allocate,
             SelfEvent::ComputeDone { nic, op } => Msg::ComputeDone { nic, op },
             SelfEvent::Report => Msg::ReportDue,
-            SelfEvent::Notify { nic, from, senders } => Msg::Notify { nic, from, senders },
+            SelfEvent::Notify { nic, from, senders, ack } => Msg::Notify { nic, from, senders, ack },
         }
     }
 }
@@ -344,8 +364,12 @@ mod tests {
             // The order of self-events within a cycle.
             assert_eq!(event.priority(), k as u16 + 1);
         }
+        // A held flow's wake runs as an injection does.
+        let wake = SelfEvent::Wake { nic: 3 };
+        assert_eq!(Msg::from(wake).split(), MsgKind::Local(wake));
+        assert_eq!(wake.priority(), SelfEvent::Inject { nic: 3 }.priority());
         // A notification reaches an endpoint as a delivery does.
-        let notify = SelfEvent::Notify { nic: 1, from: 12, senders: 7 };
+        let notify = SelfEvent::Notify { nic: 1, from: 12, senders: 7, ack: true };
         assert_eq!(Msg::from(notify).split(), MsgKind::Local(notify));
         assert_eq!(notify.priority(), SelfEvent::Deliver { nic: 1, packet }.priority());
     }

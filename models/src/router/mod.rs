@@ -455,10 +455,11 @@ impl LogicalProcess for Router {
                 SelfEvent::ComputeDone { nic, op } => state.on_compute_done(sh, nic, op, ctx, stats),
                 SelfEvent::Generate { nic } => state.on_generate(sh, nic, ctx, stats),
                 SelfEvent::Inject { nic } => state.on_inject(sh, nic, ctx, stats),
+                SelfEvent::Wake { nic } => state.on_wake(sh, nic, ctx, stats),
                 SelfEvent::Allocate => state.allocate(sh, ctx, part),
                 SelfEvent::Report => state.on_report_due(sh, ctx),
-                SelfEvent::Notify { nic, from, senders } => {
-                    state.cc_notify(sh, nic, from, senders, ctx.now(), stats)
+                SelfEvent::Notify { nic, from, senders, ack } => {
+                    state.cc_notify(sh, nic, from, senders, ack, ctx, stats)
                 }
             },
         }
@@ -491,7 +492,7 @@ impl LogicalProcess for Router {
                 engine::prefetch(s.nics.as_ptr().wrapping_add(nic as usize));
             }
             MsgKind::Link(LinkMsg::Report { .. } | LinkMsg::Feedback { .. } | LinkMsg::Notice { .. })
-            | MsgKind::Local(SelfEvent::Report | SelfEvent::Notify { .. }) => {}
+            | MsgKind::Local(SelfEvent::Report | SelfEvent::Notify { .. } | SelfEvent::Wake { .. }) => {}
             MsgKind::Local(SelfEvent::Allocate) => {
                 engine::prefetch(s.wanted_outputs.as_ptr());
                 for &x in s.unrouted.iter().take(4) {

@@ -160,11 +160,7 @@ impl RouterState {
             match self.cc_pick(sh, nic_index, t) {
                 Ok(pick) => pick,
                 Err(wake) => {
-                    let nic = &mut self.nics[nic_index as usize];
-                    if !nic.inject_scheduled {
-                        nic.inject_scheduled = true;
-                        ctx.schedule_self(wake - t, SelfEvent::Inject { nic: nic_index });
-                    }
+                    self.cc_wake_at(nic_index, wake, ctx);
                     return;
                 }
             }
