@@ -184,27 +184,29 @@ fn infiniband_congestion_control_gives_the_victims_back_their_throughput() {
     }
 }
 
+/// The error the Dragonfly's configuration with `extra` settings is refused with.
+fn config_error(extra: &[&str]) -> String {
+    let o: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+    Config::parse(DRAGONFLY, &o).unwrap_err().to_string()
+}
+
 #[test]
 fn infiniband_settings_are_checked() {
-    let err = |extra: &[&str]| {
-        let o: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-        Config::parse(DRAGONFLY, &o).unwrap_err().to_string()
-    };
     assert_eq!(
-        err(&["congestion.infiniband.threshold=8"]),
+        config_error(&["congestion.infiniband.threshold=8"]),
         "congestion.infiniband: set, but congestion.control is \"none\" (set it to \"infiniband\", or remove the table)"
     );
     let on = "congestion.control=\"infiniband\"";
     assert_eq!(
-        err(&[on, "congestion.infiniband.cnp_size=0"]),
+        config_error(&[on, "congestion.infiniband.cnp_size=0"]),
         "congestion.infiniband.cnp_size: must be at least 1 and fit the router's buffers (16 phits), got 0"
     );
     assert_eq!(
-        err(&[on, "congestion.infiniband.ccti_timer=0"]),
+        config_error(&[on, "congestion.infiniband.ccti_timer=0"]),
         "congestion.infiniband.ccti_timer: must be at least 1 (cycles between the timer's steps)"
     );
-    assert!(err(&[on, "congestion.infiniband.treshold=8"]).contains("treshold"));
-    assert!(err(&["congestion.control=\"dcqcn\""]).contains("dcqcn"));
+    assert!(config_error(&[on, "congestion.infiniband.treshold=8"]).contains("treshold"));
+    assert!(config_error(&["congestion.control=\"dcqcn\""]).contains("dcqcn"));
 }
 
 /// Eight switches, all linked (a 1D HyperX), one endpoint each: terminal links of 3
@@ -429,37 +431,33 @@ fn a_window_of_outstanding_packets_holds_each_sender_to_its_round_trip() {
 
 #[test]
 fn per_destination_settings_are_checked() {
-    let err = |extra: &[&str]| {
-        let o: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-        Config::parse(DRAGONFLY, &o).unwrap_err().to_string()
-    };
     let on = "congestion.control=\"per_destination\"";
     assert_eq!(
-        err(&[on, "congestion.per_destination.min_senders=1"]),
+        config_error(&[on, "congestion.per_destination.min_senders=1"]),
         "congestion.per_destination.min_senders: must be at least 2 (one sender cannot oversubscribe a link), got 1"
     );
     assert_eq!(
-        err(&[on, "congestion.per_destination.link_share=1.5"]),
+        config_error(&[on, "congestion.per_destination.link_share=1.5"]),
         "congestion.per_destination.link_share: must be above 0 and at most 1 (a share of the link), got 1.5"
     );
     assert_eq!(
-        err(&[on, "congestion.per_destination.busy=0"]),
+        config_error(&[on, "congestion.per_destination.busy=0"]),
         "congestion.per_destination.busy: must be above 0 and at most 1 (a share of the link), got 0"
     );
     assert_eq!(
-        err(&[on, "congestion.per_destination.interval=0"]),
+        config_error(&[on, "congestion.per_destination.interval=0"]),
         "congestion.per_destination.interval: must be at least 1 cycle"
     );
     assert_eq!(
-        err(&[on, "congestion.per_destination.window=0"]),
+        config_error(&[on, "congestion.per_destination.window=0"]),
         "congestion.per_destination.window: must be at least 1 (gaps between a sender's packets)"
     );
     assert_eq!(
-        err(&["congestion.per_destination.window=2"]),
+        config_error(&["congestion.per_destination.window=2"]),
         "congestion.per_destination: set, but congestion.control is \"none\" (set it to \"per_destination\", or remove the table)"
     );
     assert_eq!(
-        err(&[on, "congestion.infiniband.threshold=2"]),
+        config_error(&[on, "congestion.infiniband.threshold=2"]),
         "congestion.infiniband: set, but congestion.control is \"per_destination\" (set it to \"infiniband\", or remove the table)"
     );
 }

@@ -102,22 +102,32 @@ FIELDS = ["network", "cc", "fraction", "setting", "victim_offered", "victim_acce
           "aggressor_offered", "aggressor_accepted", "hot_link_busy", "marked", "notifications", "wall_seconds"]
 
 
+def run_xnet(tmp, text, sets):
+    """Runs the configuration `text` with `sets` in the folder `tmp`; returns the result
+    file and the wall seconds, or None if the run failed (said on stderr)."""
+    config = pathlib.Path(tmp) / "net.toml"
+    config.write_text(text)
+    path = pathlib.Path(tmp) / "point.h5"
+    cmd = [str(xnet), "run", str(config), "-q", "-t", "1", "-o", str(path)]
+    for s in sets:
+        cmd += ["--set", s]
+    start = time.time()
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
+    wall = time.time() - start
+    if not path.exists():
+        print(f"failed: {' '.join(cmd)}\n{done.stderr[-2000:]}", file=sys.stderr)
+        return None
+    return path, wall
+
+
 def run_point(network, sets):
     """Runs one point; returns the summary row and the time series."""
     import h5py
     with tempfile.TemporaryDirectory() as tmp:
-        config = pathlib.Path(tmp) / "net.toml"
-        config.write_text(NETWORKS[network])
-        path = pathlib.Path(tmp) / "point.h5"
-        cmd = [str(xnet), "run", str(config), "-q", "-t", "1", "-o", str(path)]
-        for s in sets:
-            cmd += ["--set", s]
-        start = time.time()
-        done = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
-        wall = time.time() - start
-        if not path.exists():
-            print(f"failed: {' '.join(cmd)}\n{done.stderr[-2000:]}", file=sys.stderr)
+        ran = run_xnet(tmp, NETWORKS[network], sets)
+        if ran is None:
             return None, []
+        path, wall = ran
         with h5py.File(path, "r") as f:
             s = f["summary"][0]
             p = f["points/000"]
@@ -224,6 +234,13 @@ def report(rows, series):
             name = "ccti_timer" if r["cc"] == "infiniband" else "link_share"
             print(f"| {r['network']} | {r['cc']} | {name} = {r['setting']} | {r['victim_accepted']} / {r['victim_offered']} | "
                   f"{r['victim_latency']} | {float(r['hot_link_busy']):.0%} |")
+    plot_over_time(series, ("victims", "victims", 1), ("aggressors", "aggressors x 20", 20),
+                   lambda network: f"{network}: 5 % hot spot, load 0.4", "victims-over-time.png", mark=60000)
+
+
+def plot_over_time(series, blue, red, title, filename, mark=None):
+    """One panel per network, a line style per congestion control: `blue` and `red` are
+    (column, label, scale) of the two quantities drawn."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -235,16 +252,16 @@ def report(rows, series):
         for cc, style in (("none", ":"), ("infiniband", "--"), ("per_destination", "-."), ("per_destination_w4", "-")):
             pts = [s for s in series if s["network"] == network and s["cc"] == cc]
             t = [int(s["time"]) for s in pts]
-            ax.plot(t, [float(s["victims"]) for s in pts], style, color="tab:blue", label=f"victims, CC {cc}")
-            ax.plot(t, [float(s["aggressors"]) * 20 for s in pts], style, color="tab:red",
-                    label=f"aggressors x 20, CC {cc}")
-        ax.set_title(f"{network}: 5 % hot spot, load 0.4")
+            for (column, label, scale), color in ((blue, "tab:blue"), (red, "tab:red")):
+                ax.plot(t, [float(s[column]) * scale for s in pts], style, color=color, label=f"{label}, CC {cc}")
+        ax.set_title(title(network))
         ax.set_xlabel("cycle")
-        ax.axvline(60000, color="grey", lw=0.5)
+        if mark is not None:
+            ax.axvline(mark, color="grey", lw=0.5)
     axes[0].set_ylabel("accepted load (phits/cycle/endpoint)")
     axes[0].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out_dir / "victims-over-time.png", dpi=110)
+    fig.savefig(out_dir / filename, dpi=110)
 
 
 # An incast in an application: a GOAL job of 64 ranks spread over the network (rank r on
@@ -292,21 +309,14 @@ contents = \"\"\"
 
 
 def run_incast(network, cc):
+    """Runs the incast with one congestion control; returns its row and time series."""
     import h5py
     sets = cc_sets(network, cc, DEFAULT_TIMER if cc == "infiniband" else DEFAULT_SHARE)
     with tempfile.TemporaryDirectory() as tmp:
-        config = pathlib.Path(tmp) / "incast.toml"
-        config.write_text(incast_config(network))
-        path = pathlib.Path(tmp) / "point.h5"
-        cmd = [str(xnet), "run", str(config), "-q", "-t", "1", "-o", str(path)]
-        for x in sets:
-            cmd += ["--set", x]
-        start = time.time()
-        done = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
-        wall = time.time() - start
-        if not path.exists():
-            print(f"failed: {' '.join(cmd)}\n{done.stderr[-2000:]}", file=sys.stderr)
+        ran = run_xnet(tmp, incast_config(network), sets)
+        if ran is None:
             return None, []
+        path, wall = ran
         with h5py.File(path, "r") as f:
             s = f["summary"][0]
             job = f["points/000/workload/jobs"][0]
@@ -358,25 +368,8 @@ def incast_report(rows, series):
     for r in sorted(rows, key=lambda r: (r["network"], r["cc"])):
         print(f"| {r['network']} | {r['cc']} | {int(r['completion_time']):,} | {int(r['ideal_root_time']):,} | "
               f"{r['victim_accepted']} / {r['victim_offered']} | {r['victim_latency']} | {r['marked']} | {r['notifications']} |")
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return
-    fig, axes = plt.subplots(1, len(NETWORKS), figsize=(12, 4), sharey=True)
-    for ax, network in zip(axes, NETWORKS):
-        for cc, style in (("none", ":"), ("infiniband", "--"), ("per_destination", "-."), ("per_destination_w4", "-")):
-            pts = [s for s in series if s["network"] == network and s["cc"] == cc]
-            t = [int(s["time"]) for s in pts]
-            ax.plot(t, [float(s["victims"]) for s in pts], style, color="tab:blue", label=f"background, CC {cc}")
-            ax.plot(t, [float(s["root"]) * 0.3 for s in pts], style, color="tab:red", label=f"root's link x 0.3, CC {cc}")
-        ax.set_title(f"{network}: 63-to-1 incast of 8 KiB, background 0.3")
-        ax.set_xlabel("cycle")
-    axes[0].set_ylabel("accepted load (phits/cycle/endpoint)")
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out_dir / "incast-over-time.png", dpi=110)
+    plot_over_time(series, ("victims", "background", 1), ("root", "root's link x 0.3", 0.3),
+                   lambda network: f"{network}: 63-to-1 incast of 8 KiB, background 0.3", "incast-over-time.png")
 
 
 def main():

@@ -77,24 +77,22 @@ impl CongestionSection {
         if cc.interval == 0 {
             return Err(ConfigError::new(key("interval"), "must be at least 1 cycle"));
         }
-        if !(cc.busy > 0.0 && cc.busy <= 1.0) {
-            return Err(ConfigError::new(
-                key("busy"),
-                format!("must be above 0 and at most 1 (a share of the link), got {}", cc.busy),
-            ));
-        }
+        let share = |name: &str, value: f64| {
+            if value > 0.0 && value <= 1.0 {
+                Ok(())
+            } else {
+                let why = format!("must be above 0 and at most 1 (a share of the link), got {value}");
+                Err(ConfigError::new(key(name), why))
+            }
+        };
+        share("busy", cc.busy)?;
         if cc.window == 0 {
             return Err(ConfigError::new(
                 key("window"),
                 "must be at least 1 (gaps between a sender's packets)",
             ));
         }
-        if !(cc.link_share > 0.0 && cc.link_share <= 1.0) {
-            return Err(ConfigError::new(
-                key("link_share"),
-                format!("must be above 0 and at most 1 (a share of the link), got {}", cc.link_share),
-            ));
-        }
+        share("link_share", cc.link_share)?;
         Ok(cc)
     }
 
