@@ -248,6 +248,9 @@ struct RouterState {
     cc_countdown: Vec<u16>,
     /// Per-destination notices an endpoint sends at once (`cc.rs`), kept for their room.
     notice_scratch: Vec<(EndpointId, u32)>,
+    /// The candidates of a notice's next hop (`route.rs`), kept for their room: with
+    /// acknowledgements a notice crosses every hop a packet does.
+    notice_candidates: Vec<routing::route::Candidate>,
 }
 
 /// The engine's context as a router sees it.
@@ -377,6 +380,7 @@ impl Router {
             stalls: Vec::new(),
             cc_countdown: Vec::new(),
             notice_scratch: Vec::new(),
+            notice_candidates: Vec::new(),
         };
         let mut state = state;
         state.place_ranks(&shared);

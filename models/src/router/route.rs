@@ -250,13 +250,16 @@ impl RouterState {
         let load = load_view!(self, sh, now);
         let hop =
             Hop { ports: sh.ports.of(self.local as usize), at: self.id, in_port, dst, vcs: self.vcs as u8 };
-        let mut candidates = Vec::new();
+        let mut candidates = std::mem::take(&mut self.notice_candidates);
+        candidates.clear();
         if !sh.routes.try_next_hops(&hop, packet, &load, &mut self.rng, &mut candidates)
             || candidates.is_empty()
         {
+            self.notice_candidates = candidates;
             return None;
         }
         let chosen = sh.selection.pick(&candidates, &load, &mut self.rng);
+        self.notice_candidates = candidates;
         sh.routes.on_forward(self.id, chosen, packet);
         packet.hops = packet.hops.saturating_add(1);
         packet.vc = chosen.vc;
