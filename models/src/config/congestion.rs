@@ -78,10 +78,10 @@ impl CongestionSection {
             return Err(ConfigError::new(key("interval"), "must be at least 1 cycle"));
         }
         let share = |name: &str, value: f64| {
-            if value > 0.0 && value <= 1.0 {
+            if (0.01..=1.0).contains(&value) {
                 Ok(())
             } else {
-                let why = format!("must be above 0 and at most 1 (a share of the link), got {value}");
+                let why = format!("must be at least 0.01 and at most 1 (a share of the link), got {value}");
                 Err(ConfigError::new(key(name), why))
             }
         };

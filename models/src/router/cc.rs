@@ -161,11 +161,12 @@ pub(super) struct Senders {
 }
 
 /// One sender to a congested destination: when its last packet arrived, and the count
-/// it was last told (0: not throttled).
+/// it was last told (0: not throttled) and when.
 #[derive(Clone, Copy, Debug)]
 struct Sender {
     last_seen: u64,
     told: u32,
+    told_at: u64,
 }
 
 impl RouterState {
@@ -251,12 +252,12 @@ impl RouterState {
 
     /// Per-destination throttling at endpoint `nic_index`, which `packet` reached: the
     /// endpoint is congested while its link carried at least `busy` of the last
-    /// `interval`. While congested it counts the endpoints that sent to it within the window,
-    /// and tells a sender the count whenever what it reports differs from what it told
-    /// that sender last (from `min_senders` on, 0 below); a sender that falls out of the
-    /// window, or all when the congestion ends, are told 0. A notice
-    /// travels outside the buffers and carries the count in its length field (it takes no
-    /// room, so the field is free).
+    /// `interval`, and counts the endpoints that sent to it within the window until no
+    /// sender is throttled and its link keeps up. It tells a sender the count whenever what
+    /// it reports differs from what it told that sender last (from `min_senders` on, 0
+    /// below), and again once a window; a sender that falls out of the window is told 0. A
+    /// notice travels outside the buffers and carries the count in its length field (it
+    /// takes no room, so the field is free).
     fn count_sender(
         &mut self,
         sh: &Shared,
@@ -302,28 +303,34 @@ impl RouterState {
         if let Some(senders) = state.senders.as_mut() {
             let count = senders.by_source.len() as u32;
             let window = cc.window_cycles(count.max(cc.min_senders as u32), size);
+            let from = packet.src();
             if t >= senders.next_sweep {
                 // Forget the senders that fell out of the window (releasing those that were
-                // throttled, in the order of their endpoints: the map's is arbitrary).
+                // throttled, in the order of their endpoints: the map's is arbitrary), but
+                // not this packet's: it is here.
                 let first = notices.len();
-                senders.by_source.retain(|&from, s| {
-                    let keep = s.last_seen + window >= t;
+                senders.by_source.retain(|&sender, s| {
+                    let keep = s.last_seen + window >= t || sender == from;
                     if !keep && s.told != 0 {
-                        notices.push((from, 0));
+                        notices.push((sender, 0));
                     }
                     keep
                 });
                 notices[first..].sort_unstable();
                 senders.next_sweep = t + (window / 2).max(1);
             }
-            let from = packet.src();
-            let sender = senders.by_source.entry(from).or_insert(Sender { last_seen: t, told: 0 });
+            let fresh = Sender { last_seen: t, told: 0, told_at: 0 };
+            let sender = senders.by_source.entry(from).or_insert(fresh);
             sender.last_seen = t;
             let count = senders.by_source.len() as u32;
             let sender = senders.by_source.get_mut(&from).expect("just counted");
             let reported = cc.reported(count);
-            if reported != sender.told {
+            // Told again once a window: a source's throttle lapses when it falls silent for
+            // a window, which the destination may not see in time (its packets' latencies
+            // differ), and a notice may overtake an older one on another path.
+            if reported != sender.told || (reported != 0 && sender.told_at + window <= t) {
                 sender.told = reported;
+                sender.told_at = t;
                 notices.push((from, reported));
             }
         }
