@@ -177,7 +177,8 @@ impl PerDestinationCc {
     }
 
     /// The count a destination that counts `senders` reports: 0 (no throttle) below
-    /// `min_senders`. A sender is told whenever this differs from what it was last told.
+    /// `min_senders`. A sender is told whenever this differs from what it was last told,
+    /// and again once a window.
     pub fn reported(&self, senders: u32) -> u32 {
         if senders >= self.min_senders as u32 {
             senders

@@ -107,3 +107,29 @@ algorithm = "dor"
 pattern = "uniform"
 load = 0.2
 "#;
+
+/// A complete graph of 8 switches (1D HyperX), one endpoint each: every pair of ranks is
+/// one hop apart over its own link, so messages never meet. Terminal links of 3 cycles,
+/// switch links of 5, router delay 2, 4-phit packets: a packet of `s` phits takes
+/// 2 x 3 + 5 + 2 x 2 + s - 1 cycles over one switch-to-switch hop, head injected to tail
+/// delivered. A run with a workload ends when its jobs do (`cycles` is a deadline).
+pub const CLIQUE: &str = r#"
+[simulation]
+cycles = 100000
+warmup = 0
+sample_period = 100
+[topology]
+kind = "hyperx"
+sides = [8]
+endpoints_per_switch = 1
+terminal_latency = 3
+link_latency = 5
+[router]
+vcs = 1
+packet_size = 4
+input_buffer = 16
+output_buffer = 16
+router_delay = 2
+[routing]
+algorithm = "dor"
+"#;

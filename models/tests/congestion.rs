@@ -209,29 +209,10 @@ fn infiniband_settings_are_checked() {
     assert!(config_error(&["congestion.control=\"dcqcn\""]).contains("dcqcn"));
 }
 
-/// Eight switches, all linked (a 1D HyperX), one endpoint each: terminal links of 3
-/// cycles, switch links of 5, router delay 2, 4-phit packets. Zero-load latency of a
-/// packet of `s` phits over one switch-to-switch hop, head injected to tail delivered:
-/// 2 x 3 + 5 + 2 x 2 + s - 1 (18 for data, 15 for a 1-phit notification).
-const CLIQUE: &str = r#"
-[simulation]
-cycles = 20000
-warmup = 0
-sample_period = 100
-[topology]
-kind = "hyperx"
-sides = [8]
-endpoints_per_switch = 1
-terminal_latency = 3
-link_latency = 5
-[router]
-vcs = 1
-packet_size = 4
-input_buffer = 16
-output_buffer = 16
-router_delay = 2
-[routing]
-algorithm = "dor"
+/// Rank 0 of the clique (`common::CLIQUE`) sends ten 4-phit packets to rank 1 under
+/// InfiniBand CC, its notifications as packets. Zero-load latency over the one hop: 18
+/// cycles for data, 15 for a 1-phit notification.
+const TEN_PACKETS: &str = r#"
 [workload]
 bytes_per_phit = 16
 [[workload.jobs]]
@@ -256,7 +237,7 @@ notification = "packet"
 
 /// Injection times of the ten packets rank 0 sends, relative to the first.
 fn injections(overrides: &[&str]) -> (Vec<u64>, u64, u64) {
-    let mut sim = build(CLIQUE, overrides);
+    let mut sim = build(&format!("{CLIQUE}{TEN_PACKETS}"), overrides);
     sim.record_deliveries = true;
     let r = run(&sim, 1);
     let mut t: Vec<u64> = r.deliveries.iter().filter(|d| d.src == 0).map(|d| d.injected).collect();
@@ -362,7 +343,6 @@ fn incast(overrides: &[&str]) -> xnet_models::sim::RunResult {
 
 /// The incast's network and job.
 fn incast_sim(overrides: &[&str]) -> Simulation {
-    let network = CLIQUE.split("[workload]").next().expect("the clique has a workload");
     let mut goal = String::from("num_ranks 8\nrank 0 {\n");
     for r in 1..8 {
         goal += &format!("l{r}: recv 2560b from {r} tag 1\n");
@@ -372,7 +352,7 @@ fn incast_sim(overrides: &[&str]) -> Simulation {
         goal += &format!("rank {r} {{\nl1: send 2560b to 0 tag 1\n}}\n");
     }
     let text = format!(
-        "{network}[workload]\nbytes_per_phit = 16\n[[workload.jobs]]\nkind = \"goal\"\ncontents = \"\"\"\n{goal}\"\"\"\n\
+        "{CLIQUE}[workload]\nbytes_per_phit = 16\n[[workload.jobs]]\nkind = \"goal\"\ncontents = \"\"\"\n{goal}\"\"\"\n\
          [congestion]\ncontrol = \"per_destination\"\n"
     );
     let mut sim = build(&text, overrides);

@@ -3,35 +3,12 @@
 //! cannot finish.
 
 mod common;
-use common::build;
+use common::{build, CLIQUE};
 use std::collections::{HashMap, HashSet};
 use xnet_models::config::Config;
 use xnet_models::schedule::Op;
 use xnet_models::sim::{RunResult, Simulation, Status};
 use xnet_models::workload::{Workload, WORKLOADS, WORKLOAD_PACKET};
-
-/// A complete graph of 8 switches (1D HyperX), one endpoint each: every pair of ranks is
-/// one hop apart over its own link, so messages never meet.
-const CLIQUE: &str = r#"
-[simulation]
-cycles = 100000
-warmup = 0
-sample_period = 100
-[topology]
-kind = "hyperx"
-sides = [8]
-endpoints_per_switch = 1
-terminal_latency = 3
-link_latency = 5
-[router]
-vcs = 1
-packet_size = 4
-input_buffer = 16
-output_buffer = 16
-router_delay = 2
-[routing]
-algorithm = "dor"
-"#;
 
 /// Zero-load latency of one packet over one switch-to-switch hop in [`CLIQUE`]:
 /// 2 terminal links + 1 link + 2 switches x router delay + packet size - 1.

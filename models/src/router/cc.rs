@@ -1,8 +1,10 @@
-//! InfiniBand congestion control in the router (the rules are in `crate::congestion`): a
-//! switch output marks the packets granted to it while congested (FECN), an endpoint that
-//! receives a marked packet sends a notification (CNP) to its source, and the source's
-//! endpoint spaces the packets of a notified flow by the table's delay, sending the
-//! packets of other flows meanwhile.
+//! Congestion control in the router (the rules are in `crate::congestion`). InfiniBand's:
+//! a switch output marks the packets granted to it while congested (FECN), and an endpoint
+//! that receives a marked packet sends a notification (CNP) to its source. Per
+//! destination: an endpoint whose link is saturated counts its senders and tells each the
+//! count (and acknowledges every packet with a window of packets in flight). Either way
+//! the source's endpoint spaces the packets of a notified flow, sending the packets of
+//! other flows meanwhile.
 
 use super::buffers::{Held, Queue, SourceQueue, NIL, STALLED};
 use super::messages::{LinkMsg, Post, SelfEvent};
@@ -56,9 +58,10 @@ pub(super) struct NicCc {
     senders: Option<Box<Senders>>,
     /// When the earliest `Wake` pending for a held flow is due (past: none pending).
     wake_at: u64,
-    /// As a destination: phits its link delivered in the current interval, and the
-    /// interval's end.
+    /// As a destination (per destination): phits its link delivered in the current
+    /// interval.
     busy_phits: u32,
+    /// When that interval ends.
     interval_end: u64,
 }
 
@@ -149,8 +152,8 @@ impl std::fmt::Debug for SourceFlow {
 }
 
 /// A destination's count of the endpoints sending to it (per-destination throttling),
-/// kept from the first packet that finds it congested until its link keeps up with one
-/// sender left.
+/// kept from the interval that finds it congested until one whose link keeps up with no
+/// sender throttled.
 #[derive(Debug, Default)]
 pub(super) struct Senders {
     /// The senders whose last packet arrived within the window as of the last sweep, and
@@ -319,11 +322,10 @@ impl RouterState {
                 notices[first..].sort_unstable();
                 senders.next_sweep = t + (window / 2).max(1);
             }
+            let count = senders.by_source.len() as u32 + !senders.by_source.contains_key(&from) as u32;
             let fresh = Sender { last_seen: t, told: 0, told_at: 0 };
             let sender = senders.by_source.entry(from).or_insert(fresh);
             sender.last_seen = t;
-            let count = senders.by_source.len() as u32;
-            let sender = senders.by_source.get_mut(&from).expect("just counted");
             let reported = cc.reported(count);
             // Told again once a window: a source's throttle lapses when it falls silent for
             // a window, which the destination may not see in time (its packets' latencies
@@ -389,17 +391,6 @@ impl RouterState {
         }
         state.wake_at = wake;
         ctx.schedule_self(wake - t, SelfEvent::Wake { nic: nic_index });
-    }
-
-    /// A `Wake` of endpoint `nic_index`: it tries to send.
-    pub(super) fn on_wake(
-        &mut self,
-        sh: &Shared,
-        nic_index: u16,
-        ctx: &mut RouterCtx<'_>,
-        st: &mut PartitionStats,
-    ) {
-        self.try_inject(sh, nic_index, ctx, st);
     }
 
     /// A notification travelling outside the buffers (`notification = "direct"`) is at

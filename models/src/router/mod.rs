@@ -460,7 +460,7 @@ impl LogicalProcess for Router {
                 SelfEvent::ComputeDone { nic, op } => state.on_compute_done(sh, nic, op, ctx, stats),
                 SelfEvent::Generate { nic } => state.on_generate(sh, nic, ctx, stats),
                 SelfEvent::Inject { nic } => state.on_inject(sh, nic, ctx, stats),
-                SelfEvent::Wake { nic } => state.on_wake(sh, nic, ctx, stats),
+                SelfEvent::Wake { nic } => state.try_inject(sh, nic, ctx, stats),
                 SelfEvent::Allocate => state.allocate(sh, ctx, part),
                 SelfEvent::Report => state.on_report_due(sh, ctx),
                 SelfEvent::Notify { nic, from, senders, ack } => {
