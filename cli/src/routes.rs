@@ -41,13 +41,23 @@ fn write_tables(sim: &Simulation, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A link weight as printed: a whole number of paths as an integer, a share of paths among
+/// a switch's endpoints (tables per endpoint) to two decimals.
+fn weight(w: f64) -> String {
+    if w.fract() == 0.0 {
+        format!("{w:.0}")
+    } else {
+        format!("{w:.2}")
+    }
+}
+
 /// One row of `/link_weights`.
 #[derive(H5Type, Clone, Copy)]
 #[repr(C)]
 struct LinkWeightRow {
     switch: u32,
     port: u32,
-    weight: u64,
+    weight: f64,
 }
 
 /// One row of `/cycle`.
@@ -234,7 +244,7 @@ fn print_side_by_side(names: &[String], reports: &[Compared]) {
         ("average routing distance", &|r| format!("{:.4}", r.average_routing_distance)),
         ("link weight avg", &|r| format!("{:.2}", r.link_weight_avg)),
         ("link weight std", &|r| format!("{:.2}", r.link_weight_std)),
-        ("link weight max", &|r| r.link_weight_max.to_string()),
+        ("link weight max", &|r| weight(r.link_weight_max)),
         ("spread link weight std", &|r| format!("{:.2}", r.spread_link_weight_std)),
         ("sigma(4, R)", &|r| format!("{:.3}", r.sigma)),
         ("longest path (hops)", &|r| r.longest_path.to_string()),
@@ -291,7 +301,7 @@ fn print_report(r: &RoutesReport) {
     row("average routing distance", format!("{:.4}", r.average_routing_distance));
     row(
         "link weight avg / std / max",
-        format!("{:.2} / {:.2} / {}", r.link_weight_avg, r.link_weight_std, r.link_weight_max),
+        format!("{:.2} / {:.2} / {}", r.link_weight_avg, r.link_weight_std, weight(r.link_weight_max)),
     );
     let spread = format!(
         "{:.2} / {:.2} / {:.2}",

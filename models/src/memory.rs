@@ -169,6 +169,8 @@ fn routing_bytes(config: &Config, size: &NetworkSize, own_switches: u64) -> u64 
         vcs: config.router.vcs as u64,
         own_switches,
         coordinates: !faults && matches!(kind, "hyperx" | "torus" | "mesh"),
+        endpoints: size.endpoints,
+        per_endpoint: per_endpoint_tables(config),
     };
     let bytes = (config.routing_entry().state_bytes)(&state);
     // Escape subnetworks keep a tree and a table per switch pair.
@@ -181,6 +183,21 @@ fn routing_bytes(config: &Config, size: &NetworkSize, own_switches: u64) -> u64 
         0
     };
     bytes.saturating_add(escape).saturating_add(balanced)
+}
+
+/// Whether the routing builds a table column per destination endpoint: it has the
+/// `destinations` setting and it is not `switches`.
+fn per_endpoint_tables(config: &Config) -> bool {
+    let entry = config.routing_entry();
+    let key = routing::layered::DESTINATIONS_SETTING.key;
+    entry.settings.keys.iter().any(|s| s.key == key)
+        && config
+            .routing
+            .settings
+            .get(entry.name)
+            .and_then(|t| t.get(key))
+            .and_then(toml::Value::as_str)
+            .is_none_or(|v| v == "endpoints")
 }
 
 #[cfg(test)]
@@ -270,8 +287,16 @@ mod tests {
         let (a, b) = (routing(&small, "dfsssp"), routing(&large, "dfsssp"));
         assert!(b > a * 16 && b < a * 30, "{a} -> {b}");
         // Every registered routing's model counts something.
-        let size =
-            StateSize { switches: 1000, degree: 8, hops: 4, vcs: 2, own_switches: 1000, coordinates: false };
+        let size = StateSize {
+            switches: 1000,
+            degree: 8,
+            hops: 4,
+            vcs: 2,
+            own_switches: 1000,
+            coordinates: false,
+            endpoints: 4000,
+            per_endpoint: false,
+        };
         for r in routing::ROUTINGS {
             assert!((r.state_bytes)(&size) >= size.per_switch(), "{}", r.name);
         }

@@ -57,7 +57,7 @@ fn balanced_up_down_keeps_its_routes_and_meets_the_survey() {
     assert!((balanced.link_weight_std - 50.35).abs() < 0.1 * 50.35, "{}", balanced.link_weight_std);
     // The verifier follows every candidate: it sees exactly one path per pair, the one the
     // selection chose (its most loaded link is the builder's).
-    assert_eq!(balanced.link_weight_max, summary_max(&balanced_sim));
+    assert_eq!(balanced.link_weight_max, summary_max(&balanced_sim) as f64);
 }
 
 #[test]

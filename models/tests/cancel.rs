@@ -40,6 +40,7 @@ const NETWORKS: &[&str] = &[
     "kind = \"torus\"\nsides = [4, 4]\nendpoints_per_switch = 1",
     "kind = \"hyperx\"\nsides = [4, 4]\nendpoints_per_switch = 2",
     "kind = \"dragonfly\"\np = 2\na = 4\nh = 2",
+    "kind = \"fat_tree\"\nk = 4\nn = 3",
 ];
 
 fn config(topology: &str, routing: &str, escape: bool) -> Option<Config> {

@@ -223,7 +223,9 @@ fn engines_run_past_saturation() {
 #[test]
 fn angara_tables_are_minimal_and_sssp_lowers_the_edge_forwarding_index() {
     // (sides, BFS max, SSSP max): measured values, pinned.
-    for (sides, bfs_max, sssp_max) in [("[4, 4, 4]", 52, 35), ("[3, 3, 3, 3]", 46, 43), ("[8, 8]", 95, 68)] {
+    for (sides, bfs_max, sssp_max) in
+        [("[4, 4, 4]", 52.0, 35.0), ("[3, 3, 3, 3]", 46.0, 43.0), ("[8, 8]", 95.0, 68.0)]
+    {
         let topo = format!("kind = \"torus\"\nsides = {sides}");
         let min = analyse(&build(&topo, "minimal", 32));
         let mut got = Vec::new();
@@ -252,8 +254,8 @@ fn angara_on_the_desmos_torus_matches_the_seeds_sssp_result() {
     let topo = "kind = \"torus\"\nsides = [4, 2, 2, 2]\nwrap = [true, false, false, false]";
     let (_, bfs) = verified(topo, "angara_bfs", 2);
     let (_, sssp) = verified(topo, "angara_sssp", 2);
-    assert_eq!(sssp.link_weight_max, 28);
-    assert_eq!(bfs.link_weight_max, 36);
+    assert_eq!(sssp.link_weight_max, 28.0);
+    assert_eq!(bfs.link_weight_max, 36.0);
     assert_eq!((bfs.longest_path, sssp.longest_path), (5, 5));
     assert!((sssp.sigma - 6.50).abs() < 0.01, "{}", sssp.sigma);
     assert!(sssp.sigma < bfs.sigma);
@@ -310,9 +312,9 @@ fn smart_falls_back_to_tree_mode_and_delivers() {
 fn angara_genetic_reproduces_the_desmos_table() {
     let desmos = |sides: &str, wrap: &str| format!("kind = \"torus\"\nsides = {sides}\nwrap = {wrap}");
     for (sides, wrap, max, sigma) in [
-        ("[4, 2]", "[true, false]", 4, 0.0),
-        ("[4, 2, 2]", "[true, false, false]", 10, 1.744),
-        ("[4, 2, 2, 2]", "[true, false, false, false]", 26, 6.321),
+        ("[4, 2]", "[true, false]", 4.0, 0.0),
+        ("[4, 2, 2]", "[true, false, false]", 10.0, 1.744),
+        ("[4, 2, 2, 2]", "[true, false, false, false]", 26.0, 6.321),
     ] {
         let topo = desmos(sides, wrap);
         let (sim, genetic) = verified(&topo, "angara_genetic", 2);

@@ -6,9 +6,19 @@ mod common;
 use common::{build, run};
 use xnet_models::analysis::analyse;
 use xnet_models::config::Config;
-use xnet_models::routing::nue;
+use xnet_models::routing::layered::Destinations;
+use xnet_models::routing::nue::{self, DestinationOrder, EscapeTurns, NueOptions};
 use xnet_models::sim::{Simulation, Status};
 
+/// Nue on `layers` layers, a destination per switch, the paper's escape turns.
+fn options(layers: usize) -> NueOptions {
+    NueOptions {
+        layers,
+        order: DestinationOrder::Id,
+        destinations: Destinations::Switches,
+        escape: EscapeTurns::Destinations,
+    }
+}
 const BASE: &str = r#"
 [simulation]
 cycles = 2000
@@ -90,13 +100,13 @@ fn on_a_mesh_routes_stay_close_to_minimal_and_search_never_falls_back() {
             minimal.average_routing_distance
         );
         let endpoint_switch: Vec<u32> = s.net.endpoint_location.iter().map(|&(s, _)| s).collect();
-        let (_, stats) =
-            nue::build(&s.net, &endpoint_switch, k as usize, nue::DestinationOrder::Id).expect("nue");
+        let (_, stats) = nue::build(&s.net, &endpoint_switch, options(k as usize)).expect("nue");
         assert_eq!(stats.destinations, 64);
         assert_eq!(stats.fallbacks, 0, "k={k}: {stats:?}");
+        // The simulation routes each of the 128 endpoints on its own (the default).
         let summary = s.routing().build_summary().expect("nue reports its build");
         assert!(
-            summary.starts_with("64 destinations")
+            summary.starts_with("128 destinations")
                 && summary.ends_with("0 destinations routed over the escape tree"),
             "{summary}"
         );
@@ -154,8 +164,7 @@ fn both_destination_orders_are_deadlock_free_and_give_different_tables() {
 fn too_few_layers_name_router_vcs() {
     let s = sim(MESH, &[]);
     let endpoint_switch: Vec<u32> = s.net.endpoint_location.iter().map(|&(s, _)| s).collect();
-    let e =
-        nue::build(&s.net, &endpoint_switch, 0, nue::DestinationOrder::Id).err().expect("no layers refused");
+    let e = nue::build(&s.net, &endpoint_switch, options(0)).err().expect("no layers refused");
     assert_eq!(e.key, "router.vcs", "{e}");
     assert!(e.to_string().starts_with("router.vcs: nue needs 1 to 255 layers (one VC each), got 0"), "{e}");
 }

@@ -75,8 +75,9 @@ def renumber(src: Path, ids, title: str, dst: Path):
 
 def opensm(net: Path, work: Path, dumps: Path, extra):
     """Runs OpenSM once on ibsim's `net`; returns its log text."""
-    sim = subprocess.Popen(["ibsim", "-s", "-n", str(net)], stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=work)
+    # Room for fabrics beyond ibsim's default 256 switches; no console.
+    sim = subprocess.Popen(["ibsim", "-s", "-n", "-N", "8192", "-S", "4096", "-P", "131072", str(net)],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=work)
     try:
         time.sleep(2.0)
         if sim.poll() is not None:
@@ -85,9 +86,11 @@ def opensm(net: Path, work: Path, dumps: Path, extra):
         dumps.mkdir()
         log = work / "osm.log"
         log.unlink(missing_ok=True)
+        # Its own LID cache (OpenSM's default is /var/cache/opensm, shared between runs).
+        env = {**os.environ, "OSM_CACHE_DIR": str(work / "osm-cache")}
         subprocess.run(["ibsim-run", "/usr/sbin/opensm", *extra, "--once", "-f", str(log),
                         "-D", "0x43", "--dump_files_dir", str(dumps)],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300, cwd=work)
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300, cwd=work, env=env)
         return log.read_text(errors="replace")
     finally:
         sim.kill()

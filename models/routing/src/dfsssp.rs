@@ -2,21 +2,36 @@
 //! "Deadlock-Free Oblivious Routing for Arbitrary Topologies", IPDPS 2011 (as in OpenSM's
 //! `dfsssp`).
 //!
-//! Routes: one Dijkstra per destination switch, in id order, towards it. Every directed
-//! link starts with the same weight; after each destination `d` the weight of each link
-//! grows by the number of (source endpoint, endpoint of `d`) pairs routed over it, so later
-//! destinations avoid busy links. The original starts the weights at P^2 (P = endpoints)
-//! so that balancing never lengthens a path; here the Dijkstra compares (hops, weight)
-//! lexicographically, which is that rule made exact (an infinite base weight): every route
-//! is a shortest path, and among those the lightest (ties: the lower switch id first).
+//! Routes (`[routing.dfsssp] destinations`):
+//!
+//! * `endpoints` (default): as OpenSM 3.3's `dfsssp` engine (`osm_ucast_dfsssp.c`) routes,
+//!   one Dijkstra per destination endpoint (an HCA port's LID), so that the endpoints of one
+//!   switch are reached over different links, with the tables OpenSM computes entry for
+//!   entry on the same fabric (scripts/validation/opensm_per_lid.py). The endpoints go
+//!   switch by switch, the switches in OpenSM's order (`IbView::opensm_switch_order`)
+//!   sorted by their endpoints + 1, most first (stable), a switch's endpoints in port order.
+//!   Each Dijkstra grows from the destination over the switches, every directed link
+//!   weighing P^2 (P = endpoints + switches) plus the routes over it so far, relaxing on a
+//!   strictly smaller sum, its ties those of OpenSM's 4-ary heap (`opensm`). After each
+//!   destination every switch adds its endpoints + 1 (OpenSM counts the switch's own LID)
+//!   to each link of its route. P^2 per hop keeps the routes shortest. OpenSM stops where
+//!   the weights would pass 2^31 (and falls back to MinHop); xnet goes on.
+//! * `switches`: one Dijkstra per destination switch, in id order, towards it; after each
+//!   destination `d` the weight of each link grows by the number of (source endpoint,
+//!   endpoint of `d`) pairs routed over it. The Dijkstra compares (hops, weight)
+//!   lexicographically, the paper's P^2 base made exact (an infinite base weight): every
+//!   route is a shortest path, and among those the lightest (ties: the lower switch id
+//!   first). Tables of switches x switches, for networks too large for the other.
+//!
 //! The weight updates make each Dijkstra depend on all earlier ones, so the Dijkstras run
 //! sequentially, as in the original. The result is a next-hop table, one port per
 //! (switch, destination).
 //!
-//! Layers, two methods (`[routing.dfsssp] layers`):
+//! Layers, two methods (`[routing.dfsssp] layers`), over the paths from every switch with
+//! endpoints to every destination (switch or endpoint) elsewhere:
 //!
-//! * `first_fit` (default): each path between switches with endpoints, in (source,
-//!   destination) order, goes into the first layer whose channel dependency graph (CDG)
+//! * `first_fit` (default): each path, in (source, destination) order, goes into the
+//!   first layer whose channel dependency graph (CDG)
 //!   stays acyclic with it, checked incrementally (Pearce and Kelly's dynamic topological
 //!   order, `DynDag`); a new layer is opened when none does, and with a limit (the VCs,
 //!   when the routing assigns them) the search stops at the first path that fits none.
@@ -29,11 +44,16 @@
 //!   (the first of the cycle's lightest), and those paths move to the next layer, which is
 //!   processed the same way once the current one is acyclic.
 //!
-//! A packet keeps its pair's layer as its VC on every hop. Spare VCs then split the
-//! fullest layers (`Layered::spread_over`).
+//! OpenSM cuts cycles over the paths between every pair of LIDs, switches' own included, in
+//! its destination order; xnet over the paths endpoint traffic takes. A packet keeps its
+//! path's layer as its VC on every hop. Spare VCs then split the fullest layers
+//! (`Layered::spread_over`).
 
 use super::graph::connected_diameter;
-use super::layered::{endpoints_per_switch, first_fit_each, FirstFit, LayerOf, Layered, Tables};
+use super::layered::{
+    endpoints_per_switch, first_fit_each, Destinations, FirstFit, LayerOf, Layered, Tables, DESTINATIONS_SETTING,
+};
+use super::opensm::QuaternaryHeap;
 use super::registry::{BuildContext, RoutingEntry, Settings};
 use super::VcPolicy;
 use crate::RoutingError;
@@ -41,8 +61,9 @@ use base::settings::Setting;
 use serde::Deserialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use topology::ib::IbView;
 use topology::metrics::DistanceTable;
-use topology::{Network, PortTarget, SwitchId};
+use topology::{Network, PortId, PortTarget, SwitchId};
 
 /// How DFSSSP assigns its paths to layers (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,9 +77,9 @@ pub enum LayerMethod {
     CycleCut,
 }
 
-/// Builds the DFSSSP tables for `net` (first fit, no layer limit).
-pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, RoutingError> {
-    let built = build_with(net, endpoint_switch, LayerMethod::FirstFit { limit: None })?;
+/// Builds the DFSSSP tables for `net` (first fit, no layer limit) per `destinations`.
+pub fn build(net: &Network, endpoint_switch: &[SwitchId], destinations: Destinations) -> Result<Layered, RoutingError> {
+    let built = build_with(net, endpoint_switch, LayerMethod::FirstFit { limit: None }, destinations)?;
     Ok(built.unwrap_or_else(|_| unreachable!("without a limit every path gets a layer")))
 }
 
@@ -68,12 +89,16 @@ pub fn build_with(
     net: &Network,
     endpoint_switch: &[SwitchId],
     method: LayerMethod,
+    destinations: Destinations,
 ) -> Result<Result<Layered, (usize, usize, usize)>, RoutingError> {
     let dist = DistanceTable::compute_unless_stopped::<RoutingError>(net)?;
     connected_diameter(&dist)?;
-    let mut t = Tables::new(net, endpoint_switch);
+    let mut t = Tables::with(net, endpoint_switch, destinations);
     let n = t.n;
-    route(net, &mut t, &endpoints_per_switch(n, endpoint_switch))?;
+    match destinations {
+        Destinations::Switches => route(net, &mut t, &endpoints_per_switch(n, endpoint_switch))?,
+        Destinations::Endpoints => route_endpoints(net, &mut t)?,
+    }
     let (layer, layers, max_hops) = match method {
         LayerMethod::FirstFit { limit } => match layer_first_fit(&t, limit)? {
             Ok(found) => found,
@@ -133,9 +158,113 @@ pub(crate) fn route(net: &Network, t: &mut Tables, endpoints: &[u64]) -> Result<
             if s == d {
                 continue;
             }
-            let (c, next) = t.step(s, d);
+            let (c, next) = t.step(s, d as usize);
             flow[next as usize] += flow[s as usize];
             weight[c as usize] += flow[s as usize] * ed;
+        }
+    }
+    Ok(())
+}
+
+/// A link of OpenSM's DFSSSP graph as seen from the switch a Dijkstra settles first: the
+/// switch at its other end, that switch's port back, and the channel from there (whose
+/// weight the link carries).
+#[derive(Clone, Copy)]
+struct Offer {
+    to: u32,
+    port: PortId,
+    channel: u32,
+}
+
+/// OpenSM's per-LID DFSSSP routes (see the module docs), into `t`'s endpoint columns.
+fn route_endpoints(net: &Network, t: &mut Tables) -> Result<(), RoutingError> {
+    let n = t.n;
+    let view = IbView::of(net);
+    let order = IbView::opensm_switch_order(net);
+    // Vertex 0 stands for the destination endpoint; vertex i + 1 is order[i].
+    let mut vertex = vec![0u32; n];
+    for (i, &s) in order.iter().enumerate() {
+        vertex[s as usize] = i as u32 + 1;
+    }
+    let mut endpoints_of: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut offers: Vec<Vec<Offer>> = vec![Vec::new(); n + 1];
+    for &s in &order {
+        for p in view.ports_in_ib_order(net, s) {
+            match net.ports(s)[p as usize].target {
+                PortTarget::Endpoint(e) => endpoints_of[s as usize].push(e),
+                PortTarget::Switch { switch, port } if switch != s => offers[vertex[s as usize] as usize].push(Offer {
+                    to: vertex[switch as usize],
+                    port,
+                    channel: t.channel(switch, port),
+                }),
+                _ => {}
+            }
+        }
+    }
+    // A switch's LIDs: its endpoints and its own.
+    let lids = |s: SwitchId| endpoints_of[s as usize].len() as u64 + 1;
+    let base = (net.num_endpoints() as u64 + n as u64).pow(2);
+    let mut weight = vec![base; t.num_channels()];
+    let mut by_load = order.clone();
+    by_load.sort_by_key(|&s| Reverse(lids(s)));
+    // OpenSM's infinity is 2^31 - 1; a larger one only lets xnet go on where OpenSM stops.
+    const INF: u64 = u64::MAX >> 2;
+    let mut dist = vec![INF; n + 1];
+    let mut done = vec![false; n + 1];
+    // Per vertex, the link it was settled over: the vertex it leads to and its port there.
+    let mut pred: Vec<Option<(u32, PortId, u32)>> = vec![None; n + 1];
+    let mut heap = QuaternaryHeap::new(n + 1);
+    for &d in &by_load {
+        base::cancel::check("building the DFSSSP tables")?;
+        for &e in &endpoints_of[d as usize] {
+            dist.fill(INF);
+            done.fill(false);
+            pred.fill(None);
+            for v in 1..=n as u32 {
+                heap.insert(INF, v);
+            }
+            heap.insert(INF, 0);
+            dist[0] = 0;
+            done[0] = true;
+            heap.change_key(0, 0);
+            let (home, terminal) = net.endpoint_location[e as usize];
+            while let Some((_, u)) = heap.pop() {
+                done[u as usize] = true;
+                let du = dist[u as usize];
+                let mut offer = |o: Offer, w: u64| {
+                    let x = o.to as usize;
+                    if !done[x] && du + w < dist[x] {
+                        dist[x] = du + w;
+                        pred[x] = Some((u, o.port, o.channel));
+                        heap.change_key(o.to, dist[x]);
+                    }
+                };
+                if u == 0 {
+                    // The endpoint's one link, to its switch, of weight 1.
+                    offer(Offer { to: vertex[home as usize], port: terminal, channel: u32::MAX }, 1);
+                } else {
+                    for &o in &offers[u as usize] {
+                        offer(o, weight[o.channel as usize]);
+                    }
+                }
+            }
+            let column = &mut t.next[e as usize * n..(e as usize + 1) * n];
+            for (i, &s) in order.iter().enumerate() {
+                let Some((_, port, _)) = pred[i + 1] else {
+                    return Err(RoutingError::disconnected(s, home));
+                };
+                column[s as usize] = port;
+            }
+            for (i, &s) in order.iter().enumerate() {
+                let mut at = pred[i + 1];
+                while let Some((from, _, channel)) = at {
+                    if channel == u32::MAX {
+                        break;
+                    }
+                    weight[channel as usize] += lids(s);
+                    at = pred[from as usize];
+                }
+            }
         }
     }
     Ok(())
@@ -145,25 +274,31 @@ pub(crate) fn route(net: &Network, t: &mut Tables, endpoints: &[u64]) -> Result<
 /// when a path fits none of `limit` layers.
 type Layering = Result<(Vec<u8>, usize, u32), (usize, usize, usize)>;
 
+/// The paths to layer: from every switch with endpoints to every column's destination
+/// on another switch, in (source, column) order.
+fn paths(t: &Tables) -> Vec<(SwitchId, u32)> {
+    let columns = &t.columns.switch;
+    t.terminals
+        .iter()
+        .flat_map(|&s| (0..columns.len() as u32).filter(move |&c| columns[c as usize] != s).map(move |c| (s, c)))
+        .collect()
+}
+
 /// First fit: each path, in pair order, into the first layer whose CDG stays acyclic.
 fn layer_first_fit(t: &Tables, limit: Option<usize>) -> Result<Layering, RoutingError> {
-    let n = t.n;
-    let mut layer = vec![0u8; n * n];
+    let cols = t.columns.len();
+    let mut layer = vec![0u8; t.n * cols];
     let mut fit = FirstFit::new(t.num_channels(), limit);
     let mut max_hops = 0;
-    let terminals = &t.terminals;
-    let paths: Vec<(SwitchId, SwitchId)> = terminals
-        .iter()
-        .flat_map(|&s| terminals.iter().filter(move |&&d| d != s).map(move |&d| (s, d)))
-        .collect();
+    let paths = paths(t);
     let mut placed = 0;
-    let path_deps = |&(s, d): &(SwitchId, SwitchId), deps: &mut Vec<(u32, u32)>| t.deps(s, d, deps);
+    let path_deps = |&(s, c): &(SwitchId, u32), deps: &mut Vec<(u32, u32)>| t.deps(s, c as usize, deps);
     let finished =
-        first_fit_each(&mut fit, &paths, "assigning the DFSSSP layers", path_deps, |&(s, d), l, hops| {
+        first_fit_each(&mut fit, &paths, "assigning the DFSSSP layers", path_deps, |&(s, c), l, hops| {
             max_hops = max_hops.max(hops);
             let Some(l) = l else { return false };
             // Beyond 255 layers `finish` fails; the stored value is then irrelevant.
-            layer[s as usize * n + d as usize] = l.min(255) as u8;
+            layer[s as usize * cols + c as usize] = l.min(255) as u8;
             placed += 1;
             true
         })?;
@@ -174,18 +309,11 @@ fn layer_first_fit(t: &Tables, limit: Option<usize>) -> Result<Layering, Routing
 }
 
 /// Splits the paths into layers by cutting cycles (the paper's method); returns the layer
-/// per pair (`src * n + dst`), the layer count and the longest path.
+/// per path (`src * columns + column`), the layer count and the longest path.
 fn layer_paths(t: &Tables) -> Result<(Vec<u8>, usize, u32), RoutingError> {
-    let n = t.n;
+    let cols = t.columns.len();
     let c = t.num_channels();
-    let mut pairs = Vec::new();
-    for &s in &t.terminals {
-        for &d in &t.terminals {
-            if s != d {
-                pairs.push((s, d));
-            }
-        }
-    }
+    let pairs = paths(t);
     let mut path_layer = vec![0u32; pairs.len()];
     let mut max_hops = 0;
     let mut deps = Vec::new();
@@ -199,7 +327,7 @@ fn layer_paths(t: &Tables) -> Result<(Vec<u8>, usize, u32), RoutingError> {
         for &p in &current {
             deps.clear();
             let (s, d) = pairs[p as usize];
-            max_hops = max_hops.max(t.deps(s, d, &mut deps));
+            max_hops = max_hops.max(t.deps(s, d as usize, &mut deps));
             for &e in &deps {
                 let entry = edges.entry(e).or_insert_with(|| {
                     succ[e.0 as usize].push(e.1);
@@ -228,7 +356,7 @@ fn layer_paths(t: &Tables) -> Result<(Vec<u8>, usize, u32), RoutingError> {
                 path_layer[p as usize] = l + 1;
                 deps.clear();
                 let (s, d) = pairs[p as usize];
-                t.deps(s, d, &mut deps);
+                t.deps(s, d as usize, &mut deps);
                 for e in &deps {
                     let entry = edges.get_mut(e).expect("dependency of a path in the layer");
                     entry.0 -= 1;
@@ -244,9 +372,9 @@ fn layer_paths(t: &Tables) -> Result<(Vec<u8>, usize, u32), RoutingError> {
         l += 1;
         current = (0..pairs.len() as u32).filter(|&p| path_layer[p as usize] == l).collect();
     }
-    let mut layer = vec![0u8; n * n];
+    let mut layer = vec![0u8; t.n * cols];
     for (p, &(s, d)) in pairs.iter().enumerate() {
-        layer[s as usize * n + d as usize] = path_layer[p].min(255) as u8;
+        layer[s as usize * cols + d as usize] = path_layer[p].min(255) as u8;
     }
     Ok((layer, l as usize, max_hops))
 }
@@ -291,6 +419,8 @@ fn find_cycle(succ: &[Vec<u32>], colour: &mut [u8]) -> Option<Vec<u32>> {
 struct DfssspSettings {
     #[serde(default)]
     layers: LayerChoice,
+    #[serde(default)]
+    destinations: Destinations,
 }
 
 /// `[routing.dfsssp] layers` (see [`LayerMethod`]).
@@ -310,7 +440,7 @@ fn build_entry(ctx: &BuildContext<'_>) -> Result<std::sync::Arc<dyn super::Routi
         }
         LayerChoice::CycleCut => LayerMethod::CycleCut,
     };
-    match build_with(ctx.net, ctx.endpoint_switch, method)? {
+    match build_with(ctx.net, ctx.endpoint_switch, method, settings.destinations)? {
         Ok(r) => super::layered::fit(ctx, r),
         Err((limit, placed, paths)) => Err(ctx.too_many_layers(limit, "path", placed, paths)),
     }
@@ -319,14 +449,17 @@ fn build_entry(ctx: &BuildContext<'_>) -> Result<std::sync::Arc<dyn super::Routi
 /// `dfsssp` in the routing registry.
 pub const DFSSSP: RoutingEntry = RoutingEntry {
     name: "dfsssp",
-    doc: "DFSSSP: balanced shortest paths (a Dijkstra per destination, link weights grow with the endpoint pairs routed over them), each path into the first layer whose CDG stays acyclic (or the paper's cycle cutting); spare VCs then split the fullest layers",
+    doc: "DFSSSP: balanced shortest paths (a Dijkstra per destination endpoint, as OpenSM's tables, or per switch; link weights grow with the routes over them), each path into the first layer whose CDG stays acyclic (or the paper's cycle cutting); spare VCs then split the fullest layers",
     topologies: "any",
     vcs: "one VC per layer (reported; fewer router.vcs is an error; all router.vcs are used)",
-    settings: Settings::typed::<DfssspSettings>(&[Setting {
-        key: "layers",
-        default: "first_fit",
-        doc: "first_fit: each path into the first layer whose CDG stays acyclic, stopping once the layers would exceed the VCs (about half the layers of cycle_cut); cycle_cut: the paper's and OpenSM's, cut the dependency carried by the fewest paths of each cycle and move those paths up a layer",
-    }]),
+    settings: Settings::typed::<DfssspSettings>(&[
+        Setting {
+            key: "layers",
+            default: "first_fit",
+            doc: "first_fit: each path into the first layer whose CDG stays acyclic, stopping once the layers would exceed the VCs (about half the layers of cycle_cut); cycle_cut: the paper's and OpenSM's, cut the dependency carried by the fewest paths of each cycle and move those paths up a layer",
+        },
+        DESTINATIONS_SETTING,
+    ]),
     default_vc_policy: VcPolicy::Routing,
     needs_intact_topology: false,
     state_bytes: |size| size.table(0, 4, 0),

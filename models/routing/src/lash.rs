@@ -157,7 +157,7 @@ fn assign_layers(
     let mut placed = 0;
     let mut overflowed = 0;
     let both_ways = |&(a, b): &(SwitchId, SwitchId), deps: &mut Vec<(u32, u32)>| {
-        t.deps(a, b, deps).max(t.deps(b, a, deps))
+        t.deps(a, b as usize, deps).max(t.deps(b, a as usize, deps))
     };
     let finished =
         first_fit_each(&mut fit, &pairs, "assigning the LASH layers", both_ways, |&(a, b), l, hops| {

@@ -187,7 +187,7 @@ impl LashTor {
                                 let e = &mut entry[x as usize * n + d as usize];
                                 if *e == UNKNOWN {
                                     rest.clear();
-                                    self.t.deps(x, d, &mut rest);
+                                    self.t.deps(x, d as usize, &mut rest);
                                     *e = if dags[free].add_all(&rest) { TABLE } else { UPDOWN };
                                 }
                                 *e == TABLE
@@ -251,7 +251,7 @@ impl LashTor {
                     legal[s as usize] = [true, true];
                     continue;
                 }
-                let (_, x) = self.t.step(s, d);
+                let (_, x) = self.t.step(s, d as usize);
                 let up = self.ud.is_up(s, x);
                 let rest = legal[x as usize][usize::from(!up)];
                 legal[s as usize] = [rest, rest && !up];

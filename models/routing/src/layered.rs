@@ -1,8 +1,9 @@
-//! Shared machinery of the layered table routings (`dfsssp`, `lash`): a compact
-//! per-destination next-hop table, a layer (= VC) per (source switch, destination switch)
-//! pair kept on every hop, and an incrementally maintained acyclic channel dependency graph
-//! (Pearce and Kelly's dynamic topological order, ACM J. Experimental Algorithmics 11,
-//! 2006: `DynDag`).
+//! Shared machinery of the layered table routings (`dfsssp`, `lash`, `nue`, `minhop`): a
+//! compact next-hop table with one column per destination (a switch, or an endpoint where
+//! the engine routes each endpoint on its own, as OpenSM routes each LID), a layer (= VC)
+//! per (source switch, destination) pair or per destination kept on every hop, and an
+//! incrementally maintained acyclic channel dependency graph (Pearce and Kelly's dynamic
+//! topological order, ACM J. Experimental Algorithmics 11, 2006: `DynDag`).
 //!
 //! One file: the layered routing (`Layered`), the tables it is built from (`Tables`),
 //! the first-fit layering (`FirstFit`) and the acyclic channel dependency graph each
@@ -16,25 +17,92 @@ use super::{Candidate, LoadView, Reads, Routing};
 use crate::packet::{Packet, RouteState};
 use crate::RoutingError;
 use base::rng::Rng;
+use base::settings::{Choice, Setting};
 use rayon::prelude::*;
-use topology::{Network, PortId, PortTarget, SwitchId};
+use std::collections::HashMap;
+use topology::{EndpointId, Network, PortId, PortTarget, SwitchId};
 
 /// Most layers a table can hold (the layer is stored in a `u8`).
 pub const MAX_LAYERS: usize = 255;
 
+/// What a table engine routes apart: each destination switch (all its endpoints alike), or
+/// each destination endpoint on its own, as OpenSM routes each LID (`[routing.NAME]
+/// destinations`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Destinations {
+    /// A column per endpoint (OpenSM's LIDs): the endpoints of one switch may be reached
+    /// over different links. Tables of switches x endpoints.
+    #[default]
+    Endpoints,
+    /// A column per switch: every endpoint of a switch is reached the same way. Tables of
+    /// switches x switches: what a network of a million endpoints can afford.
+    Switches,
+}
+
+/// The values of the `destinations` key.
+pub const DESTINATIONS: &[Choice<Destinations>] = &[
+    Choice {
+        value: Destinations::Endpoints,
+        name: "endpoints",
+        doc: "a route per destination endpoint, as OpenSM routes each LID (tables of switches x endpoints)",
+    },
+    Choice {
+        value: Destinations::Switches,
+        name: "switches",
+        doc: "a route per destination switch, shared by its endpoints (tables of switches x switches)",
+    },
+];
+
+/// The `destinations` key of the table engines that route either way.
+pub const DESTINATIONS_SETTING: Setting = Setting {
+    key: "destinations",
+    default: "endpoints",
+    doc: "endpoints: a route per destination endpoint in the engine's order, as OpenSM routes each LID (tables of switches x endpoints); switches: one route per destination switch for all its endpoints (switches x switches: for networks too large for the other)",
+};
+
 /// Which layer (VC) a packet travels in.
 pub(crate) enum LayerOf {
-    /// `layer[src * n + dst]`: one layer per switch pair (LASH, DFSSSP).
+    /// `layer[src * columns + column]`: one layer per (source switch, destination) pair
+    /// (LASH, DFSSSP).
     Pair(Vec<u8>),
-    /// `layer[dst]`: one layer per destination switch (Nue).
+    /// `layer[column]`: one layer per destination (Nue).
     Destination(Vec<u8>),
 }
 
-/// A destination-based next-hop table with a layer per switch pair or per destination.
+/// The destinations of a table's columns.
+#[derive(Clone, Debug)]
+pub(crate) struct Columns {
+    /// The switch of each column's destination.
+    pub(crate) switch: Vec<SwitchId>,
+    /// Each endpoint's column where columns are endpoints; `None`: a column per switch,
+    /// numbered as the switch.
+    pub(crate) of_endpoint: Option<Vec<u32>>,
+}
+
+impl Columns {
+    /// Number of columns.
+    pub(crate) fn len(&self) -> usize {
+        self.switch.len()
+    }
+
+    /// The column of a packet for endpoint `e` at switch `dst`.
+    #[inline]
+    fn of(&self, e: EndpointId, dst: SwitchId) -> usize {
+        match &self.of_endpoint {
+            Some(of) => of[e as usize] as usize,
+            None => dst as usize,
+        }
+    }
+}
+
+/// A destination-based next-hop table with a layer per (source switch, destination) pair
+/// or per destination; a destination being a switch or an endpoint ([`Destinations`]).
 pub struct Layered {
     n: usize,
-    /// `next[dst * n + at]`: the port `at` forwards on towards `dst`.
+    /// `next[column * n + at]`: the port `at` forwards on towards the column's destination.
     next: Vec<PortId>,
+    columns: Columns,
     layer: LayerOf,
     /// Layers in use (after spreading over spare VCs).
     layers: u8,
@@ -67,19 +135,26 @@ impl Layered {
         self.needed
     }
 
+    /// Columns of the table: destination switches, or endpoints before identical columns
+    /// are merged ([`Self::merge_identical_columns`]).
+    pub fn columns(&self) -> usize {
+        self.columns.len()
+    }
+
     /// Spreads per-pair layers over `vcs` VCs when there are spare ones: while a VC is
-    /// free, the layer holding the most switch pairs gives every other pair (in pair order)
-    /// to a new layer. A subset of an acyclic layer's dependencies is acyclic, so this stays
-    /// deadlock-free; it splits the traffic of each VC over more VCs, as OpenSM's DFSSSP
-    /// balances over spare virtual lanes. No-op for per-destination layers.
+    /// free, the layer holding the most (source switch, destination) pairs gives every
+    /// other pair (in pair order) to a new layer. A subset of an acyclic layer's
+    /// dependencies is acyclic, so this stays deadlock-free; it splits the traffic of each
+    /// VC over more VCs, as OpenSM's DFSSSP balances over spare virtual lanes. No-op for
+    /// per-destination layers.
     pub(crate) fn spread_over(&mut self, vcs: u8) {
         let LayerOf::Pair(layer) = &mut self.layer else { return };
-        let n = self.n;
+        let cols = self.columns.len();
         let mut members: Vec<Vec<usize>> = vec![Vec::new(); self.layers as usize];
         for &s in &self.terminals {
-            for &d in &self.terminals {
+            for (c, &d) in self.columns.switch.iter().enumerate() {
                 if s != d {
-                    let i = s as usize * n + d as usize;
+                    let i = s as usize * cols + c;
                     members[layer[i] as usize].push(i);
                 }
             }
@@ -111,17 +186,71 @@ impl Layered {
         self.layers = members.len() as u8;
     }
 
-    /// The layer of the path from switch `src` to switch `dst`.
-    pub fn layer_of(&self, src: SwitchId, dst: SwitchId) -> u8 {
+    /// Where columns are endpoints: endpoints whose columns are equal (the same port at
+    /// every switch, the same layers) share one, which the deadlock verifier then explores
+    /// once ([`Routing::destination_class`]) and which saves the table's memory.
+    pub(crate) fn merge_identical_columns(&mut self) {
+        let Some(of_endpoint) = &self.columns.of_endpoint else { return };
+        let (n, cols) = (self.n, self.columns.len());
+        let pair_layers = |c: usize| -> Vec<u8> {
+            match &self.layer {
+                LayerOf::Pair(layer) => (0..n).map(|s| layer[s * cols + c]).collect(),
+                LayerOf::Destination(layer) => vec![layer[c]],
+            }
+        };
+        let mut first: HashMap<(&[PortId], Vec<u8>), u32> = HashMap::new();
+        let mut kept: Vec<usize> = Vec::new();
+        let new_of: Vec<u32> = (0..cols)
+            .map(|c| {
+                let key = (&self.next[c * n..(c + 1) * n], pair_layers(c));
+                *first.entry(key).or_insert_with(|| {
+                    kept.push(c);
+                    kept.len() as u32 - 1
+                })
+            })
+            .collect();
+        if kept.len() == cols {
+            return;
+        }
+        let next: Vec<PortId> =
+            kept.iter().flat_map(|&c| self.next[c * n..(c + 1) * n].iter().copied()).collect();
+        let layer = match &self.layer {
+            LayerOf::Pair(layer) => {
+                let k = kept.len();
+                let mut out = vec![0u8; n * k];
+                for s in 0..n {
+                    for (j, &c) in kept.iter().enumerate() {
+                        out[s * k + j] = layer[s * cols + c];
+                    }
+                }
+                LayerOf::Pair(out)
+            }
+            LayerOf::Destination(layer) => LayerOf::Destination(kept.iter().map(|&c| layer[c]).collect()),
+        };
+        let switch = kept.iter().map(|&c| self.columns.switch[c]).collect();
+        let of_endpoint = of_endpoint.iter().map(|&c| new_of[c as usize]).collect();
+        self.next = next;
+        self.layer = layer;
+        self.columns = Columns { switch, of_endpoint: Some(of_endpoint) };
+    }
+
+    /// The layer of the path from switch `src` to the destination of `column`.
+    fn layer_at(&self, src: SwitchId, column: usize) -> u8 {
         match &self.layer {
-            LayerOf::Pair(layer) => layer[src as usize * self.n + dst as usize],
-            LayerOf::Destination(layer) => layer[dst as usize],
+            LayerOf::Pair(layer) => layer[src as usize * self.columns.len() + column],
+            LayerOf::Destination(layer) => layer[column],
         }
     }
 
-    /// The port `at` forwards on towards `dst`.
-    pub fn next_port(&self, at: SwitchId, dst: SwitchId) -> PortId {
-        self.next[dst as usize * self.n + at as usize]
+    /// The layer of the path from switch `src` to switch `dst` (tables per switch).
+    pub fn layer_of(&self, src: SwitchId, dst: SwitchId) -> u8 {
+        debug_assert!(self.columns.of_endpoint.is_none(), "a table per endpoint has a layer per endpoint");
+        self.layer_at(src, dst as usize)
+    }
+
+    /// The port `at` forwards on towards `column`'s destination.
+    pub(crate) fn next_port(&self, at: SwitchId, column: usize) -> PortId {
+        self.next[column * self.n + at as usize]
     }
 }
 
@@ -142,8 +271,14 @@ impl Routing for Layered {
         self.summary.clone()
     }
 
+    fn destination_class(&self, e: EndpointId) -> Option<u32> {
+        self.columns.of_endpoint.as_ref().map(|of| of[e as usize])
+    }
+
     fn init(&self, src: SwitchId, dst: SwitchId, state: &mut RouteState, _rng: &mut Rng) {
-        state.phase = self.layer_of(src, dst);
+        if self.columns.of_endpoint.is_none() {
+            state.phase = self.layer_of(src, dst);
+        }
     }
 
     fn candidates(
@@ -155,14 +290,23 @@ impl Routing for Layered {
         _rng: &mut Rng,
         out: &mut Vec<Candidate>,
     ) {
-        out.push(Candidate { port: self.next_port(at, dst), vc: packet.route.phase, penalty: 0 });
+        let column = self.columns.of(packet.dst, dst);
+        if self.columns.of_endpoint.is_some() && packet.hops == 0 {
+            // Per endpoint, `init` does not see the endpoint: the source switch sets the layer.
+            packet.route.phase = self.layer_at(at, column);
+        }
+        out.push(Candidate { port: self.next_port(at, column), vc: packet.route.phase, penalty: 0 });
     }
 }
 
-/// Builder state common to both engines: the next-hop table and the channel numbering.
+/// Builder state common to the engines: the next-hop table, its columns and the channel
+/// numbering.
 pub(crate) struct Tables {
     pub(crate) n: usize,
+    /// `next[column * n + at]`.
     pub(crate) next: Vec<PortId>,
+    /// The destinations of the columns.
+    pub(crate) columns: Columns,
     port_offsets: Vec<u32>,
     /// Switch behind each global port (`u32::MAX`: not a network port).
     port_next: Vec<SwitchId>,
@@ -171,8 +315,15 @@ pub(crate) struct Tables {
 }
 
 impl Tables {
-    /// An empty next-hop table for `net`; `endpoint_switch` gives the switch of each endpoint.
+    /// An empty next-hop table for `net` with a column per switch; `endpoint_switch` gives
+    /// the switch of each endpoint.
     pub(crate) fn new(net: &Network, endpoint_switch: &[SwitchId]) -> Self {
+        Self::with(net, endpoint_switch, Destinations::Switches)
+    }
+
+    /// An empty next-hop table for `net` with a column per `destinations` (endpoints in id
+    /// order, or switches).
+    pub(crate) fn with(net: &Network, endpoint_switch: &[SwitchId], destinations: Destinations) -> Self {
         let n = net.num_switches();
         let mut port_next = Vec::with_capacity(net.ports.len());
         for s in 0..n as SwitchId {
@@ -186,9 +337,17 @@ impl Tables {
             has[s as usize] = true;
         }
         let terminals = (0..n as SwitchId).filter(|&s| has[s as usize]).collect();
+        let columns = match destinations {
+            Destinations::Switches => Columns { switch: (0..n as SwitchId).collect(), of_endpoint: None },
+            Destinations::Endpoints => Columns {
+                switch: endpoint_switch.to_vec(),
+                of_endpoint: Some((0..endpoint_switch.len() as u32).collect()),
+            },
+        };
         Self {
             n,
-            next: vec![PortId::MAX; n * n],
+            next: vec![PortId::MAX; n * columns.len()],
+            columns,
             port_offsets: net.port_offsets.clone(),
             port_next,
             terminals,
@@ -210,27 +369,29 @@ impl Tables {
         self.port_next[c as usize]
     }
 
-    /// The next switch from `at` towards `dst`.
-    pub(crate) fn step(&self, at: SwitchId, dst: SwitchId) -> (u32, SwitchId) {
-        let port = self.next[dst as usize * self.n + at as usize];
+    /// The next switch from `at` towards `column`'s destination.
+    pub(crate) fn step(&self, at: SwitchId, column: usize) -> (u32, SwitchId) {
+        let port = self.next[column * self.n + at as usize];
         let c = self.channel(at, port);
         (c, self.port_next[c as usize])
     }
 
-    /// Appends the dependencies of the path `src -> dst` to `out`; returns its hops.
-    pub(crate) fn deps(&self, src: SwitchId, dst: SwitchId, out: &mut Vec<(u32, u32)>) -> u32 {
+    /// Appends the dependencies of the path from switch `src` to `column`'s destination to
+    /// `out`; returns its hops.
+    pub(crate) fn deps(&self, src: SwitchId, column: usize, out: &mut Vec<(u32, u32)>) -> u32 {
+        let dst = self.columns.switch[column];
         let mut at = src;
         let mut prev = u32::MAX;
         let mut hops = 0;
         while at != dst {
-            let (c, nxt) = self.step(at, dst);
+            let (c, nxt) = self.step(at, column);
             if prev != u32::MAX {
                 out.push((prev, c));
             }
             prev = c;
             at = nxt;
             hops += 1;
-            assert!(hops as usize <= self.n, "routing table loops from switch {src} to {dst}");
+            assert!(hops as usize <= self.n, "routing table loops from switch {src} to column {column}");
         }
         hops
     }
@@ -252,6 +413,7 @@ impl Tables {
         Ok(Layered {
             n: self.n,
             next: self.next,
+            columns: self.columns,
             layer,
             layers,
             needed: layers,
@@ -560,6 +722,7 @@ pub(super) fn fit(
     if ctx.vc_policy == super::VcPolicy::Routing {
         r.spread_over(ctx.vcs);
     }
+    r.merge_identical_columns();
     Ok(std::sync::Arc::new(r))
 }
 

@@ -34,6 +34,7 @@ pub mod escape;
 pub mod genetic;
 pub mod graph;
 pub mod layered;
+pub(crate) mod opensm;
 pub mod registry;
 pub mod turns;
 
@@ -64,6 +65,8 @@ routing_registry! {
     sr => [SR],
     smart => [SMART],
     dfsssp => [DFSSSP],
+    minhop => [MINHOP],
+    ftree => [FTREE],
     lash => [LASH],
     nue => [NUE],
     mud => [MUD],

@@ -6,42 +6,48 @@
 //! steps.
 //!
 //! Destination-based routing in `k >= 1` virtual layers (one VC each) that is deadlock-free
-//! by construction and never runs out of layers:
+//! by construction and never runs out of layers. A destination is an endpoint (the
+//! default, as OpenSM 3.3's `nue` routes each LID: the endpoints of a switch get routes of
+//! their own) or a switch (`[routing.nue] destinations`):
 //!
 //! 1. The destination switches (those with endpoints) are split into `k` sets, one per
 //!    layer, with the multilevel graph partitioner so that each set is a compact region
-//!    (the paper uses METIS); a packet travels in the layer of its destination.
+//!    (the paper uses METIS; OpenSM without METIS deals the LIDs out round robin); a packet
+//!    travels in the layer of its destination.
 //! 2. Each layer owns a channel dependency graph (CDG) that is kept acyclic at every step
 //!    (`DynDag`). First it receives the dependencies of the layer's *escape paths*: a BFS
 //!    spanning tree rooted at a central switch of the layer's destinations, routed
-//!    up-then-down (all the tree's turns, see `EscapeTree::new`). Tree routes never turn
-//!    from down to up, so these dependencies are acyclic and every later destination can
-//!    fall back to them.
-//! 3. For each destination of the layer, a Dijkstra grows backwards from it over the
+//!    up-then-down (`EscapeTurns`: the turns towards the layer's destinations, as the
+//!    paper and OpenSM, or all the tree's turns). Tree routes never turn from down to up,
+//!    so these dependencies are acyclic and every later destination can fall back to them.
+//! 3. For each destination of the layer (a layer's switches in `DestinationOrder`, each
+//!    switch's endpoints in id order), a Dijkstra grows backwards from its switch over the
 //!    channels: a switch `v` adopts the channel `v -> x` towards an already routed switch
 //!    `x` only if the dependency (`v -> x`, `x`'s channel) is already in the layer's CDG or
 //!    closes no cycle there; otherwise that dependency is marked blocked for the layer.
 //!    Candidates are compared by (hops, channel weight), so routes are as short as the
-//!    CDG allows and, among those, the least used.
+//!    CDG allows and, among those, the least used (OpenSM compares a weight sum whose
+//!    links start at the square of the LIDs, the same order in practice).
 //! 4. Impasse (a switch with endpoints left unrouted): local backtracking re-routes a
 //!    routed neighbour `x` of a stuck switch `v` through another routed switch so that
 //!    `v -> x` becomes usable (the paper backtracks up to two hops; here one). If that fails
 //!    too, the destination is routed entirely over the escape tree and the dependencies
 //!    its Dijkstra added are removed.
-//! 5. After each destination, every channel's weight grows by the endpoint pairs routed
-//!    over it, so later destinations of the layer avoid busy channels.
+//! 5. After each destination, the channels' weights grow: per endpoint as OpenSM's (every
+//!    other switch adds its endpoints + 1 to each channel of its route), per switch by the
+//!    endpoint pairs routed over each, so later destinations avoid busy channels.
 //!
-//! The layers are independent, so they are computed in parallel (one rayon task each) with
-//! a deterministic result. Cost: one Dijkstra per destination plus incremental cycle checks
-//! (Pearce-Kelly), near the paper's O(n^2 log n) in practice.
+//! The layers are routed one after another on the same weights, as OpenSM routes them, so
+//! that every layer balances against the routes of all earlier ones. Cost: one Dijkstra per
+//! destination plus incremental cycle checks (Pearce-Kelly), near the paper's
+//! O(n^2 log n) in practice.
 
-use super::layered::{endpoints_per_switch, Added, DynDag, LayerOf, Layered, Tables};
+use super::layered::{endpoints_per_switch, Added, Destinations, DynDag, LayerOf, Layered, Tables, DESTINATIONS_SETTING};
 use super::registry::{RoutingEntry, Settings};
 use super::VcPolicy;
 use crate::RoutingError;
 use base::settings::Setting;
 use partitioner::{partition, Method, PartGraph};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
@@ -64,6 +70,37 @@ pub enum DestinationOrder {
     FarthestFirst,
 }
 
+/// Which turns of its escape tree a layer reserves before its destinations are routed
+/// (`[routing.nue] escape`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EscapeTurns {
+    /// The paper's and OpenSM's: every switch's route up to the root, and the turns down
+    /// the tree only towards the layer's destinations (with every turn at the root). A
+    /// destination can always fall back to them, and nothing else is reserved: on a fat
+    /// tree the tree's other turns (down a leaf and up again) would block minimal routes.
+    #[default]
+    Destinations,
+    /// Every turn of the tree's up-then-down routes, towards destinations or not: the
+    /// searches then grow along one order, which on tori avoids most impasses (10x10x10
+    /// torus, 8 layers: no fallback, where `destinations` routes 644 of 4,000 endpoints
+    /// over the tree; docs/studies/nue.md).
+    AllTurns,
+}
+
+/// What a Nue build takes besides the network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NueOptions {
+    /// Virtual layers (`1..=255`), a VC each.
+    pub layers: usize,
+    /// The order of each layer's destination switches.
+    pub order: DestinationOrder,
+    /// Whether each endpoint is a destination of its own, or each switch.
+    pub destinations: Destinations,
+    /// The escape tree's reserved turns.
+    pub escape: EscapeTurns,
+}
+
 /// How the destinations were routed, summed over the layers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NueStats {
@@ -75,14 +112,13 @@ pub struct NueStats {
     pub fallbacks: u64,
 }
 
-/// Builds Nue tables with `layers` virtual layers (`1..=255`) for `net`, routing each
-/// layer's destinations in `order`.
+/// Builds Nue tables for `net` with `options`.
 pub fn build(
     net: &Network,
     endpoint_switch: &[SwitchId],
-    layers: usize,
-    order: DestinationOrder,
+    options: NueOptions,
 ) -> Result<(Layered, NueStats), RoutingError> {
+    let NueOptions { layers, destinations, .. } = options;
     if layers == 0 || layers > super::layered::MAX_LAYERS {
         return Err(RoutingError::new(
             "router.vcs",
@@ -94,17 +130,26 @@ pub fn build(
     if let Some(s) = from0.iter().position(|&d| d == u32::MAX) {
         return Err(RoutingError::disconnected(0, s as SwitchId));
     }
-    let mut t = Tables::new(net, endpoint_switch);
+    let mut t = Tables::with(net, endpoint_switch, destinations);
     let graph = ChannelGraph::new(net, &t, endpoint_switch);
     let part = destination_layers(&graph, layers);
-    let results: Vec<LayerResult> = (0..layers)
-        .into_par_iter()
-        .map(|l| {
-            let dests: Vec<SwitchId> =
-                t.terminals.iter().copied().filter(|&d| part[d as usize] as usize == l).collect();
-            route_layer(net, &graph, &dests, order)
-        })
-        .collect();
+    let mut endpoints_of: Vec<Vec<u32>> = vec![Vec::new(); n];
+    if destinations == Destinations::Endpoints {
+        for (e, &s) in endpoint_switch.iter().enumerate() {
+            endpoints_of[s as usize].push(e as u32);
+        }
+    }
+    // The layers one after another, as OpenSM routes them: the weights of the routes of
+    // every earlier layer stay, so each layer balances against all traffic (in parallel,
+    // each layer on its own, the links of one layer's routes were loaded blind to the
+    // others': on a 10x10x10 torus the hottest link carried 3.3 times more).
+    let mut weight = vec![0u64; graph.num_channels()];
+    let per_endpoint = (destinations == Destinations::Endpoints).then_some(&endpoints_of[..]);
+    let mut results = Vec::with_capacity(layers);
+    for l in 0..layers {
+        let dests: Vec<SwitchId> = t.terminals.iter().copied().filter(|&d| part[d as usize] as usize == l).collect();
+        results.push(route_layer(net, &graph, &dests, options, per_endpoint, &mut weight));
+    }
     base::cancel::check("building the Nue layers")?;
     let mut stats = NueStats::default();
     let mut max_hops = 0;
@@ -113,11 +158,11 @@ pub fn build(
         stats.backtracks += r.backtracks;
         stats.fallbacks += r.fallbacks;
         max_hops = max_hops.max(r.max_hops);
-        for (d, column) in r.columns {
-            t.next[d as usize * n..(d as usize + 1) * n].copy_from_slice(&column);
+        for (c, column) in r.columns {
+            t.next[c as usize * n..(c as usize + 1) * n].copy_from_slice(&column);
         }
     }
-    let layer_of_dst = part.iter().map(|&p| p as u8).collect();
+    let layer_of_dst = t.columns.switch.iter().map(|&d| part[d as usize] as u8).collect();
     let mut routing = t.finish("nue", LayerOf::Destination(layer_of_dst), layers, max_hops)?;
     routing.set_summary(format!(
         "{} destinations in {layers} layers: {} impasses resolved by local backtracking, {} destinations \
@@ -214,8 +259,9 @@ fn destination_layers(g: &ChannelGraph, layers: usize) -> Vec<u32> {
 
 /// Routes of one layer's destinations.
 struct LayerResult {
-    /// `(destination, port per switch towards it)`; `PortId::MAX` at the destination.
-    columns: Vec<(SwitchId, Vec<PortId>)>,
+    /// `(column, port per switch towards its destination)`; `PortId::MAX` at the
+    /// destination's switch.
+    columns: Vec<(u32, Vec<PortId>)>,
     backtracks: u64,
     fallbacks: u64,
     max_hops: u32,
@@ -233,8 +279,8 @@ struct EscapeTree {
 
 impl EscapeTree {
     /// BFS tree rooted at a central switch of `dests`; inserts the escape dependencies
-    /// into `dag`.
-    fn new(net: &Network, g: &ChannelGraph, dests: &[SwitchId], dag: &mut DynDag) -> Self {
+    /// (`escape`'s turns) into `dag`.
+    fn new(net: &Network, g: &ChannelGraph, dests: &[SwitchId], escape: EscapeTurns, dag: &mut DynDag) -> Self {
         let n = g.num_switches();
         let root = central_switch(net, dests);
         let mut parent = vec![u32::MAX; n];
@@ -269,16 +315,31 @@ impl EscapeTree {
         // reserving all of them gives the searches a consistent order to grow along: on a
         // 10x10x10 torus with 1 % faults and 8 layers, impasses fell from 1,199 to 13 and
         // the average routing distance from 9.30 to 8.84.)
+        // Whether each switch's subtree holds a destination of the layer.
+        let mut holds = vec![false; n];
+        for &d in dests {
+            holds[d as usize] = true;
+        }
+        for &x in order.iter().rev() {
+            if holds[x as usize] && x != root {
+                holds[tree.parent[x as usize] as usize] = true;
+            }
+        }
+        let all = escape == EscapeTurns::AllTurns;
         let mut deps = Vec::new();
         for &p in &order {
             for &c in &children[p as usize] {
                 let up_c = tree.up_channel(g, c);
                 if p != root {
+                    // Up-up: every switch's route to the root.
                     deps.push((up_c, tree.up_channel(g, p)));
-                    deps.push((tree.down_channel(g, p), tree.down_channel(g, c)));
+                    if all || holds[c as usize] {
+                        deps.push((tree.down_channel(g, p), tree.down_channel(g, c)));
+                    }
                 }
+                // Up-down into a sibling: at the root between every two children.
                 for &c2 in &children[p as usize] {
-                    if c2 != c {
+                    if c2 != c && (all || holds[c2 as usize] || p == root) {
                         deps.push((up_c, tree.down_channel(g, c2)));
                     }
                 }
@@ -351,7 +412,19 @@ struct Search {
     added: Vec<(u32, u32)>,
 }
 
-fn route_layer(net: &Network, g: &ChannelGraph, dests: &[SwitchId], order: DestinationOrder) -> LayerResult {
+/// Routes the destinations of one layer: its switches `dests`, in `order`; with
+/// `per_endpoint` (each switch's endpoints), each endpoint of each switch in turn, as
+/// OpenSM routes each LID, the weights growing after each as OpenSM's grow (every other
+/// switch adds its endpoints + 1 along its route); else each switch, the weights growing by
+/// the endpoint pairs of each route.
+fn route_layer(
+    net: &Network,
+    g: &ChannelGraph,
+    dests: &[SwitchId],
+    options: NueOptions,
+    per_endpoint: Option<&[Vec<u32>]>,
+    weight: &mut [u64],
+) -> LayerResult {
     let n = g.num_switches();
     let mut result =
         LayerResult { columns: Vec::with_capacity(dests.len()), backtracks: 0, fallbacks: 0, max_hops: 0 };
@@ -359,9 +432,9 @@ fn route_layer(net: &Network, g: &ChannelGraph, dests: &[SwitchId], order: Desti
         return result;
     }
     let mut dag = DynDag::new(g.num_channels());
-    let tree = EscapeTree::new(net, g, dests, &mut dag);
+    let tree = EscapeTree::new(net, g, dests, options.escape, &mut dag);
+    let all: Vec<SwitchId> = (0..n as SwitchId).collect();
     let mut blocked: HashSet<(u32, u32)> = HashSet::new();
-    let mut weight = vec![0u64; g.num_channels()];
     let mut s = Search {
         settled: vec![false; n],
         hops: vec![0; n],
@@ -372,17 +445,22 @@ fn route_layer(net: &Network, g: &ChannelGraph, dests: &[SwitchId], order: Desti
         heap: BinaryHeap::new(),
         added: Vec::new(),
     };
-    let mut sequence = dests.to_vec();
-    if order == DestinationOrder::FarthestFirst {
+    let mut switches = dests.to_vec();
+    if options.order == DestinationOrder::FarthestFirst {
         let dist = bfs(net, tree.root);
-        sequence.sort_by_key(|&d| (Reverse(dist[d as usize]), d));
+        switches.sort_by_key(|&d| (Reverse(dist[d as usize]), d));
     }
-    for &d in &sequence {
+    // (destination switch, column).
+    let sequence: Vec<(SwitchId, u32)> = match per_endpoint {
+        None => switches.iter().map(|&d| (d, d)).collect(),
+        Some(of) => switches.iter().flat_map(|&d| of[d as usize].iter().map(move |&e| (d, e))).collect(),
+    };
+    for &(d, c) in &sequence {
         if base::cancel::requested() {
             break; // `build` reports the interruption
         }
         let mut column = vec![PortId::MAX; n];
-        if route_destination(g, d, &mut dag, &mut blocked, &weight, &mut s, &mut result.backtracks) {
+        if route_destination(g, d, &mut dag, &mut blocked, weight, &mut s, &mut result.backtracks) {
             // Unrouted switches without endpoints lie on no route; give them the tree's
             // port so the table has no holes.
             let mut escape = vec![PortId::MAX; n];
@@ -398,22 +476,31 @@ fn route_layer(net: &Network, g: &ChannelGraph, dests: &[SwitchId], order: Desti
             result.fallbacks += 1;
             tree.route(d, &mut column);
         }
-        // Balance: every endpoint pair routed over a channel adds to its weight.
+        // Balance: per switch, every endpoint pair routed over a channel adds to its weight;
+        // per endpoint, each switch its endpoints and itself (OpenSM's sources), so that
+        // switches without endpoints weigh too.
         let ed = g.endpoints[d as usize];
-        for &src in g.terminals() {
+        let sources: &[SwitchId] = if per_endpoint.is_some() { &all } else { g.terminals() };
+        for &src in sources {
+            let add = match per_endpoint {
+                None => g.endpoints[src as usize] * ed,
+                Some(_) => g.endpoints[src as usize] + 1,
+            };
             let mut x = src;
             let mut hops = 0u32;
             while x != d {
-                let c = g.tables.channel(x, column[x as usize]);
-                let y = g.tables.channel_target(c);
-                weight[c as usize] += g.endpoints[src as usize] * ed;
+                let ch = g.tables.channel(x, column[x as usize]);
+                let y = g.tables.channel_target(ch);
+                weight[ch as usize] += add;
                 x = y;
                 hops += 1;
                 assert!(hops as usize <= n, "Nue: route from switch {src} to {d} loops");
             }
-            result.max_hops = result.max_hops.max(hops);
+            if g.endpoints[src as usize] > 0 {
+                result.max_hops = result.max_hops.max(hops);
+            }
         }
-        result.columns.push((d, column));
+        result.columns.push((c, column));
     }
     result
 }
@@ -580,18 +667,29 @@ pub const NUE: RoutingEntry = RoutingEntry {
     doc: "Nue: destination-based routes grown on the channel dependency graph, one layer (VC) per destination region (multilevel partitioner), escape spanning tree per layer, local backtracking, balancing weights; routes around faults",
     topologies: "any",
     vcs: "1 (uses all router.vcs as layers; deadlock-free with any number)",
-    settings: Settings::typed::<NueSettings>(&[Setting {
-        key: "order",
-        default: "`id`",
-        doc: "the order in which each layer's destinations are routed: `id`, or `farthest_first` (farthest from the layer's escape-tree root first); earlier destinations constrain later ones (docs/studies/nue.md)",
-    }]),
+    settings: Settings::typed::<NueSettings>(&[
+        Setting {
+            key: "order",
+            default: "`id`",
+            doc: "the order in which each layer's destination switches are routed: `id`, or `farthest_first` (farthest from the layer's escape-tree root first); earlier destinations constrain later ones (docs/studies/nue.md)",
+        },
+        DESTINATIONS_SETTING,
+        Setting {
+            key: "escape",
+            default: "`destinations`",
+            doc: "the escape tree's turns each layer reserves: `destinations` (the paper's and OpenSM's: routes up to the root, and down only towards the layer's destinations; best on fat trees) or `all_turns` (every up-then-down turn of the tree: far fewer impasses and fallbacks on tori; docs/studies/nue.md)",
+        },
+    ]),
     default_vc_policy: VcPolicy::Routing,
     needs_intact_topology: false,
     state_bytes: |size| size.table(5, 0, 0),
     build: |ctx| {
         let s: NueSettings = ctx.settings()?;
         // Nue uses every VC as a layer and always fits: no layer check needed.
-        let (r, _stats) = build(ctx.net, ctx.endpoint_switch, ctx.vcs as usize, s.order)?;
+        let options =
+            NueOptions { layers: ctx.vcs as usize, order: s.order, destinations: s.destinations, escape: s.escape };
+        let (mut r, _stats) = build(ctx.net, ctx.endpoint_switch, options)?;
+        r.merge_identical_columns();
         Ok(Arc::new(r))
     },
 };
@@ -602,4 +700,8 @@ pub const NUE: RoutingEntry = RoutingEntry {
 struct NueSettings {
     #[serde(default)]
     order: DestinationOrder,
+    #[serde(default)]
+    destinations: Destinations,
+    #[serde(default)]
+    escape: EscapeTurns,
 }

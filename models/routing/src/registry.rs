@@ -122,6 +122,11 @@ pub struct StateSize {
     /// The network is a HyperX, torus or mesh without failed links: minimal next hops come
     /// from coordinates.
     pub coordinates: bool,
+    /// Endpoints.
+    pub endpoints: u64,
+    /// The routing's tables have a column per destination endpoint (its `destinations`
+    /// setting is `endpoints`, [`crate::layered::Destinations`]), not per switch.
+    pub per_endpoint: bool,
 }
 
 impl StateSize {
@@ -135,13 +140,20 @@ impl StateSize {
         self.switches.saturating_mul(self.switches)
     }
 
-    /// A table-based engine's peak while building: bytes per switch pair, per pair and hop
-    /// of the longest minimal route (engines that keep every pair's path or its channel
-    /// dependencies), and per pair and VC (one instance per VC). Measured on 8x8x8 and
-    /// 16x16x8 tori (BENCHMARKS.md, "Memory estimate"). Saturating: a pair table of
-    /// billions of switches is beyond any machine anyway.
+    /// Entries of a table engine's tables: switches x destinations (endpoints where the
+    /// routing routes each on its own, [`StateSize::per_endpoint`], else switches).
+    pub fn table_entries(&self) -> u64 {
+        self.switches.saturating_mul(if self.per_endpoint { self.endpoints } else { self.switches })
+    }
+
+    /// A table-based engine's peak while building: bytes per table entry (a switch and a
+    /// destination, [`StateSize::table_entries`]), per entry and hop of the longest minimal
+    /// route (engines that keep every pair's path or its channel dependencies), and per
+    /// entry and VC (one instance per VC). Measured on 8x8x8 and 16x16x8 tori (BENCHMARKS.md,
+    /// "Memory estimate"). Saturating: a table of billions of switches is beyond any
+    /// machine anyway.
     pub fn table(&self, per_pair: u64, per_pair_hop: u64, per_pair_vc: u64) -> u64 {
-        self.pairs()
+        self.table_entries()
             .saturating_mul(per_pair + per_pair_hop * self.hops + per_pair_vc * self.vcs)
             .saturating_add(self.per_switch())
     }

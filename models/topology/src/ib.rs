@@ -52,6 +52,26 @@ impl IbView {
         self.ib_ports[a..b].iter().position(|&p| p == ib).map(|p| p as PortId)
     }
 
+    /// The ports of switch `s` in IB port order: the order in which OpenSM's routing
+    /// engines visit them.
+    pub fn ports_in_ib_order(&self, net: &Network, s: SwitchId) -> Vec<PortId> {
+        let mut ports: Vec<PortId> = (0..net.ports(s).len() as PortId).collect();
+        ports.sort_by_key(|&p| self.ib_port(net, s, p));
+        ports
+    }
+
+    /// The switches in the order OpenSM's switch table holds them on a fabric that ibsim
+    /// simulates from this network's `.net` text: ibsim gives the `i`-th switch record GUID
+    /// `0x200000 + i`, and OpenSM's maps compare GUIDs byte-swapped (on x86), so the order
+    /// is by id below 256 switches and interleaved by the id's low byte above (0, 256, 1,
+    /// 257, ...). OpenSM breaks ties in this order; a real fabric's own GUIDs may order
+    /// its switches otherwise (the `.net` files xnet reads carry none).
+    pub fn opensm_switch_order(net: &Network) -> Vec<SwitchId> {
+        let mut order: Vec<SwitchId> = (0..net.num_switches() as SwitchId).collect();
+        order.sort_by_key(|&s| (0x20_0000u64 + s as u64).swap_bytes());
+        order
+    }
+
     /// The node GUID xnet gives switch `s` in the dumps it writes (synthetic: the files
     /// xnet reads carry none).
     pub fn switch_guid(s: SwitchId) -> u64 {

@@ -24,9 +24,10 @@
 //!   [`Hop::in_port`](crate::Hop::in_port); routings are never given it).
 //!
 //! Packets go to the destination switch's first endpoint; a routing that reads the
-//! destination endpoint ([`Routing::destination_class`]: tables read from InfiniBand dumps
-//! route each LID on its own) is explored once more per further class of `d`'s endpoints,
-//! adding dependencies and failures (the path metrics stay those of the first endpoint).
+//! destination endpoint ([`Routing::destination_class`]: tables per endpoint, as OpenSM
+//! routes each LID on its own) is explored once more per further class of `d`'s endpoints,
+//! adding dependencies, failures and paths (each class's paths weighted by its share of
+//! `d`'s endpoints, so that a pair of switches still counts one path in the metrics).
 //!
 //! Where they are not read, packets from different sources, or arriving through different
 //! ports, in the same state get the same candidates and move to the same states: they
@@ -74,7 +75,9 @@
 //!
 //! * ARD (survey, section 6.2): switches visited summed over all `N^2` ordered pairs of
 //!   switches, a self pair counting 1, divided by `N^2` (pairs that fail are left out).
-//! * Link weight: number of those paths crossing each directed switch-to-switch link;
+//! * Link weight: number of those paths crossing each directed switch-to-switch link (a
+//!   routing that routes the endpoints of a destination switch apart shares the pair's
+//!   path among them: 1/8 on each of 8 links to 8 endpoints);
 //!   average, sample standard deviation (over `|C| - 1`, which reproduces
 //!   the survey's Table 3) and maximum (the edge-forwarding index of the
 //!   Angara paper) over all directed links, unused ones included.
@@ -133,6 +136,31 @@ use topology::{EndpointId, Network, PortId, SwitchId};
 
 /// Fixed-point unit of the spread link weights (2^24 per path).
 const SPREAD_UNIT: f64 = (1u64 << 24) as f64;
+
+/// Fixed-point unit of the paths counted per link, of the switches visited and of the
+/// pairs (2^24 per path): a destination class's share of its switch's endpoints is a
+/// fraction, and integer sums keep the totals independent of the threads. A whole path is
+/// exactly one unit, so routings per switch count as they would in integers.
+const PATH_UNIT: u64 = 1 << 24;
+
+/// A destination class's share of its switch's paths: `members` of `total` endpoints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Share {
+    members: u64,
+    total: u64,
+}
+
+impl Share {
+    /// `count` paths of this class in [`PATH_UNIT`]s.
+    fn of(self, count: u64) -> u64 {
+        (count as u128 * self.members as u128 * PATH_UNIT as u128 / self.total as u128) as u64
+    }
+
+    /// The fraction as a factor.
+    fn fraction(self) -> f64 {
+        self.members as f64 / self.total as f64
+    }
+}
 
 /// `init` calls per pair for routings whose random states are sampled.
 const INIT_SAMPLES: u64 = 32;
@@ -338,13 +366,15 @@ struct Acc {
     states: u64,
     longest: u32,
     longest_first: u32,
+    /// First-candidate paths per link, in [`PATH_UNIT`]s.
     link_counts: Vec<u64>,
     /// Spread paths per link ([`explore::Found::spread`]) in fixed point, units of
     /// [`SPREAD_UNIT`]: integer sums, so the totals do not depend on the threads.
     spread: Vec<u64>,
     /// Destinations whose routes all succeeded (their spread paths are counted).
     spread_destinations: u64,
-    /// Switches visited summed over the reached ordered pairs of distinct switches.
+    /// Switches visited summed over the reached ordered pairs of distinct switches, and
+    /// those pairs, in [`PATH_UNIT`]s.
     visited: u64,
     pairs: u64,
 }
@@ -497,20 +527,27 @@ impl<'a> Ctx<'a> {
 
     /// Explores destination `d` into `explorer`'s CDG and `acc`: merged states first; when
     /// a route fails, states keeping the source name every failing pair, and the
-    /// first-candidate paths are walked per source. The path metrics count the routes to
-    /// `d`'s first endpoint; further destination classes add their dependencies and
-    /// failures.
+    /// first-candidate paths are walked per source. Every destination class adds its
+    /// dependencies, failures and paths, the paths weighted by its share of `d`'s
+    /// endpoints.
     fn destination(&self, d: SwitchId, explorer: &mut Explorer<'_>, acc: &mut Acc) {
-        for (k, group) in self.destination_groups(d).into_iter().enumerate() {
-            self.destination_endpoint(d, group[0], k == 0, explorer, acc);
+        let groups = self.destination_groups(d);
+        let total = groups.iter().map(Vec::len).sum::<usize>() as u64;
+        for (k, group) in groups.iter().enumerate() {
+            let share = Share { members: group.len() as u64, total };
+            self.destination_endpoint(d, group[0], share, k == 0, explorer, acc);
         }
     }
 
+    /// Explores destination `d` through its endpoint `e`, whose class holds `share` of
+    /// `d`'s endpoints; `first`: the first class of `d` (counted once among the
+    /// destinations of the spread link weights).
     fn destination_endpoint(
         &self,
         d: SwitchId,
         e: EndpointId,
-        metrics: bool,
+        share: Share,
+        first: bool,
         explorer: &mut Explorer<'_>,
         acc: &mut Acc,
     ) {
@@ -518,19 +555,17 @@ impl<'a> Ctx<'a> {
         acc.states += found.states;
         acc.longest = acc.longest.max(found.longest);
         if !found.failed && !found.first_path_failed {
-            if metrics {
-                for (link, count) in found.links {
-                    acc.link_counts[link as usize] += count as u64;
-                }
-                // Summed per link in the exploration's order, then rounded once.
-                for (link, x) in found.spread {
-                    acc.spread[link as usize] += (x * SPREAD_UNIT).round() as u64;
-                }
-                acc.spread_destinations += 1;
-                acc.visited += found.visited;
-                acc.pairs += found.pairs;
-                acc.longest_first = acc.longest_first.max(found.longest_first);
+            for (link, count) in found.links {
+                acc.link_counts[link as usize] += share.of(count as u64);
             }
+            // Summed per link in the exploration's order, then rounded once.
+            for (link, x) in found.spread {
+                acc.spread[link as usize] += (x * share.fraction() * SPREAD_UNIT).round() as u64;
+            }
+            acc.spread_destinations += first as u64;
+            acc.visited += share.of(found.visited);
+            acc.pairs += share.of(found.pairs);
+            acc.longest_first = acc.longest_first.max(found.longest_first);
             return;
         }
         let failures = if found.failed && !self.keep_src {
@@ -541,9 +576,7 @@ impl<'a> Ctx<'a> {
             found.failures
         };
         acc.failures.extend(failures);
-        if metrics {
-            self.first_paths(d, e, acc);
-        }
+        self.first_paths(d, e, share, acc);
     }
 }
 

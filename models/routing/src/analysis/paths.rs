@@ -4,7 +4,7 @@
 //! the walk per source where a destination's routes fail, and the same paths as
 //! forwarding tables ([`path_tables`], behind `xnet routes --dump-tables`).
 
-use super::{Acc, AnalysisError, Ctx, LinkWeight, Unreachable, SIGMA_K, SPREAD_UNIT};
+use super::{Acc, AnalysisError, Ctx, LinkWeight, Share, Unreachable, PATH_UNIT, SIGMA_K, SPREAD_UNIT};
 use crate::packet::Packet;
 use crate::tables::{PathTables, NO_PORT};
 use crate::{Hop, Routes};
@@ -20,7 +20,7 @@ pub(super) struct PathMetrics {
     pub(super) link_weights: Vec<LinkWeight>,
     pub(super) link_weight_avg: f64,
     pub(super) link_weight_std: f64,
-    pub(super) link_weight_max: u64,
+    pub(super) link_weight_max: f64,
     pub(super) spread_link_weight_avg: f64,
     pub(super) spread_link_weight_std: f64,
     pub(super) spread_link_weight_max: f64,
@@ -40,16 +40,15 @@ impl PathMetrics {
                 link_weights.push(LinkWeight {
                     switch: s,
                     port,
-                    weight: acc.link_counts[base + port as usize],
+                    weight: acc.link_counts[base + port as usize] as f64 / PATH_UNIT as f64,
                 });
             }
         }
         let links = link_weights.len();
         let c = links.max(1) as f64;
-        let total: u64 = link_weights.iter().map(|l| l.weight).sum();
-        let avg = total as f64 / c;
-        let var =
-            link_weights.iter().map(|l| (l.weight as f64 - avg).powi(2)).sum::<f64>() / (c - 1.0).max(1.0);
+        let total: u64 = acc.link_counts.iter().sum();
+        let avg = total as f64 / PATH_UNIT as f64 / c;
+        let var = link_weights.iter().map(|l| (l.weight - avg).powi(2)).sum::<f64>() / (c - 1.0).max(1.0);
         let spread: Vec<f64> = link_weights
             .iter()
             .map(|l| {
@@ -62,21 +61,18 @@ impl PathMetrics {
             (spread.iter().map(|w| (w - spread_avg).powi(2)).sum::<f64>() / (c - 1.0).max(1.0)).sqrt();
         let spread_max = spread.iter().copied().fold(0.0, f64::max);
         let perfect = shortest_total(net, terminals, destinations) as f64 / c;
-        let sigma = (link_weights
-            .iter()
-            .map(|l| (perfect - l.weight as f64).abs().powi(SIGMA_K as i32))
-            .sum::<f64>()
-            / c)
-            .powf(1.0 / SIGMA_K as f64);
+        let sigma =
+            (link_weights.iter().map(|l| (perfect - l.weight).abs().powi(SIGMA_K as i32)).sum::<f64>() / c)
+                .powf(1.0 / SIGMA_K as f64);
         PathMetrics {
             average_routing_distance: if acc.pairs == 0 {
                 0.0
             } else {
-                (acc.visited + destinations.len() as u64) as f64 / (acc.pairs as f64 + n)
+                (acc.visited as f64 / PATH_UNIT as f64 + n) / (acc.pairs as f64 / PATH_UNIT as f64 + n)
             },
             link_weight_avg: avg,
             link_weight_std: var.sqrt(),
-            link_weight_max: link_weights.iter().map(|l| l.weight).max().unwrap_or(0),
+            link_weight_max: link_weights.iter().map(|l| l.weight).fold(0.0, f64::max),
             spread_link_weight_avg: spread_avg,
             spread_link_weight_std: spread_std,
             spread_link_weight_max: spread_max,
@@ -207,7 +203,7 @@ impl Ctx<'_> {
 
     /// The first-candidate path of every source to endpoint `e` on `d`, walked one by one,
     /// into the path metrics of `acc` (for destinations with failing routes).
-    pub(super) fn first_paths(&self, d: SwitchId, e: EndpointId, acc: &mut Acc) {
+    pub(super) fn first_paths(&self, d: SwitchId, e: EndpointId, share: Share, acc: &mut Acc) {
         let mut walk = FirstWalk::new(self, d);
         let mut used = Vec::new();
         for &s in &self.terminals {
@@ -222,10 +218,10 @@ impl Ctx<'_> {
                 Err((at, reason)) => self.fail(acc, s, at, d, reason),
                 Ok(hops) => {
                     for &u in &used {
-                        acc.link_counts[u] += 1;
+                        acc.link_counts[u] += share.of(1);
                     }
-                    acc.visited += hops as u64 + 1;
-                    acc.pairs += 1;
+                    acc.visited += share.of(hops as u64 + 1);
+                    acc.pairs += share.of(1);
                     acc.longest_first = acc.longest_first.max(hops as u32);
                 }
             }

@@ -24,14 +24,16 @@ pub struct Unreachable {
 }
 
 /// Paths crossing one directed link.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct LinkWeight {
     /// The switch the link leaves.
     pub switch: SwitchId,
     /// Its output port.
     pub port: PortId,
-    /// Number of source-destination paths crossing it.
-    pub weight: u64,
+    /// Number of source-destination paths crossing it: one per ordered pair of switches,
+    /// shared among the destination's endpoints where a routing routes them apart (a
+    /// switch of 8 endpoints routed over 8 links puts 1/8 on each).
+    pub weight: f64,
 }
 
 /// Everything `xnet routes` reports for one configuration.
@@ -85,7 +87,7 @@ pub struct RoutesReport {
     /// Standard deviation of the link weight (sample: divided by `links - 1`, as the survey's).
     pub link_weight_std: f64,
     /// Largest link weight: the edge-forwarding index.
-    pub link_weight_max: u64,
+    pub link_weight_max: f64,
     /// Link weights with each routing state's paths spread evenly over all its candidates
     /// (a uniformly random selection at zero load, in expectation): average, sample
     /// standard deviation and maximum. Equal to the first-candidate ones for single-path
