@@ -249,7 +249,7 @@ fn check_placement(
     if no_memory_check {
         return None;
     }
-    placement::memory_shortfall(&all, estimate.per_rank(), &estimate.describe())
+    placement::memory_shortfall(&all, estimate.per_rank(), &estimate.describe_with_hint())
 }
 
 impl PreparedRun {

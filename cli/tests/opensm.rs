@@ -12,6 +12,10 @@ mod common;
 use common::*;
 use std::path::Path;
 use std::process::Command;
+use std::sync::Mutex;
+
+/// One ibsim at a time: a second one cannot take its socket.
+static IBSIM: Mutex<()> = Mutex::new(());
 
 /// Why OpenSM and ibsim cannot be used here, if they cannot.
 fn opensm_missing() -> Option<String> {
@@ -42,6 +46,7 @@ fn opensm_loads_xnet_tables_and_xnet_reads_back_what_it_programmed() {
     if let Some(why) = opensm_missing() {
         panic!("OpenSM and ibsim were there when the tests were built, and are not now: {why}");
     }
+    let _ibsim = IBSIM.lock().unwrap_or_else(|e| e.into_inner());
     let root = workspace();
     let venv = root.join(".venv/bin/python3");
     let python = if venv.exists() { venv } else { "python3".into() };
@@ -58,5 +63,40 @@ fn opensm_loads_xnet_tables_and_xnet_reads_back_what_it_programmed() {
     assert_eq!(rows.len(), 5, "{text}");
     for row in rows {
         assert!(row.contains("| yes |") && row.ends_with("| 0 | yes |"), "{row}");
+    }
+}
+
+/// xnet's `ftree`, `dfsssp`, `minhop` and `lash` against OpenSM's engines of the same names
+/// on a fat tree, a torus and an RRG with several HCAs per switch (ibsim): every HCA entry
+/// xnet's routes use equals OpenSM's, and so do the link weights of both tables
+/// (`scripts/validation/opensm_per_lid.py --quick`).
+#[test]
+#[cfg_attr(not(has_opensm), ignore = "needs OpenSM and ibsim: apt-get install opensm ibsim-utils")]
+fn xnet_per_lid_engines_compute_opensms_tables() {
+    if let Some(why) = opensm_missing() {
+        panic!("OpenSM and ibsim were there when the tests were built, and are not now: {why}");
+    }
+    let _ibsim = IBSIM.lock().unwrap_or_else(|e| e.into_inner());
+    let root = workspace();
+    let venv = root.join(".venv/bin/python3");
+    let python = if venv.exists() { venv } else { "python3".into() };
+    let out = Command::new(python)
+        .arg(root.join("scripts/validation/opensm_per_lid.py"))
+        .arg("--quick")
+        .env("XNET", XNET)
+        .output()
+        .expect("run the per-LID comparison");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", describe(&out));
+    let exact: Vec<&str> = text
+        .lines()
+        .filter(|l| ["| ftree |", "| dfsssp |", "| minhop |", "| lash |"].iter().any(|e| l.contains(e)))
+        .collect();
+    assert_eq!(exact.len(), 10, "{text}");
+    for row in exact {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let (equal, total) = cells[4].split_once(" of ").expect("n of m");
+        assert_eq!(equal, total, "{row}");
+        assert_eq!(cells[5], cells[6], "link weights: {row}");
     }
 }

@@ -47,6 +47,9 @@ pub struct MemoryEstimate {
     /// Past saturation, bytes the rank's source queues may grow per 1,000 cycles (every
     /// packet generated and none injected: an upper bound).
     pub saturation_growth: u64,
+    /// What would need less, where the estimate knows: the routing's tables per switch
+    /// instead of per endpoint.
+    pub hint: Option<String>,
 }
 
 impl MemoryEstimate {
@@ -68,6 +71,14 @@ impl MemoryEstimate {
         items.sort_by_key(|i| std::cmp::Reverse(i.bytes));
         let parts: Vec<String> = items.iter().map(|i| format!("{} {}", i.what, human(i.bytes))).collect();
         format!("{} per rank ({})", human(self.per_rank()), parts.join(", "))
+    }
+
+    /// [`Self::describe`] and what would need less ([`Self::hint`]), for a refusal.
+    pub fn describe_with_hint(&self) -> String {
+        match &self.hint {
+            Some(h) => format!("{}; {h}", self.describe()),
+            None => self.describe(),
+        }
     }
 
     /// One line on what saturation adds, e.g. `past saturation: +0.4 GiB with every buffer
@@ -151,13 +162,32 @@ pub fn estimate(config: &Config, ranks: u32, threads_per_rank: u32) -> Result<Me
     for item in items.iter_mut().filter(|i| i.what != "program") {
         item.bytes = item.bytes.saturating_add(item.bytes / 100 * SLACK_PERCENT);
     }
-    Ok(MemoryEstimate { items, full_buffers, saturation_growth: own_endpoints * generated_per_kcycle * held })
+    let hint = per_endpoint_tables(config).then(|| {
+        let name = config.routing_entry().name;
+        let per_switch = routing_bytes_with(config, &size, own_switches, false);
+        format!(
+            "the routing's tables have a column per endpoint: routing.{name}.destinations = \"switches\" \
+             takes {} for them",
+            human(per_switch)
+        )
+    });
+    Ok(MemoryEstimate {
+        items,
+        full_buffers,
+        saturation_growth: own_endpoints * generated_per_kcycle * held,
+        hint,
+    })
 }
 
 /// Routing state on a rank that takes decisions at `own_switches` of the network's switches,
 /// including what building it needs at its peak: the routing's own model (its registry
 /// entry's `state_bytes`) and the escape subnetwork's.
 fn routing_bytes(config: &Config, size: &NetworkSize, own_switches: u64) -> u64 {
+    routing_bytes_with(config, size, own_switches, per_endpoint_tables(config))
+}
+
+/// [`routing_bytes`] with tables per endpoint or per switch (`per_endpoint`).
+fn routing_bytes_with(config: &Config, size: &NetworkSize, own_switches: u64, per_endpoint: bool) -> u64 {
     let n = size.switches;
     let kind = config.topology.get("kind").and_then(toml::Value::as_str).unwrap_or("");
     let faults = config.topology.get("failed_links").and_then(toml::Value::as_integer).unwrap_or(0) > 0;
@@ -170,7 +200,7 @@ fn routing_bytes(config: &Config, size: &NetworkSize, own_switches: u64) -> u64 
         own_switches,
         coordinates: !faults && matches!(kind, "hyperx" | "torus" | "mesh"),
         endpoints: size.endpoints,
-        per_endpoint: per_endpoint_tables(config),
+        per_endpoint,
     };
     let bytes = (config.routing_entry().state_bytes)(&state);
     // Escape subnetworks keep a tree and a table per switch pair.
@@ -300,6 +330,30 @@ mod tests {
         for r in routing::ROUTINGS {
             assert!((r.state_bytes)(&size) >= size.per_switch(), "{}", r.name);
         }
+    }
+
+    /// Tables per endpoint (the default of the engines that route per LID) are switches x
+    /// endpoints: 4 endpoints per switch cost 4 times the tables per switch.
+    #[test]
+    fn tables_per_endpoint_grow_with_the_endpoints() {
+        let torus = "kind = \"torus\"\nsides = [8, 8, 8]\nendpoints_per_switch = 4";
+        let routing = |sets: &[&str]| {
+            let text = format!(
+                "[simulation]\ncycles = 1000\n[topology]\n{torus}\n[router]\nvcs = 4\n\
+                 [routing]\nalgorithm = \"dfsssp\"\n[traffic]\npattern = \"uniform\"\nload = 0.3\n"
+            );
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            estimate(&Config::parse(&text, &sets).unwrap(), 1, 1).unwrap().bytes_of(&["routing"])
+        };
+        let per_switch = routing(&["routing.dfsssp.destinations=\"switches\""]);
+        let per_endpoint = routing(&[]);
+        assert!(
+            per_endpoint > per_switch * 39 / 10 && per_endpoint <= per_switch * 4,
+            "{per_switch} -> {per_endpoint}"
+        );
+        // `ftree` and `minhop` have no other way.
+        let minhop = routing(&["routing.algorithm=\"minhop\"", "router.vcs=12"]);
+        assert!(minhop >= 512 * 2048 * 2, "{minhop}");
     }
 
     #[test]

@@ -6,8 +6,9 @@ engine, OpenSM 3.3.23 computes its forwarding tables (`opensm -R ENGINE --once -
 --dump_files_dir`), and xnet computes its own (`xnet routes --dump-tables`) with the
 routing of the same name. The check:
 
-- `ftree`, `dfsssp`, `minhop`: every HCA entry xnet writes (the entries its routes from
-  the switches with endpoints use) equals OpenSM's for the same switch and HCA;
+- `ftree`, `dfsssp`, `minhop`, `lash`: every HCA entry xnet writes (the entries its routes
+  from the switches with endpoints use) equals OpenSM's for the same switch and HCA (LASH
+  routes per switch pair in both tools);
 - the link weights (avg / std / max, xnet's definition: one path per ordered pair of
   switches, shared among the destination's endpoints) of OpenSM's tables, read back by
   `xnet routes` (`routing.algorithm = "tables"`), equal xnet's own;
@@ -34,20 +35,20 @@ XNET = os.environ.get("XNET", str(ROOT / "target" / "release" / "xnet"))
 
 # (name, [topology] lines, engines, quick): endpoints on every switch of the tori and RRGs.
 FABRICS = [
-    ("4-ary 3-tree", 'kind = "fat_tree"\nk = 4\nn = 3', ["ftree", "dfsssp", "minhop", "nue"], True),
+    ("4-ary 3-tree", 'kind = "fat_tree"\nk = 4\nn = 3', ["ftree", "dfsssp", "minhop", "lash", "nue"], True),
     ("torus 4x4, 2 per switch", 'kind = "torus"\nsides = [4, 4]\nendpoints_per_switch = 2',
-     ["dfsssp", "minhop", "nue"], True),
+     ["dfsssp", "minhop", "lash", "nue"], True),
     ("RRG 24, d=4, 3 per switch",
      'kind = "random_regular"\nswitches = 24\ndegree = 4\nseed = 2\nendpoints_per_switch = 3',
-     ["dfsssp", "minhop", "nue"], True),
-    ("8-ary 3-tree", 'kind = "fat_tree"\nk = 8\nn = 3', ["ftree", "dfsssp", "minhop", "nue"], False),
+     ["dfsssp", "minhop", "lash", "nue"], True),
+    ("8-ary 3-tree", 'kind = "fat_tree"\nk = 8\nn = 3', ["ftree", "dfsssp", "minhop", "lash", "nue"], False),
     # 405 switches: OpenSM's switch order is no longer the file's (GUIDs compared byte-swapped).
     ("3-ary 5-tree", 'kind = "fat_tree"\nk = 3\nn = 5', ["ftree", "dfsssp", "minhop"], False),
     ("RRG 100, d=8, 2 per switch",
      'kind = "random_regular"\nswitches = 100\ndegree = 8\nseed = 1\nendpoints_per_switch = 2',
-     ["dfsssp", "minhop", "nue"], False),
+     ["dfsssp", "minhop", "lash", "nue"], False),
 ]
-EXACT = {"ftree", "dfsssp", "minhop"}
+EXACT = {"ftree", "dfsssp", "minhop", "lash"}
 # xnet's settings per engine: OpenSM's MinHop runs every route on VL 0.
 SETS = {"minhop": ["routing.vc_policy=folded", "router.vcs=1"]}
 
@@ -104,7 +105,11 @@ def main():
                 args = [XNET, "routes", str(cfg), "-o", "dump.h5", "--dump-tables", str(mine)]
                 for s in sets:
                     args += ["--set", s]
-                subprocess.run(args, check=True, stdout=subprocess.DEVNULL, cwd=work)
+                # Exit status 4: the routes are not deadlock-free (MinHop on one VL); the
+                # tables are written all the same.
+                subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=work)
+                if not (mine / "opensm-lfts.dump").exists():
+                    raise RuntimeError(f"xnet wrote no tables for {engine} on {name}: {' '.join(args)}")
                 theirs, ours = hca_entries(lfts), hca_entries(mine / "opensm-lfts.dump")
                 equal = sum(1 for k, p in ours.items() if theirs.get(k) == p)
                 w_ours = weights(cfg, *sets)

@@ -473,8 +473,28 @@ impl FirstFit {
     /// still sees the sets in order. A trial adds the set and takes it out again
     /// ([`DynDag::try_fit`]), which keeps the topological order it found: later trials and
     /// the placing itself then cost less, as in the one-by-one first fit.
+    ///
+    /// A set equal to one of the [`LOOKBACK`] distinct sets before it lands where that one
+    /// did: nothing it adds is new, and the layers before refused the same set (they have
+    /// only gained dependencies since). The paths from one switch to the endpoints of
+    /// another come one after another and are often equal, so tables per endpoint place
+    /// each once (DFSSSP on RRG(876, 17) with 6 endpoints a switch: 42 s to 21 s).
     pub(crate) fn place_batch(&mut self, batch: &[Vec<(u32, u32)>]) -> Vec<Option<usize>> {
-        self.place_sliced(batch, SLICE)
+        let mut distinct: Vec<&Vec<(u32, u32)>> = Vec::with_capacity(batch.len());
+        let mut which = Vec::with_capacity(batch.len());
+        for set in batch {
+            let recent = distinct.len().saturating_sub(LOOKBACK);
+            match distinct[recent..].iter().rposition(|&d| d == set) {
+                Some(k) => which.push(recent + k),
+                None => {
+                    distinct.push(set);
+                    which.push(distinct.len() - 1);
+                }
+            }
+        }
+        let distinct: Vec<Vec<(u32, u32)>> = distinct.into_iter().cloned().collect();
+        let placed = self.place_sliced(&distinct, SLICE);
+        which.into_iter().map(|k| placed[k]).collect()
     }
 
     /// [`Self::place_batch`] with slices of `slice` sets.
@@ -529,6 +549,10 @@ impl FirstFit {
 /// Sets placed per [`FirstFit::place_batch`] call: enough to keep the threads busy, few
 /// enough that stopping at the first set that fits no layer wastes little.
 const BATCH: usize = 2048;
+
+/// How many distinct sets back [`FirstFit::place_batch`] looks for an equal one: more than
+/// the endpoints of a switch in the networks measured.
+const LOOKBACK: usize = 16;
 
 /// Sets per slice of a batch's wavefront ([`FirstFit::place_batch`]).
 const SLICE: usize = 64;

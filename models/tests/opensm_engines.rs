@@ -1,7 +1,10 @@
-//! `ftree`, OpenSM's fat-tree routing: its forwarding tables equal, entry for entry, those
-//! OpenSM 3.3.23 computed on ibsim for the same fabrics (dumps in `data/opensm/`, see its
-//! README): a k-ary n-tree, one with HCAs missing (dummy routes), parallel links and several
-//! equal down paths. Fabrics that are not fat trees are refused naming why.
+//! The routings that reproduce OpenSM's engines per LID (`ftree`, `dfsssp`, `minhop`): their
+//! forwarding tables equal, entry for entry, those OpenSM 3.3.23 computed on ibsim for the
+//! same fabrics (dumps in `data/opensm/`, see its README). For `ftree` a k-ary n-tree, one
+//! with HCAs missing (dummy routes), parallel links and several equal down paths, and the
+//! fabrics that are not fat trees refused naming why; for `dfsssp` and `minhop` a torus
+//! with two HCAs per switch. scripts/validation/opensm_per_lid.py runs OpenSM itself on
+//! larger fabrics (CI runs its small ones through cli/tests/opensm.rs).
 
 mod common;
 use common::build;
@@ -28,6 +31,7 @@ load = 0.3
 "#;
 
 const FAT_TREE: &str = "kind = \"fat_tree\"\nk = 4\nn = 3";
+const TORUS: &str = "kind = \"torus\"\nsides = [4, 4]\nendpoints_per_switch = 2";
 
 struct Empty;
 
@@ -73,11 +77,13 @@ fn ports(sim: &Simulation) -> Vec<(SwitchId, u32, PortId)> {
     out
 }
 
-/// `ftree`'s tables and OpenSM's (read by `tables`) on `topology`: every entry equal.
-fn equal_to_opensm(topology: &str, lfts: &str) {
-    let ours = config(topology, &[]);
+/// `routing`'s tables and OpenSM's (read by `tables`) on `topology`: every entry equal;
+/// the routes deadlock-free on the routing's VCs.
+fn equal_to_opensm(topology: &str, routing: &str, lfts: &str) {
+    let vcs = if routing == "ftree" { 1 } else { 8 };
+    let ours = config(topology, &[format!("routing.algorithm=\"{routing}\""), format!("router.vcs={vcs}")]);
     let lfts = format!("routing.tables.lfts_contents={}", toml::Value::String(lfts.into()));
-    let theirs = config(topology, &["routing.algorithm=\"tables\"".into(), lfts]);
+    let theirs = config(topology, &["routing.algorithm=\"tables\"".into(), lfts, "router.vcs=1".into()]);
     let (a, b) = (ports(&ours), ports(&theirs));
     assert_eq!(a.len(), b.len());
     let differ: Vec<_> = a.iter().zip(&b).filter(|(x, y)| x != y).take(5).collect();
@@ -87,16 +93,15 @@ fn equal_to_opensm(topology: &str, lfts: &str) {
         a.iter().zip(&b).filter(|(x, y)| x != y).count(),
         a.len()
     );
-    // One VC, deadlock-free, every pair reached, no link carrying more than another of its
-    // level on a full k-ary n-tree.
     let r = analyse(&ours);
-    assert!(r.acyclic && r.unreachable_pairs == 0, "{r:?}");
-    assert_eq!(r.vcs_used, 1);
+    assert!(r.acyclic && r.unreachable_pairs == 0, "{routing}: {r:?}");
 }
 
 #[test]
 fn ftree_tables_equal_opensm_on_a_k_ary_n_tree() {
-    equal_to_opensm(FAT_TREE, include_str!("data/opensm/ftree-4-ary-3-tree.lfts"));
+    equal_to_opensm(FAT_TREE, "ftree", include_str!("data/opensm/ftree-4-ary-3-tree.lfts"));
+    // One VC.
+    assert_eq!(analyse(&config(FAT_TREE, &[])).vcs_used, 1);
 }
 
 #[test]
@@ -109,8 +114,28 @@ fn ftree_tables_equal_opensm_with_hcas_missing_parallel_links_and_several_down_p
         (include_str!("data/opensm/ftree-parallel.net"), include_str!("data/opensm/ftree-parallel.lfts")),
         (include_str!("data/opensm/ftree-multipath.net"), include_str!("data/opensm/ftree-multipath.lfts")),
     ] {
-        equal_to_opensm(&file(net), lfts);
+        equal_to_opensm(&file(net), "ftree", lfts);
     }
+}
+
+/// DFSSSP per LID: OpenSM's order, weights and heap ties give its tables.
+#[test]
+fn dfsssp_tables_equal_opensm_per_lid() {
+    equal_to_opensm(TORUS, "dfsssp", include_str!("data/opensm/torus4x4-t2-dfsssp.lfts"));
+}
+
+/// MinHop: per switch, the shortest-path port with the fewest LIDs so far; with OpenSM's
+/// one VL a torus deadlocks (`folded` on 1 VC), on the ladder it does not.
+#[test]
+fn minhop_tables_equal_opensm_per_lid() {
+    equal_to_opensm(TORUS, "minhop", include_str!("data/opensm/torus4x4-t2-minhop.lfts"));
+    let one_vl = analyse(&config(
+        TORUS,
+        &["routing.algorithm=\"minhop\"".into(), "routing.vc_policy=\"folded\"".into()],
+    ));
+    let ladder = analyse(&config(TORUS, &["routing.algorithm=\"minhop\"".into(), "router.vcs=4".into()]));
+    assert!(ladder.acyclic);
+    assert!(!one_vl.acyclic && one_vl.unreachable_pairs == 0);
 }
 
 /// d-mod-k: the k endpoints of a leaf leave by its k up links, one each, so every down link
