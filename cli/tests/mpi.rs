@@ -480,8 +480,10 @@ fn find_saturation_takes_the_same_steps_on_1_and_2_ranks() {
 #[test]
 fn zero_load_replay_times_hold_on_two_ranks() {
     // One hop between any two switches: 2 terminal links of 3 + a link of 5 + 2 router
-    // delays of 2 + a 4-phit packet's tail (3).
-    const ONE_HOP: u64 = 18;
+    // delays of 2 for a message's first phit (L), and then its other phits (a 4-phit
+    // packet's tail: 3).
+    const L: u64 = 15;
+    const ONE_HOP: u64 = L + 3;
     const PACKET: u64 = 4;
     let network = |topology: &str| {
         format!(
@@ -496,18 +498,19 @@ fn zero_load_replay_times_hold_on_two_ranks() {
         "num_ranks 2\nrank 0 {\nl1: send 300b to 1 tag 0\nl2: recv 300b from 1 tag 0\nl2 requires l1\n}\n\
                      rank 1 {\nl1: recv 300b from 0 tag 0\nl2: send 300b to 0 tag 0\nl2 requires l1\n}\n";
     let cases = [
-        // LogGOPSim's binomial broadcast on a clique of 32: 5 hops.
+        // LogGOPSim's binomial broadcast of 1 byte (one phit) on a clique of 32: 5 hops.
         (
             network("kind = \"hyperx\"\nsides = [32]")
                 + &format!("[[workload.jobs]]\nkind = \"goal\"\nfile = \"{}\"\n", tree.display()),
-            5 * ONE_HOP,
+            5 * L,
         ),
-        // A rendezvous ping-pong of 300 bytes (5 packets): request, clear-to-send, data, twice.
+        // A rendezvous ping-pong of 300 bytes (5 packets, the last of 3 phits): request and
+        // clear-to-send (a phit each), data, twice.
         (
             network("kind = \"hyperx\"\nsides = [2]")
                 .replace("[workload]\n", "[workload]\neager_limit = 64\n")
                 + &format!("[[workload.jobs]]\nkind = \"goal\"\ncontents = '''\n{ping_pong}'''\n"),
-            2 * (3 * ONE_HOP + 4 * PACKET),
+            2 * (3 * L + 19 - 1),
         ),
         // MPICH's ring allreduce of 8 x 320 bytes on a ring of 8 switches: 14 rounds.
         (

@@ -34,9 +34,18 @@ fn ring() -> String {
     network("kind = \"torus\"\nsides = [8]")
 }
 
-/// Zero-load latency of one packet over one switch-to-switch hop in [`clique`] and
-/// [`ring`]: 2 terminal links + 1 link + 2 switches x router delay + packet size - 1.
-const ONE_HOP: u64 = 2 * 3 + 5 + 2 * 2 + 4 - 1;
+/// Cycles the first phit of a packet takes over one switch-to-switch hop in [`clique`] and
+/// [`ring`]: 2 terminal links + 1 link + 2 switches x router delay.
+const L: u64 = 2 * 3 + 5 + 2 * 2;
+
+/// Zero-load latency of a message of `phits` phits over one hop (LogGP's `L + (s - 1) G`,
+/// a phit a cycle): its packets leave back to back, the last as long as its data.
+const fn hop(phits: u64) -> u64 {
+    L + phits - 1
+}
+
+/// Zero-load latency of one full packet (4 phits, 64 bytes) over one hop.
+const ONE_HOP: u64 = hop(4);
 
 /// Cycles between two packets of one message leaving an endpoint (a packet's 4 phits).
 const PACKET: u64 = 4;
@@ -69,30 +78,31 @@ fn an_eager_ping_pong_takes_two_message_latencies() {
              rank 1 {{\nl1: recv {bytes}b from 0 tag 7\nl2: send {bytes}b to 0 tag 7\nl2 requires l1\n}}\n"
         )
     };
-    // One packet each way.
-    assert_eq!(completion(&goal_job(&clique(2), &ping_pong(8), "")), 2 * ONE_HOP);
-    // 300 bytes: 5 packets of 64 bytes (16 bytes per phit x 4 phits); the last leaves 4 x 4
-    // cycles after the first.
-    assert_eq!(completion(&goal_job(&clique(2), &ping_pong(300), "")), 2 * (ONE_HOP + 4 * PACKET));
+    // 8 bytes: one packet of one phit each way.
+    assert_eq!(completion(&goal_job(&clique(2), &ping_pong(8), "")), 2 * hop(1));
+    // 300 bytes: 4 packets of 64 bytes (16 bytes per phit x 4 phits) and one of 3 phits
+    // (44 bytes), 19 phits; the last leaves 4 x 4 cycles after the first.
+    assert_eq!(completion(&goal_job(&clique(2), &ping_pong(300), "")), 2 * hop(19));
+    assert_eq!(hop(19), ONE_HOP + 4 * PACKET - 1);
 }
 
 #[test]
 fn a_rendezvous_waits_for_its_clear_to_send() {
-    // Above the eager limit: a request (1 packet), a clear-to-send (1 packet), then the 5
-    // data packets, each way. The second send's request leaves once the first send's data
+    // Above the eager limit: a request (1 phit), a clear-to-send (1 phit), then the 5 data
+    // packets (19 phits), each way. The second send's request leaves once the first send's data
     // has left rank 0 (its receive is posted after its send ends), but its clear-to-send
     // can only go once the request is in.
     let text =
         "num_ranks 2\nrank 0 {\nl1: send 300b to 1 tag 0\nl2: recv 300b from 1 tag 0\nl2 requires l1\n}\n\
                 rank 1 {\nl1: recv 300b from 0 tag 0\nl2: send 300b to 0 tag 0\nl2 requires l1\n}\n";
-    let one_way = 3 * ONE_HOP + 4 * PACKET;
+    let one_way = 2 * hop(1) + hop(19);
     assert_eq!(completion(&goal_job(&clique(2), text, "eager_limit = 64")), 2 * one_way);
     // A request that arrives before its receive is posted waits, unexpected: the receiver
     // computes 100 ns (at 0.5 ns per cycle, 200 cycles) first, then clears it.
     let late = "num_ranks 2\nrank 0 {\nl1: send 300b to 1 tag 0\n}\n\
                 rank 1 {\nl1: calc 100\nl2: recv 300b from 0 tag 0\nl2 requires l1\n}\n";
     let keys = "eager_limit = 64\nns_per_cycle = 0.5";
-    assert_eq!(completion(&goal_job(&clique(2), late, keys)), 200 + 2 * ONE_HOP + 4 * PACKET);
+    assert_eq!(completion(&goal_job(&clique(2), late, keys)), 200 + hop(1) + hop(19));
 }
 
 #[test]
@@ -116,9 +126,10 @@ fn a_ring_allreduce_on_a_ring_of_switches_takes_its_rounds() {
 fn loggopsims_binomial_broadcast_takes_five_rounds_of_one_hop() {
     // LogGOPSim's sample schedule: a binomial broadcast of 1 byte to 32 ranks. A rank sends
     // to its children in order of increasing distance, all at once, so its endpoint sends
-    // them 4 cycles apart; the path through every first child is the longest: 5 hops.
+    // them a cycle apart (one phit each); the path through every first child is the
+    // longest: 5 hops.
     let text = include_str!("../schedule/tests/data/binary_tree_32.goal");
-    assert_eq!(completion(&goal_job(&clique(32), text, "")), 5 * ONE_HOP);
+    assert_eq!(completion(&goal_job(&clique(32), text, "")), 5 * hop(1));
 }
 
 #[test]
@@ -152,14 +163,14 @@ fn a_schedule_that_can_never_complete_is_told_from_a_deadlocked_network() {
 
 #[test]
 fn ranks_account_their_time_and_the_slowdown_is_against_an_ideal_network() {
-    // Rank 0 computes 40 ns (80 cycles at 0.5 ns), then sends 300 bytes (5 packets, which
-    // leave over 16 cycles); rank 1 waits for them.
+    // Rank 0 computes 40 ns (80 cycles at 0.5 ns), then sends 300 bytes (5 packets, 19
+    // phits, the last leaving 16 cycles after the first); rank 1 waits for them.
     let text = "num_ranks 2\nrank 0 {\nl1: calc 40\nl2: send 300b to 1 tag 0\nl2 requires l1\n}\n\
                 rank 1 {\nl1: recv 300b from 0 tag 0\n}\n";
     let sim = build(&goal_job(&clique(2), text, "ns_per_cycle = 0.5"), &[]);
     let r = run(&sim, 1);
     let job = &r.workload.as_ref().unwrap().jobs[0];
-    let end = 80 + ONE_HOP + 4 * PACKET;
+    let end = 80 + hop(19);
     assert_eq!(job.completion_time, Some(end));
     assert_eq!((job.rank_finish[0], job.rank_computing[0], job.rank_sending[0]), (80 + 4 * PACKET, 80, 16));
     assert_eq!((job.rank_finish[1], job.rank_computing[1], job.rank_sending[1]), (end, 0, 0));
@@ -323,18 +334,18 @@ fn collectives_job(base: &str, ranks: u32, operations: &str) -> String {
 
 #[test]
 fn a_sequence_of_collectives_takes_its_rounds_on_an_idle_clique() {
-    // Recursive-doubling allreduce of 64 bytes (one packet) on 8 ranks: 3 rounds; then a
-    // dissemination barrier: 3 more; every round one hop.
+    // Recursive-doubling allreduce of 64 bytes (one full packet) on 8 ranks: 3 rounds; then
+    // a dissemination barrier of empty messages (one phit each): 3 more; every round one hop.
     let ops = "{collective = \"allreduce\", bytes = 64, algorithm = \"recursive_doubling\"}, {collective = \"barrier\"}";
-    assert_eq!(completion(&collectives_job(&clique(8), 8, ops)), 6 * ONE_HOP);
+    assert_eq!(completion(&collectives_job(&clique(8), 8, ops)), 3 * ONE_HOP + 3 * hop(1));
     // MPICH's choice for 8 bytes is recursive doubling too.
     assert_eq!(
         completion(&collectives_job(&clique(8), 8, "{collective = \"allreduce\", bytes = 8}")),
-        3 * ONE_HOP
+        3 * hop(1)
     );
     // On communicators of 4 (rows, then columns): 2 rounds each.
     let ops = "{collective = \"allreduce\", bytes = 8, comm_size = 4}, {collective = \"allreduce\", bytes = 8, comm_size = 4, split = \"cyclic\"}";
-    assert_eq!(completion(&collectives_job(&clique(8), 8, ops)), 4 * ONE_HOP);
+    assert_eq!(completion(&collectives_job(&clique(8), 8, ops)), 4 * hop(1));
     // A broadcast from comm rank 1 within each column of a 4 x 2 grid (communicators {0, 2,
     // 4, 6} and {1, 3, 5, 7}): binomial, 2 rounds, 3 messages per column.
     let text = collectives_job(
@@ -344,7 +355,7 @@ fn a_sequence_of_collectives_takes_its_rounds_on_an_idle_clique() {
     );
     let r = run(&build(&text, &[]), 1);
     let job = &r.workload.as_ref().unwrap().jobs[0];
-    assert_eq!((job.completion_time, job.messages), (Some(2 * ONE_HOP), 6));
+    assert_eq!((job.completion_time, job.messages), (Some(2 * hop(1)), 6));
 }
 
 #[test]

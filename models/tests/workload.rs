@@ -10,9 +10,10 @@ use xnet_models::schedule::Op;
 use xnet_models::sim::{RunResult, Simulation, Status};
 use xnet_models::workload::{Workload, WORKLOADS, WORKLOAD_PACKET};
 
-/// Zero-load latency of one packet over one switch-to-switch hop in [`CLIQUE`]:
-/// 2 terminal links + 1 link + 2 switches x router delay + packet size - 1.
-const ONE_HOP: u64 = 2 * 3 + 5 + 2 * 2 + 4 - 1;
+/// Zero-load latency of a message of one phit over one switch-to-switch hop in [`CLIQUE`]:
+/// 2 terminal links + 1 link + 2 switches x router delay (a message of `s` phits takes
+/// `s - 1` more, models/tests/message_timing.rs).
+const ONE_HOP: u64 = 2 * 3 + 5 + 2 * 2;
 
 fn with_jobs(base: &str, jobs: &str) -> String {
     format!("{base}\n[workload]\n{jobs}")
@@ -30,7 +31,8 @@ fn completion(r: &RunResult, job: usize) -> u64 {
 
 #[test]
 fn a_ring_exchange_on_an_idle_network_takes_its_steps_times_the_zero_load_latency() {
-    // Ring all-reduce of 8 ranks: 2 x 7 steps, each one packet to the next rank; then compute.
+    // Ring all-reduce of 8 ranks: 2 x 7 steps, each 8 bytes (one phit) to the next rank; then
+    // compute.
     let text = with_jobs(
         CLIQUE,
         "[[workload.jobs]]\nkind = \"allreduce\"\nranks = 8\nbytes = 64\nalgorithm = \"ring\"\ncompute = 37\n",
@@ -64,11 +66,11 @@ fn a_butterfly_without_contention_takes_log2_steps_per_iteration() {
 
 #[test]
 fn a_message_of_several_packets_streams_behind_its_first() {
-    // 5 packets of 4 phits: the last leaves 4 x 4 cycles after the first (link rate), so a
-    // step takes the zero-load latency plus 16 cycles.
+    // 4 packets of 4 phits and one of 3 (44 bytes): the last leaves 4 x 4 cycles after the
+    // first (link rate), so a step takes a phit's zero-load latency plus 18 cycles.
     let text = with_jobs(CLIQUE, "[[workload.jobs]]\nkind = \"butterfly\"\nranks = 2\nmessage_bytes = 300\n");
     let r = run(&build(&text, &[]), 1);
-    assert_eq!(completion(&r, 0), ONE_HOP + 16);
+    assert_eq!(completion(&r, 0), ONE_HOP + 18);
     assert_eq!(r.workload.as_ref().unwrap().jobs[0].packets_received, 10);
 }
 
@@ -322,7 +324,7 @@ fn mapping_files_are_read_into_the_configuration_and_recorded() {
         }
     };
     let placed = |cfg: &Config| {
-        Workload::build(cfg.workload.as_ref().unwrap(), 8, 4, 1).map(|w| w.jobs[0].endpoints.clone())
+        Workload::build(cfg.workload.as_ref().unwrap(), 8, 4.into(), 1).map(|w| w.jobs[0].endpoints.clone())
     };
     let cfg = Config::parse_with_files(&text, &[], &read).expect("mapping read");
     assert_eq!(asked.borrow().as_slice(), ["ranks.map"]);

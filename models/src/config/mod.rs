@@ -209,6 +209,15 @@ impl Config {
             let (lo, hi) = integer_range(&format!("router.{key}")).expect("listed in INTEGER_RANGES");
             range(key, value, lo, hi)?;
         }
+        if r.header_phits >= r.packet_size {
+            return Err(ConfigError::new(
+                "router.header_phits",
+                format!(
+                    "must be below router.packet_size ({}) so that a packet carries data, got {}",
+                    r.packet_size, r.header_phits
+                ),
+            ));
+        }
         // Buffer occupancies and credits are kept in 16 bits (a router's state per VC is a
         // third of a cache line).
         range("input_buffer", r.input_buffer as u64, r.packet_size as u64, u16::MAX as u64).map_err(|e| {

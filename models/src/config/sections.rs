@@ -57,9 +57,15 @@ pub struct RouterSection {
     /// queues, as BookSim2's (unbounded) ones, so that they do not limit throughput.
     #[serde(default = "d_out")]
     pub output_buffer: u32,
-    /// Packet length in phits, 1..=4096. Default 16.
+    /// Packet length in phits, 1..=4096, the header included: synthetic traffic's packets,
+    /// and the longest packet (the MTU) of a message, whose last packet carries only what
+    /// remains. Default 16.
     #[serde(default = "d_size")]
     pub packet_size: u16,
+    /// Phits of every message packet that carry no data (its header), below `packet_size`.
+    /// Default 0: a packet is all data.
+    #[serde(default)]
+    pub header_phits: u16,
     /// Crossbar speedup, 1..=16. Default 2 (BookSim2's Dragonfly example, the SurePath
     /// paper's Table 2).
     #[serde(default = "d_speedup")]
@@ -144,6 +150,7 @@ impl Default for RouterSection {
             input_buffer: d_in(),
             output_buffer: d_out(),
             packet_size: d_size(),
+            header_phits: 0,
             speedup: d_speedup(),
             router_delay: d_delay(),
             injection_vc: InjectionVc::default(),

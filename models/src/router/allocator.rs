@@ -87,15 +87,14 @@ impl RouterState {
         }
         self.route_ready_heads(sh, t, scratch, &mut retry_at);
         self.collect_requests(sh, t, scratch, &mut retry_at);
-        let transfer = (sh.params.packet_size as u32).div_ceil(sh.params.speedup as u32) as u64;
         if !self.vc_out_busy.is_empty() {
-            self.arbitrate_per_vc(sh, scratch, transfer, &mut retry_at, ctx, stats);
+            self.arbitrate_per_vc(sh, scratch, &mut retry_at, ctx, stats);
         } else if sh.params.crossbar == Crossbar::OutputQueued {
             scratch.fit(self.ports.len());
-            self.grant_output_queued(sh, scratch, transfer, &mut retry_at, ctx, stats);
+            self.grant_output_queued(sh, scratch, &mut retry_at, ctx, stats);
         } else {
             scratch.fit(self.ports.len());
-            self.arbitrate_separable(sh, scratch, transfer, &mut retry_at, ctx, stats);
+            self.arbitrate_separable(sh, scratch, &mut retry_at, ctx, stats);
         }
         if retry_at != u64::MAX && self.waiting > 0 {
             self.request_allocation(retry_at, ctx);
@@ -159,7 +158,6 @@ impl RouterState {
                 engine::prefetch(&self.ports[x as usize / vcs]);
             }
         }
-        let size = sh.params.packet_size as u32;
         let out_cap = sh.params.output_buffer;
         let requests = &mut scratch.requests;
         requests.clear();
@@ -188,6 +186,7 @@ impl RouterState {
                     continue;
                 }
                 let vc = self.channels[requester].choice.expect("requesters are routed").vc;
+                let size = self.head_size(requester);
                 if let Some(&busy) = self.vc_out_busy.get(o * vcs + vc as usize) {
                     if busy as u64 > t {
                         *retry_at = (*retry_at).min(busy as u64);
@@ -220,7 +219,6 @@ impl RouterState {
         &mut self,
         sh: &Shared,
         scratch: &mut Scratch,
-        transfer: u64,
         retry_at: &mut u64,
         ctx: &mut RouterCtx<'_>,
         stats: &mut PartitionStats,
@@ -233,20 +231,26 @@ impl RouterState {
             random: sh.params.arbitration == Arbitration::Random,
         };
         let (allocator, iterations) = (sh.params.allocator, sh.params.allocator_iterations);
-        if separable_allocation(scratch, allocator, iterations, &mut arbiters) < scratch.requests.len() {
-            *retry_at = (*retry_at).min(t + transfer);
-        }
+        let losers =
+            separable_allocation(scratch, allocator, iterations, &mut arbiters) < scratch.requests.len();
         scratch.granted.sort_unstable();
+        // The losers, and the packets left at a granted input, come back when the first
+        // crossbar port frees (every transfer is as long with packets of one length).
+        let mut first_free = u64::MAX;
         for g in 0..scratch.granted.len() {
             let o = scratch.granted[g];
             let (_, i, v) = std::mem::replace(&mut scratch.grant_choice[o as usize], (u32::MAX, 0, 0));
             scratch.in_matched[i as usize] = false;
             scratch.out_matched[o as usize] = false;
-            self.grant(sh, o, i, v, transfer, ctx, stats);
-            if self.ports[i as usize].in_occupied != 0 {
-                *retry_at = (*retry_at).min(t + transfer);
+            let transfer = self.grant(sh, o, i, v, ctx, stats);
+            if losers || self.ports[i as usize].in_occupied != 0 {
+                first_free = first_free.min(t + transfer);
             }
         }
+        if losers && first_free == u64::MAX {
+            first_free = t + nominal_transfer(sh);
+        }
+        *retry_at = (*retry_at).min(first_free);
     }
 
     /// Arbitration of the per-(port, VC) crossbar: every input VC is a crossbar input of
@@ -257,7 +261,6 @@ impl RouterState {
         &mut self,
         sh: &Shared,
         scratch: &mut Scratch,
-        transfer: u64,
         retry_at: &mut u64,
         ctx: &mut RouterCtx<'_>,
         stats: &mut PartitionStats,
@@ -277,16 +280,16 @@ impl RouterState {
             scratch.vc_requests.push((key, rank, i, v));
         }
         scratch.vc_requests.sort_unstable();
-        let mut last = u32::MAX;
+        let (mut last, mut winner_ends) = (u32::MAX, 0);
         for k in 0..scratch.vc_requests.len() {
             let (key, _, i, v) = scratch.vc_requests[k];
             if key == last {
                 // Outvoted: it comes back when the winner's transfer ends.
-                *retry_at = (*retry_at).min(ctx.now() + transfer);
+                *retry_at = (*retry_at).min(winner_ends);
                 continue;
             }
             last = key;
-            self.grant(sh, (key as usize / vcs) as PortId, i, v, transfer, ctx, stats);
+            winner_ends = ctx.now() + self.grant(sh, (key as usize / vcs) as PortId, i, v, ctx, stats);
         }
     }
 
@@ -299,7 +302,6 @@ impl RouterState {
         &mut self,
         sh: &Shared,
         scratch: &mut Scratch,
-        transfer: u64,
         retry_at: &mut u64,
         ctx: &mut RouterCtx<'_>,
         stats: &mut PartitionStats,
@@ -316,28 +318,32 @@ impl RouterState {
             let rank = arbiters.input_rank(i, v);
             keep_best(&mut scratch.proposal, &mut scratch.touched, i, rank, (o, v));
         }
-        if scratch.touched.len() < scratch.requests.len() {
-            // The other VCs of an input wait for its crossbar port.
-            *retry_at = (*retry_at).min(t + transfer);
-        }
+        // The other VCs of an input wait for its crossbar port.
+        let waiting_vcs = scratch.touched.len() < scratch.requests.len();
         scratch.touched.sort_unstable();
-        let (size, cap) = (sh.params.packet_size as u32, sh.params.output_buffer);
+        let cap = sh.params.output_buffer;
+        let mut first_free = u64::MAX;
         for k in 0..scratch.touched.len() {
             let i = scratch.touched[k];
             let (_, o, v) = std::mem::replace(&mut scratch.proposal[i as usize], (u32::MAX, 0, 0));
-            let out_vc =
-                self.channels[i as usize * self.vcs + v as usize].choice.expect("requesters are routed").vc;
+            let input = i as usize * self.vcs + v as usize;
+            let out_vc = self.channels[input].choice.expect("requesters are routed").vc;
+            let size = self.head_size(input);
             let holds_credits = self.ports[o as usize].holds_credits(self.credits_at_crossbar);
             let out = &mut self.channels[o as usize * self.vcs + out_vc as usize];
             if out.used as u32 + size > cap || (holds_credits && (out.credits as u32) < size) {
                 out.space_waiter = true; // an earlier input of this pass took the room
                 continue;
             }
-            self.grant(sh, o, i, v, transfer, ctx, stats);
-            if self.ports[i as usize].in_occupied != 0 {
-                *retry_at = (*retry_at).min(t + transfer);
+            let transfer = self.grant(sh, o, i, v, ctx, stats);
+            if waiting_vcs || self.ports[i as usize].in_occupied != 0 {
+                first_free = first_free.min(t + transfer);
             }
         }
+        if waiting_vcs && first_free == u64::MAX {
+            first_free = t + nominal_transfer(sh);
+        }
+        *retry_at = (*retry_at).min(first_free);
     }
 
     /// Takes every routed head off its output's requesters and back among the unrouted
@@ -369,14 +375,15 @@ impl RouterState {
         o: PortId,
         i: PortId,
         v: u8,
-        transfer: u64,
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
-    ) {
+    ) -> u64 {
         let t = ctx.now();
         let vcs = self.vcs;
         let input = i as usize * vcs + v as usize;
         let slot = self.channels[input].input.pop_front(&self.slab).expect("requested head");
+        // The crossbar carries the packet at `speedup` phits a cycle.
+        let transfer = (self.slab[slot as usize].packet.size as u64).div_ceil(sh.params.speedup as u64);
         let choice = self.channels[input].choice.take().expect("granted heads are routed");
         // Leave the output's requesters.
         let after = self.channels[input].next_requester;
@@ -468,7 +475,20 @@ impl RouterState {
         self.channels[out_vc].output.push_back(slot, &mut self.slab);
         self.ports[o as usize].out_queued |= out_vc_bit(choice.vc as usize);
         self.try_transmit(sh, o, ctx, st);
+        transfer
     }
+
+    /// Phits of the packet at the head of input (port, VC) `input`.
+    fn head_size(&self, input: usize) -> u32 {
+        let slot = self.channels[input].input.front().expect("a requester has a head");
+        self.slab[slot as usize].packet.size as u32
+    }
+}
+
+/// Cycles a full packet (`router.packet_size`) takes across the crossbar: when a pass
+/// granted nothing, when to try again.
+fn nominal_transfer(sh: &Shared) -> u64 {
+    (sh.params.packet_size as u64).div_ceil(sh.params.speedup as u64)
 }
 
 #[cfg(test)]

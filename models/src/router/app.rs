@@ -55,6 +55,8 @@ struct Outgoing {
     dst: EndpointId,
     /// Packets not yet in the source queue.
     packets: u32,
+    /// Phits of the last packet (the others are full: `router.packet_size`).
+    last: u16,
     /// The low 32 bits of its packets' ids: the send's op, with [`CLEAR_TO_SEND`] for a
     /// clear-to-send.
     low: u32,
@@ -346,9 +348,19 @@ impl RouterState {
                 *next = next.wrapping_add(1) & SEQ_MASK;
                 let dst = job.endpoints[to as usize];
                 let out = if bytes <= w.eager_limit {
-                    Outgoing { dst, packets: w.packets(bytes), low: op, seq, created: t, ends: Some(op) }
+                    let (packets, last) = (w.packets(bytes), w.last_packet_phits(bytes));
+                    Outgoing { dst, packets, last, low: op, seq, created: t, ends: Some(op) }
                 } else {
-                    Outgoing { dst, packets: 1, low: op, seq, created: t, ends: None }
+                    // A rendezvous request: a control packet.
+                    Outgoing {
+                        dst,
+                        packets: 1,
+                        last: w.control_phits(),
+                        low: op,
+                        seq,
+                        created: t,
+                        ends: None,
+                    }
                 };
                 self.post(sh, a, out, ctx, st);
             }
@@ -428,20 +440,20 @@ impl RouterState {
     ) {
         let t = ctx.now();
         let packets = out.packets as u64;
+        let phits = (packets - 1) * sh.params.packet_size as u64 + out.last as u64;
         let app = &mut self.apps[a];
         let (job, nic, dst) = (app.job, app.nic, out.dst);
         app.outbox.push_back(out);
-        let size = sh.params.packet_size as u64;
         st.generated_total += packets;
         st.period.generated_packets += packets;
-        st.period.generated_phits += packets * size;
+        st.period.generated_phits += phits;
         if Self::in_measurement(sh, t) {
-            self.nics[nic as usize].generated_phits += packets * size;
+            self.nics[nic as usize].generated_phits += phits;
             st.measured.generated_packets += packets;
-            st.measured.generated_phits += packets * size;
+            st.measured.generated_phits += phits;
         }
         if sh.is_aggressor(dst) {
-            st.count_aggressor_offered(packets * size, Self::in_measurement(sh, t));
+            st.count_aggressor_offered(phits, Self::in_measurement(sh, t));
         }
         job_stats(st, job).packets_sent += packets;
         let was_idle = self.nics[nic as usize].source_queue.is_empty();
@@ -463,7 +475,8 @@ impl RouterState {
         let src = self.nics[nic as usize].endpoint;
         while self.nics[nic as usize].source_queue.len < QUEUED {
             let Some(front) = app.outbox.front_mut() else { break };
-            let mut packet = Packet::new(src, front.low, front.dst, sh.params.packet_size, front.created);
+            let size = if front.packets == 1 { front.last } else { sh.params.packet_size };
+            let mut packet = Packet::new(src, front.low, front.dst, size, front.created);
             packet.id |= WORKLOAD_PACKET;
             packet.set_app_seq(front.seq);
             front.packets -= 1;
@@ -533,6 +546,7 @@ impl RouterState {
             let data = Outgoing {
                 dst: job.endpoints[to as usize],
                 packets: w.packets(bytes),
+                last: w.last_packet_phits(bytes),
                 low: op,
                 seq: 0,
                 created: t,
@@ -638,6 +652,7 @@ impl RouterState {
             let cts = Outgoing {
                 dst: w.jobs[app.job as usize].endpoints[src as usize],
                 packets: 1,
+                last: w.control_phits(),
                 low: sop | CLEAR_TO_SEND,
                 seq: 0,
                 created: t,

@@ -161,7 +161,7 @@ pub const ALLOCATORS: &[Choice<Allocator>] = &[
 base::named_by_registry!(Allocator, ALLOCATORS);
 
 /// The crossbar's ports: what one packet's transfer holds busy for
-/// `ceil(packet_size / speedup)` cycles.
+/// `ceil(size / speedup)` cycles for a packet of `size` phits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Crossbar {
     /// One crossbar input per input port and one output per output port: an input port

@@ -129,7 +129,7 @@ impl RouterState {
         let slot = self.store(Held { packet, ready, next: NIL });
         self.channels[input].input.push_back(slot, &mut self.slab);
         debug_assert!(
-            self.channels[input].input.len as u32 * sh.params.packet_size as u32 <= sh.params.input_buffer,
+            self.channels[input].input.len as u32 <= sh.params.input_buffer,
             "input buffer {input} of switch {} overflows: flow control violated",
             self.id
         );
@@ -198,7 +198,12 @@ impl RouterState {
         let dst_endpoint = self.slab[slot].packet.dst;
         let (dst_switch, dst_port) = sh.endpoints.locate(dst_endpoint);
         if dst_switch == self.id {
-            return Some(Candidate { port: dst_port, vc: self.ejection_vc(sh, dst_port, now), penalty: 0 });
+            let size = self.slab[slot].packet.size as u32;
+            return Some(Candidate {
+                port: dst_port,
+                vc: self.ejection_vc(sh, dst_port, size, now),
+                penalty: 0,
+            });
         }
         let load = load_view!(self, sh, now);
         let head = &mut self.slab[slot].packet;
@@ -217,7 +222,7 @@ impl RouterState {
             engine::prefetch_all(&self.channels[record..record + 1]);
         }
         if sh.routes.escape.is_some() || sh.params.reselect {
-            let (size, cap) = (sh.params.packet_size as u32, sh.params.output_buffer);
+            let (size, cap) = (head.size as u32, sh.params.output_buffer);
             // An output VC the crossbar is feeding from another input is taken too.
             let taken = |c: &Candidate| self.vc_output_taken(c.port, c.vc, now);
             candidates.retain(|c| load.has_room(c.port, c.vc, size, cap) && !taken(c));
@@ -269,11 +274,11 @@ impl RouterState {
     /// The output VC a packet for an own endpoint at terminal port `port` is moved into:
     /// 0, or with `ejection_vc = "any"` one chosen at random among the VCs with room for
     /// the packet (and, with the per-VC crossbar, a free crossbar output), 0 if none has.
-    fn ejection_vc(&mut self, sh: &Shared, port: PortId, now: u64) -> u8 {
+    fn ejection_vc(&mut self, sh: &Shared, port: PortId, size: u32, now: u64) -> u8 {
         if sh.params.ejection_vc == EjectionVc::Zero {
             return 0;
         }
-        let (size, cap) = (sh.params.packet_size as u32, sh.params.output_buffer);
+        let cap = sh.params.output_buffer;
         let base = port as usize * self.vcs;
         let mut allowed = 0u64;
         for v in 0..self.vcs.min(64) {

@@ -25,7 +25,7 @@ pub use schema::{Sample, Summary, SATURATED_BACKLOG, SATURATED_Z};
 
 use crate::config::{Config, ConfigError};
 use crate::traffic::Pattern;
-use crate::workload::Workload;
+use crate::workload::{PacketFormat, Workload};
 use engine::{EngineError, SingleRank};
 use partitioner::{Method, PartGraph, Plan};
 use routing::escape::Escape;
@@ -48,7 +48,13 @@ pub(crate) fn build_workload(
             ),
         ));
     }
-    Workload::build(section, endpoints, config.router.packet_size, config.simulation.seed).map(Some)
+    Workload::build(
+        section,
+        endpoints,
+        PacketFormat { mtu_phits: config.router.packet_size, header_phits: config.router.header_phits },
+        config.simulation.seed,
+    )
+    .map(Some)
 }
 
 /// A network with its routing and traffic pattern, ready to run at any load, all in this

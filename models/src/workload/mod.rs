@@ -134,13 +134,34 @@ pub struct Job {
 /// No rank at this endpoint.
 pub const NO_RANK: u32 = u32::MAX;
 
+/// How messages become packets: the longest packet (`router.packet_size`, the MTU in
+/// phits) and the phits of it a header takes (`router.header_phits`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketFormat {
+    /// The longest packet, in phits, its header included.
+    pub mtu_phits: u16,
+    /// Phits of every packet that carry no data.
+    pub header_phits: u16,
+}
+
+impl From<u16> for PacketFormat {
+    /// Packets of up to `mtu_phits` phits, no header.
+    fn from(mtu_phits: u16) -> Self {
+        PacketFormat { mtu_phits, header_phits: 0 }
+    }
+}
+
 /// The workload, built: every job, and which rank each endpoint runs.
 #[derive(Clone, Debug)]
 pub struct Workload {
     /// The jobs.
     pub jobs: Vec<Job>,
-    /// Bytes a packet carries.
+    /// Bytes of data a full packet carries.
     pub packet_bytes: u64,
+    /// Bytes one phit carries (`workload.bytes_per_phit`).
+    pub bytes_per_phit: u64,
+    /// The packets' lengths.
+    pub format: PacketFormat,
     /// Messages of up to this many bytes are sent eagerly; larger ones by rendezvous.
     pub eager_limit: u64,
     /// Background traffic goes only to endpoints that run no rank (`workload.background`).
@@ -190,15 +211,16 @@ pub fn job_ops(section: &WorkloadSection, j: usize, seed: u64) -> Result<JobOps,
 }
 
 impl Workload {
-    /// Builds `section` for a network of `endpoints` endpoints with packets of
-    /// `packet_size` phits; `seed` is the run's.
+    /// Builds `section` for a network of `endpoints` endpoints with packets of `format`;
+    /// `seed` is the run's.
     pub fn build(
         section: &WorkloadSection,
         endpoints: usize,
-        packet_size: u16,
+        format: PacketFormat,
         seed: u64,
     ) -> Result<Arc<Workload>, ConfigError> {
-        let packet_bytes = section.bytes_per_phit * packet_size as u64;
+        let payload_phits = format.mtu_phits.saturating_sub(format.header_phits).max(1);
+        let packet_bytes = section.bytes_per_phit * payload_phits as u64;
         let mut occupancy = Occupancy::new(endpoints);
         let mut jobs = Vec::with_capacity(section.jobs.len());
         for (j, spec) in section.jobs.iter().enumerate() {
@@ -225,6 +247,8 @@ impl Workload {
         Ok(Arc::new(Workload {
             jobs,
             packet_bytes,
+            bytes_per_phit: section.bytes_per_phit,
+            format,
             eager_limit: section.eager_limit,
             background_free_only: section.background_free_only,
             ps_per_cycle: section.ps_per_cycle,
@@ -245,10 +269,26 @@ impl Workload {
         self.jobs.iter().map(|j| j.endpoints.len() as u64).sum()
     }
 
-    /// Packets a message of `bytes` bytes is split into.
+    /// Packets a message of `bytes` bytes is split into: full ones, and a last one of what
+    /// remains (a message of 0 bytes is one packet).
     #[inline]
     pub fn packets(&self, bytes: u64) -> u32 {
         bytes.div_ceil(self.packet_bytes).max(1) as u32
+    }
+
+    /// Phits of the last packet of a message of `bytes` bytes: its header and the phits the
+    /// remaining bytes fill, at least one (the others are [`PacketFormat::mtu_phits`] long).
+    #[inline]
+    pub fn last_packet_phits(&self, bytes: u64) -> u16 {
+        let rest = bytes - (self.packets(bytes) as u64 - 1) * self.packet_bytes;
+        self.format.header_phits + rest.div_ceil(self.bytes_per_phit).max(1) as u16
+    }
+
+    /// Phits of a control packet (a rendezvous request's clear-to-send): a header and one
+    /// phit.
+    #[inline]
+    pub fn control_phits(&self) -> u16 {
+        self.format.header_phits + 1
     }
 
     /// Cycles a `calc` of `time` (in `unit`) lasts: nanoseconds are rounded up to whole
@@ -280,7 +320,7 @@ mod tests {
             "[workload]\nns_per_cycle = 0.64\n[[workload.jobs]]\nkind = \"stencil2d\"\ngrid = [4, 4]\nhalo_bytes = 1000\niterations = 7\n",
         )
         .unwrap();
-        let built = Workload::build(&w, 16, 4, 1).unwrap();
+        let built = Workload::build(&w, 16, 4.into(), 1).unwrap();
         // 1000 bytes in 64-byte packets: 16 packets.
         assert_eq!(built.packets(1000), 16);
         assert_eq!(built.packets(0), 1);

@@ -38,7 +38,7 @@ pub const SECTION_SETTINGS: &[Setting] = &[
         key: "bytes_per_phit",
         default: "16",
         doc:
-            "bytes one phit carries: a message of B bytes is ceil(B / (packet_size x bytes_per_phit)) packets",
+            "bytes one phit carries: a message of B bytes is ceil(B / ((packet_size - header_phits) x bytes_per_phit)) packets (at least one), the last one only as long as its data",
     },
     Setting {
         key: "ns_per_cycle",
@@ -48,7 +48,7 @@ pub const SECTION_SETTINGS: &[Setting] = &[
     Setting {
         key: "eager_limit",
         default: "16384",
-        doc: "bytes: messages up to this size are sent at once (eager); larger ones by rendezvous (a request, a clear-to-send, then the data; each control message one packet)",
+        doc: "bytes: messages up to this size are sent at once (eager); larger ones by rendezvous (a request, a clear-to-send, then the data; each control message one packet of one phit and the header)",
     },
     Setting {
         key: "background",
