@@ -1,7 +1,7 @@
 //! The Dragonfly routings' registry entries: names, documentation, settings and how each
 //! is built.
 
-use super::q::QParams;
+use super::q::{QFeedback, QParams, QSourceOutputs};
 use super::{build_dragonfly, DragonflyMode, DragonflyRouting, ParVcs};
 use crate::registry::{per_switch_state, RoutingEntry, Settings, StateSize};
 use crate::{RoutingError, VcPolicy, REPORT_BYTES};
@@ -238,6 +238,16 @@ pub const DRAGONFLY_Q: RoutingEntry = RoutingEntry {
             default: "authors",
             doc: "`authors`: every output starts at a global link's latency, plus a local one's unless it is the global link to the group; `zero_load`: each output's zero-load time to the group",
         },
+        Setting {
+            key: "feedback",
+            default: "lowest",
+            doc: "what a router sends upstream besides its measurement: `lowest`, its lowest estimate whatever it does with the packet (the authors'); `taken`, the estimate of the output its own rule takes (a congested global link then shows upstream at once; docs/studies/dragonfly.md)",
+        },
+        Setting {
+            key: "source_outputs",
+            default: "all",
+            doc: "the source router's choices: `all` network outputs (the authors'), or `global`: the minimal output and its own global links (a local detour leads to a router that goes minimally)",
+        },
     ]),
     state_bytes: q_table_state,
     build: |ctx| {
@@ -267,6 +277,14 @@ pub const DRAGONFLY_Q: RoutingEntry = RoutingEntry {
             local_latency: local.min(u32::MAX as u64) as u32,
             global_latency: global.min(u32::MAX as u64) as u32,
             zero_load_start: s.initial_estimates == QStart::ZeroLoad,
+            feedback: match s.feedback {
+                QFeedbackChoice::Lowest => QFeedback::Lowest,
+                QFeedbackChoice::Taken => QFeedback::Taken,
+            },
+            source_outputs: match s.source_outputs {
+                QSourceChoice::All => QSourceOutputs::All,
+                QSourceChoice::Global => QSourceOutputs::Global,
+            },
         };
         Ok(Arc::new(DragonflyRouting::q_adaptive(d.clone(), params).with_faults(ctx.net)?))
     },
@@ -289,6 +307,28 @@ struct QSettings {
     threshold_intermediate: f32,
     #[serde(default)]
     initial_estimates: QStart,
+    #[serde(default)]
+    feedback: QFeedbackChoice,
+    #[serde(default)]
+    source_outputs: QSourceChoice,
+}
+
+/// `routing.dragonfly_q.feedback`.
+#[derive(Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum QFeedbackChoice {
+    #[default]
+    Lowest,
+    Taken,
+}
+
+/// `routing.dragonfly_q.source_outputs`.
+#[derive(Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum QSourceChoice {
+    #[default]
+    All,
+    Global,
 }
 
 /// `routing.dragonfly_q.initial_estimates`.

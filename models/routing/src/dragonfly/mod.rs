@@ -85,7 +85,7 @@ pub use entries::{
     DRAGONFLY_IMB, DRAGONFLY_MIN, DRAGONFLY_OFAR, DRAGONFLY_PAR, DRAGONFLY_PB, DRAGONFLY_Q, DRAGONFLY_UGAL,
     DRAGONFLY_UGAL_G, DRAGONFLY_VALIANT,
 };
-pub use q::QParams;
+pub use q::{QFeedback, QParams, QSourceOutputs};
 
 use crate::packet::{Packet, RouteState};
 use crate::registry::BuildContext;

@@ -29,6 +29,36 @@ pub struct QParams {
     pub global_latency: u32,
     /// Starting estimates: each port's zero-load time (`true`) or the authors' (`false`).
     pub zero_load_start: bool,
+    /// What a router sends upstream with its measurement.
+    pub feedback: QFeedback,
+    /// Which outputs the source router chooses among.
+    pub source_outputs: QSourceOutputs,
+}
+
+/// What a router adds to its measurement in the feedback it sends upstream
+/// (`[routing.dragonfly_q] feedback`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QFeedback {
+    /// The lowest estimate of its row, whatever it will do with the packet (the authors'
+    /// code): a gateway whose global link is congested reports an idle output instead, so
+    /// the routers upstream learn of the congestion only when their buffers fill.
+    #[default]
+    Lowest,
+    /// The estimate of the output its own rule takes for the packet (the minimal one where
+    /// it routes minimally, the lowest of its choices where it decides): Q-learning on the
+    /// policy followed, so that a congested global link shows one hop upstream.
+    Taken,
+}
+
+/// Which outputs the source router may take (`[routing.dragonfly_q] source_outputs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QSourceOutputs {
+    /// Every network output, local or global (the authors' code).
+    #[default]
+    All,
+    /// The minimal output and the router's own global links: a local detour only leads to
+    /// a router that goes minimally, into the same global link.
+    Global,
 }
 
 impl DragonflyRouting {
@@ -92,44 +122,72 @@ impl DragonflyRouting {
                 || s.global_target(g, own * s.h + self.global_index(port) as u32)
                     .is_some_and(|t| self.linked(g, t) && (t == gd || self.linked(t, gd)))
         };
+        // The source router's outputs.
+        let source_output = |x: PortId| {
+            connected(x) && (q.source_outputs == QSourceOutputs::All || x == min || s.is_global_port(x))
+        };
         let choice = if p.hops == 0 {
             if load.exploring() {
                 let others =
-                    (first..first + self.q_columns() as PortId).filter(|&x| x != min && connected(x));
+                    (first..first + self.q_columns() as PortId).filter(|&x| x != min && source_output(x));
                 out.extend(others.map(|port| Candidate { port, vc, penalty: 0 }));
                 return;
             }
             let row = self.q_row(load.learned(), self.q_row_index(p, gd));
-            if (unit(rng) as f32) < q.epsilon {
-                let ports: Vec<PortId> =
-                    (first..first + self.q_columns() as PortId).filter(|&x| connected(x)).collect();
-                ports[below(rng, ports.len() as u64) as usize]
-            } else {
-                let mut best = min;
-                for port in (first..first + self.q_columns() as PortId).filter(|&x| connected(x)) {
-                    if row[(port - first) as usize] < row[(best - first) as usize] {
-                        best = port;
-                    }
+            let mut best = min;
+            for port in (first..first + self.q_columns() as PortId).filter(|&x| source_output(x)) {
+                if row[(port - first) as usize] < row[(best - first) as usize] {
+                    best = port;
                 }
-                Self::unless_close(row, first, min, best, q.threshold_source)
             }
-        } else if p.hops == 1 && p.route.global_hops == 1 && !s.is_global_port(min) {
+            let chosen = Self::unless_close(row, first, min, best, q.threshold_source);
+            self.q_explore(
+                q.epsilon,
+                chosen,
+                (first..first + self.q_columns() as PortId).filter(|&x| source_output(x)),
+                rng,
+            )
+        } else if self.q_decides_in_transit(at, dst, p) {
             // The first router of an intermediate group, straight from the source router.
+            let locals = || (0..s.a).filter(|&r| r != own).map(|r| s.local_port(own, r));
             if load.exploring() {
-                let others =
-                    (0..s.a).filter(|&r| r != own).map(|r| s.local_port(own, r)).filter(|&x| x != min);
-                out.extend(others.map(|port| Candidate { port, vc, penalty: 0 }));
+                out.extend(locals().filter(|&x| x != min).map(|port| Candidate { port, vc, penalty: 0 }));
                 return;
             }
             let other = below(rng, (s.a - 1) as u64) as u32;
             let other = if other >= own { other + 1 } else { other };
             let via = s.local_port(own, other);
             let row = self.q_row(load.learned(), self.q_row_index(p, gd));
-            Self::unless_close(row, first, min, via, q.threshold_intermediate)
+            let chosen = Self::unless_close(row, first, min, via, q.threshold_intermediate);
+            // As the authors': a random output now and then here too, among the group's
+            // routers (a global output would leave the group a second time).
+            self.q_explore(q.epsilon, chosen, std::iter::once(min).chain(locals().filter(|&x| x != min)), rng)
         } else {
             min
         };
         out[0].port = choice;
+    }
+
+    /// Whether a packet at `at` for `dst`, arrived over `p.hops` hops, is at the first
+    /// router of an intermediate group reached straight from its source router (where
+    /// Q-adaptive decides a second time), its minimal output being local.
+    fn q_decides_in_transit(&self, at: SwitchId, dst: SwitchId, p: &Packet) -> bool {
+        p.hops == 1 && p.route.global_hops == 1 && !self.shape.is_global_port(self.min_port(at, dst))
+    }
+
+    /// With probability `epsilon`, a random one of `outputs` instead of `chosen`.
+    fn q_explore(
+        &self,
+        epsilon: f32,
+        chosen: PortId,
+        outputs: impl Iterator<Item = PortId>,
+        rng: &mut Rng,
+    ) -> PortId {
+        if (unit(rng) as f32) >= epsilon {
+            return chosen;
+        }
+        let ports: Vec<PortId> = outputs.collect();
+        ports[below(rng, ports.len() as u64) as usize]
     }
 
     /// The authors' relative threshold: `other` over `min` only when its estimate (in `row`,
@@ -232,10 +290,24 @@ impl DragonflyRouting {
             return None;
         }
         let row = self.q_row_index(p, gd);
+        let estimates = self.q_row(learned, row);
+        let first = s.p as PortId;
         let remaining = if g == gd {
             0.0
+        } else if self.q.is_some_and(|q| q.feedback == QFeedback::Taken)
+            && !self.q_decides_in_transit(at, dst, p)
+        {
+            // This router takes the minimal output.
+            estimates[(self.min_port(at, dst) - first) as usize]
+        } else if self.q.is_some_and(|q| q.feedback == QFeedback::Taken) {
+            // It decides among the minimal output and its group's other routers.
+            let own = s.router_in_group(at);
+            (0..s.a)
+                .filter(|&r| r != own)
+                .map(|r| estimates[(s.local_port(own, r) - first) as usize])
+                .fold(estimates[(self.min_port(at, dst) - first) as usize], f32::min)
         } else {
-            self.q_row(learned, row).iter().copied().fold(f32::INFINITY, f32::min)
+            estimates.iter().copied().fold(f32::INFINITY, f32::min)
         };
         let measured = (now as u32).wrapping_sub(stamp);
         Some(Feedback { row: row as u16, value: measured.saturating_add(remaining.round() as u32) })
@@ -251,5 +323,92 @@ impl DragonflyRouting {
         let estimate = &mut learned[feedback.row as usize * self.q_columns() + col];
         let delta = feedback.value as f32 - *estimate;
         *estimate += if delta < 0.0 { q.alpha } else { q.beta } * delta;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use topology::shape::Arrangement;
+
+    /// A balanced Dragonfly: p = h = 2, a = 4, 9 groups (36 routers).
+    fn routing(feedback: QFeedback) -> DragonflyRouting {
+        let shape = DragonflyShape { p: 2, a: 4, h: 2, groups: 9, arrangement: Arrangement::Absolute };
+        let params = QParams {
+            alpha: 0.2,
+            beta: 0.04,
+            epsilon: 0.001,
+            threshold_source: 0.2,
+            threshold_intermediate: 0.35,
+            local_latency: 10,
+            global_latency: 100,
+            zero_load_start: false,
+            feedback,
+            source_outputs: QSourceOutputs::All,
+        };
+        DragonflyRouting::q_adaptive(shape, params)
+    }
+
+    /// Fed the same measurement again and again, an estimate moves towards it
+    /// geometrically: by `beta` of the gap each time when it is below (the estimate rises),
+    /// by `alpha` when it is above (it falls).
+    #[test]
+    fn estimates_move_towards_the_measurements_at_the_hysteretic_rates() {
+        let r = routing(QFeedback::Lowest);
+        let mut learned = vec![0.0; r.q_learned_len()];
+        r.q_init(0, &mut learned);
+        let (row, port) = (5u16, 3 as PortId);
+        let col = port as usize - 2;
+        let start = learned[row as usize * r.q_columns() + col];
+        assert_eq!(start, 110.0, "a local port starts at a global and a local latency");
+        for (value, rate) in [(500u32, 0.04f32), (20, 0.2)] {
+            let from = learned[row as usize * r.q_columns() + col];
+            for k in 1..=30 {
+                r.q_on_feedback(port, Feedback { row, value }, &mut learned);
+                let want = value as f32 + (from - value as f32) * (1.0 - rate).powi(k);
+                let got = learned[row as usize * r.q_columns() + col];
+                assert!((got - want).abs() < 1e-2 * want.abs().max(1.0), "step {k}: {got} against {want}");
+            }
+        }
+        // No other estimate moved.
+        let mut fresh = vec![0.0; learned.len()];
+        r.q_init(0, &mut fresh);
+        let moved = learned.iter().zip(&fresh).filter(|(a, b)| a != b).count();
+        assert_eq!(moved, 1);
+    }
+
+    /// What a router sends back: the cycles since the packet arrived at the upstream router
+    /// (its stamp), plus what remains from here: with `lowest` the lowest estimate of the
+    /// row, with `taken` the estimate of the minimal output this router takes; nothing from
+    /// an endpoint, 0 remaining once in the destination group.
+    #[test]
+    fn feedback_is_the_measured_time_and_the_estimate_from_here() {
+        for feedback in [QFeedback::Lowest, QFeedback::Taken] {
+            let r = routing(feedback);
+            let s = r.shape.clone();
+            let mut learned = vec![0.0; r.q_learned_len()];
+            // Router 1 of group 0 learned a low estimate for some output towards group 3.
+            let (at, dst) = (1, 3 * s.a + 2);
+            r.q_init(at, &mut learned);
+            let mut p = Packet::new(5, 0, dst * s.p, 16, 0);
+            let row = r.q_row_index(&p, 3);
+            let min = r.min_port(at, dst);
+            let other = (s.p as PortId..(s.p + r.q_columns() as u32) as PortId).find(|&x| x != min).unwrap();
+            learned[row * r.q_columns() + (other as usize - s.p as usize)] = 7.0;
+            learned[row * r.q_columns() + (min as usize - s.p as usize)] = 90.0;
+            // From its endpoint, at router 0 at cycle 100: stamped, nothing sent back.
+            assert_eq!(r.q_on_arrive(0, 0, dst, &mut p, 100, &learned), None);
+            // At router 1, over a local link, at cycle 142: 42 cycles and what remains.
+            p.hops = 1;
+            let f = r.q_on_arrive(at, s.p as PortId, dst, &mut p, 142, &learned).expect("feedback");
+            assert_eq!(f.row as usize, 3 * s.p as usize + 5 % s.p as usize);
+            let remaining = if feedback == QFeedback::Lowest { 7 } else { 90 };
+            assert_eq!(f.value, 42 + remaining, "{feedback:?}");
+            // Into the destination group over a global link: the time alone.
+            let gateway = 3 * s.a;
+            let global_in = (s.p + s.a - 1) as PortId;
+            let f = r.q_on_arrive(gateway, global_in, dst, &mut p, 200, &learned).expect("feedback");
+            assert_eq!(f.value, 58);
+        }
     }
 }
