@@ -37,7 +37,7 @@ r = h5py.File(sys.argv[1]).attrs
 s = h5py.File(sys.argv[2])["points"]
 peak = max(s[k].attrs["accepted_load"] for k in s)
 print(f"| {sys.argv[3]} | {sys.argv[4]} | {r['average_routing_distance']:.3f} | "
-      f"{r['link_weight_avg']:.0f} / {r['link_weight_max']} | {peak:.4f} |")
+      f"{r['link_weight_avg']:.0f} / {r['link_weight_max']:.0f} | {peak:.4f} |")
 PY
   done
 done

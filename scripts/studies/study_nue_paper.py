@@ -20,10 +20,14 @@ LASH on 8 VCs (refused when they need more layers, as OpenSM refuses), OpenSM's 
 routing on the fat tree, and Nue on 1, 2, 4 and 8 VCs (`router.vcs`), with the paper's
 escape turns and, on 8 VCs, with every turn (`escape = "all_turns"`).
 
-Traffic: `alltoall` (pairwise: ranks - 1 steps, rank r sends to r + k and receives from
-r - k) of 2,048 bytes, every endpoint a rank; 256-byte packets of 16-byte phits, 8 VCs of 64
-phits. Throughput: the phits each endpoint sends over the cycles the exchange takes, the
-fraction of a link's rate (1 phit a cycle).
+Traffic: `alltoall` of 2,048 bytes, every endpoint a rank, `linear` (every rank posts its
+sends to r + 1, r + 2, ... at once and its endpoint sends them in that order, as a flood of
+messages; `pairwise`, a step at a time, is as slow as the slowest pair of each of the 999
+steps: about 0.08 of a link for every routing on the random network); 256-byte packets of
+16-byte phits, 8 VCs of 64 phits. Throughput: the phits delivered per endpoint and cycle
+(a fraction of a link's rate, 1 phit a cycle) from cycle 20,000 to 100,000 of the exchange,
+which by then is 0.1 to 0.8 of the way through (a whole exchange takes from 128,000 cycles,
+at the link's rate, to 40 million with the worst routings here).
 
 Usage: scripts/studies/study_nue_paper.py [OUT_DIR]   (default docs/studies/nue-paper; about
 30 minutes on 2 cores). Writes OUT_DIR/results.csv and prints a Markdown table.
@@ -33,6 +37,7 @@ import csv
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,8 +45,8 @@ XNET = os.environ.get("XNET", str(ROOT / "target" / "release" / "xnet"))
 PY = sys.executable
 
 BASE = """[simulation]
-cycles = 50000000
-warmup = 0
+cycles = 100000
+warmup = 20000
 seed = 1
 sample_period = 5000
 
@@ -68,10 +73,8 @@ name = "alltoall"
 kind = "alltoall"
 ranks = {ranks}
 message_bytes = 2048
+algorithm = "linear"
 """
-
-MESSAGE_PHITS = 2048 // 16
-
 
 def torus_edges():
     sides = (6, 5, 5)
@@ -172,49 +175,47 @@ def routings(network):
 
 
 def run(cfg: Path, sets, out: Path):
-    """(status, completion cycles or None, why refused)."""
+    """(status, accepted load or None, why refused or deadlocked)."""
     args = [XNET, "run", str(cfg), "-q", "-t", "2", "-o", str(out)]
     for s in sets:
         args += ["--set", s]
     p = subprocess.run(args, capture_output=True, text=True, cwd=cfg.parent)
+    last = (p.stderr.strip().splitlines() or ["?"])[-1]
+    if "deadlock detected" in p.stderr:
+        return "deadlock", None, last
     if not out.exists() or p.returncode not in (0, 4):
-        return "refused", None, (p.stderr.strip().splitlines() or ["?"])[-1]
+        return "refused", None, last
     probe = ("import h5py,sys\nf=h5py.File(sys.argv[1])\np=f['points'][list(f['points'])[0]]\n"
-             "j=p['workload']['jobs'][0]\nprint(p.attrs['status'], j['completion_time'])")
+             "print(p.attrs['status'], p.attrs['accepted_load'])")
     q = subprocess.run([PY, "-c", probe, str(out)], capture_output=True, text=True)
     words = q.stdout.split()
-    status = words[0] if words else "?"
-    completion = int(words[1]) if len(words) > 1 and status == "completed" else None
-    return status, completion, ""
+    return (words[0], float(words[1]), "") if len(words) == 2 else ("?", None, q.stderr.strip())
 
 
 def main():
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "studies" / "nue-paper"
     out.mkdir(parents=True, exist_ok=True)
-    work = out / "work"
-    work.mkdir(exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="nue-paper-"))
     rows = []
     for name, topology, ranks in networks(work):
         cfg = work / f"{name.replace(' ', '-')}.toml"
         cfg.write_text(BASE.format(topology=topology, ranks=ranks))
-        ideal = (ranks - 1) * MESSAGE_PHITS
         for label, sets in routings(name):
             h5 = work / "run.h5"
             h5.unlink(missing_ok=True)
-            status, completion, why = run(cfg, sets, h5)
-            throughput = ideal / completion if completion else None
-            rows.append({"network": name, "routing": label, "status": status, "completion": completion or "",
-                         "throughput": f"{throughput:.3f}" if throughput else "", "note": why})
+            status, accepted, why = run(cfg, sets, h5)
+            rows.append({"network": name, "routing": label, "status": status,
+                         "throughput": f"{accepted:.3f}" if accepted is not None else "", "note": why})
             print(rows[-1], file=sys.stderr, flush=True)
     with open(out / "results.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    print("| network | routing | throughput (of a link) | completion (cycles) | status |")
-    print("|---|---|---|---|---|")
+    print("| network | routing | throughput (of a link) | note |")
+    print("|---|---|---|---|")
     for r in rows:
-        print(f"| {r['network']} | {r['routing']} | {r['throughput'] or '-'} | {r['completion'] or '-'} | "
-              f"{r['status'] if r['status'] != 'refused' else 'refused: ' + r['note']} |")
+        note = {"refused": "refused: " + r["note"], "deadlock": "deadlock"}.get(r["status"], "")
+        print(f"| {r['network']} | {r['routing']} | {r['throughput'] or '-'} | {note} |")
 
 
 if __name__ == "__main__":

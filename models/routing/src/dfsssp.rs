@@ -51,7 +51,8 @@
 
 use super::graph::connected_diameter;
 use super::layered::{
-    endpoints_per_switch, first_fit_each, Destinations, FirstFit, LayerOf, Layered, Tables, DESTINATIONS_SETTING,
+    endpoints_per_switch, first_fit_each, Destinations, FirstFit, LayerOf, Layered, Tables,
+    DESTINATIONS_SETTING,
 };
 use super::opensm::QuaternaryHeap;
 use super::registry::{BuildContext, RoutingEntry, Settings};
@@ -78,7 +79,11 @@ pub enum LayerMethod {
 }
 
 /// Builds the DFSSSP tables for `net` (first fit, no layer limit) per `destinations`.
-pub fn build(net: &Network, endpoint_switch: &[SwitchId], destinations: Destinations) -> Result<Layered, RoutingError> {
+pub fn build(
+    net: &Network,
+    endpoint_switch: &[SwitchId],
+    destinations: Destinations,
+) -> Result<Layered, RoutingError> {
     let built = build_with(net, endpoint_switch, LayerMethod::FirstFit { limit: None }, destinations)?;
     Ok(built.unwrap_or_else(|_| unreachable!("without a limit every path gets a layer")))
 }
@@ -192,11 +197,8 @@ fn route_endpoints(net: &Network, t: &mut Tables) -> Result<(), RoutingError> {
         for p in view.ports_in_ib_order(net, s) {
             match net.ports(s)[p as usize].target {
                 PortTarget::Endpoint(e) => endpoints_of[s as usize].push(e),
-                PortTarget::Switch { switch, port } if switch != s => offers[vertex[s as usize] as usize].push(Offer {
-                    to: vertex[switch as usize],
-                    port,
-                    channel: t.channel(switch, port),
-                }),
+                PortTarget::Switch { switch, port } if switch != s => offers[vertex[s as usize] as usize]
+                    .push(Offer { to: vertex[switch as usize], port, channel: t.channel(switch, port) }),
                 _ => {}
             }
         }
@@ -280,7 +282,9 @@ fn paths(t: &Tables) -> Vec<(SwitchId, u32)> {
     let columns = &t.columns.switch;
     t.terminals
         .iter()
-        .flat_map(|&s| (0..columns.len() as u32).filter(move |&c| columns[c as usize] != s).map(move |c| (s, c)))
+        .flat_map(|&s| {
+            (0..columns.len() as u32).filter(move |&c| columns[c as usize] != s).map(move |c| (s, c))
+        })
         .collect()
 }
 

@@ -2,7 +2,10 @@
 //! routing for shift all-to-all communication patterns", CCPE 22(2), 2010; OpenSM 3.3's
 //! `osm_ucast_ftree.c`), reproduced so that its forwarding tables equal OpenSM's entry for
 //! entry on the same fabric (checked against OpenSM 3.3.23 under ibsim:
-//! `scripts/validation/opensm_ftree.py`).
+//! `scripts/validation/opensm_per_lid.py`).
+//!
+//! One file: the tree's discovery (ranks, groups, tuples, the checks) and the routes' walk
+//! share one state, the groups' counters, and read in the order OpenSM runs them.
 //!
 //! # The tree
 //! Ranks come from a breadth-first search from the switches with endpoints (HCAs), turned
@@ -142,12 +145,18 @@ impl Tree {
             return Err(refuse(format!("it has {n} switch(es); the routing needs at least 2")));
         }
         if net.num_endpoints() < 2 {
-            return Err(refuse(format!("it has {} endpoint(s); the routing needs at least 2", net.num_endpoints())));
+            return Err(refuse(format!(
+                "it has {} endpoint(s); the routing needs at least 2",
+                net.num_endpoints()
+            )));
         }
         let ranks = rank(net, order)?;
         let leaf_rank = ranks.iter().copied().filter(|&r| r != UNRANKED).max().unwrap_or(0);
         if leaf_rank + 1 < 2 || leaf_rank + 1 > MAX_LEVELS {
-            return Err(refuse(format!("it has {} levels of switches; the routing takes 2 to {MAX_LEVELS}", leaf_rank + 1)));
+            return Err(refuse(format!(
+                "it has {} levels of switches; the routing takes 2 to {MAX_LEVELS}",
+                leaf_rank + 1
+            )));
         }
         let mut nodes: Vec<Node> = ranks
             .iter()
@@ -175,7 +184,17 @@ impl Tree {
                         if theirs == UNRANKED {
                             continue;
                         }
-                        (Far::Switch(switch), port, if mine > theirs { 0 } else if mine < theirs { 1 } else { 2 })
+                        (
+                            Far::Switch(switch),
+                            port,
+                            if mine > theirs {
+                                0
+                            } else if mine < theirs {
+                                1
+                            } else {
+                                2
+                            },
+                        )
                     }
                     PortTarget::Unconnected => continue,
                 };
@@ -285,7 +304,9 @@ impl Tree {
             }
         }
         if let Some(s) = self.nodes.iter().position(|x| x.rank != UNRANKED && x.tuple[0] == NO_DIGIT) {
-            return Err(refuse(format!("switch {s} is not reached from the first leaf over up and down links")));
+            return Err(refuse(format!(
+                "switch {s} is not reached from the first leaf over up and down links"
+            )));
         }
         Ok(())
     }
@@ -569,7 +590,10 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, Rou
     for e in 0..endpoint_switch.len() {
         if let Some(s) = t.next[e * n..(e + 1) * n].iter().position(|&p| p == PortId::MAX) {
             if tree.nodes[s].rank != UNRANKED {
-                return Err(refuse(format!("switch '{}' was given no route to endpoint {e}", view.switch_names[s])));
+                return Err(refuse(format!(
+                    "switch '{}' was given no route to endpoint {e}",
+                    view.switch_names[s]
+                )));
             }
         }
     }

@@ -45,7 +45,8 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, Rou
     }
     let mut order = IbView::opensm_switch_order(net);
     order.sort_by_key(|&s| Reverse(endpoints_of[s as usize].len()));
-    let destinations: Vec<EndpointId> = order.iter().flat_map(|&s| endpoints_of[s as usize].iter().copied()).collect();
+    let destinations: Vec<EndpointId> =
+        order.iter().flat_map(|&s| endpoints_of[s as usize].iter().copied()).collect();
     // Per switch its column of ports, one entry per destination (in endpoint id order).
     let rows: Vec<Vec<PortId>> = (0..n as SwitchId)
         .into_par_iter()
@@ -62,7 +63,9 @@ pub fn build(net: &Network, endpoint_switch: &[SwitchId]) -> Result<Layered, Rou
                     let shortest = dist.get(s, home) as u32;
                     let mut best: Option<PortId> = None;
                     for &p in &ports {
-                        let PortTarget::Switch { switch, .. } = net.ports(s)[p as usize].target else { continue };
+                        let PortTarget::Switch { switch, .. } = net.ports(s)[p as usize].target else {
+                            continue;
+                        };
                         if switch == s || dist.get(switch, home) as u32 + 1 != shortest {
                             continue;
                         }

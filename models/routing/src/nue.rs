@@ -42,7 +42,9 @@
 //! destination plus incremental cycle checks (Pearce-Kelly), near the paper's
 //! O(n^2 log n) in practice.
 
-use super::layered::{endpoints_per_switch, Added, Destinations, DynDag, LayerOf, Layered, Tables, DESTINATIONS_SETTING};
+use super::layered::{
+    endpoints_per_switch, Added, Destinations, DynDag, LayerOf, Layered, Tables, DESTINATIONS_SETTING,
+};
 use super::registry::{RoutingEntry, Settings};
 use super::VcPolicy;
 use crate::RoutingError;
@@ -147,7 +149,8 @@ pub fn build(
     let per_endpoint = (destinations == Destinations::Endpoints).then_some(&endpoints_of[..]);
     let mut results = Vec::with_capacity(layers);
     for l in 0..layers {
-        let dests: Vec<SwitchId> = t.terminals.iter().copied().filter(|&d| part[d as usize] as usize == l).collect();
+        let dests: Vec<SwitchId> =
+            t.terminals.iter().copied().filter(|&d| part[d as usize] as usize == l).collect();
         results.push(route_layer(net, &graph, &dests, options, per_endpoint, &mut weight));
     }
     base::cancel::check("building the Nue layers")?;
@@ -280,7 +283,13 @@ struct EscapeTree {
 impl EscapeTree {
     /// BFS tree rooted at a central switch of `dests`; inserts the escape dependencies
     /// (`escape`'s turns) into `dag`.
-    fn new(net: &Network, g: &ChannelGraph, dests: &[SwitchId], escape: EscapeTurns, dag: &mut DynDag) -> Self {
+    fn new(
+        net: &Network,
+        g: &ChannelGraph,
+        dests: &[SwitchId],
+        escape: EscapeTurns,
+        dag: &mut DynDag,
+    ) -> Self {
         let n = g.num_switches();
         let root = central_switch(net, dests);
         let mut parent = vec![u32::MAX; n];
