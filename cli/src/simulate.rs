@@ -52,6 +52,24 @@ fn agree(cluster: &mut Cluster, ok: bool) -> bool {
     cluster.comm.broadcast(vec![u8::from(ok)]).first() == Some(&1)
 }
 
+/// How hard the hot spot of a `hot_spot` pattern presses on its link at each of `loads`
+/// (docs/congestion.md, "Hot spots"), or `None` for other patterns.
+fn hot_spot_line(sim: &models::sim::RankModel, loads: &[f64]) -> Option<String> {
+    let (hot, fraction) = sim.config.traffic.pattern.hot_spot()?;
+    let n = sim.info.endpoints as u64;
+    let strengths: Vec<String> = loads
+        .iter()
+        .map(|&l| format!("{:.2}x its rate at load {l}", models::traffic::hot_spot_strength(fraction, l, n)))
+        .collect();
+    Some(format!(
+        "hot spot: endpoint {hot}'s link is offered {} (load x (fraction {fraction} x {} other endpoints + {} \
+         uniform)); above 1x a congestion tree grows behind it",
+        strengths.join(", "),
+        n.saturating_sub(1),
+        1.0 - fraction
+    ))
+}
+
 /// Writes a run's progress for `xnet study` (replacing the file whole, so that a reader
 /// never sees half a line). Progress is a courtesy: a failure to write it is ignored.
 fn write_progress(path: &Path, load_index: usize, loads: usize, cycle: u64, cycles: u64) {
@@ -81,6 +99,11 @@ pub(crate) fn simulate(
         Ok(run) => run,
         Err(code) => return Ok(code),
     };
+    if !run.quiet {
+        if let Some(line) = hot_spot_line(&run.sim, loads) {
+            eprintln!("{line}");
+        }
+    }
     let started = Instant::now();
     let mut results: Vec<RunResult> = Vec::new();
     let mut exit = 0;

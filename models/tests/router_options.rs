@@ -271,12 +271,21 @@ fn a_preset_fills_the_router_keys_the_config_leaves_out_and_is_spelled_out_in_th
     // A key the config gives wins over the preset.
     let cfg = parse(&["router.preset=caminos", "router.router_delay=2"]).unwrap();
     assert_eq!(cfg.router.router_delay, 2);
-    // Every preset's values are valid router keys.
+    // Every preset's values are valid router keys (on the RRG without its own packet size
+    // and buffers, which a switch's preset sets).
+    let bare = RRG
+        .replace("packet_size = 4\n", "")
+        .replace("input_buffer = 16\n", "")
+        .replace("output_buffer = 8\n", "");
     for p in PRESETS {
-        let cfg =
-            parse(&[&format!("router.preset={}", p.name)]).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        let o = vec![format!("router.preset={}", p.name)];
+        let cfg = Config::parse(&bare, &o).unwrap_or_else(|e| panic!("{}: {e}", p.name));
         assert_eq!(cfg.router.preset.as_deref(), Some(p.name));
     }
+    // A switch's preset sets its MTU and header together; a packet size of the config's
+    // own that leaves no room for the header is refused, naming the key.
+    let e = parse(&["router.preset=slingshot"]).unwrap_err();
+    assert_eq!(e.key, "router.header_phits");
     let e = parse(&["router.preset=gem5"]).unwrap_err();
     assert_eq!(e.key, "router.preset");
     assert!(e.message.contains("known: caminos, booksim"), "{e}");

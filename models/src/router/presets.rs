@@ -7,6 +7,15 @@
 //! `src/lib.rs`; BookSim2 at commit 28f43299 (github.com/booksim/booksim2), its `iq`
 //! router and `src/examples/dragonflyconfig`. docs/peers.md has the key-by-key survey
 //! behind them, with what xnet does not model.
+//!
+//! The hardware presets (`infiniband_hdr`, `infiniband_ndr`, `slingshot`) set what a
+//! switch of that kind has: its MTU and header, its port-to-port latency, its buffers and
+//! how its crossbar holds them, in cycles of 0.64 ns (a 16-byte phit at 200 Gb/s; a
+//! 32-byte one at 400 Gb/s for NDR: set `workload.bytes_per_phit` to match). The cables'
+//! latencies are the topology's (about 7.8 cycles a metre at 5 ns/m) and the congestion
+//! control's settings `[congestion]`'s: docs/congestion.md lists both for each preset.
+//! Vendors publish neither buffer sizes nor crossbar speedups: those values are estimates
+//! (the credit loop with a margin), said so in each key's doc.
 
 use base::settings::{EntryDoc, Setting};
 
@@ -135,6 +144,94 @@ pub const PRESETS: &[Preset] = &[
                 default: "0",
                 doc: "unbounded, time-stamped source queues (trafficmanager.cpp:922-951)",
             },
+        ],
+    },
+    Preset {
+        name: "infiniband_hdr",
+        doc: "an InfiniBand HDR switch (NVIDIA Quantum QM8700: 40 ports of 200 Gb/s, 8 data VLs, cut-through) in cycles of 0.64 ns and 16-byte phits; set vcs (up to 8 VLs) and the cables' latencies (docs/congestion.md)",
+        settings: &[
+            Setting {
+                key: "packet_size",
+                default: "258",
+                doc: "a 4,096-byte MTU (the RDMA path MTU on HDR fabrics; NVOS `max-supported-mtu 4096`) and its 26-byte header: LRH 8 + BTH 12 + ICRC 4 + VCRC 2 (IBA Vol. 1, ch. 5 and 9)",
+            },
+            Setting { key: "header_phits", default: "2", doc: "the 26-byte header: a full packet carries 4,096 bytes" },
+            Setting {
+                key: "router_delay",
+                default: "203",
+                doc: "about 130 ns port to port (the QM8700 product brief's \"sub-130 ns\") at 0.64 ns a cycle",
+            },
+            Setting {
+                key: "credit_check",
+                default: "\"crossbar\"",
+                doc: "a packet leaves its input buffer only with the downstream VL's credits, the output stage a few 64-byte blocks (Mellanox's InfiniBand flit model, OMNeT++): heads block at the input, where congestion trees form",
+            },
+            Setting { key: "crossbar", default: "\"port\"", doc: "an input-buffered crossbar, one transfer per port at a time (Santos, Turner and Janakiraman, Globecom'02: input buffering is typical of InfiniBand)" },
+            Setting { key: "speedup", default: "2", doc: "not published; 2 (an estimate)" },
+            Setting {
+                key: "input_buffer",
+                default: "2048",
+                doc: "32 KB per VL (an estimate: vendors publish none); it covers the credit loop (2 x 3 m + the switch + a packet: 509 phits) four times. The one vendor figure found, 64 KB a port in Mellanox's QDR-era flit model, scaled by the bandwidth",
+            },
+            Setting {
+                key: "output_buffer",
+                default: "1032",
+                doc: "4 packets (an estimate): with credit_check = crossbar it holds only packets that already have their downstream credits",
+            },
+            Setting { key: "injection_vc", default: "\"any\"", doc: "an HCA sends on any VL with credits" },
+            Setting { key: "ejection_vc", default: "\"any\"", doc: "any VL with room towards an HCA" },
+        ],
+    },
+    Preset {
+        name: "infiniband_ndr",
+        doc: "an InfiniBand NDR switch (NVIDIA Quantum-2 QM9700: 64 ports of 400 Gb/s, 8 data VLs) in cycles of 0.64 ns and 32-byte phits (workload.bytes_per_phit = 32); set vcs and the cables' latencies (docs/congestion.md)",
+        settings: &[
+            Setting { key: "packet_size", default: "129", doc: "the 4,096-byte MTU and its 26-byte header in 32-byte phits (NVOS `mtu 4096`; IBA Vol. 1)" },
+            Setting { key: "header_phits", default: "1", doc: "the 26-byte header" },
+            Setting {
+                key: "router_delay",
+                default: "203",
+                doc: "about 130 ns (NVIDIA publishes no Quantum-2 figure; third-party claims run from under 150 ns to 330 ns): the HDR switch's, an estimate",
+            },
+            Setting { key: "credit_check", default: "\"crossbar\"", doc: "as the HDR switch" },
+            Setting { key: "crossbar", default: "\"port\"", doc: "as the HDR switch" },
+            Setting { key: "speedup", default: "2", doc: "not published; 2 (an estimate)" },
+            Setting { key: "input_buffer", default: "2048", doc: "64 KB per VL (an estimate), the credit loop (380 phits over 3 m) five times" },
+            Setting { key: "output_buffer", default: "516", doc: "4 packets (an estimate)" },
+            Setting { key: "injection_vc", default: "\"any\"", doc: "an HCA sends on any VL with credits" },
+            Setting { key: "ejection_vc", default: "\"any\"", doc: "any VL with room towards an HCA" },
+        ],
+    },
+    Preset {
+        name: "slingshot",
+        doc: "an HPE Slingshot switch (Rosetta: 64 ports of 200 Gb/s, a tiled hierarchical crossbar, HPC Ethernet with link-level retry) in cycles of 0.64 ns and 16-byte phits; set vcs (what the routing needs) and the cables' latencies (docs/congestion.md)",
+        settings: &[
+            Setting {
+                key: "packet_size",
+                default: "132",
+                doc: "2,048 bytes of payload and at most 64 bytes of header (HPE's open-source Cassini NIC driver fixes the MTU at 2 KiB)",
+            },
+            Setting { key: "header_phits", default: "4", doc: "the 64-byte header" },
+            Setting {
+                key: "router_delay",
+                default: "547",
+                doc: "about 350 ns port to port (secondary sources on Frontier's fabric; De Sensi et al., SC'20, report Slingshot's switch latency in this range) at 0.64 ns a cycle",
+            },
+            Setting {
+                key: "crossbar",
+                default: "\"output_queued\"",
+                doc: "Rosetta's crossbar is hierarchical, 32 tiles of 16-input, 8-output crossbars on row buses and column channels, with buffers in between (WikiChip, \"Rosetta\"; the buffered crossbars of Kim, Dally and Abts, ISCA'05 and ISCA'07): it behaves close to output queueing",
+            },
+            Setting { key: "speedup", default: "2", doc: "not published; 2 (an estimate; with output queueing it decides little)" },
+            Setting { key: "credit_check", default: "\"link\"", doc: "packets wait in the column and output buffers for their link's credits" },
+            Setting {
+                key: "input_buffer",
+                default: "2048",
+                doc: "32 KB per VC (an estimate): the credit loop over a 2 m cable (711 phits) three times",
+            },
+            Setting { key: "output_buffer", default: "1056", doc: "8 packets (an estimate: the column buffers' size is not public)" },
+            Setting { key: "injection_vc", default: "\"any\"", doc: "the NIC sends on any traffic class with credits" },
+            Setting { key: "ejection_vc", default: "\"any\"", doc: "any VC with room towards a NIC" },
         ],
     },
 ];

@@ -13,7 +13,7 @@ pub const HOT_SPOT: PatternEntry = PatternEntry {
         Setting {
             key: "fraction",
             default: "required",
-            doc: "fraction of packets sent to the hot endpoint, in [0, 1]",
+            doc: "fraction of packets sent to the hot endpoint, in [0, 1]; the hot link is then offered load x (fraction x (endpoints - 1) + 1 - fraction) times its rate (printed at the start of a run)",
         },
         Setting { key: "endpoint", default: "0", doc: "the hot endpoint" },
     ],
@@ -45,6 +45,10 @@ impl PatternParams for HotSpot {
             ));
         }
         Ok(Pattern::HotSpot { n, fraction, hot: endpoint })
+    }
+
+    fn hot_spot(&self) -> Option<(u32, f64)> {
+        Some((self.endpoint, self.fraction))
     }
 }
 

@@ -17,7 +17,7 @@ mod pattern;
 #[cfg(test)]
 mod testing;
 
-pub use pattern::{parse_as, Pattern, PatternEntry, PatternError, PatternParams};
+pub use pattern::{hot_spot_strength, parse_as, Pattern, PatternEntry, PatternError, PatternParams};
 
 use base::rng::{unit, Rng};
 use base::settings::{names, unknown, ConfigError};
@@ -103,6 +103,11 @@ impl PatternSpec {
     /// The pattern's entry.
     pub fn entry(&self) -> &'static PatternEntry {
         self.entry
+    }
+
+    /// `(the hot endpoint, the fraction sent to it)` of a hot spot pattern.
+    pub fn hot_spot(&self) -> Option<(u32, f64)> {
+        self.params.hot_spot()
     }
 
     /// Builds the pattern for `net`; random patterns are drawn from `seed`. A fixed map

@@ -37,6 +37,21 @@ pub trait PatternParams: fmt::Debug + Send + Sync {
     /// Builds the pattern for `net` (at least 2 endpoints); random patterns are drawn from
     /// `seed`. A pattern that does not fit the network is an error naming the key.
     fn build(&self, net: &Network, seed: u64) -> Result<Pattern, PatternError>;
+
+    /// For a pattern that sends a fraction of every endpoint's packets to one endpoint:
+    /// `(that endpoint, the fraction)`.
+    fn hot_spot(&self) -> Option<(u32, f64)> {
+        None
+    }
+}
+
+/// The hot spot's strength: the rate offered to the hot endpoint's link, as a multiple of
+/// the link's rate (one phit a cycle), when `endpoints` endpoints offer `load` phits a cycle
+/// each and send `fraction` of it to the hot endpoint (the rest uniformly to the others):
+/// `load x (fraction x (endpoints - 1) + 1 - fraction)`. Above 1 the hot link cannot keep
+/// up and a congestion tree grows behind it.
+pub fn hot_spot_strength(fraction: f64, load: f64, endpoints: u64) -> f64 {
+    load * (fraction * endpoints.saturating_sub(1) as f64 + 1.0 - fraction)
 }
 
 /// The parser of a pattern whose settings are `T` (a struct with `deny_unknown_fields`,
