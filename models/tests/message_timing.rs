@@ -107,3 +107,27 @@ fn a_header_must_leave_room_for_data() {
         "{e}"
     );
 }
+
+/// Synthetic traffic of several packet lengths (`traffic.packet_sizes`): the offered load
+/// stays the load in phits, the packets come at the load over their mean length, each
+/// drawn with its weight; a size above the MTU is refused, naming the entry.
+#[test]
+fn synthetic_packets_of_several_lengths_offer_the_load_in_phits() {
+    let text = format!(
+        "{CLIQUE}\n[traffic]\npattern = \"uniform\"\nload = 0.3\n\
+         packet_sizes = [{{ phits = 1, weight = 3 }}, {{ phits = 4, weight = 1 }}]\n"
+    );
+    let r = run(&build(&text, &["simulation.cycles=40000", "simulation.warmup=10000"]));
+    let s = &r.summary;
+    assert!((s.offered_load - 0.3).abs() < 0.01, "offered {}", s.offered_load);
+    assert!((s.accepted_load - s.offered_load).abs() < 0.01, "{} of {}", s.accepted_load, s.offered_load);
+    // The mean length: 3 of 4 packets are 1 phit, 1 of 4 is 4 phits: 1.75.
+    let mean = s.offered_load * 30_000.0 * 8.0 / s.measured_packets as f64;
+    assert!((mean - 1.75).abs() < 0.03, "mean packet {mean} phits");
+    let e = xnet_models::config::Config::parse(
+        &text.replace("phits = 4, weight = 1", "phits = 5, weight = 1"),
+        &[],
+    )
+    .unwrap_err();
+    assert_eq!(e.key, "traffic.packet_sizes[1].phits");
+}

@@ -135,8 +135,8 @@ impl Layered {
         self.needed
     }
 
-    /// Columns of the table: destination switches, or endpoints before identical columns
-    /// are merged ([`Self::merge_identical_columns`]).
+    /// Columns of the table: one per destination switch, or per destination endpoint (fewer
+    /// once identical ones are merged).
     pub fn columns(&self) -> usize {
         self.columns.len()
     }

@@ -139,6 +139,7 @@ impl Config {
                 loads: Vec::new(),
                 phits_per_endpoint: 0,
                 change: None,
+                packet_sizes: None,
             }
         } else {
             parse_traffic(&doc)?
@@ -208,6 +209,20 @@ impl Config {
         ] {
             let (lo, hi) = integer_range(&format!("router.{key}")).expect("listed in INTEGER_RANGES");
             range(key, value, lo, hi)?;
+        }
+        if let Some(sizes) = &self.traffic.packet_sizes {
+            if let Some((i, phits)) = sizes.sizes().find(|&(_, p)| p > r.packet_size) {
+                return Err(ConfigError::new(
+                    format!("traffic.packet_sizes[{i}].phits"),
+                    format!("must be at most router.packet_size ({}), the MTU, got {phits}", r.packet_size),
+                ));
+            }
+            if self.traffic.phits_per_endpoint > 0 {
+                return Err(ConfigError::new(
+                    "traffic.packet_sizes",
+                    "cannot be combined with traffic.phits_per_endpoint (a count of full packets): give one of them",
+                ));
+            }
         }
         if r.header_phits >= r.packet_size {
             return Err(ConfigError::new(

@@ -4,7 +4,7 @@
 
 use super::overrides::parse_value;
 use crate::router::{Allocator, Arbitration, CreditCheck, Crossbar, EjectionVc, InjectionVc};
-use crate::traffic::{Pattern, PatternError, PatternSpec};
+use crate::traffic::{PacketSizes, Pattern, PatternError, PatternSpec};
 use base::settings::{unknown, ConfigError};
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
@@ -221,6 +221,9 @@ pub struct TrafficSection {
     /// A transient: from cycle `change_at` on, packets follow the pattern `change_to` (with
     /// its default settings) instead.
     pub change: Option<(u64, PatternSpec)>,
+    /// Packet lengths drawn per packet (`packet_sizes`); `None`: every packet is
+    /// `router.packet_size` long.
+    pub packet_sizes: Option<PacketSizes>,
 }
 
 impl TrafficSection {
@@ -293,8 +296,12 @@ pub(super) fn parse_traffic(doc: &Table) -> Result<TrafficSection, ConfigError> 
         }
     };
     let change = parse_change(&mut t)?;
-    let pattern = PatternSpec::parse(&t, &["load", "loads", "phits_per_endpoint", "change_at", "change_to"])?;
-    Ok(TrafficSection { pattern, load, loads, phits_per_endpoint, change })
+    let packet_sizes = t.remove("packet_sizes").map(|v| PacketSizes::parse(&v)).transpose()?;
+    let pattern = PatternSpec::parse(
+        &t,
+        &["load", "loads", "phits_per_endpoint", "change_at", "change_to", "packet_sizes"],
+    )?;
+    Ok(TrafficSection { pattern, load, loads, phits_per_endpoint, change, packet_sizes })
 }
 
 /// `traffic.change_at` and `traffic.change_to`, taken out of `t`.

@@ -143,6 +143,9 @@ pub struct Shared {
     pub injection_vcs: u8,
     /// Packet generation probability per endpoint per cycle.
     pub generation_probability: f64,
+    /// Synthetic packets' lengths drawn per packet (`traffic.packet_sizes`); `None`: all
+    /// `params.packet_size`.
+    pub packet_sizes: Option<crate::traffic::PacketSizes>,
     /// Start of the measurement period.
     pub warmup: u64,
     /// End of the run; nothing is generated from here on.

@@ -52,9 +52,10 @@ impl RouterState {
         st: &mut PartitionStats,
     ) {
         let t = ctx.now();
-        let size = sh.params.packet_size;
         let nic = &mut self.nics[nic_index as usize];
         let dst = sh.pattern.destination(nic.endpoint, t, &mut nic.rng);
+        // Drawn after the destination: without `traffic.packet_sizes` the stream is unchanged.
+        let size = sh.packet_sizes.as_ref().map_or(sh.params.packet_size, |s| s.draw(&mut nic.rng));
         if let Some(w) = sh.workload.as_deref() {
             if w.background_free_only && w.rank_at(dst).is_some() {
                 // `workload.background = "free"`: the congestors talk among themselves; a

@@ -294,7 +294,9 @@ impl RankModel {
             routes: self.routes.clone(),
             selection: cfg.routing.selection,
             pattern: self.pattern.clone(),
-            generation_probability: load / params.packet_size as f64,
+            generation_probability: load
+                / cfg.traffic.packet_sizes.as_ref().map_or(params.packet_size as f64, |s| s.mean()),
+            packet_sizes: cfg.traffic.packet_sizes.clone(),
             injection_vcs: match params.injection_vc {
                 InjectionVc::Any if !self.routes.vc_policy.is_davc() => routing_vcs(cfg),
                 _ => 1,

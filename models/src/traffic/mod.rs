@@ -1,7 +1,8 @@
 //! Traffic: Bernoulli open-loop injection and destination patterns.
 //!
 //! Every endpoint generates a packet in each cycle with probability `load / packet_size`
-//! (load in phits per cycle per endpoint); the gaps are drawn from the geometric
+//! (load in phits per cycle per endpoint; with `traffic.packet_sizes`, packets of lengths
+//! drawn with their weights, `load` over their mean length); the gaps are drawn from the geometric
 //! distribution, so a generation costs one event however light the load. Packets wait in
 //! an unbounded source queue, so the offered load is honest past saturation.
 //!
@@ -14,10 +15,12 @@
 //! endpoints draw destinations from. Each family's file cites where its patterns come from.
 
 mod pattern;
+mod sizes;
 #[cfg(test)]
 mod testing;
 
 pub use pattern::{hot_spot_strength, parse_as, Pattern, PatternEntry, PatternError, PatternParams};
+pub use sizes::PacketSizes;
 
 use base::rng::{unit, Rng};
 use base::settings::{names, unknown, ConfigError};
