@@ -40,9 +40,9 @@ fn opensm_is_found_when_xnet_require_opensm_is_set() {
     }
 }
 
-#[test]
-#[cfg_attr(not(has_opensm), ignore = "needs OpenSM and ibsim: apt-get install opensm ibsim-utils")]
-fn opensm_loads_xnet_tables_and_xnet_reads_back_what_it_programmed() {
+/// Runs `scripts/validation/SCRIPT` with `args` on this build's xnet, one ibsim at a time;
+/// its standard output, once it succeeded.
+fn validation_script(script: &str, args: &[&str]) -> String {
     if let Some(why) = opensm_missing() {
         panic!("OpenSM and ibsim were there when the tests were built, and are not now: {why}");
     }
@@ -51,12 +51,19 @@ fn opensm_loads_xnet_tables_and_xnet_reads_back_what_it_programmed() {
     let venv = root.join(".venv/bin/python3");
     let python = if venv.exists() { venv } else { "python3".into() };
     let out = Command::new(python)
-        .arg(root.join("scripts/validation/opensm_file_roundtrip.py"))
+        .arg(root.join("scripts/validation").join(script))
+        .args(args)
         .env("XNET", XNET)
         .output()
-        .expect("run the round trip script");
-    let text = String::from_utf8_lossy(&out.stdout);
+        .unwrap_or_else(|e| panic!("run {script}: {e}"));
     assert!(out.status.success(), "{}", describe(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+#[cfg_attr(not(has_opensm), ignore = "needs OpenSM and ibsim: apt-get install opensm ibsim-utils")]
+fn opensm_loads_xnet_tables_and_xnet_reads_back_what_it_programmed() {
+    let text = validation_script("opensm_file_roundtrip.py", &[]);
     // Five fabric and routing rows, each loaded by OpenSM, no entry differing, the same report.
     let rows: Vec<&str> =
         text.lines().filter(|l| l.starts_with("| torus") || l.starts_with("| RRG")).collect();
@@ -73,21 +80,7 @@ fn opensm_loads_xnet_tables_and_xnet_reads_back_what_it_programmed() {
 #[test]
 #[cfg_attr(not(has_opensm), ignore = "needs OpenSM and ibsim: apt-get install opensm ibsim-utils")]
 fn xnet_per_lid_engines_compute_opensms_tables() {
-    if let Some(why) = opensm_missing() {
-        panic!("OpenSM and ibsim were there when the tests were built, and are not now: {why}");
-    }
-    let _ibsim = IBSIM.lock().unwrap_or_else(|e| e.into_inner());
-    let root = workspace();
-    let venv = root.join(".venv/bin/python3");
-    let python = if venv.exists() { venv } else { "python3".into() };
-    let out = Command::new(python)
-        .arg(root.join("scripts/validation/opensm_per_lid.py"))
-        .arg("--quick")
-        .env("XNET", XNET)
-        .output()
-        .expect("run the per-LID comparison");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", describe(&out));
+    let text = validation_script("opensm_per_lid.py", &["--quick"]);
     let exact: Vec<&str> = text
         .lines()
         .filter(|l| ["| ftree |", "| dfsssp |", "| minhop |", "| lash |"].iter().any(|e| l.contains(e)))
