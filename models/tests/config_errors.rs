@@ -68,7 +68,7 @@ fn pattern_settings_are_named_with_their_key() {
         (vec![hot, "traffic.fraction=0.5", "traffic.zz=1"], "traffic.zz: unknown field `zz`, expected `fraction` or `endpoint`"),
         (vec![hot, "traffic.fraction=1.5"], "traffic.fraction: must be in [0, 1], got 1.5"),
         (vec![hot], "traffic: missing field `fraction`"),
-        (vec!["traffic.pattern=\"tornado\"", "traffic.fraction=0.5"], "traffic.fraction: unknown key for pattern `tornado`; allowed: pattern, load, loads, phits_per_endpoint, change_at, change_to"),
+        (vec!["traffic.pattern=\"tornado\"", "traffic.fraction=0.5"], "traffic.fraction: unknown key for pattern `tornado`; allowed: pattern, load, loads, phits_per_endpoint, change_at, change_to, packet_sizes"),
         (
             vec!["traffic.pattern=\"group_shift\"", "traffic.block_switches=3"],
             "traffic.block_switches: 3 must divide the 16 switches into at least 2 blocks",

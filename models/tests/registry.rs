@@ -100,7 +100,7 @@ fn every_pattern_documents_exactly_the_keys_its_type_reads() {
         assert_eq!(e.key, "traffic.zz_probe", "{e}");
         if p.settings.is_empty() {
             let expected = format!(
-                "unknown key for pattern `{}`; allowed: pattern, load, loads, phits_per_endpoint, change_at, change_to",
+                "unknown key for pattern `{}`; allowed: pattern, load, loads, phits_per_endpoint, change_at, change_to, packet_sizes",
                 p.name
             );
             assert_eq!(e.message, expected);
