@@ -163,6 +163,11 @@ counters! {
     stop_requests;
     /// Application ranks that finished their program.
     finished_ranks;
+    /// Ops of application ranks that ended (progress of the workload).
+    ended_ops;
+    /// Unfinished application ranks computing or sending at the period's end (a gauge, not
+    /// a count over the period).
+    busy_ranks;
     /// Phits generated or refused for the congestion's targets (`congestion.targets`): the
     /// aggressors' offered traffic.
     aggressor_offered_phits;

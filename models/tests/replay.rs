@@ -159,6 +159,78 @@ fn a_schedule_that_can_never_complete_is_told_from_a_deadlocked_network() {
     assert!(why.contains("rank 1: l0 waits for a message from rank 0, tag 2, comm 0"), "{why}");
     assert!(why.contains("1 of 2 ranks unfinished"), "{why}");
     assert!(w.jobs[0].slowdown().is_nan());
+    // The run ends a sample period after rank 0 has finished and rank 1 stopped moving,
+    // not at `simulation.cycles` (100,000), with background traffic or without.
+    assert_eq!(r.samples.last().unwrap().time, 200);
+    let busy = format!("{}\n[traffic]\npattern = \"uniform\"\nload = 0.3\n", goal_job(&clique(4), text, ""));
+    let r = run(&build(&busy, &[]), 1);
+    assert_eq!((r.status, r.samples.last().unwrap().time), (Status::Unfinished, 200));
+    // And the forecast says so before the run.
+    let forecast = sim.workload().unwrap().forecast(100_000);
+    assert_eq!(forecast.len(), 1, "{forecast:?}");
+    assert!(
+        forecast[0].starts_with("warning: job `goal-0` (workload.jobs[0], goal) can never complete, on any network: 1 of its 2 ranks are stuck")
+            && forecast[0].contains("(rank 1: l0 waits for a message from rank 0, tag 2, comm 0)"),
+        "{}",
+        forecast[0]
+    );
+}
+
+#[test]
+fn a_job_that_cannot_finish_in_time_is_told_before_the_run() {
+    // Rank 0 computes 1,000 ns (2,000 cycles at 0.5 ns), then sends 64 KiB (1,024 packets
+    // of 64 bytes: 4,096 phits) to rank 1.
+    let text = "num_ranks 2\nrank 0 {\nl1: calc 1000\nl2: send 65536b to 1 tag 0\nl2 requires l1\n}\n\
+                rank 1 {\nl1: recv 65536b from 0 tag 0\n}\n";
+    let sim = build(&goal_job(&clique(2), text, "ns_per_cycle = 0.5"), &[]);
+    let w = sim.workload().unwrap();
+    assert_eq!((w.jobs[0].ideal_computing, w.jobs[0].ideal_rounds), (2000.0, 1));
+    assert_eq!(w.jobs[0].sends.busiest, Some((0, 4096)));
+    assert!(w.forecast(5000).is_empty(), "{:?}", w.forecast(5000));
+    let forecast = w.forecast(3000);
+    assert_eq!(
+        forecast,
+        ["warning: job `goal-0` (workload.jobs[0], goal) cannot finish within simulation.cycles = 3000: rank 0 sends \
+          4096 phits, which take its endpoint's link at least as many cycles"]
+    );
+    let forecast = w.forecast(1000);
+    assert_eq!(
+        forecast,
+        ["warning: job `goal-0` (workload.jobs[0], goal) cannot finish within simulation.cycles = 1000: on an ideal \
+          network it takes 2000 cycles, 100 % of them computing"]
+    );
+    // Run to the deadline, the ranks still account their time: rank 0 computed throughout,
+    // rank 1 waited.
+    let short = build(&goal_job(&clique(2), text, "ns_per_cycle = 0.5"), &["simulation.cycles=1000"]);
+    let r = run(&short, 1);
+    let job = &r.workload.as_ref().unwrap().jobs[0];
+    assert_eq!(r.status, Status::Unfinished);
+    assert_eq!((job.rank_computing[0], job.rank_sending[0], job.rank_waiting[0]), (1000, 0, 0));
+    assert_eq!((job.rank_computing[1], job.rank_sending[1], job.rank_waiting[1]), (0, 0, 1000));
+    // Computation of 10,000 cycles or more per message: its slowdown will stay near 1.
+    let long = text.replace("calc 1000", "calc 5000");
+    let sim = build(&goal_job(&clique(2), &long, "ns_per_cycle = 0.5"), &[]);
+    let forecast = sim.workload().unwrap().forecast(100_000);
+    assert_eq!(forecast.len(), 1, "{forecast:?}");
+    assert!(forecast[0]
+        .starts_with("note: job `goal-0` (workload.jobs[0], goal) computes about 10000 cycles per message"));
+}
+
+#[test]
+fn a_message_of_more_packets_than_a_run_counts_is_refused() {
+    // 2^32 packets of 64 bytes, and one byte more: 2^32 + 1 packets.
+    let bytes = (1u64 << 32) * 64 + 1;
+    let text = format!("num_ranks 2\nrank 0 {{\nl1: send {bytes}b to 1 tag 0\n}}\nrank 1 {{\nl1: recv {bytes}b from 0 tag 0\n}}\n");
+    let e =
+        Simulation::build(xnet_models::config::Config::parse(&goal_job(&clique(2), &text, ""), &[]).unwrap())
+            .err()
+            .expect("refused");
+    assert_eq!(e.key, "workload.jobs[0]");
+    assert_eq!(
+        e.message,
+        "rank 0 of job `goal-0` sends a message of 274877906945 bytes (op l0): 4294967297 packets of 64 bytes \
+         (router.packet_size and workload.bytes_per_phit); a message may be at most 2^32 - 1 packets, 274877906880 bytes"
+    );
 }
 
 #[test]

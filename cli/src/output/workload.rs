@@ -143,7 +143,7 @@ fn write_job(wg: &Group, i: usize, j: &JobResult, built: &Job, sim: &RankModel) 
                 finish,
                 computing,
                 sending,
-                waiting: finish.saturating_sub(computing + sending),
+                waiting: j.rank_waiting[r],
                 finished: u64::from(j.rank_done[r]),
             }
         })

@@ -33,6 +33,7 @@ pub mod program;
 mod repeat;
 mod replicas;
 mod trace;
+mod volume;
 
 pub use check::{Mismatch, Problem, Unmatched};
 pub use collectives::{emit, select, Collective, Comm};
@@ -44,3 +45,4 @@ pub use program::{CommIndex, ProgramBuilder, RankWriter};
 pub use repeat::Repeated;
 pub use replicas::Replicas;
 pub use trace::{schedule_of_trace, TraceError};
+pub use volume::{send_volume, SendOp, SendVolume};

@@ -384,6 +384,7 @@ impl RouterState {
         let k = (op - app.base) as usize;
         let was = std::mem::replace(&mut app.phase[k], ENDED);
         app.left -= 1;
+        st.period.ended_ops += 1;
         if was & (CALC | SEND) != 0 {
             app.account(t);
             if was & CALC != 0 {
@@ -678,8 +679,13 @@ impl RouterState {
         self.apps.iter().map(|a| a.unsent() as u64).sum()
     }
 
-    /// The ranks that have not finished, with what they wait for.
-    pub(super) fn stalled_ranks(&self, sh: &Shared) -> Vec<StalledRank> {
+    /// Unfinished ranks that are computing or sending (a `calc` or a send running).
+    pub(super) fn busy_ranks(&self) -> u64 {
+        self.apps.iter().filter(|a| !a.done && (a.calcs > 0 || a.sends > 0)).count() as u64
+    }
+
+    /// The ranks that have not finished at `now`, with what they wait for.
+    pub(super) fn stalled_ranks(&self, sh: &Shared, now: u64) -> Vec<StalledRank> {
         let Some(w) = &sh.workload else { return Vec::new() };
         // Per rank, the messages that arrived and that no receive has taken.
         let mut unexpected = vec![0u32; self.apps.len()];
@@ -731,6 +737,9 @@ impl RouterState {
                     unexpected: unexpected[a],
                     unsent: self.nics[app.nic as usize].source_queue.len + app.unsent(),
                     computing: app.calcs > 0,
+                    computing_cycles: app.computing + if app.calcs > 0 { now - app.since } else { 0 },
+                    sending_cycles: app.sending
+                        + if app.calcs == 0 && app.sends > 0 { now - app.since } else { 0 },
                     waits: waits.into_iter().take(4).collect::<Vec<_>>().join("; "),
                 }
             })

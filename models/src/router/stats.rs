@@ -144,6 +144,7 @@ impl Router {
         for r in routers.iter_mut() {
             let Router { shared, state } = r;
             state.flush_deliveries(shared, now, &mut part.stats);
+            part.stats.period.busy_ranks += state.busy_ranks();
         }
         std::mem::take(&mut part.stats.period)
     }
@@ -154,9 +155,10 @@ impl Router {
         self.source_queued_packets() + buffered
     }
 
-    /// The application ranks here that have not finished, with what they wait for.
-    pub fn stalled_ranks(&self) -> Vec<StalledRank> {
-        self.state.stalled_ranks(&self.shared)
+    /// The application ranks here that have not finished at `now` (the run's end), with
+    /// what they wait for.
+    pub fn stalled_ranks(&self, now: u64) -> Vec<StalledRank> {
+        self.state.stalled_ranks(&self.shared, now)
     }
 
     /// Packets waiting in source queues (with congestion control, also those held for
@@ -279,6 +281,10 @@ pub struct StalledRank {
     pub unsent: u32,
     /// It was computing.
     pub computing: bool,
+    /// Cycles it computed (a `calc` running) until the run ended.
+    pub computing_cycles: u64,
+    /// Cycles it sent (a send running, no `calc`) until the run ended.
+    pub sending_cycles: u64,
     /// What its first started ops wait for, in words (ops named `l<number>`).
     pub waits: String,
 }

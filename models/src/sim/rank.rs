@@ -229,8 +229,10 @@ impl RankModel {
             watchdog: cfg.simulation.watchdog,
             endpoints: self.info.endpoints as f64,
             quota_packets,
-            // With a workload the run ends once every rank has finished its program.
+            // With a workload the run ends once every rank has finished its program, or every
+            // rank that can (see `Monitor::checkpoint`).
             total_ranks: self.workload.as_ref().map_or(0, |w| w.total_ranks()),
+            finishable_ranks: self.workload.as_ref().map_or(0, |w| w.finishable_ranks()),
             ..Monitor::default()
         };
         let layout = Layout { partition_of: &self.assignment, partition_rank: &self.partition_rank };
@@ -348,7 +350,7 @@ impl RankModel {
                     });
                 }
             }
-            p.stalled.extend(r.stalled_ranks());
+            p.stalled.extend(r.stalled_ranks(time));
             p.resident += r.resident_packets();
             p.queued += r.source_queued_packets();
             if outcome.stopped_early {
@@ -371,6 +373,9 @@ struct Monitor {
     quota_packets: u64,
     /// Application ranks of the workload (0: none).
     total_ranks: u64,
+    /// Those of them that can finish: all but the ranks a schedule that can never complete
+    /// leaves stuck on the ideal network.
+    finishable_ranks: u64,
     samples: Vec<Sample>,
     in_flight: u64,
     generated: u64,
@@ -389,6 +394,7 @@ impl Monitor {
         }
         let stop_requested = c.stop_requests > 0;
         let sample_finished = c.finished_ranks;
+        let (ended_ops, busy_ranks) = (c.ended_ops, c.busy_ranks);
         self.in_flight = self.in_flight + c.generated_packets - c.delivered_packets;
         self.generated += c.generated_packets;
         let span = (cp.time - self.last_time).max(1);
@@ -414,6 +420,16 @@ impl Monitor {
         }
         self.finished_ranks += sample_finished;
         if self.total_ranks > 0 && self.finished_ranks == self.total_ranks {
+            return Control::Stop;
+        }
+        // A schedule that can never complete: once every other rank has finished, the run
+        // goes on while its ranks still end ops, compute or send (and so may still match
+        // messages); after a period of none it has nothing left to do.
+        if self.finishable_ranks < self.total_ranks
+            && self.finished_ranks >= self.finishable_ranks
+            && ended_ops == 0
+            && busy_ranks == 0
+        {
             return Control::Stop;
         }
         // Every rank's partitions, rank 0's included, report their stop requests.

@@ -132,10 +132,13 @@ pub struct JobResult {
     pub rank_done: Vec<bool>,
     /// Per rank: when it finished (0 if it did not).
     pub rank_finish: Vec<u64>,
-    /// Per rank: cycles it computed (a `calc` running; 0 if it did not finish).
+    /// Per rank: cycles it computed (a `calc` running), until it finished or the run ended.
     pub rank_computing: Vec<u64>,
-    /// Per rank: cycles it sent (a send running, no `calc`; 0 if it did not finish).
+    /// Per rank: cycles it sent (a send running, no `calc`), until it finished or the run
+    /// ended.
     pub rank_sending: Vec<u64>,
+    /// Per rank: cycles it waited (neither), until it finished or the run ended.
+    pub rank_waiting: Vec<u64>,
     /// The job's completion time on an ideal network (zero latency, infinite bandwidth),
     /// in cycles; `None` if it cannot complete even there.
     pub ideal_time: Option<f64>,
@@ -381,8 +384,9 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
     }
     let mut source_finish = std::mem::take(&mut all.source_finish);
     let engine = std::mem::take(&mut all.engine);
-    let workload =
-        workload.map(|w| job_results(&w, std::mem::take(&mut all.jobs), std::mem::take(&mut all.stalled)));
+    let end = cycles.min(time);
+    let workload = workload
+        .map(|w| job_results(&w, std::mem::take(&mut all.jobs), std::mem::take(&mut all.stalled), end));
     if status == Status::Completed && workload.as_ref().is_some_and(|w| !w.finished()) {
         status = Status::Unfinished;
     }
@@ -392,7 +396,6 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
     if status != Status::Deadlock {
         all.blocked.clear();
     }
-    let end = cycles.min(time);
     let summary = summary(&all, load, (warmup, end), &endpoint_generated, &endpoint_accepted, &samples);
     let completion = (phits_per_endpoint > 0).then(|| {
         source_finish.resize(endpoints, 0);
@@ -487,24 +490,39 @@ fn summary(
 }
 
 /// The jobs' results from the merged statistics.
-fn job_results(w: &Workload, mut stats: Vec<JobStats>, mut stalled: Vec<StalledRank>) -> WorkloadResult {
+/// The jobs' results from the partitions' statistics and the ranks still unfinished when the
+/// run ended at `end`.
+fn job_results(
+    w: &Workload,
+    mut stats: Vec<JobStats>,
+    mut stalled: Vec<StalledRank>,
+    end: u64,
+) -> WorkloadResult {
     stats.resize_with(w.jobs.len(), Default::default);
     stalled.sort_unstable_by_key(|s| (s.job, s.rank));
     let jobs =
         w.jobs
             .iter()
             .zip(stats)
-            .map(|(job, s)| {
+            .enumerate()
+            .map(|(j, (job, s))| {
                 let ranks = job.endpoints.len();
                 let mut rank_done = vec![false; ranks];
                 let mut rank_finish = vec![0; ranks];
                 let mut rank_computing = vec![0; ranks];
                 let mut rank_sending = vec![0; ranks];
+                let mut rank_waiting = vec![0; ranks];
                 for e in &s.finished {
                     rank_done[e.rank as usize] = true;
                     rank_finish[e.rank as usize] = e.finish;
                     rank_computing[e.rank as usize] = e.computing;
                     rank_sending[e.rank as usize] = e.sending;
+                    rank_waiting[e.rank as usize] = e.finish.saturating_sub(e.computing + e.sending);
+                }
+                for r in stalled.iter().filter(|r| r.job == j as u32) {
+                    rank_computing[r.rank as usize] = r.computing_cycles;
+                    rank_sending[r.rank as usize] = r.sending_cycles;
+                    rank_waiting[r.rank as usize] = end.saturating_sub(r.computing_cycles + r.sending_cycles);
                 }
                 let all_done = s.finished.len() == ranks;
                 let n = job.iterations as usize;
@@ -533,6 +551,7 @@ fn job_results(w: &Workload, mut stats: Vec<JobStats>, mut stalled: Vec<StalledR
                     rank_finish,
                     rank_computing,
                     rank_sending,
+                    rank_waiting,
                     ideal_time: job.ideal.as_ref().ok().copied(),
                     never_completes: job.ideal.as_ref().err().cloned(),
                     iteration_end,

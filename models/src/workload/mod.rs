@@ -41,7 +41,7 @@ pub use spec::{JobSpec, WorkloadSection, JOB_FILES, JOB_SETTINGS, SECTION_SETTIN
 use placement::Occupancy;
 
 use base::settings::ConfigError;
-use schedule::{run_ideal, Graph, Replicas, Stuck};
+use schedule::{run_ideal, send_volume, Graph, Replicas, SendVolume, Stuck};
 use std::sync::Arc;
 use topology::EndpointId;
 
@@ -129,7 +129,22 @@ pub struct Job {
     /// The job on an ideal network (zero latency, infinite bandwidth): its completion time
     /// in cycles, or why it can never complete.
     pub ideal: Result<f64, Arc<Stuck>>,
+    /// Cycles the rank that computes most on the ideal network spends computing there (0
+    /// when the job can never complete).
+    pub ideal_computing: f64,
+    /// Messages on the ideal run's longest chain of messages, each sent after the previous
+    /// one was received (see [`schedule::Ideal::rounds`]; 0 when the job can never
+    /// complete): each costs at least a message latency on a real network.
+    pub ideal_rounds: u32,
+    /// Its sends: the largest, and the rank with the most phits to send (each phit takes
+    /// its endpoint's link a cycle, so the job takes at least that many cycles).
+    pub sends: SendVolume,
 }
+
+/// Cycles of computation per message on a job's critical path from which
+/// [`Workload::forecast`] notes that the network can hardly change its completion time: a
+/// message's latency is tens to hundreds of cycles, so it adds at most a few percent.
+pub const COMPUTE_PER_ROUND: f64 = 10_000.0;
 
 /// No rank at this endpoint.
 pub const NO_RANK: u32 = u32::MAX;
@@ -210,6 +225,26 @@ pub fn job_ops(section: &WorkloadSection, j: usize, seed: u64) -> Result<JobOps,
     Ok(ops)
 }
 
+/// Phits of the last packet of a message of `bytes` bytes in packets of `packet_bytes`
+/// bytes of data (see [`Workload::last_packet_phits`]).
+fn last_packet_phits(bytes: u64, packet_bytes: u64, bytes_per_phit: u64, format: PacketFormat) -> u16 {
+    let full = bytes.div_ceil(packet_bytes).max(1) - 1;
+    let rest = bytes - full * packet_bytes;
+    format.header_phits + rest.div_ceil(bytes_per_phit).max(1) as u16
+}
+
+/// Phits of a whole message of `bytes` bytes: its full packets and its last one
+/// (saturating, for sizes no run accepts).
+fn message_phits(bytes: u64, packet_bytes: u64, bytes_per_phit: u64, format: PacketFormat) -> u64 {
+    let full = bytes.div_ceil(packet_bytes).max(1) - 1;
+    full.saturating_mul(u64::from(format.mtu_phits)).saturating_add(u64::from(last_packet_phits(
+        bytes,
+        packet_bytes,
+        bytes_per_phit,
+        format,
+    )))
+}
+
 impl Workload {
     /// Builds `section` for a network of `endpoints` endpoints with packets of `format`;
     /// `seed` is the run's.
@@ -227,12 +262,37 @@ impl Workload {
             let ops = job_ops(section, j, seed)?;
             let ranks = ops.graph.num_ranks();
             let placed = occupancy.place(j, &spec.name, &spec.mapping, ranks as usize, seed)?;
-            let ideal = match run_ideal(&*ops.graph) {
-                Ok(ideal) => Ok(match ops.unit {
-                    CalcUnit::Cycles => ideal.time as f64,
-                    CalcUnit::Nanoseconds => ideal.time as f64 * 1000.0 / section.ps_per_cycle as f64,
-                }),
-                Err(stuck) => Err(Arc::new(stuck)),
+            let sends = send_volume(&*ops.graph, |bytes| {
+                message_phits(bytes, packet_bytes, section.bytes_per_phit, format)
+            });
+            if let Some(largest) =
+                sends.largest.filter(|l| l.bytes.div_ceil(packet_bytes) > u64::from(u32::MAX))
+            {
+                return Err(ConfigError::new(
+                    format!("workload.jobs[{j}]"),
+                    format!(
+                        "rank {} of job `{}` sends a message of {} bytes (op l{}): {} packets of {packet_bytes} bytes \
+                         (router.packet_size and workload.bytes_per_phit); a message may be at most 2^32 - 1 packets, \
+                         {} bytes",
+                        largest.rank,
+                        spec.name,
+                        largest.bytes,
+                        largest.op,
+                        largest.bytes.div_ceil(packet_bytes),
+                        u64::from(u32::MAX).saturating_mul(packet_bytes)
+                    ),
+                ));
+            }
+            let to_cycles = |t: u64| match ops.unit {
+                CalcUnit::Cycles => t as f64,
+                CalcUnit::Nanoseconds => t as f64 * 1000.0 / section.ps_per_cycle as f64,
+            };
+            let (ideal, ideal_computing, ideal_rounds) = match run_ideal(&*ops.graph) {
+                Ok(ideal) => {
+                    let computing = ideal.computing.iter().copied().max().unwrap_or(0);
+                    (Ok(to_cycles(ideal.time)), to_cycles(computing), ideal.rounds)
+                }
+                Err(stuck) => (Err(Arc::new(stuck)), 0.0, 0),
             };
             jobs.push(Job {
                 name: spec.name.clone(),
@@ -241,6 +301,9 @@ impl Workload {
                 ops,
                 endpoints: placed,
                 ideal,
+                ideal_computing,
+                ideal_rounds,
+                sends,
             });
         }
         let (job_of, rank_of) = occupancy.into_maps();
@@ -269,6 +332,72 @@ impl Workload {
         self.jobs.iter().map(|j| j.endpoints.len() as u64).sum()
     }
 
+    /// Ranks that can finish: those of every job but the ranks a schedule that can never
+    /// complete leaves stuck on the ideal network.
+    pub fn finishable_ranks(&self) -> u64 {
+        let stuck: u64 =
+            self.jobs.iter().filter_map(|j| j.ideal.as_ref().err()).map(|s| s.ranks.len() as u64).sum();
+        self.total_ranks() - stuck
+    }
+
+    /// What a run of at most `cycles` cycles can tell before it starts, a line per job
+    /// concerned, each beginning `warning:` or `note:`: a job that can never complete, one
+    /// that cannot finish within `cycles` (its ideal time, or its busiest rank's sends at a
+    /// phit per cycle, exceed it), and one that computes so long between messages that its
+    /// slowdown will stay near 1 whatever the network (at least [`COMPUTE_PER_ROUND`]
+    /// cycles per message of its ideal run's longest chain).
+    pub fn forecast(&self, cycles: u64) -> Vec<String> {
+        let mut lines = Vec::new();
+        for (j, job) in self.jobs.iter().enumerate() {
+            let name = format!("job `{}` (workload.jobs[{j}], {})", job.name, job.kind);
+            let ideal = match &job.ideal {
+                Err(stuck) => {
+                    let first = stuck.ranks.first().and_then(|r| r.waits.first().map(|w| (r.rank, *w)));
+                    lines.push(format!(
+                        "warning: {name} can never complete, on any network: {} of its {} ranks are stuck on an \
+                         ideal network{}; the run ends once the other ranks have finished and these stopped moving",
+                        stuck.ranks.len(),
+                        job.endpoints.len(),
+                        first.map_or(String::new(), |(r, w)| format!(" (rank {r}: {w})"))
+                    ));
+                    continue;
+                }
+                Ok(ideal) => *ideal,
+            };
+            let share = if ideal > 0.0 { job.ideal_computing / ideal } else { 0.0 };
+            if ideal > cycles as f64 {
+                lines.push(format!(
+                    "warning: {name} cannot finish within simulation.cycles = {cycles}: on an ideal network it \
+                     takes {ideal:.0} cycles, {:.0} % of them computing",
+                    share * 100.0
+                ));
+            } else if let Some((rank, phits)) = job.sends.busiest.filter(|&(_, p)| p > cycles) {
+                lines.push(format!(
+                    "warning: {name} cannot finish within simulation.cycles = {cycles}: rank {rank} sends \
+                     {phits} phits, which take its endpoint's link at least as many cycles"
+                ));
+            }
+            let per_round = ideal / f64::from(job.ideal_rounds.max(1));
+            if per_round >= COMPUTE_PER_ROUND {
+                let scale = find(job.kind)
+                    .filter(|k| k.settings.iter().any(|s| s.key == "compute_scale"))
+                    .map_or(String::new(), |_| {
+                        format!(
+                            "; workload.jobs[{j}].compute_scale below 1 gives the network more weight (docs/workloads.md, \
+                             \"Choosing compute_scale\")"
+                        )
+                    });
+                lines.push(format!(
+                    "note: {name} computes about {per_round:.0} cycles per message on its critical path ({} \
+                     messages in an ideal time of {ideal:.0} cycles): a message takes tens to hundreds of cycles, so \
+                     its slowdown will stay near 1 whatever the network{scale}",
+                    job.ideal_rounds
+                ));
+            }
+        }
+        lines
+    }
+
     /// Packets a message of `bytes` bytes is split into: full ones, and a last one of what
     /// remains (a message of 0 bytes is one packet).
     #[inline]
@@ -280,8 +409,7 @@ impl Workload {
     /// remaining bytes fill, at least one (the others are [`PacketFormat::mtu_phits`] long).
     #[inline]
     pub fn last_packet_phits(&self, bytes: u64) -> u16 {
-        let rest = bytes - (self.packets(bytes) as u64 - 1) * self.packet_bytes;
-        self.format.header_phits + rest.div_ceil(self.bytes_per_phit).max(1) as u16
+        last_packet_phits(bytes, self.packet_bytes, self.bytes_per_phit, self.format)
     }
 
     /// Phits of a control packet (a rendezvous request's clear-to-send): a header and one
