@@ -373,7 +373,7 @@ fn a_study_can_find_each_runs_saturation_load() {
         ("saturation_tolerance = 0.01\n", &["study.saturation_tolerance", "find_saturation = true"]),
         (
             "find_saturation = true\nsaturation_tolerance = 0\n",
-            &["study.saturation_tolerance", "above 0 and at most 0.5"],
+            &["study.saturation_tolerance", "at least 0.0001 and at most 0.5"],
         ),
     ];
     for (k, (section, expected)) in cases.iter().enumerate() {

@@ -198,3 +198,39 @@ fn a_change_of_pattern_names_what_is_missing_or_wrong() {
     let unknown = error(&["traffic.change_at=500", "traffic.change_to=\"nope\""]);
     assert!(unknown.starts_with("traffic.change_to: unknown"), "{unknown}");
 }
+
+#[test]
+fn jobs_are_addressed_by_index_or_name_in_overrides() {
+    let text = format!(
+        "{BASE}[workload]\n[[workload.jobs]]\nname = \"halo\"\nkind = \"stencil2d\"\ngrid = [4, 4]\nhalo_bytes = 64\n\
+         [[workload.jobs]]\nkind = \"allreduce\"\nranks = 8\nbytes = 64\n"
+    );
+    let iterations = |overrides: &[&str]| -> Vec<u32> {
+        let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        let cfg = Config::parse(&text, &o).unwrap_or_else(|e| panic!("{overrides:?}: {e}"));
+        cfg.workload.unwrap().jobs.iter().map(|j| j.iterations).collect()
+    };
+    assert_eq!(iterations(&[]), [1, 1]);
+    // By index, as errors name keys, or as a dotted part; by name, or by the name a job
+    // without one has (KIND-INDEX).
+    assert_eq!(iterations(&["workload.jobs[1].iterations=3"]), [1, 3]);
+    assert_eq!(iterations(&["workload.jobs.0.iterations=4"]), [4, 1]);
+    assert_eq!(
+        iterations(&["workload.jobs.halo.iterations=5", "workload.jobs.allreduce-1.iterations=6"]),
+        [5, 6]
+    );
+    let error = |overrides: &[&str]| {
+        let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        Config::parse(&text, &o).expect_err("refused").to_string()
+    };
+    assert_eq!(
+        error(&["workload.jobs.fft.iterations=2"]),
+        "workload.jobs.fft.iterations: `jobs` has no entry `fft`; its entries, by index (name): 0 (halo), 1 (allreduce-1)"
+    );
+    assert_mentions(&error(&["workload.jobs[2].iterations=2"]), &["`jobs` has no entry `2`"]);
+    assert_mentions(&error(&["workload.jobs=2"]), &["workload.jobs"]);
+    assert_mentions(
+        &error(&["workload.jobs.halo.grid=[4, 5]", "workload.jobs.halo.ranks=3"]),
+        &["workload.jobs[0]", "unknown field `ranks`"],
+    );
+}

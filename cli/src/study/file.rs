@@ -53,53 +53,103 @@ fn with_named_contents(base_text: &str, overridden: &dyn Fn(&NamedFile) -> bool)
     Ok(if put { doc.to_string() } else { base_text.to_string() })
 }
 
-/// The grid's keys in the order they are written (the first varies slowest), each with
-/// its values; refuses a key that is not `section.key`, names the loads, or has no list
-/// of values.
-fn grid_axes(grid: &toml::Table, study_text: &str) -> Result<(Vec<String>, Vec<Vec<Value>>)> {
-    let mut keys = Vec::new();
-    let mut axes: Vec<Vec<Value>> = Vec::new();
+/// One value of a grid axis: the keys it sets, each with its value (one key for a plain
+/// axis; several for a paired one).
+type Choice = Vec<(String, Value)>;
+
+/// The grid's axes in the order they are written (the first varies slowest), each with its
+/// choices, and every key they set (in order of first appearance). An axis is a dotted key
+/// with a list of values, or a label (no dot) with a list of tables, each setting several
+/// keys together: `cc = [{ "congestion.control" = "none" }, { "congestion.control" =
+/// "infiniband", "congestion.infiniband.threshold" = 16 }]` (nested tables read as dotted
+/// keys). Refuses a key that is not `section.key`, names the loads, or has no list of values.
+fn grid_axes(grid: &toml::Table, study_text: &str) -> Result<(Vec<String>, Vec<Vec<Choice>>)> {
+    let mut keys: Vec<String> = Vec::new();
+    let mut axes: Vec<Vec<Choice>> = Vec::new();
     // `toml::Table` sorts its keys; the grid varies the first key written slowest.
     let mut grid: Vec<(&String, &Value)> = grid.iter().collect();
     let order = grid_key_order(study_text);
     grid.sort_by_key(|(key, _)| order.iter().position(|k| k == *key).unwrap_or(usize::MAX));
-    for (key, values) in grid {
-        let Value::Array(values) = values else {
-            bail!("grid.\"{key}\": must be a list of values, e.g. [\"a\", \"b\"]");
-        };
-        if values.is_empty() {
-            bail!("grid.\"{key}\": the list is empty");
-        }
-        if key.split('.').count() < 2 {
-            bail!("grid.\"{key}\": keys are section.key, quoted, e.g. \"routing.algorithm\" = [...]");
+    let check = |axis: &str, key: &str| -> Result<()> {
+        if key.split('.').count() < 2 || key.split('.').any(str::is_empty) {
+            bail!("grid.\"{axis}\": keys are section.key, quoted, e.g. \"routing.algorithm\" = [...]");
         }
         if key == "traffic.load" || key == "traffic.loads" {
-            bail!("grid.\"{key}\": every run sweeps study.loads; give the loads there");
+            bail!("grid.\"{axis}\": every run sweeps study.loads; give the loads there");
         }
-        keys.push(key.clone());
-        axes.push(values.clone());
+        Ok(())
+    };
+    for (axis, values) in grid {
+        let Value::Array(values) = values else {
+            bail!("grid.\"{axis}\": must be a list of values, e.g. [\"a\", \"b\"]");
+        };
+        if values.is_empty() {
+            bail!("grid.\"{axis}\": the list is empty");
+        }
+        let paired = !axis.contains('.');
+        let mut choices = Vec::with_capacity(values.len());
+        for value in values {
+            let choice: Choice = match value {
+                Value::Table(table) if paired => {
+                    let mut set = Vec::new();
+                    flatten("", table, &mut set);
+                    if set.is_empty() {
+                        bail!("grid.{axis}: an empty table sets nothing");
+                    }
+                    set
+                }
+                _ if paired => bail!(
+                    "grid.{axis}: a key without a dot pairs settings: its values are tables, e.g. \
+                     {axis} = [{{ \"congestion.control\" = \"none\" }}, {{ \"congestion.control\" = \"infiniband\", \
+                     \"congestion.infiniband.threshold\" = 16 }}]; a single key is section.key, quoted"
+                ),
+                value => vec![(axis.clone(), value.clone())],
+            };
+            for (key, _) in &choice {
+                check(axis, key)?;
+                if !keys.contains(key) {
+                    keys.push(key.clone());
+                }
+            }
+            choices.push(choice);
+        }
+        axes.push(choices);
     }
     Ok((keys, axes))
 }
 
-/// Every combination of the `axes`' values, the last key varying fastest: run `index`,
+/// Appends the leaves of `table` to `out` as dotted keys under `prefix`: `{ congestion =
+/// { control = "none" } }` and `{ "congestion.control" = "none" }` both set
+/// `congestion.control`.
+fn flatten(prefix: &str, table: &toml::Table, out: &mut Choice) {
+    for (key, value) in table {
+        let key = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+        match value {
+            Value::Table(inner) => flatten(&key, inner, out),
+            value => out.push((key, value.clone())),
+        }
+    }
+}
+
+/// Every combination of the `axes`' choices, the last axis varying fastest: run `index`,
 /// named `NNN-value-value` after its index and values.
-fn grid_runs(keys: &[String], axes: &[Vec<Value>]) -> Vec<Run> {
+fn grid_runs(axes: &[Vec<Choice>]) -> Vec<Run> {
     let total: usize = axes.iter().map(Vec::len).product();
     let mut runs = Vec::with_capacity(total);
     for index in 0..total {
         let mut rest = index;
-        let mut picked = vec![Value::Boolean(false); axes.len()];
-        for (k, axis) in axes.iter().enumerate().rev() {
-            picked[k] = axis[rest % axis.len()].clone();
+        let mut picked: Vec<&Choice> = Vec::with_capacity(axes.len());
+        for axis in axes.iter().rev() {
+            picked.push(&axis[rest % axis.len()]);
             rest /= axis.len();
         }
+        picked.reverse();
         let mut name = format!("{index:03}");
-        for v in &picked {
+        for choice in &picked {
             name.push('-');
-            name.push_str(&slug(v));
+            name.push_str(&choice.iter().map(|(_, v)| slug(v)).collect::<Vec<_>>().join("-"));
         }
-        runs.push(Run { name, overrides: keys.iter().cloned().zip(picked).collect() });
+        runs.push(Run { name, overrides: picked.into_iter().flatten().cloned().collect() });
     }
     runs
 }
@@ -135,7 +185,8 @@ impl Study {
         let base_path = path.parent().unwrap_or(Path::new(".")).join(&file.study.base);
         let base_text =
             read_capped(&base_path, MAX_CONFIG_BYTES, "base configuration").context("study.base")?;
-        let overridden = |f: &NamedFile| file.set.keys().chain(file.grid.keys()).any(|k| f.overridden_by(k));
+        let (grid_keys, _) = grid_axes(&file.grid, &study_text)?;
+        let overridden = |f: &NamedFile| file.set.keys().chain(&grid_keys).any(|k| f.overridden_by(k));
         let kept = with_named_contents(&base_text, &overridden)?;
         let name = path.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
         let mut study = Self::expand(name, kept, study_text, file)?;
@@ -169,12 +220,10 @@ impl Study {
             if !file.study.find_saturation {
                 bail!("study.saturation_tolerance: only with study.find_saturation = true");
             }
-            if !(t > 0.0 && t <= 0.5) {
-                bail!("study.saturation_tolerance: {t} is not allowed: give a width above 0 and at most 0.5 phits/cycle/endpoint");
-            }
+            crate::search::check_tolerance("study.saturation_tolerance", t)?;
         }
         let (keys, axes) = grid_axes(&file.grid, &study_text)?;
-        let runs = grid_runs(&keys, &axes);
+        let runs = grid_runs(&axes);
         if let Some(key) = file.set.keys().find(|k| *k == "traffic.load" || *k == "traffic.loads") {
             bail!("set.\"{key}\": every run sweeps study.loads; give the loads there");
         }
@@ -309,6 +358,42 @@ mod tests {
         assert_eq!(s.runs[1].name, "001-uniform-dor");
         let loads = study("[study]\nbase = \"x\"\n[grid]\n\"traffic.loads\" = [[0.1], [0.2]]\n");
         assert!(format!("{:#}", loads.err().unwrap()).contains("study.loads"));
+    }
+
+    #[test]
+    fn a_paired_axis_sets_several_keys_together() {
+        let s = study(
+            r#"
+            [study]
+            base = "x.toml"
+            loads = [0.1]
+            [grid]
+            cc = [{ "congestion.control" = "none" }, { congestion = { control = "infiniband", infiniband = { threshold = 16 } } }]
+            "simulation.seed" = [1, 2]
+            "#,
+        )
+        .unwrap();
+        let names: Vec<&str> = s.runs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["000-none-1", "001-none-2", "002-infiniband-16-1", "003-infiniband-16-2"]);
+        assert_eq!(s.keys, ["congestion.control", "congestion.infiniband.threshold", "simulation.seed"]);
+        let set = |k: &str, v: Value| (k.to_string(), v);
+        assert_eq!(
+            s.runs[3].overrides,
+            [
+                set("congestion.control", Value::String("infiniband".into())),
+                set("congestion.infiniband.threshold", Value::Integer(16)),
+                set("simulation.seed", Value::Integer(2)),
+            ]
+        );
+        let err = |text: &str| study(text).err().map(|e| format!("{e:#}")).unwrap_or_default();
+        let head = "[study]\nbase = \"x\"\nloads = [0.1]\n[grid]\n";
+        assert!(
+            err(&format!("{head}cc = [\"none\"]\n")).contains("grid.cc: a key without a dot pairs settings")
+        );
+        assert!(err(&format!("{head}cc = [{{}}]\n")).contains("grid.cc: an empty table sets nothing"));
+        assert!(err(&format!("{head}cc = [{{ \"traffic.load\" = 0.1 }}]\n"))
+            .contains("every run sweeps study.loads"));
+        assert!(err(&format!("{head}cc = [{{ control = 1 }}]\n")).contains("keys are section.key"));
     }
 
     #[test]

@@ -30,27 +30,15 @@ pub struct CongestionSection {
 
 impl CongestionSection {
     /// The congestion control in force, if any, its parameters checked against the
-    /// router's `input_buffer` and `output_buffer`. A scheme's table set while another
-    /// (or none) is chosen is an error: it would be ignored.
+    /// router's `input_buffer` and `output_buffer`. A scheme's table set while another (or
+    /// none) is chosen is checked all the same and not used (see [`Self::unused_tables`]):
+    /// a study can compare a tuned scheme with none by varying `control` alone.
     pub fn scheme(&self, input_buffer: u32, output_buffer: u32) -> Result<Option<Scheme>, ConfigError> {
-        let chosen = |table: &str, control: Control| {
-            ConfigError::new(
-                format!("congestion.{table}"),
-                format!(
-                    "set, but congestion.control is {} (set it to \"{table}\", or remove the table)",
-                    match control {
-                        Control::None => "\"none\"",
-                        Control::Infiniband => "\"infiniband\"",
-                        Control::PerDestination => "\"per_destination\"",
-                    }
-                ),
-            )
-        };
-        if self.infiniband.is_some() && self.control != Control::Infiniband {
-            return Err(chosen("infiniband", self.control));
+        if self.infiniband.is_some() {
+            self.infiniband(input_buffer, output_buffer)?;
         }
-        if self.per_destination.is_some() && self.control != Control::PerDestination {
-            return Err(chosen("per_destination", self.control));
+        if self.per_destination.is_some() {
+            self.per_destination()?;
         }
         match self.control {
             Control::None => Ok(None),
@@ -59,6 +47,26 @@ impl CongestionSection {
             }
             Control::PerDestination => Ok(Some(Scheme::PerDestination(self.per_destination()?))),
         }
+    }
+
+    /// A note for each scheme's table that is set while another scheme (or none) is in
+    /// force: its settings are not used.
+    pub fn unused_tables(&self) -> Vec<String> {
+        let control = match self.control {
+            Control::None => "none",
+            Control::Infiniband => "infiniband",
+            Control::PerDestination => "per_destination",
+        };
+        [("infiniband", self.infiniband.is_some()), ("per_destination", self.per_destination.is_some())]
+            .into_iter()
+            .filter(|&(table, set)| set && table != control)
+            .map(|(table, _)| {
+                format!(
+                    "note: congestion.{table} is set but congestion.control is \"{control}\": its settings are \
+                     not used (congestion.control = \"{table}\" uses them)"
+                )
+            })
+            .collect()
     }
 
     /// Per-destination throttling's parameters, checked.

@@ -56,21 +56,87 @@ pub fn apply_overrides(doc: &mut Table, overrides: &[String]) -> Result<(), Conf
                 format!("`{o}` must look like section.key=value, e.g. traffic.load=0.3"),
             )
         })?;
-        let path: Vec<&str> = key.trim().split('.').collect();
+        let key = key.trim();
+        let path = key_path(key);
         if path.len() < 2 || path.iter().any(|p| p.is_empty()) {
             return Err(ConfigError::new(
                 "--set",
-                format!("`{}`: the key must be section.key, e.g. traffic.load=0.3", key.trim()),
+                format!("`{key}`: the key must be section.key, e.g. traffic.load=0.3"),
             ));
         }
         let mut table = &mut *doc;
-        for part in &path[..path.len() - 1] {
+        let mut parts = path[..path.len() - 1].iter();
+        while let Some(part) = parts.next() {
             let entry = table.entry(part.to_string()).or_insert_with(|| Value::Table(Table::new()));
-            table = entry
-                .as_table_mut()
-                .ok_or_else(|| ConfigError::new(key.trim(), format!("`{part}` is not a table")))?;
+            table = match entry {
+                Value::Table(t) => t,
+                // An array of tables (`[[workload.jobs]]`): the next part picks one.
+                Value::Array(items) => {
+                    let Some(pick) = parts.next() else {
+                        return Err(ConfigError::new(
+                            key,
+                            format!("`{part}` is a list: name one of its entries, e.g. {part}.0.KEY or {part}[0].KEY"),
+                        ));
+                    };
+                    pick_entry(key, part, items, pick)?
+                }
+                _ => return Err(ConfigError::new(key, format!("`{part}` is not a table"))),
+            };
         }
-        table.insert(path[path.len() - 1].to_string(), parse_value(key.trim(), value.trim())?);
+        table.insert(path[path.len() - 1].to_string(), parse_value(key, value.trim())?);
     }
     Ok(())
+}
+
+/// The parts of a dotted key, an index in brackets counting as a part of its own:
+/// `workload.jobs[1].iterations` is `workload`, `jobs`, `1`, `iterations`.
+fn key_path(key: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    for part in key.split('.') {
+        match part.split_once('[') {
+            Some((name, rest)) if rest.ends_with(']') => {
+                parts.push(name.to_string());
+                parts.extend(rest[..rest.len() - 1].split("][").map(str::to_string));
+            }
+            _ => parts.push(part.to_string()),
+        }
+    }
+    parts
+}
+
+/// The entry of the array of tables `list` (under the key's part `part`) that `pick`
+/// names: an index from 0, or the `name` of a table (a table without one is named
+/// `KIND-INDEX`, as a job is).
+fn pick_entry<'a>(
+    key: &str,
+    part: &str,
+    list: &'a mut [Value],
+    pick: &str,
+) -> Result<&'a mut Table, ConfigError> {
+    let name_of = |i: usize, v: &Value| -> Option<String> {
+        let t = v.as_table()?;
+        match (t.get("name"), t.get("kind")) {
+            (Some(Value::String(name)), _) => Some(name.clone()),
+            (None, Some(Value::String(kind))) => Some(format!("{kind}-{i}")),
+            _ => None,
+        }
+    };
+    let names: Vec<Option<String>> = list.iter().enumerate().map(|(i, v)| name_of(i, v)).collect();
+    let index = match pick.parse::<usize>() {
+        Ok(i) if i < list.len() => Some(i),
+        Ok(_) => None,
+        Err(_) => names.iter().position(|n| n.as_deref() == Some(pick)),
+    };
+    let Some(i) = index else {
+        let known: Vec<String> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| n.as_ref().map_or(i.to_string(), |n| format!("{i} ({n})")))
+            .collect();
+        return Err(ConfigError::new(
+            key,
+            format!("`{part}` has no entry `{pick}`; its entries, by index (name): {}", known.join(", ")),
+        ));
+    };
+    list[i].as_table_mut().ok_or_else(|| ConfigError::new(key, format!("`{part}[{i}]` is not a table")))
 }

@@ -12,7 +12,7 @@ use toml::{Table, Value};
 /// The keys every job takes, whatever its kind.
 pub const JOB_SETTINGS: &[Setting] = &[
     Setting { key: "kind", default: "required", doc: "the program: one of the workloads above" },
-    Setting { key: "name", default: "KIND-INDEX", doc: "the job's name in the output (no comma: `job_names` lists the names separated by commas)" },
+    Setting { key: "name", default: "KIND-INDEX", doc: "the job's name in the output and its address in `--set workload.jobs.NAME.KEY`: letters, digits, -, _ and +, unique" },
     Setting { key: "iterations", default: "1", doc: "times the program's steps run (waterfall: waves)" },
     Setting { key: "replicas", default: "1", doc: "copies of the job side by side, each with its own ranks (copy k's rank r is rank k x ranks + r): a trace of R ranks replayed as R x replicas; they share the job's mapping and results" },
     Setting { key: "compute", default: "0", doc: "cycles a rank computes after each iteration's communication" },
@@ -179,7 +179,19 @@ impl WorkloadSection {
                     format!("must be a table, got {}", other.type_str()),
                 )),
             })
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<Vec<JobSpec>, _>>()?;
+        // A name addresses its job (`--set workload.jobs.NAME.KEY`) and its exported file.
+        for (i, job) in jobs.iter().enumerate() {
+            if let Some(first) = jobs[..i].iter().position(|other| other.name == job.name) {
+                return Err(ConfigError::new(
+                    format!("workload.jobs[{i}].name"),
+                    format!(
+                        "`{}` is already the name of workload.jobs[{first}]; names must differ",
+                        job.name
+                    ),
+                ));
+            }
+        }
         Ok(WorkloadSection { bytes_per_phit, ps_per_cycle, eager_limit, background_free_only, jobs })
     }
 }
@@ -241,9 +253,22 @@ impl JobSpec {
                     ),
                 ))
             }
-            Some(Value::String(s)) if !s.is_empty() => s,
+            Some(Value::String(s))
+                if !s.is_empty()
+                    && s.chars().all(|c| c.is_alphanumeric() || "-_+".contains(c))
+                    && !s.chars().all(|c| c.is_ascii_digit()) =>
+            {
+                s
+            }
             Some(other) => {
-                return Err(ConfigError::new(at("name"), format!("must be a non-empty string, got {other}")))
+                return Err(ConfigError::new(
+                    at("name"),
+                    format!(
+                    "must be letters, digits, -, _ and + (not digits alone, which would read as an index; \
+                         it addresses the job in --set workload.jobs.NAME.KEY and names its exported file), \
+                         got {other}"
+                ),
+                ))
             }
         };
         let mapping = Mapping::parse(&mut t, &at)?;
