@@ -4,18 +4,25 @@
 //! rank) and its jobs as GOAL schedules, without simulating; and the terminal's width,
 //! which `xnet list` wraps its lines to.
 
+use crate::load::Input;
+use crate::output::write_whole;
 use crate::placement::fits_here;
 use anyhow::{bail, Context, Result};
 use models::config::Config;
 use models::memory;
-use models::schedule::write_goal_file;
+use models::schedule::write_goal;
 use models::sim::partition;
 use models::topology::metrics::summarize;
 use models::workload::{job_ops, AsGoal};
 use std::path::Path;
 use std::time::Instant;
 
-pub(crate) fn topo(cfg: &Config, no_memory_check: bool, export: Option<&Path>) -> Result<()> {
+pub(crate) fn topo(
+    cfg: &Config,
+    no_memory_check: bool,
+    export: Option<&Path>,
+    inputs: &[Input],
+) -> Result<()> {
     let cores = rayon::current_num_threads() as u32;
     let estimate = memory::estimate(cfg, 1, cores)?;
     println!("memory          {} to run on 1 rank (estimate)", estimate.describe());
@@ -50,8 +57,8 @@ pub(crate) fn topo(cfg: &Config, no_memory_check: bool, export: Option<&Path>) -
     );
     if let Some(path) = export {
         let ibnet = path.extension().is_some_and(|e| e == "net");
-        std::fs::write(path, fabric_text(&net, ibnet)?)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        let text = fabric_text(&net, ibnet)?;
+        write_text(path, "--export", inputs, &text)?;
         println!(
             "written to      {} ({})",
             path.display(),
@@ -101,6 +108,7 @@ pub(crate) fn describe_partition(
     method: partitioner::Method,
     csv: Option<&Path>,
     no_memory_check: bool,
+    inputs: &[Input],
 ) -> Result<()> {
     if ranks == 0 {
         bail!("--ranks {ranks}: must be at least 1");
@@ -162,15 +170,17 @@ pub(crate) fn describe_partition(
         plan.expected_messages_per_window, cfg.traffic.load
     );
     if let Some(path) = csv {
-        write_rank_csv(path, &net, &graph, &plan.assignment, threads, ranks)?;
+        write_rank_csv(path, inputs, &net, &graph, &plan.assignment, threads, ranks)?;
         println!("per rank         {}", path.display());
     }
     Ok(())
 }
 
 /// One row per rank: what the scaling model needs to know of the partition.
+#[allow(clippy::too_many_arguments)]
 fn write_rank_csv(
     path: &Path,
+    inputs: &[Input],
     net: &models::topology::Network,
     graph: &partitioner::PartGraph,
     assignment: &[u32],
@@ -212,7 +222,15 @@ fn write_rank_csv(
             neighbours[k].len()
         );
     }
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    write_text(path, "--csv", inputs, &text)
+}
+
+/// Writes `text` to `path` whole ([`write_whole`]), saying when it replaced a file.
+fn write_text(path: &Path, option: &str, inputs: &[Input], text: &str) -> Result<()> {
+    if write_whole(path, option, inputs, |out| out.write_all(text.as_bytes()))? {
+        eprintln!("note: replaced the earlier {}", path.display());
+    }
+    Ok(())
 }
 
 /// The width of the terminal on stdout (at least 60 columns), if stdout is one.
@@ -226,7 +244,12 @@ pub fn terminal_width() -> Option<usize> {
 
 /// `xnet workload export`: the jobs of `cfg` (or only `job`, by name or index) as GOAL, to
 /// the file `output` (one job) or as `NAME.goal` in the directory `output` (several).
-pub(crate) fn export_workload(cfg: &Config, job: Option<&str>, output: &Path) -> Result<()> {
+pub(crate) fn export_workload(
+    cfg: &Config,
+    job: Option<&str>,
+    output: &Path,
+    inputs: &[Input],
+) -> Result<()> {
     let Some(section) = &cfg.workload else { bail!("the configuration has no [workload] to export") };
     let names: Vec<&str> = section.jobs.iter().map(|j| j.name.as_str()).collect();
     let chosen: Vec<usize> = match job {
@@ -245,7 +268,9 @@ pub(crate) fn export_workload(cfg: &Config, job: Option<&str>, output: &Path) ->
         let ops = job_ops(section, j, cfg.simulation.seed)?;
         let goal = AsGoal::new(&ops, section.ps_per_cycle);
         let path = if one { output.to_path_buf() } else { output.join(format!("{}.goal", names[j])) };
-        write_goal_file(&goal, &path).with_context(|| format!("cannot write {}", path.display()))?;
+        if write_whole(&path, "-o", inputs, |out| write_goal(&goal, out))? {
+            eprintln!("note: replaced the earlier {}", path.display());
+        }
         let ranks = ops.graph.num_ranks();
         let count: u64 = (0..ranks).map(|r| u64::from(ops.graph.ops_in_rank(r))).sum();
         println!("{}: {ranks} ranks, {count} ops -> {}", names[j], path.display());

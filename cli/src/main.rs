@@ -18,7 +18,7 @@ use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
 use cluster::use_threads;
 use cluster::{Cluster, StartArgs};
-use load::{parse_config, read, refuse_output_over_config};
+use load::{input_files, parse_config, read, refuse_output_over_inputs};
 use models::memory;
 use output::OutputClaim;
 use placement::fits_here;
@@ -54,7 +54,7 @@ enum Command {
         /// TOML configuration.
         config: PathBuf,
         /// Comma-separated loads (phits/cycle/endpoint); default: `traffic.loads`.
-        #[arg(long, value_delimiter = ',')]
+        #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
         loads: Vec<f64>,
         /// Stop after the first saturated point (backlog still growing; see the
         /// `saturated` column): the loads after it are not run.
@@ -68,7 +68,13 @@ enum Command {
         #[arg(long)]
         find_saturation: bool,
         /// The widest bracket `--find-saturation` accepts, in phits/cycle/endpoint.
-        #[arg(long, value_name = "LOAD", default_value_t = 0.01, requires = "find_saturation")]
+        #[arg(
+            long,
+            value_name = "LOAD",
+            default_value_t = 0.01,
+            requires = "find_saturation",
+            allow_negative_numbers = true
+        )]
         tolerance: f64,
         #[command(flatten)]
         common: Common,
@@ -319,9 +325,7 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             simulate(cfg, &name, config.as_deref(), &[load], None, &common, cluster)
         }
         Command::Sweep { config, loads, stop_at_saturation, find_saturation, tolerance, common } => {
-            if !(tolerance > 0.0 && tolerance <= 0.5) {
-                bail!("--tolerance: {tolerance} is not allowed: give a width above 0 and at most 0.5 phits/cycle/endpoint");
-            }
+            search::check_tolerance("--tolerance", tolerance)?;
             let cfg = parse_config(&read(&config)?, &common.set)?;
             let command = format!(
                 "sweep --loads {loads:?} --stop-at-saturation {stop_at_saturation} --find-saturation {find_saturation} --tolerance {tolerance}"
@@ -338,6 +342,14 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             if let Some(bad) = loads.iter().find(|l| !(0.0..=1.0).contains(*l)) {
                 bail!("--loads: {bad} is outside [0, 1] phits/cycle/endpoint");
             }
+            if cfg.workload.is_some() && !cfg.traffic.given && loads.iter().any(|&l| l > 0.0) {
+                bail!(
+                    "{}: a sweep varies the load of the background traffic beside the jobs, and this \
+                     configuration has no [traffic] section: give one (pattern = \"uniform\", say), sweep \
+                     load 0 only (the jobs alone), or run them with `xnet run`",
+                    config.display()
+                );
+            }
             let mode = if find_saturation {
                 Mode::Find { tolerance }
             } else if stop_at_saturation {
@@ -348,30 +360,36 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             simulate(cfg, &stem(&config), Some(&config), &loads, Some(mode), &common, cluster)
         }
         Command::Topo { config, set, no_memory_check, export } => {
+            let text = read(&config)?;
+            let inputs = input_files(&config, &text, &set);
             if let Some(path) = &export {
-                refuse_output_over_config(path, "--export", &config)?;
+                refuse_output_over_inputs(path, "--export", &inputs)?;
             }
-            let cfg = parse_config(&read(&config)?, &set)?;
+            let cfg = parse_config(&text, &set)?;
             cluster.agree_on_start(&StartArgs::new("topo", Some(&cfg), None))?;
             if rank0 {
-                inspect::topo(&cfg, no_memory_check, export.as_deref())?;
+                inspect::topo(&cfg, no_memory_check, export.as_deref(), &inputs)?;
             }
             Ok(0)
         }
         Command::Workload { action: WorkloadCommand::Export { config, set, job, output } } => {
-            refuse_output_over_config(&output, "-o", &config)?;
-            let cfg = parse_config(&read(&config)?, &set)?;
+            let text = read(&config)?;
+            let inputs = input_files(&config, &text, &set);
+            refuse_output_over_inputs(&output, "-o", &inputs)?;
+            let cfg = parse_config(&text, &set)?;
             cluster.agree_on_start(&StartArgs::new("workload export", Some(&cfg), None))?;
             if rank0 {
-                inspect::export_workload(&cfg, job.as_deref(), &output)?;
+                inspect::export_workload(&cfg, job.as_deref(), &output, &inputs)?;
             }
             Ok(0)
         }
         Command::Partition { config, ranks, threads, method, set, csv, no_memory_check } => {
+            let text = read(&config)?;
+            let inputs = input_files(&config, &text, &set);
             if let Some(path) = &csv {
-                refuse_output_over_config(path, "--csv", &config)?;
+                refuse_output_over_inputs(path, "--csv", &inputs)?;
             }
-            let cfg = parse_config(&read(&config)?, &set)?;
+            let cfg = parse_config(&text, &set)?;
             let command = format!("partition --ranks {ranks} --method {method:?}");
             cluster.agree_on_start(&StartArgs::new(command, Some(&cfg), Some(threads)))?;
             if rank0 {
@@ -382,6 +400,7 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
                     method.into(),
                     csv.as_deref(),
                     no_memory_check,
+                    &inputs,
                 )?;
             }
             Ok(0)
@@ -425,6 +444,9 @@ fn routes_command(args: RoutesArgs, cluster: &mut Cluster) -> Result<i32> {
         return Ok(0);
     }
     let mut output = OutputClaim::take(&output, &[&config])?;
+    if output.holds_earlier_file() {
+        eprintln!("note: replacing {} (an earlier run's routes)", output.path().display());
+    }
     stop_on_signals();
     if destinations == Some(0) {
         bail!("--destinations must be at least 1");
@@ -433,7 +455,8 @@ fn routes_command(args: RoutesArgs, cluster: &mut Cluster) -> Result<i32> {
         bail!("--dump-tables writes one routing's tables; leave out --compare");
     }
     let reports = if compare.is_empty() {
-        vec![Ok(routes::routes(cfg, &mut output, destinations, dump_tables.as_deref())?)]
+        let inputs = input_files(&config, &text, &set);
+        vec![Ok(routes::routes(cfg, &mut output, destinations, dump_tables.as_deref(), &inputs)?)]
     } else {
         routes::compare(&text, &set, &compare, &mut output)?
     };

@@ -1,7 +1,8 @@
 //! `xnet routes CONFIG`: verify and analyse a configuration's routes without simulating
 //! (see docs/routes.md): prints a table and writes an HDF5 file.
 
-use crate::output::{attr, attr_str, table, OutputClaim};
+use crate::load::Input;
+use crate::output::{attr, attr_str, table, write_whole, OutputClaim};
 use anyhow::{bail, Context, Result};
 use hdf5::{Group, H5Type};
 use models::analysis::{path_tables, try_analyse, Options, RoutesReport};
@@ -12,7 +13,7 @@ use models::topology::ib::IbView;
 use std::path::Path;
 
 /// Writes the routes of `sim` as InfiniBand tables into `dir` (see `--dump-tables`).
-fn write_tables(sim: &Simulation, dir: &Path) -> Result<()> {
+fn write_tables(sim: &Simulation, dir: &Path, inputs: &[Input]) -> Result<()> {
     let cfg = &sim.config;
     let tables = path_tables(&sim.net, &sim.routes(), cfg.router.vcs, cfg.simulation.seed)
         .context("--dump-tables: these routes cannot be written as forwarding tables")?;
@@ -30,7 +31,9 @@ fn write_tables(sim: &Simulation, dir: &Path) -> Result<()> {
         ("xnet-sls.dump", write_sls(&sim.net, &view, &tables)),
     ] {
         let path = dir.join(name);
-        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        if write_whole(&path, "--dump-tables", inputs, |out| out.write_all(text.as_bytes()))? {
+            eprintln!("note: replaced the earlier {}", path.display());
+        }
     }
     println!(
         "tables written to {} (opensm-lfts.dump, xnet-sls.dump: {} columns, SLs 0 to {})",
@@ -110,10 +113,11 @@ pub(crate) fn routes(
     output: &mut OutputClaim,
     destinations: Option<usize>,
     dump_tables: Option<&Path>,
+    inputs: &[Input],
 ) -> Result<RoutesReport> {
     let sim = Simulation::build(cfg)?;
     if let Some(dir) = dump_tables {
-        write_tables(&sim, dir)?;
+        write_tables(&sim, dir, inputs)?;
     }
     let r = try_analyse(&sim, options(destinations))?;
     print_report(&r);

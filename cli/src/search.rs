@@ -12,6 +12,23 @@
 /// link's rate.
 pub(crate) const MAX_LOAD: f64 = 1.0;
 
+/// The narrowest and widest brackets a search for the saturation load accepts
+/// (phits/cycle/endpoint): below 10^-4 a run's finite sampling cannot tell the loads apart,
+/// and the bisection would go on until the loads stop changing in double precision.
+pub(crate) const TOLERANCES: std::ops::RangeInclusive<f64> = 1e-4..=0.5;
+
+/// Refuses a `tolerance` outside [`TOLERANCES`], naming it as `key`.
+pub(crate) fn check_tolerance(key: &str, tolerance: f64) -> anyhow::Result<()> {
+    if !TOLERANCES.contains(&tolerance) {
+        anyhow::bail!(
+            "{key}: {tolerance:?} is not allowed: give a width of at least {} and at most {} phits/cycle/endpoint",
+            TOLERANCES.start(),
+            TOLERANCES.end()
+        );
+    }
+    Ok(())
+}
+
 /// How a sweep chooses its loads.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Mode {

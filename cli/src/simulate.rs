@@ -73,10 +73,50 @@ fn hot_spot_line(sim: &models::sim::RankModel, loads: &[f64]) -> Option<String> 
 /// Writes a run's progress for `xnet study` (replacing the file whole, so that a reader
 /// never sees half a line). Progress is a courtesy: a failure to write it is ignored.
 fn write_progress(path: &Path, load_index: usize, loads: usize, cycle: u64, cycles: u64) {
-    let tmp = path.with_extension("progress.tmp");
+    // A name of its own beside the file, so that the rename replaces it whole.
+    let mut name = std::ffi::OsString::from(".");
+    name.push(path.file_name().unwrap_or_default());
+    name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(name);
     if std::fs::write(&tmp, format!("{load_index} {loads} {cycle} {cycles}\n")).is_ok() {
         let _ = std::fs::rename(&tmp, path);
     }
+}
+
+/// Refuses a `--progress-file` that would replace something other than a progress file:
+/// the configuration, the output file, a folder, a link, or a file that holds anything but
+/// one progress line. An empty or absent file is fine.
+fn check_progress_file(progress: &Path, output: &Path, inputs: &[&Path]) -> Result<()> {
+    let refuse = |what: String| {
+        anyhow::anyhow!(
+            "--progress-file {}: {what}; the progress file is rewritten every 250 ms, so it must \
+             name a new file or an earlier progress file",
+            progress.display()
+        )
+    };
+    let absolute = |p: &Path| std::path::absolute(p).ok();
+    if absolute(progress) == absolute(output) || crate::load::same_file(progress, output) {
+        return Err(refuse("it is the output file (-o)".into()));
+    }
+    if let Some(input) = inputs.iter().find(|i| crate::load::same_file(progress, i)) {
+        return Err(refuse(format!("it is the configuration {}", input.display())));
+    }
+    let Ok(meta) = std::fs::symlink_metadata(progress) else {
+        return Ok(());
+    };
+    if meta.file_type().is_symlink() || !meta.is_file() {
+        return Err(refuse("it exists and is not a regular file".into()));
+    }
+    // A progress line is four numbers: anything longer is someone's file.
+    let text = (meta.len() <= 200).then(|| std::fs::read_to_string(progress).ok()).flatten();
+    let is_progress = text.is_some_and(|t| {
+        let words: Vec<&str> = t.split_whitespace().collect();
+        words.is_empty() || (words.len() == 4 && words.iter().all(|w| w.parse::<u64>().is_ok()))
+    });
+    if !is_progress {
+        return Err(refuse("it exists and is not a progress file (four numbers on a line)".into()));
+    }
+    Ok(())
 }
 
 /// Runs `cfg` on every rank at each load the sweep chooses: `loads` in the order given for
@@ -191,7 +231,14 @@ fn prepare(
     stop_on_signals();
     let quiet = common.quiet || !rank0;
     let path = common.output.clone().unwrap_or_else(|| PathBuf::from(format!("xnet-{name}.h5")));
-    let claim = rank0.then(|| OutputClaim::take(&path, config_path.as_slice())).transpose();
+    let claim = rank0
+        .then(|| {
+            if let Some(progress) = &common.progress_file {
+                check_progress_file(progress, &path, config_path.as_slice())?;
+            }
+            OutputClaim::take(&path, config_path.as_slice())
+        })
+        .transpose();
     let estimate = memory::estimate(&cfg, ranks, per_rank)?;
     let refusal = check_placement(cluster, per_rank, &estimate, common.no_memory_check);
     // Rank 0 says whether every rank may go on; if not, it reports why and the others stop.
@@ -203,6 +250,13 @@ fn prepare(
         };
     }
     let claim = claim?;
+    if let Some(c) = claim.as_ref().filter(|c| c.holds_earlier_file() && !quiet) {
+        eprintln!(
+            "note: {} holds an earlier run's results; they stay until this run has results of \
+             its own, which then replace them",
+            c.path().display()
+        );
+    }
     // Every rank builds the whole network and partitions it (deterministically, so they
     // agree), keeps its own share and lets the rest go.
     let net = cfg.build_network()?;
@@ -251,6 +305,15 @@ fn prepare(
             plan.lookahead.map_or("-".into(), |l| l.to_string()),
             memory::human(estimate.per_rank())
         );
+    }
+    // What the configuration and the jobs' ideal runs already tell: warnings even when
+    // quiet, notes otherwise.
+    let mut told = sim.config.congestion.unused_tables();
+    told.extend(sim.workload().map_or(Vec::new(), |w| w.forecast(sim.config.simulation.cycles)));
+    for line in told {
+        if rank0 && (!quiet || line.starts_with("warning")) {
+            eprintln!("{line}");
+        }
     }
     Ok(Ok(PreparedRun { sim, file: prepared.ok(), path, rank0, quiet }))
 }
@@ -414,9 +477,12 @@ impl PreparedRun {
         }
         if !self.quiet {
             print_workloads(results);
-            if let Some(v) = verdict {
-                println!("{v}");
-            }
+        }
+        // The verdict is what a search runs for: printed even when quiet.
+        if let (Some(v), true) = (verdict, self.rank0) {
+            println!("{v}");
+        }
+        if !self.quiet {
             if let Some(peaks) = peaks {
                 let most = peaks.iter().copied().max().unwrap_or(0);
                 println!(
@@ -426,7 +492,9 @@ impl PreparedRun {
                     peaks.len()
                 );
             }
-            println!("results: {}", self.path.display());
+            if !self.file.as_ref().is_some_and(|f| f.keeps_earlier_file()) {
+                println!("results: {}", self.path.display());
+            }
         }
         Ok(())
     }
@@ -473,22 +541,38 @@ fn print_row(r: &RunResult, head: bool) {
     let _ = std::io::stdout().flush();
 }
 
-/// Prints the jobs' table of every point that ran a workload.
+/// Prints the jobs' table of every point that ran a workload, under one head: each job's
+/// completion time beside its time on an ideal network and the slowdown between them.
 fn print_workloads(results: &[RunResult]) {
+    let mut head = true;
     for r in results {
         let Some(w) = &r.workload else { continue };
-        println!(
-            "{:>7} {:>20} {:>18} {:>7} {:>11} {:>10} {:>9} {:>9}",
-            "load", "job", "kind", "ranks", "completion", "messages", "msg.mean", "msg.p99"
-        );
-        for j in &w.jobs {
+        if std::mem::take(&mut head) {
             println!(
-                "{:>7.3} {:>20} {:>18} {:>7} {:>11} {:>10} {:>9.1} {:>9.0}",
+                "{:>7} {:>20} {:>18} {:>7} {:>11} {:>11} {:>9} {:>10} {:>9} {:>9}",
+                "load",
+                "job",
+                "kind",
+                "ranks",
+                "completion",
+                "ideal",
+                "slowdown",
+                "messages",
+                "msg.mean",
+                "msg.p99"
+            );
+        }
+        for j in &w.jobs {
+            let slowdown = j.slowdown();
+            println!(
+                "{:>7.3} {:>20} {:>18} {:>7} {:>11} {:>11} {:>9} {:>10} {:>9.1} {:>9.0}",
                 r.summary.load,
                 j.name,
                 j.kind,
                 j.ranks,
                 j.completion_time.map_or("unfinished".to_string(), |t| t.to_string()),
+                j.ideal_time.map_or("never".to_string(), |t| format!("{t:.0}")),
+                if slowdown.is_nan() { "-".to_string() } else { format!("{slowdown:.4}") },
                 j.messages,
                 j.message_latency.mean(),
                 j.message_latency.quantile(0.99)

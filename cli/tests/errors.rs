@@ -44,14 +44,30 @@ fn bad_input_gives_a_clear_error_and_exit_code_1() {
     expect_error(d, &["run", "does-not-exist.toml"], &["does-not-exist.toml", "cannot read"]);
     expect_error(d, &["run", cfg, "--set", "nonsense"], &["nonsense", "section.key=value"]);
     expect_error(d, &["sweep", cfg, "--loads", "0.1,1.5"], &["--loads", "1.5"]);
-    for bad in ["0", "-0.1", "0.7", "NaN"] {
+    for bad in ["0", "-0.1", "0.7", "NaN", "1e-300"] {
         let tolerance = format!("--tolerance={bad}");
         expect_error(
             d,
             &["sweep", cfg, "--find-saturation", &tolerance],
-            &["--tolerance", bad, "above 0 and at most 0.5"],
+            &["--tolerance", bad, "at least 0.0001 and at most 0.5"],
         );
     }
+    // A negative value is a value, not a flag.
+    expect_error(
+        d,
+        &["sweep", cfg, "--find-saturation", "--tolerance", "-0.1"],
+        &["--tolerance: -0.1 is not allowed"],
+    );
+    expect_error(d, &["sweep", cfg, "--loads", "-0.1"], &["--loads: -0.1 is outside [0, 1]"]);
+    // A sweep of jobs without [traffic] would add background traffic the configuration
+    // does not show.
+    let jobs = write(
+        d,
+        "jobs.toml",
+        "[simulation]\ncycles = 3000\n[topology]\nkind = \"hyperx\"\nsides = [4, 4]\nendpoints_per_switch = 2\n\
+         [routing]\nalgorithm = \"minimal\"\n[workload]\n[[workload.jobs]]\nkind = \"allreduce\"\nranks = 8\nbytes = 64\n",
+    );
+    expect_error(d, &["sweep", s(&jobs), "--loads", "0,0.3"], &["jobs.toml", "has no [traffic] section"]);
     expect_error(d, &["run", cfg, "--set", "traffic.load=1.5"], &["traffic.load", "1.5"]);
     // Integers that do not fit their type get the allowed range, not the type's name.
     for (set, expected) in [
@@ -250,4 +266,34 @@ fn thread_and_rank_counts_are_checked_before_any_thread_starts() {
         "{}",
         describe(&o)
     );
+}
+
+#[test]
+fn a_progress_file_replaces_only_a_progress_file() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "df.toml", DRAGONFLY);
+    let mine = write(d, "notes.txt", "my notes\n");
+    let config_text = std::fs::read(&cfg).unwrap();
+    // expect_error adds `-q -o never.h5`.
+    let base = ["run", s(&cfg), "-t", "1", "--progress-file"];
+    for (target, expected) in [
+        (s(&cfg), "it is the configuration"),
+        ("never.h5", "it is the output file (-o)"),
+        (s(&mine), "is not a progress file"),
+        (".", "is not a regular file"),
+    ] {
+        let mut args = base.to_vec();
+        args.push(target);
+        expect_error(d, &args, &["--progress-file", expected]);
+    }
+    assert_eq!(std::fs::read(&cfg).unwrap(), config_text);
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "my notes\n");
+    // An earlier progress file is replaced, and the run leaves one progress line.
+    let progress = write(d, "run.progress", "0 1 10 100\n");
+    let mut args = base.to_vec();
+    args.extend([s(&progress), "-q", "--set", "simulation.cycles=600", "--set", "simulation.warmup=100"]);
+    xnet_expect(d, &args, 0);
+    let line = std::fs::read_to_string(&progress).unwrap();
+    assert_eq!(line.split_whitespace().count(), 4, "{line:?}");
 }

@@ -62,12 +62,35 @@ fn a_result_file_about_to_be_replaced_is_named() {
         "df.toml",
         &DRAGONFLY.replace("cycles = 3000", "cycles = 600").replace("warmup = 500", "warmup = 100"),
     );
-    let note = "note: replacing xnet-df.h5 (the results of an earlier run); give -o FILE to keep it";
-    // The default file: new the first time, replaced (and said so) the second.
-    let first = xnet_expect(d, &["run", s(&cfg), "-q", "-t", "1"], 0);
-    assert!(!String::from_utf8_lossy(&first.stderr).contains("replacing"), "{}", describe(&first));
-    let second = xnet_expect(d, &["run", s(&cfg), "-q", "-t", "1"], 0);
+    let note = "note: xnet-df.h5 holds an earlier run's results; they stay until this run has \
+                results of its own, which then replace them";
+    // The default file: new the first time, replaced (and said so) the second; -q says nothing.
+    let first = xnet_expect(d, &["run", s(&cfg), "-t", "1"], 0);
+    assert!(!String::from_utf8_lossy(&first.stderr).contains("earlier run"), "{}", describe(&first));
+    let second = xnet_expect(d, &["run", s(&cfg), "-t", "1"], 0);
     assert!(String::from_utf8_lossy(&second.stderr).contains(note), "{}", describe(&second));
+    let quiet = xnet_expect(d, &["run", s(&cfg), "-q", "-t", "1"], 0);
+    assert!(quiet.stderr.is_empty(), "{}", describe(&quiet));
+    // What sits at FILE.new is written through or taken over only when an interrupted run
+    // left it there (an HDF5 file); a link, or a file of the user's, is refused.
+    let staged = d.join("xnet-df.h5.new");
+    std::os::unix::fs::symlink(&cfg, &staged).unwrap();
+    let config_text = std::fs::read(&cfg).unwrap();
+    let o = xnet_expect(d, &["run", s(&cfg), "-q", "-t", "1"], 1);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("xnet-df.h5.new is a symbolic link"),
+        "{}",
+        describe(&o)
+    );
+    assert_eq!(std::fs::read(&cfg).unwrap(), config_text, "the run wrote through the link");
+    std::fs::remove_file(&staged).unwrap();
+    std::fs::write(&staged, "notes of mine\n").unwrap();
+    let o = xnet_expect(d, &["run", s(&cfg), "-q", "-t", "1"], 1);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is not an HDF5 file"), "{}", describe(&o));
+    assert_eq!(std::fs::read_to_string(&staged).unwrap(), "notes of mine\n");
+    std::fs::copy(d.join("xnet-df.h5"), &staged).unwrap();
+    xnet_expect(d, &["run", s(&cfg), "-q", "-t", "1"], 0);
+    assert!(!staged.exists(), "the left-over new file was not consumed");
     assert_eq!(attr_str(&open(&d.join("xnet-df.h5")), "status"), "completed");
 }
 

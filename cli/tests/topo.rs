@@ -318,18 +318,35 @@ fn an_export_or_csv_naming_the_config_is_refused_and_the_config_kept() {
     assert!(std::fs::read_to_string(d.join("ranks.csv")).unwrap().lines().count() >= 3);
 }
 
-/// A configuration or study path that never ends (`/dev/zero`) is refused once it passes
-/// the size cap, with an error naming it and the cap, instead of being read forever.
+/// A configuration, study or named file that never ends (`/dev/zero`) is refused before it
+/// is read, and one larger than the cap (a sparse file) by its size, with an error naming
+/// it, instead of being read forever or into memory.
 #[test]
-fn a_configuration_file_that_never_ends_is_refused_at_the_size_cap() {
+fn a_file_that_never_ends_or_is_too_large_is_refused_before_it_is_read() {
     let dir = TempDir::new().unwrap();
-    for args in [vec!["run", "/dev/zero", "-q"], vec!["topo", "/dev/zero"], vec!["study", "/dev/zero"]] {
-        let child = start(XNET, dir.path(), &args, &[]);
-        let (o, _) = wait_within(child, Duration::from_secs(60), "xnet reading /dev/zero");
+    let d = dir.path();
+    let huge = d.join("huge.toml");
+    std::fs::File::create(&huge).unwrap().set_len(300 << 20).unwrap();
+    let named = write(
+        d,
+        "named.toml",
+        "[topology]\nkind = \"file\"\npath = \"/dev/zero\"\n[routing]\nalgorithm = \"updown\"\n",
+    );
+    for (args, expected) in [
+        (vec!["run", "/dev/zero", "-q"], "/dev/zero: it is a device or socket, not a file"),
+        (vec!["topo", "/dev/zero"], "/dev/zero: it is a device or socket, not a file"),
+        (vec!["study", "/dev/zero"], "/dev/zero: it is a device or socket, not a file"),
+        (vec!["run", "."], "cannot read config .: it is a folder, not a file"),
+        (vec!["topo", s(&named)], "topology.path: cannot read"),
+        (vec!["run", s(&huge), "-q"], "larger than 256.0 MiB"),
+    ] {
+        let child = start(XNET, d, &args, &[]);
+        let (o, waited) = wait_within(child, Duration::from_secs(60), "xnet reading a file that never ends");
         let what = format!("xnet {}: {}", args.join(" "), describe(&o));
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{what}");
         assert!(!stderr.contains("panicked"), "{what}");
-        assert!(stderr.contains("/dev/zero") && stderr.contains("larger than 256.0 MiB"), "{what}");
+        assert!(stderr.contains(expected), "{what}");
+        assert!(waited < Duration::from_secs(5), "{what}: it read for {waited:?}");
     }
 }

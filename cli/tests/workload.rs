@@ -97,6 +97,57 @@ fn export_refuses_what_it_cannot_write() {
     let o = xnet(d, &["workload", "export", s(&quick), "-o", "x.goal"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("no [workload]"), "{}", describe(&o));
     assert!(!d.join("x.goal").exists());
+    // A job's own GOAL input is never replaced by its export (labels and comments kept).
+    let own =
+        "# mine\nnum_ranks 2\nrank 0 {\nsend_a: send 8b to 1 tag 1\n}\nrank 1 {\nrecv 8b from 0 tag 1\n}\n";
+    let goal = write(d, "own.goal", own);
+    let replay = write(
+        d,
+        "replay.toml",
+        &JOBS.replace(
+            "kind = \"stencil2d\"\ngrid = [4, 4]\nhalo_bytes = 3000\niterations = 3\ncompute = 40",
+            "kind = \"goal\"\nfile = \"own.goal\"",
+        ),
+    );
+    for output in [s(&goal), "./own.goal"] {
+        let o = xnet(d, &["workload", "export", s(&replay), "--job", "halo", "-o", output]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(e.contains("is the input own.goal"), "{e}");
+    }
+    assert_eq!(std::fs::read_to_string(&goal).unwrap(), own);
+    // Nor is a file written through a link; an earlier export is replaced, and said so.
+    std::os::unix::fs::symlink(&goal, d.join("link.goal")).unwrap();
+    let o = xnet(d, &["workload", "export", s(&cfg), "--job", "halo", "-o", "link.goal"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("link.goal is a symbolic link"), "{}", describe(&o));
+    assert_eq!(std::fs::read_to_string(&goal).unwrap(), own);
+    xnet_expect(d, &["workload", "export", s(&cfg), "--job", "halo", "-o", "x.goal"], 0);
+    let o = xnet_expect(d, &["workload", "export", s(&cfg), "--job", "a2a", "-o", "x.goal"], 0);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("note: replaced the earlier x.goal"),
+        "{}",
+        describe(&o)
+    );
+    assert!(std::fs::read_to_string(d.join("x.goal")).unwrap().starts_with("num_ranks 8"));
+    // Job names that would write outside the folder, or twice to one file, are refused.
+    for (name, expected) in
+        [("../../x", "workload.jobs[0].name"), ("a2a", "`a2a` is already the name of workload.jobs[0]")]
+    {
+        let named = write(d, "named.toml", &JOBS.replace("name = \"halo\"", &format!("name = \"{name}\"")));
+        let o = xnet(d, &["workload", "export", s(&named), "-o", "out"]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(e.contains(expected), "{e}");
+    }
+    assert!(
+        !d.join("out").exists() && !dir.path().parent().unwrap().parent().unwrap().join("x.goal").exists()
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
 #[test]

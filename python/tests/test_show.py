@@ -48,3 +48,36 @@ def test_the_installed_entry_point_shows_a_result_file(study_dir):
     out = subprocess.run([str(entry), "show", str(run)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "completed" in out.stdout, out.stdout
+
+
+def test_show_prints_the_saturation_bracket_and_the_jobs_slowdown(tmp_path):
+    from xnet_study.show import show
+    import io
+    from conftest import xnet_binary
+
+    xnet = str(xnet_binary())
+    # A search for the saturation load: its bracket, even with -q.
+    sweep = subprocess.run([xnet, "sweep", str(ROOT / "configs/quick.toml"), "--find-saturation", "--tolerance", "0.1",
+                            "--set", "simulation.cycles=3000", "--set", "simulation.warmup=1000", "-q",
+                            "-o", str(tmp_path / "sweep.h5")], capture_output=True, text=True, cwd=tmp_path)
+    assert sweep.returncode == 0, sweep.stderr
+    assert "saturat" in sweep.stdout, sweep.stdout
+    text = io.StringIO()
+    show(tmp_path / "sweep.h5", text)
+    assert re.search(r"^saturation  between [0-9.]+ and [0-9.]+, estimate [0-9.]+ \(bisection, asked within 0.1\)$",
+                     text.getvalue(), re.M), text.getvalue()
+    # A workload: each job's completion time, ideal time and slowdown.
+    config = tmp_path / "job.toml"
+    config.write_text((ROOT / "configs/quick.toml").read_text().split("[traffic]")[0]
+                      + '[workload]\n[[workload.jobs]]\nname = "ar"\nkind = "allreduce"\nranks = 16\nbytes = 4096\n'
+                        'compute = 100\niterations = 2\n')
+    run = subprocess.run([xnet, "run", str(config), "-o", str(tmp_path / "job.h5")], capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    head = next(line for line in run.stdout.splitlines() if "slowdown" in line).split()
+    row = next(line for line in run.stdout.splitlines() if " ar " in line).split()
+    assert row[head.index("ideal")] == "200" and float(row[head.index("slowdown")]) > 1, run.stdout
+    text = io.StringIO()
+    show(tmp_path / "job.h5", text)
+    assert "jobs (times in cycles):" in text.getvalue() and "slowdown" in text.getvalue(), text.getvalue()
+    assert re.search(r"^\s+0\s+ar\s+allreduce\s", text.getvalue(), re.M), text.getvalue()

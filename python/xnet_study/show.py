@@ -2,7 +2,8 @@
 read_results.py printed before it moved here).
 
 Prints the run's status, topology and routing, the /summary table (one row per load
-point) and the last time-series row of every point. Reads a file whose run is still going
+point), a sweep's saturation bracket, and per point the last time-series row and, for a
+workload, every job's completion time, ideal time and slowdown. Reads a file whose run is still going
 (without HDF5's file locking, docs/output-format.md, "Watching a running file").
 """
 
@@ -53,6 +54,13 @@ def show(path, out=None) -> None:
                 print(pd.DataFrame(f["summary"][:]).to_string(index=False), file=out)
         else:
             print("summary: none (no load point finished)", file=out)
+        if "saturation_search" in attrs:
+            low, high = float(attr("saturation_low")), float(attr("saturation_high"))
+            tolerance = float(attr("saturation_tolerance", "nan"))
+            bracket = (f"between {_fmt(low)} and {_fmt(high)}, estimate {_fmt((low + high) / 2)}"
+                       if high == high else f"above {_fmt(low)} (no point saturated)")
+            within = f", asked within {_fmt(tolerance)}" if tolerance == tolerance else ""
+            print(f"saturation  {bracket} ({attr('saturation_search')}{within})", file=out)
         points = f.get("points")
         for name in sorted(points.keys()) if points is not None else []:
             g = points[name]
@@ -66,3 +74,12 @@ def show(path, out=None) -> None:
             last = ts[-1]
             cells = " ".join(f"{n}={_fmt(_text(last[n]))}" for n in ts.dtype.names)
             print(f"  last of {ts.shape[0]} time-series rows: {cells}", file=out)
+            if "workload" in g and "jobs" in g["workload"]:
+                w = g["workload"]
+                jobs = pd.DataFrame(w["jobs"][:])
+                jobs.insert(1, "name", _text(w.attrs["job_names"]).split(","))
+                jobs.insert(2, "kind", _text(w.attrs["job_kinds"]).split(","))
+                print("  jobs (times in cycles):", file=out)
+                with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200):
+                    text = jobs.to_string(index=False)
+                print("\n".join("    " + line for line in text.splitlines()), file=out)

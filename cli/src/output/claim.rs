@@ -89,8 +89,8 @@ impl OutputClaim {
     /// Claims `path` for writing. Refuses, naming the file and the reason, when `path`
     /// is one of `inputs` (e.g. `-o` naming the configuration), when it exists and is not
     /// an HDF5 file (xnet replaces only files of its own kind), or when another process
-    /// holds it. Nothing is truncated here; an HDF5 file that is there is named on stderr
-    /// as about to be replaced.
+    /// holds it. Nothing is truncated here; [`OutputClaim::holds_earlier_file`] tells the
+    /// caller whether there is an earlier file to name.
     pub fn take(path: &Path, inputs: &[&Path]) -> Result<Self> {
         let existing = std::fs::metadata(path).ok();
         if let Some(input) = inputs.iter().find(|input| crate::load::same_file(path, input)) {
@@ -120,21 +120,13 @@ impl OutputClaim {
             );
         }
         match lock.try_lock() {
-            Ok(()) => {
-                if head == HDF5_SIGNATURE {
-                    eprintln!(
-                        "note: replacing {} (the results of an earlier run); give -o FILE to keep it",
-                        path.display()
-                    );
-                }
-                Ok(Self {
-                    path: path.to_path_buf(),
-                    lock,
-                    unused_new_file: existing.is_none(),
-                    earlier_file: !head.is_empty(),
-                    staged: None,
-                })
-            }
+            Ok(()) => Ok(Self {
+                path: path.to_path_buf(),
+                lock,
+                unused_new_file: existing.is_none(),
+                earlier_file: !head.is_empty(),
+                staged: None,
+            }),
             Err(TryLockError::WouldBlock) => anyhow::bail!(
                 "output file {} is in use by another process (another xnet run writing it, or a \
                  program reading it): it was left as it is; wait for that run or choose another -o",
@@ -144,6 +136,11 @@ impl OutputClaim {
                 Err(e).with_context(|| format!("cannot lock output file {}", path.display()))
             }
         }
+    }
+
+    /// Whether the path held an earlier file (an HDF5 file of an earlier run) when claimed.
+    pub fn holds_earlier_file(&self) -> bool {
+        self.earlier_file
     }
 
     /// The claimed path.
@@ -169,14 +166,15 @@ impl OutputClaim {
             return self.create();
         }
         let staged = self.write_path();
+        remove_left_over(&staged)?;
+        // Created afresh (O_EXCL, which never follows a link): nothing that was at the
+        // name is written through or taken over.
         let lock = OpenOptions::new()
             .read(true)
             .write(true)
-            .create(true)
-            .truncate(false)
+            .create_new(true)
             .open(&staged)
             .with_context(|| format!("cannot create {}", staged.display()))?;
-        // No other run can hold it (it would hold the path): a left-over of a killed run.
         lock.try_lock().map_err(|e| anyhow::anyhow!("cannot lock {}: {e}", staged.display()))?;
         self.staged = Some((staged.clone(), lock));
         File::with_options()
@@ -214,6 +212,36 @@ impl OutputClaim {
         }
         Ok(())
     }
+}
+
+/// Removes `staged` when it is what a killed run leaves there (an HDF5 file, or an empty
+/// one); refuses, naming it, anything else: a link, a folder, another file. No other run
+/// can be writing it, since that run would hold the claimed path.
+fn remove_left_over(staged: &Path) -> Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(staged) else {
+        return Ok(());
+    };
+    let refuse = |what: &str| {
+        anyhow::anyhow!(
+            "{} is {what}: xnet writes the new results there until they replace the earlier file, \
+             and removes only a file an interrupted run left; move it away or choose another -o",
+            staged.display()
+        )
+    };
+    if meta.file_type().is_symlink() {
+        return Err(refuse("a symbolic link"));
+    }
+    if !meta.is_file() {
+        return Err(refuse("not a regular file"));
+    }
+    let mut head = Vec::with_capacity(8);
+    OsFile::open(staged)
+        .and_then(|f| f.take(8).read_to_end(&mut head))
+        .with_context(|| format!("cannot read {}", staged.display()))?;
+    if !head.is_empty() && head != HDF5_SIGNATURE {
+        return Err(refuse("not an HDF5 file"));
+    }
+    std::fs::remove_file(staged).with_context(|| format!("cannot remove {}", staged.display()))
 }
 
 impl Drop for OutputClaim {

@@ -22,15 +22,18 @@
 //! ([`ResultFile`]: the run's attributes, `/summary`, its status); `point.rs` a load
 //! point's group (`PointWriter`: its time series, figures and tables) and `workload.rs`
 //! the point's `workload` group; `records.rs` the rows whose columns the result schema
-//! declares; `h5.rs` the small writers of attributes and tables.
+//! declares; `h5.rs` the small writers of attributes and tables; `text.rs` the text files
+//! other commands write ([`write_whole`]).
 
 mod claim;
 mod file;
 mod h5;
 mod point;
 mod records;
+mod text;
 mod workload;
 
 pub use claim::OutputClaim;
 pub use file::{ResultFile, RunMeta};
 pub(crate) use h5::{attr, attr_str, table};
+pub(crate) use text::write_whole;

@@ -140,6 +140,7 @@ impl Config {
                 phits_per_endpoint: 0,
                 change: None,
                 packet_sizes: None,
+                given: false,
             }
         } else {
             parse_traffic(&doc)?

@@ -224,6 +224,9 @@ pub struct TrafficSection {
     /// Packet lengths drawn per packet (`packet_sizes`); `None`: every packet is
     /// `router.packet_size` long.
     pub packet_sizes: Option<PacketSizes>,
+    /// The configuration has this section: false for a workload's jobs running alone
+    /// (no background traffic, whatever the load).
+    pub given: bool,
 }
 
 impl TrafficSection {
@@ -301,7 +304,7 @@ pub(super) fn parse_traffic(doc: &Table) -> Result<TrafficSection, ConfigError> 
         &t,
         &["load", "loads", "phits_per_endpoint", "change_at", "change_to", "packet_sizes"],
     )?;
-    Ok(TrafficSection { pattern, load, loads, phits_per_endpoint, change, packet_sizes })
+    Ok(TrafficSection { pattern, load, loads, phits_per_endpoint, change, packet_sizes, given: true })
 }
 
 /// `traffic.change_at` and `traffic.change_to`, taken out of `t`.
