@@ -23,7 +23,7 @@ use models::memory;
 use output::OutputClaim;
 use placement::fits_here;
 use search::Mode;
-use simulate::{simulate, stop_on_signals, Common};
+use simulate::{simulate, stop_cleanly_on_signals, stop_on_signals, Common};
 use std::path::{Path, PathBuf};
 
 /// Large arrays on transparent huge pages (see `hugepages.rs`).
@@ -276,9 +276,14 @@ fn main() {
     // SAFETY: called first thing, before any thread exists; SIG_DFL is always valid.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        // A write past the file-size limit (`ulimit -f`) then fails with an error that
+        // names the file instead of killing the process without a word.
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
     let cli = Cli::parse();
+    warn_of_a_small_file_size_limit();
     let mut cluster = Cluster::join();
+    stop_on_signals();
     let code = match run_cli(cli, &mut cluster) {
         Ok(code) => code,
         Err(e) if cluster.size() > 1 => {
@@ -308,6 +313,26 @@ fn main() {
     };
     drop(cluster); // finalises MPI before exiting
     std::process::exit(code);
+}
+
+/// Below this file-size limit (`ulimit -f`), MPI's start-up may fail: it writes
+/// shared-memory segments of a few MiB (UCX's fail at 4,000 KiB).
+const SMALL_FILE_SIZE_LIMIT: u64 = 64 << 20;
+
+/// Says so before MPI starts when the file-size limit is small enough to make MPI's
+/// start-up fail with an abort that does not name it.
+fn warn_of_a_small_file_size_limit() {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes into the struct it is given.
+    let known = unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) } == 0;
+    if known && limit.rlim_cur != libc::RLIM_INFINITY && limit.rlim_cur < SMALL_FILE_SIZE_LIMIT {
+        eprintln!(
+            "warning: the file-size limit (ulimit -f) is {}: MPI's start-up writes shared-memory segments of \
+             a few MiB and fails below about 4 MiB, and result files cannot grow past it; raise it with \
+             `ulimit -f unlimited`",
+            models::memory::human(limit.rlim_cur)
+        );
+    }
 }
 
 /// Runs the command on this rank and returns the exit code.
@@ -443,11 +468,11 @@ fn routes_command(args: RoutesArgs, cluster: &mut Cluster) -> Result<i32> {
     if !rank0 {
         return Ok(0);
     }
+    stop_cleanly_on_signals();
     let mut output = OutputClaim::take(&output, &[&config])?;
     if output.holds_earlier_file() {
         eprintln!("note: replacing {} (an earlier run's routes)", output.path().display());
     }
-    stop_on_signals();
     if destinations == Some(0) {
         bail!("--destinations must be at least 1");
     }
@@ -506,7 +531,7 @@ fn study_command(args: StudyArgs, rank0: bool) -> Result<i32> {
         return Ok(0);
     }
     if let Some(index) = task {
-        stop_on_signals();
+        stop_cleanly_on_signals();
         return study::run_task(&path, index);
     }
     let plan = study::Study::load(&path)?;
@@ -519,7 +544,7 @@ fn study_command(args: StudyArgs, rank0: bool) -> Result<i32> {
         };
         return study::write_slurm(&plan, &dir, submit);
     }
-    stop_on_signals();
+    stop_cleanly_on_signals();
     study::run_local(&plan, &dir, jobs, quiet, !no_report)
 }
 

@@ -13,6 +13,7 @@ use models::config::Config;
 use models::memory;
 use models::sim::{partition, RankModel, RunResult, Status};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 #[derive(clap::Args, Clone)]
@@ -39,11 +40,30 @@ pub(crate) struct Common {
     pub(crate) progress_file: Option<PathBuf>,
 }
 
-/// Catches SIGINT, SIGTERM and SIGHUP into [`models::cancel`]: a simulation stops at the
-/// end of its current window (with a last sample there), routing builds and the verifier between units of work (they then fail with
-/// "interrupted while ...", and the process exits with 130).
+/// Whether the process is in a part that stops cleanly on a signal: the run's
+/// preparation, build and simulation, which check [`models::cancel`] (see
+/// [`stop_cleanly_on_signals`]). Before it, a signal ends the process at once.
+static STOPS_CLEANLY: AtomicBool = AtomicBool::new(false);
+
+/// Catches SIGINT, SIGTERM and SIGHUP (called once, first thing). Before
+/// [`stop_cleanly_on_signals`], nothing has been written and nothing checks the stop
+/// flag: the process says so and exits with 130. After it, the signal goes to
+/// [`models::cancel`]: a simulation stops at the end of its current window (with a last
+/// sample there), routing builds, trace readers and the verifier between units of work
+/// (they then fail with "interrupted while ...", and the process exits with 130).
 pub(crate) fn stop_on_signals() {
-    let _ = ctrlc::set_handler(models::cancel::request);
+    let _ = ctrlc::set_handler(|| {
+        models::cancel::request();
+        if !STOPS_CLEANLY.load(Ordering::SeqCst) {
+            eprintln!("\ninterrupted by a signal before anything was written");
+            std::process::exit(130);
+        }
+    });
+}
+
+/// From here on a signal stops the process cleanly (see [`stop_on_signals`]).
+pub(crate) fn stop_cleanly_on_signals() {
+    STOPS_CLEANLY.store(true, Ordering::SeqCst);
 }
 
 /// Rank 0 tells the others whether it could prepare (e.g. create the output file), so
@@ -228,7 +248,7 @@ fn prepare(
     let per_rank = threads.min(switches / ranks).max(1);
     // Table computations (rayon) use as many threads as the simulation, capped as it is.
     use_threads(per_rank)?;
-    stop_on_signals();
+    stop_cleanly_on_signals();
     let quiet = common.quiet || !rank0;
     let path = common.output.clone().unwrap_or_else(|| PathBuf::from(format!("xnet-{name}.h5")));
     let claim = rank0

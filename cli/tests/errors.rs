@@ -297,3 +297,19 @@ fn a_progress_file_replaces_only_a_progress_file() {
     let line = std::fs::read_to_string(&progress).unwrap();
     assert_eq!(line.split_whitespace().count(), 4, "{line:?}");
 }
+
+/// A file-size limit small enough to make MPI's start-up abort is named before it does.
+#[test]
+fn a_small_file_size_limit_is_named_before_mpi_starts() {
+    let dir = TempDir::new().unwrap();
+    let o = std::process::Command::new("sh")
+        .args(["-c", &format!("ulimit -f 4000 && exec {XNET} list")])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    // 2.0 MiB in dash (512-byte blocks), 3.9 MiB in bash (KiB).
+    assert!(stderr.starts_with("warning: the file-size limit (ulimit -f) is "), "{}", describe(&o));
+    assert!(stderr.contains(" MiB: MPI's start-up"), "{}", describe(&o));
+    assert!(stderr.contains("ulimit -f unlimited"), "{}", describe(&o));
+}

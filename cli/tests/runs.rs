@@ -479,10 +479,14 @@ fn sigint_during_a_long_routing_build_stops_within_seconds_and_leaves_no_file() 
     // LASH on the DAVC paper's RRG takes about two minutes to lay out its layers.
     let dir = TempDir::new().unwrap();
     let rrg = workspace().join("configs/rrg-876-23-17.toml");
+    // LASH-TOR lays its paths out for over a minute there too.
     let lash = ["--set", "routing.algorithm=lash", "--set", "router.vcs=16"];
-    for (command, out) in [("run", "run.h5"), ("routes", "routes.h5")] {
+    let lash_tor = ["--set", "routing.algorithm=lash_tor", "--set", "router.vcs=4"];
+    for (command, out, routing) in
+        [("run", "run.h5", lash), ("routes", "routes.h5", lash), ("run", "tor.h5", lash_tor)]
+    {
         let mut args = vec![command, s(&rrg), "-t", "1", "-o", out];
-        args.extend(lash);
+        args.extend(routing);
         let child = start(XNET, dir.path(), &args, &[]);
         std::thread::sleep(Duration::from_millis(2000));
         let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("run kill");
@@ -497,6 +501,36 @@ fn sigint_during_a_long_routing_build_stops_within_seconds_and_leaves_no_file() 
             describe(&o)
         );
         assert!(!dir.path().join(out).exists(), "xnet {command} left {out}");
+    }
+}
+
+/// A signal before the run's preparation (here while the configuration's fabric file, a
+/// pipe nobody writes, is being opened) ends the process at once, saying so, with 130.
+#[test]
+fn a_signal_while_reading_the_configuration_is_reported() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let fifo = d.join("fabric.net");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let cfg = write(
+        d,
+        "f.toml",
+        "[topology]\nkind = \"file\"\npath = \"fabric.net\"\n[routing]\nalgorithm = \"updown\"\n",
+    );
+    for signal in ["-INT", "-TERM"] {
+        let child = start(XNET, d, &["run", s(&cfg), "-q", "-o", "never.h5"], &[]);
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap().success());
+        let (o, waited) = wait_within(child, Duration::from_secs(30), "a run reading a pipe");
+        assert_eq!(o.status.code(), Some(130), "{signal}: {}", describe(&o));
+        assert!(waited < Duration::from_secs(3), "{signal}: took {waited:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr)
+                .contains("interrupted by a signal before anything was written"),
+            "{signal}: {}",
+            describe(&o)
+        );
+        assert!(!d.join("never.h5").exists());
     }
 }
 

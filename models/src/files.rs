@@ -30,7 +30,7 @@ fn goal_text(schedule: &Schedule) -> String {
 /// The schedule of the OTF2 archive whose anchor is `path`.
 #[cfg(feature = "otf2")]
 fn otf2_schedule(path: &str) -> Result<Schedule, String> {
-    otf2::schedule_of_archive(path, 1.0).map_err(|e| e.to_string())
+    otf2::schedule_of_archive_until(path, 1.0, &base::cancel::requested).map_err(|e| e.to_string())
 }
 
 #[cfg(not(feature = "otf2"))]

@@ -88,6 +88,17 @@ fn layout(defs: &Definitions) -> Result<Layout, String> {
 /// The schedule of the MPI program recorded in the OTF2 archive whose anchor file
 /// (`traces.otf2`) is `path`, its computations scaled by `compute_scale`.
 pub fn schedule_of_archive(path: &str, compute_scale: f64) -> Result<Schedule, Otf2Error> {
+    schedule_of_archive_until(path, compute_scale, &|| false)
+}
+
+/// [`schedule_of_archive`], giving up (an error saying "interrupted") once `stop` says so:
+/// it is asked every few thousand events, so that a signal stops the read of a large
+/// archive within moments.
+pub fn schedule_of_archive_until(
+    path: &str,
+    compute_scale: f64,
+    stop: &dyn Fn() -> bool,
+) -> Result<Schedule, Otf2Error> {
     let fail = |rank: Option<u32>, event: Option<u64>, message: String| Otf2Error {
         file: path.to_string(),
         rank,
@@ -111,7 +122,7 @@ pub fn schedule_of_archive(path: &str, compute_scale: f64) -> Result<Schedule, O
     let mut program = ProgramBuilder::new(members, compute_scale);
     for (rank, &location) in locations.iter().enumerate() {
         let rank = rank as u32;
-        let events = archive.events(location).map_err(|m| {
+        let events = archive.events(location, stop).map_err(|m| {
             // Where the library keeps the location's events: beside the anchor, in the
             // folder of its name.
             let stem = path.strip_suffix(".otf2").unwrap_or(path);

@@ -41,5 +41,5 @@ mod error;
 mod ffi;
 mod reader;
 
-pub use convert::schedule_of_archive;
+pub use convert::{schedule_of_archive, schedule_of_archive_until};
 pub use error::Otf2Error;

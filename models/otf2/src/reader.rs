@@ -261,25 +261,57 @@ unsafe extern "C" fn on_comm(
     SUCCESS
 }
 
-/// The events being read of one location, and its posted receives by request.
-#[derive(Default)]
-struct Events {
-    events: Vec<Event>,
-    posted: HashMap<u64, usize>,
+/// Why reading a location's events was cut off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cut {
+    /// More events came than the definitions record: a damaged file the library reads
+    /// round and round (it would grow without end).
+    TooMany,
+    /// A stop was asked for (a signal).
+    Asked,
 }
 
-impl Events {
+/// How often (in events) the callbacks ask whether to stop.
+const STOP_CHECK_EVERY: u64 = 4096;
+
+/// The events being read of one location, and its posted receives by request.
+struct Events<'a> {
+    events: Vec<Event>,
+    posted: HashMap<u64, usize>,
+    /// Events the callbacks have seen, and the most the definitions allow.
+    seen: u64,
+    limit: u64,
+    stop: &'a dyn Fn() -> bool,
+    cut: Option<Cut>,
+}
+
+impl Events<'_> {
+    /// Counts one more event; false (and why) when reading must stop.
+    fn admit(&mut self) -> bool {
+        self.seen += 1;
+        if self.seen > self.limit {
+            self.cut = Some(Cut::TooMany);
+        } else if self.seen.is_multiple_of(STOP_CHECK_EVERY) && (self.stop)() {
+            self.cut = Some(Cut::Asked);
+        }
+        self.cut.is_none()
+    }
+
     fn push(&mut self, at: u64, position: u64, what: What) {
         self.events.push(Event { at, position, what });
     }
 }
 
-/// `user` as the events being read.
+const INTERRUPT: OTF2_CallbackCode = OTF2_CALLBACK_INTERRUPT as OTF2_CallbackCode;
+
+/// `user` as the events being read, or `None` when reading must stop (the callback then
+/// returns [`INTERRUPT`]).
 ///
 /// # Safety
 /// `user` is the `&mut Events` registered with the callbacks.
-unsafe fn events<'a>(user: *mut c_void) -> &'a mut Events {
-    unsafe { &mut *(user as *mut Events) }
+unsafe fn events<'a, 'b>(user: *mut c_void) -> Option<&'a mut Events<'b>> {
+    let e = unsafe { &mut *(user as *mut Events) };
+    e.admit().then_some(e)
 }
 
 unsafe extern "C" fn on_enter(
@@ -290,7 +322,8 @@ unsafe extern "C" fn on_enter(
     _a: *mut OTF2_AttributeList,
     region: OTF2_RegionRef,
 ) -> OTF2_CallbackCode {
-    unsafe { events(user) }.push(at, position, What::Enter(region));
+    let Some(e) = (unsafe { events(user) }) else { return INTERRUPT };
+    e.push(at, position, What::Enter(region));
     SUCCESS
 }
 
@@ -302,7 +335,8 @@ unsafe extern "C" fn on_leave(
     _a: *mut OTF2_AttributeList,
     region: OTF2_RegionRef,
 ) -> OTF2_CallbackCode {
-    unsafe { events(user) }.push(at, position, What::Leave(region));
+    let Some(e) = (unsafe { events(user) }) else { return INTERRUPT };
+    e.push(at, position, What::Leave(region));
     SUCCESS
 }
 
@@ -318,7 +352,8 @@ unsafe extern "C" fn on_send(
     tag: u32,
     bytes: u64,
 ) -> OTF2_CallbackCode {
-    unsafe { events(user) }.push(at, position, What::Send { peer, comm, tag, bytes, request: None });
+    let Some(e) = (unsafe { events(user) }) else { return INTERRUPT };
+    e.push(at, position, What::Send { peer, comm, tag, bytes, request: None });
     SUCCESS
 }
 
@@ -335,7 +370,8 @@ unsafe extern "C" fn on_isend(
     bytes: u64,
     request: u64,
 ) -> OTF2_CallbackCode {
-    unsafe { events(user) }.push(at, position, What::Send { peer, comm, tag, bytes, request: Some(request) });
+    let Some(e) = (unsafe { events(user) }) else { return INTERRUPT };
+    e.push(at, position, What::Send { peer, comm, tag, bytes, request: Some(request) });
     SUCCESS
 }
 
@@ -347,7 +383,8 @@ unsafe extern "C" fn on_isend_complete(
     _a: *mut OTF2_AttributeList,
     request: u64,
 ) -> OTF2_CallbackCode {
-    unsafe { events(user) }.push(at, position, What::Complete(request));
+    let Some(e) = (unsafe { events(user) }) else { return INTERRUPT };
+    e.push(at, position, What::Complete(request));
     SUCCESS
 }
 
@@ -363,11 +400,8 @@ unsafe extern "C" fn on_recv(
     tag: u32,
     bytes: u64,
 ) -> OTF2_CallbackCode {
-    unsafe { events(user) }.push(
-        at,
-        position,
-        What::Recv { peer: Some(peer), comm, tag, bytes, request: None },
-    );
+    let Some(e) = (unsafe { events(user) }) else { return INTERRUPT };
+    e.push(at, position, What::Recv { peer: Some(peer), comm, tag, bytes, request: None });
     SUCCESS
 }
 
@@ -379,7 +413,7 @@ unsafe extern "C" fn on_irecv_request(
     _a: *mut OTF2_AttributeList,
     request: u64,
 ) -> OTF2_CallbackCode {
-    let e = unsafe { events(user) };
+    let Some(e) = (unsafe { events(user) }) else { return INTERRUPT };
     e.posted.insert(request, e.events.len());
     e.push(at, position, What::Recv { peer: None, comm: 0, tag: 0, bytes: 0, request: Some(request) });
     SUCCESS
@@ -398,7 +432,7 @@ unsafe extern "C" fn on_irecv(
     bytes: u64,
     request: u64,
 ) -> OTF2_CallbackCode {
-    let e = unsafe { events(user) };
+    let Some(e) = (unsafe { events(user) }) else { return INTERRUPT };
     let filled = What::Recv { peer: Some(peer), comm, tag, bytes, request: Some(request) };
     match e.posted.remove(&request) {
         // Posted earlier: its source, tag and size are known now.
@@ -418,7 +452,7 @@ unsafe extern "C" fn on_cancelled(
     _a: *mut OTF2_AttributeList,
     request: u64,
 ) -> OTF2_CallbackCode {
-    let e = unsafe { events(user) };
+    let Some(e) = (unsafe { events(user) }) else { return INTERRUPT };
     e.posted.remove(&request);
     e.push(at, position, What::Cancelled(request));
     SUCCESS
@@ -437,7 +471,8 @@ unsafe extern "C" fn on_collective_end(
     sent: u64,
     received: u64,
 ) -> OTF2_CallbackCode {
-    unsafe { events(user) }.push(at, position, What::Collective { op, comm, root, sent, received });
+    let Some(e) = (unsafe { events(user) }) else { return INTERRUPT };
+    e.push(at, position, What::Collective { op, comm, root, sent, received });
     SUCCESS
 }
 
@@ -482,9 +517,17 @@ impl Archive {
         }
     }
 
-    /// The events of `location`, in order.
-    pub(crate) fn events(&mut self, location: OTF2_LocationRef) -> Result<Vec<Event>, String> {
+    /// The events of `location`, in order. `stop` is asked every few thousand events
+    /// whether to give up (a signal): reading then fails, saying so.
+    pub(crate) fn events(
+        &mut self,
+        location: OTF2_LocationRef,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Vec<Event>, String> {
         let reader = self.reader;
+        // The definitions say how many events the location recorded: reading stops past
+        // that many, for a damaged file can make the library read on without end.
+        let recorded = self.defs.locations.iter().find(|l| l.0 == location).map(|l| l.1);
         // SAFETY: as in `open`; the event reader is closed before returning and the
         // callbacks' `&mut Events` outlives the read.
         unsafe {
@@ -517,19 +560,57 @@ impl Archive {
             OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(callbacks, Some(on_irecv));
             OTF2_EvtReaderCallbacks_SetMpiRequestCancelledCallback(callbacks, Some(on_cancelled));
             OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(callbacks, Some(on_collective_end));
-            let mut out = Events::default();
+            let mut out = Events {
+                events: Vec::new(),
+                posted: HashMap::new(),
+                seen: 0,
+                limit: recorded.unwrap_or(u64::MAX),
+                stop,
+                cut: None,
+            };
             let user = &mut out as *mut Events as *mut c_void;
             let registered = OTF2_Reader_RegisterEvtCallbacks(reader, evt, callbacks, user);
             OTF2_EvtReaderCallbacks_Delete(callbacks);
+            // In batches, so that events without a callback (metrics, collective begins)
+            // are counted and the stop asked for between batches too.
+            const BATCH: u64 = 1 << 16;
             let mut read = 0u64;
-            let result = check("reading the events", registered).and_then(|()| {
-                check("reading the events", OTF2_Reader_ReadAllLocalEvents(reader, evt, &mut read))
-            });
+            let mut result = check("reading the events", registered);
+            while result.is_ok() && out.cut.is_none() {
+                if stop() {
+                    out.cut = Some(Cut::Asked);
+                    break;
+                }
+                let mut batch = 0u64;
+                let code = OTF2_Reader_ReadLocalEvents(reader, evt, BATCH, &mut batch);
+                read += batch;
+                if code == OTF2_ERROR_INTERRUPTED_BY_CALLBACK && out.cut.is_some() {
+                    // Stopped by our callback: the library's message about it is not news.
+                    LAST_ERROR.lock().unwrap_or_else(|e| e.into_inner()).clear();
+                    break;
+                }
+                result = check("reading the events", code);
+                if batch < BATCH {
+                    break;
+                }
+                if recorded.is_some_and(|r| read > r) {
+                    out.cut = Some(Cut::TooMany);
+                }
+            }
             OTF2_Reader_CloseEvtReader(reader, evt);
             result?;
-            // The library stops quietly at a damaged or cut record; the definitions say how
-            // many events the location recorded.
-            let recorded = self.defs.locations.iter().find(|l| l.0 == location).map_or(read, |l| l.1);
+            let recorded = recorded.unwrap_or(read);
+            match out.cut {
+                Some(Cut::Asked) => return Err("interrupted while reading the events".into()),
+                Some(Cut::TooMany) => {
+                    return Err(format!(
+                        "its event file holds more events than the {recorded} the definitions record: \
+                         the file is damaged (reading stopped there)"
+                    ))
+                }
+                None => {}
+            }
+            // The library stops quietly at a damaged or cut record.
             if read != recorded {
                 return Err(format!(
                     "its event file holds {read} readable events, the definitions say {recorded}: the file is cut short or damaged"
@@ -550,5 +631,30 @@ impl Drop for Archive {
             }
             OTF2_Reader_Close(self.reader);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mixed() -> Archive {
+        let anchor = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/mixed/traces.otf2");
+        Archive::open(anchor).unwrap()
+    }
+
+    #[test]
+    fn reading_stops_past_the_events_the_definitions_record() {
+        // As a damaged file the library reads round and round would: more events come
+        // than recorded. Reading stops at the first one too many.
+        let mut archive = mixed();
+        let (location, recorded) = archive.defs.locations[2];
+        assert_eq!(recorded, 29);
+        archive.defs.locations[2].1 = 5;
+        let e = archive.events(location, &|| false).unwrap_err();
+        assert!(e.contains("more events than the 5 the definitions record"), "{e}");
+        // The others read whole.
+        let (other, recorded) = archive.defs.locations[1];
+        assert_eq!(archive.events(other, &|| false).unwrap().len() as u64 > 0, recorded > 0);
     }
 }

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use schedule::{run_ideal, Op, Schedule, Source, TagMatch};
-use xnet_otf2::schedule_of_archive;
+use xnet_otf2::{schedule_of_archive, schedule_of_archive_until};
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
@@ -223,4 +223,19 @@ fn lulesh_traced_to_otf2_and_to_dumpi_sends_the_same_messages() {
         v
     };
     assert_eq!(collective(&otf2), collective(&dumpi));
+}
+
+#[test]
+fn a_stop_request_ends_the_read() {
+    let anchor = data("lulesh8").join("traces.otf2");
+    let asked = std::cell::Cell::new(0);
+    let stop = || {
+        asked.set(asked.get() + 1);
+        true
+    };
+    let e = schedule_of_archive_until(anchor.to_str().unwrap(), 1.0, &stop).unwrap_err();
+    assert_eq!(e.rank, Some(0), "{e}");
+    assert!(e.message.starts_with("interrupted while reading the events"), "{e}");
+    // Asked after 4,096 events of rank 0's 1,400, so only at the end of its events.
+    assert_eq!(asked.get(), 1);
 }

@@ -131,17 +131,18 @@ impl LashTor {
         // The last layer starts with the dependencies of its Up*/Down* routes.
         let free = available as usize - 1;
         let mut dags: Vec<DynDag> = (0..=free).map(|_| DynDag::new(channels)).collect();
-        r.seed_last_layer(&mut dags[free]);
-        let deps = r.lay_out(&mut dags);
+        r.seed_last_layer(&mut dags[free])?;
+        let deps = r.lay_out(&mut dags)?;
         r.index_dependencies(deps, channels);
         Ok(r)
     }
 
     /// Adds the dependencies of the last layer's Up*/Down* routes (every switch to every
     /// destination) to its graph `dag`.
-    fn seed_last_layer(&self, dag: &mut DynDag) {
+    fn seed_last_layer(&self, dag: &mut DynDag) -> Result<(), RoutingError> {
         let n = self.t.n;
         for d in 0..n as SwitchId {
+            base::cancel::check("seeding the LASH-TOR Up*/Down* layer")?;
             for x in (0..n as SwitchId).filter(|&x| x != d) {
                 let (mut at, mut down, mut prev) = (x, 0u8, u32::MAX);
                 while at != d {
@@ -156,13 +157,14 @@ impl LashTor {
                 }
             }
         }
+        Ok(())
     }
 
     /// Lays the paths out (the module docs), each layer's dependencies kept acyclic in
     /// `dags` (the last one seeded by [`LashTor::seed_last_layer`]); records the layers
     /// used, the longest route and the last layer's entries. Returns the dependencies that
     /// joined each free layer.
-    fn lay_out(&mut self, dags: &mut [DynDag]) -> Vec<Vec<(u32, u32)>> {
+    fn lay_out(&mut self, dags: &mut [DynDag]) -> Result<Vec<Vec<(u32, u32)>>, RoutingError> {
         let n = self.t.n;
         let free = dags.len() - 1;
         let mut deps: Vec<Vec<(u32, u32)>> = vec![Vec::new(); free];
@@ -170,6 +172,7 @@ impl LashTor {
         let terminals = self.t.terminals.clone();
         let mut entry = std::mem::take(&mut self.entry);
         for (i, &a) in terminals.iter().enumerate() {
+            base::cancel::check("laying out the LASH-TOR paths")?;
             for &b in &terminals[i + 1..] {
                 for (s, d) in [(a, b), (b, a)] {
                     let (mut at, mut phase, mut prev, mut hops) = (s, 0u8, u32::MAX, 0u32);
@@ -205,7 +208,7 @@ impl LashTor {
             }
         }
         self.entry = entry;
-        deps
+        Ok(deps)
     }
 
     /// The final dependency sets `deps` of the free layers as the lookup reads them

@@ -182,9 +182,26 @@ struct Run<'a> {
 /// # Panics
 /// If a send names a rank the schedule does not have ([`crate::Schedule::validate`] reports it).
 pub fn run_ideal(schedule: &dyn Graph) -> Result<Ideal, Stuck> {
+    run_ideal_until(schedule, &|| false).expect("never asked to stop")
+}
+
+/// How often (in events) [`run_ideal_until`] asks whether to stop.
+const STOP_CHECK_EVERY: u64 = 1 << 16;
+
+/// [`run_ideal`], giving up (`None`) once `stop` says so: it is asked every 65,536 events,
+/// so that a signal ends the pass over a large schedule within moments.
+///
+/// # Panics
+/// As [`run_ideal`].
+pub fn run_ideal_until(schedule: &dyn Graph, stop: &dyn Fn() -> bool) -> Option<Result<Ideal, Stuck>> {
     let mut run = Run::new(schedule);
     let mut t = 0;
+    let mut events = 0u64;
     loop {
+        events += 1;
+        if events.is_multiple_of(STOP_CHECK_EVERY) && stop() {
+            return None;
+        }
         let (rank, op, phase) = match run.now.pop_front() {
             Some(e) => e,
             None => match run.heap.pop() {
@@ -204,9 +221,9 @@ pub fn run_ideal(schedule: &dyn Graph) -> Result<Ideal, Stuck> {
     if run.ended == run.base[run.base.len() - 1] {
         let time = run.end.iter().copied().max().unwrap_or(0);
         let unreceived = run.matcher.unexpected() as u64;
-        Ok(Ideal { end: run.end, computing: run.computing, time, rounds: run.rounds, unreceived })
+        Some(Ok(Ideal { end: run.end, computing: run.computing, time, rounds: run.rounds, unreceived }))
     } else {
-        Err(run.diagnose(t))
+        Some(Err(run.diagnose(t)))
     }
 }
 

@@ -39,7 +39,7 @@ pub use check::{Mismatch, Problem, Unmatched};
 pub use collectives::{emit, select, Collective, Comm};
 pub use goal::{read_goal, read_goal_file, write_goal, write_goal_file, GoalError};
 pub use graph::{Graph, Op, OpId, Schedule, ScheduleBuilder, Source, TagMatch};
-pub use ideal::{run_ideal, Ideal, Stuck, StuckRank, Wait};
+pub use ideal::{run_ideal, run_ideal_until, Ideal, Stuck, StuckRank, Wait};
 pub use matching::{Envelope, Matcher, Pattern};
 pub use program::{CommIndex, ProgramBuilder, RankWriter};
 pub use repeat::Repeated;

@@ -1,7 +1,9 @@
 //! The ideal-network run (`run_ideal`): exact times and rounds of small schedules worked
 //! out by hand, LogGOPSim's binary tree, stuck schedules diagnosed, determinism.
 
-use xnet_schedule::{read_goal_file, run_ideal, ScheduleBuilder, Source, Stuck, TagMatch, Wait};
+use xnet_schedule::{
+    read_goal_file, run_ideal, run_ideal_until, ScheduleBuilder, Source, Stuck, TagMatch, Wait,
+};
 
 const TREE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/binary_tree_32.goal");
 
@@ -190,4 +192,36 @@ fn runs_are_deterministic() {
     let one = run_ideal(&s).unwrap();
     assert_eq!(run_ideal(&s).unwrap(), one);
     assert!(one.time > 0 && one.rounds >= 1);
+}
+
+#[test]
+fn the_pass_stops_when_asked_and_not_before() {
+    // 100,000 independent messages from rank 0 to rank 1: 200,000 ops and about 300,000
+    // events, so the stop is asked (every 65,536 events) four times in a whole pass.
+    let mut b = ScheduleBuilder::new();
+    b.add_rank();
+    for i in 0..100_000 {
+        b.send(1, 8, i, 0);
+    }
+    b.add_rank();
+    for i in 0..100_000 {
+        b.recv(Source::Rank(0), 8, TagMatch::Tag(i), 0);
+    }
+    let s = b.build();
+    let asked = std::cell::Cell::new(0u32);
+    let count = || {
+        asked.set(asked.get() + 1);
+        false
+    };
+    let whole = run_ideal_until(&s, &count).expect("not stopped").unwrap();
+    assert_eq!(whole, run_ideal(&s).unwrap());
+    assert_eq!(asked.get(), 4);
+    // Stopping at the second ask gives no result.
+    asked.set(0);
+    let stop = || {
+        asked.set(asked.get() + 1);
+        asked.get() == 2
+    };
+    assert!(run_ideal_until(&s, &stop).is_none());
+    assert_eq!(asked.get(), 2);
 }

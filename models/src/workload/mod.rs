@@ -41,7 +41,7 @@ pub use spec::{JobSpec, WorkloadSection, JOB_FILES, JOB_SETTINGS, SECTION_SETTIN
 use placement::Occupancy;
 
 use base::settings::ConfigError;
-use schedule::{run_ideal, send_volume, Graph, Replicas, SendVolume, Stuck};
+use schedule::{run_ideal_until, send_volume, Graph, Replicas, SendVolume, Stuck};
 use std::sync::Arc;
 use topology::EndpointId;
 
@@ -287,7 +287,10 @@ impl Workload {
                 CalcUnit::Cycles => t as f64,
                 CalcUnit::Nanoseconds => t as f64 * 1000.0 / section.ps_per_cycle as f64,
             };
-            let (ideal, ideal_computing, ideal_rounds) = match run_ideal(&*ops.graph) {
+            let outcome = run_ideal_until(&*ops.graph, &base::cancel::requested).ok_or_else(|| {
+                ConfigError::new(format!("workload.jobs[{j}]"), "interrupted while computing its ideal time")
+            })?;
+            let (ideal, ideal_computing, ideal_rounds) = match outcome {
                 Ok(ideal) => {
                     let computing = ideal.computing.iter().copied().max().unwrap_or(0);
                     (Ok(to_cycles(ideal.time)), to_cycles(computing), ideal.rounds)

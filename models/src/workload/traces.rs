@@ -115,6 +115,35 @@ impl KindParams for Dumpi {
     }
 }
 
+/// A schedule's text as the GOAL reader reads it, which fails ("interrupted") once a stop
+/// is asked for ([`base::cancel`]): a large schedule takes seconds to read.
+struct UntilStopped<'a> {
+    text: &'a [u8],
+}
+
+impl std::io::Read for UntilStopped<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = std::io::BufRead::fill_buf(self)?.len().min(out.len());
+        out[..n].copy_from_slice(&self.text[..n]);
+        self.text = &self.text[n..];
+        Ok(n)
+    }
+}
+
+impl std::io::BufRead for UntilStopped<'_> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if base::cancel::requested() {
+            // Not ErrorKind::Interrupted, which readers retry.
+            return Err(std::io::Error::other("interrupted"));
+        }
+        Ok(&self.text[..self.text.len().min(1 << 16)])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.text = &self.text[n..];
+    }
+}
+
 /// The ops of a schedule given as GOAL `contents` (read from the file `file`, named by the
 /// job's key `key`), its computations times `scale`: it runs once.
 fn schedule_ops(
@@ -137,7 +166,8 @@ fn schedule_ops(
         return Err(KindError::new(key, "missing: give the file (or its text as contents)"));
     };
     let name = file.unwrap_or("contents");
-    let mut schedule = read_goal(text.as_bytes(), name).map_err(|e| KindError::new(key, e.to_string()))?;
+    let mut schedule = read_goal(UntilStopped { text: text.as_bytes() }, name)
+        .map_err(|e| KindError::new(key, e.to_string()))?;
     // A peer that does not exist cannot be run; cycles and messages nobody sends can, and
     // end in a diagnosis of the ranks that wait.
     if let Some(p) = schedule.validate().into_iter().find(|p| matches!(p, Problem::PeerOutOfRange { .. })) {

@@ -254,6 +254,7 @@ pub(super) fn sssp_tables(
     let mut used = vec![false; weight.len()];
     let mut i = 0;
     while i < rest.len() {
+        base::cancel::check("building the Angara SSSP tables")?;
         let key = (rest[i].0, rest[i].1, rest[i].2);
         let j = i + rest[i..].iter().take_while(|r| (r.0, r.1, r.2) == key).count();
         let src = key.2;
