@@ -433,6 +433,14 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
         Command::Routes { args } => routes_command(args, cluster),
         Command::Study { args } => {
             cluster.agree_on_start(&StartArgs::new("study", None, None))?;
+            if cluster.size() > 1 && !args.status {
+                bail!(
+                    "xnet study was started on {} MPI ranks: it starts each run as a process of its own, \
+                     so launch it without mpiexec or srun (`xnet study FILE`); for runs of several ranks \
+                     each, set [slurm] ranks and use --slurm",
+                    cluster.size()
+                );
+            }
             study_command(args, rank0)
         }
         Command::List { what, filter, markdown } => {

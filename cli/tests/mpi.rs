@@ -567,3 +567,37 @@ fn mpi_trace_replay_is_identical_for_every_rank_and_thread_layout() {
     }
     check_ranks(&config);
 }
+
+/// A study launched by `mpiexec -n 1` (as an sbatch script might) starts every run as a
+/// job of its own (they inherited the launcher's connection, and all but the first died
+/// of SIGPIPE); on several ranks it is refused, naming what to do instead.
+#[test]
+fn a_study_under_mpiexec_runs_every_run_or_is_refused() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    write(d, "base.toml", HYPERX);
+    write(
+        d,
+        "st.toml",
+        "[study]\nbase = \"base.toml\"\nloads = [0.1]\nthreads = 1\n[set]\n\"simulation.cycles\" = 800\n\
+         \"simulation.warmup\" = 200\n[grid]\n\"simulation.seed\" = [1, 2, 3]\n",
+    );
+    mpiexec(d, "1", &["study", "st.toml", "-q", "--no-report"]);
+    for run in ["000-1", "001-2", "002-3"] {
+        let result = d.join(format!("xnet-study-st/runs/{run}.h5"));
+        assert_eq!(attr_str(&open(&result), "status"), "completed", "{run}");
+    }
+    let o = Command::new("mpiexec")
+        .args(["-n", "2", XNET, "study", "st.toml", "--dir", "other"])
+        .current_dir(d)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0), "{}", describe(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("xnet study was started on 2 MPI ranks"),
+        "{}",
+        describe(&o)
+    );
+    assert!(!d.join("other").exists());
+}

@@ -220,6 +220,7 @@ impl Local<'_> {
                 .with_context(|| format!("cannot write {}", log_path(dir, run).display()))?;
             let mut command = Command::new(exe);
             end_with_this_process(&mut command);
+            start_outside_the_launcher(&mut command);
             let child = command
                 .args(self.study.sweep_args(dir, run))
                 .stdin(Stdio::null())
@@ -305,6 +306,32 @@ fn lock_folder(dir: &Path) -> Result<std::fs::File> {
         ),
         Err(std::fs::TryLockError::Error(e)) => {
             Err(e).with_context(|| format!("cannot lock {}", path.display()))
+        }
+    }
+}
+
+/// The variables through which an MPI launcher (MPICH's Hydra, PMIx, Open MPI, srun's
+/// PMI) tells a process its place in a job. A study started under `mpiexec -n 1` hands
+/// them to its runs, which then all try to join the launcher's one-process job over its
+/// one connection (the second run died of SIGPIPE); without them each run is a job of its
+/// own.
+const LAUNCHER_VARIABLES: &[&str] = &[
+    "PMI_",
+    "PMIX_",
+    "PMI2_",
+    "HYDRA_",
+    "MPI_LOCALNRANKS",
+    "MPI_LOCALRANKID",
+    "OMPI_COMM_WORLD_",
+    "OMPI_UNIVERSE_",
+];
+
+/// Removes the launcher's variables ([`LAUNCHER_VARIABLES`]) from a run's environment.
+fn start_outside_the_launcher(command: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        let text = name.to_string_lossy();
+        if LAUNCHER_VARIABLES.iter().any(|prefix| text.starts_with(prefix)) {
+            command.env_remove(&name);
         }
     }
 }
