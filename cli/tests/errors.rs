@@ -68,6 +68,14 @@ fn bad_input_gives_a_clear_error_and_exit_code_1() {
          [routing]\nalgorithm = \"minimal\"\n[workload]\n[[workload.jobs]]\nkind = \"allreduce\"\nranks = 8\nbytes = 64\n",
     );
     expect_error(d, &["sweep", s(&jobs), "--loads", "0,0.3"], &["jobs.toml", "has no [traffic] section"]);
+    // A job too large to hold is refused before anything is built (it aborted allocating).
+    let huge = write(
+        d,
+        "huge.toml",
+        "[simulation]\ncycles = 1000\n[topology]\nkind = \"hyperx\"\nsides = [32, 32]\nendpoints_per_switch = 64\n[routing]\nalgorithm = \"minimal\"\n\
+         [workload]\n[[workload.jobs]]\nkind = \"alltoall\"\nranks = 65536\nmessage_bytes = 64\nalgorithm = \"linear\"\n",
+    );
+    expect_error(d, &["run", s(&huge)], &["operations 1.3 TiB", "every rank holds all of them"]);
     expect_error(d, &["run", cfg, "--set", "traffic.load=1.5"], &["traffic.load", "1.5"]);
     // Integers that do not fit their type get the allowed range, not the type's name.
     for (set, expected) in [

@@ -108,6 +108,39 @@ pub fn human(bytes: u64) -> String {
     }
 }
 
+/// Bytes per op of a job's stored graph (its records and dependencies, with the builder's
+/// growth while it is made): 1.34 GB for the 33.5M ops of a 4,096-rank linear all-to-all
+/// (`xnet workload export`, peak RSS).
+const GRAPH_BYTES_PER_OP: u64 = 40;
+
+/// Bytes per op (of every replica) of a run besides the graph: the ideal-time pass and the
+/// engine's state of each op, and the messages it posts: the same all-to-all run for 10
+/// cycles peaked at 4.49 GB, 94 bytes per op more than its graph.
+const RUN_BYTES_PER_OP: u64 = 100;
+
+/// What a configuration's jobs hold in every rank: each job's graph (built by every rank),
+/// the run's state per op, and a schedule's text, held twice (the configuration's table and
+/// the recorded text).
+fn operations_bytes(config: &Config) -> u64 {
+    let Some(section) = &config.workload else { return 0 };
+    let mut bytes = 0u64;
+    for (index, spec) in section.jobs.iter().enumerate() {
+        let job = crate::workload::JobContext {
+            index,
+            iterations: spec.iterations,
+            compute: spec.compute,
+            seed: config.simulation.seed,
+        };
+        let ops = spec.kind.ops_estimate(&job);
+        let run = ops.saturating_mul(u64::from(spec.replicas.max(1))).saturating_mul(RUN_BYTES_PER_OP);
+        bytes = bytes
+            .saturating_add(ops.saturating_mul(GRAPH_BYTES_PER_OP))
+            .saturating_add(run)
+            .saturating_add(spec.kind.text_bytes().saturating_mul(2));
+    }
+    bytes
+}
+
 /// Estimates the memory `config` needs on each of `ranks` ranks, each running
 /// `threads_per_rank` partitions, without building anything. Fails only on a topology
 /// that does not validate (the error names its key).
@@ -144,6 +177,7 @@ pub fn estimate(config: &Config, ranks: u32, threads_per_rank: u32) -> Result<Me
         // running at one of its endpoints keeps its step counts, outbox and partial
         // transfers: 1.9 KiB per endpoint measured (BENCHMARKS.md, application workloads).
         items.push(MemoryItem { what: "workload", bytes: size.endpoints * 8 + own_endpoints * 2048 });
+        items.push(MemoryItem { what: "operations", bytes: operations_bytes(config) });
     }
     // Rank 0 gathers the per-link and per-switch statistics of the whole network.
     items.push(MemoryItem { what: "results", bytes: network_ports * 32 + n * 64 });
@@ -162,14 +196,28 @@ pub fn estimate(config: &Config, ranks: u32, threads_per_rank: u32) -> Result<Me
     for item in items.iter_mut().filter(|i| i.what != "program") {
         item.bytes = item.bytes.saturating_add(item.bytes / 100 * SLACK_PERCENT);
     }
-    let hint = per_endpoint_tables(config).then(|| {
-        let name = config.routing_entry().name;
-        let per_switch = routing_bytes_with(config, &size, own_switches, false);
-        format!(
+    let operations = items.iter().find(|i| i.what == "operations").map_or(0, |i| i.bytes);
+    let largest = items.iter().map(|i| i.bytes).max().unwrap_or(0);
+    let hint = if operations > 0 && operations == largest {
+        Some(
+            "the jobs' operations take most of it, and every rank holds all of them (more ranks or hosts \
+             do not divide them): give the jobs fewer ranks or iterations of a random permutation, or \
+             replay a shorter trace"
+                .to_string(),
+        )
+    } else {
+        None
+    };
+    let hint = hint.or_else(|| {
+        per_endpoint_tables(config).then(|| {
+            let name = config.routing_entry().name;
+            let per_switch = routing_bytes_with(config, &size, own_switches, false);
+            format!(
             "the routing's tables have a column per endpoint: routing.{name}.destinations = \"switches\" \
              takes {} for them",
             human(per_switch)
         )
+        })
     });
     Ok(MemoryEstimate {
         items,

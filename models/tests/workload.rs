@@ -378,3 +378,41 @@ fn every_workload_documents_exactly_its_keys() {
         assert_eq!(keys, documented, "workload {}", w.name);
     }
 }
+
+/// The memory estimate counts each job's ops without building them: within a small factor
+/// of the ops built, for every kind (one iteration; a random permutation stores each).
+#[test]
+fn the_ops_estimate_is_close_to_the_ops_built() {
+    use xnet_models::workload::{job_ops, JobContext};
+    let jobs = [
+        "kind = \"stencil2d\"\ngrid = [8, 8]\nhalo_bytes = 64",
+        "kind = \"stencil3d\"\ngrid = [4, 4, 4]\nhalo_bytes = 64\nperiodic = true",
+        "kind = \"butterfly\"\nranks = 64\nmessage_bytes = 64",
+        "kind = \"waterfall\"\ngrid = [8, 8]\nmessage_bytes = 64",
+        "kind = \"alltoall\"\nranks = 64\nmessage_bytes = 64",
+        "kind = \"alltoall\"\nranks = 64\nmessage_bytes = 64\nalgorithm = \"linear\"",
+        "kind = \"allreduce\"\nranks = 64\nbytes = 6400",
+        "kind = \"random_permutation\"\nranks = 64\nmessage_bytes = 64\niterations = 5",
+        "kind = \"collectives\"\nranks = 64\noperations = [{collective = \"bcast\", bytes = 64}, \
+         {collective = \"gather\", bytes = 64, algorithm = \"linear\", root = 3}, \
+         {collective = \"allreduce\", bytes = 65536, comm_size = 8}, {collective = \"alltoall\", bytes = 8}, \
+         {collective = \"barrier\"}]",
+        "kind = \"goal\"\ncontents = \"\"\"\nnum_ranks 2\nrank 0 {\nl1: send 8b to 1 tag 1\nl2: calc 5\nl2 requires l1\n}\n\
+         rank 1 {\nrecv 8b from 0 tag 1\n}\n\"\"\"",
+    ];
+    let text: String = jobs.iter().map(|j| format!("[[workload.jobs]]\n{j}\n")).collect();
+    let cfg = Config::parse(&with_jobs(CLIQUE, &text), &[]).unwrap();
+    let section = cfg.workload.as_ref().unwrap();
+    for (j, spec) in section.jobs.iter().enumerate() {
+        let ops = job_ops(section, j, 1).unwrap();
+        let built: u64 = (0..ops.graph.num_ranks()).map(|r| u64::from(ops.graph.ops_in_rank(r))).sum();
+        let job = JobContext { index: j, iterations: spec.iterations, compute: spec.compute, seed: 1 };
+        let estimate = spec.kind.ops_estimate(&job);
+        // 640 built against 704 estimated for the stencil, 24,256 against 40,320 for the ring.
+        assert!(
+            10 * estimate >= 9 * built && estimate <= 2 * built,
+            "{}: built {built}, estimated {estimate}",
+            jobs[j]
+        );
+    }
+}

@@ -148,6 +148,28 @@ impl KindParams for Collectives {
             .map_err(|e| KindError::new("iterations", format!("the collectives cannot be repeated: {e}")))?;
         Ok(JobOps { graph: Arc::new(graph), steps_per_iteration: steps.len() as u32, unit: CalcUnit::Cycles })
     }
+
+    /// Per collective, the ops of its root (comm rank 0 for rootless ones) and of two other
+    /// members emitted alone, the busier of those two standing for every other member.
+    fn ops_estimate(&self, _job: &JobContext) -> u64 {
+        let mut ops = u64::from(self.ranks); // each rank's closing calc
+        for (i, op) in self.operations.iter().enumerate() {
+            let Ok(step) = op.resolve(i, self.ranks) else { return 0 };
+            let Some((comm, collective)) = step.comms.first() else { continue };
+            let size = comm.size();
+            let alone = |me: usize| {
+                let mut b = ScheduleBuilder::new();
+                b.add_rank();
+                emit(&mut b, collective, comm, me, 0, None);
+                u64::from(b.ops_in_rank())
+            };
+            let root = (op.root as usize).min(size - 1);
+            let others = alone((root + 1) % size).max(alone((root + size / 2) % size));
+            let per_comm = alone(root) + others * (size as u64 - 1);
+            ops = ops.saturating_add(per_comm.saturating_mul(step.comms.len() as u64));
+        }
+        ops
+    }
 }
 
 /// One iteration: every rank runs its part of each collective after the previous one

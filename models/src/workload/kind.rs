@@ -52,6 +52,17 @@ pub trait KindParams: fmt::Debug + Send + Sync {
     fn ops(&self, job: &JobContext) -> Result<JobOps, KindError> {
         JobOps::of_program(&self.program(job)?, job)
     }
+
+    /// About how many ops [`KindParams::ops`] stores for `job`, found without building
+    /// them (for the memory estimate); 0 when its settings make no ops.
+    fn ops_estimate(&self, job: &JobContext) -> u64 {
+        self.program(job).map_or(0, |p| p.ops_bound(job.iterations))
+    }
+
+    /// Bytes of text the kind holds besides its ops (a schedule's GOAL text).
+    fn text_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// What a job's program may depend on besides its kind's settings.
@@ -129,6 +140,16 @@ impl KindSpec {
     /// The ops of `job`; errors name the key.
     pub fn ops(&self, job: &JobContext) -> Result<JobOps, KindError> {
         self.params.ops(job)
+    }
+
+    /// About how many ops `job` stores, without building them ([`KindParams::ops_estimate`]).
+    pub fn ops_estimate(&self, job: &JobContext) -> u64 {
+        self.params.ops_estimate(job)
+    }
+
+    /// Bytes of schedule text the job holds ([`KindParams::text_bytes`]).
+    pub fn text_bytes(&self) -> u64 {
+        self.params.text_bytes()
     }
 }
 

@@ -135,6 +135,21 @@ impl Program {
         }
     }
 
+    /// The most ops [`Program::graph`] stores for `iterations` iterations (one template,
+    /// or one per iteration for a random permutation): per rank and step its receives and
+    /// sends and up to three joining calcs. A bound, close for every program here.
+    pub fn ops_bound(&self, iterations: u32) -> u64 {
+        let templates = match self {
+            Program::RandomPermutation { .. } => u64::from(iterations.max(1)),
+            _ => 1,
+        };
+        let per_step = 2 * self.max_messages_per_step() + 3;
+        templates
+            .saturating_mul(u64::from(self.ranks()))
+            .saturating_mul(u64::from(self.steps_per_iteration().max(1)))
+            .saturating_mul(per_step)
+    }
+
     /// The most messages a rank sends in one step.
     pub fn max_messages_per_step(&self) -> u64 {
         match self {

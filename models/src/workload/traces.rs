@@ -34,6 +34,14 @@ impl KindParams for Goal {
     fn ops(&self, job: &JobContext) -> Result<JobOps, KindError> {
         schedule_ops("file", self.file.as_deref(), self.contents.as_deref(), 1.0, job)
     }
+
+    fn ops_estimate(&self, _job: &JobContext) -> u64 {
+        goal_ops_estimate(self.contents.as_deref())
+    }
+
+    fn text_bytes(&self) -> u64 {
+        self.contents.as_ref().map_or(0, |c| c.len() as u64)
+    }
 }
 
 /// `dumpi` in the workload registry.
@@ -93,6 +101,30 @@ impl KindParams for Otf2 {
         check_scale(self.compute_scale)?;
         schedule_ops("archive", self.archive.as_deref(), self.contents.as_deref(), self.compute_scale, job)
     }
+
+    fn ops_estimate(&self, _job: &JobContext) -> u64 {
+        goal_ops_estimate(self.contents.as_deref())
+    }
+
+    fn text_bytes(&self) -> u64 {
+        self.contents.as_ref().map_or(0, |c| c.len() as u64)
+    }
+}
+
+/// About how many ops the GOAL text `contents` holds: its lines that are not dependencies
+/// (`requires`), rank headers or closing braces.
+fn goal_ops_estimate(contents: Option<&str>) -> u64 {
+    let Some(text) = contents else { return 0 };
+    text.lines()
+        .filter(|l| {
+            let l = l.trim_start();
+            !(l.is_empty()
+                || l.starts_with('}')
+                || l.starts_with("rank")
+                || l.starts_with("num_ranks")
+                || l.contains("requires"))
+        })
+        .count() as u64
 }
 
 /// A factor on computation times: finite and not negative.
@@ -112,6 +144,14 @@ impl KindParams for Dumpi {
     fn ops(&self, job: &JobContext) -> Result<JobOps, KindError> {
         check_scale(self.compute_scale)?;
         schedule_ops("meta", self.meta.as_deref(), self.contents.as_deref(), self.compute_scale, job)
+    }
+
+    fn ops_estimate(&self, _job: &JobContext) -> u64 {
+        goal_ops_estimate(self.contents.as_deref())
+    }
+
+    fn text_bytes(&self) -> u64 {
+        self.contents.as_ref().map_or(0, |c| c.len() as u64)
     }
 }
 
