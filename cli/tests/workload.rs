@@ -165,7 +165,9 @@ fn a_schedule_that_can_never_complete_exits_4_with_its_diagnosis() {
     let out = xnet_expect(d, &["run", s(&cfg), "-t", "1", "-o", "stuck.h5"], 4);
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(said.contains("can never complete"), "{said}");
+    // Ops are named by the file's labels (the receive is op 0 of rank 1, labelled l1).
+    assert!(said.contains("(rank 1: l1 waits for a message from rank 0, tag 2"), "{said}");
     let f = open(&d.join("stuck.h5"));
     let w = f.group("points/000/workload").unwrap();
-    assert!(attr_str(&w, "diagnosis").contains("rank 1: l0 waits for a message from rank 0, tag 2"));
+    assert!(attr_str(&w, "diagnosis").contains("rank 1: l1 waits for a message from rank 0, tag 2"));
 }

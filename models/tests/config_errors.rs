@@ -234,3 +234,22 @@ fn jobs_are_addressed_by_index_or_name_in_overrides() {
         &["workload.jobs[0]", "unknown field `ranks`"],
     );
 }
+
+#[test]
+fn a_jobs_settings_are_named_down_to_the_field() {
+    // A field of a collective, or of a kind's own settings, is named by its path from the
+    // job (it was `workload.jobs[0]: invalid type ...`, naming neither).
+    let job = |settings: &str| format!("workload.jobs=[{{kind = \"collectives\", ranks = 8, {settings}}}]");
+    for (settings, expected) in [
+        (
+            "operations = [{collective = \"bcast\", bytes = 8}, {collective = \"allreduce\", bytes = \"big\"}]",
+            "workload.jobs[0].operations[1].bytes: invalid type: string \"big\", expected u64",
+        ),
+        ("operations = [{collective = 5, bytes = 8}]", "workload.jobs[0].operations[0].collective: invalid type"),
+        ("operations = [{collective = \"bcast\", bytes = 8, rot = 1}]", "workload.jobs[0].operations[0].rot: unknown field `rot`"),
+    ] {
+        assert_mentions(&error(&[&job(settings)]), &[expected]);
+    }
+    let stencil = "workload.jobs=[{kind = \"stencil2d\", grid = [2, \"x\"], halo_bytes = 8}]";
+    assert_mentions(&error(&[stencil]), &["workload.jobs[0].grid[1]: invalid type: string \"x\""]);
+}

@@ -141,7 +141,8 @@ fn bad_schedules_are_refused_naming_the_file_rank_and_line() {
     let e = refused("num_ranks 2\nrank 0 {\nl1: send 8b to 1 tag\n}\nrank 1 {\n}\n");
     assert!(e.contains("workload.jobs[0].file") && e.contains("contents:3: rank 0:"), "{e}");
     let e = refused("num_ranks 2\nrank 0 {\nl1: send 8b to 5 tag 0\n}\nrank 1 {\n}\n");
-    assert!(e.contains("rank 0: l0 names rank 5, but the schedule has 2 ranks"), "{e}");
+    // Ops are named by the file's labels (this send is op 0, labelled l1).
+    assert!(e.contains("rank 0: l1 names rank 5, but the schedule has 2 ranks"), "{e}");
     let e = refused("num_ranks 3\nrank 0 {\n}\n");
     assert!(e.contains("workload.jobs[0]") && e.contains("3 ranks"), "{e}");
 }
@@ -156,7 +157,7 @@ fn a_schedule_that_can_never_complete_is_told_from_a_deadlocked_network() {
     let w = r.workload.as_ref().unwrap();
     let why = w.diagnosis(r.summary.in_flight_end).unwrap();
     assert!(why.contains("can never complete, on any network"), "{why}");
-    assert!(why.contains("rank 1: l0 waits for a message from rank 0, tag 2, comm 0"), "{why}");
+    assert!(why.contains("rank 1: l1 waits for a message from rank 0, tag 2, comm 0"), "{why}");
     assert!(why.contains("1 of 2 ranks unfinished"), "{why}");
     assert!(w.jobs[0].slowdown().is_nan());
     // The run ends a sample period after rank 0 has finished and rank 1 stopped moving,
@@ -170,7 +171,7 @@ fn a_schedule_that_can_never_complete_is_told_from_a_deadlocked_network() {
     assert_eq!(forecast.len(), 1, "{forecast:?}");
     assert!(
         forecast[0].starts_with("warning: job `goal-0` (workload.jobs[0], goal) can never complete, on any network: 1 of its 2 ranks are stuck")
-            && forecast[0].contains("(rank 1: l0 waits for a message from rank 0, tag 2, comm 0)"),
+            && forecast[0].contains("(rank 1: l1 waits for a message from rank 0, tag 2, comm 0)"),
         "{}",
         forecast[0]
     );

@@ -41,24 +41,38 @@ pub enum Problem {
     },
 }
 
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Problem {
+    /// As [`fmt::Display`] writes it, the ops named as `schedule` names them (a GOAL file's
+    /// labels).
+    pub fn describe(&self, schedule: &Schedule) -> String {
+        self.text(&|rank, op| crate::Graph::op_name(schedule, rank, op))
+    }
+
+    fn text(&self, name: &dyn Fn(u32, OpId) -> String) -> String {
         match self {
             Problem::Cycle { rank, ops } => {
-                let labels: Vec<String> = ops.iter().chain(ops.first()).map(|o| format!("l{o}")).collect();
-                write!(
-                    f,
+                let labels: Vec<String> = ops.iter().chain(ops.first()).map(|&o| name(*rank, o)).collect();
+                format!(
                     "rank {rank}: dependency cycle {} (each waits for the one before)",
                     labels.join(" -> ")
                 )
             }
             Problem::PeerOutOfRange { rank, op, peer, num_ranks } => {
-                write!(f, "rank {rank}: l{op} names rank {peer}, but the schedule has {num_ranks} ranks")
+                format!(
+                    "rank {rank}: {} names rank {peer}, but the schedule has {num_ranks} ranks",
+                    name(*rank, *op)
+                )
             }
             Problem::SelfMessage { rank, op } => {
-                write!(f, "rank {rank}: l{op} sends to or receives from itself")
+                format!("rank {rank}: {} sends to or receives from itself", name(*rank, *op))
             }
         }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text(&|_, op| format!("l{op}")))
     }
 }
 

@@ -151,7 +151,22 @@ pub struct Schedule {
     start_edges: Vec<OpId>,
     /// The ops that require each op, op after op.
     end_edges: Vec<OpId>,
+    /// The names a GOAL file gave its ops, where they are not `l` and the op's number.
+    labels: Labels,
 }
+
+/// Ops' labels from a GOAL file: `(global op, label)`, in op order. Names for messages
+/// only: two schedules that run the same are equal whatever their labels.
+#[derive(Clone, Debug, Default)]
+struct Labels(Vec<(u64, Box<str>)>);
+
+impl PartialEq for Labels {
+    fn eq(&self, _: &Labels) -> bool {
+        true
+    }
+}
+
+impl Eq for Labels {}
 
 impl Schedule {
     /// The number of ranks.
@@ -171,6 +186,13 @@ impl Schedule {
     pub fn ops_in_rank(&self, rank: u32) -> u32 {
         let r = rank as usize;
         (self.op_base[r + 1] - self.op_base[r]) as u32
+    }
+
+    /// The label a GOAL file gave op `op` of `rank`, unless it is `l` and the op's number.
+    pub fn label(&self, rank: u32, op: OpId) -> Option<&str> {
+        let g = self.global(rank, op) as u64;
+        let labels = &self.labels.0;
+        labels.binary_search_by_key(&g, |l| l.0).ok().map(|i| &*labels[i].1)
     }
 
     fn global(&self, rank: u32, op: OpId) -> usize {
@@ -247,7 +269,8 @@ impl Schedule {
         let ops = self.ops.len() * (std::mem::size_of::<Record>() + 3 * 4);
         let edges = (self.start_edges.len() + self.end_edges.len()) * 4;
         let ranks = (self.op_base.len() + self.start_base.len() + self.end_base.len()) * 8;
-        (ops + edges + ranks) as u64
+        let labels: usize = self.labels.0.iter().map(|l| 24 + l.1.len()).sum();
+        (ops + edges + ranks + labels) as u64
     }
 }
 
@@ -289,6 +312,11 @@ pub trait Graph: Send + Sync {
     fn nic(&self, _rank: u32, _op: OpId) -> u8 {
         0
     }
+    /// The name of `op` in messages: its label in a GOAL file, else `l` and its number (as
+    /// GOAL files written by xnet label it).
+    fn op_name(&self, _rank: u32, op: OpId) -> String {
+        format!("l{op}")
+    }
 }
 
 impl Graph for Schedule {
@@ -315,6 +343,9 @@ impl Graph for Schedule {
     }
     fn nic(&self, rank: u32, op: OpId) -> u8 {
         Schedule::nic(self, rank, op)
+    }
+    fn op_name(&self, rank: u32, op: OpId) -> String {
+        self.label(rank, op).map_or_else(|| format!("l{op}"), str::to_string)
     }
 }
 
@@ -410,6 +441,15 @@ impl ScheduleBuilder {
         let g = self.current(op);
         self.s.ops[g].cpu = cpu;
         self.s.ops[g].nic = nic;
+    }
+
+    /// Names op `op` of the current rank `label` (a GOAL file's label), for messages; a
+    /// label that is `l` and the op's number is the default and is not stored.
+    pub fn label(&mut self, op: OpId, label: &str) {
+        let g = self.current(op) as u64;
+        if label.strip_prefix('l').and_then(|n| n.parse::<OpId>().ok()) != Some(op) {
+            self.s.labels.0.push((g, label.into()));
+        }
     }
 
     /// Op `b` starts only after op `a` ends (GOAL: `b requires a`).

@@ -84,8 +84,9 @@ pub enum Wait {
     },
 }
 
-impl fmt::Display for Wait {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Wait {
+    /// As [`fmt::Display`] writes it, each op named by `name` (a GOAL file's label).
+    pub fn describe(&self, name: &dyn Fn(OpId) -> String) -> String {
         match *self {
             Wait::Message { op, from, tag, comm } => {
                 let from = match from {
@@ -96,11 +97,17 @@ impl fmt::Display for Wait {
                     TagMatch::Tag(t) => format!("tag {t}"),
                     TagMatch::Any => "any tag".to_string(),
                 };
-                write!(f, "l{op} waits for a message from {from}, {tag}, comm {comm}")
+                format!("{} waits for a message from {from}, {tag}, comm {comm}", name(op))
             }
-            Wait::End { op, on } => write!(f, "l{op} waits for the end of l{on}"),
-            Wait::Start { op, on } => write!(f, "l{op} waits for the start of l{on}"),
+            Wait::End { op, on } => format!("{} waits for the end of {}", name(op), name(on)),
+            Wait::Start { op, on } => format!("{} waits for the start of {}", name(op), name(on)),
         }
+    }
+}
+
+impl fmt::Display for Wait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe(&|op| format!("l{op}")))
     }
 }
 
@@ -111,6 +118,18 @@ pub struct StuckRank {
     pub rank: u32,
     /// One entry per unfinished op: posted receives unmatched, ops not started.
     pub waits: Vec<Wait>,
+    /// The labels a GOAL file gave the ops the waits name (where not `l` and the number).
+    pub labels: Vec<(OpId, String)>,
+}
+
+impl StuckRank {
+    /// Wait `w` of this rank, its ops named by their labels.
+    pub fn describe(&self, w: &Wait) -> String {
+        w.describe(&|op| match self.labels.iter().find(|l| l.0 == op) {
+            Some((_, label)) => label.clone(),
+            None => format!("l{op}"),
+        })
+    }
 }
 
 /// Why a schedule cannot complete on the ideal network: every rank with an unfinished op.
@@ -128,7 +147,7 @@ impl fmt::Display for Stuck {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "the schedule cannot complete: {} ranks stuck at {} ns", self.ranks.len(), self.time)?;
         for r in self.ranks.iter().take(20) {
-            let waits: Vec<String> = r.waits.iter().take(8).map(Wait::to_string).collect();
+            let waits: Vec<String> = r.waits.iter().take(8).map(|w| r.describe(w)).collect();
             write!(f, "\n  rank {}: {}", r.rank, waits.join("; "))?;
             if r.waits.len() > 8 {
                 write!(f, "; and {} more", r.waits.len() - 8)?;
@@ -386,7 +405,15 @@ impl<'a> Run<'a> {
             blockers.sort_unstable();
             blockers.dedup_by_key(|x| x.0);
             let waits = blockers.iter().map(|&(op, on, end)| self.wait(rank, op, on, end)).collect();
-            ranks.push(StuckRank { rank, waits });
+            let mut labels: Vec<(OpId, String)> = blockers
+                .iter()
+                .flat_map(|&(op, on, _)| [op, on])
+                .map(|op| (op, self.s.op_name(rank, op)))
+                .filter(|(op, name)| *name != format!("l{op}"))
+                .collect();
+            labels.sort_unstable();
+            labels.dedup();
+            ranks.push(StuckRank { rank, waits, labels });
         }
         Stuck { time, ranks }
     }

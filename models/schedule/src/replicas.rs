@@ -75,4 +75,7 @@ impl Graph for Replicas {
     fn nic(&self, rank: u32, op: OpId) -> u8 {
         self.inner.nic(rank % self.inner.num_ranks(), op)
     }
+    fn op_name(&self, rank: u32, op: OpId) -> String {
+        self.inner.op_name(self.split(rank).1, op)
+    }
 }

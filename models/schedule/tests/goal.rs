@@ -314,3 +314,47 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn messages_name_ops_by_the_files_labels() {
+    use xnet_schedule::{run_ideal, Graph};
+    // Rank 0 waits on a cycle of labelled ops; rank 1's receive (unlabelled, op 0) is never
+    // sent to: every message names them as the file does.
+    let text = "num_ranks 3\nrank 0 {\nsend_a: send 8b to 1 tag 1\nl0: calc 5\nsend_a requires l0\nl0 requires send_a\n}\n\
+                rank 1 {\nrecv 8b from 0 tag 9\n}\nrank 2 {\nhalo: send 8b to 7 tag 1\n}\n";
+    let s = read_goal(text.as_bytes(), "t.goal").unwrap();
+    // Rank 0's op 1 is labelled l0: a name, kept as one.
+    assert_eq!((s.label(0, 0), s.label(0, 1), s.label(1, 0)), (Some("send_a"), Some("l0"), None));
+    assert_eq!(
+        (s.op_name(0, 0), s.op_name(0, 1), s.op_name(1, 0)),
+        ("send_a".into(), "l0".into(), "l0".into())
+    );
+    let problems: Vec<String> = s.validate().iter().map(|p| p.describe(&s)).collect();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p == "rank 0: dependency cycle send_a -> l0 -> send_a (each waits for the one before)"
+                || p == "rank 0: dependency cycle l0 -> send_a -> l0 (each waits for the one before)"),
+        "{problems:?}"
+    );
+    assert!(
+        problems.contains(&"rank 2: halo names rank 7, but the schedule has 3 ranks".into()),
+        "{problems:?}"
+    );
+    // A label that is `l` and the op's own number is not stored; a relabelled one is.
+    let plain = read_goal(
+        "num_ranks 2\nrank 0 {\nl0: send 8b to 1 tag 1\n}\nrank 1 {\nl0: recv 8b from 0 tag 1\n}\n"
+            .as_bytes(),
+        "p.goal",
+    )
+    .unwrap();
+    assert_eq!(plain.label(0, 0), None);
+    let stuck = read_goal(
+        "num_ranks 2\nrank 0 {\nl1: send 8b to 1 tag 1\n}\nrank 1 {\nl1: recv 8b from 0 tag 2\n}\n"
+            .as_bytes(),
+        "s.goal",
+    )
+    .unwrap();
+    let e = run_ideal(&stuck).unwrap_err().to_string();
+    assert!(e.contains("rank 1: l1 waits for a message from rank 0, tag 2"), "{e}");
+}

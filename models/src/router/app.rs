@@ -707,24 +707,25 @@ impl RouterState {
                         continue;
                     }
                     let op = app.base + k as OpId;
+                    let name = g.op_name(app.rank, op);
                     let what = match g.op(app.rank, op) {
                         Op::Recv { from, tag, comm, .. } => {
                             receives += 1;
                             format!(
-                                "l{op} waits for a message from {}, {}, comm {comm}",
+                                "{name} waits for a message from {}, {}, comm {comm}",
                                 source(from),
                                 tag_text(tag)
                             )
                         }
                         Op::Send { to, bytes, .. } if bytes > w.eager_limit => {
                             format!(
-                                "l{op} (send to rank {to}) waits for its clear-to-send or its data to leave"
+                                "{name} (send to rank {to}) waits for its clear-to-send or its data to leave"
                             )
                         }
                         Op::Send { to, .. } => {
-                            format!("l{op} (send to rank {to}) waits for its packets to leave")
+                            format!("{name} (send to rank {to}) waits for its packets to leave")
                         }
-                        Op::Calc { .. } => format!("l{op} computes"),
+                        Op::Calc { .. } => format!("{name} computes"),
                     };
                     waits.push(what);
                 }

@@ -6,10 +6,9 @@
 use super::{JobOps, Program};
 use base::settings::{typed, ConfigError, EntryDoc, FileKey, Setting};
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use std::fmt;
 use std::sync::Arc;
-use toml::{Table, Value};
+use toml::Table;
 
 /// One workload kind in the registry.
 #[derive(Clone, Copy, Debug)]
@@ -94,28 +93,14 @@ impl KindError {
     }
 }
 
-/// The parser of a kind whose settings are `T` (a struct with `deny_unknown_fields`).
-///
-/// `T` is read as serde reads a variant of an enum tagged by `kind`, which is what a job's
-/// table was read into before the kinds were a registry: serde's errors then name the job
-/// (`workload.jobs[0]: unknown field ...`, `workload.jobs[0]: invalid length 2, expected
-/// an array of length 3`), in serde's words, and this keeps them as they were.
+/// The parser of a kind whose settings are `T` (a struct with `deny_unknown_fields`):
+/// errors name the key as a path from the job (`workload.jobs[0].operations[1].bytes:
+/// invalid type: string "big", expected u64`).
 pub fn parse_as<T: KindParams + DeserializeOwned + 'static>(
     job: &str,
     keys: &Table,
 ) -> Result<Arc<dyn KindParams>, ConfigError> {
-    let mut tagged = keys.clone();
-    tagged.insert("kind".to_string(), Value::String("settings".to_string()));
-    let Tagged::Settings(settings) = typed::<Tagged<T>>(job, &tagged)?;
-    Ok(Arc::new(settings))
-}
-
-/// [`parse_as`]'s one-variant enum, tagged by `kind`.
-#[derive(Deserialize)]
-#[serde(tag = "kind")]
-enum Tagged<T> {
-    #[serde(rename = "settings")]
-    Settings(T),
+    Ok(Arc::new(typed::<T>(job, keys)?))
 }
 
 /// A job's kind as configured: its entry and its settings.

@@ -355,7 +355,8 @@ impl Workload {
             let name = format!("job `{}` (workload.jobs[{j}], {})", job.name, job.kind);
             let ideal = match &job.ideal {
                 Err(stuck) => {
-                    let first = stuck.ranks.first().and_then(|r| r.waits.first().map(|w| (r.rank, *w)));
+                    let first =
+                        stuck.ranks.first().and_then(|r| r.waits.first().map(|w| (r.rank, r.describe(w))));
                     lines.push(format!(
                         "warning: {name} can never complete, on any network: {} of its {} ranks are stuck on an \
                          ideal network{}; the run ends once the other ranks have finished and these stopped moving",

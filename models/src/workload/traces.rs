@@ -211,7 +211,7 @@ fn schedule_ops(
     // A peer that does not exist cannot be run; cycles and messages nobody sends can, and
     // end in a diagnosis of the ranks that wait.
     if let Some(p) = schedule.validate().into_iter().find(|p| matches!(p, Problem::PeerOutOfRange { .. })) {
-        return Err(KindError::new(key, format!("{name}: {p}")));
+        return Err(KindError::new(key, format!("{name}: {}", p.describe(&schedule))));
     }
     if scale != 1.0 {
         schedule = schedule.map_calc(|t| (t as f64 * scale).round() as u64);

@@ -417,6 +417,7 @@ impl Reader {
             if self.labels.insert(label.to_vec(), id).is_some() {
                 return Err(self.error(format!("label '{}' is defined twice", label.escape_ascii())));
             }
+            self.b.label(id, &String::from_utf8_lossy(label));
         }
         Ok(())
     }
