@@ -65,7 +65,13 @@ impl Bracket {
             (Some(h), _) => {
                 let middle = self.estimate().unwrap_or(h);
                 let how = match mode {
-                    Mode::Find { tolerance } => format!("bisected to within {tolerance}"),
+                    // An interrupted search stops with a wider bracket than asked for.
+                    Mode::Find { tolerance } if h - self.low <= tolerance * (1.0 + 1e-9) => {
+                        format!("bisected to within {tolerance}")
+                    }
+                    Mode::Find { tolerance } => {
+                        format!("the bisection stopped {:.4} wide, before reaching {tolerance}", h - self.low)
+                    }
                     _ => "from the loads run; --find-saturation narrows it".to_string(),
                 };
                 format!(
@@ -218,6 +224,15 @@ mod tests {
         assert!((b.estimate().unwrap() - 0.537).abs() <= 0.005);
         // Deterministic: the same answers give the same loads.
         assert_eq!(run(&[0.8, 0.2, 0.4, 0.6], Mode::Find { tolerance: 0.01 }, 0.537).0, ran);
+        let find = Mode::Find { tolerance: 0.01 };
+        assert!(b.describe(find).ends_with("bisected to within 0.01)"), "{}", b.describe(find));
+        // Interrupted after the grid: the bracket is what was reached, and it says so.
+        let stopped = Bracket { low: 0.4, high: Some(0.6) };
+        assert!(
+            stopped.describe(find).ends_with("the bisection stopped 0.2000 wide, before reaching 0.01)"),
+            "{}",
+            stopped.describe(find)
+        );
     }
 
     #[test]

@@ -407,6 +407,13 @@ fn a_study_locks_its_folder_and_its_runs_end_with_it() {
     assert!(stderr(&second).contains("is in use by another `xnet study`"), "{}", describe(&second));
     assert!(std::fs::read(d.join("st/runs/000-dor-uniform.log")).unwrap() == log, "the second study ran");
     assert!(!d.join("st/runs/001-dor-tornado.log").exists(), "the second study started a run");
+    let status = xnet_expect(d, &["study", "--status", "st"], 0);
+    let running = |o: &std::process::Output| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .any(|l| l.starts_with("000-dor-uniform") && l.contains(" running"))
+    };
+    assert!(running(&status), "{}", describe(&status));
     let kill = Command::new("kill").args(["-KILL", &study.id().to_string()]).status().unwrap();
     assert!(kill.success());
     let _ = wait_within(study, Duration::from_secs(10), "the killed study");
@@ -416,6 +423,10 @@ fn a_study_locks_its_folder_and_its_runs_end_with_it() {
     // The folder is free again.
     let status = xnet_expect(d, &["study", "--status", "st"], 0);
     assert!(String::from_utf8_lossy(&status.stdout).contains("1 started"), "{}", describe(&status));
+    // Its progress file is left, but nothing holds its file: it is not shown as running.
+    assert!(progress.exists());
+    assert!(!running(&status), "{}", describe(&status));
+    assert!(String::from_utf8_lossy(&status.stdout).contains("stopped at"), "{}", describe(&status));
 }
 
 /// Editing the folder's `base.toml` while the study runs would mix two configurations in

@@ -134,7 +134,17 @@ impl NamedFile {
                 let ranks = (0..meta.ranks)
                     .map(|r| {
                         let path = format!("{folder}{}", meta.rank_file(r));
-                        let bytes = read(&path).map_err(|e| fail(&path, e))?;
+                        // Named from the .meta file: say so, for a wrong numprocs or prefix.
+                        let bytes = read(&path).map_err(|e| {
+                            fail(
+                                &path,
+                                format!(
+                                    "{e} (the rank file of rank {r}: {} gives numprocs = {} and fileprefix = {}, \
+                                     read from its folder)",
+                                    self.path, meta.ranks, meta.prefix
+                                ),
+                            )
+                        })?;
                         dumpi::parse_rank(&bytes, &path, r).map_err(|e| bad(e.to_string()))
                     })
                     .collect::<Result<Vec<_>, _>>()?;

@@ -64,7 +64,7 @@ fn pattern_settings_are_named_with_their_key() {
     for (overrides, expected) in [
         (vec!["traffic.pattern=3"], "traffic.pattern: must be a string, got integer"),
         (vec![hot, "traffic.fraction=\"x\""], "traffic.fraction: invalid type: string \"x\", expected f64"),
-        (vec![hot, "traffic.fraction=0.5", "traffic.endpoint=-1"], "traffic.endpoint: must be in 0..=4294967295, got -1"),
+        (vec![hot, "traffic.fraction=0.5", "traffic.endpoint=-1"], "traffic.endpoint: must be a non-negative integer, got -1"),
         (vec![hot, "traffic.fraction=0.5", "traffic.zz=1"], "traffic.zz: unknown field `zz`, expected `fraction` or `endpoint`"),
         (vec![hot, "traffic.fraction=1.5"], "traffic.fraction: must be in [0, 1], got 1.5"),
         (vec![hot], "traffic: missing field `fraction`"),
@@ -249,6 +249,16 @@ fn a_jobs_settings_are_named_down_to_the_field() {
         ("operations = [{collective = \"bcast\", bytes = 8, rot = 1}]", "workload.jobs[0].operations[0].rot: unknown field `rot`"),
     ] {
         assert_mentions(&error(&[&job(settings)]), &[expected]);
+    }
+    // A value past its type's bound gets the bound, not a range from 0 where 0 is refused.
+    for (set, expected) in [
+        (
+            "topology.endpoints_per_switch=5000000000",
+            "topology.endpoints_per_switch: must be at most 4294967295, got 5000000000",
+        ),
+        ("topology.endpoints_per_switch=0", "topology.endpoints_per_switch: must be >= 1, got 0"),
+    ] {
+        assert_mentions(&error(&[set]), &[expected]);
     }
     let stencil = "workload.jobs=[{kind = \"stencil2d\", grid = [2, \"x\"], halo_bytes = 8}]";
     assert_mentions(&error(&[stencil]), &["workload.jobs[0].grid[1]: invalid type: string \"x\""]);

@@ -498,6 +498,7 @@ fn bad_traces_are_refused_naming_the_key_file_rank_and_byte() {
     let refused = |job: &str| {
         let read = |path: &str| match path {
             "t/bad.meta" => Ok(b"numprocs=2\nfileprefix=bad\n".to_vec()),
+            "t/other.meta" => Ok(b"numprocs=3\nfileprefix=other\n".to_vec()),
             "t/bad-0000.bin" => {
                 Ok(b"not a trace at all, not a trace at all, not a trace at all, not a trace at all".to_vec())
             }
@@ -513,6 +514,15 @@ fn bad_traces_are_refused_naming_the_key_file_rank_and_byte() {
     );
     let e = refused("meta = \"t/bad.meta\"");
     assert!(e.contains("workload.jobs[0].meta: t/bad-0000.bin: rank 0: byte 0: not a DUMPI trace"), "{e}");
+    // A rank file that is not there is named with what the .meta file said.
+    let e = refused("meta = \"t/other.meta\"");
+    assert!(
+        e.contains(
+            "cannot read the DUMPI trace t/other-0000.bin: No such file or directory (the rank file of rank 0: \
+             t/other.meta gives numprocs = 3 and fileprefix = other, read from its folder)"
+        ),
+        "{e}"
+    );
 }
 
 #[cfg(feature = "otf2")]

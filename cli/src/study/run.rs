@@ -78,6 +78,13 @@ impl RunState {
     }
 }
 
+/// Whether a process holds run `run`'s partial file now: a running xnet holds an exclusive
+/// lock on its file (docs/output-format.md), which the kernel drops when it dies.
+pub(super) fn is_running(dir: &Path, run: &Run) -> bool {
+    std::fs::File::open(partial_path(dir, run))
+        .is_ok_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)))
+}
+
 /// Keeps a run's result when its `xnet sweep` ended with one (exit `code` 0, 3 or 4): the
 /// partial file becomes the result file. Returns whether it did.
 pub(super) fn keep_result(dir: &Path, run: &Run, code: Option<i32>) -> Result<bool> {

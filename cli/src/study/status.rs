@@ -2,7 +2,7 @@
 //! run, both from the progress file each running run rewrites.
 
 use super::file::set_arg;
-use super::run::{log_path, progress_path, RunState};
+use super::run::{is_running, log_path, progress_path, RunState};
 use super::{Run, Study};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -78,9 +78,12 @@ pub fn status(dir: &Path) -> Result<()> {
             }
             RunState::Started => {
                 counts[1] += 1;
-                match run_fraction(dir, run) {
-                    Some(f) => format!("running {:.0}%", 100.0 * f),
-                    None => format!("started, not finished (see {})", log_path(dir, run).display()),
+                // A progress file outlives a killed run: only a held result file is running.
+                match (is_running(dir, run), run_fraction(dir, run)) {
+                    (true, Some(f)) => format!("running {:.0}%", 100.0 * f),
+                    (true, None) => "running".to_string(),
+                    (false, Some(f)) => format!("stopped at {:.0}% (rerun to redo)", 100.0 * f),
+                    (false, None) => format!("started, not finished (see {})", log_path(dir, run).display()),
                 }
             }
             RunState::Pending => {

@@ -66,13 +66,19 @@ fn plain_message(range: Option<(u64, u64)>, message: &str) -> String {
     if let Some((lo, hi)) = range {
         return format!("must be in {lo}..={hi}, got {value}");
     }
-    match ty {
-        "u8" => format!("must be in 0..=255, got {value}"),
-        "u16" => format!("must be in 0..=65535, got {value}"),
-        "u32" => format!("must be in 0..=4294967295, got {value}"),
-        "u64" | "usize" if value.starts_with('-') => format!("must be a non-negative integer, got {value}"),
-        "u64" | "usize" => format!("must be in 0..={}, got {value}", u64::MAX),
-        _ => message.to_string(),
+    // Without the key's own range, only the type's bound is known: the key may refuse 0
+    // too (checked later), so no range starting at 0 is claimed.
+    let max = match ty {
+        "u8" => u64::from(u8::MAX),
+        "u16" => u64::from(u16::MAX),
+        "u32" => u64::from(u32::MAX),
+        "u64" | "usize" => u64::MAX,
+        _ => return message.to_string(),
+    };
+    if value.starts_with('-') {
+        format!("must be a non-negative integer, got {value}")
+    } else {
+        format!("must be at most {max}, got {value}")
     }
 }
 

@@ -26,7 +26,13 @@ impl<'a> Cursor<'a> {
 
     /// The error `message` at byte `offset`.
     pub(super) fn error_at(&self, offset: u64, message: impl Into<String>) -> DumpiError {
-        DumpiError { file: self.file.to_string(), rank: Some(self.rank), offset, message: message.into() }
+        DumpiError {
+            file: self.file.to_string(),
+            rank: Some(self.rank),
+            offset,
+            line: None,
+            message: message.into(),
+        }
     }
 
     pub(super) fn seek(&mut self, to: u64) -> Result<(), DumpiError> {

@@ -35,8 +35,11 @@ pub struct DumpiError {
     pub file: String,
     /// The rank whose file it is.
     pub rank: Option<u32>,
-    /// The byte offset in the file.
+    /// The byte offset in the file (a rank's binary file).
     pub offset: u64,
+    /// The line, for the `.meta` file's text (then `offset` is 0); `Some(0)` for what is
+    /// missing from it.
+    pub line: Option<u32>,
     /// What is wrong.
     pub message: String,
 }
@@ -47,7 +50,11 @@ impl fmt::Display for DumpiError {
         if let Some(r) = self.rank {
             write!(f, "rank {r}: ")?;
         }
-        write!(f, "byte {}: {}", self.offset, self.message)
+        match self.line {
+            Some(0) => write!(f, "{}", self.message),
+            Some(line) => write!(f, "line {line}: {}", self.message),
+            None => write!(f, "byte {}: {}", self.offset, self.message),
+        }
     }
 }
 
@@ -72,22 +79,22 @@ impl Meta {
 /// Reads a `.meta` file's text (`key=value` lines; other lines are ignored); `file` names
 /// it in errors (whose offset is the line's).
 pub fn parse_meta(text: &str, file: &str) -> Result<Meta, DumpiError> {
-    let err = |offset: usize, message: String| DumpiError {
+    let err = |line: u32, message: String| DumpiError {
         file: file.into(),
         rank: None,
-        offset: offset as u64,
+        offset: 0,
+        line: Some(line),
         message,
     };
     let (mut ranks, mut prefix) = (None, None);
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
+    for (number, line) in (1u32..).zip(text.split_inclusive('\n')) {
         if let Some((key, value)) = line.trim_end().split_once('=') {
             match key.trim() {
                 "numprocs" => {
                     let n = value.trim().parse::<u32>().ok().filter(|&n| n > 0);
                     ranks = Some(n.ok_or_else(|| {
                         err(
-                            offset,
+                            number,
                             format!("numprocs must be a number of ranks >= 1, got `{}`", value.trim()),
                         )
                     })?);
@@ -96,7 +103,6 @@ pub fn parse_meta(text: &str, file: &str) -> Result<Meta, DumpiError> {
                 _ => {}
             }
         }
-        offset += line.len();
     }
     match (ranks, prefix) {
         (Some(ranks), Some(prefix)) if !prefix.is_empty() => Ok(Meta { ranks, prefix }),
