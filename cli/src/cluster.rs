@@ -55,6 +55,9 @@ pub(crate) struct StartArgs {
     pub(crate) command: String,
     /// A hash of the final configuration text (after `--set`, with the files it names).
     pub(crate) config: Option<u64>,
+    /// Each key of that configuration with its value (a hash for a long one: a file's
+    /// text), so that a difference is named by its key.
+    pub(crate) keys: Vec<(String, String)>,
     /// `simulation.seed`.
     pub(crate) seed: Option<u64>,
     /// Threads per rank as asked for (`-t`; 1 by default with several ranks).
@@ -67,10 +70,48 @@ impl StartArgs {
         StartArgs {
             command: command.into(),
             config: config.map(|c| fnv1a(c.text.as_bytes())),
+            keys: config.map_or_else(Vec::new, |c| config_keys(&c.text)),
             seed: config.map(|c| c.simulation.seed),
             threads,
         }
     }
+}
+
+/// The longest value sent as it is; longer ones are sent as a hash and a length.
+const SHORT_VALUE: usize = 60;
+
+/// Every leaf key of the configuration `text` (`routing.algorithm`,
+/// `workload.jobs[0].kind`) with its value, in order.
+fn config_keys(text: &str) -> Vec<(String, String)> {
+    fn walk(prefix: &str, value: &toml::Value, out: &mut Vec<(String, String)>) {
+        match value {
+            toml::Value::Table(t) => {
+                for (k, v) in t {
+                    let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                    walk(&key, v, out);
+                }
+            }
+            toml::Value::Array(a) if a.iter().all(toml::Value::is_table) && !a.is_empty() => {
+                for (i, v) in a.iter().enumerate() {
+                    walk(&format!("{prefix}[{i}]"), v, out);
+                }
+            }
+            v => {
+                let text = v.to_string();
+                let shown = if text.len() <= SHORT_VALUE {
+                    text
+                } else {
+                    format!("{} bytes, hash {:016x}", text.len(), fnv1a(text.as_bytes()))
+                };
+                out.push((prefix.to_string(), shown));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(table) = toml::from_str::<toml::Table>(text) {
+        walk("", &toml::Value::Table(table), &mut out);
+    }
+    out
 }
 
 /// FNV-1a, 64 bits: a hash that is the same in every build (std's is not promised to be).
@@ -118,18 +159,52 @@ fn start_differences(blobs: &[Vec<u8>]) -> Option<String> {
     }
     let field = |f: &dyn Fn(&StartArgs) -> String| args.iter().map(f).collect::<Vec<_>>();
     let opt = |v: Option<String>| v.unwrap_or_else(|| "none".into());
-    let found: Vec<String> = [
-        differing("command", &field(&|a| format!("`{}`", a.command))),
+    // The configuration's keys that differ, by name (the first few).
+    let mut names: Vec<&String> = Vec::new();
+    for a in &args {
+        for (k, _) in &a.keys {
+            if !names.contains(&k) {
+                names.push(k);
+            }
+        }
+    }
+    let keys: Vec<String> = names
+        .iter()
+        .filter_map(|name| {
+            let values = field(&|a| {
+                a.keys
+                    .iter()
+                    .find(|(k, _)| k == *name)
+                    .map_or_else(|| "not set".to_string(), |(_, v)| v.clone())
+            });
+            differing(&format!("configuration key {name}"), &values)
+        })
+        .collect();
+    let shown = keys.len().min(5);
+    let mut found: Vec<String> = keys[..shown].to_vec();
+    if keys.len() > shown {
+        found.push(format!("and {} more configuration keys", keys.len() - shown));
+    }
+    let config = if keys.is_empty() {
         differing(
             "configuration (file and --set)",
             &field(&|a| opt(a.config.map(|h| format!("text hash {h:016x}")))),
-        ),
-        differing("simulation.seed", &field(&|a| opt(a.seed.map(|s| s.to_string())))),
-        differing("threads (-t)", &field(&|a| opt(a.threads.map(|t| t.to_string())))),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+        )
+    } else {
+        None
+    };
+    found.extend(
+        [
+            differing("command", &field(&|a| format!("`{}`", a.command))),
+            config,
+            differing("threads (-t)", &field(&|a| opt(a.threads.map(|t| t.to_string())))),
+        ]
+        .into_iter()
+        .flatten(),
+    );
+    if !found.iter().any(|f| f.starts_with("configuration key simulation.seed")) {
+        found.extend(differing("simulation.seed", &field(&|a| opt(a.seed.map(|s| s.to_string())))));
+    }
     (!found.is_empty()).then(|| found.join("\n  "))
 }
 
@@ -373,7 +448,13 @@ mod tests {
 
     #[test]
     fn differences_name_the_ranks_and_the_field() {
-        let a = StartArgs { command: "run".into(), config: Some(1), seed: Some(5), threads: Some(1) };
+        let a = StartArgs {
+            command: "run".into(),
+            config: Some(1),
+            keys: Vec::new(),
+            seed: Some(5),
+            threads: Some(1),
+        };
         assert_eq!(start_differences(&blobs(&[a.clone(), a.clone(), a.clone()])), None);
         let b = StartArgs { threads: Some(2), ..a.clone() };
         let c = StartArgs { command: "sweep".into(), seed: Some(6), ..a.clone() };
@@ -385,8 +466,33 @@ mod tests {
     }
 
     #[test]
+    fn differing_configurations_are_named_by_their_keys() {
+        let args = |text: &str| StartArgs {
+            command: "run".into(),
+            config: Some(fnv1a(text.as_bytes())),
+            keys: config_keys(text),
+            seed: Some(1),
+            threads: None,
+        };
+        let long = "x".repeat(100);
+        let a = args(&format!(
+            "[routing]\nalgorithm = \"dor\"\n[[workload.jobs]]\nkind = \"goal\"\ncontents = \"{long}\"\n"
+        ));
+        let b = args(&format!("[routing]\nalgorithm = \"minimal\"\n[[workload.jobs]]\nkind = \"goal\"\ncontents = \"{long}y\"\n"));
+        let text = start_differences(&blobs(&[a.clone(), b])).expect("they differ");
+        assert!(
+            text.contains("configuration key routing.algorithm: \"dor\" on rank 0; \"minimal\" on rank 1"),
+            "{text}"
+        );
+        assert!(text.contains("configuration key workload.jobs[0].contents: 102 bytes, hash "), "{text}");
+        assert!(!text.contains("text hash"), "{text}");
+        assert_eq!(start_differences(&blobs(&[a.clone(), a])), None);
+    }
+
+    #[test]
     fn unreadable_start_data_names_the_rank() {
-        let a = StartArgs { command: "run".into(), config: None, seed: None, threads: None };
+        let a =
+            StartArgs { command: "run".into(), config: None, keys: Vec::new(), seed: None, threads: None };
         let mut all = blobs(&[a.clone(), a]);
         all.push(vec![0xff; 3]);
         let text = start_differences(&all).expect("refused");

@@ -157,13 +157,14 @@ fn ranks_given_different_arguments_are_refused_before_writing() {
     let with =
         |extra: &'static [&'static str]| run.iter().copied().chain(extra.iter().copied()).collect::<Vec<_>>();
     // A different length: the ranks would wait for each other forever.
+    // The key that differs is named with its values (it was a hash of the whole text).
     refused_mpmd(
         &run,
         &with(&["--set", "simulation.cycles=5000"]),
-        &["configuration (file and --set): text hash"],
+        &["configuration key simulation.cycles: 10000 on rank 0; 5000 on rank 1"],
     );
     // A different load on rank 1 only: the results would contradict the stored config.
-    refused_mpmd(&run, &with(&["--set", "traffic.load=0.9"]), &["configuration (file and --set)"]);
+    refused_mpmd(&run, &with(&["--set", "traffic.load=0.9"]), &["configuration key traffic.load:"]);
     // `run` beside `sweep`: a hang that one Ctrl-C did not end.
     let sweep = ["sweep", s(&quick), "-q", "-t", "1", "-o", "out.h5", "--loads", "0.1"];
     refused_mpmd(&run, &sweep, &["command: `run` on rank 0; `sweep --loads [0.1]"]);
@@ -171,7 +172,7 @@ fn ranks_given_different_arguments_are_refused_before_writing() {
     let two: Vec<&str> = ["run", s(&quick), "-q", "-t", "2", "-o", "out.h5"].to_vec();
     refused_mpmd(&run, &two, &["threads (-t): 1 on rank 0; 2 on rank 1"]);
     // A different seed is named as such.
-    refused_mpmd(&run, &with(&["--set", "simulation.seed=99"]), &["simulation.seed:"]);
+    refused_mpmd(&run, &with(&["--set", "simulation.seed=99"]), &["configuration key simulation.seed:"]);
 }
 
 #[test]
