@@ -79,7 +79,15 @@ pub(crate) fn read_file(path: &str) -> Result<Vec<u8>, String> {
         // The caller names the key and the path: keep only the reason.
         let text = format!("{e:#}");
         let prefix = format!("cannot read file {path}: ");
-        text.strip_prefix(&prefix).map(str::to_string).unwrap_or(text)
+        let reason = text.strip_prefix(&prefix).map(str::to_string).unwrap_or(text);
+        // A relative path that is not found: say where it was looked for.
+        let missing = !Path::new(path).exists() && Path::new(path).is_relative();
+        match std::env::current_dir() {
+            Ok(cwd) if missing => {
+                format!("{reason} (relative paths are read from the working directory, {})", cwd.display())
+            }
+            _ => reason,
+        }
     })
 }
 

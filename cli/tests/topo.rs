@@ -118,7 +118,10 @@ fn a_file_that_cannot_grow_ends_the_run_and_stays_readable() {
     let child = start("bash", dir.path(), &["-c", &script], &[("UCX_TLS", "self,tcp")]);
     let (o, _) = wait_within(child, Duration::from_secs(60), "a run whose file cannot grow");
     assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    // The small limit is named first, as a warning.
     let stderr = String::from_utf8_lossy(&o.stderr);
+    let (warning, stderr) = stderr.split_once('\n').unwrap_or_default();
+    assert!(warning.starts_with("warning: the file-size limit (ulimit -f) is 1.5 MiB"), "{}", describe(&o));
     assert!(
         stderr.starts_with("error: writing full.h5: writing the time series: the file cannot grow: ")
             && stderr.contains("(room under the file-size limit (ulimit -f))"),
@@ -290,6 +293,9 @@ fn a_network_exported_as_a_fabric_file_reads_back_as_the_same_network() {
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("topology.path: cannot read the fabric file missing.net")
     );
+    // And where a relative path was looked for.
+    let expected = format!("(relative paths are read from the working directory, {})", d.display());
+    assert!(String::from_utf8_lossy(&o.stderr).contains(&expected), "{}", describe(&o));
 }
 
 /// `--export` and `--csv` never write over the configuration they read (compared as files,
