@@ -175,14 +175,22 @@ fn wrap_into(out: &mut String, lead: &str, text: &str, width: usize) {
 pub fn select(families: Vec<FamilyDoc>, what: &str) -> Result<Vec<FamilyDoc>, String> {
     let plain = |s: &str| s.to_lowercase().replace([' ', '-'], "_");
     let given = plain(what);
+    let singular =
+        |t: &str| t.strip_suffix("ies").map(|t| format!("{t}y")).or(t.strip_suffix('s').map(str::to_string));
+    // A family answers to its title, its title's last word (`patterns` for traffic
+    // patterns), either in the singular, and its key or the key's last part.
     let names = |f: &FamilyDoc| {
         let title = plain(f.title);
-        let singular = title
-            .strip_suffix("ies")
-            .map(|t| format!("{t}y"))
-            .or(title.strip_suffix('s').map(str::to_string));
+        let last = title.rsplit('_').next().filter(|l| *l != title).map(str::to_string);
         let key = f.key.trim_end_matches("[].kind");
-        [Some(title.clone()), singular, Some(f.key.to_string()), key.rsplit('.').next().map(str::to_string)]
+        [
+            Some(title.clone()),
+            singular(&title),
+            last.as_deref().and_then(singular),
+            last,
+            Some(f.key.to_string()),
+            key.rsplit('.').next().map(str::to_string),
+        ]
     };
     let chosen: Vec<FamilyDoc> =
         families.iter().filter(|f| names(f).iter().flatten().any(|n| *n == given)).cloned().collect();

@@ -223,3 +223,21 @@ fn settings_are_checked_for_every_routing_table_and_used_for_the_chosen_one() {
     let e = xnet_models::sim::Simulation::build(cfg).err().expect("switch 16 does not exist");
     assert_eq!(e.key, "routing.up_down.root", "{e}");
 }
+
+#[test]
+fn a_family_is_listed_by_its_title_its_last_word_or_its_key() {
+    use xnet_models::registry::{families, select};
+    let titles = |what: &str| -> Vec<&str> {
+        select(families(), what).unwrap_or_else(|e| panic!("{what}: {e}")).iter().map(|f| f.title).collect()
+    };
+    for what in ["traffic patterns", "traffic_pattern", "patterns", "pattern", "traffic.pattern"] {
+        assert_eq!(titles(what), ["traffic patterns"], "{what}");
+    }
+    assert_eq!(titles("vcs"), ["injection VCs", "ejection VCs"]);
+    assert_eq!(titles("topologies"), ["topologies"]);
+    // An unknown name's suggestion is one that works (it suggested `pattern` before
+    // `pattern` was listed).
+    let e = select(families(), "patern").unwrap_err();
+    let suggested = e.split('`').nth(3).expect("a suggestion");
+    assert!(select(families(), suggested).is_ok(), "{e}");
+}

@@ -279,9 +279,9 @@ fn larger_graph_completes_balanced() {
     }
 }
 
-/// Timing of the size the brief names; run with `--ignored --nocapture`.
+/// Timing of a 65,536-switch network's partitioning; run with `--ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "a measurement (seconds), not a check: cargo test -- --ignored --nocapture"]
 fn timing_65536_vertices_degree_17() {
     let g = random_regular(65_536, 8, true, 5);
     for parts in [2, 8] {

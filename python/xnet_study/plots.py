@@ -81,6 +81,18 @@ def _note_coinciding(ax, curves):
         ax.text(0.01, 0.99, text, transform=ax.transAxes, ha="left", va="top", fontsize=7, color="0.3")
 
 
+def _legend_beside(axes, title, fontsize):
+    """One legend for every panel's curves, beside the last panel: inside a panel it covered
+    curves (the tornado's, where they run high)."""
+    entries = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    if entries:
+        axes[-1].legend(entries.values(), entries.keys(), title=title, fontsize=fontsize,
+                        loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+
+
 def _curves(df, x, y, by, facet, xlabel, ylabel, title, diagonal=False, logy=False):
     facets = _facets(df, facet)
     fig, axes = plt.subplots(1, len(facets), figsize=(5.2 * len(facets), 4.2), squeeze=False)
@@ -109,8 +121,8 @@ def _curves(df, x, y, by, facet, xlabel, ylabel, title, diagonal=False, logy=Fal
         ax.set_ylabel(ylabel)
         ax.set_title(ftitle or title)
         ax.grid(alpha=0.3)
-        if by is not None:
-            ax.legend(title=by if isinstance(by, str) else ", ".join(by), fontsize=8)
+    if by is not None:
+        _legend_beside(axes[0], by if isinstance(by, str) else ", ".join(by), 8)
     fig.text(0.99, 0.01, "hollow: saturated (not steady)", ha="right", fontsize=7, color="0.4")
     fig.tight_layout()
     return fig
@@ -157,7 +169,7 @@ def plot_percentiles(df, by=None, facet=None):
         ax.set_ylabel("latency (cycles)")
         ax.set_title(ftitle or "latency percentiles")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+    _legend_beside(axes[0], None, 7)
     fig.tight_layout()
     return fig
 

@@ -192,16 +192,31 @@ def read_links(path, point: int = 0) -> pd.DataFrame:
         return pd.DataFrame(f[f"points/{point:03d}/links"][:])
 
 
-def read_jobs(path, point: int = 0) -> pd.DataFrame:
-    """The application jobs of load point `point` of a workload run: one row per job, its
-    name and kind, completion time, time on an ideal network and slowdown, messages and
-    message latencies (docs/output-format.md, `workload/jobs`)."""
+def read_jobs(path, point: int | None = None) -> pd.DataFrame:
+    """The application jobs of a workload run: one row per job, its name and kind,
+    completion time, time on an ideal network and slowdown, messages and message latencies
+    (docs/output-format.md, `workload/jobs`). Of load point `point` when given; otherwise
+    of every point of the file, with the point's index and load as the first columns
+    (`point`, `load`) when there are several (a sweep)."""
     with _open(path) as f:
-        g = f[f"points/{point:03d}/workload"]
-        df = pd.DataFrame(g["jobs"][:])
-        df.insert(1, "name", _text(g.attrs["job_names"]).split(","))
-        df.insert(2, "kind", _text(g.attrs["job_kinds"]).split(","))
-    return df
+        names = sorted(f["points"].keys()) if "points" in f else []
+        if point is not None:
+            chosen = [f"{point:03d}"]
+        else:
+            chosen = [n for n in names if "workload" in f[f"points/{n}"]]
+        frames = []
+        for name in chosen:
+            g = f[f"points/{name}/workload"]
+            df = pd.DataFrame(g["jobs"][:])
+            df.insert(1, "name", _text(g.attrs["job_names"]).split(","))
+            df.insert(2, "kind", _text(g.attrs["job_kinds"]).split(","))
+            if point is None and len(chosen) > 1:
+                df.insert(0, "load", float(_text(f[f"points/{name}"].attrs["load"])))
+                df.insert(0, "point", int(name))
+            frames.append(df)
+    if not frames:
+        raise KeyError(f"{path}: no load point with a workload")
+    return pd.concat(frames, ignore_index=True)
 
 
 def read_ranks(path, point: int = 0, job: int = 0) -> pd.DataFrame:

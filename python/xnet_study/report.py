@@ -112,7 +112,7 @@ def write_report(folder, output=None) -> Path:
     done = int((status["state"] == "done").sum())
     parts.append(
         f'<p>{done} of {len(status)} runs done; {len(runs)} load points. '
-        f'Written {time.strftime("%Y-%m-%d %H:%M")} from {html.escape(str(folder.resolve()))}.</p>'
+        f'Written {time.strftime("%Y-%m-%d %H:%M")} from the study folder {html.escape(folder.resolve().name)}.</p>'
     )
     if len(runs):
         best = verdict(runs, keys)

@@ -98,9 +98,12 @@ def verdict(runs: pd.DataFrame, keys) -> pd.DataFrame:
         row = dict(zip(others, context))
         if best_t is not None:
             s = sat[best_t]
-            bound = "" if s["reached"] else ">= "
             row["best by saturation throughput"] = best_t
-            row["throughput"] = f"{bound}{s['throughput']:.4g} at saturation load {describe_saturation(s)}"
+            if s["reached"]:
+                row["throughput"] = f"{s['throughput']:.4g} at saturation load {describe_saturation(s)}"
+            else:
+                # Never saturated: what it carried is a lower bound, at the highest load run.
+                row["throughput"] = f"at least {s['throughput']:.4g}: not saturated up to load {s['low']:.4g}"
             row["ties (throughput)"] = ", ".join(ties_t) or "none"
         if best_l is not None:
             row["best by latency"] = best_l
