@@ -11,6 +11,7 @@ mod output;
 mod placement;
 mod routes;
 mod search;
+mod signals;
 mod simulate;
 mod study;
 
@@ -23,7 +24,8 @@ use models::memory;
 use output::OutputClaim;
 use placement::fits_here;
 use search::Mode;
-use simulate::{simulate, stop_cleanly_on_signals, stop_on_signals, Common};
+use signals::{stop_cleanly_on_signals, stop_on_signals};
+use simulate::{simulate, Common};
 use std::path::{Path, PathBuf};
 
 /// Large arrays on transparent huge pages (see `hugepages.rs`).

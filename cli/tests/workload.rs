@@ -171,3 +171,41 @@ fn a_schedule_that_can_never_complete_exits_4_with_its_diagnosis() {
     let w = f.group("points/000/workload").unwrap();
     assert!(attr_str(&w, "diagnosis").contains("rank 1: l1 waits for a message from rank 0, tag 2"));
 }
+
+/// What a sweep of jobs prints: one job table under one header, with each job's ideal time
+/// and slowdown (completion over ideal); `-q` keeps only the saturation verdict.
+#[test]
+fn a_sweep_prints_each_jobs_slowdown_under_one_header() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let stencil = workspace().join("configs/workload-stencil.toml");
+    let o = xnet_expect(d, &["sweep", s(&stencil), "-t", "1", "--loads", "0,0.2", "-o", "w.h5"], 0);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let headers: Vec<&str> =
+        out.lines().filter(|l| l.trim_start().starts_with("load") && l.contains(" job ")).collect();
+    assert_eq!(headers.len(), 1, "{out}");
+    let columns: Vec<&str> = headers[0].split_whitespace().collect();
+    let at =
+        |name: &str| columns.iter().position(|c| *c == name).unwrap_or_else(|| panic!("no {name}: {out}"));
+    let (completion, ideal, slowdown) = (at("completion"), at("ideal"), at("slowdown"));
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.len() == columns.len() && (w[1] == "stencil" || w[1] == "fft"))
+        .collect();
+    assert_eq!(rows.len(), 4, "{out}");
+    for row in &rows {
+        let ideal: f64 = row[ideal].parse().unwrap();
+        if ideal > 0.0 {
+            let expected = row[completion].parse::<f64>().unwrap() / ideal;
+            assert!((row[slowdown].parse::<f64>().unwrap() - expected).abs() < 1e-4, "{row:?}");
+        } else {
+            assert_eq!(row[slowdown], "-", "{row:?}");
+        }
+    }
+    let quiet = xnet_expect(d, &["sweep", s(&stencil), "-q", "-t", "1", "--loads", "0,0.2", "-o", "q.h5"], 0);
+    assert_eq!(
+        String::from_utf8_lossy(&quiet.stdout),
+        "no point saturated: the saturation load is above 0.2000, the highest load run\n"
+    );
+}
