@@ -658,3 +658,42 @@ fn a_long_source_file_says_why_it_is_one_file() {
         unexplained.join("\n")
     );
 }
+
+/// The files of the router's switch half (models/src/router/).
+const SWITCH_FILES: &[&str] =
+    &["allocator.rs", "route.rs", "link.rs", "separable.rs", "buffers.rs", "sharing.rs"];
+
+/// What the switch half may do with its endpoints (`RouterState::ends`): the crossings
+/// `endpoints.rs` defines, nothing of their state.
+const CROSSINGS: &[&str] = &["return_credits", "eject"];
+
+/// The uses of `ends.NAME` in `code` whose NAME is not a crossing.
+fn reaches_into_endpoints(code: &str) -> Vec<String> {
+    code.match_indices("ends.")
+        .filter(|(at, _)| *at == 0 || !code[..*at].ends_with(|c: char| is_ident(c)))
+        .map(|(at, _)| code[at + 5..].chars().take_while(|&c| is_ident(c)).collect::<String>())
+        .filter(|name| !CROSSINGS.contains(&name.as_str()))
+        .collect()
+}
+
+#[test]
+fn the_switch_reaches_its_endpoints_only_at_the_crossings() {
+    let router = workspace().join("models/src/router");
+    let mut found = Vec::new();
+    for file in SWITCH_FILES {
+        let text = std::fs::read_to_string(router.join(file)).expect("a switch file");
+        let (code, _) = without_tests(&code_only(&text));
+        for name in reaches_into_endpoints(&code) {
+            found.push(format!("{file}: ends.{name}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the switch's files use the endpoints' state, not a crossing of endpoints.rs ({}):\n{}",
+        CROSSINGS.join(", "),
+        found.join("\n")
+    );
+    // The check sees a reach, and lets a crossing and other names through.
+    let sample = "self.ends.nics[0].port; self.ends.eject(at, nic, p, false); friends.x; ends.apps.len()";
+    assert_eq!(reaches_into_endpoints(sample), ["nics", "apps"]);
+}

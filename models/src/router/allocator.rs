@@ -444,19 +444,7 @@ impl RouterState {
         // Credits for the freed input buffer go back upstream.
         if in_to_nic {
             let back = t + in_latency;
-            let ret = (back, in_nic, in_vc, size);
-            // Terminal links share one latency, so returns arrive in the order they leave;
-            // keep the queue in time order whatever happens.
-            match self.nic_credit_returns.back() {
-                Some(last) if last.0 > back => {
-                    let at = self.nic_credit_returns.partition_point(|r| r.0 <= back);
-                    self.nic_credit_returns.insert(at, ret);
-                }
-                _ => self.nic_credit_returns.push_back(ret),
-            }
-            let nic = &mut self.nics[in_nic as usize];
-            if nic.blocked_on_credits && !nic.inject_scheduled {
-                nic.inject_scheduled = true;
+            if self.ends.return_credits(back, in_nic, in_vc, size) {
                 ctx.schedule_self(back - t, SelfEvent::Inject { nic: in_nic });
             }
         } else {

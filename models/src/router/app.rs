@@ -194,10 +194,10 @@ impl RouterState {
     /// that runs a rank.
     pub(super) fn place_ranks(&mut self, sh: &Shared) {
         let Some(w) = &sh.workload else { return };
-        for (i, nic) in self.nics.iter_mut().enumerate() {
+        for (i, nic) in self.ends.nics.iter_mut().enumerate() {
             if let Some((job, rank)) = w.rank_at(nic.endpoint) {
-                nic.app = self.apps.len() as u32;
-                self.apps.push(AppRank {
+                nic.app = self.ends.apps.len() as u32;
+                self.ends.apps.push(AppRank {
                     job,
                     rank,
                     nic: i as u16,
@@ -217,18 +217,18 @@ impl RouterState {
                 });
             }
         }
-        if !self.apps.is_empty() {
-            self.mail = Some(Box::new(Mailroom::new(self.apps.len() as u32)));
+        if !self.ends.apps.is_empty() {
+            self.ends.mail = Some(Box::new(Mailroom::new(self.ends.apps.len() as u32)));
         }
     }
 
     /// Every rank of the router starts the ops of its first iteration that wait for nothing.
     pub(super) fn start_ranks(&mut self, sh: &Shared, ctx: &mut RouterCtx<'_>, st: &mut PartitionStats) {
-        for a in 0..self.apps.len() {
+        for a in 0..self.ends.apps.len() {
             self.enter_iteration(sh, a, 0, ctx, st);
-            let unmet = &self.apps[a].unmet;
+            let unmet = &self.ends.apps[a].unmet;
             let ready = (0..unmet.len() as OpId).filter(|&op| unmet[op as usize] == 0);
-            self.app_work.extend(ready.map(|op| (a as u32, op, false)));
+            self.ends.app_work.extend(ready.map(|op| (a as u32, op, false)));
         }
         self.run_ranks(sh, ctx, st);
     }
@@ -244,7 +244,7 @@ impl RouterState {
         st: &mut PartitionStats,
     ) {
         let w = workload(sh);
-        let app = &mut self.apps[a];
+        let app = &mut self.ends.apps[a];
         let g = &*w.jobs[app.job as usize].ops.graph;
         let n = g.ops_per_iteration(app.rank);
         app.iteration = i;
@@ -263,27 +263,27 @@ impl RouterState {
     /// queuing what it releases. Re-entrant calls (an injection while a rank posts) leave
     /// their work to the running loop.
     fn run_ranks(&mut self, sh: &Shared, ctx: &mut RouterCtx<'_>, st: &mut PartitionStats) {
-        if self.app_running {
+        if self.ends.app_running {
             return;
         }
-        self.app_running = true;
-        while let Some((a, op, end)) = self.app_work.pop_front() {
+        self.ends.app_running = true;
+        while let Some((a, op, end)) = self.ends.app_work.pop_front() {
             if end {
                 self.end_op(sh, a as usize, op, ctx, st);
             } else {
                 self.start_op(sh, a as usize, op, ctx, st);
             }
         }
-        self.app_running = false;
+        self.ends.app_running = false;
     }
 
     /// Queues the dependents of op `op` of rank `a` (of its start, or of its end): those
     /// with no dependency left start.
     fn release_dependents(&mut self, sh: &Shared, a: usize, op: OpId, end: bool) {
         let w = workload(sh);
-        let app = &mut self.apps[a];
+        let app = &mut self.ends.apps[a];
         let g = &*w.jobs[app.job as usize].ops.graph;
-        let (rank, base, unmet, work) = (app.rank, app.base, &mut app.unmet, &mut self.app_work);
+        let (rank, base, unmet, work) = (app.rank, app.base, &mut app.unmet, &mut self.ends.app_work);
         let mut each = |d: OpId| {
             let k = (d - base) as usize;
             unmet[k] -= 1;
@@ -309,7 +309,7 @@ impl RouterState {
     ) {
         let w = workload(sh);
         let t = ctx.now();
-        let app = &mut self.apps[a];
+        let app = &mut self.ends.apps[a];
         let job = &w.jobs[app.job as usize];
         let (rank, k) = (app.rank, (op - app.base) as usize);
         let what = job.ops.graph.op(rank, op);
@@ -320,13 +320,13 @@ impl RouterState {
                 Op::Recv { .. } => 0,
             };
         self.release_dependents(sh, a, op, false);
-        let app = &mut self.apps[a];
+        let app = &mut self.ends.apps[a];
         match what {
             Op::Calc { time } => {
                 app.account(t);
                 app.calcs += 1;
                 match w.cycles(time, job.ops.unit) {
-                    0 => self.app_work.push_back((a as u32, op, true)),
+                    0 => self.ends.app_work.push_back((a as u32, op, true)),
                     c => ctx.schedule_self(c, SelfEvent::ComputeDone { nic: app.nic, op }),
                 }
             }
@@ -337,13 +337,13 @@ impl RouterState {
                     // To itself: the message is there at once, whatever its size.
                     let env = Envelope { comm, src: rank, tag };
                     let m = Inbound { recv: UNMATCHED, got: 0, need: 0, posted: t, rendezvous: false, env };
-                    mail(&mut self.mail).inbound.insert((a as u32, rank, op), m);
+                    mail(&mut self.ends.mail).inbound.insert((a as u32, rank, op), m);
                     message_in(st, app.job, 0);
-                    self.app_work.push_back((a as u32, op, true));
+                    self.ends.app_work.push_back((a as u32, op, true));
                     self.deliver_header(sh, a, rank, op, env, ctx, st);
                     return;
                 }
-                let next = mail(&mut self.mail).next_out.entry((a as u32, to)).or_insert(0);
+                let next = mail(&mut self.ends.mail).next_out.entry((a as u32, to)).or_insert(0);
                 let seq = *next;
                 *next = next.wrapping_add(1) & SEQ_MASK;
                 let dst = job.endpoints[to as usize];
@@ -366,7 +366,7 @@ impl RouterState {
             }
             Op::Recv { from, tag, comm, .. } => {
                 if let Some((_, (src, sop))) =
-                    mail(&mut self.mail).matcher.post(a as u32, Pattern { comm, src: from, tag }, op)
+                    mail(&mut self.ends.mail).matcher.post(a as u32, Pattern { comm, src: from, tag }, op)
                 {
                     self.matched(sh, a, op, src, sop, ctx, st);
                 }
@@ -379,7 +379,7 @@ impl RouterState {
     fn end_op(&mut self, sh: &Shared, a: usize, op: OpId, ctx: &mut RouterCtx<'_>, st: &mut PartitionStats) {
         let w = workload(sh);
         let t = ctx.now();
-        let app = &mut self.apps[a];
+        let app = &mut self.ends.apps[a];
         let job = &w.jobs[app.job as usize];
         let k = (op - app.base) as usize;
         let was = std::mem::replace(&mut app.phase[k], ENDED);
@@ -407,7 +407,7 @@ impl RouterState {
 
     /// Rank `a` ended iteration `i` of `iterations` at `t`.
     fn end_iteration(&mut self, a: usize, i: u32, iterations: u32, t: u64, st: &mut PartitionStats) {
-        let s = job_stats(st, self.apps[a].job);
+        let s = job_stats(st, self.ends.apps[a].job);
         let n = iterations as usize;
         if s.iteration_end_max.len() < n {
             s.iteration_end_max.resize(n, 0);
@@ -421,7 +421,7 @@ impl RouterState {
 
     /// Rank `a` ran its last op at `t`.
     fn finish_rank(&mut self, a: usize, t: u64, st: &mut PartitionStats) {
-        let app = &mut self.apps[a];
+        let app = &mut self.ends.apps[a];
         app.account(t);
         app.done = true;
         let end = RankEnd { rank: app.rank, finish: t, computing: app.computing, sending: app.sending };
@@ -442,14 +442,14 @@ impl RouterState {
         let t = ctx.now();
         let packets = out.packets as u64;
         let phits = (packets - 1) * sh.params.packet_size as u64 + out.last as u64;
-        let app = &mut self.apps[a];
+        let app = &mut self.ends.apps[a];
         let (job, nic, dst) = (app.job, app.nic, out.dst);
         app.outbox.push_back(out);
         st.generated_total += packets;
         st.period.generated_packets += packets;
         st.period.generated_phits += phits;
         if Self::in_measurement(sh, t) {
-            self.nics[nic as usize].generated_phits += phits;
+            self.ends.nics[nic as usize].generated_phits += phits;
             st.measured.generated_packets += packets;
             st.measured.generated_phits += phits;
         }
@@ -457,7 +457,7 @@ impl RouterState {
             st.count_aggressor_offered(phits, Self::in_measurement(sh, t));
         }
         job_stats(st, job).packets_sent += packets;
-        let was_idle = self.nics[nic as usize].source_queue.is_empty();
+        let was_idle = self.ends.nics[nic as usize].source_queue.is_empty();
         self.feed_rank(sh, nic);
         if was_idle {
             self.try_inject(sh, nic, ctx, st);
@@ -468,13 +468,13 @@ impl RouterState {
     /// source queue, keeping [`QUEUED`] there: a rank that posts a large message holds one
     /// record per message, not one per packet, until its endpoint sends them.
     pub(super) fn feed_rank(&mut self, sh: &Shared, nic: u16) {
-        let a = self.nics[nic as usize].app;
+        let a = self.ends.nics[nic as usize].app;
         if a == NIL {
             return;
         }
-        let app = &mut self.apps[a as usize];
-        let src = self.nics[nic as usize].endpoint;
-        while self.nics[nic as usize].source_queue.len < QUEUED {
+        let app = &mut self.ends.apps[a as usize];
+        let src = self.ends.nics[nic as usize].endpoint;
+        while self.ends.nics[nic as usize].source_queue.len < QUEUED {
             let Some(front) = app.outbox.front_mut() else { break };
             let size = if front.packets == 1 { front.last } else { sh.params.packet_size };
             let mut packet = Packet::new(src, front.low, front.dst, size, front.created);
@@ -488,7 +488,7 @@ impl RouterState {
                 app.queued.push_back(None);
             }
             let slot = store_in(&mut self.slab, &mut self.free_slots, Held { packet, ready: 0, next: NIL });
-            self.nics[nic as usize].source_queue.push_back(slot, &mut self.slab);
+            self.ends.nics[nic as usize].source_queue.push_back(slot, &mut self.slab);
         }
     }
 
@@ -501,9 +501,9 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        let a = self.nics[nic as usize].app;
-        if let Some(Some(op)) = self.apps[a as usize].queued.pop_front() {
-            self.app_work.push_back((a, op, true));
+        let a = self.ends.nics[nic as usize].app;
+        if let Some(Some(op)) = self.ends.apps[a as usize].queued.pop_front() {
+            self.ends.app_work.push_back((a, op, true));
             self.run_ranks(sh, ctx, st);
         }
     }
@@ -517,8 +517,8 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        let a = self.nics[nic as usize].app;
-        self.app_work.push_back((a, op, true));
+        let a = self.ends.nics[nic as usize].app;
+        self.ends.app_work.push_back((a, op, true));
         self.run_ranks(sh, ctx, st);
     }
 
@@ -533,8 +533,8 @@ impl RouterState {
     ) {
         let w = workload(sh);
         let t = ctx.now();
-        let a = self.nics[nic as usize].app as usize;
-        let app = &mut self.apps[a];
+        let a = self.ends.nics[nic as usize].app as usize;
+        let app = &mut self.ends.apps[a];
         let job = &w.jobs[app.job as usize];
         job_stats(st, app.job).packets_received += 1;
         let low = packet.id as u32;
@@ -561,7 +561,7 @@ impl RouterState {
         debug_assert_eq!(src_job, app.job, "application packets stay within their job");
         let sop = low;
         let me = a as u32;
-        if let Some(m) = mail(&mut self.mail).inbound.get_mut(&(me, src, sop)) {
+        if let Some(m) = mail(&mut self.ends.mail).inbound.get_mut(&(me, src, sop)) {
             m.got += 1;
             if m.got == m.need {
                 message_in(st, app.job, t - m.posted);
@@ -588,15 +588,15 @@ impl RouterState {
             if m.got == m.need {
                 message_in(st, app.job, t - posted);
             }
-            mail(&mut self.mail).inbound.insert((me, src, sop), m);
+            mail(&mut self.ends.mail).inbound.insert((me, src, sop), m);
             let seq = packet.app_seq();
-            let next = mail(&mut self.mail).next_in.entry((me, src)).or_insert(0);
+            let next = mail(&mut self.ends.mail).next_in.entry((me, src)).or_insert(0);
             if seq == *next {
                 *next = next.wrapping_add(1) & SEQ_MASK;
                 self.deliver_header(sh, a, src, sop, env, ctx, st);
                 // The messages of this sender held behind it may now match, in order.
                 loop {
-                    let room = mail(&mut self.mail);
+                    let room = mail(&mut self.ends.mail);
                     let next = room.next_in.get_mut(&(me, src)).expect("set above");
                     let Some(held) = room.held.remove(&(me, src, *next)) else { break };
                     *next = next.wrapping_add(1) & SEQ_MASK;
@@ -604,7 +604,7 @@ impl RouterState {
                     self.deliver_header(sh, a, src, held, env, ctx, st);
                 }
             } else {
-                mail(&mut self.mail).held.insert((me, src, seq), sop);
+                mail(&mut self.ends.mail).held.insert((me, src, seq), sop);
             }
         }
         self.run_ranks(sh, ctx, st);
@@ -623,7 +623,7 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        if let Some((_, recv)) = mail(&mut self.mail).matcher.arrive(a as u32, env, (src, sop)) {
+        if let Some((_, recv)) = mail(&mut self.ends.mail).matcher.arrive(a as u32, env, (src, sop)) {
             self.matched(sh, a, recv, src, sop, ctx, st);
         }
     }
@@ -643,8 +643,8 @@ impl RouterState {
     ) {
         let w = workload(sh);
         let t = ctx.now();
-        let app = &mut self.apps[a];
-        let m = mail(&mut self.mail)
+        let app = &mut self.ends.apps[a];
+        let m = mail(&mut self.ends.mail)
             .inbound
             .get_mut(&(a as u32, src, sop))
             .expect("a matched message has arrived");
@@ -667,34 +667,35 @@ impl RouterState {
 
     /// The message of `src`'s send `sop` is wholly in and matched: its receive ends.
     fn complete(&mut self, a: usize, src: u32, sop: OpId) {
-        let m = mail(&mut self.mail)
+        let m = mail(&mut self.ends.mail)
             .inbound
             .remove(&(a as u32, src, sop))
             .expect("a complete message was inbound");
-        self.app_work.push_back((a as u32, m.recv, true));
+        self.ends.app_work.push_back((a as u32, m.recv, true));
     }
 
     /// Packets the ranks posted that have not reached their source queues.
     pub(super) fn outbox_packets(&self) -> u64 {
-        self.apps.iter().map(|a| a.unsent() as u64).sum()
+        self.ends.apps.iter().map(|a| a.unsent() as u64).sum()
     }
 
     /// Unfinished ranks that are computing or sending (a `calc` or a send running).
     pub(super) fn busy_ranks(&self) -> u64 {
-        self.apps.iter().filter(|a| !a.done && (a.calcs > 0 || a.sends > 0)).count() as u64
+        self.ends.apps.iter().filter(|a| !a.done && (a.calcs > 0 || a.sends > 0)).count() as u64
     }
 
     /// The ranks that have not finished at `now`, with what they wait for.
     pub(super) fn stalled_ranks(&self, sh: &Shared, now: u64) -> Vec<StalledRank> {
         let Some(w) = &sh.workload else { return Vec::new() };
         // Per rank, the messages that arrived and that no receive has taken.
-        let mut unexpected = vec![0u32; self.apps.len()];
-        for (&(a, _, _), m) in self.mail.iter().flat_map(|room| room.inbound.iter()) {
+        let mut unexpected = vec![0u32; self.ends.apps.len()];
+        for (&(a, _, _), m) in self.ends.mail.iter().flat_map(|room| room.inbound.iter()) {
             if m.recv == UNMATCHED {
                 unexpected[a as usize] += 1;
             }
         }
-        self.apps
+        self.ends
+            .apps
             .iter()
             .enumerate()
             .filter(|(_, app)| !app.done)
@@ -736,7 +737,7 @@ impl RouterState {
                     ops_left: app.left,
                     receives_posted: receives,
                     unexpected: unexpected[a],
-                    unsent: self.nics[app.nic as usize].source_queue.len + app.unsent(),
+                    unsent: self.ends.nics[app.nic as usize].source_queue.len + app.unsent(),
                     computing: app.calcs > 0,
                     computing_cycles: app.computing + if app.calcs > 0 { now - app.since } else { 0 },
                     sending_cycles: app.sending

@@ -228,7 +228,7 @@ impl RouterState {
             return;
         }
         let t = ctx.now();
-        let nic = &mut self.nics[nic_index as usize];
+        let nic = &mut self.ends.nics[nic_index as usize];
         let cnp = Packet::cnp(nic.endpoint, packet.src(), cc.cnp_size, t);
         match cc.notification {
             Notification::Packet => {
@@ -247,7 +247,7 @@ impl RouterState {
     /// Sends `notice` from endpoint `nic_index` outside the buffers, along the routing's
     /// route.
     fn send_notice(&mut self, sh: &Shared, nic_index: u16, mut notice: Packet, ctx: &mut RouterCtx<'_>) {
-        let port = self.nics[nic_index as usize].port;
+        let port = self.ends.nics[nic_index as usize].port;
         let (src_switch, dst_switch) = (self.id, sh.endpoints.locate(notice.dst).0);
         sh.routes.routing.init(src_switch, dst_switch, &mut notice.route, &mut self.rng);
         self.forward_notice(sh, port, notice, ctx);
@@ -271,15 +271,15 @@ impl RouterState {
     ) {
         let t = ctx.now();
         let size = sh.params.packet_size;
-        let endpoint = self.nics[nic_index as usize].endpoint;
-        let mut notices = std::mem::take(&mut self.notice_scratch);
+        let endpoint = self.ends.nics[nic_index as usize].endpoint;
+        let mut notices = std::mem::take(&mut self.ends.notice_scratch);
         if cc.max_outstanding > 0 {
             // Acknowledge the packet (first: a notice that follows may release the flow).
             let mut ack = Packet::cnp(endpoint, packet.src(), 0, t);
             ack.seq = ACK;
             self.send_notice(sh, nic_index, ack, ctx);
         }
-        let state = self.nics[nic_index as usize]
+        let state = self.ends.nics[nic_index as usize]
             .cc
             .as_mut()
             .expect("endpoints have congestion state with congestion control");
@@ -341,7 +341,7 @@ impl RouterState {
             self.send_notice(sh, nic_index, notice, ctx);
         }
         notices.clear();
-        self.notice_scratch = notices;
+        self.ends.notice_scratch = notices;
     }
 
     /// A notification from endpoint `from` reaches endpoint `nic_index`, reporting
@@ -361,7 +361,7 @@ impl RouterState {
     ) {
         let Some(scheme) = &sh.cc else { return };
         let (t, size) = (ctx.now(), sh.params.packet_size);
-        let state = self.nics[nic_index as usize]
+        let state = self.ends.nics[nic_index as usize]
             .cc
             .as_mut()
             .expect("endpoints have congestion state with congestion control");
@@ -382,7 +382,7 @@ impl RouterState {
     /// is due by then already.
     pub(super) fn cc_wake_at(&mut self, nic_index: u16, wake: u64, ctx: &mut RouterCtx<'_>) {
         let t = ctx.now();
-        let state = self.nics[nic_index as usize]
+        let state = self.ends.nics[nic_index as usize]
             .cc
             .as_mut()
             .expect("endpoints have congestion state with congestion control");
@@ -431,7 +431,7 @@ impl RouterState {
     pub(super) fn cc_pick(&mut self, sh: &Shared, nic_index: u16, t: u64) -> Result<Pick, u64> {
         let cc = sh.cc.as_ref().expect("congestion control is on");
         let size = sh.params.packet_size;
-        let nic = &mut self.nics[nic_index as usize];
+        let nic = &mut self.ends.nics[nic_index as usize];
         let in_order = nic.app != NIL;
         let state = nic.cc.as_mut().expect("endpoints have congestion state with congestion control");
         if !state.cnps.is_empty() {
@@ -482,7 +482,7 @@ impl RouterState {
 
     /// The length of what `pick` names at endpoint `nic_index`.
     pub(super) fn picked_size(&self, nic_index: u16, pick: Pick) -> u16 {
-        let nic = &self.nics[nic_index as usize];
+        let nic = &self.ends.nics[nic_index as usize];
         let state = || nic.cc.as_ref().expect("a pick other than the head comes from congestion control");
         let slot = match pick {
             Pick::Cnp => return state().cnps.front().expect("a notification waits").size,
@@ -494,7 +494,7 @@ impl RouterState {
 
     /// Takes what `pick` names out of endpoint `nic_index`'s queues.
     pub(super) fn take_picked(&mut self, nic_index: u16, pick: Pick) -> Packet {
-        let nic = &mut self.nics[nic_index as usize];
+        let nic = &mut self.ends.nics[nic_index as usize];
         let slot = match pick {
             Pick::Head => nic.source_queue.pop_front(&self.slab),
             Pick::Cnp | Pick::Held { .. } => {

@@ -157,11 +157,9 @@ impl RouterState {
             let at = t + latency + size as u64 - 1;
             self.flush_deliveries(sh, t, st);
             // A router running application ranks delivers by events: a rank reacts to a
-            // packet when it arrives.
-            // So does one with congestion control: an endpoint answers a marked packet.
-            if self.apps.is_empty() && sh.cc.is_none() && self.deliveries.back().is_none_or(|d| d.0 <= at) {
-                self.deliveries.push_back((at, nic, packet));
-            } else {
+            // packet when it arrives. So does one with congestion control: an endpoint
+            // answers a marked packet.
+            if let Err(packet) = self.ends.eject(at, nic, packet, sh.cc.is_some()) {
                 ctx.schedule_self(at - t, SelfEvent::Deliver { nic, packet });
             }
         } else {

@@ -48,6 +48,8 @@
 //! - `options.rs`: the parameters ([`RouterParams`]) and the named options of `[router]`;
 //! - `messages.rs`: [`LinkMsg`], [`SelfEvent`] and their carrier [`Msg`];
 //! - `buffers.rs`: the port and VC records, the packet slab and its queues;
+//! - `endpoints.rs`: the switch's endpoints as one record ([`Endpoints`]): NICs,
+//!   application ranks, deliveries and returning credits;
 //! - `nic.rs`: the endpoints: generation, injection under credits, delivery;
 //! - `route.rs`: head arrival and routing;
 //! - `allocator.rs`: the allocator's passes and the grants;
@@ -64,6 +66,7 @@ mod allocator;
 mod app;
 mod buffers;
 mod cc;
+mod endpoints;
 mod link;
 mod messages;
 mod nic;
@@ -85,15 +88,13 @@ pub use stats::{BlockedChannel, Delivery, JobStats, PartitionStats, RankEnd, Sta
 
 use crate::traffic::{geometric_gap, Pattern};
 use crate::workload::{Workload, WORKLOAD_PACKET};
-use app::{AppRank, Mailroom};
 use base::rng::{self, Purpose, Rng};
 use buffers::{Held, PortState, Queue, SourceQueue, VcState, NETWORK, NIL, UNCONNECTED};
+use endpoints::Endpoints;
 use engine::{Ctx, LinkRoute, LogicalProcess};
 use messages::Post;
-use routing::packet::Packet;
 use routing::{Routes, Selection};
 use separable::Scratch;
-use std::collections::VecDeque;
 use std::sync::Arc;
 use topology::{EndpointId, EndpointMap, Port, PortId, PortTarget, SwitchId};
 
@@ -210,17 +211,14 @@ struct RouterState {
     /// to departure; buffers are lists of slots. Freed slots are reused first, so the
     /// packet data a router touches stays in few, warm cache lines.
     slab: Vec<Held>,
-    nics: Vec<Nic>,
+    /// The switch's endpoints: their NICs, application ranks, deliveries and returning
+    /// credits (`endpoints.rs`).
+    ends: Endpoints,
     /// Input VCs (`port * vcs + vc`) whose head packet has not been routed yet.
     unrouted: Vec<u32>,
     /// One bit per output port with requesters: the allocator looks only at these.
     wanted_outputs: Vec<u64>,
     scheduled_allocations: Vec<u64>,
-    /// Packets on their way to an own endpoint: `(delivery time, nic, packet)`, in order.
-    deliveries: VecDeque<(u64, u16, Packet)>,
-    /// Credits on their way back to the endpoints: `(arrival, nic, vc, phits)`, in time
-    /// order; applied lazily, when an endpoint next looks at its credits.
-    nic_credit_returns: VecDeque<(u64, u16, u8, u16)>,
     /// With `crossbar = "vc"`: until when each crossbar input (`port * vcs + vc`) and
     /// output (`port * vcs + output vc`) is busy; empty otherwise (the ports' records
     /// hold the busy times of the per-port crossbar).
@@ -229,15 +227,6 @@ struct RouterState {
     /// `credit_check = "crossbar"`: packets in the output buffers of network ports hold
     /// their downstream credits, so those ports' occupancy is the credits in use.
     credits_at_crossbar: bool,
-    /// The application ranks at this router's endpoints (see `app.rs`).
-    apps: Vec<AppRank>,
-    /// Their messages: matching queues, messages partly in, sequence numbers (`None`
-    /// without ranks).
-    mail: Option<Box<Mailroom>>,
-    /// The ranks' ops to start (`false`) or end (`true`) now: `(rank, op, end)`.
-    app_work: VecDeque<(u32, u32, bool)>,
-    /// The work list is being run (see `app.rs`).
-    app_running: bool,
     /// With a routing that shares state: what the neighbours reported and what this
     /// router last said (see `sharing.rs`); `None` otherwise.
     reports: Option<Box<sharing::Reports>>,
@@ -249,8 +238,6 @@ struct RouterState {
     /// With congestion control: each output's congested packets left to pass before it
     /// marks the next (`cc.rs`), allocated at the first one.
     cc_countdown: Vec<u16>,
-    /// Per-destination notices an endpoint sends at once (`cc.rs`), kept for their room.
-    notice_scratch: Vec<(EndpointId, u32)>,
     /// The candidates of a notice's next hop (`route.rs`), kept for their room: with
     /// acknowledgements a notice crosses every hop a packet does.
     notice_candidates: Vec<routing::route::Candidate>,
@@ -361,19 +348,13 @@ impl Router {
             ports: states,
             channels: vec![channel; n * vcs],
             slab: Vec::new(),
-            nics,
+            ends: Endpoints::new(nics),
             unrouted: Vec::new(),
             wanted_outputs: vec![0; n.div_ceil(64)],
             scheduled_allocations: Vec::new(),
-            deliveries: VecDeque::new(),
-            nic_credit_returns: VecDeque::new(),
             vc_in_busy: if p.crossbar == Crossbar::Vc { vec![0; n * vcs] } else { Vec::new() },
             vc_out_busy: if p.crossbar == Crossbar::Vc { vec![0; n * vcs] } else { Vec::new() },
             credits_at_crossbar: p.credit_check == CreditCheck::Crossbar,
-            apps: Vec::new(),
-            mail: None,
-            app_work: VecDeque::new(),
-            app_running: false,
             reports: sharing::Reports::new(&shared, id, ports),
             learned: {
                 let mut learned = vec![0.0; shared.routes.routing.learned_len(id)];
@@ -382,7 +363,6 @@ impl Router {
             },
             stalls: Vec::new(),
             cc_countdown: Vec::new(),
-            notice_scratch: Vec::new(),
             notice_candidates: Vec::new(),
         };
         let mut state = state;
@@ -402,7 +382,7 @@ impl Router {
 
     /// The attached endpoints.
     pub fn nics(&self) -> &[Nic] {
-        &self.state.nics
+        &self.state.ends.nics
     }
 }
 
@@ -413,7 +393,7 @@ impl LogicalProcess for Router {
     fn start(&mut self, ctx: &mut RouterCtx<'_>, part: &mut PartitionState) {
         let Router { shared, state } = self;
         let p = shared.generation_probability;
-        for (i, nic) in state.nics.iter_mut().enumerate() {
+        for (i, nic) in state.ends.nics.iter_mut().enumerate() {
             if nic.app != NIL {
                 // A rank's endpoint sends its rank's messages only.
                 continue;
@@ -497,7 +477,7 @@ impl LogicalProcess for Router {
                 | SelfEvent::Deliver { nic, .. }
                 | SelfEvent::ComputeDone { nic, .. },
             ) => {
-                engine::prefetch(s.nics.as_ptr().wrapping_add(nic as usize));
+                engine::prefetch(s.ends.nics.as_ptr().wrapping_add(nic as usize));
             }
             MsgKind::Link(LinkMsg::Report { .. } | LinkMsg::Feedback { .. } | LinkMsg::Notice { .. })
             | MsgKind::Local(SelfEvent::Report | SelfEvent::Notify { .. } | SelfEvent::Wake { .. }) => {}

@@ -52,7 +52,7 @@ impl RouterState {
         st: &mut PartitionStats,
     ) {
         let t = ctx.now();
-        let nic = &mut self.nics[nic_index as usize];
+        let nic = &mut self.ends.nics[nic_index as usize];
         let dst = sh.pattern.destination(nic.endpoint, t, &mut nic.rng);
         // Drawn after the destination: without `traffic.packet_sizes` the stream is unchanged.
         let size = sh.packet_sizes.as_ref().map_or(sh.params.packet_size, |s| s.draw(&mut nic.rng));
@@ -107,7 +107,7 @@ impl RouterState {
     #[inline]
     fn schedule_generation(&mut self, sh: &Shared, nic_index: u16, ctx: &mut RouterCtx<'_>) {
         let t = ctx.now();
-        let nic = &mut self.nics[nic_index as usize];
+        let nic = &mut self.ends.nics[nic_index as usize];
         if sh.packets_per_endpoint > 0 && nic.next_seq >= sh.packets_per_endpoint {
             // Completion-time mode: this endpoint generated its whole quota.
             return;
@@ -128,7 +128,7 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        self.nics[nic_index as usize].inject_scheduled = false;
+        self.ends.nics[nic_index as usize].inject_scheduled = false;
         self.try_inject(sh, nic_index, ctx, st)
     }
 
@@ -145,7 +145,7 @@ impl RouterState {
         st: &mut PartitionStats,
     ) {
         let t = ctx.now();
-        let nic = &mut self.nics[nic_index as usize];
+        let nic = &mut self.ends.nics[nic_index as usize];
         if nic.source_queue.is_empty() && !nic.cc.as_ref().is_some_and(|c| c.has_waiting()) {
             return;
         }
@@ -169,22 +169,22 @@ impl RouterState {
             Pick::Head
         };
         let size = self.picked_size(nic_index, pick);
-        let port = self.nics[nic_index as usize].port;
+        let port = self.ends.nics[nic_index as usize].port;
         // Credits come back lazily: apply those whose time has come.
-        while let Some(&(at, n, v, phits)) = self.nic_credit_returns.front() {
+        while let Some(&(at, n, v, phits)) = self.ends.nic_credit_returns.front() {
             if at > t {
                 break;
             }
-            let p = self.nics[n as usize].port as usize;
+            let p = self.ends.nics[n as usize].port as usize;
             self.channels[p * self.vcs + v as usize].nic_credits += phits;
-            self.nic_credit_returns.pop_front();
+            self.ends.nic_credit_returns.pop_front();
         }
         let vc = self.injection_vc(sh, port, size);
-        let nic = &mut self.nics[nic_index as usize];
+        let nic = &mut self.ends.nics[nic_index as usize];
         let credits = &mut self.channels[port as usize * self.vcs + vc].nic_credits;
         if *credits < size {
             nic.blocked_on_credits = true;
-            let next_return = self.nic_credit_returns.iter().find(|r| r.1 == nic_index);
+            let next_return = self.ends.nic_credit_returns.iter().find(|r| r.1 == nic_index);
             if let Some(&(at, _, _, _)) = next_return {
                 if !nic.inject_scheduled {
                     nic.inject_scheduled = true;
@@ -196,13 +196,13 @@ impl RouterState {
         nic.blocked_on_credits = false;
         *credits -= size;
         let mut packet = self.take_picked(nic_index, pick);
-        let nic = &mut self.nics[nic_index as usize];
+        let nic = &mut self.ends.nics[nic_index as usize];
         let nic = if nic.app == NIL {
             nic
         } else {
             // A rank's next packets come from its outbox (synthetic endpoints skip the call).
             self.feed_rank(sh, nic_index);
-            &mut self.nics[nic_index as usize]
+            &mut self.ends.nics[nic_index as usize]
         };
         nic.link_busy_until = t + size as u64;
         packet.set_injected(t);
@@ -233,7 +233,7 @@ impl RouterState {
             ctx.schedule_self(size as u64, SelfEvent::Inject { nic: nic_index });
         }
         self.on_head(sh, port, packet, t + latency, ctx, st);
-        if data && self.nics[nic_index as usize].app != NIL {
+        if data && self.ends.nics[nic_index as usize].app != NIL {
             self.on_rank_injected(sh, nic_index, ctx, st);
         }
     }
@@ -249,11 +249,11 @@ impl RouterState {
     /// Accounts the queued deliveries whose time is before `now`.
     #[inline]
     pub(super) fn flush_deliveries(&mut self, sh: &Shared, now: u64, st: &mut PartitionStats) {
-        while let Some(&(at, nic, packet)) = self.deliveries.front() {
+        while let Some(&(at, nic, packet)) = self.ends.deliveries.front() {
             if at >= now {
                 break;
             }
-            self.deliveries.pop_front();
+            self.ends.deliveries.pop_front();
             self.on_deliver(sh, nic, packet, at, st);
         }
     }
@@ -267,7 +267,7 @@ impl RouterState {
         t: u64,
         s: &mut PartitionStats,
     ) {
-        let nic = &mut self.nics[nic_index as usize];
+        let nic = &mut self.ends.nics[nic_index as usize];
         let size = packet.size as u64;
         let (created, injected) = (packet.created as u64, packet.injected());
         let latency = t - created;

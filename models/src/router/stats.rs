@@ -164,7 +164,7 @@ impl Router {
     /// Packets waiting in source queues (with congestion control, also those held for
     /// their flow and the notifications not yet sent).
     pub fn source_queued_packets(&self) -> u64 {
-        let nics = self.state.nics.iter();
+        let nics = self.state.ends.nics.iter();
         nics.map(|n| n.source_queue.len as u64 + n.cc.as_ref().map_or(0, |c| c.waiting_packets()))
             .sum::<u64>()
             + self.state.outbox_packets()
