@@ -46,15 +46,6 @@ impl Kind {
     }
 }
 
-/// How the ranks' (and partitions') shares combine into a figure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Merge {
-    /// The shares add up (counts).
-    Sum,
-    /// Computed once at rank 0 from the merged counts and histograms.
-    Derived,
-}
-
 /// Where a headline figure appears.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Placement {
@@ -73,8 +64,6 @@ pub struct Field {
     pub kind: Kind,
     /// Its unit, for the docs (empty: a plain number).
     pub unit: &'static str,
-    /// How the ranks' shares combine into it.
-    pub merge: Merge,
     /// Where it appears.
     pub placement: Placement,
     /// What it means (the doc comment of its declaration).
@@ -166,7 +155,6 @@ macro_rules! summary_figures {
                 name: stringify!($name),
                 kind: <$ty as Stored>::KIND,
                 unit: $unit,
-                merge: Merge::Derived,
                 placement: Placement::$placement,
                 doc: concat!($($doc, "\n"),+),
             },)+];
@@ -279,7 +267,6 @@ pub const SUMMARY_KEYS: [Field; 2] = [
         name: "point",
         kind: Kind::Index,
         unit: "",
-        merge: Merge::Derived,
         placement: Placement::Column,
         doc: "index of the point: row `i` describes `/points/{i:03}`",
     },
@@ -287,7 +274,6 @@ pub const SUMMARY_KEYS: [Field; 2] = [
         name: "completed",
         kind: Kind::Flag,
         unit: "",
-        merge: Merge::Derived,
         placement: Placement::Column,
         doc: "1 if the point's status is `completed` (it ran to `cycles`, or its completion-time traffic or its workload was done before), else 0",
     },
@@ -345,27 +331,25 @@ const fn series(
     name: &'static str,
     kind: Kind,
     unit: &'static str,
-    merge: Merge,
     doc: &'static str,
     value: fn(&Sample) -> Value,
 ) -> SeriesColumn {
-    SeriesColumn { field: Field { name, kind, unit, merge, placement: Placement::Column, doc }, value }
+    SeriesColumn { field: Field { name, kind, unit, placement: Placement::Column, doc }, value }
 }
 
 /// The columns of the time series, in order.
 pub const SERIES: &[SeriesColumn] = &[
-    series("time", Kind::Count, "cycle", Merge::Derived, "End of the period", |s| s.time.into()),
-    series("generated_packets", Kind::Count, "packets", Merge::Sum, "Packets generated in the period", |s| {
+    series("time", Kind::Count, "cycle", "End of the period", |s| s.time.into()),
+    series("generated_packets", Kind::Count, "packets", "Packets generated in the period", |s| {
         s.counters.generated_packets.into()
     }),
-    series("generated_phits", Kind::Count, "phits", Merge::Sum, "Phits generated in the period", |s| {
+    series("generated_phits", Kind::Count, "phits", "Phits generated in the period", |s| {
         s.counters.generated_phits.into()
     }),
     series(
         "refused_packets",
         Kind::Count,
         "packets",
-        Merge::Sum,
         "Packets refused at generation in the period (full source queue)",
         |s| s.counters.refused_packets.into(),
     ),
@@ -373,29 +357,26 @@ pub const SERIES: &[SeriesColumn] = &[
         "injected_packets",
         Kind::Count,
         "packets",
-        Merge::Sum,
         "Packets whose head left the source endpoint in the period",
         |s| s.counters.injected_packets.into(),
     ),
-    series("injected_phits", Kind::Count, "phits", Merge::Sum, "Phits of those packets", |s| {
+    series("injected_phits", Kind::Count, "phits", "Phits of those packets", |s| {
         s.counters.injected_phits.into()
     }),
     series(
         "delivered_packets",
         Kind::Count,
         "packets",
-        Merge::Sum,
         "Packets whose tail reached the destination endpoint in the period",
         |s| s.counters.delivered_packets.into(),
     ),
-    series("delivered_phits", Kind::Count, "phits", Merge::Sum, "Phits of those packets", |s| {
+    series("delivered_phits", Kind::Count, "phits", "Phits of those packets", |s| {
         s.counters.delivered_phits.into()
     }),
     series(
         "in_flight",
         Kind::Count,
         "packets",
-        Merge::Derived,
         "Packets generated but not delivered at `time` (source queues included; a level, not a count per period)",
         |s| s.in_flight.into(),
     ),
@@ -403,7 +384,6 @@ pub const SERIES: &[SeriesColumn] = &[
         "link_transmissions",
         Kind::Count,
         "packets",
-        Merge::Sum,
         "Packets sent out of any switch port in the period, ejection to endpoints included (injection not). \
          Zero means nothing moved: what the deadlock watchdog looks at",
         |s| s.counters.link_transmissions.into(),
@@ -412,7 +392,6 @@ pub const SERIES: &[SeriesColumn] = &[
         "accepted_load",
         Kind::Real,
         "phits/cycle/endpoint",
-        Merge::Derived,
         "`delivered_phits / period length / endpoints`",
         |s| s.accepted_load.into(),
     ),
@@ -420,7 +399,6 @@ pub const SERIES: &[SeriesColumn] = &[
         "mean_latency",
         Kind::Real,
         "cycles",
-        Merge::Derived,
         "Mean latency of the packets delivered in the period (NaN if none)",
         |s| s.mean_latency().into(),
     ),
@@ -428,7 +406,6 @@ pub const SERIES: &[SeriesColumn] = &[
         "mean_network_latency",
         Kind::Real,
         "cycles",
-        Merge::Derived,
         "Mean network latency of the packets delivered in the period (NaN if none)",
         |s| s.per_delivered(s.counters.network_latency_sum).into(),
     ),
@@ -436,7 +413,6 @@ pub const SERIES: &[SeriesColumn] = &[
         "aggressor_delivered_phits",
         Kind::Count,
         "phits",
-        Merge::Sum,
         "Phits delivered to the congestion's targets (`congestion.targets`) in the period",
         |s| s.counters.aggressor_delivered_phits.into(),
     ),
@@ -444,7 +420,6 @@ pub const SERIES: &[SeriesColumn] = &[
         "aggressor_mean_latency",
         Kind::Real,
         "cycles",
-        Merge::Derived,
         "Mean latency of the packets delivered to the congestion's targets in the period (NaN if none)",
         |s| ratio(s.counters.aggressor_latency_sum, s.counters.aggressor_latency_count).into(),
     ),
@@ -452,7 +427,6 @@ pub const SERIES: &[SeriesColumn] = &[
         "victim_mean_latency",
         Kind::Real,
         "cycles",
-        Merge::Derived,
         "Mean latency of the other packets delivered in the period (NaN if none)",
         |s| {
             let c = &s.counters;
@@ -463,7 +437,6 @@ pub const SERIES: &[SeriesColumn] = &[
         "marked_packets",
         Kind::Count,
         "packets",
-        Merge::Sum,
         "Packets a switch marked congested (FECN) in the period (`congestion.control`)",
         |s| s.counters.marked_packets.into(),
     ),
@@ -471,7 +444,6 @@ pub const SERIES: &[SeriesColumn] = &[
         "notifications",
         Kind::Count,
         "packets",
-        Merge::Sum,
         "Congestion notifications (CNPs) that reached the source they slow, in the period",
         |s| s.counters.notifications.into(),
     ),
@@ -479,7 +451,6 @@ pub const SERIES: &[SeriesColumn] = &[
         "mean_hops",
         Kind::Real,
         "hops",
-        Merge::Derived,
         "Mean switch-to-switch hops of the packets delivered in the period (NaN if none)",
         |s| s.per_delivered(s.counters.hops_sum).into(),
     ),
