@@ -48,6 +48,20 @@ pub struct RoutingEntry {
     pub build: fn(&BuildContext<'_>) -> Result<Arc<dyn Routing>, RoutingError>,
 }
 
+/// Entries are one per name in the registry: two are the same routing when their names are.
+impl PartialEq for RoutingEntry {
+    fn eq(&self, other: &RoutingEntry) -> bool {
+        self.name == other.name
+    }
+}
+
+/// A routing entry is known by its name (a configuration holds its entry).
+impl std::fmt::Debug for RoutingEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RoutingEntry({})", self.name)
+    }
+}
+
 impl RoutingEntry {
     /// As users see it.
     pub fn doc(&self) -> EntryDoc {

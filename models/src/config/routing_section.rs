@@ -11,8 +11,8 @@ use toml::{Table, Value};
 /// `[routing]`: the keys every routing shares, and the `[routing.NAME]` settings tables.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RoutingSection {
-    /// Routing algorithm; see `xnet list` (checked against the registry).
-    pub algorithm: String,
+    /// The routing `algorithm` names, its registry entry (see `xnet list routings`).
+    pub algorithm: &'static routing::RoutingEntry,
     /// How to choose among candidates: `first`, `random` or `adaptive` (default).
     pub selection: Selection,
     /// The VC policy (default `routing`: the routing's own, see [`RoutingEntry`](crate::routing::RoutingEntry)).
@@ -30,10 +30,24 @@ pub struct RoutingSection {
     pub settings: BTreeMap<String, Table>,
 }
 
-/// The keys of `[routing]` shared by every routing.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RoutingKeys {
+/// Declares the keys of `[routing]` shared by every routing once: the struct they are
+/// read into and the list of their names (for "allowed: ..." and for telling them from
+/// the per-routing tables).
+macro_rules! routing_keys {
+    ($($(#[$attr:meta])* $name:ident: $ty:ty,)+) => {
+        /// The keys of `[routing]` shared by every routing.
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct RoutingKeys {
+            $($(#[$attr])* $name: $ty,)+
+        }
+
+        /// Their names, in declaration order.
+        const ROUTING_KEYS: &[&str] = &[$(stringify!($name)),+];
+    };
+}
+
+routing_keys! {
     algorithm: String,
     #[serde(default)]
     selection: Selection,
@@ -46,8 +60,6 @@ struct RoutingKeys {
     #[serde(default)]
     escape_shortcuts: routing::escape::Shortcuts,
 }
-
-const ROUTING_KEYS: &str = "algorithm, selection, vc_policy, escape_vcs, escape_root, escape_shortcuts";
 
 /// Where the flat per-algorithm keys of earlier versions went.
 fn moved_routing_key(key: &str) -> Option<&'static str> {
@@ -95,25 +107,26 @@ pub(super) fn parse_routing(doc: &Table) -> Result<RoutingSection, ConfigError> 
             };
             entry.check_settings(t)?;
             settings.insert(key.clone(), t.clone());
-        } else if ROUTING_KEYS.split(", ").any(|k| k == key) {
+        } else if ROUTING_KEYS.contains(&key.as_str()) {
             shared.insert(key.clone(), value.clone());
         } else {
             return Err(ConfigError::new(
                 format!("routing.{key}"),
                 format!(
-                    "unknown key; allowed: {ROUTING_KEYS}, and a table [routing.NAME] of settings per routing \
+                    "unknown key; allowed: {}, and a table [routing.NAME] of settings per routing \
                      (NAME one of: {})",
+                    ROUTING_KEYS.join(", "),
                     names(routing::ROUTINGS.iter().map(|r| r.name))
                 ),
             ));
         }
     }
     let k: RoutingKeys = typed("routing", &shared)?;
-    if routing::find(&k.algorithm).is_none() {
+    let Some(algorithm) = routing::find(&k.algorithm) else {
         return Err(unknown("routing.algorithm", &k.algorithm, routing::ROUTINGS.iter().map(|r| r.name)));
-    }
+    };
     Ok(RoutingSection {
-        algorithm: k.algorithm,
+        algorithm,
         selection: k.selection,
         vc_policy: k.vc_policy,
         escape_vcs: k.escape_vcs,
