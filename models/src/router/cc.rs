@@ -66,6 +66,12 @@ pub(super) struct NicCc {
 }
 
 impl NicCc {
+    /// The state an endpoint's `cc` holds ([`super::Nic::cc_state`]; this form borrows the
+    /// field alone, beside the endpoint's queue).
+    pub(super) fn of(cc: &mut Option<Box<NicCc>>) -> &mut NicCc {
+        cc.as_deref_mut().expect("endpoints have congestion state with congestion control")
+    }
+
     /// Notifications and held packets waiting.
     pub(super) fn waiting_packets(&self) -> u64 {
         self.cnps.len() as u64 + self.held
@@ -232,11 +238,7 @@ impl RouterState {
         let cnp = Packet::cnp(nic.endpoint, packet.src(), cc.cnp_size, t);
         match cc.notification {
             Notification::Packet => {
-                nic.cc
-                    .as_mut()
-                    .expect("endpoints have congestion state with congestion control")
-                    .cnps
-                    .push_back(cnp);
+                nic.cc_state().cnps.push_back(cnp);
                 st.generated_total += 1;
                 self.try_inject(sh, nic_index, ctx, st);
             }
@@ -279,10 +281,7 @@ impl RouterState {
             ack.seq = ACK;
             self.send_notice(sh, nic_index, ack, ctx);
         }
-        let state = self.ends.nics[nic_index as usize]
-            .cc
-            .as_mut()
-            .expect("endpoints have congestion state with congestion control");
+        let state = self.ends.nics[nic_index as usize].cc_state();
         if t >= state.interval_end {
             // An interval ended: the endpoint is congested while its link was busy enough
             // in the last one (an interval without packets is not).
@@ -361,10 +360,7 @@ impl RouterState {
     ) {
         let Some(scheme) = &sh.cc else { return };
         let (t, size) = (ctx.now(), sh.params.packet_size);
-        let state = self.ends.nics[nic_index as usize]
-            .cc
-            .as_mut()
-            .expect("endpoints have congestion state with congestion control");
+        let state = self.ends.nics[nic_index as usize].cc_state();
         let flow = &mut state.flow(scheme, from, t, size).flow;
         if ack {
             flow.acknowledged();
@@ -382,10 +378,7 @@ impl RouterState {
     /// is due by then already.
     pub(super) fn cc_wake_at(&mut self, nic_index: u16, wake: u64, ctx: &mut RouterCtx<'_>) {
         let t = ctx.now();
-        let state = self.ends.nics[nic_index as usize]
-            .cc
-            .as_mut()
-            .expect("endpoints have congestion state with congestion control");
+        let state = self.ends.nics[nic_index as usize].cc_state();
         if wake == u64::MAX || (state.wake_at > t && state.wake_at <= wake) {
             return;
         }
@@ -428,12 +421,10 @@ impl RouterState {
     /// others). `Err(when)` if nothing may go before `when`. An endpoint that runs an
     /// application rank sends in order (its rank counts its packets out in that order):
     /// its head waits for its flow.
-    pub(super) fn cc_pick(&mut self, sh: &Shared, nic_index: u16, t: u64) -> Result<Pick, u64> {
-        let cc = sh.cc.as_ref().expect("congestion control is on");
-        let size = sh.params.packet_size;
+    pub(super) fn cc_pick(&mut self, cc: &Scheme, size: u16, nic_index: u16, t: u64) -> Result<Pick, u64> {
         let nic = &mut self.ends.nics[nic_index as usize];
         let in_order = nic.app != NIL;
-        let state = nic.cc.as_mut().expect("endpoints have congestion state with congestion control");
+        let state = NicCc::of(&mut nic.cc);
         if !state.cnps.is_empty() {
             return Ok(Pick::Cnp);
         }

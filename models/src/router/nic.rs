@@ -41,6 +41,14 @@ pub struct Nic {
     pub(super) cc: Option<Box<NicCc>>,
 }
 
+impl Nic {
+    /// Its congestion state. Every endpoint has one when congestion control is on
+    /// (`Router::new`), and only the congestion handlers, entered once control is on, ask.
+    pub(super) fn cc_state(&mut self) -> &mut NicCc {
+        NicCc::of(&mut self.cc)
+    }
+}
+
 impl RouterState {
     /// Endpoint `nic_index` generates a packet into its source queue and draws the time of
     /// its next one; an idle endpoint tries to inject it at once.
@@ -157,8 +165,8 @@ impl RouterState {
             }
             return;
         }
-        let pick = if sh.cc.is_some() {
-            match self.cc_pick(sh, nic_index, t) {
+        let pick = if let Some(cc) = &sh.cc {
+            match self.cc_pick(cc, sh.params.packet_size, nic_index, t) {
                 Ok(pick) => pick,
                 Err(wake) => {
                     self.cc_wake_at(nic_index, wake, ctx);
