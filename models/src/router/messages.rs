@@ -7,11 +7,14 @@
 //! (`Msg::Link(LinkMsg)`, `Msg::Local(SelfEvent)`) would cost an outer tag: both kinds hold
 //! a 32-byte packet behind their own tag, so neither leaves room for the other's, and an
 //! engine event would grow from 64 to 72 bytes, past a cache line, on every packet-hop.
-//! So `Msg` is flat, the seven variants side by side under one tag, and only this file
-//! knows it: routers build a `LinkMsg` or a `SelfEvent` and post it through [`Post`]
+//! So `Msg` is flat, the variants of both kinds side by side under one tag, and only this
+//! file knows it: routers build a `LinkMsg` or a `SelfEvent` and post it through [`Post`]
 //! (which converts it and, for self-events, supplies the priority), and take a received
 //! `Msg` apart with [`Msg::split`]. The conversions are moves between same-shaped
 //! variants, which the optimiser folds into the one match on the tag.
+//!
+//! Every variant is declared once, in the call of `router_messages!` below, which writes the
+//! three enums and the conversions between them.
 
 use super::RouterCtx;
 use engine::LinkRoute;
@@ -20,107 +23,170 @@ use routing::{Feedback, Report};
 use serde::{Deserialize, Serialize};
 use topology::{EndpointId, PortId};
 
-/// A message that crosses a link: it arrives `latency` cycles after it was sent, at the
-/// router at the far end. Link messages come before self-events in every cycle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LinkMsg {
-    /// A packet head arrives at input `port`.
-    Head {
-        /// Receiving input port.
-        port: PortId,
-        /// The packet.
-        packet: Packet,
-    },
-    /// Credits arrive at output `port` for downstream VC `vc`.
-    Credit {
-        /// Output port the credits are for.
-        port: PortId,
-        /// Downstream VC.
-        vc: u8,
-        /// Phits freed.
-        phits: u16,
-    },
-    /// What the downstream router measured of a packet that arrived there, for output
-    /// `port` (routings that learn, [`routing::Routing::on_arrive`]).
-    Feedback {
-        /// Output port it concerns.
-        port: PortId,
-        /// What the downstream router tells.
-        feedback: Feedback,
-    },
-    /// The neighbour across input `port` reports its state (routings that share state,
-    /// [`routing::Routing::sharing`]).
-    Report {
-        /// Receiving port.
-        port: PortId,
-        /// What the neighbour's routing reported.
-        report: Report,
-    },
-    /// A congestion notification on its way to the source it slows, outside the buffers
-    /// (`congestion.infiniband.notification = "direct"`), arriving at input `port`.
-    Notice {
-        /// Receiving port.
-        port: PortId,
-        /// The notification (a [`Packet::cnp`]).
-        packet: Packet,
-    },
+/// Declares the link messages and the self-events once: each kind's enum, the flat [`Msg`]
+/// holding both (a self-event under the flat name given after `as`, where a link message
+/// has its name), [`Msg::split`] and the `From` conversions.
+macro_rules! router_messages {
+    (
+        link { $($(#[$ldoc:meta])* $link:ident $({ $($(#[$lfdoc:meta])* $lf:ident: $lty:ty,)* })?,)* }
+        local { $($(#[$sdoc:meta])* $local:ident as $flat:ident $({ $($(#[$sfdoc:meta])* $sf:ident: $sty:ty,)* })?,)* }
+    ) => {
+        /// A message that crosses a link: it arrives `latency` cycles after it was sent, at
+        /// the router at the far end. Link messages come before self-events in every cycle.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum LinkMsg {
+            $($(#[$ldoc])* $link $({ $($(#[$lfdoc])* $lf: $lty,)* })?,)*
+        }
+
+        /// An event a router schedules for itself.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum SelfEvent {
+            $($(#[$sdoc])* $local $({ $($(#[$sfdoc])* $sf: $sty,)* })?,)*
+        }
+
+        /// A router's message as the engine carries it: a [`LinkMsg`] or a [`SelfEvent`],
+        /// flat under one tag so that an event stays 64 bytes (see the module docs). Build
+        /// it from either kind with `From`; take it apart with [`Msg::split`].
+        #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+        pub enum Msg {
+            $(
+                #[doc = concat!("[`LinkMsg::", stringify!($link), "`].")]
+                $link $({ $($(#[$lfdoc])* $lf: $lty,)* })?,
+            )*
+            $(
+                #[doc = concat!("[`SelfEvent::", stringify!($local), "`].")]
+                $flat $({ $($(#[$sfdoc])* $sf: $sty,)* })?,
+            )*
+        }
+
+        impl Msg {
+            /// The message as what it is: a link message or a self-event.
+            #[inline]
+            pub fn split(self) -> MsgKind {
+                match self {
+                    $(Msg::$link $({ $($lf),* })? => MsgKind::Link(LinkMsg::$link $({ $($lf),* })?),)*
+                    $(Msg::$flat $({ $($sf),* })? => MsgKind::Local(SelfEvent::$local $({ $($sf),* })?),)*
+                }
+            }
+        }
+
+        impl From<LinkMsg> for Msg {
+            #[inline]
+            fn from(msg: LinkMsg) -> Msg {
+                match msg {
+                    $(LinkMsg::$link $({ $($lf),* })? => Msg::$link $({ $($lf),* })?,)*
+                }
+            }
+        }
+
+        impl From<SelfEvent> for Msg {
+            #[inline]
+            fn from(event: SelfEvent) -> Msg {
+                match event {
+                    $(SelfEvent::$local $({ $($sf),* })? => Msg::$flat $({ $($sf),* })?,)*
+                }
+            }
+        }
+    };
 }
 
-/// An event a router schedules for itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SelfEvent {
-    /// The link of output `port` is free again (the last tail has left). Scheduled only
-    /// when something waits for it: a queued packet, or the allocator waiting for room.
-    LinkFree {
-        /// Output port.
-        port: PortId,
-    },
-    /// The tail of `packet` reaches endpoint `nic`.
-    Deliver {
-        /// Local endpoint index.
-        nic: u16,
-        /// The packet.
-        packet: Packet,
-    },
-    /// Endpoint `nic` generates a packet.
-    Generate {
-        /// Local endpoint index.
-        nic: u16,
-    },
-    /// Endpoint `nic` tries to inject its next packet.
-    Inject {
-        /// Local endpoint index.
-        nic: u16,
-    },
-    /// With congestion control: a flow that endpoint `nic` holds may send now. Apart
-    /// from `Inject`, whose one pending event the endpoint keeps for its link and
-    /// credits: a held flow's time is later, and may be superseded by an earlier one.
-    Wake {
-        /// Local endpoint index.
-        nic: u16,
-    },
-    /// Run the switch allocator.
-    Allocate,
-    /// The rank at endpoint `nic` ends its computation `op`.
-    ComputeDone {
-        /// Local endpoint index.
-        nic: u16,
-        /// The `calc` op.
-        op: u32,
-    },
-    /// Time to report the switch's state to its neighbours (routings that share state).
-    Report,
-    /// A congestion notification from endpoint `from` reaches endpoint `nic`.
-    Notify {
-        /// Local endpoint index.
-        nic: u16,
-        /// The endpoint that sent it: the destination of the flow it slows.
-        from: EndpointId,
-        /// Per-destination throttling: the senders it reports (0 otherwise).
-        senders: u16,
-        /// Per-destination throttling: an acknowledgement of a packet, not a count.
-        ack: bool,
-    },
+router_messages! {
+    link {
+        /// A packet head arrives at input `port`.
+        Head {
+            /// Receiving input port.
+            port: PortId,
+            /// The packet.
+            packet: Packet,
+        },
+        /// Credits arrive at output `port` for downstream VC `vc`.
+        Credit {
+            /// Output port the credits are for.
+            port: PortId,
+            /// Downstream VC.
+            vc: u8,
+            /// Phits freed.
+            phits: u16,
+        },
+        /// What the downstream router measured of a packet that arrived there, for output
+        /// `port` (routings that learn, [`routing::Routing::on_arrive`]).
+        Feedback {
+            /// Output port it concerns.
+            port: PortId,
+            /// What the downstream router tells.
+            feedback: Feedback,
+        },
+        /// The neighbour across input `port` reports its state (routings that share state,
+        /// [`routing::Routing::sharing`]).
+        Report {
+            /// Receiving port.
+            port: PortId,
+            /// What the neighbour's routing reported.
+            report: Report,
+        },
+        /// A congestion notification travelling outside the buffers
+        /// (`congestion.infiniband.notification = "direct"`), arriving at input `port`.
+        Notice {
+            /// Receiving port.
+            port: PortId,
+            /// The notification (a [`Packet::cnp`]).
+            packet: Packet,
+        },
+    }
+    local {
+        /// The link of output `port` is free again (the last tail has left). Scheduled only
+        /// when something waits for it: a queued packet, or the allocator waiting for room.
+        LinkFree as LinkFree {
+            /// Output port.
+            port: PortId,
+        },
+        /// The tail of `packet` reaches endpoint `nic`.
+        Deliver as Deliver {
+            /// Local endpoint index.
+            nic: u16,
+            /// The packet.
+            packet: Packet,
+        },
+        /// Endpoint `nic` generates a packet.
+        Generate as Generate {
+            /// Local endpoint index.
+            nic: u16,
+        },
+        /// Endpoint `nic` tries to inject its next packet.
+        Inject as Inject {
+            /// Local endpoint index.
+            nic: u16,
+        },
+        /// With congestion control: a flow that endpoint `nic` holds may send now. Apart
+        /// from `Inject`, whose one pending event the endpoint keeps for its link and
+        /// credits: a held flow's time is later, and may be superseded by an earlier one.
+        Wake as Wake {
+            /// Local endpoint index.
+            nic: u16,
+        },
+        /// Run the switch allocator.
+        Allocate as Allocate,
+        /// The rank at endpoint `nic` ends its computation `op`.
+        ComputeDone as ComputeDone {
+            /// Local endpoint index.
+            nic: u16,
+            /// The `calc` op.
+            op: u32,
+        },
+        /// Time to report the switch's state to its neighbours (routings that share state).
+        Report as ReportDue,
+        /// A congestion notification from endpoint `from` reaches endpoint `nic`.
+        Notify as Notify {
+            /// Local endpoint index.
+            nic: u16,
+            /// The endpoint that sent it: the destination of the flow it slows.
+            from: EndpointId,
+            /// Per-destination throttling: the senders it reports (0 otherwise).
+            senders: u16,
+            /// Per-destination throttling: an acknowledgement of a packet, not a count.
+            ack: bool,
+        },
+    }
 }
 
 impl SelfEvent {
@@ -141,99 +207,6 @@ impl SelfEvent {
     }
 }
 
-/// A router's message as the engine carries it: a [`LinkMsg`] or a [`SelfEvent`], flat
-/// under one tag so that an event stays 64 bytes (see the module docs). Build it from
-/// either kind with `From`; take it apart with [`Msg::split`].
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub enum Msg {
-    /// [`LinkMsg::Head`].
-    Head {
-        /// Receiving input port.
-        port: PortId,
-        /// The packet.
-        packet: Packet,
-    },
-    /// [`LinkMsg::Credit`].
-    Credit {
-        /// Output port the credits are for.
-        port: PortId,
-        /// Downstream VC.
-        vc: u8,
-        /// Phits freed.
-        phits: u16,
-    },
-    /// [`SelfEvent::LinkFree`].
-    LinkFree {
-        /// Output port.
-        port: PortId,
-    },
-    /// [`SelfEvent::Deliver`].
-    Deliver {
-        /// Local endpoint index.
-        nic: u16,
-        /// The packet.
-        packet: Packet,
-    },
-    /// [`SelfEvent::Generate`].
-    Generate {
-        /// Local endpoint index.
-        nic: u16,
-    },
-    /// [`SelfEvent::Inject`].
-    Inject {
-        /// Local endpoint index.
-        nic: u16,
-    },
-    /// [`SelfEvent::Wake`].
-    Wake {
-        /// Local endpoint index.
-        nic: u16,
-    },
-    /// [`SelfEvent::Allocate`].
-    Allocate,
-    /// [`SelfEvent::ComputeDone`].
-    ComputeDone {
-        /// Local endpoint index.
-        nic: u16,
-        /// The `calc` op.
-        op: u32,
-    },
-    /// [`LinkMsg::Feedback`].
-    Feedback {
-        /// Output port it concerns.
-        port: PortId,
-        /// What the downstream router tells.
-        feedback: Feedback,
-    },
-    /// [`LinkMsg::Report`].
-    Report {
-        /// Receiving port.
-        port: PortId,
-        /// What the neighbour's routing reported.
-        report: Report,
-    },
-    /// [`SelfEvent::Report`].
-    ReportDue,
-    /// [`LinkMsg::Notice`].
-    Notice {
-        /// Receiving port.
-        port: PortId,
-        /// The notification.
-        packet: Packet,
-    },
-    /// [`SelfEvent::Notify`].
-    Notify {
-        /// Local endpoint index.
-        nic: u16,
-        /// The notification's sender.
-        from: EndpointId,
-        /// The senders it reports.
-        senders: u16,
-        /// Whether it acknowledges a packet.
-        ack: bool,
-    },
-}
-
 /// A received [`Msg`], by kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MsgKind {
@@ -241,61 +214,6 @@ pub enum MsgKind {
     Link(LinkMsg),
     /// The router scheduled it for itself.
     Local(SelfEvent),
-}
-
-impl Msg {
-    /// The message as what it is: a link message or a self-event.
-    #[inline]
-    pub fn split(self) -> MsgKind {
-        match self {
-            Msg::Head { port, packet } => MsgKind::Link(LinkMsg::Head { port, packet }),
-            Msg::Credit { port, vc, phits } => MsgKind::Link(LinkMsg::Credit { port, vc, phits }),
-            Msg::LinkFree { port } => MsgKind::Local(SelfEvent::LinkFree { port }),
-            Msg::Deliver { nic, packet } => MsgKind::Local(SelfEvent::Deliver { nic, packet }),
-            Msg::Generate { nic } => MsgKind::Local(SelfEvent::Generate { nic }),
-            Msg::Inject { nic } => MsgKind::Local(SelfEvent::Inject { nic }),
-            Msg::Wake { nic } => MsgKind::Local(SelfEvent::Wake { nic }),
-            Msg::Allocate => MsgKind::Local(SelfEvent::Allocate),
-            Msg::ComputeDone { nic, op } => MsgKind::Local(SelfEvent::ComputeDone { nic, op }),
-            Msg::Report { port, report } => MsgKind::Link(LinkMsg::Report { port, report }),
-            Msg::Feedback { port, feedback } => MsgKind::Link(LinkMsg::Feedback { port, feedback }),
-            Msg::ReportDue => MsgKind::Local(SelfEvent::Report),
-            Msg::Notice { port, packet } => MsgKind::Link(LinkMsg::Notice { port, packet }),
-            Msg::Notify { nic, from, senders, ack } => {
-                MsgKind::Local(SelfEvent::Notify { nic, from, senders, ack })
-            }
-        }
-    }
-}
-
-impl From<LinkMsg> for Msg {
-    #[inline]
-    fn from(msg: LinkMsg) -> Msg {
-        match msg {
-            LinkMsg::Head { port, packet } => Msg::Head { port, packet },
-            LinkMsg::Credit { port, vc, phits } => Msg::Credit { port, vc, phits },
-            LinkMsg::Report { port, report } => Msg::Report { port, report },
-            LinkMsg::Feedback { port, feedback } => Msg::Feedback { port, feedback },
-            LinkMsg::Notice { port, packet } => Msg::Notice { port, packet },
-        }
-    }
-}
-
-impl From<SelfEvent> for Msg {
-    #[inline]
-    fn from(event: SelfEvent) -> Msg {
-        match event {
-            SelfEvent::LinkFree { port } => Msg::LinkFree { port },
-            SelfEvent::Deliver { nic, packet } => Msg::Deliver { nic, packet },
-            SelfEvent::Generate { nic } => Msg::Generate { nic },
-            SelfEvent::Inject { nic } => Msg::Inject { nic },
-            SelfEvent::Wake { nic } => Msg::Wake { nic },
-            SelfEvent::Allocate => Msg::Allocate,
-            SelfEvent::ComputeDone { nic, op } => Msg::ComputeDone { nic, op },
-            SelfEvent::Report => Msg::ReportDue,
-            SelfEvent::Notify { nic, from, senders, ack } => Msg::Notify { nic, from, senders, ack },
-        }
-    }
 }
 
 /// How a router posts its messages: link messages on a link, self-events at their

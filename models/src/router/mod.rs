@@ -48,7 +48,7 @@
 //! - `options.rs`: the parameters ([`RouterParams`]) and the named options of `[router]`;
 //! - `messages.rs`: [`LinkMsg`], [`SelfEvent`] and their carrier [`Msg`];
 //! - `buffers.rs`: the port and VC records, the packet slab and its queues;
-//! - `endpoints.rs`: the switch's endpoints as one record ([`Endpoints`]): NICs,
+//! - `endpoints.rs`: the switch's endpoints as one record (`Endpoints`): NICs,
 //!   application ranks, deliveries and returning credits;
 //! - `nic.rs`: the endpoints: generation, injection under credits, delivery;
 //! - `route.rs`: head arrival and routing;
