@@ -276,24 +276,7 @@ impl Config {
 
     /// Router parameters.
     pub fn router_params(&self) -> RouterParams {
-        let r = &self.router;
-        RouterParams {
-            vcs: r.vcs,
-            input_buffer: r.input_buffer,
-            output_buffer: r.output_buffer,
-            packet_size: r.packet_size,
-            speedup: r.speedup,
-            router_delay: r.router_delay,
-            injection_vc: r.injection_vc,
-            source_queue: r.source_queue,
-            reselect: r.reselect,
-            crossbar: r.crossbar,
-            arbitration: r.arbitration,
-            ejection_vc: r.ejection_vc,
-            allocator: r.allocator,
-            allocator_iterations: r.allocator_iterations,
-            credit_check: r.credit_check,
-        }
+        self.router.clone()
     }
 
     /// Builds the network described by `[topology]`.

@@ -3,7 +3,6 @@
 //! of its integer keys) and `[traffic]`.
 
 use super::overrides::parse_value;
-use crate::router::{Allocator, Arbitration, CreditCheck, Crossbar, EjectionVc, InjectionVc};
 use crate::traffic::{PacketSizes, Pattern, PatternError, PatternSpec};
 use base::settings::{unknown, ConfigError};
 use serde::{Deserialize, Serialize};
@@ -43,129 +42,9 @@ fn default_watchdog() -> u64 {
     10_000
 }
 
-/// `[router]`: switch and NIC parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RouterSection {
-    /// Virtual channels per port, 1..=64. Default 2.
-    #[serde(default = "d_vcs")]
-    pub vcs: u8,
-    /// Input buffer per VC in phits, `packet_size..=65535`. Default 64.
-    #[serde(default = "d_in")]
-    pub input_buffer: u32,
-    /// Output buffer per VC in phits, `packet_size..=65535`. Default 512: deep output
-    /// queues, as BookSim2's (unbounded) ones, so that they do not limit throughput.
-    #[serde(default = "d_out")]
-    pub output_buffer: u32,
-    /// Packet length in phits, 1..=4096, the header included: synthetic traffic's packets,
-    /// and the longest packet (the MTU) of a message, whose last packet carries only what
-    /// remains. Default 16.
-    #[serde(default = "d_size")]
-    pub packet_size: u16,
-    /// Phits of every message packet that carry no data (its header), below `packet_size`.
-    /// Default 0: a packet is all data.
-    #[serde(default)]
-    pub header_phits: u16,
-    /// Crossbar speedup, 1..=16. Default 2 (BookSim2's Dragonfly example, the SurePath
-    /// paper's Table 2).
-    #[serde(default = "d_speedup")]
-    pub speedup: u16,
-    /// Router pipeline delay in cycles, 0..=1000. Default 2.
-    #[serde(default = "d_delay")]
-    pub router_delay: u64,
-    /// Which VC of the router's input an endpoint injects into (see
-    /// [`INJECTION_VCS`](crate::router::INJECTION_VCS)). Default `any`.
-    #[serde(default)]
-    pub injection_vc: InjectionVc,
-    /// Packets an endpoint's source queue holds; a packet generated while it is full is
-    /// refused and counted (`refused_load`). 0 (default): unbounded.
-    #[serde(default)]
-    pub source_queue: u32,
-    /// A head that was not granted chooses again every cycle among the candidates whose
-    /// output VC has room (and, with the per-VC crossbar, is not being fed from another
-    /// input), as CAMINOS's routers do; `false` (default): it keeps its first choice until
-    /// granted.
-    #[serde(default)]
-    pub reselect: bool,
-    /// The crossbar's ports (see [`CROSSBARS`](crate::router::CROSSBARS)). Default `port`.
-    #[serde(default)]
-    pub crossbar: Crossbar,
-    /// How the allocator's arbiters choose (see
-    /// [`ARBITRATIONS`](crate::router::ARBITRATIONS)). Default `round_robin`.
-    #[serde(default)]
-    pub arbitration: Arbitration,
-    /// Which output VC of a terminal port packets for an endpoint take (see
-    /// [`EJECTION_VCS`](crate::router::EJECTION_VCS)). Default `any`.
-    #[serde(default)]
-    pub ejection_vc: EjectionVc,
-    /// The separable allocator's order (see [`ALLOCATORS`](crate::router::ALLOCATORS)).
-    /// Default `input_first`.
-    #[serde(default)]
-    pub allocator: Allocator,
-    /// Passes of the allocator per allocation, 1..=8. Default 1.
-    #[serde(default = "d_iterations")]
-    pub allocator_iterations: u8,
-    /// Where a packet for a switch needs downstream credits (see
-    /// [`CREDIT_CHECKS`](crate::router::CREDIT_CHECKS)). Default `link`.
-    #[serde(default)]
-    pub credit_check: CreditCheck,
-    /// The preset whose values fill the keys not given (see
-    /// [`PRESETS`](crate::router::PRESETS)); already expanded into the other fields.
-    #[serde(default)]
-    pub preset: Option<String>,
-}
-
-fn d_vcs() -> u8 {
-    2
-}
-
-fn d_in() -> u32 {
-    64
-}
-
-fn d_out() -> u32 {
-    512
-}
-
-fn d_size() -> u16 {
-    16
-}
-
-fn d_speedup() -> u16 {
-    2
-}
-
-fn d_delay() -> u64 {
-    2
-}
-
-fn d_iterations() -> u8 {
-    1
-}
-
-impl Default for RouterSection {
-    fn default() -> Self {
-        Self {
-            vcs: d_vcs(),
-            input_buffer: d_in(),
-            output_buffer: d_out(),
-            packet_size: d_size(),
-            header_phits: 0,
-            speedup: d_speedup(),
-            router_delay: d_delay(),
-            injection_vc: InjectionVc::default(),
-            source_queue: 0,
-            reselect: false,
-            crossbar: Crossbar::default(),
-            arbitration: Arbitration::default(),
-            ejection_vc: EjectionVc::default(),
-            allocator: Allocator::default(),
-            allocator_iterations: d_iterations(),
-            credit_check: CreditCheck::default(),
-            preset: None,
-        }
-    }
-}
+/// `[router]`: switch and NIC parameters, read straight into the router's own parameters
+/// (declared once, in `router/options.rs`).
+pub type RouterSection = crate::router::RouterParams;
 
 /// Allowed ranges of the integer keys whose range is narrower than their type's, checked
 /// by `Config::validate` and named when a value does not even fit the type.

@@ -5,42 +5,129 @@
 use base::settings::Choice;
 use serde::{Deserialize, Serialize};
 
-/// Router and endpoint parameters, validated.
+/// Router and endpoint parameters: `[router]` as read (its defaults and docs here; the
+/// ranges `Config::validate` checks in `config/sections.rs`), a preset already expanded.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RouterParams {
-    /// Virtual channels per port.
+    /// Virtual channels per port, 1..=64. Default 2.
+    #[serde(default = "d_vcs")]
     pub vcs: u8,
-    /// Input buffer per VC, in phits.
+    /// Input buffer per VC in phits, `packet_size..=65535`. Default 64.
+    #[serde(default = "d_in")]
     pub input_buffer: u32,
-    /// Output buffer per VC, in phits.
+    /// Output buffer per VC in phits, `packet_size..=65535`. Default 512: deep output
+    /// queues, as BookSim2's (unbounded) ones, so that they do not limit throughput.
+    #[serde(default = "d_out")]
     pub output_buffer: u32,
-    /// Packet length in phits.
+    /// Packet length in phits, 1..=4096, the header included: synthetic traffic's packets,
+    /// and the longest packet (the MTU) of a message, whose last packet carries only what
+    /// remains. Default 16.
+    #[serde(default = "d_size")]
     pub packet_size: u16,
-    /// Crossbar speedup: phits per cycle a crossbar port moves.
+    /// Phits of every message packet that carry no data (its header), below `packet_size`.
+    /// Default 0: a packet is all data.
+    #[serde(default)]
+    pub header_phits: u16,
+    /// Crossbar speedup, 1..=16. Default 2 (BookSim2's Dragonfly example, the SurePath
+    /// paper's Table 2).
+    #[serde(default = "d_speedup")]
     pub speedup: u16,
-    /// Cycles from head arrival to the head being routed and eligible for allocation.
+    /// Router pipeline delay in cycles, 0..=1000. Default 2.
+    #[serde(default = "d_delay")]
     pub router_delay: u64,
-    /// Which input VC endpoints inject into.
+    /// Which VC of the router's input an endpoint injects into (see
+    /// [`INJECTION_VCS`](super::INJECTION_VCS)). Default `any`.
+    #[serde(default)]
     pub injection_vc: InjectionVc,
-    /// Packets a source queue holds (0: unbounded).
+    /// Packets an endpoint's source queue holds; a packet generated while it is full is
+    /// refused and counted (`refused_load`). 0 (default): unbounded.
+    #[serde(default)]
     pub source_queue: u32,
-    /// A head that was not granted chooses again, every cycle, among the candidates whose
-    /// output VC has room and, with the per-VC crossbar, is not being fed from another input
-    /// (otherwise it keeps its first choice until granted).
+    /// A head that was not granted chooses again every cycle among the candidates whose
+    /// output VC has room (and, with the per-VC crossbar, is not being fed from another
+    /// input), as CAMINOS's routers do; `false` (default): it keeps its first choice until
+    /// granted.
+    #[serde(default)]
     pub reselect: bool,
-    /// What a crossbar transfer holds busy.
+    /// The crossbar's ports (see [`CROSSBARS`](super::CROSSBARS)). Default `port`.
+    #[serde(default)]
     pub crossbar: Crossbar,
-    /// How the allocator's arbiters choose among requests.
+    /// How the allocator's arbiters choose (see
+    /// [`ARBITRATIONS`](super::ARBITRATIONS)). Default `round_robin`.
+    #[serde(default)]
     pub arbitration: Arbitration,
-    /// Which output VC of a terminal port a packet for an own endpoint takes.
+    /// Which output VC of a terminal port packets for an endpoint take (see
+    /// [`EJECTION_VCS`](super::EJECTION_VCS)). Default `any`.
+    #[serde(default)]
     pub ejection_vc: EjectionVc,
-    /// The order of the separable allocator's two arbitrations (port crossbar).
+    /// The separable allocator's order (see [`ALLOCATORS`](super::ALLOCATORS)).
+    /// Default `input_first`.
+    #[serde(default)]
     pub allocator: Allocator,
-    /// Passes of the separable allocator per allocation, 1..=8: later passes match the
-    /// inputs and outputs that earlier passes left free.
+    /// Passes of the allocator per allocation, 1..=8. Default 1.
+    #[serde(default = "d_iterations")]
     pub allocator_iterations: u8,
-    /// Where a packet for a switch needs credits for the downstream input VC.
+    /// Where a packet for a switch needs downstream credits (see
+    /// [`CREDIT_CHECKS`](super::CREDIT_CHECKS)). Default `link`.
+    #[serde(default)]
     pub credit_check: CreditCheck,
+    /// The preset whose values fill the keys not given (see
+    /// [`PRESETS`](super::PRESETS)); already expanded into the other fields.
+    #[serde(default)]
+    pub preset: Option<String>,
+}
+
+fn d_vcs() -> u8 {
+    2
+}
+
+fn d_in() -> u32 {
+    64
+}
+
+fn d_out() -> u32 {
+    512
+}
+
+fn d_size() -> u16 {
+    16
+}
+
+fn d_speedup() -> u16 {
+    2
+}
+
+fn d_delay() -> u64 {
+    2
+}
+
+fn d_iterations() -> u8 {
+    1
+}
+
+impl Default for RouterParams {
+    fn default() -> Self {
+        Self {
+            vcs: d_vcs(),
+            input_buffer: d_in(),
+            output_buffer: d_out(),
+            packet_size: d_size(),
+            header_phits: 0,
+            speedup: d_speedup(),
+            router_delay: d_delay(),
+            injection_vc: InjectionVc::default(),
+            source_queue: 0,
+            reselect: false,
+            crossbar: Crossbar::default(),
+            arbitration: Arbitration::default(),
+            ejection_vc: EjectionVc::default(),
+            allocator: Allocator::default(),
+            allocator_iterations: d_iterations(),
+            credit_check: CreditCheck::default(),
+            preset: None,
+        }
+    }
 }
 
 /// Where a packet bound for another switch must find credits for all of it in the
