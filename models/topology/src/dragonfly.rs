@@ -16,7 +16,7 @@ use super::{
     check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortTarget, Shape,
     TopologyError,
 };
-use crate::family::{parse_as, Family, TopologyEntry, TERMINAL_LATENCY};
+use crate::family::{parse_as, TopologyEntry, TERMINAL_LATENCY};
 use crate::shape::{Arrangement, DragonflyShape};
 use base::settings::Setting;
 use serde::{Deserialize, Serialize};
@@ -152,14 +152,7 @@ pub const DRAGONFLY: TopologyEntry = TopologyEntry {
     parse: parse_as::<DragonflyParams>,
 };
 
-impl Family for DragonflyParams {
-    fn size(&self) -> Result<NetworkSize, TopologyError> {
-        size(self)
-    }
-    fn build(&self, _seed: u64) -> Result<Network, TopologyError> {
-        build(self)
-    }
-}
+crate::family::family_from_fns!(DragonflyParams);
 
 #[cfg(test)]
 mod tests {

@@ -15,6 +15,22 @@ pub trait Family: Send + Sync {
     fn build(&self, seed: u64) -> Result<Network, TopologyError>;
 }
 
+/// Implements [`Family`] for a family's parameters whose module has `size(&P)` and
+/// `build(&P)` (built without the seed): the families' shared forwarding, written once.
+macro_rules! family_from_fns {
+    ($params:ty) => {
+        impl $crate::family::Family for $params {
+            fn size(&self) -> Result<$crate::NetworkSize, $crate::TopologyError> {
+                size(self)
+            }
+            fn build(&self, _seed: u64) -> Result<$crate::Network, $crate::TopologyError> {
+                build(self)
+            }
+        }
+    };
+}
+pub(crate) use family_from_fns;
+
 /// One topology family in the registry.
 #[derive(Clone, Copy)]
 pub struct TopologyEntry {

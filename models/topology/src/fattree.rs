@@ -11,7 +11,7 @@ use super::{
     check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortId, PortTarget,
     Shape, TopologyError,
 };
-use crate::family::{parse_as, Family, TopologyEntry, LATENCY, TERMINAL_LATENCY};
+use crate::family::{parse_as, TopologyEntry, LATENCY, TERMINAL_LATENCY};
 use crate::shape::FatTreeShape;
 use base::settings::Setting;
 use serde::{Deserialize, Serialize};
@@ -133,14 +133,7 @@ pub const FAT_TREE: TopologyEntry = TopologyEntry {
     parse: parse_as::<FatTreeParams>,
 };
 
-impl Family for FatTreeParams {
-    fn size(&self) -> Result<NetworkSize, TopologyError> {
-        size(self)
-    }
-    fn build(&self, _seed: u64) -> Result<Network, TopologyError> {
-        build(self)
-    }
-}
+crate::family::family_from_fns!(FatTreeParams);
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,7 @@ use super::{
     check_latency, check_size, link_classes, terminal_port, Network, NetworkSize, Port, PortTarget, Shape,
     TopologyError,
 };
-use crate::family::{parse_as, Family, TopologyEntry, ENDPOINTS_PER_SWITCH, LATENCY, TERMINAL_LATENCY};
+use crate::family::{parse_as, TopologyEntry, ENDPOINTS_PER_SWITCH, LATENCY, TERMINAL_LATENCY};
 use crate::shape::HyperXShape;
 use base::settings::Setting;
 use serde::{Deserialize, Serialize};
@@ -106,14 +106,7 @@ pub const HYPERX: TopologyEntry = TopologyEntry {
     parse: parse_as::<HyperXParams>,
 };
 
-impl Family for HyperXParams {
-    fn size(&self) -> Result<NetworkSize, TopologyError> {
-        size(self)
-    }
-    fn build(&self, _seed: u64) -> Result<Network, TopologyError> {
-        build(self)
-    }
-}
+crate::family::family_from_fns!(HyperXParams);
 
 #[cfg(test)]
 mod tests {

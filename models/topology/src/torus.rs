@@ -172,14 +172,7 @@ fn parse_mesh(table: &Table) -> Result<Box<dyn Family>, ConfigError> {
     parse_as::<TorusParams>(&t)
 }
 
-impl Family for TorusParams {
-    fn size(&self) -> Result<NetworkSize, TopologyError> {
-        size(self)
-    }
-    fn build(&self, _seed: u64) -> Result<Network, TopologyError> {
-        build(self)
-    }
-}
+crate::family::family_from_fns!(TorusParams);
 
 #[cfg(test)]
 mod tests {
