@@ -51,17 +51,17 @@ impl RouterState {
     /// port's, or with the per-VC crossbar its own.
     #[inline]
     fn input_busy(&self, input: usize) -> u64 {
-        if self.vc_in_busy.is_empty() {
-            self.ports[input / self.vcs].in_xbar_busy_until as u64
+        if self.sw.vc_in_busy.is_empty() {
+            self.sw.ports[input / self.vcs].in_xbar_busy_until as u64
         } else {
-            self.vc_in_busy[input] as u64
+            self.sw.vc_in_busy[input] as u64
         }
     }
 
     /// Makes sure the allocator runs at `at` (once per cycle).
     pub(super) fn request_allocation(&mut self, at: u64, ctx: &mut RouterCtx<'_>) {
-        if !self.scheduled_allocations.contains(&at) {
-            self.scheduled_allocations.push(at);
+        if !self.sw.scheduled_allocations.contains(&at) {
+            self.sw.scheduled_allocations.push(at);
             ctx.schedule_self(at - ctx.now(), SelfEvent::Allocate);
         }
     }
@@ -74,8 +74,8 @@ impl RouterState {
     /// may (`retry_at`).
     pub(super) fn allocate(&mut self, sh: &Shared, ctx: &mut RouterCtx<'_>, part: &mut PartitionState) {
         let t = ctx.now();
-        self.scheduled_allocations.retain(|&x| x != t);
-        if self.waiting == 0 {
+        self.sw.scheduled_allocations.retain(|&x| x != t);
+        if self.sw.waiting == 0 {
             return;
         }
         let PartitionState { stats, scratch } = part;
@@ -87,16 +87,16 @@ impl RouterState {
         }
         self.route_ready_heads(sh, t, scratch, &mut retry_at);
         self.collect_requests(sh, t, scratch, &mut retry_at);
-        if !self.vc_out_busy.is_empty() {
+        if !self.sw.vc_out_busy.is_empty() {
             self.arbitrate_per_vc(sh, scratch, &mut retry_at, ctx, stats);
         } else if sh.params.crossbar == Crossbar::OutputQueued {
-            scratch.fit(self.ports.len());
+            scratch.fit(self.sw.ports.len());
             self.grant_output_queued(sh, scratch, &mut retry_at, ctx, stats);
         } else {
-            scratch.fit(self.ports.len());
+            scratch.fit(self.sw.ports.len());
             self.arbitrate_separable(sh, scratch, &mut retry_at, ctx, stats);
         }
-        if retry_at != u64::MAX && self.waiting > 0 {
+        if retry_at != u64::MAX && self.sw.waiting > 0 {
             self.request_allocation(retry_at, ctx);
         }
     }
@@ -107,18 +107,18 @@ impl RouterState {
     fn route_ready_heads(&mut self, sh: &Shared, t: u64, scratch: &mut Scratch, retry_at: &mut u64) {
         // The heads to route and the outputs to arbitrate are visited one after another:
         // ask for their packets and port records first, so that the misses overlap.
-        for &input in &self.unrouted {
-            if let Some(slot) = self.channels[input as usize].input.front() {
+        for &input in &self.sw.unrouted {
+            if let Some(slot) = self.sw.channels[input as usize].input.front() {
                 engine::prefetch(self.slab.as_ptr().wrapping_add(slot as usize));
             }
         }
-        for o in set_bits(&self.wanted_outputs) {
-            engine::prefetch(&self.ports[o]);
+        for o in set_bits(&self.sw.wanted_outputs) {
+            engine::prefetch(&self.sw.ports[o]);
         }
         let mut k = 0;
-        while k < self.unrouted.len() {
-            let input = self.unrouted[k] as usize;
-            let ready = self.channels[input].head_ready;
+        while k < self.sw.unrouted.len() {
+            let input = self.sw.unrouted[k] as usize;
+            let ready = self.sw.channels[input].head_ready;
             let in_busy = self.input_busy(input);
             if ready <= t && in_busy <= t {
                 let Some(c) = self.route(sh, input, t, &mut scratch.candidates) else {
@@ -127,13 +127,13 @@ impl RouterState {
                     k += 1;
                     continue;
                 };
-                self.channels[input].choice = Some(c);
+                self.sw.channels[input].choice = Some(c);
                 // Join the output's requesters (a list through the VCs, newest first).
-                let out = &mut self.ports[c.port as usize];
-                self.channels[input].next_requester =
+                let out = &mut self.sw.ports[c.port as usize];
+                self.sw.channels[input].next_requester =
                     std::mem::replace(&mut out.first_requester, input as u32);
-                self.wanted_outputs[c.port as usize / 64] |= 1 << (c.port % 64);
-                self.unrouted.swap_remove(k);
+                self.sw.wanted_outputs[c.port as usize / 64] |= 1 << (c.port % 64);
+                self.sw.unrouted.swap_remove(k);
             } else {
                 if ready <= t {
                     *retry_at = (*retry_at).min(in_busy);
@@ -151,49 +151,49 @@ impl RouterState {
     fn collect_requests(&mut self, sh: &Shared, t: u64, scratch: &mut Scratch, retry_at: &mut u64) {
         let vcs = self.vcs;
         // Ask for the first requester of each output (its VC record and input port).
-        for o in set_bits(&self.wanted_outputs) {
-            let x = self.ports[o].first_requester;
+        for o in set_bits(&self.sw.wanted_outputs) {
+            let x = self.sw.ports[o].first_requester;
             if x != NIL {
-                engine::prefetch_all(&self.channels[x as usize..x as usize + 1]);
-                engine::prefetch(&self.ports[x as usize / vcs]);
+                engine::prefetch_all(&self.sw.channels[x as usize..x as usize + 1]);
+                engine::prefetch(&self.sw.ports[x as usize / vcs]);
             }
         }
         let out_cap = sh.params.output_buffer;
         let requests = &mut scratch.requests;
         requests.clear();
-        let mut next = first_set_bit(&self.wanted_outputs, 0);
+        let mut next = first_set_bit(&self.sw.wanted_outputs, 0);
         while let Some(o) = next {
-            next = first_set_bit(&self.wanted_outputs, o + 1);
-            let busy = self.ports[o].xbar_busy_until as u64;
+            next = first_set_bit(&self.sw.wanted_outputs, o + 1);
+            let busy = self.sw.ports[o].xbar_busy_until as u64;
             if busy > t {
                 *retry_at = (*retry_at).min(busy);
                 continue;
             }
             self.settle(o, t);
             let (pending_phits, pending_vc, pending_at) = {
-                let p = &self.ports[o];
+                let p = &self.sw.ports[o];
                 (p.pending_phits, p.pending_vc, p.link_busy_until as u64)
             };
-            let holds_credits = self.ports[o].holds_credits(self.credits_at_crossbar);
-            let mut x = self.ports[o].first_requester;
+            let holds_credits = self.sw.ports[o].holds_credits(self.sw.credits_at_crossbar);
+            let mut x = self.sw.ports[o].first_requester;
             while x != NIL {
                 let (i, v) = (x as usize / vcs, x as usize % vcs);
                 let requester = x as usize;
-                x = self.channels[requester].next_requester;
+                x = self.sw.channels[requester].next_requester;
                 let in_busy = self.input_busy(requester);
                 if in_busy > t {
                     *retry_at = (*retry_at).min(in_busy);
                     continue;
                 }
-                let vc = self.channels[requester].choice.expect("requesters are routed").vc;
+                let vc = self.sw.channels[requester].choice.expect("requesters are routed").vc;
                 let size = self.head_size(requester);
-                if let Some(&busy) = self.vc_out_busy.get(o * vcs + vc as usize) {
+                if let Some(&busy) = self.sw.vc_out_busy.get(o * vcs + vc as usize) {
                     if busy as u64 > t {
                         *retry_at = (*retry_at).min(busy as u64);
                         continue;
                     }
                 }
-                let out = &mut self.channels[o * vcs + vc as usize];
+                let out = &mut self.sw.channels[o * vcs + vc as usize];
                 if out.used as u32 + size > out_cap {
                     if pending_phits > 0 && pending_vc == vc {
                         *retry_at = (*retry_at).min(pending_at); // room frees when that tail leaves
@@ -225,7 +225,7 @@ impl RouterState {
     ) {
         let t = ctx.now();
         let mut arbiters = Arbiters {
-            ports: &self.ports,
+            ports: &self.sw.ports,
             rng: &mut self.rng,
             vcs: self.vcs,
             random: sh.params.arbitration == Arbitration::Random,
@@ -243,7 +243,7 @@ impl RouterState {
             scratch.in_matched[i as usize] = false;
             scratch.out_matched[o as usize] = false;
             let transfer = self.grant(sh, o, i, v, ctx, stats);
-            if losers || self.ports[i as usize].in_occupied != 0 {
+            if losers || self.sw.ports[i as usize].in_occupied != 0 {
                 first_free = first_free.min(t + transfer);
             }
         }
@@ -265,16 +265,16 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         stats: &mut PartitionStats,
     ) {
-        let (vcs, ports) = (self.vcs, self.ports.len());
+        let (vcs, ports) = (self.vcs, self.sw.ports.len());
         scratch.vc_requests.clear();
         for &(o, i, v) in &scratch.requests {
             let out_vc =
-                self.channels[i as usize * vcs + v as usize].choice.expect("requesters are routed").vc;
+                self.sw.channels[i as usize * vcs + v as usize].choice.expect("requesters are routed").vc;
             let key = (o as usize * vcs + out_vc as usize) as u32;
             let rank = if sh.params.arbitration == Arbitration::Random {
                 base::rng::below(&mut self.rng, u32::MAX as u64) as u32
             } else {
-                let from = self.ports[o as usize].grant_rr as usize;
+                let from = self.sw.ports[o as usize].grant_rr as usize;
                 (((i as usize + ports - from) % ports) * vcs + v as usize) as u32
             };
             scratch.vc_requests.push((key, rank, i, v));
@@ -308,7 +308,7 @@ impl RouterState {
     ) {
         let t = ctx.now();
         let mut arbiters = Arbiters {
-            ports: &self.ports,
+            ports: &self.sw.ports,
             rng: &mut self.rng,
             vcs: self.vcs,
             random: sh.params.arbitration == Arbitration::Random,
@@ -327,16 +327,16 @@ impl RouterState {
             let i = scratch.touched[k];
             let (_, o, v) = std::mem::replace(&mut scratch.proposal[i as usize], (u32::MAX, 0, 0));
             let input = i as usize * self.vcs + v as usize;
-            let out_vc = self.channels[input].choice.expect("requesters are routed").vc;
+            let out_vc = self.sw.channels[input].choice.expect("requesters are routed").vc;
             let size = self.head_size(input);
-            let holds_credits = self.ports[o as usize].holds_credits(self.credits_at_crossbar);
-            let out = &mut self.channels[o as usize * self.vcs + out_vc as usize];
+            let holds_credits = self.sw.ports[o as usize].holds_credits(self.sw.credits_at_crossbar);
+            let out = &mut self.sw.channels[o as usize * self.vcs + out_vc as usize];
             if out.used as u32 + size > cap || (holds_credits && (out.credits as u32) < size) {
                 out.space_waiter = true; // an earlier input of this pass took the room
                 continue;
             }
             let transfer = self.grant(sh, o, i, v, ctx, stats);
-            if waiting_vcs || self.ports[i as usize].in_occupied != 0 {
+            if waiting_vcs || self.sw.ports[i as usize].in_occupied != 0 {
                 first_free = first_free.min(t + transfer);
             }
         }
@@ -349,16 +349,16 @@ impl RouterState {
     /// Takes every routed head off its output's requesters and back among the unrouted
     /// ones (outputs in increasing order, each output's requesters in list order).
     fn unroute_requesters(&mut self) {
-        for w in 0..self.wanted_outputs.len() {
-            let mut word = std::mem::take(&mut self.wanted_outputs[w]);
+        for w in 0..self.sw.wanted_outputs.len() {
+            let mut word = std::mem::take(&mut self.sw.wanted_outputs[w]);
             while word != 0 {
                 let o = w * 64 + word.trailing_zeros() as usize;
                 word &= word - 1;
-                let mut x = std::mem::replace(&mut self.ports[o].first_requester, NIL);
+                let mut x = std::mem::replace(&mut self.sw.ports[o].first_requester, NIL);
                 while x != NIL {
-                    let requester = &mut self.channels[x as usize];
+                    let requester = &mut self.sw.channels[x as usize];
                     requester.choice = None;
-                    self.unrouted.push(x);
+                    self.sw.unrouted.push(x);
                     x = requester.next_requester;
                 }
             }
@@ -381,53 +381,53 @@ impl RouterState {
         let t = ctx.now();
         let vcs = self.vcs;
         let input = i as usize * vcs + v as usize;
-        let slot = self.channels[input].input.pop_front(&self.slab).expect("requested head");
+        let slot = self.sw.channels[input].input.pop_front(&self.slab).expect("requested head");
         // The crossbar carries the packet at `speedup` phits a cycle.
         let transfer = (self.slab[slot as usize].packet.size as u64).div_ceil(sh.params.speedup as u64);
-        let choice = self.channels[input].choice.take().expect("granted heads are routed");
+        let choice = self.sw.channels[input].choice.take().expect("granted heads are routed");
         // Leave the output's requesters.
-        let after = self.channels[input].next_requester;
-        let first = &mut self.ports[o as usize].first_requester;
+        let after = self.sw.channels[input].next_requester;
+        let first = &mut self.sw.ports[o as usize].first_requester;
         if *first as usize == input {
             *first = after;
         } else {
             let mut x = *first;
-            while self.channels[x as usize].next_requester as usize != input {
-                x = self.channels[x as usize].next_requester;
+            while self.sw.channels[x as usize].next_requester as usize != input {
+                x = self.sw.channels[x as usize].next_requester;
                 assert!(x != NIL, "granted input {input} did not request output {o}");
             }
-            self.channels[x as usize].next_requester = after;
+            self.sw.channels[x as usize].next_requester = after;
         }
-        if self.ports[o as usize].first_requester == NIL {
-            self.wanted_outputs[o as usize / 64] &= !(1 << (o % 64));
+        if self.sw.ports[o as usize].first_requester == NIL {
+            self.sw.wanted_outputs[o as usize / 64] &= !(1 << (o % 64));
         }
-        match self.channels[input].input.front() {
+        match self.sw.channels[input].input.front() {
             Some(next) => {
-                self.channels[input].head_ready = self.slab[next as usize].ready;
-                self.unrouted.push(input as u32);
+                self.sw.channels[input].head_ready = self.slab[next as usize].ready;
+                self.sw.unrouted.push(input as u32);
                 // Routed once the crossbar input is free again.
                 self.prefetch_route(sh, self.slab[next as usize].packet.dst);
             }
             None => {
-                self.channels[input].head_ready = u64::MAX;
-                self.ports[i as usize].in_occupied &= !(1 << v);
+                self.sw.channels[input].head_ready = u64::MAX;
+                self.sw.ports[i as usize].in_occupied &= !(1 << v);
             }
         }
-        self.waiting -= 1;
-        let ports = self.ports.len() as PortId;
-        let per_vc_crossbar = !self.vc_in_busy.is_empty();
+        self.sw.waiting -= 1;
+        let ports = self.sw.ports.len() as PortId;
+        let per_vc_crossbar = !self.sw.vc_in_busy.is_empty();
         if per_vc_crossbar {
-            self.vc_in_busy[input] = (t + transfer) as u32;
-            self.vc_out_busy[o as usize * vcs + choice.vc as usize] = (t + transfer) as u32;
+            self.sw.vc_in_busy[input] = (t + transfer) as u32;
+            self.sw.vc_out_busy[o as usize * vcs + choice.vc as usize] = (t + transfer) as u32;
         }
-        let in_port = &mut self.ports[i as usize];
+        let in_port = &mut self.sw.ports[i as usize];
         in_port.in_vc_rr = (v + 1) % vcs as u8;
         if !per_vc_crossbar {
             in_port.in_xbar_busy_until = (t + transfer) as u32;
         }
         let (in_to_nic, in_nic, in_latency, in_route, in_peer) =
             (in_port.leads_to_nic(), in_port.nic, in_port.route.latency(), in_port.route, in_port.peer_port);
-        let out = &mut self.ports[o as usize];
+        let out = &mut self.sw.ports[o as usize];
         if !per_vc_crossbar && sh.params.crossbar != Crossbar::OutputQueued {
             out.xbar_busy_until = (t + transfer) as u32;
         }
@@ -451,24 +451,24 @@ impl RouterState {
             ctx.send_link(in_route, LinkMsg::Credit { port: in_peer, vc: in_vc, phits: size });
         }
         let out_vc = o as usize * vcs + choice.vc as usize;
-        self.channels[out_vc].used += size;
+        self.sw.channels[out_vc].used += size;
         if sh.cc.is_some() {
             self.mark_if_congested(sh, o, out_vc, slot, st);
         }
-        if self.ports[o as usize].holds_credits(self.credits_at_crossbar) {
+        if self.sw.ports[o as usize].holds_credits(self.sw.credits_at_crossbar) {
             // The packet takes its downstream credits now; it is counted as them.
-            self.channels[out_vc].credits -= size;
+            self.sw.channels[out_vc].credits -= size;
         }
-        self.ports[o as usize].occupancy += size as u32;
-        self.channels[out_vc].output.push_back(slot, &mut self.slab);
-        self.ports[o as usize].out_queued |= out_vc_bit(choice.vc as usize);
+        self.sw.ports[o as usize].occupancy += size as u32;
+        self.sw.channels[out_vc].output.push_back(slot, &mut self.slab);
+        self.sw.ports[o as usize].out_queued |= out_vc_bit(choice.vc as usize);
         self.try_transmit(sh, o, ctx, st);
         transfer
     }
 
     /// Phits of the packet at the head of input (port, VC) `input`.
     fn head_size(&self, input: usize) -> u32 {
-        let slot = self.channels[input].input.front().expect("a requester has a head");
+        let slot = self.sw.channels[input].input.front().expect("a requester has a head");
         self.slab[slot as usize].packet.size as u32
     }
 }

@@ -238,19 +238,19 @@ impl RouterState {
     /// the allocator was waiting for that room.
     #[inline]
     pub(super) fn settle(&mut self, o: usize, t: u64) -> bool {
-        let p = &mut self.ports[o];
+        let p = &mut self.sw.ports[o];
         if p.pending_phits == 0 || p.link_busy_until as u64 > t {
             return false;
         }
         let (vc, phits) = (p.pending_vc, p.pending_phits);
         p.pending_phits = 0;
-        let c = &mut self.channels[o * self.vcs + vc as usize];
+        let c = &mut self.sw.channels[o * self.vcs + vc as usize];
         c.used -= phits;
-        if !self.ports[o].holds_credits(self.credits_at_crossbar) {
+        if !self.sw.ports[o].holds_credits(self.sw.credits_at_crossbar) {
             // Otherwise the phits stay counted as downstream credits in use.
-            self.ports[o].occupancy -= phits as u32;
+            self.sw.ports[o].occupancy -= phits as u32;
         }
-        std::mem::take(&mut self.channels[o * self.vcs + vc as usize].space_waiter)
+        std::mem::take(&mut self.sw.channels[o * self.vcs + vc as usize].space_waiter)
     }
 }
 

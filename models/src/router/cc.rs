@@ -194,13 +194,13 @@ impl RouterState {
         if packet.is_cnp() {
             return;
         }
-        if self.cc_countdown.is_empty() {
-            self.cc_countdown = vec![0; self.ports.len()];
+        if self.sw.cc_countdown.is_empty() {
+            self.sw.cc_countdown = vec![0; self.sw.ports.len()];
         }
-        let port = &self.ports[o as usize];
+        let port = &self.sw.ports[o as usize];
         // An output waiting for downstream credits is a victim, not the root.
         let waits = !port.leads_to_nic() && port.flags & STALLED != 0;
-        if cc.marks(self.channels[out_vc].used as u32, waits, &mut self.cc_countdown[o as usize])
+        if cc.marks(self.sw.channels[out_vc].used as u32, waits, &mut self.sw.cc_countdown[o as usize])
             && !packet.fecn()
         {
             packet.set_fecn();
@@ -399,7 +399,7 @@ impl RouterState {
     ) {
         let (dst_switch, dst_port) = sh.endpoints.locate(notice.dst);
         if dst_switch == self.id {
-            let port = &self.ports[dst_port as usize];
+            let port = &self.sw.ports[dst_port as usize];
             let terminal = port.route.latency();
             let (senders, ack) = (notice.size, notice.seq == ACK);
             ctx.schedule_self(
@@ -409,7 +409,7 @@ impl RouterState {
             return;
         }
         let Some(next) = self.route_notice(sh, in_port, dst_switch, &mut notice, ctx.now()) else { return };
-        let port = &self.ports[next.port as usize];
+        let port = &self.sw.ports[next.port as usize];
         ctx.send_link(port.route, LinkMsg::Notice { port: port.peer_port, packet: notice });
     }
 

@@ -20,11 +20,11 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        let c = &mut self.channels[port as usize * self.vcs + vc as usize];
+        let c = &mut self.sw.channels[port as usize * self.vcs + vc as usize];
         c.credits += phits;
         // A head refused for want of these credits (`credit_check = "crossbar"`).
-        let waiter = self.credits_at_crossbar && std::mem::take(&mut c.space_waiter);
-        self.ports[port as usize].occupancy -= phits as u32;
+        let waiter = self.sw.credits_at_crossbar && std::mem::take(&mut c.space_waiter);
+        self.sw.ports[port as usize].occupancy -= phits as u32;
         if waiter {
             self.request_allocation(ctx.now(), ctx);
         }
@@ -40,7 +40,7 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        self.ports[port as usize].flags &= !WAKE_SCHEDULED;
+        self.sw.ports[port as usize].flags &= !WAKE_SCHEDULED;
         if self.settle(port as usize, ctx.now()) {
             self.request_allocation(ctx.now(), ctx);
         }
@@ -60,7 +60,7 @@ impl RouterState {
     ) {
         let t = ctx.now();
         let vcs = self.vcs;
-        let port = &mut self.ports[o as usize];
+        let port = &mut self.sw.ports[o as usize];
         if port.nic == UNCONNECTED {
             return;
         }
@@ -75,11 +75,11 @@ impl RouterState {
         if self.settle(o as usize, t) {
             self.request_allocation(t, ctx);
         }
-        let port = &self.ports[o as usize];
+        let port = &self.sw.ports[o as usize];
         let to_nic = port.leads_to_nic();
         // Towards a switch, the packet takes its credits here unless it took them at the
         // crossbar.
-        let takes_credits = !to_nic && !port.holds_credits(self.credits_at_crossbar);
+        let takes_credits = !to_nic && !port.holds_credits(self.sw.credits_at_crossbar);
         let start = port.vc_rr as usize;
         let queued = port.out_queued;
         let first = o as usize * vcs;
@@ -90,7 +90,7 @@ impl RouterState {
             if queued & out_vc_bit(v) == 0 {
                 continue;
             }
-            let c = &self.channels[first + v];
+            let c = &self.sw.channels[first + v];
             if let Some(slot) = c.output.front() {
                 if !takes_credits || c.credits >= self.slab[slot as usize].packet.size {
                     chosen = Some(v);
@@ -105,30 +105,30 @@ impl RouterState {
             }
             return;
         };
-        if self.ports[o as usize].flags & STALLED != 0 {
+        if self.sw.ports[o as usize].flags & STALLED != 0 {
             self.end_stall(sh, o, t);
         }
-        let slot = self.channels[first + v].output.pop_front(&self.slab).expect("chosen VC has a packet");
-        if v < 31 && self.channels[first + v].output.is_empty() {
-            self.ports[o as usize].out_queued &= !out_vc_bit(v);
+        let slot = self.sw.channels[first + v].output.pop_front(&self.slab).expect("chosen VC has a packet");
+        if v < 31 && self.sw.channels[first + v].output.is_empty() {
+            self.sw.ports[o as usize].out_queued &= !out_vc_bit(v);
         }
         let packet = self.slab[slot as usize].packet;
         self.release(slot);
         let size = packet.size;
-        let c = &mut self.channels[first + v];
+        let c = &mut self.sw.channels[first + v];
         if takes_credits {
             c.credits -= size;
         }
         let wake = c.space_waiter;
         if takes_credits {
-            self.ports[o as usize].occupancy += size as u32;
+            self.sw.ports[o as usize].occupancy += size as u32;
         }
-        let queued = match self.ports[o as usize].out_queued {
+        let queued = match self.sw.ports[o as usize].out_queued {
             0 => false,
             bits if bits < 1 << 31 => true,
-            _ => (first..first + vcs).any(|q| !self.channels[q].output.is_empty()),
+            _ => (first..first + vcs).any(|q| !self.sw.channels[q].output.is_empty()),
         };
-        let port = &mut self.ports[o as usize];
+        let port = &mut self.sw.ports[o as usize];
         port.vc_rr = ((v + 1) % vcs) as u8;
         port.link_busy_until = (t + size as u64) as u32;
         port.pending_vc = v as u8;
@@ -171,23 +171,23 @@ impl RouterState {
     /// (if none is under way).
     #[cold]
     fn start_stall(&mut self, o: PortId, t: u64) {
-        let port = &mut self.ports[o as usize];
+        let port = &mut self.sw.ports[o as usize];
         if port.flags & STALLED != 0 {
             return;
         }
         port.flags |= STALLED;
-        if self.stalls.is_empty() {
-            self.stalls = vec![LinkStall::default(); self.ports.len()];
+        if self.sw.stalls.is_empty() {
+            self.sw.stalls = vec![LinkStall::default(); self.sw.ports.len()];
         }
-        self.stalls[o as usize].since = t as u32;
+        self.sw.stalls[o as usize].since = t as u32;
     }
 
     /// Output `o`'s stall ends at `t` (it sends): its cycles in the measurement window
     /// are counted.
     #[cold]
     fn end_stall(&mut self, sh: &Shared, o: PortId, t: u64) {
-        self.ports[o as usize].flags &= !STALLED;
-        let stall = &mut self.stalls[o as usize];
+        self.sw.ports[o as usize].flags &= !STALLED;
+        let stall = &mut self.sw.stalls[o as usize];
         stall.cycles += stall.measured_part(sh, t);
     }
 }

@@ -48,6 +48,8 @@
 //! - `options.rs`: the parameters ([`RouterParams`]) and the named options of `[router]`;
 //! - `messages.rs`: [`LinkMsg`], [`SelfEvent`] and their carrier [`Msg`];
 //! - `buffers.rs`: the port and VC records, the packet slab and its queues;
+//! - `switch.rs`: the switch as one record (`Switch`): ports, VCs, allocator state,
+//!   stalls;
 //! - `endpoints.rs`: the switch's endpoints as one record (`Endpoints`): NICs,
 //!   application ranks, deliveries and returning credits;
 //! - `nic.rs`: the endpoints: generation, injection under credits, delivery;
@@ -76,6 +78,7 @@ mod route;
 mod separable;
 mod sharing;
 mod stats;
+mod switch;
 
 pub use messages::{LinkMsg, Msg, MsgKind, SelfEvent};
 pub use nic::Nic;
@@ -96,6 +99,7 @@ use messages::Post;
 use routing::{Routes, Selection};
 use separable::Scratch;
 use std::sync::Arc;
+use switch::Switch;
 use topology::{EndpointId, EndpointMap, Port, PortId, PortTarget, SwitchId};
 
 /// The ports of a rank's switches and the engine link of each: all a router needs of the
@@ -199,48 +203,25 @@ struct RouterState {
     /// Index of the switch among the rank's switches ([`LocalPorts`]).
     local: u32,
     vcs: usize,
-    /// Packets in input buffers.
-    waiting: u32,
     /// Free slab slots, most recently freed last.
     free_slots: Vec<u32>,
     rng: Rng,
-    ports: Vec<PortState>,
-    /// `port * vcs + vc`.
-    channels: Vec<VcState>,
-    /// Every packet in the router's buffers lives in one slot of this slab from arrival
-    /// to departure; buffers are lists of slots. Freed slots are reused first, so the
-    /// packet data a router touches stays in few, warm cache lines.
+    /// Every packet in the router's buffers and its endpoints' source queues lives in one
+    /// slot of this slab from arrival to departure; buffers and queues are lists of slots.
+    /// Freed slots are reused first, so the packet data a router touches stays in few,
+    /// warm cache lines.
     slab: Vec<Held>,
+    /// The switch: its ports, VCs, allocator state and stalls (`switch.rs`).
+    sw: Switch,
     /// The switch's endpoints: their NICs, application ranks, deliveries and returning
     /// credits (`endpoints.rs`).
     ends: Endpoints,
-    /// Input VCs (`port * vcs + vc`) whose head packet has not been routed yet.
-    unrouted: Vec<u32>,
-    /// One bit per output port with requesters: the allocator looks only at these.
-    wanted_outputs: Vec<u64>,
-    scheduled_allocations: Vec<u64>,
-    /// With `crossbar = "vc"`: until when each crossbar input (`port * vcs + vc`) and
-    /// output (`port * vcs + output vc`) is busy; empty otherwise (the ports' records
-    /// hold the busy times of the per-port crossbar).
-    vc_in_busy: Vec<u32>,
-    vc_out_busy: Vec<u32>,
-    /// `credit_check = "crossbar"`: packets in the output buffers of network ports hold
-    /// their downstream credits, so those ports' occupancy is the credits in use.
-    credits_at_crossbar: bool,
     /// With a routing that shares state: what the neighbours reported and what this
     /// router last said (see `sharing.rs`); `None` otherwise.
     reports: Option<Box<sharing::Reports>>,
     /// With a routing that learns: what this router learned (`Routing::learned_len`
     /// values); empty otherwise.
     learned: Vec<f32>,
-    /// Each output's stalls (`link.rs`), allocated at the router's first stall.
-    stalls: Vec<link::LinkStall>,
-    /// With congestion control: each output's congested packets left to pass before it
-    /// marks the next (`cc.rs`), allocated at the first one.
-    cc_countdown: Vec<u16>,
-    /// The candidates of a notice's next hop (`route.rs`), kept for their room: with
-    /// acknowledgements a notice crosses every hop a packet does.
-    notice_candidates: Vec<routing::route::Candidate>,
 }
 
 /// The engine's context as a router sees it.
@@ -342,28 +323,30 @@ impl Router {
             id,
             local: local as u32,
             vcs,
-            waiting: 0,
             free_slots: Vec::new(),
             rng: rng::stream(shared.seed, Purpose::Routing, id as u64),
-            ports: states,
-            channels: vec![channel; n * vcs],
             slab: Vec::new(),
+            sw: Switch {
+                waiting: 0,
+                ports: states,
+                channels: vec![channel; n * vcs],
+                unrouted: Vec::new(),
+                wanted_outputs: vec![0; n.div_ceil(64)],
+                scheduled_allocations: Vec::new(),
+                vc_in_busy: if p.crossbar == Crossbar::Vc { vec![0; n * vcs] } else { Vec::new() },
+                vc_out_busy: if p.crossbar == Crossbar::Vc { vec![0; n * vcs] } else { Vec::new() },
+                credits_at_crossbar: p.credit_check == CreditCheck::Crossbar,
+                stalls: Vec::new(),
+                cc_countdown: Vec::new(),
+                notice_candidates: Vec::new(),
+            },
             ends: Endpoints::new(nics),
-            unrouted: Vec::new(),
-            wanted_outputs: vec![0; n.div_ceil(64)],
-            scheduled_allocations: Vec::new(),
-            vc_in_busy: if p.crossbar == Crossbar::Vc { vec![0; n * vcs] } else { Vec::new() },
-            vc_out_busy: if p.crossbar == Crossbar::Vc { vec![0; n * vcs] } else { Vec::new() },
-            credits_at_crossbar: p.credit_check == CreditCheck::Crossbar,
             reports: sharing::Reports::new(&shared, id, ports),
             learned: {
                 let mut learned = vec![0.0; shared.routes.routing.learned_len(id)];
                 shared.routes.routing.init_learned(id, &mut learned);
                 learned
             },
-            stalls: Vec::new(),
-            cc_countdown: Vec::new(),
-            notice_candidates: Vec::new(),
         };
         let mut state = state;
         state.place_ranks(&shared);
@@ -458,17 +441,17 @@ impl LogicalProcess for Router {
         let s = &self.state;
         // A 48-byte VC record may straddle two lines: ask for both.
         let channels = |port: PortId, vc: u8, count: usize| {
-            let first = s.channels.as_ptr().wrapping_add(port as usize * s.vcs + vc as usize);
+            let first = s.sw.channels.as_ptr().wrapping_add(port as usize * s.vcs + vc as usize);
             engine::prefetch_bytes(first as *const u8, count * std::mem::size_of::<VcState>());
         };
         match msg.split() {
             MsgKind::Link(LinkMsg::Head { port, packet }) => {
-                engine::prefetch(s.ports.as_ptr().wrapping_add(port as usize));
+                engine::prefetch(s.sw.ports.as_ptr().wrapping_add(port as usize));
                 channels(port, packet.vc, 1);
             }
             // The link then looks at every VC with packets queued for it.
             MsgKind::Link(LinkMsg::Credit { port, .. }) | MsgKind::Local(SelfEvent::LinkFree { port }) => {
-                engine::prefetch(s.ports.as_ptr().wrapping_add(port as usize));
+                engine::prefetch(s.sw.ports.as_ptr().wrapping_add(port as usize));
                 channels(port, 0, s.vcs);
             }
             MsgKind::Local(
@@ -482,10 +465,10 @@ impl LogicalProcess for Router {
             MsgKind::Link(LinkMsg::Report { .. } | LinkMsg::Feedback { .. } | LinkMsg::Notice { .. })
             | MsgKind::Local(SelfEvent::Report | SelfEvent::Notify { .. } | SelfEvent::Wake { .. }) => {}
             MsgKind::Local(SelfEvent::Allocate) => {
-                engine::prefetch(s.wanted_outputs.as_ptr());
-                for &x in s.unrouted.iter().take(4) {
+                engine::prefetch(s.sw.wanted_outputs.as_ptr());
+                for &x in s.sw.unrouted.iter().take(4) {
                     channels((x as usize / s.vcs) as PortId, (x as usize % s.vcs) as u8, 1);
-                    engine::prefetch(s.ports.as_ptr().wrapping_add(x as usize / s.vcs));
+                    engine::prefetch(s.sw.ports.as_ptr().wrapping_add(x as usize / s.vcs));
                 }
             }
         }

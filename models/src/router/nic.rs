@@ -183,13 +183,13 @@ impl RouterState {
             if at > t {
                 break;
             }
-            let p = self.ends.nics[n as usize].port as usize;
-            self.channels[p * self.vcs + v as usize].nic_credits += phits;
+            let p = self.ends.nics[n as usize].port;
+            *self.sw.nic_credits(p, v as usize, self.vcs) += phits;
             self.ends.nic_credit_returns.pop_front();
         }
         let vc = self.injection_vc(sh, port, size);
         let nic = &mut self.ends.nics[nic_index as usize];
-        let credits = &mut self.channels[port as usize * self.vcs + vc].nic_credits;
+        let credits = self.sw.nic_credits(port, vc, self.vcs);
         if *credits < size {
             nic.blocked_on_credits = true;
             let next_return = self.ends.nic_credit_returns.iter().find(|r| r.1 == nic_index);
@@ -218,7 +218,7 @@ impl RouterState {
         let src_switch = self.id;
         let (dst_switch, _) = sh.endpoints.locate(packet.dst);
         sh.routes.routing.init(src_switch, dst_switch, &mut packet.route, &mut self.rng);
-        let latency = self.ports[port as usize].route.latency();
+        let latency = self.sw.link_latency(port);
         st.departures += 1;
         let data = !matches!(pick, Pick::Cnp);
         if data {
@@ -250,8 +250,7 @@ impl RouterState {
     /// lowest allowed VC with credits for a packet of `size` phits (VC 0 if none has).
     #[inline]
     fn injection_vc(&self, sh: &Shared, port: PortId, size: u16) -> usize {
-        let base = port as usize * self.vcs;
-        (0..sh.injection_vcs as usize).find(|&v| self.channels[base + v].nic_credits >= size).unwrap_or(0)
+        self.sw.vc_with_credits(port, self.vcs, sh.injection_vcs as usize, size)
     }
 
     /// Accounts the queued deliveries whose time is before `now`.

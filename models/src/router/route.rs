@@ -56,14 +56,14 @@ impl Load<'_> {
 macro_rules! load_view {
     ($state:expr, $sh:expr, $now:expr) => {
         Load {
-            channels: &$state.channels,
+            channels: &$state.sw.channels,
             reported: $state.reports.as_ref().map_or(&[], |r| &r.received),
             learned: &$state.learned,
-            ports: &$state.ports,
+            ports: &$state.sw.ports,
             vcs: $state.vcs,
             capacity: $sh.params.input_buffer,
             now: $now,
-            credits_at_crossbar: $state.credits_at_crossbar,
+            credits_at_crossbar: $state.sw.credits_at_crossbar,
         }
     };
 }
@@ -119,21 +119,21 @@ impl RouterState {
             self.learn_on_arrival(sh, port, &mut packet, arrival, ctx);
         }
         let input = port as usize * self.vcs + packet.vc as usize;
-        if self.channels[input].input.is_empty() {
-            self.channels[input].head_ready = ready;
-            self.unrouted.push(input as u32);
-            self.ports[port as usize].in_occupied |= 1 << packet.vc;
+        if self.sw.channels[input].input.is_empty() {
+            self.sw.channels[input].head_ready = ready;
+            self.sw.unrouted.push(input as u32);
+            self.sw.ports[port as usize].in_occupied |= 1 << packet.vc;
             // Routed in `router_delay` cycles: let the routing's table entries load meanwhile.
             self.prefetch_route(sh, packet.dst);
         }
         let slot = self.store(Held { packet, ready, next: NIL });
-        self.channels[input].input.push_back(slot, &mut self.slab);
+        self.sw.channels[input].input.push_back(slot, &mut self.slab);
         debug_assert!(
-            self.channels[input].input.len as u32 <= sh.params.input_buffer,
+            self.sw.channels[input].input.len as u32 <= sh.params.input_buffer,
             "input buffer {input} of switch {} overflows: flow control violated",
             self.id
         );
-        self.waiting += 1;
+        self.sw.waiting += 1;
         self.request_allocation(ready, ctx);
         self.wake_reports(ctx);
     }
@@ -151,7 +151,7 @@ impl RouterState {
     ) {
         let dst = sh.endpoints.locate(packet.dst).0;
         if let Some(feedback) = sh.routes.routing.on_arrive(self.id, port, dst, packet, now, &self.learned) {
-            let input = &self.ports[port as usize];
+            let input = &self.sw.ports[port as usize];
             ctx.send_link(input.route, LinkMsg::Feedback { port: input.peer_port, feedback });
         }
     }
@@ -174,8 +174,8 @@ impl RouterState {
             sh.routes.routing.prefetch(self.id, dst_switch);
         } else {
             let first = dst_port as usize * self.vcs;
-            engine::prefetch(&self.ports[dst_port as usize]);
-            engine::prefetch_all(&self.channels[first..first + self.vcs]);
+            engine::prefetch(&self.sw.ports[dst_port as usize]);
+            engine::prefetch_all(&self.sw.channels[first..first + self.vcs]);
         }
     }
 
@@ -194,7 +194,7 @@ impl RouterState {
         now: u64,
         candidates: &mut Vec<Candidate>,
     ) -> Option<Candidate> {
-        let slot = self.channels[input].input.front().expect("head") as usize;
+        let slot = self.sw.channels[input].input.front().expect("head") as usize;
         let dst_endpoint = self.slab[slot].packet.dst;
         let (dst_switch, dst_port) = sh.endpoints.locate(dst_endpoint);
         if dst_switch == self.id {
@@ -217,9 +217,9 @@ impl RouterState {
         sh.routes.next_hops(&hop, head, &load, &mut self.rng, candidates);
         // The selection reads each candidate's port and VC records: let the misses overlap.
         for c in candidates.iter() {
-            engine::prefetch(&self.ports[c.port as usize]);
+            engine::prefetch(&self.sw.ports[c.port as usize]);
             let record = c.port as usize * self.vcs + c.vc as usize;
-            engine::prefetch_all(&self.channels[record..record + 1]);
+            engine::prefetch_all(&self.sw.channels[record..record + 1]);
         }
         if sh.routes.escape.is_some() || sh.params.reselect {
             let (size, cap) = (head.size as u32, sh.params.output_buffer);
@@ -237,7 +237,7 @@ impl RouterState {
     /// input until after `now` (never with the per-port crossbar).
     #[inline]
     fn vc_output_taken(&self, port: PortId, vc: u8, now: u64) -> bool {
-        self.vc_out_busy.get(port as usize * self.vcs + vc as usize).is_some_and(|&b| b as u64 > now)
+        self.sw.vc_out_busy.get(port as usize * self.vcs + vc as usize).is_some_and(|&b| b as u64 > now)
     }
 
     /// The next hop of a congestion notification travelling outside the buffers
@@ -255,16 +255,16 @@ impl RouterState {
         let load = load_view!(self, sh, now);
         let hop =
             Hop { ports: sh.ports.of(self.local as usize), at: self.id, in_port, dst, vcs: self.vcs as u8 };
-        let mut candidates = std::mem::take(&mut self.notice_candidates);
+        let mut candidates = std::mem::take(&mut self.sw.notice_candidates);
         candidates.clear();
         if !sh.routes.try_next_hops(&hop, packet, &load, &mut self.rng, &mut candidates)
             || candidates.is_empty()
         {
-            self.notice_candidates = candidates;
+            self.sw.notice_candidates = candidates;
             return None;
         }
         let chosen = sh.selection.pick(&candidates, &load, &mut self.rng);
-        self.notice_candidates = candidates;
+        self.sw.notice_candidates = candidates;
         sh.routes.on_forward(self.id, chosen, packet);
         packet.hops = packet.hops.saturating_add(1);
         packet.vc = chosen.vc;
@@ -282,7 +282,8 @@ impl RouterState {
         let base = port as usize * self.vcs;
         let mut allowed = 0u64;
         for v in 0..self.vcs.min(64) {
-            if self.channels[base + v].used as u32 + size <= cap && !self.vc_output_taken(port, v as u8, now)
+            if self.sw.channels[base + v].used as u32 + size <= cap
+                && !self.vc_output_taken(port, v as u8, now)
             {
                 allowed |= 1 << v;
             }

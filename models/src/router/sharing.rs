@@ -78,11 +78,11 @@ impl RouterState {
         if report != r.sent {
             r.sent = report;
             for &p in &r.to {
-                let port = &self.ports[p as usize];
+                let port = &self.sw.ports[p as usize];
                 ctx.send_link(port.route, LinkMsg::Report { port: port.peer_port, report });
             }
         }
-        r.scheduled = self.waiting > 0 || report != [0; REPORT_BYTES];
+        r.scheduled = self.sw.waiting > 0 || report != [0; REPORT_BYTES];
         if r.scheduled {
             ctx.schedule_self(r.period, SelfEvent::Report);
         }

@@ -120,18 +120,21 @@ impl PartitionStats {
 impl Router {
     /// Phits sent through each port during the measurement period.
     pub fn port_phits(&self) -> impl Iterator<Item = u64> + '_ {
-        self.state.ports.iter().map(|p| p.phits as u64)
+        self.state.sw.ports.iter().map(|p| p.phits as u64)
     }
 
     /// Cycles each port's link stalled in the measurement window (free, packets waiting,
     /// no credits for any of them), a stall still under way at `now` counted to then.
     pub fn port_stall_cycles(&self, now: u64) -> impl Iterator<Item = u64> + '_ {
         let s = &self.state;
-        (0..s.ports.len()).map(move |o| match s.stalls.get(o) {
+        (0..s.sw.ports.len()).map(move |o| match s.sw.stalls.get(o) {
             None => 0,
             Some(stall) => {
-                let ongoing =
-                    if s.ports[o].flags & STALLED != 0 { stall.measured_part(&self.shared, now) } else { 0 };
+                let ongoing = if s.sw.ports[o].flags & STALLED != 0 {
+                    stall.measured_part(&self.shared, now)
+                } else {
+                    0
+                };
                 (stall.cycles + ongoing) as u64
             }
         })
@@ -151,7 +154,7 @@ impl Router {
 
     /// Packets held by this router: in source queues, input buffers and output buffers.
     pub fn resident_packets(&self) -> u64 {
-        let buffered: u64 = self.state.channels.iter().map(|c| (c.input.len + c.output.len) as u64).sum();
+        let buffered: u64 = self.state.sw.channels.iter().map(|c| (c.input.len + c.output.len) as u64).sum();
         self.source_queued_packets() + buffered
     }
 
@@ -173,10 +176,10 @@ impl Router {
     /// Input VCs holding packets, with the output each head waits for.
     pub fn occupied_inputs(&self) -> Vec<BlockedChannel> {
         let s = &self.state;
-        (0..s.channels.len())
-            .filter(|&i| !s.channels[i].input.is_empty())
+        (0..s.sw.channels.len())
+            .filter(|&i| !s.sw.channels[i].input.is_empty())
             .map(|i| {
-                let c = &s.channels[i];
+                let c = &s.sw.channels[i];
                 let (wants_port, wants_vc) = c.choice.map_or((PortId::MAX, u8::MAX), |c| (c.port, c.vc));
                 BlockedChannel {
                     switch: s.id,
