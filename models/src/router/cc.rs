@@ -5,19 +5,22 @@
 //! count (and acknowledges every packet with a window of packets in flight). Either way
 //! the source's endpoint spaces the packets of a notified flow, sending the packets of
 //! other flows meanwhile.
+//!
+//! This file is the endpoints' part; the switch's (the marking at the grant, notices
+//! forwarded hop by hop) is `cc_switch.rs`.
 
-use super::buffers::{Held, Queue, SourceQueue, NIL, STALLED};
-use super::messages::{LinkMsg, Post, SelfEvent};
+use super::buffers::{Held, Queue, SourceQueue, NIL};
+use super::messages::{Post, SelfEvent};
 use super::stats::PartitionStats;
 use super::{RouterCtx, RouterState, Shared};
 use crate::congestion::{Flow, Notification, PerDestinationCc, Scheme};
 use routing::packet::Packet;
 use std::collections::{HashMap, VecDeque};
-use topology::{EndpointId, PortId};
+use topology::EndpointId;
 
 /// A notice's `seq` when it acknowledges a packet (per-destination `max_outstanding`)
 /// rather than reporting a count.
-const ACK: u8 = 1;
+pub(super) const ACK: u8 = 1;
 
 /// What an endpoint injects next ([`RouterState::cc_pick`]).
 #[derive(Clone, Copy, Debug)]
@@ -179,35 +182,6 @@ struct Sender {
 }
 
 impl RouterState {
-    /// The packet in `slot` was granted to output `o`, its VC's buffer at `out_vc` now
-    /// holding it: mark it if the output is congested (a notification is never marked).
-    pub(super) fn mark_if_congested(
-        &mut self,
-        sh: &Shared,
-        o: PortId,
-        out_vc: usize,
-        slot: u32,
-        st: &mut PartitionStats,
-    ) {
-        let Some(cc) = sh.cc.as_ref().and_then(Scheme::infiniband) else { return };
-        let packet = &mut self.slab[slot as usize].packet;
-        if packet.is_cnp() {
-            return;
-        }
-        if self.sw.cc_countdown.is_empty() {
-            self.sw.cc_countdown = vec![0; self.sw.ports.len()];
-        }
-        let port = &self.sw.ports[o as usize];
-        // An output waiting for downstream credits is a victim, not the root.
-        let waits = !port.leads_to_nic() && port.flags & STALLED != 0;
-        if cc.marks(self.sw.channels[out_vc].used as u32, waits, &mut self.sw.cc_countdown[o as usize])
-            && !packet.fecn()
-        {
-            packet.set_fecn();
-            st.period.marked_packets += 1;
-        }
-    }
-
     /// Congestion control at the endpoint `nic_index` a packet reached: a notification
     /// slows its flow (the flow to the notification's sender). InfiniBand: a marked packet
     /// is answered with a notification to its source, as a packet or outside the buffers.
@@ -384,33 +358,6 @@ impl RouterState {
         }
         state.wake_at = wake;
         ctx.schedule_self(wake - t, SelfEvent::Wake { nic: nic_index });
-    }
-
-    /// A notification travelling outside the buffers (`notification = "direct"`) is at
-    /// this switch, having come in by `in_port`: on to the next switch over the link the
-    /// routing picks (its latency later), or, at the source's switch, to the source after
-    /// the two terminal links (the one it left its destination by and this one).
-    pub(super) fn forward_notice(
-        &mut self,
-        sh: &Shared,
-        in_port: PortId,
-        mut notice: Packet,
-        ctx: &mut RouterCtx<'_>,
-    ) {
-        let (dst_switch, dst_port) = sh.endpoints.locate(notice.dst);
-        if dst_switch == self.id {
-            let port = &self.sw.ports[dst_port as usize];
-            let terminal = port.route.latency();
-            let (senders, ack) = (notice.size, notice.seq == ACK);
-            ctx.schedule_self(
-                2 * terminal,
-                SelfEvent::Notify { nic: port.nic, from: notice.src(), senders, ack },
-            );
-            return;
-        }
-        let Some(next) = self.route_notice(sh, in_port, dst_switch, &mut notice, ctx.now()) else { return };
-        let port = &self.sw.ports[next.port as usize];
-        ctx.send_link(port.route, LinkMsg::Notice { port: port.peer_port, packet: notice });
     }
 
     /// What endpoint `nic_index` injects next at `t`: a notification; else the oldest

@@ -57,9 +57,11 @@
 //! - `allocator.rs`: the allocator's passes and the grants;
 //! - `separable.rs`: the separable allocator's matching and its scratch space;
 //! - `link.rs`: transmission on output links, and each link's stall time;
-//! - `cc.rs`: congestion control (`congestion.control`): InfiniBand's marking at the
-//!   grant, a destination's count of its senders (per destination), notifications and
+//! - `cc.rs`: congestion control (`congestion.control`) at the endpoints: a
+//!   destination's count of its senders (per destination), notifications and
 //!   acknowledgements back to the source, the source's flows and the packets they hold;
+//! - `cc_switch.rs`: congestion control at the switch: the marking at the grant and the
+//!   notices forwarded hop by hop;
 //! - `sharing.rs`: reports of state to neighbouring routers, for routings that read them
 //!   (what routings that learn measure travels in `route.rs`, on each head's arrival);
 //! - `stats.rs`: [`PartitionStats`] and what a router reports.
@@ -68,6 +70,7 @@ mod allocator;
 mod app;
 mod buffers;
 mod cc;
+mod cc_switch;
 mod endpoints;
 mod link;
 mod messages;
