@@ -402,10 +402,10 @@ impl Columns {
 fn prefetch_slice<T>(s: &[T]) {
     let per_line = (64 / std::mem::size_of::<T>().max(1)).max(1);
     for line in s.chunks(per_line) {
-        engine::prefetch(line.as_ptr());
+        base::cache::prefetch(line.as_ptr());
     }
     if let Some(last) = s.last() {
-        engine::prefetch(last);
+        base::cache::prefetch(last);
     }
 }
 
@@ -510,13 +510,13 @@ impl DistanceRows {
             Encoding::Mod3 => {
                 let row = &self.mod3[dst as usize * self.row_len..][..self.row_len];
                 for &c in local {
-                    engine::prefetch(&row[c as usize / 32]);
+                    base::cache::prefetch(&row[c as usize / 32]);
                 }
             }
             Encoding::Exact => {
                 let row = &self.exact[dst as usize * self.row_len..][..self.row_len];
                 for &c in local {
-                    engine::prefetch(&row[c as usize]);
+                    base::cache::prefetch(&row[c as usize]);
                 }
             }
         }

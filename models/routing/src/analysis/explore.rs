@@ -384,7 +384,7 @@ impl<'a> Explorer<'a> {
             if let Some(&ahead) = ctx.terminals.get(k + 2) {
                 let ports = ctx.net.ports(ahead);
                 for port in ports.iter().step_by(4) {
-                    engine::prefetch(port);
+                    base::cache::prefetch(port);
                 }
             }
             let in_port = ctx.endpoint[s as usize].expect("endpoint").1;
