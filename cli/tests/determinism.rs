@@ -52,7 +52,7 @@ fn check_determinism(config: &str) {
 
 #[test]
 fn dragonfly_ugal_results_are_identical_for_1_2_and_4_threads() {
-    check_determinism(DRAGONFLY);
+    check_determinism(DRAGONFLY_UGAL);
 }
 
 #[test]

@@ -14,9 +14,9 @@ use tempfile::TempDir;
 fn bad_input_gives_a_clear_error_and_exit_code_1() {
     let dir = TempDir::new().unwrap();
     let d = dir.path();
-    let cfg = write(d, "df.toml", DRAGONFLY);
+    let cfg = write(d, "df.toml", DRAGONFLY_UGAL);
     let cfg = s(&cfg);
-    let bad_key = write(d, "bad_key.toml", &DRAGONFLY.replace("vcs = 3", "vcs = 3\nbogus_knob = 1"));
+    let bad_key = write(d, "bad_key.toml", &DRAGONFLY_UGAL.replace("vcs = 3", "vcs = 3\nbogus_knob = 1"));
     expect_error(d, &["run", s(&bad_key)], &["router", "bogus_knob"]);
     expect_error(d, &["run", cfg, "--set", "simulation.cycles=-3"], &["simulation.cycles", "-3"]);
     expect_error(d, &["run", cfg, "--set", "router.vcs=\"two\""], &["router.vcs", "two"]);
@@ -135,7 +135,7 @@ fn numbers_are_read_as_meant_and_a_seed_takes_any_u64() {
     let cfg = write(
         d,
         "df.toml",
-        &DRAGONFLY.replace("cycles = 3000", "cycles = 600").replace("warmup = 500", "warmup = 100"),
+        &DRAGONFLY_UGAL.replace("cycles = 3000", "cycles = 600").replace("warmup = 500", "warmup = 100"),
     );
     let cfg = s(&cfg);
     // Past TOML's integers: the key's range, not a string nor the name of a Rust type.
@@ -248,7 +248,7 @@ fn a_job_name_with_the_comma_that_separates_job_names_is_refused() {
 fn thread_and_rank_counts_are_checked_before_any_thread_starts() {
     let dir = TempDir::new().unwrap();
     let d = dir.path();
-    let cfg = write(d, "df.toml", DRAGONFLY);
+    let cfg = write(d, "df.toml", DRAGONFLY_UGAL);
     let cfg = s(&cfg);
     // Before the check, rayon's pool tried to start this many threads and hung.
     expect_error(d, &["run", cfg, "-t", "4294967295"], &["--threads 4294967295", "1 to 4096"]);
@@ -280,7 +280,7 @@ fn thread_and_rank_counts_are_checked_before_any_thread_starts() {
 fn a_progress_file_replaces_only_a_progress_file() {
     let dir = TempDir::new().unwrap();
     let d = dir.path();
-    let cfg = write(d, "df.toml", DRAGONFLY);
+    let cfg = write(d, "df.toml", DRAGONFLY_UGAL);
     let mine = write(d, "notes.txt", "my notes\n");
     let config_text = std::fs::read(&cfg).unwrap();
     // expect_error adds `-q -o never.h5`.

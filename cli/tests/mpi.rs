@@ -332,7 +332,7 @@ fn check_ranks(config: &str) {
 
 #[test]
 fn mpi_dragonfly_is_identical_for_every_rank_and_thread_layout() {
-    check_ranks(DRAGONFLY);
+    check_ranks(DRAGONFLY_UGAL);
 }
 
 #[test]

@@ -31,7 +31,7 @@ fn output_format_doc_matches_real_files() {
     let python = python_found_at_build("h5py");
     let dir = TempDir::new().unwrap();
     let d = dir.path();
-    let cfg = write(d, "df.toml", DRAGONFLY);
+    let cfg = write(d, "df.toml", DRAGONFLY_UGAL);
     let sweep = d.join("sweep.h5");
     xnet_expect(d, &["sweep", s(&cfg), "--loads", "0.1,0.3", "-q", "-t", "1", "-o", s(&sweep)], 0);
     let ring = write(d, "ring.toml", DEADLOCKING_RING);
@@ -147,7 +147,7 @@ print(status, counts[0], counts[1])
 fn xnet_study_show_prints_a_result_file() {
     let python = python_found_at_build(XNET_STUDY_NEEDS);
     let dir = TempDir::new().unwrap();
-    let cfg = write(dir.path(), "df.toml", DRAGONFLY);
+    let cfg = write(dir.path(), "df.toml", DRAGONFLY_UGAL);
     let out = dir.path().join("df.h5");
     xnet_expect(dir.path(), &["sweep", s(&cfg), "--loads", "0.1,0.3", "-q", "-t", "1", "-o", s(&out)], 0);
     let py = |file: &Path| xnet_study(&python, &["show", s(file)]).output().expect("run python");

@@ -60,7 +60,7 @@ fn a_result_file_about_to_be_replaced_is_named() {
     let cfg = write(
         d,
         "df.toml",
-        &DRAGONFLY.replace("cycles = 3000", "cycles = 600").replace("warmup = 500", "warmup = 100"),
+        &DRAGONFLY_UGAL.replace("cycles = 3000", "cycles = 600").replace("warmup = 500", "warmup = 100"),
     );
     let note = "note: xnet-df.h5 holds an earlier run's results; they stay until this run has \
                 results of its own, which then replace them";

@@ -3,30 +3,8 @@
 //! statistics gathered so far.
 
 mod common;
-use common::build;
+use common::{build, DEADLOCKING_RING as RING};
 use xnet_models::sim::Status;
-
-const RING: &str = r#"
-[simulation]
-cycles = 50000
-sample_period = 100
-watchdog = 1000
-[topology]
-kind = "torus"
-sides = [8]
-endpoints_per_switch = 2
-[router]
-vcs = 1
-packet_size = 4
-input_buffer = 4
-output_buffer = 4
-[routing]
-algorithm = "dor"
-vc_policy = "any"
-[traffic]
-pattern = "uniform"
-load = 1.0
-"#;
 
 #[test]
 fn ring_without_dateline_deadlocks_and_is_caught() {
