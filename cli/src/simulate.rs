@@ -67,11 +67,7 @@ fn hot_spot_line(sim: &models::sim::RankModel, loads: &[f64]) -> Option<String> 
 /// Writes a run's progress for `xnet study` (replacing the file whole, so that a reader
 /// never sees half a line). Progress is a courtesy: a failure to write it is ignored.
 fn write_progress(path: &Path, load_index: usize, loads: usize, cycle: u64, cycles: u64) {
-    // A name of its own beside the file, so that the rename replaces it whole.
-    let mut name = std::ffi::OsString::from(".");
-    name.push(path.file_name().unwrap_or_default());
-    name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = path.with_file_name(name);
+    let tmp = crate::output::beside(path);
     if std::fs::write(&tmp, format!("{load_index} {loads} {cycle} {cycles}\n")).is_ok() {
         let _ = std::fs::rename(&tmp, path);
     }

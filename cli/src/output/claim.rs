@@ -10,6 +10,18 @@ use std::path::{Path, PathBuf};
 /// The first bytes of an HDF5 file (without a user block, as xnet and h5py write them).
 const HDF5_SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
 
+/// The first bytes of `file`, as many as the HDF5 signature has (fewer if it is shorter).
+fn first_bytes(file: &mut OsFile) -> std::io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(HDF5_SIGNATURE.len());
+    file.take(HDF5_SIGNATURE.len() as u64).read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// Whether a file starting with `head` is one xnet may replace: empty, or HDF5.
+fn is_hdf5_or_empty(head: &[u8]) -> bool {
+    head.is_empty() || head == HDF5_SIGNATURE
+}
+
 /// What every write leaves free: room for the final status and the metadata HDF5 writes
 /// when the file is flushed and closed.
 const RESERVE: u64 = 1 << 20;
@@ -107,12 +119,9 @@ impl OutputClaim {
             .truncate(false)
             .open(path)
             .with_context(|| format!("cannot open output file {}", path.display()))?;
-        let mut head = Vec::with_capacity(8);
-        (&mut lock)
-            .take(8)
-            .read_to_end(&mut head)
-            .with_context(|| format!("cannot read output file {}", path.display()))?;
-        if !head.is_empty() && head != HDF5_SIGNATURE {
+        let head =
+            first_bytes(&mut lock).with_context(|| format!("cannot read output file {}", path.display()))?;
+        if !is_hdf5_or_empty(&head) {
             anyhow::bail!(
                 "output file {} exists and is not an HDF5 file: xnet replaces only HDF5 files; \
                  remove it or choose another -o",
@@ -234,11 +243,10 @@ fn remove_left_over(staged: &Path) -> Result<()> {
     if !meta.is_file() {
         return Err(refuse("not a regular file"));
     }
-    let mut head = Vec::with_capacity(8);
-    OsFile::open(staged)
-        .and_then(|f| f.take(8).read_to_end(&mut head))
+    let head = OsFile::open(staged)
+        .and_then(|mut f| first_bytes(&mut f))
         .with_context(|| format!("cannot read {}", staged.display()))?;
-    if !head.is_empty() && head != HDF5_SIGNATURE {
+    if !is_hdf5_or_empty(&head) {
         return Err(refuse("not an HDF5 file"));
     }
     std::fs::remove_file(staged).with_context(|| format!("cannot remove {}", staged.display()))

@@ -36,4 +36,4 @@ mod workload;
 pub use claim::OutputClaim;
 pub use file::{ResultFile, RunMeta};
 pub(crate) use h5::{attr, attr_str, table};
-pub(crate) use text::write_whole;
+pub(crate) use text::{beside, write_whole};

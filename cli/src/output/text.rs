@@ -6,7 +6,7 @@ use crate::load::{refuse_output_over_inputs, Input};
 use anyhow::{bail, Context, Result};
 use std::fs::OpenOptions;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Writes the file at `path` with `write`, replacing a regular file that is there only
 /// once the new one is complete: the text goes to a new file beside it (created afresh,
@@ -30,10 +30,7 @@ pub(crate) fn write_whole(
         Ok(m) if !m.is_file() => bail!("{option} {} exists and is not a regular file", path.display()),
         Ok(_) => true,
     };
-    let mut name = std::ffi::OsString::from(".");
-    name.push(path.file_name().unwrap_or_default());
-    name.push(format!(".{}.tmp", std::process::id()));
-    let staged = path.with_file_name(name);
+    let staged = beside(path);
     let written = (|| -> std::io::Result<()> {
         let file = OpenOptions::new().write(true).create_new(true).open(&staged)?;
         let mut out = BufWriter::new(file);
@@ -49,4 +46,13 @@ pub(crate) fn write_whole(
         });
     }
     Ok(earlier)
+}
+
+/// A name of this process's own beside `path` (`.NAME.PID.tmp`), for a file written
+/// there and then renamed over `path`, so that a reader never sees it half written.
+pub(crate) fn beside(path: &Path) -> PathBuf {
+    let mut name = std::ffi::OsString::from(".");
+    name.push(path.file_name().unwrap_or_default());
+    name.push(format!(".{}.tmp", std::process::id()));
+    path.with_file_name(name)
 }
