@@ -7,9 +7,10 @@
 //! ([`Settings::files`](routing::registry::Settings::files)), and a job's `mapping_file` ->
 //! `mapping_contents` ([`JOB_FILES`]), a `goal` job's `file` -> `contents`, a `dumpi`
 //! job's `meta` and an `otf2` job's `archive` -> `contents`, which takes the trace converted
-//! to GOAL ([`FileForm`]: the crate is handed a DUMPI trace's bytes and converts them; an
-//! OTF2 archive is read by the OTF2 library, the one place where a file is opened by path
-//! here, after the xnet command's reader has read its anchor). [`named_files`] walks a configuration's table and
+//! to GOAL ([`FileForm::Converted`]: the trace's converter in `workload/traces.rs` is handed
+//! the reader and converts the bytes; an OTF2 archive is read by the OTF2 library, the one
+//! place where a file is opened by path here, after the xnet command's reader has read its
+//! anchor). [`named_files`] walks a configuration's table and
 //! lists the files it names; [`read_named_files`] reads them with the reader the `xnet`
 //! command passes in (its file access) and puts each text in its contents key, which is
 //! how [`Config::parse_with_files`](crate::config::Config::parse_with_files) fills them
@@ -17,29 +18,8 @@
 //! configuration through the same walk.
 
 use crate::workload::JOB_FILES;
-use base::settings::{ConfigError, FileForm, FileKey};
-use schedule::{dumpi, schedule_of_trace, write_goal, Schedule};
+use base::settings::{read_text, ConfigError, FileError, FileForm, FileKey};
 use toml::{Table, Value};
-
-fn goal_text(schedule: &Schedule) -> String {
-    let mut goal = Vec::new();
-    write_goal(schedule, &mut goal).expect("writing to memory cannot fail");
-    String::from_utf8(goal).expect("GOAL is ASCII")
-}
-
-/// The schedule of the OTF2 archive whose anchor is `path`.
-#[cfg(feature = "otf2")]
-fn otf2_schedule(path: &str) -> Result<Schedule, String> {
-    otf2::schedule_of_archive_until(path, 1.0, &base::cancel::requested).map_err(|e| e.to_string())
-}
-
-#[cfg(not(feature = "otf2"))]
-fn otf2_schedule(path: &str) -> Result<Schedule, String> {
-    Err(format!(
-        "{path}: this xnet was built without OTF2 support: install the OTF2 library \
-         (scripts/bootstrap.sh) and build with the default features"
-    ))
-}
 
 /// Which tables [`named_files`] looks in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +43,7 @@ pub enum Step {
 }
 
 /// A file a configuration names.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct NamedFile {
     /// The table holding the file's keys, from the top: `[Key("routing"), Key("tables")]`.
     pub table: Vec<Step>,
@@ -111,55 +91,21 @@ impl NamedFile {
     }
 
     /// The text for the contents key, from the file read with `read` (the caller's file
-    /// access, bytes): the file's text, or for a DUMPI trace the trace (its `.meta` file and
-    /// the rank files beside it) as a GOAL schedule. An error names the key and the file:
+    /// access, bytes): the file's text, or what the entry's converter makes of it (a trace
+    /// as a GOAL schedule). An error names the key and the file:
     /// `routing.tables.lfts: cannot read the forwarding tables PATH: ...`.
     pub fn read(&self, read: &dyn Fn(&str) -> Result<Vec<u8>, String>) -> Result<String, ConfigError> {
         let fail = |path: &str, e: String| {
             ConfigError::new(self.path_key(), format!("cannot read {} {path}: {e}", self.key.what))
         };
-        let text = |path: &str| {
-            let bytes = read(path).map_err(|e| fail(path, e))?;
-            String::from_utf8(bytes)
-                .map_err(|e| fail(path, format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
+        let text = match self.key.form {
+            FileForm::Text => read_text(read, &self.path),
+            FileForm::Converted(convert) => convert(&self.path, read),
         };
-        match self.key.form {
-            FileForm::Text => text(&self.path),
-            FileForm::DumpiTrace => {
-                let bad = |e: String| ConfigError::new(self.path_key(), e);
-                let meta =
-                    dumpi::parse_meta(&text(&self.path)?, &self.path).map_err(|e| bad(e.to_string()))?;
-                // The rank files are named relative to the .meta file's folder.
-                let folder = self.path.rfind('/').map_or("", |i| &self.path[..=i]);
-                let ranks = (0..meta.ranks)
-                    .map(|r| {
-                        let path = format!("{folder}{}", meta.rank_file(r));
-                        // Named from the .meta file: say so, for a wrong numprocs or prefix.
-                        let bytes = read(&path).map_err(|e| {
-                            fail(
-                                &path,
-                                format!(
-                                    "{e} (the rank file of rank {r}: {} gives numprocs = {} and fileprefix = {}, \
-                                     read from its folder)",
-                                    self.path, meta.ranks, meta.prefix
-                                ),
-                            )
-                        })?;
-                        dumpi::parse_rank(&bytes, &path, r).map_err(|e| bad(e.to_string()))
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                let schedule =
-                    schedule_of_trace(&ranks, 1.0).map_err(|e| bad(format!("{}: {e}", self.path)))?;
-                Ok(goal_text(&schedule))
-            }
-            FileForm::Otf2Archive => {
-                // The anchor is read here for the same error as any file's when it is
-                // missing; the OTF2 library then reads the archive itself.
-                read(&self.path).map_err(|e| fail(&self.path, e))?;
-                let schedule = otf2_schedule(&self.path).map_err(|e| ConfigError::new(self.path_key(), e))?;
-                Ok(goal_text(&schedule))
-            }
-        }
+        text.map_err(|e| match e {
+            FileError::Unreadable { path, error } => fail(&path, error),
+            FileError::Invalid(message) => ConfigError::new(self.path_key(), message),
+        })
     }
 
     /// The table holding the file's keys in `doc`.

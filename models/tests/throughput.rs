@@ -163,41 +163,25 @@ fn the_default_router_carries_a_dragonfly_to_its_bounds() {
     assert!(over.accepted_load <= bound + 0.005 && over.accepted_load >= 0.95 * bound, "{over:?}");
 }
 
-/// The smallest HyperX worth the name: 2x2 switches of 4 endpoints (16 endpoints), where a
-/// half-window generates a few hundred packets and the packets in flight swing by several
-/// percent of that.
-const HYPERX_2X2: &str = r#"
-[simulation]
-cycles = 2000
-warmup = 400
-sample_period = 100
-[topology]
-kind = "hyperx"
-sides = [2, 2]
-endpoints_per_switch = 4
-[router]
-vcs = 2
-packet_size = 16
-input_buffer = 64
-[routing]
-algorithm = "minimal"
-selection = "adaptive"
-[traffic]
-pattern = "uniform"
-load = 0.1
-"#;
+/// The smallest HyperX worth the name ([`HYPERX_2X2`]: 2x2 switches of 4 endpoints) over
+/// a short window, where a half-window generates a few hundred packets and the packets in
+/// flight swing by several percent of that; `overrides` come after.
+fn short_2x2(overrides: &[&str]) -> Summary {
+    let mut all = vec!["simulation.cycles=2000", "simulation.warmup=400", "simulation.sample_period=100"];
+    all.extend_from_slice(overrides);
+    summary(HYPERX_2X2, &all)
+}
 
 #[test]
 fn sixteen_endpoints_below_saturation_are_not_flagged_by_noise() {
     // Uniform traffic on this network saturates at 15/32 or below (the channel bound,
-    // cli/tests/common/configs.rs); 0.1 and 0.3 are far below. Over 12 seeds the backlog's
+    // tests/fixtures/configs.rs); 0.1 and 0.3 are far below. Over 12 seeds the backlog's
     // noise exceeds the 1 % threshold at some points (at 7 of these 24), yet never by 3 of
     // its standard errors (at most 1.5).
     let mut noisy = 0;
     for seed in 1..=12 {
         for load in ["0.1", "0.3"] {
-            let s =
-                summary(HYPERX_2X2, &[&format!("simulation.seed={seed}"), &format!("traffic.load={load}")]);
+            let s = short_2x2(&[&format!("simulation.seed={seed}"), &format!("traffic.load={load}")]);
             noisy += usize::from(s.backlog_growth > xnet_models::sim::SATURATED_BACKLOG);
             assert!(!s.saturated && s.backlog_z < xnet_models::sim::SATURATED_Z, "seed {seed}: {s:?}");
         }
@@ -212,12 +196,9 @@ fn sixteen_endpoints_past_saturation_are_flagged() {
     // long enough to tell).
     for seed in 1..=4 {
         let seed = format!("simulation.seed={seed}");
-        let s = summary(
-            HYPERX_2X2,
-            &[&seed, "traffic.load=0.6", "simulation.cycles=4000", "simulation.warmup=800"],
-        );
+        let s = short_2x2(&[&seed, "traffic.load=0.6", "simulation.cycles=4000", "simulation.warmup=800"]);
         assert!(s.saturated && s.backlog_z > 5.0, "{seed}: {s:?}");
-        let far = summary(HYPERX_2X2, &[&seed, "traffic.load=1.0"]);
+        let far = short_2x2(&[&seed, "traffic.load=1.0"]);
         assert!(far.saturated && far.backlog_z > 5.0, "{seed}: {far:?}");
     }
 }

@@ -146,7 +146,7 @@ pub struct Setting {
 /// is checked (see `xnet_models::files`), so the text is recorded with the results and a
 /// recorded configuration runs without the file. Contents given in the configuration are
 /// used as they are unless the path is named on the command line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub struct FileKey {
     /// The key naming the file, a path relative to the working directory (`lfts`).
     pub path: &'static str,
@@ -159,16 +159,42 @@ pub struct FileKey {
 }
 
 /// How a named file becomes the text of its contents key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum FileForm {
     /// Its text, as it is (UTF-8).
     Text,
-    /// A DUMPI trace's `.meta` file: the trace (the `.meta` and the per-rank files beside
-    /// it) converted to a GOAL schedule.
-    DumpiTrace,
-    /// An OTF2 archive's anchor file (`traces.otf2`): the trace (read by the OTF2 library
-    /// from the archive's folder) converted to a GOAL schedule.
-    Otf2Archive,
+    /// Converted by the entry that declares it (a trace to a GOAL schedule): the crate
+    /// that knows the format holds the reader, this one only the hook.
+    Converted(FileConverter),
+}
+
+/// Reads the file at `path` (and the files it names, relative to its folder) with the
+/// caller's file access `read`, and returns the text for the contents key.
+pub type FileConverter =
+    fn(path: &str, read: &dyn Fn(&str) -> Result<Vec<u8>, String>) -> Result<String, FileError>;
+
+/// Why a named file gave no text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileError {
+    /// The file at `path` (the named one or one it names) could not be read: `error` says
+    /// why.
+    Unreadable {
+        /// The file that could not be read.
+        path: String,
+        /// Why.
+        error: String,
+    },
+    /// The files were read but do not hold what they should: the message names the file
+    /// and the place.
+    Invalid(String),
+}
+
+/// The file at `path` read with `read` as UTF-8 text.
+pub fn read_text(read: &dyn Fn(&str) -> Result<Vec<u8>, String>, path: &str) -> Result<String, FileError> {
+    let unreadable = |error: String| FileError::Unreadable { path: path.to_string(), error };
+    let bytes = read(path).map_err(unreadable)?;
+    String::from_utf8(bytes)
+        .map_err(|e| unreadable(format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
 }
 
 /// An entry as users see it.

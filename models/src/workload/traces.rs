@@ -3,8 +3,8 @@
 //! read (`crate::files`). All run once, their computations in nanoseconds.
 
 use super::{parse_as, CalcUnit, JobContext, JobOps, KindError, KindParams, WorkloadEntry};
-use base::settings::{FileForm, FileKey, Setting};
-use schedule::{read_goal, Problem};
+use base::settings::{read_text, FileError, FileForm, FileKey, Setting};
+use schedule::{dumpi, read_goal, schedule_of_trace, write_goal, Problem, Schedule};
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -53,7 +53,7 @@ pub(super) const DUMPI: WorkloadEntry = WorkloadEntry {
         Setting { key: "contents", default: "from meta", doc: "the trace as a GOAL schedule: filled in from meta by the xnet command (and so recorded with the results)" },
         Setting { key: "compute_scale", default: "1.0", doc: "factor on the traced computation times (0.5: a processor twice as fast)" },
     ],
-    files: &[FileKey { path: "meta", contents: "contents", what: "the DUMPI trace", form: FileForm::DumpiTrace }],
+    files: &[FileKey { path: "meta", contents: "contents", what: "the DUMPI trace", form: FileForm::Converted(dumpi_as_goal) }],
     parse: parse_as::<Dumpi>,
 };
 
@@ -79,7 +79,7 @@ pub(super) const OTF2: WorkloadEntry = WorkloadEntry {
         Setting { key: "contents", default: "from archive", doc: "the trace as a GOAL schedule: filled in from archive by the xnet command (and so recorded with the results)" },
         Setting { key: "compute_scale", default: "1.0", doc: "factor on the traced computation times (0.5: a processor twice as fast)" },
     ],
-    files: &[FileKey { path: "archive", contents: "contents", what: "the OTF2 archive", form: FileForm::Otf2Archive }],
+    files: &[FileKey { path: "archive", contents: "contents", what: "the OTF2 archive", form: FileForm::Converted(otf2_as_goal) }],
     parse: parse_as::<Otf2>,
 };
 
@@ -217,4 +217,59 @@ fn schedule_ops(
         schedule = schedule.map_calc(|t| (t as f64 * scale).round() as u64);
     }
     Ok(JobOps { graph: Arc::new(schedule), steps_per_iteration: 1, unit: CalcUnit::Nanoseconds })
+}
+
+/// `schedule` in GOAL's text.
+fn goal_text(schedule: &Schedule) -> String {
+    let mut goal = Vec::new();
+    write_goal(schedule, &mut goal).expect("writing to memory cannot fail");
+    String::from_utf8(goal).expect("GOAL is ASCII")
+}
+
+/// The DUMPI trace whose `.meta` file is `path` (the rank files beside it, named by the
+/// `.meta` file) as a GOAL schedule.
+fn dumpi_as_goal(path: &str, read: &dyn Fn(&str) -> Result<Vec<u8>, String>) -> Result<String, FileError> {
+    let meta =
+        dumpi::parse_meta(&read_text(read, path)?, path).map_err(|e| FileError::Invalid(e.to_string()))?;
+    // The rank files are named relative to the .meta file's folder.
+    let folder = path.rfind('/').map_or("", |i| &path[..=i]);
+    let ranks = (0..meta.ranks)
+        .map(|r| {
+            let rank_path = format!("{folder}{}", meta.rank_file(r));
+            // Named from the .meta file: say so, for a wrong numprocs or prefix.
+            let bytes = read(&rank_path).map_err(|e| FileError::Unreadable {
+                error: format!(
+                    "{e} (the rank file of rank {r}: {path} gives numprocs = {} and fileprefix = {}, \
+                     read from its folder)",
+                    meta.ranks, meta.prefix
+                ),
+                path: rank_path.clone(),
+            })?;
+            dumpi::parse_rank(&bytes, &rank_path, r).map_err(|e| FileError::Invalid(e.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let schedule = schedule_of_trace(&ranks, 1.0).map_err(|e| FileError::Invalid(format!("{path}: {e}")))?;
+    Ok(goal_text(&schedule))
+}
+
+/// The OTF2 archive whose anchor file is `path` as a GOAL schedule. The anchor is read
+/// with `read` for the same error as any file's when it is missing; the OTF2 library then
+/// reads the archive itself.
+fn otf2_as_goal(path: &str, read: &dyn Fn(&str) -> Result<Vec<u8>, String>) -> Result<String, FileError> {
+    read(path).map_err(|error| FileError::Unreadable { path: path.to_string(), error })?;
+    Ok(goal_text(&otf2_schedule(path).map_err(FileError::Invalid)?))
+}
+
+/// The schedule of the OTF2 archive whose anchor is `path`.
+#[cfg(feature = "otf2")]
+fn otf2_schedule(path: &str) -> Result<Schedule, String> {
+    otf2::schedule_of_archive_until(path, 1.0, &base::cancel::requested).map_err(|e| e.to_string())
+}
+
+#[cfg(not(feature = "otf2"))]
+fn otf2_schedule(path: &str) -> Result<Schedule, String> {
+    Err(format!(
+        "{path}: this xnet was built without OTF2 support: install the OTF2 library \
+         (scripts/bootstrap.sh) and build with the default features"
+    ))
 }
