@@ -406,7 +406,8 @@ fn million_endpoint_configs_shrunk_are_identical_on_1_and_2_ranks() {
 }
 
 /// Application jobs (a ring all-reduce placed from a mapping file, a stencil on random
-/// endpoints among the rest, a GOAL schedule with wildcards and rendezvous messages) with
+/// endpoints among the rest, a GOAL schedule with wildcards and rendezvous messages, NCCL
+/// collectives on two channels with their posted buffers) with
 /// background traffic from the endpoints left free: identical files for every rank and
 /// thread layout, and every rank where the mapping put it.
 #[test]
@@ -420,7 +421,10 @@ fn mpi_workload_is_identical_for_every_rank_and_thread_layout() {
         "\n[workload]\neager_limit = 512\n\
          [[workload.jobs]]\nkind = \"allreduce\"\nranks = 16\nbytes = 2048\nmapping = \"file\"\nmapping_file = \"{}\"\n\
          [[workload.jobs]]\nkind = \"stencil2d\"\ngrid = [8, 8]\nhalo_bytes = 100\niterations = 10\ncompute = 20\nmapping = \"random\"\n\
-         [[workload.jobs]]\nkind = \"goal\"\nfile = \"{}\"\n",
+         [[workload.jobs]]\nkind = \"goal\"\nfile = \"{}\"\n\
+         [[workload.jobs]]\nkind = \"collectives\"\nranks = 4\noperations = [\
+         {{collective = \"allreduce\", bytes = 100000, library = \"nccl\", hop_ns = 100}}, \
+         {{collective = \"reduce_scatter\", bytes = 3000, library = \"nccl\", protocol = \"ll128\", channels = 3}}]\n",
         mapping_path.display(),
         goal.display()
     );
@@ -435,9 +439,14 @@ fn mpi_workload_is_identical_for_every_rank_and_thread_layout() {
     let placed: Vec<u32> = ranks.iter().map(|r| r.endpoint).collect();
     assert_eq!(placed, (80..96).rev().collect::<Vec<u32>>());
     assert!(ranks.iter().all(|r| r.finish > 0));
-    assert_eq!(attr_str(&f.group("points/000/workload").unwrap(), "job_kinds"), "allreduce,stencil2d,goal");
+    assert_eq!(
+        attr_str(&f.group("points/000/workload").unwrap(), "job_kinds"),
+        "allreduce,stencil2d,goal,collectives"
+    );
     let goal = f.dataset("points/000/workload/job_002/ranks").unwrap().read_raw::<RankRow>().unwrap();
     assert!(goal.len() == 8 && goal.iter().all(|r| r.finish > 0));
+    let nccl = f.dataset("points/000/workload/job_003/ranks").unwrap().read_raw::<RankRow>().unwrap();
+    assert!(nccl.len() == 4 && nccl.iter().all(|r| r.finish > 0));
 }
 
 /// A rank whose switches have nothing to do (no traffic, no application rank there) must

@@ -130,6 +130,7 @@ fn operations_bytes(config: &Config) -> u64 {
             iterations: spec.iterations,
             compute: spec.compute,
             seed: config.simulation.seed,
+            ps_per_cycle: section.ps_per_cycle,
         };
         let ops = spec.kind.ops_estimate(&job);
         let run = ops.saturating_mul(u64::from(spec.replicas.max(1))).saturating_mul(RUN_BYTES_PER_OP);

@@ -397,6 +397,8 @@ fn the_ops_estimate_is_close_to_the_ops_built() {
          {collective = \"gather\", bytes = 64, algorithm = \"linear\", root = 3}, \
          {collective = \"allreduce\", bytes = 65536, comm_size = 8}, {collective = \"alltoall\", bytes = 8}, \
          {collective = \"barrier\"}]",
+        "kind = \"collectives\"\nranks = 16\noperations = [{collective = \"allreduce\", bytes = 1000000, \
+         library = \"nccl\"}, {collective = \"bcast\", bytes = 100000, library = \"nccl\", protocol = \"ll\", root = 5}]",
         "kind = \"goal\"\ncontents = \"\"\"\nnum_ranks 2\nrank 0 {\nl1: send 8b to 1 tag 1\nl2: calc 5\nl2 requires l1\n}\n\
          rank 1 {\nrecv 8b from 0 tag 1\n}\n\"\"\"",
     ];
@@ -406,7 +408,13 @@ fn the_ops_estimate_is_close_to_the_ops_built() {
     for (j, spec) in section.jobs.iter().enumerate() {
         let ops = job_ops(section, j, 1).unwrap();
         let built: u64 = (0..ops.graph.num_ranks()).map(|r| u64::from(ops.graph.ops_in_rank(r))).sum();
-        let job = JobContext { index: j, iterations: spec.iterations, compute: spec.compute, seed: 1 };
+        let job = JobContext {
+            index: j,
+            iterations: spec.iterations,
+            compute: spec.compute,
+            seed: 1,
+            ps_per_cycle: section.ps_per_cycle,
+        };
         let estimate = spec.kind.ops_estimate(&job);
         // 640 built against 704 estimated for the stencil, 24,256 against 40,320 for the ring.
         assert!(
@@ -415,4 +423,84 @@ fn the_ops_estimate_is_close_to_the_ops_built() {
             jobs[j]
         );
     }
+}
+
+/// A `collectives` job of one NCCL operation (`fields` of its table) on [`CLIQUE`].
+fn nccl_job(ranks: u32, fields: &str) -> String {
+    with_jobs(
+        CLIQUE,
+        &format!("[[workload.jobs]]\nkind = \"collectives\"\nranks = {ranks}\noperations = [{{library = \"nccl\", {fields}}}]\n"),
+    )
+}
+
+#[test]
+fn nccl_ring_allreduce_on_an_idle_network_streams_behind_the_first_posted_buffer() {
+    // 8 ranks, one channel, Simple with a 64 KiB buffer: 16 KiB is one loop of 8 chunks of
+    // 2 KiB, each sent as 2 slices of 1 KiB (64 cycles: 16 packets of 4 phits). Every
+    // receiver posts its first 4 buffers at once; the first record (64 bytes: one packet of
+    // 4 phits) reaches its sender ONE_HOP + 3 cycles later. From then on every NIC sends
+    // without a pause: its 4 x 7 slices, and the 4 x 7 - 4 records it posts as its slots
+    // free (4 cycles each). The last slice's last packet arrives ONE_HOP + 3 - 4 cycles
+    // after it leaves.
+    let slices = 4 * 7;
+    let expected = (ONE_HOP + 3) + slices * 64 + (slices - 4) * 4 + (ONE_HOP + 3 - 4);
+    let fields = "collective = \"allreduce\", bytes = 16384, channels = 1, buffer = 65536, hop_ns = 0";
+    for parts in [1, 2] {
+        let r = run(&build(&nccl_job(8, &format!("{fields}, launch_ns = 0")), &[]), parts);
+        assert_eq!(completion(&r, 0), expected, "{parts} partitions");
+        // Each rank: a slice and a posted buffer per slice it receives.
+        assert_eq!(r.workload.as_ref().unwrap().jobs[0].messages, 8 * 2 * slices);
+    }
+    // The launch (640 ns: 1,000 cycles of 0.64 ns) comes first.
+    let r = run(&build(&nccl_job(8, &format!("{fields}, launch_ns = 640")), &[]), 1);
+    assert_eq!(completion(&r, 0), expected + 1000);
+}
+
+#[test]
+fn nccl_ring_broadcast_in_ll_pays_the_gpu_at_every_hop_and_twice_the_bytes() {
+    // 4 ranks, root 0: a chain 0 -> 1 -> 2 -> 3 of one chunk. LL sends 512 bytes as 64
+    // lines of 16 bytes: 1 KiB, 64 cycles. Each rank's GPU takes 64 ns (100 cycles) per
+    // slice: the root before it sends, every other rank after its data is in. The posted
+    // buffers (sent at once) arrive long before the data is ready.
+    let fields =
+        "collective = \"bcast\", bytes = 512, protocol = \"ll\", channels = 1, launch_ns = 0, hop_ns = 64";
+    let r = run(&build(&nccl_job(4, fields), &[]), 2);
+    let hop = 64 + (ONE_HOP + 3 - 4);
+    assert_eq!(completion(&r, 0), 4 * 100 + 3 * hop);
+    let job = &r.workload.as_ref().unwrap().jobs[0];
+    assert_eq!((job.messages, job.packets_received), (3 + 3, 3 * 16 + 3));
+}
+
+#[test]
+fn nccl_operations_refuse_what_nccl_does_not_run() {
+    let error = |ranks: u32, fields: &str| {
+        Config::parse(&nccl_job(ranks, fields), &[])
+            .and_then(|c| {
+                let section = c.workload.clone().unwrap();
+                xnet_models::workload::job_ops(&section, 0, 1).map(|_| ())
+            })
+            .unwrap_err()
+            .to_string()
+    };
+    let e = error(4, "collective = \"alltoall\", bytes = 8");
+    assert!(e.contains("operations[0].library") && e.contains("not alltoall"), "{e}");
+    let e = error(4, "collective = \"allreduce\", bytes = 8, algorithm = \"tree\"");
+    assert!(e.contains("operations[0].algorithm") && e.contains("known: ring"), "{e}");
+    let e = error(4, "collective = \"allreduce\", bytes = 8, protocol = \"ll64\"");
+    assert!(e.contains("operations[0].protocol") && e.contains("simple, ll, ll128"), "{e}");
+    let e = error(4, "collective = \"allreduce\", bytes = 8, channels = 65");
+    assert!(e.contains("operations[0].channels") && e.contains("1 to 64"), "{e}");
+    let e = error(4, "collective = \"allreduce\", bytes = 8, buffer = 100");
+    assert!(e.contains("operations[0].buffer") && e.contains("at least"), "{e}");
+    let e = Config::parse(
+        &with_jobs(
+            CLIQUE,
+            "[[workload.jobs]]\nkind = \"collectives\"\nranks = 4\noperations = [{collective = \"allreduce\", bytes = 8, channels = 2}]\n",
+        ),
+        &[],
+    )
+    .and_then(|c| xnet_models::workload::job_ops(c.workload.as_ref().unwrap(), 0, 1).map(|_| ()))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("operations[0].channels") && e.contains("library = \"nccl\""), "{e}");
 }

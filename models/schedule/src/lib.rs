@@ -29,6 +29,7 @@ pub mod goal;
 mod graph;
 mod ideal;
 mod matching;
+pub mod nccl;
 pub mod program;
 mod repeat;
 mod replicas;

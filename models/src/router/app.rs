@@ -347,7 +347,7 @@ impl RouterState {
                 let seq = *next;
                 *next = next.wrapping_add(1) & SEQ_MASK;
                 let dst = job.endpoints[to as usize];
-                let out = if bytes <= w.eager_limit {
+                let out = if w.eager(bytes, comm) {
                     let (packets, last) = (w.packets(bytes), w.last_packet_phits(bytes));
                     Outgoing { dst, packets, last, low: op, seq, created: t, ends: Some(op) }
                 } else {
@@ -574,7 +574,7 @@ impl RouterState {
             let Op::Send { bytes, tag, comm, .. } = job.ops.graph.op(src, sop) else {
                 unreachable!("an application packet names a send")
             };
-            let rendezvous = bytes > w.eager_limit;
+            let rendezvous = !w.eager(bytes, comm);
             let env = Envelope { comm, src, tag };
             let posted = packet.created as u64;
             let m = Inbound {
@@ -718,7 +718,7 @@ impl RouterState {
                                 tag_text(tag)
                             )
                         }
-                        Op::Send { to, bytes, .. } if bytes > w.eager_limit => {
+                        Op::Send { to, bytes, comm, .. } if !w.eager(bytes, comm) => {
                             format!(
                                 "{name} (send to rank {to}) waits for its clear-to-send or its data to leave"
                             )

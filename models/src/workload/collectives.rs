@@ -1,22 +1,24 @@
-//! The `collectives` kind: a sequence of MPI collectives, each on the whole job or on
-//! sub-communicators, with the algorithm MPICH 4 would choose unless the configuration
-//! names one; the sequence repeats for the job's iterations, each ending in `compute`
-//! cycles of computation.
+//! The `collectives` kind: a sequence of collectives, each on the whole job or on
+//! sub-communicators, from MPICH (the algorithm MPICH 4 would choose unless the
+//! configuration names one) or from NCCL (its ring algorithms, channels and protocols:
+//! `schedule::nccl`); the sequence repeats for the job's iterations, each ending in
+//! `compute` cycles of computation.
 
 use super::{parse_as, CalcUnit, JobContext, JobOps, KindError, KindParams, WorkloadEntry};
 use base::settings::{names, Setting};
 use schedule::collectives::{select, Kind, KINDS};
-use schedule::{emit, Collective, Comm, Repeated, Schedule, ScheduleBuilder};
+use schedule::nccl::{emit_nccl, NcclKind, NcclSettings, Protocol, MAX_CHANNELS};
+use schedule::{emit, Collective, Comm, OpId, Repeated, Schedule, ScheduleBuilder};
 use serde::Deserialize;
 use std::sync::Arc;
 
 /// `collectives` in the workload registry.
 pub(super) const COLLECTIVES: WorkloadEntry = WorkloadEntry {
     name: "collectives",
-    doc: "a sequence of MPI collectives (bcast, reduce, allreduce, allgather, alltoall, reduce_scatter, barrier, gather, scatter), each on the job or on sub-communicators, expanded into messages by the algorithm MPICH 4 chooses by default or the one named",
+    doc: "a sequence of collectives (bcast, reduce, allreduce, allgather, alltoall, reduce_scatter, barrier, gather, scatter), each on the job or on sub-communicators, expanded into messages by MPICH's algorithms (the one MPICH 4 chooses by default or the one named) or by NCCL's ring algorithms with its channels, chunks and protocols",
     settings: &[
         Setting { key: "ranks", default: "required", doc: "ranks" },
-        Setting { key: "operations", default: "required", doc: "the collectives in order, as tables: `collective` (its name), `bytes` (the buffer for bcast, reduce and allreduce; each rank's part for allgather, reduce_scatter, gather and scatter; each pair's block for alltoall; none for barrier), `root` (0), `algorithm` (MPICH's choice; `xnet` names them in errors and docs/workloads.md), `comm_size` (the job's ranks: one communicator; else the ranks split into communicators of this size) and `split` (`block`: consecutive ranks, as rows; `cyclic`: every ranks/comm_size-th rank, as columns)" },
+        Setting { key: "operations", default: "required", doc: "the collectives in order, as tables: `collective` (its name), `bytes` (the buffer for bcast, reduce and allreduce; each rank's part for allgather, reduce_scatter, gather and scatter; each pair's block for alltoall; none for barrier), `root` (0), `algorithm` (MPICH's choice; `xnet` names them in errors and docs/workloads.md), `comm_size` (the job's ranks: one communicator; else the ranks split into communicators of this size) and `split` (`block`: consecutive ranks, as rows; `cyclic`: every ranks/comm_size-th rank, as columns); `library` (`mpich`, or `nccl` for allreduce, allgather, reduce_scatter, bcast and reduce: NCCL's ring, `algorithm = \"ring\"`), and with `nccl`: `protocol` (`simple`, `ll`, `ll128`; simple), `channels` (2; 1 to 64), `buffer` (bytes of a connection's FIFO: NCCL_BUFFSIZE, 4 MiB for simple), `launch_ns` and `hop_ns` (the GPU's latency per collective and per slice: NCCL's ring latencies over NVLink by protocol)" },
     ],
     files: &[],
     parse: parse_as::<Collectives>,
@@ -47,11 +49,51 @@ struct Operation {
     comm_size: Option<u32>,
     #[serde(default)]
     split: Option<String>,
+    #[serde(default)]
+    library: Option<String>,
+    #[serde(default)]
+    protocol: Option<String>,
+    #[serde(default)]
+    channels: Option<u32>,
+    #[serde(default)]
+    buffer: Option<u64>,
+    #[serde(default)]
+    launch_ns: Option<u64>,
+    #[serde(default)]
+    hop_ns: Option<u64>,
+}
+
+/// A collective as one library runs it.
+#[derive(Clone, Copy, Debug)]
+enum Expanded {
+    /// MPICH's algorithm.
+    Mpich(Collective),
+    /// NCCL's ring, latencies in cycles.
+    Nccl { kind: NcclKind, bytes: u64, root: usize, settings: NcclSettings },
+}
+
+impl Expanded {
+    /// Appends comm rank `me`'s part on `comm` (see [`emit`] and [`emit_nccl`]).
+    fn emit(
+        &self,
+        b: &mut ScheduleBuilder,
+        comm: &Comm,
+        me: usize,
+        tag: u32,
+        after: Option<OpId>,
+    ) -> Option<OpId> {
+        match self {
+            Expanded::Mpich(c) => emit(b, c, comm, me, tag, after),
+            Expanded::Nccl { kind, bytes, root, settings } => {
+                emit_nccl(b, *kind, *bytes, *root, settings, comm, me, tag, after)
+            }
+        }
+    }
 }
 
 /// One collective, resolved: per communicator its members and what it runs.
 struct Step {
-    comms: Vec<(Comm, Collective)>,
+    comms: Vec<(Comm, Expanded)>,
     /// Per rank: its communicator and its rank in it.
     member: Vec<(usize, usize)>,
 }
@@ -59,7 +101,7 @@ struct Step {
 impl Operation {
     /// The collective on `ranks` ranks, its communicators and their algorithms; errors
     /// name `operations[i]` and the field.
-    fn resolve(&self, i: usize, ranks: u32) -> Result<Step, KindError> {
+    fn resolve(&self, i: usize, ranks: u32, ps_per_cycle: u64) -> Result<Step, KindError> {
         let err = |field: &str, message: String| {
             KindError::new("operations", format!("operations[{i}].{field}: {message}"))
         };
@@ -100,22 +142,32 @@ impl Operation {
                 (c * size..(c + 1) * size).collect()
             }
         };
-        let algorithm = match &self.algorithm {
-            None => None,
-            Some(name) => Some(kind.algorithm(name).ok_or_else(|| {
-                err(
-                    "algorithm",
-                    format!(
-                        "`{name}` is not a {} algorithm; known: {}",
-                        kind.name(),
-                        names(kind.algorithms().iter().map(|a| a.0))
-                    ),
+        let expanded = match self.library.as_deref() {
+            None | Some("mpich") => {
+                if let Some(key) = self.nccl_key() {
+                    return Err(err(key, "is NCCL's: set `library = \"nccl\"`, or leave it out".into()));
+                }
+                let algorithm = match &self.algorithm {
+                    None => None,
+                    Some(name) => Some(kind.algorithm(name).ok_or_else(|| {
+                        err(
+                            "algorithm",
+                            format!(
+                                "`{name}` is not a {} algorithm; known: {}",
+                                kind.name(),
+                                names(kind.algorithms().iter().map(|a| a.0))
+                            ),
+                        )
+                    })?),
+                };
+                let algo = algorithm.unwrap_or_else(|| select(kind, bytes, size as usize));
+                Expanded::Mpich(
+                    Collective::new(kind, bytes, self.root as usize, algo).expect("the kind's own algorithm"),
                 )
-            })?),
+            }
+            Some("nccl") => self.nccl(kind, bytes, ps_per_cycle).map_err(|(field, m)| err(field, m))?,
+            Some(other) => return Err(err("library", format!("unknown `{other}`; known: mpich, nccl"))),
         };
-        let algo = algorithm.unwrap_or_else(|| select(kind, bytes, size as usize));
-        let collective =
-            Collective::new(kind, bytes, self.root as usize, algo).expect("the kind's own algorithm");
         let mut member = vec![(0, 0); ranks as usize];
         let comms = (0..groups)
             .map(|c| {
@@ -123,10 +175,73 @@ impl Operation {
                 for (me, &r) in comm.ranks.iter().enumerate() {
                     member[r as usize] = (c as usize, me);
                 }
-                (comm, collective)
+                (comm, expanded)
             })
             .collect();
         Ok(Step { comms, member })
+    }
+}
+
+impl Operation {
+    /// The first NCCL-only key given.
+    fn nccl_key(&self) -> Option<&'static str> {
+        [
+            ("protocol", self.protocol.is_some()),
+            ("channels", self.channels.is_some()),
+            ("buffer", self.buffer.is_some()),
+            ("launch_ns", self.launch_ns.is_some()),
+            ("hop_ns", self.hop_ns.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(key, given)| given.then_some(key))
+    }
+
+    /// The collective as NCCL runs it; an error names the field.
+    fn nccl(&self, kind: Kind, bytes: u64, ps_per_cycle: u64) -> Result<Expanded, (&'static str, String)> {
+        let kind = match kind {
+            Kind::Allreduce => NcclKind::AllReduce,
+            Kind::Allgather => NcclKind::AllGather,
+            Kind::ReduceScatter => NcclKind::ReduceScatter,
+            Kind::Bcast => NcclKind::Broadcast,
+            Kind::Reduce => NcclKind::Reduce,
+            other => {
+                return Err((
+                    "library",
+                    format!(
+                        "NCCL here runs allreduce, allgather, reduce_scatter, bcast and reduce, not {}",
+                        other.name()
+                    ),
+                ))
+            }
+        };
+        if let Some(name) = self.algorithm.as_deref().filter(|&a| a != "ring") {
+            return Err(("algorithm", format!("`{name}` is not an NCCL algorithm here; known: ring")));
+        }
+        let protocol = match self.protocol.as_deref() {
+            None => Protocol::Simple,
+            Some(name) => Protocol::parse(name).ok_or_else(|| {
+                ("protocol", format!("unknown `{name}`; known: {}", names(Protocol::ALL.iter().map(|p| p.0))))
+            })?,
+        };
+        let channels = self.channels.unwrap_or(2);
+        if !(1..=MAX_CHANNELS).contains(&channels) {
+            return Err(("channels", format!("must be 1 to {MAX_CHANNELS}, got {channels}")));
+        }
+        let mut settings = NcclSettings::new(protocol, channels);
+        if let Some(buffer) = self.buffer {
+            let least = u64::from(schedule::nccl::NCCL_STEPS) * protocol.grain() * 4;
+            if buffer < least {
+                return Err((
+                    "buffer",
+                    format!("must be at least {least} bytes for {}, got {buffer}", protocol.name()),
+                ));
+            }
+            settings.buffer = buffer;
+        }
+        let cycles = |ns: u64| (u128::from(ns) * 1000).div_ceil(u128::from(ps_per_cycle.max(1))) as u64;
+        settings.launch = cycles(self.launch_ns.unwrap_or(settings.launch));
+        settings.hop = cycles(self.hop_ns.unwrap_or(settings.hop));
+        Ok(Expanded::Nccl { kind, bytes, root: self.root as usize, settings })
     }
 }
 
@@ -138,11 +253,18 @@ impl KindParams for Collectives {
         if self.operations.is_empty() {
             return Err(KindError::new("operations", "give at least one collective"));
         }
+        // NCCL's tags hold the operation's index in 24 bits (the rest: channel, record).
+        if self.operations.len() > 1 << 24 {
+            return Err(KindError::new(
+                "operations",
+                format!("must be at most {} collectives, got {}", 1 << 24, self.operations.len()),
+            ));
+        }
         let steps: Vec<Step> = self
             .operations
             .iter()
             .enumerate()
-            .map(|(i, op)| op.resolve(i, self.ranks))
+            .map(|(i, op)| op.resolve(i, self.ranks, job.ps_per_cycle))
             .collect::<Result<_, _>>()?;
         let graph = Repeated::new(vec![template(&steps, self.ranks, job.compute)], job.iterations)
             .map_err(|e| KindError::new("iterations", format!("the collectives cannot be repeated: {e}")))?;
@@ -151,16 +273,16 @@ impl KindParams for Collectives {
 
     /// Per collective, the ops of its root (comm rank 0 for rootless ones) and of two other
     /// members emitted alone, the busier of those two standing for every other member.
-    fn ops_estimate(&self, _job: &JobContext) -> u64 {
+    fn ops_estimate(&self, job: &JobContext) -> u64 {
         let mut ops = u64::from(self.ranks); // each rank's closing calc
         for (i, op) in self.operations.iter().enumerate() {
-            let Ok(step) = op.resolve(i, self.ranks) else { return 0 };
+            let Ok(step) = op.resolve(i, self.ranks, job.ps_per_cycle) else { return 0 };
             let Some((comm, collective)) = step.comms.first() else { continue };
             let size = comm.size();
             let alone = |me: usize| {
                 let mut b = ScheduleBuilder::new();
                 b.add_rank();
-                emit(&mut b, collective, comm, me, 0, None);
+                collective.emit(&mut b, comm, me, 0, None);
                 u64::from(b.ops_in_rank())
             };
             let root = (op.root as usize).min(size - 1);
@@ -183,7 +305,7 @@ fn template(steps: &[Step], ranks: u32, compute: u64) -> Schedule {
         for (i, step) in steps.iter().enumerate() {
             let (c, me) = step.member[r as usize];
             let (comm, collective) = &step.comms[c];
-            last = emit(&mut b, collective, comm, me, i as u32, last).or(last);
+            last = collective.emit(&mut b, comm, me, i as u32, last).or(last);
         }
         let end = b.calc(compute);
         if let Some(l) = last {

@@ -75,6 +75,9 @@ pub struct JobContext {
     pub compute: u64,
     /// The run's seed.
     pub seed: u64,
+    /// Picoseconds per network cycle (`workload.ns_per_cycle`), for times a kind states in
+    /// nanoseconds but emits in cycles.
+    pub ps_per_cycle: u64,
 }
 
 /// Settings that make no program; the message names the key of the job's table.

@@ -202,7 +202,13 @@ pub const MAX_OPS_PER_RANK: u32 = CLEAR_TO_SEND - 1;
 /// name the job's key.
 pub fn job_ops(section: &WorkloadSection, j: usize, seed: u64) -> Result<JobOps, ConfigError> {
     let spec = &section.jobs[j];
-    let job = JobContext { index: j, iterations: spec.iterations, compute: spec.compute, seed };
+    let job = JobContext {
+        index: j,
+        iterations: spec.iterations,
+        compute: spec.compute,
+        seed,
+        ps_per_cycle: section.ps_per_cycle,
+    };
     let mut ops = spec
         .kind
         .ops(&job)
@@ -400,6 +406,14 @@ impl Workload {
             }
         }
         lines
+    }
+
+    /// Whether a message of `bytes` bytes on communicator `comm` goes at once (eager): up to
+    /// the eager limit, and always on NCCL's communicators, whose receivers post their
+    /// buffers in the graph ([`schedule::nccl::NCCL_COMM`]). Larger ones go by rendezvous.
+    #[inline]
+    pub fn eager(&self, bytes: u64, comm: u32) -> bool {
+        bytes <= self.eager_limit || comm & schedule::nccl::NCCL_COMM != 0
     }
 
     /// Packets a message of `bytes` bytes is split into: full ones, and a last one of what
