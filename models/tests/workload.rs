@@ -414,6 +414,7 @@ fn the_ops_estimate_is_close_to_the_ops_built() {
             compute: spec.compute,
             seed: 1,
             ps_per_cycle: section.ps_per_cycle,
+            bytes_per_phit: section.bytes_per_phit,
         };
         let estimate = spec.kind.ops_estimate(&job);
         // 640 built against 704 estimated for the stencil, 24,256 against 40,320 for the ring.
@@ -444,7 +445,8 @@ fn nccl_ring_allreduce_on_an_idle_network_streams_behind_the_first_posted_buffer
     // after it leaves.
     let slices = 4 * 7;
     let expected = (ONE_HOP + 3) + slices * 64 + (slices - 4) * 4 + (ONE_HOP + 3 - 4);
-    let fields = "collective = \"allreduce\", bytes = 16384, channels = 1, buffer = 65536, hop_ns = 0";
+    let fields = "collective = \"allreduce\", bytes = 16384, algorithm = \"ring\", protocol = \"simple\", \
+                  channels = 1, buffer = 65536, hop_ns = 0";
     for parts in [1, 2] {
         let r = run(&build(&nccl_job(8, &format!("{fields}, launch_ns = 0")), &[]), parts);
         assert_eq!(completion(&r, 0), expected, "{parts} partitions");
@@ -484,8 +486,10 @@ fn nccl_operations_refuse_what_nccl_does_not_run() {
     };
     let e = error(4, "collective = \"alltoall\", bytes = 8");
     assert!(e.contains("operations[0].library") && e.contains("not alltoall"), "{e}");
-    let e = error(4, "collective = \"allreduce\", bytes = 8, algorithm = \"tree\"");
-    assert!(e.contains("operations[0].algorithm") && e.contains("known: ring"), "{e}");
+    let e = error(4, "collective = \"allreduce\", bytes = 8, algorithm = \"nvls\"");
+    assert!(e.contains("operations[0].algorithm") && e.contains("known: ring, tree"), "{e}");
+    let e = error(4, "collective = \"bcast\", bytes = 8, algorithm = \"tree\"");
+    assert!(e.contains("operations[0].algorithm") && e.contains("allreduce only"), "{e}");
     let e = error(4, "collective = \"allreduce\", bytes = 8, protocol = \"ll64\"");
     assert!(e.contains("operations[0].protocol") && e.contains("simple, ll, ll128"), "{e}");
     let e = error(4, "collective = \"allreduce\", bytes = 8, channels = 65");
@@ -503,4 +507,60 @@ fn nccl_operations_refuse_what_nccl_does_not_run() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("operations[0].channels") && e.contains("library = \"nccl\""), "{e}");
+}
+
+#[test]
+fn nccl_tree_allreduce_reduces_up_and_broadcasts_down_the_first_tree() {
+    // 4 ranks: NCCL's first tree is 0 <- 2 <- {1, 3}. 16 bytes is one chunk of one packet
+    // of one phit (a message takes ONE_HOP); every GPU takes 100 cycles (64 ns) per
+    // slice. The leaves send up at 100; rank 2's two packets reach its one ejection port a
+    // cycle apart, so it reduces at 101 + ONE_HOP and sends to the root; the root reduces
+    // and sends down; rank 2 receives, copies and sends to 1, then to 3 a cycle later; the
+    // leaves take the result 100 cycles after it arrives.
+    let fields = "collective = \"allreduce\", bytes = 16, algorithm = \"tree\", protocol = \"simple\", \
+                  channels = 1, launch_ns = 0, hop_ns = 64";
+    for parts in [1, 2] {
+        let r = run(&build(&nccl_job(4, fields), &[]), parts);
+        assert_eq!(completion(&r, 0), 502 + 4 * ONE_HOP, "{parts} partitions");
+        let job = &r.workload.as_ref().unwrap().jobs[0];
+        let finish: Vec<u64> = job.rank_finish.clone();
+        assert_eq!(
+            finish,
+            vec![301 + 2 * ONE_HOP, 501 + 4 * ONE_HOP, 401 + 3 * ONE_HOP + 1, 502 + 4 * ONE_HOP]
+        );
+        // 6 data messages (3 up, 3 down), each with its posted buffer.
+        assert_eq!(job.messages, 12);
+    }
+    // Two channels run both trees (the second mirrors the first: root 3): twice the
+    // messages, the same on any partitioning.
+    let two = nccl_job(4, "collective = \"allreduce\", bytes = 4096, algorithm = \"tree\", channels = 2");
+    // Named channels stand, however small the collective.
+    let (a, b) = (run(&build(&two, &[]), 1), run(&build(&two, &[]), 2));
+    assert_eq!(completion(&a, 0), completion(&b, 0));
+    assert_eq!(a.workload.as_ref().unwrap().jobs[0].messages, 24);
+}
+
+#[test]
+fn nccl_operations_run_what_nccl_s_tuning_model_chooses_unless_named() {
+    use xnet_models::schedule::nccl::{tuning, Algorithm, NcclKind, Protocol};
+    // The clique's links carry 16 bytes per 0.64 ns: 25 GB/s NICs.
+    let mut picks = Vec::new();
+    for bytes in [1024u64, 1 << 20] {
+        let all = [Algorithm::Ring, Algorithm::Tree];
+        let protocols = [Protocol::Ll, Protocol::Ll128, Protocol::Simple];
+        let e = tuning::choose(NcclKind::AllReduce, bytes, 8, 25.0, 2, &all, &protocols).unwrap();
+        let channels = tuning::channels_for(e.algorithm, e.protocol, bytes, 8, 2);
+        let long = ["simulation.cycles=1000000"];
+        let chosen = run(&build(&nccl_job(8, &format!("collective = \"allreduce\", bytes = {bytes}")), &long), 1);
+        let named = format!(
+            "collective = \"allreduce\", bytes = {bytes}, algorithm = \"{}\", protocol = \"{}\", channels = {channels}",
+            e.algorithm.name(),
+            e.protocol.name()
+        );
+        let r = run(&build(&nccl_job(8, &named), &long), 1);
+        assert_eq!(completion(&chosen, 0), completion(&r, 0), "{bytes} bytes: {named}");
+        picks.push((e.algorithm, e.protocol));
+    }
+    // The model picks differently at the two sizes: the test sees both paths.
+    assert_ne!(picks[0], picks[1], "{picks:?}");
 }

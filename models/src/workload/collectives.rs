@@ -7,7 +7,11 @@
 use super::{parse_as, CalcUnit, JobContext, JobOps, KindError, KindParams, WorkloadEntry};
 use base::settings::{names, Setting};
 use schedule::collectives::{select, Kind, KINDS};
-use schedule::nccl::{emit_nccl, NcclKind, NcclSettings, Protocol, MAX_CHANNELS};
+use schedule::nccl::{emit_nccl, tuning, Algorithm, NcclKind, NcclSettings, Protocol, MAX_CHANNELS};
+
+/// NCCL's channels when an operation names none: the ring (or tree) its topology search
+/// finds for a GPU with one NIC, doubled (`src/graph/connect.cc`).
+const DEFAULT_CHANNELS: u32 = 2;
 use schedule::{emit, Collective, Comm, OpId, Repeated, Schedule, ScheduleBuilder};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -18,7 +22,7 @@ pub(super) const COLLECTIVES: WorkloadEntry = WorkloadEntry {
     doc: "a sequence of collectives (bcast, reduce, allreduce, allgather, alltoall, reduce_scatter, barrier, gather, scatter), each on the job or on sub-communicators, expanded into messages by MPICH's algorithms (the one MPICH 4 chooses by default or the one named) or by NCCL's ring algorithms with its channels, chunks and protocols",
     settings: &[
         Setting { key: "ranks", default: "required", doc: "ranks" },
-        Setting { key: "operations", default: "required", doc: "the collectives in order, as tables: `collective` (its name), `bytes` (the buffer for bcast, reduce and allreduce; each rank's part for allgather, reduce_scatter, gather and scatter; each pair's block for alltoall; none for barrier), `root` (0), `algorithm` (MPICH's choice; `xnet` names them in errors and docs/workloads.md), `comm_size` (the job's ranks: one communicator; else the ranks split into communicators of this size) and `split` (`block`: consecutive ranks, as rows; `cyclic`: every ranks/comm_size-th rank, as columns); `library` (`mpich`, or `nccl` for allreduce, allgather, reduce_scatter, bcast and reduce: NCCL's ring, `algorithm = \"ring\"`), and with `nccl`: `protocol` (`simple`, `ll`, `ll128`; simple), `channels` (2; 1 to 64), `buffer` (bytes of a connection's FIFO: NCCL_BUFFSIZE, 4 MiB for simple), `launch_ns` and `hop_ns` (the GPU's latency per collective and per slice: NCCL's ring latencies over NVLink by protocol)" },
+        Setting { key: "operations", default: "required", doc: "the collectives in order, as tables: `collective` (its name), `bytes` (the buffer for bcast, reduce and allreduce; each rank's part for allgather, reduce_scatter, gather and scatter; each pair's block for alltoall; none for barrier), `root` (0), `algorithm` (MPICH's choice; `xnet` names them in errors and docs/workloads.md), `comm_size` (the job's ranks: one communicator; else the ranks split into communicators of this size) and `split` (`block`: consecutive ranks, as rows; `cyclic`: every ranks/comm_size-th rank, as columns); `library` (`mpich`, or `nccl` for allreduce, allgather, reduce_scatter, bcast and reduce: `algorithm` `ring`, or `tree` for allreduce; NCCL's tuning model's choice when not named), and with `nccl`: `protocol` (`simple`, `ll`, `ll128`; the tuning model's choice), `channels` (2, fewer for small collectives as NCCL does; 1 to 64), `buffer` (bytes of a connection's FIFO: NCCL_BUFFSIZE, 4 MiB for simple), `launch_ns` and `hop_ns` (the GPU's latency per collective and per slice: NCCL's ring latencies over NVLink by protocol)" },
     ],
     files: &[],
     parse: parse_as::<Collectives>,
@@ -101,7 +105,7 @@ struct Step {
 impl Operation {
     /// The collective on `ranks` ranks, its communicators and their algorithms; errors
     /// name `operations[i]` and the field.
-    fn resolve(&self, i: usize, ranks: u32, ps_per_cycle: u64) -> Result<Step, KindError> {
+    fn resolve(&self, i: usize, ranks: u32, job: &JobContext) -> Result<Step, KindError> {
         let err = |field: &str, message: String| {
             KindError::new("operations", format!("operations[{i}].{field}: {message}"))
         };
@@ -165,7 +169,7 @@ impl Operation {
                     Collective::new(kind, bytes, self.root as usize, algo).expect("the kind's own algorithm"),
                 )
             }
-            Some("nccl") => self.nccl(kind, bytes, ps_per_cycle).map_err(|(field, m)| err(field, m))?,
+            Some("nccl") => self.nccl(kind, bytes, size as usize, job).map_err(|(field, m)| err(field, m))?,
             Some(other) => return Err(err("library", format!("unknown `{other}`; known: mpich, nccl"))),
         };
         let mut member = vec![(0, 0); ranks as usize];
@@ -197,7 +201,16 @@ impl Operation {
     }
 
     /// The collective as NCCL runs it; an error names the field.
-    fn nccl(&self, kind: Kind, bytes: u64, ps_per_cycle: u64) -> Result<Expanded, (&'static str, String)> {
+    /// The collective as NCCL runs it on a communicator of `size` ranks: what the
+    /// operation names, the rest as NCCL's tuning model chooses (`schedule::nccl::tuning`,
+    /// the NIC at the endpoints' link rate). An error names the field.
+    fn nccl(
+        &self,
+        kind: Kind,
+        bytes: u64,
+        size: usize,
+        job: &JobContext,
+    ) -> Result<Expanded, (&'static str, String)> {
         let kind = match kind {
             Kind::Allreduce => NcclKind::AllReduce,
             Kind::Allgather => NcclKind::AllGather,
@@ -214,20 +227,46 @@ impl Operation {
                 ))
             }
         };
-        if let Some(name) = self.algorithm.as_deref().filter(|&a| a != "ring") {
-            return Err(("algorithm", format!("`{name}` is not an NCCL algorithm here; known: ring")));
-        }
-        let protocol = match self.protocol.as_deref() {
-            None => Protocol::Simple,
-            Some(name) => Protocol::parse(name).ok_or_else(|| {
-                ("protocol", format!("unknown `{name}`; known: {}", names(Protocol::ALL.iter().map(|p| p.0))))
-            })?,
+        let algorithms = match self.algorithm.as_deref() {
+            None => vec![Algorithm::Ring, Algorithm::Tree],
+            Some(name) => vec![Algorithm::parse(name).ok_or_else(|| {
+                (
+                    "algorithm",
+                    format!(
+                        "unknown NCCL algorithm `{name}`; known: {}",
+                        names(Algorithm::ALL.iter().map(|a| a.0))
+                    ),
+                )
+            })?],
         };
-        let channels = self.channels.unwrap_or(2);
-        if !(1..=MAX_CHANNELS).contains(&channels) {
-            return Err(("channels", format!("must be 1 to {MAX_CHANNELS}, got {channels}")));
+        if let [algorithm] = algorithms[..] {
+            if !algorithm.runs(kind) {
+                return Err(("algorithm", format!("NCCL's {} runs allreduce only", algorithm.name())));
+            }
         }
-        let mut settings = NcclSettings::new(protocol, channels);
+        let protocols = match self.protocol.as_deref() {
+            None => vec![Protocol::Ll, Protocol::Ll128, Protocol::Simple],
+            Some(name) => vec![Protocol::parse(name).ok_or_else(|| {
+                ("protocol", format!("unknown `{name}`; known: {}", names(Protocol::ALL.iter().map(|p| p.0))))
+            })?],
+        };
+        let most = self.channels.unwrap_or(DEFAULT_CHANNELS);
+        if !(1..=MAX_CHANNELS).contains(&most) {
+            return Err(("channels", format!("must be 1 to {MAX_CHANNELS}, got {most}")));
+        }
+        // NCCL's model counts all-gather's and reduce-scatter's whole buffer.
+        let total = match kind {
+            NcclKind::AllGather | NcclKind::ReduceScatter => bytes.saturating_mul(size as u64),
+            _ => bytes,
+        };
+        let chosen = tuning::choose(kind, total, size.max(2), job.link_gbs(), most, &algorithms, &protocols)
+            .expect("every kind has its ring");
+        let (algorithm, protocol) = (chosen.algorithm, chosen.protocol);
+        let channels = match self.channels {
+            Some(c) => c,
+            None => tuning::channels_for(algorithm, protocol, total, size, most),
+        };
+        let mut settings = NcclSettings::new(algorithm, protocol, channels);
         if let Some(buffer) = self.buffer {
             let least = u64::from(schedule::nccl::NCCL_STEPS) * protocol.grain() * 4;
             if buffer < least {
@@ -238,7 +277,7 @@ impl Operation {
             }
             settings.buffer = buffer;
         }
-        let cycles = |ns: u64| (u128::from(ns) * 1000).div_ceil(u128::from(ps_per_cycle.max(1))) as u64;
+        let cycles = |ns: u64| (u128::from(ns) * 1000).div_ceil(u128::from(job.ps_per_cycle.max(1))) as u64;
         settings.launch = cycles(self.launch_ns.unwrap_or(settings.launch));
         settings.hop = cycles(self.hop_ns.unwrap_or(settings.hop));
         Ok(Expanded::Nccl { kind, bytes, root: self.root as usize, settings })
@@ -264,7 +303,7 @@ impl KindParams for Collectives {
             .operations
             .iter()
             .enumerate()
-            .map(|(i, op)| op.resolve(i, self.ranks, job.ps_per_cycle))
+            .map(|(i, op)| op.resolve(i, self.ranks, job))
             .collect::<Result<_, _>>()?;
         let graph = Repeated::new(vec![template(&steps, self.ranks, job.compute)], job.iterations)
             .map_err(|e| KindError::new("iterations", format!("the collectives cannot be repeated: {e}")))?;
@@ -276,7 +315,7 @@ impl KindParams for Collectives {
     fn ops_estimate(&self, job: &JobContext) -> u64 {
         let mut ops = u64::from(self.ranks); // each rank's closing calc
         for (i, op) in self.operations.iter().enumerate() {
-            let Ok(step) = op.resolve(i, self.ranks, job.ps_per_cycle) else { return 0 };
+            let Ok(step) = op.resolve(i, self.ranks, job) else { return 0 };
             let Some((comm, collective)) = step.comms.first() else { continue };
             let size = comm.size();
             let alone = |me: usize| {

@@ -78,6 +78,16 @@ pub struct JobContext {
     /// Picoseconds per network cycle (`workload.ns_per_cycle`), for times a kind states in
     /// nanoseconds but emits in cycles.
     pub ps_per_cycle: u64,
+    /// Bytes a phit carries (`workload.bytes_per_phit`): with `ps_per_cycle`, an
+    /// endpoint's link rate.
+    pub bytes_per_phit: u64,
+}
+
+impl JobContext {
+    /// An endpoint's link rate, GB/s: a phit per cycle.
+    pub fn link_gbs(&self) -> f64 {
+        self.bytes_per_phit as f64 * 1000.0 / self.ps_per_cycle.max(1) as f64
+    }
 }
 
 /// Settings that make no program; the message names the key of the job's table.

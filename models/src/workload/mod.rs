@@ -208,6 +208,7 @@ pub fn job_ops(section: &WorkloadSection, j: usize, seed: u64) -> Result<JobOps,
         compute: spec.compute,
         seed,
         ps_per_cycle: section.ps_per_cycle,
+        bytes_per_phit: section.bytes_per_phit,
     };
     let mut ops = spec
         .kind

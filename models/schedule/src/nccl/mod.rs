@@ -42,9 +42,14 @@
 //!   per hop: LL 0.6, LL128 1.9, Simple 3.4 µs): the GPU's part of a step, the network's
 //!   part being simulated.
 
-use crate::graph::{OpId, ScheduleBuilder, Source, TagMatch};
+mod pipeline;
+mod ring;
+mod tree;
+pub mod tuning;
+
+use crate::graph::{OpId, ScheduleBuilder};
 use crate::Comm;
-use std::collections::VecDeque;
+use pipeline::Channel;
 
 /// Marks the communicator of NCCL's messages (bit 31 of `comm`): a receiver posts its
 /// buffer before the data comes (the CTS messages in the graph), so the executor sends
@@ -115,22 +120,29 @@ impl Protocol {
         }
     }
 
-    /// NCCL's ring base latency (ns): the launch of a collective (`baseLatencies`).
-    pub fn ring_launch_ns(self) -> u64 {
-        match self {
-            Protocol::Simple => 8_400,
-            Protocol::Ll => 6_600,
-            Protocol::Ll128 => 14_000,
+    /// NCCL's base latency (ns) of `algorithm`: the launch of a collective
+    /// (`baseLatencies`).
+    pub fn launch_ns(self, algorithm: Algorithm) -> u64 {
+        match (algorithm, self) {
+            (Algorithm::Ring, Protocol::Simple) => 8_400,
+            (Algorithm::Ring, Protocol::Ll) => 6_600,
+            (Algorithm::Ring, Protocol::Ll128) => 14_000,
+            (Algorithm::Tree, Protocol::Simple) => 8_400,
+            (Algorithm::Tree, Protocol::Ll) => 6_800,
+            (Algorithm::Tree, Protocol::Ll128) => 14_000,
         }
     }
 
-    /// NCCL's ring latency per step over NVLink (ns, `hwLatencies[NVLINK][RING]`): the
-    /// GPU's part of a hop.
-    pub fn ring_hop_ns(self) -> u64 {
-        match self {
-            Protocol::Simple => 3_400,
-            Protocol::Ll => 600,
-            Protocol::Ll128 => 1_900,
+    /// NCCL's latency per step of `algorithm` over NVLink (ns, `hwLatencies[NVLINK]`):
+    /// the GPU's part of a hop.
+    pub fn hop_ns(self, algorithm: Algorithm) -> u64 {
+        match (algorithm, self) {
+            (Algorithm::Ring, Protocol::Simple) => 3_400,
+            (Algorithm::Ring, Protocol::Ll) => 600,
+            (Algorithm::Ring, Protocol::Ll128) => 1_900,
+            (Algorithm::Tree, Protocol::Simple) => 4_000,
+            (Algorithm::Tree, Protocol::Ll) => 600,
+            (Algorithm::Tree, Protocol::Ll128) => 1_250,
         }
     }
 }
@@ -150,9 +162,40 @@ pub enum NcclKind {
     Reduce,
 }
 
-/// How NCCL runs a collective: its protocol, channels, buffer and latencies.
+/// NCCL's algorithms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// Rings, one per channel.
+    Ring,
+    /// The double binary tree (all-reduce only).
+    Tree,
+}
+
+impl Algorithm {
+    /// Every algorithm with its name in configurations.
+    pub const ALL: [(&'static str, Algorithm); 2] = [("ring", Algorithm::Ring), ("tree", Algorithm::Tree)];
+
+    /// Its name in configurations.
+    pub fn name(self) -> &'static str {
+        Self::ALL.iter().find(|(_, a)| *a == self).map_or("?", |(n, _)| n)
+    }
+
+    /// The algorithm named `name`.
+    pub fn parse(name: &str) -> Option<Algorithm> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|&(_, a)| a)
+    }
+
+    /// Whether it runs `kind`.
+    pub fn runs(self, kind: NcclKind) -> bool {
+        self == Algorithm::Ring || kind == NcclKind::AllReduce
+    }
+}
+
+/// How NCCL runs a collective: its algorithm, protocol, channels, buffer and latencies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct NcclSettings {
+    /// The algorithm.
+    pub algorithm: Algorithm,
     /// The protocol.
     pub protocol: Protocol,
     /// Channels (1 to [`MAX_CHANNELS`]).
@@ -166,14 +209,16 @@ pub struct NcclSettings {
 }
 
 impl NcclSettings {
-    /// NCCL's defaults for `protocol` on `channels` channels, latencies in nanoseconds.
-    pub fn new(protocol: Protocol, channels: u32) -> NcclSettings {
+    /// NCCL's defaults for `algorithm` in `protocol` on `channels` channels, latencies in
+    /// nanoseconds.
+    pub fn new(algorithm: Algorithm, protocol: Protocol, channels: u32) -> NcclSettings {
         NcclSettings {
+            algorithm,
             protocol,
             channels,
             buffer: protocol.default_buffer(),
-            launch: protocol.ring_launch_ns(),
-            hop: protocol.ring_hop_ns(),
+            launch: protocol.launch_ns(algorithm),
+            hop: protocol.hop_ns(algorithm),
         }
     }
 
@@ -182,12 +227,14 @@ impl NcclSettings {
         self.buffer / u64::from(NCCL_STEPS)
     }
 
-    /// `(chunk steps, slice steps)` of `kind` under this protocol.
+    /// `(chunk steps, slice steps)` of `kind` under this algorithm and protocol.
     fn steps(&self, kind: NcclKind) -> (u64, u64) {
-        match (self.protocol, kind) {
-            (Protocol::Simple, NcclKind::AllReduce | NcclKind::AllGather | NcclKind::ReduceScatter) => {
-                (u64::from(NCCL_STEPS / 2), u64::from(NCCL_STEPS / 4))
-            }
+        match (self.algorithm, self.protocol, kind) {
+            (
+                Algorithm::Ring,
+                Protocol::Simple,
+                NcclKind::AllReduce | NcclKind::AllGather | NcclKind::ReduceScatter,
+            ) => (u64::from(NCCL_STEPS / 2), u64::from(NCCL_STEPS / 4)),
             _ => (1, 1),
         }
     }
@@ -228,17 +275,6 @@ impl NcclSettings {
     }
 }
 
-/// What a rank does with one chunk of a ring step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Role {
-    /// Sends its own data to the next rank.
-    Send,
-    /// Receives from the previous rank and sends on (reduced or copied).
-    RecvSend,
-    /// Receives from the previous rank.
-    Recv,
-}
-
 /// The bytes each channel carries of `count` bytes: an even split in grains, the last
 /// channel short by the rounding; channels left without data are dropped.
 fn channel_bytes(count: u64, channels: u32, grain: u64) -> Vec<u64> {
@@ -252,80 +288,15 @@ fn channel_bytes(count: u64, channels: u32, grain: u64) -> Vec<u64> {
     bytes
 }
 
-/// Rank `me`'s chunks on one channel of `bytes` bytes, in order: `(role, bytes)`.
-fn ring_program(
-    kind: NcclKind,
-    n: usize,
-    me: usize,
-    root: usize,
-    bytes: u64,
-    chunk: u64,
-) -> Vec<(Role, u64)> {
-    let mut steps = Vec::new();
-    match kind {
-        NcclKind::AllReduce => {
-            let loop_bytes = n as u64 * chunk;
-            let mut offset = 0;
-            while offset < bytes {
-                let rest = bytes - offset;
-                let chunk =
-                    if rest < loop_bytes { rest.div_ceil(n as u64).next_multiple_of(16) } else { chunk };
-                let size = |c: usize| chunk.min(rest.saturating_sub(c as u64 * chunk));
-                let m = |r: usize| r % n;
-                steps.push((Role::Send, size(m(me + n - 1))));
-                for j in 2..n {
-                    steps.push((Role::RecvSend, size(m(me + n - j))));
-                }
-                steps.push((Role::RecvSend, size(me)));
-                for j in 1..n - 1 {
-                    steps.push((Role::RecvSend, size(m(me + n - j))));
-                }
-                steps.push((Role::Recv, size(m(me + 1))));
-                offset += loop_bytes;
-            }
-        }
-        NcclKind::AllGather | NcclKind::ReduceScatter => {
-            let mut offset = 0;
-            while offset < bytes {
-                let size = chunk.min(bytes - offset);
-                steps.push((Role::Send, size));
-                steps.extend(std::iter::repeat_n((Role::RecvSend, size), n - 2));
-                steps.push((Role::Recv, size));
-                offset += chunk;
-            }
-        }
-        NcclKind::Broadcast | NcclKind::Reduce => {
-            // Broadcast flows from the root; reduce flows to it, from the rank after it.
-            let (first, last) = match kind {
-                NcclKind::Broadcast => (root, (root + n - 1) % n),
-                _ => ((root + 1) % n, root),
-            };
-            let role = if me == first {
-                Role::Send
-            } else if me == last {
-                Role::Recv
-            } else {
-                Role::RecvSend
-            };
-            let mut offset = 0;
-            while offset < bytes {
-                steps.push((role, chunk.min(bytes - offset)));
-                offset += chunk;
-            }
-        }
-    }
-    steps
-}
-
 /// Appends comm rank `me`'s part of `kind` (`bytes` as the kind says; `root` for broadcast
 /// and reduce) on `comm` under `settings` to the builder's current rank (which must be
 /// `comm.ranks[me]`); everything starts after `after` ends, when given. Messages carry
-/// `comm.id | NCCL_COMM` and tags `tag << 8 | channel << 1 | cts`. Returns the op that
+/// `comm.id | NCCL_COMM` and tags `tag << 8 | channel << 1 | record`. Returns the op that
 /// ends when this rank's part has ended, or `None` on a communicator of one rank.
 ///
 /// # Panics
-/// If `me` or `root` is not below the communicator's size, `tag` is 2^24 or more, or the
-/// channels are not 1 to [`MAX_CHANNELS`].
+/// If `me` or `root` is not below the communicator's size, `tag` is 2^24 or more, the
+/// channels are not 1 to [`MAX_CHANNELS`], or the algorithm does not run `kind`.
 #[allow(clippy::too_many_arguments)]
 pub fn emit_nccl(
     b: &mut ScheduleBuilder,
@@ -342,6 +313,7 @@ pub fn emit_nccl(
     assert!(me < n && root < n, "comm rank {me} or root {root} of a communicator of {n}");
     assert!(tag < 1 << 24, "tag {tag} leaves no room for the channel");
     assert!((1..=MAX_CHANNELS).contains(&settings.channels), "{} channels", settings.channels);
+    assert!(settings.algorithm.runs(kind), "{:?} does not run {kind:?}", settings.algorithm);
     if n == 1 {
         return None;
     }
@@ -349,63 +321,21 @@ pub fn emit_nccl(
     if let Some(a) = after {
         b.requires(start, a);
     }
-    let (next, prev) = (comm.ranks[(me + 1) % n], comm.ranks[(me + n - 1) % n]);
-    let id = comm.id | NCCL_COMM;
     let depth = settings.depth(kind);
     let mut ends = Vec::new();
-    let mut slices = Vec::new();
-    for (channel, channel_bytes) in
+    for (channel, part) in
         channel_bytes(bytes, settings.channels, settings.protocol.grain()).into_iter().enumerate()
     {
-        let data_tag = tag << 8 | (channel as u32) << 1;
-        let cts_tag = data_tag | 1;
-        // The GPU's last slice, the receive slots it freed and the sends it filled, in
-        // order (the last `depth` of each).
-        let mut gpu: Option<OpId> = None;
-        let mut freed: VecDeque<OpId> = VecDeque::new();
-        let mut sent: VecDeque<OpId> = VecDeque::new();
-        let mut last_send: Option<OpId> = None;
-        for (role, chunk_bytes) in ring_program(kind, n, me, root, channel_bytes, settings.chunk(kind)) {
-            settings.slices(kind, chunk_bytes, &mut slices);
-            for &slice in &slices {
-                let wire = settings.protocol.wire_bytes(slice);
-                let step = b.calc(settings.hop);
-                b.requires(step, gpu.unwrap_or(start));
-                if role != Role::Send {
-                    // The receive buffer is posted (its record sent) once its slot is free.
-                    let cts = b.send(prev, CTS_BYTES, cts_tag, id);
-                    let slot = if freed.len() == depth { freed.pop_front() } else { None };
-                    b.requires(cts, slot.unwrap_or(start));
-                    let recv = b.recv(Source::Rank(prev), wire, TagMatch::Tag(data_tag), id);
-                    b.irequires(recv, cts);
-                    // The record left before the data could come: no wait, but every op
-                    // leads to the end (what a repeated graph needs).
-                    b.requires(step, cts);
-                    b.requires(step, recv);
-                    freed.push_back(step);
-                }
-                if role != Role::Recv {
-                    if sent.len() == depth {
-                        b.requires(step, sent.pop_front().expect("full"));
-                    }
-                    let posted = b.recv(Source::Rank(next), CTS_BYTES, TagMatch::Tag(cts_tag), id);
-                    b.requires(posted, start);
-                    let send = b.send(next, wire, data_tag, id);
-                    b.requires(send, step);
-                    b.requires(send, posted);
-                    if let Some(l) = last_send {
-                        b.irequires(send, l);
-                    }
-                    sent.push_back(send);
-                    last_send = Some(send);
-                }
-                gpu = Some(step);
+        let channel = channel as u32;
+        let mut ch = Channel::new(comm.id, tag, channel, depth, settings.hop, start);
+        match settings.algorithm {
+            Algorithm::Ring => ring::emit_ring(b, &mut ch, kind, settings, &comm.ranks, me, root, part),
+            Algorithm::Tree => {
+                let chunk = tree::tree_chunk(settings, n, part);
+                tree::emit_tree(b, &mut ch, settings, &comm.ranks, me, channel, chunk, part)
             }
         }
-        // The last GPU step follows every other; the sends not yet waited on (a slot's)
-        // end in order, but the graph wants each to lead to the end.
-        ends.extend(gpu);
-        ends.extend(sent);
+        ch.ends(&mut ends);
     }
     let end = b.calc(0);
     b.requires(end, start);
@@ -429,7 +359,7 @@ mod tests {
 
     #[test]
     fn simple_slices_are_nccl_s_generic_op() {
-        let s = NcclSettings::new(Protocol::Simple, 1);
+        let s = NcclSettings::new(Algorithm::Ring, Protocol::Simple, 1);
         // Chunks of 4 steps of 512 KiB; slices of 2 steps, at least 1/32 of that.
         assert_eq!(s.chunk(NcclKind::AllReduce), 2 << 20);
         assert_eq!(s.chunk(NcclKind::Broadcast), 512 << 10);
@@ -450,25 +380,10 @@ mod tests {
         assert_eq!(Protocol::Ll.wire_bytes(9), 32);
         assert_eq!(Protocol::Ll128.wire_bytes(120), 128);
         assert_eq!(Protocol::Ll128.wire_bytes(121), 256);
-        assert_eq!(NcclSettings::new(Protocol::Ll, 1).chunk(NcclKind::AllReduce), 32 << 10);
-        assert_eq!(NcclSettings::new(Protocol::Ll128, 1).chunk(NcclKind::AllReduce), 576_000);
-    }
-
-    #[test]
-    fn a_ring_allreduce_moves_2_n_minus_1_chunks_of_a_loop() {
-        // 4 ranks, 4 chunks of 100 bytes: 6 steps, every chunk once per reduce and copy.
-        let p = ring_program(NcclKind::AllReduce, 4, 1, 0, 400, 2 << 20);
-        let roles: Vec<Role> = p.iter().map(|s| s.0).collect();
-        use Role::*;
-        assert_eq!(roles, vec![Send, RecvSend, RecvSend, RecvSend, RecvSend, RecvSend, Recv]);
-        assert!(p.iter().all(|s| s.1 == 112 || s.1 == 64), "{p:?}");
-        // What a rank sends at a step, the next receives at the next step.
-        for me in 0..4 {
-            let mine = ring_program(NcclKind::AllReduce, 4, me, 0, 1000, 96);
-            let next = ring_program(NcclKind::AllReduce, 4, (me + 1) % 4, 0, 1000, 96);
-            let sends: Vec<u64> = mine.iter().filter(|s| s.0 != Recv).map(|s| s.1).collect();
-            let recvs: Vec<u64> = next.iter().filter(|s| s.0 != Send).map(|s| s.1).collect();
-            assert_eq!(sends, recvs);
-        }
+        assert_eq!(NcclSettings::new(Algorithm::Ring, Protocol::Ll, 1).chunk(NcclKind::AllReduce), 32 << 10);
+        assert_eq!(
+            NcclSettings::new(Algorithm::Ring, Protocol::Ll128, 1).chunk(NcclKind::AllReduce),
+            576_000
+        );
     }
 }
