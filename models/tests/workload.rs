@@ -484,8 +484,10 @@ fn nccl_operations_refuse_what_nccl_does_not_run() {
             .unwrap_err()
             .to_string()
     };
-    let e = error(4, "collective = \"alltoall\", bytes = 8");
-    assert!(e.contains("operations[0].library") && e.contains("not alltoall"), "{e}");
+    let e = error(4, "collective = \"gather\", bytes = 8");
+    assert!(e.contains("operations[0].library") && e.contains("not gather"), "{e}");
+    let e = error(4, "collective = \"alltoall\", bytes = 8, protocol = \"ll\"");
+    assert!(e.contains("operations[0].protocol") && e.contains("grouped sends"), "{e}");
     let e = error(4, "collective = \"allreduce\", bytes = 8, algorithm = \"nvls\"");
     assert!(e.contains("operations[0].algorithm") && e.contains("known: ring, tree"), "{e}");
     let e = error(4, "collective = \"bcast\", bytes = 8, algorithm = \"tree\"");
@@ -551,7 +553,8 @@ fn nccl_operations_run_what_nccl_s_tuning_model_chooses_unless_named() {
         let e = tuning::choose(NcclKind::AllReduce, bytes, 8, 25.0, 2, &all, &protocols).unwrap();
         let channels = tuning::channels_for(e.algorithm, e.protocol, bytes, 8, 2);
         let long = ["simulation.cycles=1000000"];
-        let chosen = run(&build(&nccl_job(8, &format!("collective = \"allreduce\", bytes = {bytes}")), &long), 1);
+        let chosen =
+            run(&build(&nccl_job(8, &format!("collective = \"allreduce\", bytes = {bytes}")), &long), 1);
         let named = format!(
             "collective = \"allreduce\", bytes = {bytes}, algorithm = \"{}\", protocol = \"{}\", channels = {channels}",
             e.algorithm.name(),
@@ -563,4 +566,27 @@ fn nccl_operations_run_what_nccl_s_tuning_model_chooses_unless_named() {
     }
     // The model picks differently at the two sizes: the test sees both paths.
     assert_ne!(picks[0], picks[1], "{picks:?}");
+}
+
+#[test]
+fn nccl_all_to_all_sends_to_every_peer_at_once_in_ll_when_small() {
+    // 4 ranks, 64 bytes to each peer: LL (at most 16 KiB per channel) puts them in 128
+    // bytes, 2 packets of 4 phits. Rounds 1, 2, 3 (peers +1, +3, +2) are in one batch: each
+    // send's GPU step takes 100 cycles, then the three messages leave back to back (8
+    // cycles each) and reach three different receivers in turn; the last packet of the
+    // third arrives ONE_HOP + 3 after it leaves, and its receiver's GPU step takes 100.
+    let fields = "collective = \"alltoall\", bytes = 64, launch_ns = 0, hop_ns = 64";
+    for parts in [1, 2] {
+        let r = run(&build(&nccl_job(4, fields), &[]), parts);
+        assert_eq!(completion(&r, 0), 100 + 5 * 4 + ONE_HOP + 3 + 100, "{parts} partitions");
+        // 12 messages and the 12 buffers their receivers posted.
+        assert_eq!(r.workload.as_ref().unwrap().jobs[0].messages, 24);
+    }
+    // 16 ranks: two groups of 8 rounds run one after the other on each channel.
+    let wide = ["simulation.cycles=1000000", "topology.sides=[16]"];
+    let r = run(&build(&nccl_job(16, "collective = \"alltoall\", bytes = 300000"), &wide), 2);
+    // Each message: 4 chunks of 64 KiB and one of 37,856 bytes (half steps: under 8 steps),
+    // 4,688 packets of 64 bytes, and 5 posted buffers; every rank finishes.
+    assert_eq!(r.workload.as_ref().unwrap().jobs[0].packets_received, 16 * 15 * (4688 + 5));
+    assert!(completion(&r, 0) > 0);
 }

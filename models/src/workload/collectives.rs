@@ -7,6 +7,7 @@
 use super::{parse_as, CalcUnit, JobContext, JobOps, KindError, KindParams, WorkloadEntry};
 use base::settings::{names, Setting};
 use schedule::collectives::{select, Kind, KINDS};
+use schedule::nccl::p2p::{emit_nccl_group, P2p, P2pSettings};
 use schedule::nccl::{emit_nccl, tuning, Algorithm, NcclKind, NcclSettings, Protocol, MAX_CHANNELS};
 
 /// NCCL's channels when an operation names none: the ring (or tree) its topology search
@@ -22,7 +23,7 @@ pub(super) const COLLECTIVES: WorkloadEntry = WorkloadEntry {
     doc: "a sequence of collectives (bcast, reduce, allreduce, allgather, alltoall, reduce_scatter, barrier, gather, scatter), each on the job or on sub-communicators, expanded into messages by MPICH's algorithms (the one MPICH 4 chooses by default or the one named) or by NCCL's ring algorithms with its channels, chunks and protocols",
     settings: &[
         Setting { key: "ranks", default: "required", doc: "ranks" },
-        Setting { key: "operations", default: "required", doc: "the collectives in order, as tables: `collective` (its name), `bytes` (the buffer for bcast, reduce and allreduce; each rank's part for allgather, reduce_scatter, gather and scatter; each pair's block for alltoall; none for barrier), `root` (0), `algorithm` (MPICH's choice; `xnet` names them in errors and docs/workloads.md), `comm_size` (the job's ranks: one communicator; else the ranks split into communicators of this size) and `split` (`block`: consecutive ranks, as rows; `cyclic`: every ranks/comm_size-th rank, as columns); `library` (`mpich`, or `nccl` for allreduce, allgather, reduce_scatter, bcast and reduce: `algorithm` `ring`, or `tree` for allreduce; NCCL's tuning model's choice when not named), and with `nccl`: `protocol` (`simple`, `ll`, `ll128`; the tuning model's choice), `channels` (2, fewer for small collectives as NCCL does; 1 to 64), `buffer` (bytes of a connection's FIFO: NCCL_BUFFSIZE, 4 MiB for simple), `launch_ns` and `hop_ns` (the GPU's latency per collective and per slice: NCCL's ring latencies over NVLink by protocol)" },
+        Setting { key: "operations", default: "required", doc: "the collectives in order, as tables: `collective` (its name), `bytes` (the buffer for bcast, reduce and allreduce; each rank's part for allgather, reduce_scatter, gather and scatter; each pair's block for alltoall; none for barrier), `root` (0), `algorithm` (MPICH's choice; `xnet` names them in errors and docs/workloads.md), `comm_size` (the job's ranks: one communicator; else the ranks split into communicators of this size) and `split` (`block`: consecutive ranks, as rows; `cyclic`: every ranks/comm_size-th rank, as columns); `library` (`mpich`, or `nccl` for allreduce, allgather, reduce_scatter, bcast, reduce and alltoall (grouped sends and receives): `algorithm` `ring`, or `tree` for allreduce; NCCL's tuning model's choice when not named), and with `nccl`: `protocol` (`simple`, `ll`, `ll128`; the tuning model's choice), `channels` (2, fewer for small collectives as NCCL does; 1 to 64), `buffer` (bytes of a connection's FIFO: NCCL_BUFFSIZE, 4 MiB for simple), `launch_ns` and `hop_ns` (the GPU's latency per collective and per slice: NCCL's ring latencies over NVLink by protocol)" },
     ],
     files: &[],
     parse: parse_as::<Collectives>,
@@ -72,8 +73,11 @@ struct Operation {
 enum Expanded {
     /// MPICH's algorithm.
     Mpich(Collective),
-    /// NCCL's ring, latencies in cycles.
+    /// NCCL's ring or tree, latencies in cycles.
     Nccl { kind: NcclKind, bytes: u64, root: usize, settings: NcclSettings },
+    /// NCCL's all-to-all: a group of a send to and a receive from every other rank of
+    /// `bytes` each, latencies in cycles.
+    NcclAllToAll { bytes: u64, settings: P2pSettings },
 }
 
 impl Expanded {
@@ -90,6 +94,15 @@ impl Expanded {
             Expanded::Mpich(c) => emit(b, c, comm, me, tag, after),
             Expanded::Nccl { kind, bytes, root, settings } => {
                 emit_nccl(b, *kind, *bytes, *root, settings, comm, me, tag, after)
+            }
+            Expanded::NcclAllToAll { bytes, settings } => {
+                let ops: Vec<P2p> = (0..comm.size())
+                    .filter(|&peer| peer != me)
+                    .flat_map(|peer| {
+                        [P2p { peer, bytes: *bytes, send: true }, P2p { peer, bytes: *bytes, send: false }]
+                    })
+                    .collect();
+                emit_nccl_group(b, &ops, settings, comm, me, tag, after)
             }
         }
     }
@@ -217,13 +230,14 @@ impl Operation {
             Kind::ReduceScatter => NcclKind::ReduceScatter,
             Kind::Bcast => NcclKind::Broadcast,
             Kind::Reduce => NcclKind::Reduce,
+            Kind::Alltoall => return self.nccl_all_to_all(bytes, job),
             other => {
                 return Err((
                     "library",
                     format!(
-                        "NCCL here runs allreduce, allgather, reduce_scatter, bcast and reduce, not {}",
-                        other.name()
-                    ),
+                    "NCCL here runs allreduce, allgather, reduce_scatter, bcast, reduce and alltoall, not {}",
+                    other.name()
+                ),
                 ))
             }
         };
@@ -281,6 +295,31 @@ impl Operation {
         settings.launch = cycles(self.launch_ns.unwrap_or(settings.launch));
         settings.hop = cycles(self.hop_ns.unwrap_or(settings.hop));
         Ok(Expanded::Nccl { kind, bytes, root: self.root as usize, settings })
+    }
+}
+
+impl Operation {
+    /// NCCL's all-to-all (grouped sends and receives, `schedule::nccl::p2p`): only the
+    /// channels and latencies apply.
+    fn nccl_all_to_all(&self, bytes: u64, job: &JobContext) -> Result<Expanded, (&'static str, String)> {
+        for (key, given) in [
+            ("algorithm", self.algorithm.is_some()),
+            ("protocol", self.protocol.is_some()),
+            ("buffer", self.buffer.is_some()),
+        ] {
+            if given {
+                return Err((key, "NCCL's alltoall is grouped sends and receives: it takes no algorithm, protocol or buffer (the protocol follows the size)".into()));
+            }
+        }
+        let channels = self.channels.unwrap_or(DEFAULT_CHANNELS);
+        if !(1..=MAX_CHANNELS).contains(&channels) {
+            return Err(("channels", format!("must be 1 to {MAX_CHANNELS}, got {channels}")));
+        }
+        let mut settings = P2pSettings::new(channels);
+        let cycles = |ns: u64| (u128::from(ns) * 1000).div_ceil(u128::from(job.ps_per_cycle.max(1))) as u64;
+        settings.launch = cycles(self.launch_ns.unwrap_or(settings.launch));
+        settings.hop = cycles(self.hop_ns.unwrap_or(settings.hop));
+        Ok(Expanded::NcclAllToAll { bytes, settings })
     }
 }
 

@@ -42,6 +42,7 @@
 //!   per hop: LL 0.6, LL128 1.9, Simple 3.4 µs): the GPU's part of a step, the network's
 //!   part being simulated.
 
+pub mod p2p;
 mod pipeline;
 mod ring;
 mod tree;

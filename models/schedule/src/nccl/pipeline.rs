@@ -79,6 +79,17 @@ impl Channel {
         self.chains.len() - 1
     }
 
+    /// A GPU chain whose first slice waits for `op` (a batch that starts later).
+    pub(super) fn chain_after(&mut self, op: OpId) -> usize {
+        self.chains.push(Some(op));
+        self.chains.len() - 1
+    }
+
+    /// The last slice of chain `chain` (`None` before its first).
+    pub(super) fn chain_end(&self, chain: usize) -> Option<OpId> {
+        self.chains[chain]
+    }
+
     /// GPU chain `chain` takes a slice of `wire` bytes: it waits for the slice from every
     /// connection in `from` and for a free slot in every one in `to`, then sends it there.
     /// Each receive is posted (its record sent to the sender) once its slot is free; each
