@@ -3,7 +3,7 @@
 
 use crate::cluster::Cluster;
 use crate::cluster::{check_threads, use_threads};
-use crate::output::{OutputClaim, ResultFile, RunMeta};
+use crate::output::{print_workloads, OutputClaim, ResultFile, RunMeta};
 use crate::placement::peak_rss_bytes;
 use crate::placement::{self, Placement};
 use crate::search::{Mode, Search};
@@ -529,44 +529,4 @@ fn print_row(r: &RunResult, head: bool) {
     // A pipe (`xnet sweep | tee`) shows the row now, not when the sweep ends.
     use std::io::Write;
     let _ = std::io::stdout().flush();
-}
-
-/// Prints the jobs' table of every point that ran a workload, under one head: each job's
-/// completion time beside its time on an ideal network and the slowdown between them.
-fn print_workloads(results: &[RunResult]) {
-    let mut head = true;
-    for r in results {
-        let Some(w) = &r.workload else { continue };
-        if std::mem::take(&mut head) {
-            println!(
-                "{:>7} {:>20} {:>18} {:>7} {:>11} {:>11} {:>9} {:>10} {:>9} {:>9}",
-                "load",
-                "job",
-                "kind",
-                "ranks",
-                "completion",
-                "ideal",
-                "slowdown",
-                "messages",
-                "msg.mean",
-                "msg.p99"
-            );
-        }
-        for j in &w.jobs {
-            let slowdown = j.slowdown();
-            println!(
-                "{:>7.3} {:>20} {:>18} {:>7} {:>11} {:>11} {:>9} {:>10} {:>9.1} {:>9.0}",
-                r.summary.load,
-                j.name,
-                j.kind,
-                j.ranks,
-                j.completion_time.map_or("unfinished".to_string(), |t| t.to_string()),
-                j.ideal_time.map_or("never".to_string(), |t| format!("{t:.0}")),
-                if slowdown.is_nan() { "-".to_string() } else { format!("{slowdown:.4}") },
-                j.messages,
-                j.message_latency.mean(),
-                j.message_latency.quantile(0.99)
-            );
-        }
-    }
 }

@@ -451,7 +451,14 @@ fn nccl_ring_allreduce_on_an_idle_network_streams_behind_the_first_posted_buffer
         let r = run(&build(&nccl_job(8, &format!("{fields}, launch_ns = 0")), &[]), parts);
         assert_eq!(completion(&r, 0), expected, "{parts} partitions");
         // Each rank: a slice and a posted buffer per slice it receives.
-        assert_eq!(r.workload.as_ref().unwrap().jobs[0].messages, 8 * 2 * slices);
+        let job = &r.workload.as_ref().unwrap().jobs[0];
+        assert_eq!(job.messages, 8 * 2 * slices);
+        // The collective, timed: all of it; nccl-tests' bus bandwidth is 2 x 7/8 of the
+        // algorithm's (16 KiB over its time).
+        let c = &job.collectives[0];
+        assert_eq!((c.iteration, c.index, c.start, c.end, c.parts), (0, 0, 0, expected, 8));
+        assert_eq!((c.phase.name.as_str(), c.phase.bytes), ("allreduce", 16384));
+        assert!((c.busbw() - 16384.0 / expected as f64 * 1.75).abs() < 1e-9);
     }
     // The launch (640 ns: 1,000 cycles of 0.64 ns) comes first.
     let r = run(&build(&nccl_job(8, &format!("{fields}, launch_ns = 640")), &[]), 1);

@@ -174,6 +174,38 @@ def test_fault_scaling_and_completion_plots_render(study_dir, tmp_path):
     xs.save(fig, tmp_path / "completion")
 
 
+def test_collectives_are_timed_with_nccl_tests_bandwidths(tmp_path):
+    import subprocess
+
+    from conftest import xnet_binary
+
+    config = tmp_path / "c.toml"
+    config.write_text(
+        '[simulation]\ncycles = 400000\n[topology]\nkind = "hyperx"\nsides = [4]\n'
+        'endpoints_per_switch = 2\n[router]\nvcs = 2\n[routing]\nalgorithm = "minimal"\n'
+        '[workload]\n[[workload.jobs]]\nkind = "collectives"\nranks = 8\niterations = 2\n'
+        'operations = [{collective = "allreduce", bytes = 65536, library = "nccl"}, '
+        '{collective = "alltoall", bytes = 512}]\n'
+    )
+    out_file = tmp_path / "c.h5"
+    out = subprocess.run([str(xnet_binary()), "run", str(config), "-t", "1", "-o", str(out_file)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "busbw.GB/s" in out.stdout and "alltoall" in out.stdout
+    c = xs.read_collectives(out_file)
+    assert list(c["collective"]) == ["allreduce", "alltoall"] * 2
+    assert list(c["iteration"]) == [0, 0, 1, 1] and (c["parts"] == 8).all()
+    # nccl-tests' sizes: the all-reduce's buffer, the all-to-all's 8 x 512 per rank.
+    assert list(c["bytes"]) == [65536, 4096] * 2
+    assert np.allclose(c["time_ns"], (c["end"] - c["start"]) * 0.64)
+    assert np.allclose(c["algbw_gbs"], c["bytes"] / c["time_ns"])
+    assert np.allclose(c["busbw_gbs"] / c["algbw_gbs"], [1.75, 0.875] * 2)
+    # A collective's first member starts once it has ended the previous one: after the
+    # previous collective's first end, before its last.
+    assert (c["start"].iloc[1:].values > c["start"].iloc[:-1].values).all()
+    assert (c["start"].iloc[1:].values <= c["end"].iloc[:-1].values).all()
+
+
 def test_the_report_shows_the_start_of_file_texts_only():
     from xnet_study.report import _without_file_texts
 

@@ -33,6 +33,7 @@ from .read import (
     read_timeseries,
     read_links,
     read_jobs,
+    read_collectives,
     read_ranks,
     study_status,
 )

@@ -219,6 +219,21 @@ def read_jobs(path, point: int | None = None) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def read_collectives(path, point: int = 0, job: int = 0) -> pd.DataFrame:
+    """The collectives of `collectives` job `job` at load point `point`: one row per
+    collective run, its iteration, operation index and name, nccl-tests' size, its time
+    and its algorithm and bus bandwidths in GB/s (docs/output-format.md,
+    `workload/job_NNN/collectives`)."""
+    with _open(path) as f:
+        g = f[f"points/{point:03d}/workload/job_{job:03d}"]
+        if "collectives" not in g:
+            raise KeyError(f"{path}: job {job} of point {point} times no collectives")
+        df = pd.DataFrame(g["collectives"][:])
+        names = _text(g.attrs["collective_names"]).split(",")
+        df.insert(2, "collective", [names[i] for i in df["operation"]])
+        return df
+
+
 def read_ranks(path, point: int = 0, job: int = 0) -> pd.DataFrame:
     """The ranks of job `job` at load point `point`: one row per rank, its endpoint and
     switch, when it finished and the cycles it spent computing, sending and waiting

@@ -28,6 +28,7 @@
 mod claim;
 mod file;
 mod h5;
+mod jobs;
 mod point;
 mod records;
 mod text;
@@ -36,4 +37,5 @@ mod workload;
 pub use claim::OutputClaim;
 pub use file::{ResultFile, RunMeta};
 pub(crate) use h5::{attr, attr_str, table};
+pub(crate) use jobs::print_workloads;
 pub(crate) use text::{beside, write_whole};

@@ -36,6 +36,23 @@ struct IterationRow {
 
 #[derive(H5Type, Clone, Copy)]
 #[repr(C)]
+struct CollectiveRow {
+    iteration: u32,
+    /// Its index among the iteration's collectives (`collective_names` names them).
+    operation: u32,
+    /// nccl-tests' size.
+    bytes: u64,
+    /// Members' parts that ended.
+    parts: u64,
+    start: u64,
+    end: u64,
+    time_ns: f64,
+    algbw_gbs: f64,
+    busbw_gbs: f64,
+}
+
+#[derive(H5Type, Clone, Copy)]
+#[repr(C)]
 struct RankRow {
     rank: u64,
     endpoint: u32,
@@ -95,7 +112,7 @@ pub(super) fn write_workload(g: &Group, sim: &RankModel, w: &WorkloadResult, in_
     table(&wg, "jobs", &rows)?;
     let workload = sim.workload().expect("a workload result comes from a workload");
     for (i, (j, built)) in w.jobs.iter().zip(&workload.jobs).enumerate() {
-        write_job(&wg, i, j, built, sim)?;
+        write_job(&wg, i, j, built, sim, w.ps_per_cycle)?;
     }
     let stalled: Vec<StalledRow> = w
         .stalled
@@ -116,8 +133,16 @@ pub(super) fn write_workload(g: &Group, sim: &RankModel, w: &WorkloadResult, in_
 }
 
 /// Job `i`'s group, `job_NNN`: its name and kind, its iterations' end times, its ranks'
-/// finish times (with the endpoint and switch each ran on) and its message latencies.
-fn write_job(wg: &Group, i: usize, j: &JobResult, built: &Job, sim: &RankModel) -> Result<()> {
+/// finish times (with the endpoint and switch each ran on), its message latencies, and
+/// the times of its collectives (cycles of `ps_per_cycle` picoseconds).
+fn write_job(
+    wg: &Group,
+    i: usize,
+    j: &JobResult,
+    built: &Job,
+    sim: &RankModel,
+    ps_per_cycle: u64,
+) -> Result<()> {
     let jg = wg.create_group(&format!("job_{i:03}"))?;
     attr_str(&jg, "name", &j.name)?;
     attr_str(&jg, "kind", j.kind)?;
@@ -150,5 +175,26 @@ fn write_job(wg: &Group, i: usize, j: &JobResult, built: &Job, sim: &RankModel) 
         .collect();
     table(&jg, "ranks", &ranks)?;
     table(&jg, "message_latency_histogram", &histogram_rows(&j.message_latency))?;
+    if let Some(phases) = built.ops.phases.as_deref() {
+        let names: Vec<&str> = phases.list.iter().map(|p| p.name.as_str()).collect();
+        attr_str(&jg, "collective_names", &names.join(","))?;
+        let ns_per_cycle = ps_per_cycle as f64 / 1000.0;
+        let rows: Vec<CollectiveRow> = j
+            .collectives
+            .iter()
+            .map(|c| CollectiveRow {
+                iteration: c.iteration,
+                operation: c.index,
+                bytes: c.phase.bytes,
+                parts: c.parts,
+                start: c.start,
+                end: c.end,
+                time_ns: c.cycles() as f64 * ns_per_cycle,
+                algbw_gbs: c.algbw() / ns_per_cycle,
+                busbw_gbs: c.busbw() / ns_per_cycle,
+            })
+            .collect();
+        table(&jg, "collectives", &rows)?;
+    }
     Ok(())
 }

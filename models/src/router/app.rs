@@ -29,7 +29,7 @@ use super::buffers::{store_in, Held, NIL};
 use super::messages::{Post, SelfEvent};
 use super::stats::{JobStats, PartitionStats, RankEnd, StalledRank};
 use super::{RouterCtx, RouterState, Shared};
-use crate::workload::{Workload, CLEAR_TO_SEND, WORKLOAD_PACKET};
+use crate::workload::{Workload, CLEAR_TO_SEND, PHASE_END, PHASE_START, WORKLOAD_PACKET};
 use routing::packet::Packet;
 use rustc_hash::FxHashMap;
 use schedule::{Envelope, Matcher, Op, OpId, Pattern, Source, TagMatch};
@@ -313,6 +313,12 @@ impl RouterState {
         let job = &w.jobs[app.job as usize];
         let (rank, k) = (app.rank, (op - app.base) as usize);
         let what = job.ops.graph.op(rank, op);
+        if let Some((phase, how)) = job.ops.phases.as_deref().and_then(|p| p.mark(rank, k as OpId)) {
+            if how & PHASE_START != 0 {
+                let index = app.iteration as usize * job.ops.steps_per_iteration as usize + phase as usize;
+                job_stats(st, app.job).phase_started(index, t);
+            }
+        }
         app.phase[k] = STARTED
             | match what {
                 Op::Calc { .. } => CALC,
@@ -383,6 +389,12 @@ impl RouterState {
         let job = &w.jobs[app.job as usize];
         let k = (op - app.base) as usize;
         let was = std::mem::replace(&mut app.phase[k], ENDED);
+        if let Some((phase, how)) = job.ops.phases.as_deref().and_then(|p| p.mark(app.rank, k as OpId)) {
+            if how & PHASE_END != 0 {
+                let index = app.iteration as usize * job.ops.steps_per_iteration as usize + phase as usize;
+                job_stats(st, app.job).phase_ended(index, t);
+            }
+        }
         app.left -= 1;
         st.period.ended_ops += 1;
         if was & (CALC | SEND) != 0 {

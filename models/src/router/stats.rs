@@ -222,9 +222,38 @@ pub struct JobStats {
     pub packets_sent: u64,
     /// Packets the ranks received.
     pub packets_received: u64,
+    /// Per timed collective (iteration x collectives + index, see
+    /// [`crate::workload::Phases`]): the earliest start of a member's part (`u64::MAX`
+    /// before any), the latest end, and the parts that ended.
+    pub phase_start: Vec<u64>,
+    /// See `phase_start`.
+    pub phase_end: Vec<u64>,
+    /// See `phase_start`.
+    pub phase_parts: Vec<u64>,
 }
 
 impl JobStats {
+    /// A member's part of timed collective `index` started at `t`.
+    pub(crate) fn phase_started(&mut self, index: usize, t: u64) {
+        self.grow_phases(index + 1);
+        self.phase_start[index] = self.phase_start[index].min(t);
+    }
+
+    /// A member's part of timed collective `index` ended at `t`.
+    pub(crate) fn phase_ended(&mut self, index: usize, t: u64) {
+        self.grow_phases(index + 1);
+        self.phase_end[index] = self.phase_end[index].max(t);
+        self.phase_parts[index] += 1;
+    }
+
+    fn grow_phases(&mut self, n: usize) {
+        if self.phase_start.len() < n {
+            self.phase_start.resize(n, u64::MAX);
+            self.phase_end.resize(n, 0);
+            self.phase_parts.resize(n, 0);
+        }
+    }
+
     /// Adds `o` into `self`.
     pub fn merge(&mut self, o: &JobStats) {
         let grow = |v: &mut Vec<u64>, n: usize| {
@@ -243,6 +272,14 @@ impl JobStats {
         }
         for (a, &b) in self.iteration_end_sum.iter_mut().zip(&o.iteration_end_sum) {
             *a += b;
+        }
+        self.grow_phases(o.phase_start.len());
+        for (i, (&start, (&end, &parts))) in
+            o.phase_start.iter().zip(o.phase_end.iter().zip(&o.phase_parts)).enumerate()
+        {
+            self.phase_start[i] = self.phase_start[i].min(start);
+            self.phase_end[i] = self.phase_end[i].max(end);
+            self.phase_parts[i] += parts;
         }
         self.finished.extend_from_slice(&o.finished);
         self.message_latency.merge(&o.message_latency);

@@ -9,6 +9,7 @@
 //! * `result`: what a run produces and how the ranks' shares are merged.
 //! * `saturation`: whether a load point is saturated (its backlog's growth and how sure it is).
 
+mod jobs;
 pub mod partition;
 mod rank;
 mod result;
@@ -17,9 +18,10 @@ mod saturation;
 pub mod schema;
 
 pub use crate::router::BlockedChannel;
+pub use jobs::{CollectiveTime, JobResult, WorkloadResult};
 pub use partition::partition_graph;
 pub use rank::{NetworkInfo, RankModel};
-pub use result::{Completion, JobResult, LinkLoad, RunResult, Status, WorkloadResult};
+pub use result::{Completion, LinkLoad, RunResult, Status};
 pub use routes::{build_routes, build_routing, effective_vc_policy, routing_vcs};
 pub use schema::{Sample, Summary, SATURATED_BACKLOG, SATURATED_Z};
 

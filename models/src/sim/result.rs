@@ -1,13 +1,13 @@
 //! What a run produces: its status, time series, summary and tables, and how the ranks'
 //! shares of them are merged at rank 0.
 
+use super::jobs::{job_results, WorkloadResult};
 use super::saturation::{backlog, saturated};
 use super::schema::{ratio, Sample, Summary};
 use crate::router::{BlockedChannel, Delivery, JobStats, PartitionStats, StalledRank};
 use crate::stats::{jain, Counters, Histogram};
 use crate::workload::Workload;
 use engine::RunStats;
-use schedule::Stuck;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use topology::{EndpointId, PortId, SwitchId};
@@ -102,118 +102,6 @@ pub struct RunResult {
     pub completion: Option<Completion>,
     /// With a `[workload]`: the jobs' completion times and what their ranks recorded.
     pub workload: Option<WorkloadResult>,
-}
-
-/// What the application jobs did.
-#[derive(Clone, Debug, PartialEq)]
-pub struct WorkloadResult {
-    /// Per job, in configuration order.
-    pub jobs: Vec<JobResult>,
-    /// The ranks that had not finished, in (job, rank) order.
-    pub stalled: Vec<StalledRank>,
-}
-
-/// One job's outcome.
-#[derive(Clone, Debug, PartialEq)]
-pub struct JobResult {
-    /// Name.
-    pub name: String,
-    /// Kind (`stencil3d`, ...).
-    pub kind: &'static str,
-    /// Ranks.
-    pub ranks: u32,
-    /// Iterations.
-    pub iterations: u32,
-    /// Steps per iteration.
-    pub steps_per_iteration: u32,
-    /// When its last rank finished, if all did: the job's completion time.
-    pub completion_time: Option<u64>,
-    /// Per rank: whether it finished.
-    pub rank_done: Vec<bool>,
-    /// Per rank: when it finished (0 if it did not).
-    pub rank_finish: Vec<u64>,
-    /// Per rank: cycles it computed (a `calc` running), until it finished or the run ended.
-    pub rank_computing: Vec<u64>,
-    /// Per rank: cycles it sent (a send running, no `calc`), until it finished or the run
-    /// ended.
-    pub rank_sending: Vec<u64>,
-    /// Per rank: cycles it waited (neither), until it finished or the run ended.
-    pub rank_waiting: Vec<u64>,
-    /// The job's completion time on an ideal network (zero latency, infinite bandwidth),
-    /// in cycles; `None` if it cannot complete even there.
-    pub ideal_time: Option<f64>,
-    /// Per iteration: when its last rank finished it (0: not all did).
-    pub iteration_end: Vec<u64>,
-    /// Per iteration: the mean over the ranks that finished it of when they did.
-    pub iteration_mean_end: Vec<f64>,
-    /// Message latencies (posting to last packet in), every message of the run.
-    pub message_latency: Histogram,
-    /// Messages delivered whole.
-    pub messages: u64,
-    /// Packets posted.
-    pub packets_sent: u64,
-    /// Packets received.
-    pub packets_received: u64,
-    /// Why the job's schedule can never complete, whatever the network (it does not on an
-    /// ideal one); `None` if it can.
-    pub never_completes: Option<Arc<Stuck>>,
-}
-
-impl JobResult {
-    /// Completion time over the ideal network's: how much the network slowed the job
-    /// down (NaN if it did not finish or takes no time on an ideal network).
-    pub fn slowdown(&self) -> f64 {
-        match (self.completion_time, self.ideal_time) {
-            (Some(t), Some(ideal)) if ideal > 0.0 => t as f64 / ideal,
-            _ => f64::NAN,
-        }
-    }
-}
-
-impl WorkloadResult {
-    /// Every job finished.
-    pub fn finished(&self) -> bool {
-        self.jobs.iter().all(|j| j.completion_time.is_some())
-    }
-
-    /// Why the jobs did not finish, naming the first ranks that wait and for what; `None`
-    /// when they all finished.
-    pub fn diagnosis(&self, in_flight: u64) -> Option<String> {
-        if self.finished() {
-            return None;
-        }
-        let mut lines = Vec::new();
-        for (j, job) in self.jobs.iter().enumerate() {
-            let left = job.rank_done.iter().filter(|&&done| !done).count();
-            if left > 0 {
-                lines.push(format!(
-                    "job `{}` ({}): {left} of {} ranks unfinished",
-                    job.name, job.kind, job.ranks
-                ));
-            }
-            if let Some(stuck) = &job.never_completes {
-                lines.push(format!("  it can never complete, on any network: {stuck}"));
-                continue;
-            }
-            for s in self.stalled.iter().filter(|s| s.job == j as u32).take(5) {
-                let what =
-                    if s.waits.is_empty() { "waiting for dependencies".to_string() } else { s.waits.clone() };
-                lines.push(format!(
-                    "  rank {} in iteration {} ({} ops left, {} unexpected messages, {} packets unsent): {what}",
-                    s.rank, s.iteration, s.ops_left, s.unexpected, s.unsent
-                ));
-            }
-        }
-        let schedules_complete = self.jobs.iter().all(|j| j.never_completes.is_none());
-        lines.push(if !schedules_complete {
-            "a schedule that cannot complete: fix it (the ranks above wait for messages no rank sends, or for each other)".to_string()
-        } else if in_flight == 0 {
-            "no packet was in flight at the end, and every schedule completes on an ideal network: simulation.cycles ended during a computation".to_string()
-        } else {
-            format!("{in_flight} packets were still in flight: the network was too slow for simulation.cycles, or deadlocked (see the watchdog, simulation.watchdog)")
-        });
-        Some(lines.join("\n"))
-    }
 }
 
 /// The outcome of a completion-time run: every endpoint sent `phits_per_endpoint` phits.
@@ -487,83 +375,6 @@ fn summary(
         aggressor_accepted_load: per(measured.aggressor_delivered_phits),
         aggressor_latency_mean: ratio(measured.aggressor_latency_sum, measured.aggressor_latency_count),
     }
-}
-
-/// The jobs' results from the merged statistics.
-/// The jobs' results from the partitions' statistics and the ranks still unfinished when the
-/// run ended at `end`.
-fn job_results(
-    w: &Workload,
-    mut stats: Vec<JobStats>,
-    mut stalled: Vec<StalledRank>,
-    end: u64,
-) -> WorkloadResult {
-    stats.resize_with(w.jobs.len(), Default::default);
-    stalled.sort_unstable_by_key(|s| (s.job, s.rank));
-    let jobs =
-        w.jobs
-            .iter()
-            .zip(stats)
-            .enumerate()
-            .map(|(j, (job, s))| {
-                let ranks = job.endpoints.len();
-                let mut rank_done = vec![false; ranks];
-                let mut rank_finish = vec![0; ranks];
-                let mut rank_computing = vec![0; ranks];
-                let mut rank_sending = vec![0; ranks];
-                let mut rank_waiting = vec![0; ranks];
-                for e in &s.finished {
-                    rank_done[e.rank as usize] = true;
-                    rank_finish[e.rank as usize] = e.finish;
-                    rank_computing[e.rank as usize] = e.computing;
-                    rank_sending[e.rank as usize] = e.sending;
-                    rank_waiting[e.rank as usize] = e.finish.saturating_sub(e.computing + e.sending);
-                }
-                for r in stalled.iter().filter(|r| r.job == j as u32) {
-                    rank_computing[r.rank as usize] = r.computing_cycles;
-                    rank_sending[r.rank as usize] = r.sending_cycles;
-                    rank_waiting[r.rank as usize] = end.saturating_sub(r.computing_cycles + r.sending_cycles);
-                }
-                let all_done = s.finished.len() == ranks;
-                let n = job.iterations as usize;
-                let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
-                // An iteration is over once every rank has finished it.
-                let iteration_end: Vec<u64> = (0..n)
-                    .map(|i| {
-                        if at(&s.iteration_ranks, i) == ranks as u64 {
-                            at(&s.iteration_end_max, i)
-                        } else {
-                            0
-                        }
-                    })
-                    .collect();
-                let iteration_mean_end = (0..n)
-                    .map(|i| at(&s.iteration_end_sum, i) as f64 / at(&s.iteration_ranks, i).max(1) as f64)
-                    .collect();
-                JobResult {
-                    name: job.name.clone(),
-                    kind: job.kind,
-                    ranks: ranks as u32,
-                    iterations: job.iterations,
-                    steps_per_iteration: job.ops.steps_per_iteration,
-                    completion_time: all_done.then(|| rank_finish.iter().copied().max().unwrap_or(0)),
-                    rank_done,
-                    rank_finish,
-                    rank_computing,
-                    rank_sending,
-                    rank_waiting,
-                    ideal_time: job.ideal.as_ref().ok().copied(),
-                    never_completes: job.ideal.as_ref().err().cloned(),
-                    iteration_end,
-                    iteration_mean_end,
-                    message_latency: s.message_latency,
-                    messages: s.messages,
-                    packets_sent: s.packets_sent,
-                    packets_received: s.packets_received,
-                }
-            })
-            .collect();
-    WorkloadResult { jobs, stalled }
 }
 
 /// Takes the later of each endpoint's finish times (`into` grows to `from`'s length).

@@ -1,10 +1,14 @@
 //! The `collectives` kind: a sequence of collectives, each on the whole job or on
 //! sub-communicators, from MPICH (the algorithm MPICH 4 would choose unless the
-//! configuration names one) or from NCCL (its ring algorithms, channels and protocols:
-//! `schedule::nccl`); the sequence repeats for the job's iterations, each ending in
-//! `compute` cycles of computation.
+//! configuration names one) or from NCCL (its rings, trees and grouped point-to-point,
+//! channels and protocols: `schedule::nccl`); the sequence repeats for the job's
+//! iterations, each ending in `compute` cycles of computation. Each collective is timed
+//! ([`Phases`]).
 
-use super::{parse_as, CalcUnit, JobContext, JobOps, KindError, KindParams, WorkloadEntry};
+use super::{
+    parse_as, CalcUnit, JobContext, JobOps, KindError, KindParams, Phase, PhaseMarks, Phases, WorkloadEntry,
+    PHASE_END, PHASE_START,
+};
 use base::settings::{names, Setting};
 use schedule::collectives::{select, Kind, KINDS};
 use schedule::nccl::p2p::{emit_nccl_group, P2p, P2pSettings};
@@ -113,6 +117,24 @@ struct Step {
     comms: Vec<(Comm, Expanded)>,
     /// Per rank: its communicator and its rank in it.
     member: Vec<(usize, usize)>,
+    /// What the results call it, with nccl-tests' size and bus factor.
+    phase: Phase,
+}
+
+/// The collective `kind` of `bytes` (as configured) on communicators of `n` ranks, as
+/// nccl-tests reports it (`doc/PERFORMANCE.md` of NVIDIA/nccl-tests).
+fn phase(kind: Kind, bytes: u64, n: u32) -> Phase {
+    let n64 = u64::from(n);
+    let nf = f64::from(n.max(1));
+    let (bytes, bus_factor) = match kind {
+        Kind::Allreduce => (bytes, 2.0 * (nf - 1.0) / nf),
+        Kind::Allgather | Kind::ReduceScatter | Kind::Alltoall | Kind::Gather | Kind::Scatter => {
+            (bytes.saturating_mul(n64), (nf - 1.0) / nf)
+        }
+        Kind::Bcast | Kind::Reduce => (bytes, 1.0),
+        Kind::Barrier => (0, 1.0),
+    };
+    Phase { name: kind.name().to_string(), bytes, bus_factor }
 }
 
 impl Operation {
@@ -195,7 +217,7 @@ impl Operation {
                 (comm, expanded)
             })
             .collect();
-        Ok(Step { comms, member })
+        Ok(Step { comms, member, phase: phase(kind, bytes, size) })
     }
 }
 
@@ -344,9 +366,16 @@ impl KindParams for Collectives {
             .enumerate()
             .map(|(i, op)| op.resolve(i, self.ranks, job))
             .collect::<Result<_, _>>()?;
-        let graph = Repeated::new(vec![template(&steps, self.ranks, job.compute)], job.iterations)
+        let (iteration, marks) = template(&steps, self.ranks, job.compute);
+        let graph = Repeated::new(vec![iteration], job.iterations)
             .map_err(|e| KindError::new("iterations", format!("the collectives cannot be repeated: {e}")))?;
-        Ok(JobOps { graph: Arc::new(graph), steps_per_iteration: steps.len() as u32, unit: CalcUnit::Cycles })
+        let phases = Phases { list: steps.iter().map(|s| s.phase.clone()).collect(), marks };
+        Ok(JobOps {
+            graph: Arc::new(graph),
+            steps_per_iteration: steps.len() as u32,
+            unit: CalcUnit::Cycles,
+            phases: Some(Arc::new(phases)),
+        })
     }
 
     /// Per collective, the ops of its root (comm rank 0 for rootless ones) and of two other
@@ -374,21 +403,31 @@ impl KindParams for Collectives {
 
 /// One iteration: every rank runs its part of each collective after the previous one
 /// (the messages of collective `i` carry tag `i` and their communicator's number), then
-/// computes `compute` cycles.
-fn template(steps: &[Step], ranks: u32, compute: u64) -> Schedule {
+/// computes `compute` cycles. With it, per rank, the first and last op of each
+/// collective's part (the phases' marks).
+fn template(steps: &[Step], ranks: u32, compute: u64) -> (Schedule, Vec<PhaseMarks>) {
     let mut b = ScheduleBuilder::new();
+    let mut marks = Vec::with_capacity(ranks as usize);
     for r in 0..ranks {
         b.add_rank();
+        let mut mine = PhaseMarks::default();
         let mut last = None;
         for (i, step) in steps.iter().enumerate() {
             let (c, me) = step.member[r as usize];
             let (comm, collective) = &step.comms[c];
-            last = collective.emit(&mut b, comm, me, i as u32, last).or(last);
+            let first = b.ops_in_rank();
+            if let Some(end) = collective.emit(&mut b, comm, me, i as u32, last) {
+                mine.insert(first, (i as u32, PHASE_START));
+                // A part of one op both starts and ends its collective.
+                mine.entry(end).or_insert((i as u32, 0)).1 |= PHASE_END;
+                last = Some(end);
+            }
         }
         let end = b.calc(compute);
         if let Some(l) = last {
             b.requires(end, l);
         }
+        marks.push(mine);
     }
-    b.build()
+    (b.build(), marks)
 }

@@ -41,7 +41,8 @@ pub use spec::{JobSpec, WorkloadSection, JOB_FILES, JOB_SETTINGS, SECTION_SETTIN
 use placement::Occupancy;
 
 use base::settings::ConfigError;
-use schedule::{run_ideal_until, send_volume, Graph, Replicas, SendVolume, Stuck};
+use rustc_hash::FxHashMap;
+use schedule::{run_ideal_until, send_volume, Graph, OpId, Replicas, SendVolume, Stuck};
 use std::sync::Arc;
 use topology::EndpointId;
 
@@ -85,6 +86,54 @@ pub struct JobOps {
     pub steps_per_iteration: u32,
     /// The unit of the graph's `calc` times.
     pub unit: CalcUnit,
+    /// The collectives each iteration runs, timed by the executor (`None`: not timed).
+    pub phases: Option<Arc<Phases>>,
+}
+
+/// The collectives of a job's iteration, timed in the run: each from the first member's
+/// start to the last member's end.
+#[derive(Clone, Debug, Default)]
+pub struct Phases {
+    /// Per collective of an iteration, in order.
+    pub list: Vec<Phase>,
+    /// Per rank of the job (before replicas: rank `r` of a copy is `r % ranks`): the ops,
+    /// numbered within the iteration, whose start starts a collective ([`PHASE_START`])
+    /// or whose end ends it ([`PHASE_END`]), or both.
+    pub marks: Vec<PhaseMarks>,
+}
+
+/// One rank's marks: op within the iteration -> (collective, [`PHASE_START`] |
+/// [`PHASE_END`]).
+pub type PhaseMarks = FxHashMap<OpId, (u32, u8)>;
+
+/// A mark of [`Phases::marks`]: the op's start starts its collective.
+pub const PHASE_START: u8 = 1;
+/// A mark of [`Phases::marks`]: the op's end ends its collective.
+pub const PHASE_END: u8 = 2;
+
+/// One timed collective.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Phase {
+    /// What it is (`allreduce`).
+    pub name: String,
+    /// nccl-tests' size: the buffer (all-reduce, broadcast, reduce), or each rank's part
+    /// times the communicator's ranks (all-gather, reduce-scatter, all-to-all, gather,
+    /// scatter).
+    pub bytes: u64,
+    /// nccl-tests' factor from algorithm to bus bandwidth: `2 (n - 1) / n` for
+    /// all-reduce, `(n - 1) / n` for all-gather, reduce-scatter and all-to-all, 1 for
+    /// broadcast and reduce.
+    pub bus_factor: f64,
+}
+
+impl Phases {
+    /// The collective op `op` (numbered within its iteration) of `rank` starts or ends,
+    /// and how ([`PHASE_START`], [`PHASE_END`]).
+    #[inline]
+    pub fn mark(&self, rank: u32, op: OpId) -> Option<(u32, u8)> {
+        let marks = &self.marks[rank as usize % self.marks.len().max(1)];
+        marks.get(&op).copied()
+    }
 }
 
 impl JobOps {
@@ -95,6 +144,7 @@ impl JobOps {
             .graph(job.compute, job.iterations)
             .map_err(|e| KindError::new("iterations", format!("the program cannot be repeated: {e}")))?;
         Ok(JobOps {
+            phases: None,
             graph: Arc::new(graph),
             steps_per_iteration: program.steps_per_iteration(),
             unit: CalcUnit::Cycles,

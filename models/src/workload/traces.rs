@@ -216,7 +216,12 @@ fn schedule_ops(
     if scale != 1.0 {
         schedule = schedule.map_calc(|t| (t as f64 * scale).round() as u64);
     }
-    Ok(JobOps { graph: Arc::new(schedule), steps_per_iteration: 1, unit: CalcUnit::Nanoseconds })
+    Ok(JobOps {
+        graph: Arc::new(schedule),
+        steps_per_iteration: 1,
+        unit: CalcUnit::Nanoseconds,
+        phases: None,
+    })
 }
 
 /// `schedule` in GOAL's text.
