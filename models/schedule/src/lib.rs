@@ -22,6 +22,7 @@
 //! collective algorithms that expand into these graphs build on it.
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod chakra;
 mod check;
 pub mod collectives;
 pub mod dumpi;
