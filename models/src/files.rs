@@ -94,18 +94,48 @@ impl NamedFile {
     /// access, bytes): the file's text, or what the entry's converter makes of it (a trace
     /// as a GOAL schedule). An error names the key and the file:
     /// `routing.tables.lfts: cannot read the forwarding tables PATH: ...`.
-    pub fn read(&self, read: &dyn Fn(&str) -> Result<Vec<u8>, String>) -> Result<String, ConfigError> {
+    pub fn read(
+        &self,
+        read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+        doc: &Table,
+    ) -> Result<String, ConfigError> {
         let fail = |path: &str, e: String| {
             ConfigError::new(self.path_key(), format!("cannot read {} {path}: {e}", self.key.what))
         };
         let text = match self.key.form {
             FileForm::Text => read_text(read, &self.path),
-            FileForm::Converted(convert) => convert(&self.path, read),
+            FileForm::Converted(convert) => convert(&self.path, read, &|key| self.setting(doc, key)),
         };
         text.map_err(|e| match e {
             FileError::Unreadable { path, error } => fail(&path, error),
             FileError::Invalid(message) => ConfigError::new(self.path_key(), message),
         })
+    }
+
+    /// The setting `key` of the table that names the file in `doc` (or of `[workload]`, as
+    /// `workload.KEY`), as text: a string as it is, a number or boolean as TOML writes it.
+    fn setting(&self, doc: &Table, key: &str) -> Option<String> {
+        let value = match key.strip_prefix("workload.") {
+            Some(k) => doc.get("workload")?.get(k)?,
+            None => {
+                let mut value = doc.get(match self.table.first()? {
+                    Step::Key(k) => *k,
+                    Step::Index(_) => return None,
+                })?;
+                for step in &self.table[1..] {
+                    value = match step {
+                        Step::Key(k) => value.get(*k)?,
+                        Step::Index(i) => value.get(*i)?,
+                    };
+                }
+                value.get(key)?
+            }
+        };
+        match value {
+            Value::String(s) => Some(s.clone()),
+            Value::Integer(_) | Value::Float(_) | Value::Boolean(_) => Some(value.to_string()),
+            _ => None,
+        }
     }
 
     /// The table holding the file's keys in `doc`.
@@ -200,7 +230,7 @@ pub fn read_named_files(
         if file.has_contents && !overridden.iter().any(|k| file.overridden_by(k)) {
             continue;
         }
-        let text = file.read(read)?;
+        let text = file.read(read, doc)?;
         if let Some(table) = file.table_in(doc) {
             table.insert(file.key.contents.to_string(), Value::String(text));
         }

@@ -615,3 +615,74 @@ fn background_traffic_can_be_kept_off_the_ranks_endpoints() {
     .to_string();
     assert!(refused.contains("workload.background") && refused.contains("\"free\""), "{refused}");
 }
+
+/// Chakra traces (ASTRA-sim's 4-rank microbenchmarks: one 1 MiB collective each; its
+/// 8-rank ring all-reduce of sends, receives and computations) replay to completion on the
+/// Dragonfly, RRG and HyperX example configurations, the collectives as NCCL runs them and
+/// as MPICH does, every message delivered, the same on 1 and 2 threads.
+#[test]
+fn chakra_traces_replay_on_the_example_networks() {
+    let micro = |kind: &str, library: &str| {
+        format!(
+            "[[workload.jobs]]\nkind = \"chakra\"\ntrace = \"schedule/tests/data/chakra/microbenchmarks/{kind}.0.et\"\n\
+             library = \"{library}\"\n"
+        )
+    };
+    let mut jobs: String = ["all_reduce", "all_gather", "all_to_all", "reduce_scatter"]
+        .iter()
+        .map(|k| micro(k, "nccl"))
+        .collect();
+    jobs += &micro("all_reduce", "mpich");
+    jobs += "[[workload.jobs]]\nkind = \"chakra\"\n\
+             trace = \"schedule/tests/data/chakra/custom_ring_allreduce_8npus_1MB/custom_allreduce.0.et\"\n";
+    replay_on_example_networks(&jobs);
+}
+
+#[test]
+fn a_chakra_trace_keeps_its_computations_and_messages() {
+    // ASTRA-sim's custom ring all-reduce: per rank 7 computations of 7 us in a chain and
+    // 14 messages of 128 KiB to the next rank; on an ideal network the computations are
+    // the whole time, 49 us of 0.64 ns cycles.
+    let text = format!(
+        "{}\n[workload]\n[[workload.jobs]]\nkind = \"chakra\"\n\
+         trace = \"schedule/tests/data/chakra/custom_ring_allreduce_8npus_1MB/custom_allreduce.0.et\"\n",
+        clique(8)
+    );
+    let sim = with_files(&text, &["simulation.cycles=10000000"]);
+    let job = &sim.workload().unwrap().jobs[0];
+    assert_eq!(job.ideal.as_ref().ok().copied(), Some(49_000.0 / 0.64));
+    let g = &job.ops.graph;
+    let sends: Vec<(u32, u64)> = (0..g.ops_in_rank(3))
+        .filter_map(|o| match g.op(3, o) {
+            Op::Send { to, bytes, .. } => Some((to, bytes)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sends, vec![(4, 131_072); 14]);
+    let r = run(&sim, 2);
+    let w = r.workload.as_ref().unwrap();
+    assert!(w.finished() && w.jobs[0].messages == 8 * 14, "{:?}", w.diagnosis(0));
+}
+
+#[test]
+fn bad_chakra_jobs_are_refused_naming_the_key_and_the_file() {
+    let refused = |job: &str| {
+        let read = |path: &str| std::fs::read(path).map_err(|e| e.to_string());
+        let text = format!("{}\n[workload]\n[[workload.jobs]]\nkind = \"chakra\"\n{job}\n", clique(8));
+        xnet_models::config::Config::parse_with_files(&text, &[], &read).unwrap_err().to_string()
+    };
+    let dir = "schedule/tests/data/chakra/microbenchmarks";
+    let e = refused(&format!("trace = \"{dir}/all_reduce.1.et\""));
+    assert!(e.contains("workload.jobs[0].trace") && e.contains("name rank 0's file, PREFIX.0.et"), "{e}");
+    let e = refused(&format!("trace = \"{dir}/none.0.et\""));
+    assert!(e.contains("cannot read the Chakra trace") && e.contains("none.0.et"), "{e}");
+    let e = refused(&format!("trace = \"{dir}/all_reduce.0.et\"\nlibrary = \"rccl\""));
+    assert!(e.contains("workload.jobs[0].trace") && e.contains("library: unknown `rccl`"), "{e}");
+    let e = refused(&format!("trace = \"{dir}/all_reduce.0.et\"\ngroups = \"{dir}/groups.json\""));
+    assert!(e.contains("groups.json"), "{e}");
+    // A file that is not a trace is named with its rank and byte.
+    let e = refused("trace = \"schedule/tests/data/dumpi/testtrace-0000.bin\"");
+    assert!(e.contains("PREFIX.0.et"), "{e}");
+    let e = refused(&format!("trace = \"{dir}/all_reduce.0.et\"\nchannels = 0"));
+    assert!(e.contains("channels: must be 1 to 64"), "{e}");
+}

@@ -37,7 +37,7 @@ fn with_named_contents(base_text: &str, overridden: &dyn Fn(&NamedFile) -> bool)
         if file.has_contents || overridden(&file) {
             continue;
         }
-        let text = file.read(&crate::load::read_file)?;
+        let text = file.read(&crate::load::read_file, &table)?;
         let mut item = Some(doc.as_item_mut());
         for step in &file.table {
             item = match step {

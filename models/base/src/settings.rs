@@ -169,9 +169,14 @@ pub enum FileForm {
 }
 
 /// Reads the file at `path` (and the files it names, relative to its folder) with the
-/// caller's file access `read`, and returns the text for the contents key.
-pub type FileConverter =
-    fn(path: &str, read: &dyn Fn(&str) -> Result<Vec<u8>, String>) -> Result<String, FileError>;
+/// caller's file access `read`, and returns the text for the contents key. `setting`
+/// gives the other settings of the table that names the file as text (`library`), and
+/// the `[workload]` section's as `workload.KEY`: what the conversion depends on.
+pub type FileConverter = fn(
+    path: &str,
+    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+    setting: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, FileError>;
 
 /// Why a named file gave no text.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use std::path::Path;
 use proptest::prelude::*;
 use xnet_schedule::chakra::{
     parse_comm_groups, read_rank, schedule_of_chakra, schedule_of_chakra_with, ChakraCollective, ChakraError,
-    ChakraOptions, ChakraRank, CollectiveKind, NodeType, ProcessGroup,
+    ChakraOptions, ChakraRank, CollectiveKind, NodeType, ProcessGroup, POINT_TO_POINT_COMM,
 };
 use xnet_schedule::collectives::Kind;
 use xnet_schedule::{emit, run_ideal, select, Collective, Comm, Op, OpId, Schedule, ScheduleBuilder};
@@ -195,7 +195,10 @@ fn the_custom_ring_all_reduce_replays_on_an_ideal_network() {
     for r in 0..8u32 {
         assert_eq!(s.ops_in_rank(r), 35);
         let sends: Vec<Op> = s.ops(r).filter(|o| matches!(o, Op::Send { .. })).collect();
-        assert_eq!(sends, vec![Op::Send { to: (r + 1) % 8, bytes: 131_072, tag: 0, comm: 0 }; 14]);
+        assert_eq!(
+            sends,
+            vec![Op::Send { to: (r + 1) % 8, bytes: 131_072, tag: 0, comm: POINT_TO_POINT_COMM }; 14]
+        );
         assert_eq!(s.requires_in_rank(r), 34, "a chain");
     }
 }
@@ -526,7 +529,7 @@ fn dependencies_cycles_and_messages() {
     let send = Msg::node(1, 5).attr("comm_size", 9, 10).attr("comm_dst", 7, 1).attr("comm_tag", 7, 4);
     let recv = Msg::node(1, 6).attr("comm_size", 9, 10).attr("comm_src", 7, 0).attr("comm_tag", 7, 4);
     let s = schedule_of_chakra(&pair(send.clone(), recv.clone()), &mut mpich).unwrap();
-    assert_eq!(s.op(0, 0), Op::Send { to: 1, bytes: 10, tag: 4, comm: 0 });
+    assert_eq!(s.op(0, 0), Op::Send { to: 1, bytes: 10, tag: 4, comm: POINT_TO_POINT_COMM });
     complete(&s);
     let e =
         schedule_of_chakra(&pair(send.clone().attr("comm_src", 7, 1), recv.clone()), &mut mpich).unwrap_err();

@@ -23,6 +23,7 @@
 //! graph it generates, `placement.rs` where a job's ranks run ([`Mapping`]). This file is
 //! the workload built for a network: every job's ops, endpoints and ideal-network time.
 
+mod chakra;
 mod collectives;
 mod export;
 mod kind;
@@ -61,6 +62,7 @@ pub const WORKLOADS: &[WorkloadEntry] = &[
     traces::GOAL,
     traces::DUMPI,
     traces::OTF2,
+    chakra::CHAKRA,
 ];
 
 /// The workload kind named `name`.

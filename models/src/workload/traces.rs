@@ -113,7 +113,7 @@ impl KindParams for Otf2 {
 
 /// About how many ops the GOAL text `contents` holds: its lines that are not dependencies
 /// (`requires`), rank headers or closing braces.
-fn goal_ops_estimate(contents: Option<&str>) -> u64 {
+pub(super) fn goal_ops_estimate(contents: Option<&str>) -> u64 {
     let Some(text) = contents else { return 0 };
     text.lines()
         .filter(|l| {
@@ -128,7 +128,7 @@ fn goal_ops_estimate(contents: Option<&str>) -> u64 {
 }
 
 /// A factor on computation times: finite and not negative.
-fn check_scale(scale: f64) -> Result<(), KindError> {
+pub(super) fn check_scale(scale: f64) -> Result<(), KindError> {
     if scale >= 0.0 && scale.is_finite() {
         Ok(())
     } else {
@@ -136,7 +136,7 @@ fn check_scale(scale: f64) -> Result<(), KindError> {
     }
 }
 
-fn one() -> f64 {
+pub(super) fn one() -> f64 {
     1.0
 }
 
@@ -186,7 +186,7 @@ impl std::io::BufRead for UntilStopped<'_> {
 
 /// The ops of a schedule given as GOAL `contents` (read from the file `file`, named by the
 /// job's key `key`), its computations times `scale`: it runs once.
-fn schedule_ops(
+pub(super) fn schedule_ops(
     key: &'static str,
     file: Option<&str>,
     contents: Option<&str>,
@@ -225,7 +225,7 @@ fn schedule_ops(
 }
 
 /// `schedule` in GOAL's text.
-fn goal_text(schedule: &Schedule) -> String {
+pub(super) fn goal_text(schedule: &Schedule) -> String {
     let mut goal = Vec::new();
     write_goal(schedule, &mut goal).expect("writing to memory cannot fail");
     String::from_utf8(goal).expect("GOAL is ASCII")
@@ -233,7 +233,11 @@ fn goal_text(schedule: &Schedule) -> String {
 
 /// The DUMPI trace whose `.meta` file is `path` (the rank files beside it, named by the
 /// `.meta` file) as a GOAL schedule.
-fn dumpi_as_goal(path: &str, read: &dyn Fn(&str) -> Result<Vec<u8>, String>) -> Result<String, FileError> {
+fn dumpi_as_goal(
+    path: &str,
+    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+    _setting: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, FileError> {
     let meta =
         dumpi::parse_meta(&read_text(read, path)?, path).map_err(|e| FileError::Invalid(e.to_string()))?;
     // The rank files are named relative to the .meta file's folder.
@@ -260,7 +264,11 @@ fn dumpi_as_goal(path: &str, read: &dyn Fn(&str) -> Result<Vec<u8>, String>) -> 
 /// The OTF2 archive whose anchor file is `path` as a GOAL schedule. The anchor is read
 /// with `read` for the same error as any file's when it is missing; the OTF2 library then
 /// reads the archive itself.
-fn otf2_as_goal(path: &str, read: &dyn Fn(&str) -> Result<Vec<u8>, String>) -> Result<String, FileError> {
+fn otf2_as_goal(
+    path: &str,
+    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+    _setting: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, FileError> {
     read(path).map_err(|error| FileError::Unreadable { path: path.to_string(), error })?;
     Ok(goal_text(&otf2_schedule(path).map_err(FileError::Invalid)?))
 }

@@ -54,8 +54,13 @@ impl Default for ChakraOptions {
     }
 }
 
-/// The communicator of the traces' point-to-point messages; process groups get 1, 2, ...
-pub const POINT_TO_POINT_COMM: u32 = 0;
+/// The communicator of the traces' point-to-point messages (0, with
+/// [`NCCL_COMM`](crate::nccl::NCCL_COMM)); process groups get 1, 2, ... A trace's send
+/// does not wait for its receive to be posted (ASTRA-sim sends at once; NCCL's receivers
+/// post their buffers ahead): marked so, the executor sends it eagerly, whatever its size,
+/// and a ring of sends before receives does not deadlock as it would under MPI's
+/// rendezvous.
+pub const POINT_TO_POINT_COMM: u32 = crate::nccl::NCCL_COMM;
 
 /// [`schedule_of_chakra_with`] with the default options: both kinds of dependency, process
 /// groups as the traces describe them.

@@ -1,0 +1,200 @@
+//! The `chakra` kind: a job recorded as Chakra execution traces (MLCommons; what ASTRA-sim
+//! replays), one `.et` file per rank. When the configuration's files are read, the traces
+//! become a GOAL schedule in `contents` (`schedule::chakra`): computations as `calc`s,
+//! point-to-point messages as sends and receives, and each collective expanded by NCCL's
+//! algorithms (the tuning model's choice, `schedule::nccl`) or by MPICH's.
+
+use super::traces::{check_scale, goal_ops_estimate, goal_text, one, schedule_ops};
+use super::{parse_as, JobContext, JobOps, KindError, KindParams, WorkloadEntry};
+use base::settings::{read_text, FileError, FileForm, FileKey, Setting};
+use schedule::chakra::{
+    parse_comm_groups, rank_file, read_rank, schedule_of_chakra_with, ChakraCollective, ChakraOptions,
+    CollectiveKind,
+};
+use schedule::collectives::{select, Kind};
+use schedule::nccl::p2p::{emit_nccl_group, P2p, P2pSettings};
+use schedule::nccl::{emit_nccl, tuning, Algorithm, NcclKind, NcclSettings, Protocol};
+use schedule::{emit, Collective, Comm, OpId, ScheduleBuilder};
+use serde::Deserialize;
+
+/// `chakra` in the workload registry.
+pub(super) const CHAKRA: WorkloadEntry = WorkloadEntry {
+    name: "chakra",
+    doc: "Chakra execution traces (MLCommons; ASTRA-sim's workload format), one .et file per rank: computations, point-to-point messages and collectives on process groups, the collectives expanded by NCCL's algorithms (its tuning model's choice) or MPICH's",
+    settings: &[
+        Setting { key: "trace", default: "required", doc: "rank 0's file, PREFIX.0.et (ASTRA-sim's naming); the ranks are PREFIX.0.et, PREFIX.1.et, ... beside it, up to the first that cannot be read; gzipped files are read too; relative to the working directory" },
+        Setting { key: "groups", default: "none", doc: "ASTRA-sim's communicator-group file (JSON: group name to its ranks), for process groups the traces do not describe" },
+        Setting { key: "library", default: "nccl", doc: "what expands the collectives: nccl (its rings, trees and grouped point-to-point, as its tuning model chooses; MPICH's algorithms for gather, scatter and barrier, which NCCL has not) or mpich" },
+        Setting { key: "channels", default: "2", doc: "NCCL's channels" },
+        Setting { key: "contents", default: "from trace", doc: "the traces as a GOAL schedule: filled in from trace by the xnet command (and so recorded with the results)" },
+        Setting { key: "compute_scale", default: "1.0", doc: "factor on the traced computation times (0.5: a GPU twice as fast)" },
+    ],
+    files: &[FileKey { path: "trace", contents: "contents", what: "the Chakra trace", form: FileForm::Converted(chakra_as_goal) }],
+    parse: parse_as::<Chakra>,
+};
+
+/// The settings of `chakra` (the conversion's are read by the converter).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Chakra {
+    /// Rank 0's file, for messages.
+    trace: Option<String>,
+    /// Read by the converter.
+    #[allow(dead_code)]
+    groups: Option<String>,
+    /// Read by the converter.
+    #[allow(dead_code)]
+    library: Option<String>,
+    /// Read by the converter.
+    #[allow(dead_code)]
+    channels: Option<u32>,
+    /// The traces as GOAL.
+    contents: Option<String>,
+    /// Factor on the computations.
+    #[serde(default = "one")]
+    compute_scale: f64,
+}
+
+impl KindParams for Chakra {
+    fn ops(&self, job: &JobContext) -> Result<JobOps, KindError> {
+        check_scale(self.compute_scale)?;
+        schedule_ops("trace", self.trace.as_deref(), self.contents.as_deref(), self.compute_scale, job)
+    }
+
+    fn ops_estimate(&self, _job: &JobContext) -> u64 {
+        goal_ops_estimate(self.contents.as_deref())
+    }
+
+    fn text_bytes(&self) -> u64 {
+        self.contents.as_ref().map_or(0, |c| c.len() as u64)
+    }
+}
+
+/// The most ranks read: a prefix whose files never end is a mistake.
+const MAX_RANKS: u32 = 1 << 20;
+
+/// How a job's collectives are expanded.
+struct Expander {
+    nccl: bool,
+    channels: u32,
+    /// The NIC's rate for NCCL's tuning model, GB/s.
+    nic_gbs: f64,
+}
+
+impl Expander {
+    /// Comm rank `me`'s part of `c` on `comm`; tags are the collective's number on its
+    /// communicator, modulo the 2^24 NCCL's tags leave it (collectives on one
+    /// communicator run one after the other).
+    fn expand(
+        &self,
+        b: &mut ScheduleBuilder,
+        c: &ChakraCollective,
+        comm: &Comm,
+        me: usize,
+        tag: u32,
+        after: Option<OpId>,
+    ) -> Option<OpId> {
+        let n = comm.size();
+        let tag = tag & 0xff_ffff;
+        let root = c.root.min(n - 1);
+        // ASTRA-sim's sizes: the buffer for all-reduce, broadcast and reduce; each rank's
+        // part for all-gather; the whole input for reduce-scatter and all-to-all.
+        let (kind, bytes) = match c.kind {
+            CollectiveKind::AllReduce => (Kind::Allreduce, c.bytes),
+            CollectiveKind::AllGather => (Kind::Allgather, c.bytes),
+            CollectiveKind::ReduceScatter | CollectiveKind::ReduceScatterBlock => {
+                (Kind::ReduceScatter, c.bytes / n as u64)
+            }
+            CollectiveKind::AllToAll => (Kind::Alltoall, c.bytes / n as u64),
+            CollectiveKind::Broadcast => (Kind::Bcast, c.bytes),
+            CollectiveKind::Reduce => (Kind::Reduce, c.bytes),
+            CollectiveKind::Gather => (Kind::Gather, c.bytes),
+            CollectiveKind::Scatter => (Kind::Scatter, c.bytes),
+            CollectiveKind::Barrier => (Kind::Barrier, 0),
+        };
+        if self.nccl {
+            let nccl_kind = match kind {
+                Kind::Allreduce => Some(NcclKind::AllReduce),
+                Kind::Allgather => Some(NcclKind::AllGather),
+                Kind::ReduceScatter => Some(NcclKind::ReduceScatter),
+                Kind::Bcast => Some(NcclKind::Broadcast),
+                Kind::Reduce => Some(NcclKind::Reduce),
+                _ => None,
+            };
+            if let Some(k) = nccl_kind {
+                let total = match k {
+                    NcclKind::AllGather | NcclKind::ReduceScatter => bytes * n as u64,
+                    _ => bytes,
+                };
+                let all = [Algorithm::Ring, Algorithm::Tree];
+                let protocols = [Protocol::Ll, Protocol::Ll128, Protocol::Simple];
+                let e = tuning::choose(k, total, n.max(2), self.nic_gbs, self.channels, &all, &protocols)
+                    .expect("every kind has its ring");
+                let channels = tuning::channels_for(e.algorithm, e.protocol, total, n, self.channels);
+                let settings = NcclSettings::new(e.algorithm, e.protocol, channels);
+                return emit_nccl(b, k, bytes, root, &settings, comm, me, tag, after);
+            }
+            if kind == Kind::Alltoall {
+                let ops: Vec<P2p> = (0..n)
+                    .filter(|&p| p != me)
+                    .flat_map(|peer| [P2p { peer, bytes, send: true }, P2p { peer, bytes, send: false }])
+                    .collect();
+                return emit_nccl_group(b, &ops, &P2pSettings::new(self.channels), comm, me, tag, after);
+            }
+        }
+        let algo = select(kind, bytes, n);
+        let c = Collective::new(kind, bytes, root, algo).expect("the kind's own algorithm");
+        emit(b, &c, comm, me, tag, after)
+    }
+}
+
+/// The Chakra traces whose rank 0 file is `path` (`PREFIX.0.et`) as a GOAL schedule, the
+/// collectives expanded as the job's `library` says.
+fn chakra_as_goal(
+    path: &str,
+    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+    setting: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, FileError> {
+    let invalid = |m: String| FileError::Invalid(m);
+    let prefix = path.strip_suffix(".0.et").ok_or_else(|| {
+        invalid(format!("{path}: name rank 0's file, PREFIX.0.et (the others are PREFIX.1.et, ...)"))
+    })?;
+    let mut ranks = Vec::new();
+    for r in 0..MAX_RANKS {
+        let file = rank_file(prefix, r);
+        let bytes = match read(&file) {
+            Ok(b) => b,
+            Err(error) if r == 0 => return Err(FileError::Unreadable { path: file, error }),
+            Err(_) => break,
+        };
+        ranks.push(read_rank(&bytes, &file, r).map_err(|e| invalid(e.to_string()))?);
+    }
+    let mut options = ChakraOptions::default();
+    if let Some(groups) = setting("groups") {
+        let text = read_text(read, &groups)?;
+        options.groups = parse_comm_groups(&text, &groups).map_err(|e| invalid(e.to_string()))?;
+    }
+    let nccl = match setting("library").as_deref() {
+        None | Some("nccl") => true,
+        Some("mpich") => false,
+        Some(other) => return Err(invalid(format!("library: unknown `{other}`; known: nccl, mpich"))),
+    };
+    let channels = match setting("channels") {
+        None => 2,
+        Some(c) => {
+            c.parse::<u32>().ok().filter(|c| (1..=schedule::nccl::MAX_CHANNELS).contains(c)).ok_or_else(
+                || invalid(format!("channels: must be 1 to {}, got {c}", schedule::nccl::MAX_CHANNELS)),
+            )?
+        }
+    };
+    // The NIC runs at the endpoints' link rate: a phit per cycle.
+    let number =
+        |key: &str, default: f64| setting(key).and_then(|v| v.parse::<f64>().ok()).unwrap_or(default);
+    let nic_gbs = number("workload.bytes_per_phit", 16.0) / number("workload.ns_per_cycle", 0.64);
+    let expander = Expander { nccl, channels, nic_gbs };
+    let schedule = schedule_of_chakra_with(&ranks, &options, &mut |b, c, comm, me, tag, after| {
+        expander.expand(b, c, comm, me, tag, after)
+    })
+    .map_err(|e| invalid(e.to_string()))?;
+    Ok(goal_text(&schedule))
+}
