@@ -14,7 +14,6 @@ use xnet_schedule::chakra::{
     parse_comm_groups, read_rank, schedule_of_chakra, schedule_of_chakra_with, ChakraCollective, ChakraError,
     ChakraOptions, ChakraRank, CollectiveKind, NodeType, ProcessGroup, POINT_TO_POINT_COMM,
 };
-use xnet_schedule::collectives::Kind;
 use xnet_schedule::{emit, run_ideal, select, Collective, Comm, Op, OpId, Schedule, ScheduleBuilder};
 
 fn data(name: &str) -> Vec<u8> {
@@ -31,8 +30,7 @@ fn fixture(dir: &str, name: &str, n: u32) -> Vec<ChakraRank> {
         .collect()
 }
 
-/// MPICH's algorithm for each collective (per-rank and per-pair sizes: the trace's over the
-/// communicator's size).
+/// MPICH's algorithm for each collective, its sizes as `ChakraCollective::mpi` reads them.
 fn mpich(
     b: &mut ScheduleBuilder,
     c: &ChakraCollective,
@@ -41,20 +39,7 @@ fn mpich(
     tag: u32,
     after: Option<OpId>,
 ) -> Option<OpId> {
-    let p = comm.size() as u64;
-    let (kind, bytes) = match c.kind {
-        CollectiveKind::AllReduce => (Kind::Allreduce, c.bytes),
-        CollectiveKind::Reduce => (Kind::Reduce, c.bytes),
-        CollectiveKind::Broadcast => (Kind::Bcast, c.bytes),
-        CollectiveKind::AllGather => (Kind::Allgather, c.bytes / p),
-        CollectiveKind::Gather => (Kind::Gather, c.bytes / p),
-        CollectiveKind::Scatter => (Kind::Scatter, c.bytes / p),
-        CollectiveKind::AllToAll => (Kind::Alltoall, c.bytes / p),
-        CollectiveKind::ReduceScatter | CollectiveKind::ReduceScatterBlock => {
-            (Kind::ReduceScatter, c.bytes / p)
-        }
-        CollectiveKind::Barrier => (Kind::Barrier, 0),
-    };
+    let (kind, bytes) = c.mpi(comm.size());
     let coll = Collective::new(kind, bytes, c.root, select(kind, bytes, comm.size())).unwrap();
     emit(b, &coll, comm, me, tag, after)
 }

@@ -9,7 +9,6 @@ use super::{parse_as, JobContext, JobOps, KindError, KindParams, WorkloadEntry};
 use base::settings::{read_text, FileError, FileForm, FileKey, Setting};
 use schedule::chakra::{
     parse_comm_groups, rank_file, read_rank, schedule_of_chakra_with, ChakraCollective, ChakraOptions,
-    CollectiveKind,
 };
 use schedule::collectives::{select, Kind};
 use schedule::nccl::p2p::{emit_nccl_group, P2p, P2pSettings};
@@ -97,21 +96,7 @@ impl Expander {
         let n = comm.size();
         let tag = tag & 0xff_ffff;
         let root = c.root.min(n - 1);
-        // ASTRA-sim's sizes: the buffer for all-reduce, broadcast and reduce; each rank's
-        // part for all-gather; the whole input for reduce-scatter and all-to-all.
-        let (kind, bytes) = match c.kind {
-            CollectiveKind::AllReduce => (Kind::Allreduce, c.bytes),
-            CollectiveKind::AllGather => (Kind::Allgather, c.bytes),
-            CollectiveKind::ReduceScatter | CollectiveKind::ReduceScatterBlock => {
-                (Kind::ReduceScatter, c.bytes / n as u64)
-            }
-            CollectiveKind::AllToAll => (Kind::Alltoall, c.bytes / n as u64),
-            CollectiveKind::Broadcast => (Kind::Bcast, c.bytes),
-            CollectiveKind::Reduce => (Kind::Reduce, c.bytes),
-            CollectiveKind::Gather => (Kind::Gather, c.bytes),
-            CollectiveKind::Scatter => (Kind::Scatter, c.bytes),
-            CollectiveKind::Barrier => (Kind::Barrier, 0),
-        };
+        let (kind, bytes) = c.mpi(n);
         if self.nccl {
             let nccl_kind = match kind {
                 Kind::Allreduce => Some(NcclKind::AllReduce),

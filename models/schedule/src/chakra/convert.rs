@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use rustc_hash::FxHashMap;
 
 use super::{ChakraError, ChakraNode, ChakraRank, CollectiveKind, NodeType, ProcessGroup};
+use crate::collectives::Kind;
 use crate::graph::{OpId, Schedule, ScheduleBuilder, Source, TagMatch};
 use crate::Comm;
 
@@ -23,6 +24,31 @@ pub struct ChakraCollective {
     /// Its root, a comm rank: the node's `root` attribute, else 0 (no writer read records
     /// one).
     pub root: usize,
+}
+
+impl ChakraCollective {
+    /// The collective as MPI's collectives take it on a communicator of `n` ranks: its kind
+    /// and the buffer (all-reduce, broadcast, reduce), each rank's part (all-gather,
+    /// gather, reduce-scatter, scatter) or each pair's block (all-to-all). `comm_size` is
+    /// the collective's input on a rank, as PyTorch records it and ASTRA-sim's ring reads
+    /// it: the part itself for all-gather and gather, the whole input for reduce-scatter,
+    /// scatter and all-to-all (divided by `n`).
+    pub fn mpi(&self, n: usize) -> (Kind, u64) {
+        let n = n.max(1) as u64;
+        match self.kind {
+            CollectiveKind::AllReduce => (Kind::Allreduce, self.bytes),
+            CollectiveKind::Reduce => (Kind::Reduce, self.bytes),
+            CollectiveKind::Broadcast => (Kind::Bcast, self.bytes),
+            CollectiveKind::AllGather => (Kind::Allgather, self.bytes),
+            CollectiveKind::Gather => (Kind::Gather, self.bytes),
+            CollectiveKind::Scatter => (Kind::Scatter, self.bytes / n),
+            CollectiveKind::AllToAll => (Kind::Alltoall, self.bytes / n),
+            CollectiveKind::ReduceScatter | CollectiveKind::ReduceScatterBlock => {
+                (Kind::ReduceScatter, self.bytes / n)
+            }
+            CollectiveKind::Barrier => (Kind::Barrier, 0),
+        }
+    }
 }
 
 /// The algorithm that expands a collective: called with the builder (its current rank is

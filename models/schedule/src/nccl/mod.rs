@@ -318,10 +318,7 @@ pub fn emit_nccl(
     if n == 1 {
         return None;
     }
-    let start = b.calc(settings.launch);
-    if let Some(a) = after {
-        b.requires(start, a);
-    }
+    let start = pipeline::launch(b, settings.launch, after);
     let depth = settings.depth(kind);
     let mut ends = Vec::new();
     for (channel, part) in
@@ -338,12 +335,7 @@ pub fn emit_nccl(
         }
         ch.ends(&mut ends);
     }
-    let end = b.calc(0);
-    b.requires(end, start);
-    for op in ends {
-        b.requires(end, op);
-    }
-    Some(end)
+    Some(pipeline::join(b, start, &ends))
 }
 
 #[cfg(test)]

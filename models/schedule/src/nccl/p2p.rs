@@ -21,7 +21,7 @@
 //!   channel goes in LL (64 KiB steps carrying half their bytes). Every chunk goes through
 //!   the connection's FIFO of 8 slots, posted by the receiver as for collectives.
 
-use super::pipeline::Channel;
+use super::pipeline::{self, Channel};
 use super::{Protocol, NCCL_STEPS};
 use crate::graph::{OpId, ScheduleBuilder};
 use crate::Comm;
@@ -199,10 +199,7 @@ pub fn emit_nccl_group(
         return None;
     }
     placed.sort_by_key(|p| (p.pass, p.round, !p.op.send));
-    let start = b.calc(settings.launch);
-    if let Some(a) = after {
-        b.requires(start, a);
-    }
+    let start = pipeline::launch(b, settings.launch, after);
     let channels = settings.channels;
     let per_peer = per_peer(n, channels);
     let bits = channels.trailing_zeros();
@@ -256,12 +253,7 @@ pub fn emit_nccl_group(
     for lane in lanes {
         lane.ends(&mut ends);
     }
-    let end = b.calc(0);
-    b.requires(end, start);
-    for op in ends {
-        b.requires(end, op);
-    }
-    Some(end)
+    Some(pipeline::join(b, start, &ends))
 }
 
 #[cfg(test)]

@@ -146,3 +146,22 @@ impl Channel {
         }
     }
 }
+
+/// The start of a collective or group: its launch, after `after`.
+pub(super) fn launch(b: &mut ScheduleBuilder, latency: u64, after: Option<OpId>) -> OpId {
+    let start = b.calc(latency);
+    if let Some(a) = after {
+        b.requires(start, a);
+    }
+    start
+}
+
+/// The op that ends once `start` and every op of `ends` have.
+pub(super) fn join(b: &mut ScheduleBuilder, start: OpId, ends: &[OpId]) -> OpId {
+    let end = b.calc(0);
+    b.requires(end, start);
+    for &op in ends {
+        b.requires(end, op);
+    }
+    end
+}
