@@ -399,6 +399,8 @@ fn the_ops_estimate_is_close_to_the_ops_built() {
          {collective = \"barrier\"}]",
         "kind = \"collectives\"\nranks = 16\noperations = [{collective = \"allreduce\", bytes = 1000000, \
          library = \"nccl\"}, {collective = \"bcast\", bytes = 100000, library = \"nccl\", protocol = \"ll\", root = 5}]",
+        "kind = \"training\"\nlayers = 4\nhidden = 256\nheads = 4\nsequence = 128\nvocabulary = 1000\n\
+         global_batch = 8\ntensor = 2\npipeline = 2\ndata = 2",
         "kind = \"goal\"\ncontents = \"\"\"\nnum_ranks 2\nrank 0 {\nl1: send 8b to 1 tag 1\nl2: calc 5\nl2 requires l1\n}\n\
          rank 1 {\nrecv 8b from 0 tag 1\n}\n\"\"\"",
     ];
@@ -596,4 +598,23 @@ fn nccl_all_to_all_sends_to_every_peer_at_once_in_ll_when_small() {
     // 4,688 packets of 64 bytes, and 5 posted buffers; every rank finishes.
     assert_eq!(r.workload.as_ref().unwrap().jobs[0].packets_received, 16 * 15 * (4688 + 5));
     assert!(completion(&r, 0) > 0);
+}
+
+#[test]
+fn a_training_step_runs_its_pipeline_to_the_end_on_any_partitioning() {
+    // 8 ranks: tensor 2 x pipeline 2 x data 2, 4 micro-batches of one sequence each.
+    let text = with_jobs(
+        CLIQUE,
+        "[[workload.jobs]]\nkind = \"training\"\nlayers = 4\nhidden = 256\nheads = 4\nsequence = 128\n\
+         vocabulary = 1000\nglobal_batch = 8\ntensor = 2\npipeline = 2\ndata = 2\ngpu_tflops = 10\niterations = 2\n",
+    );
+    let long = ["simulation.cycles=20000000"];
+    let (one, two) = (run(&build(&text, &long), 1), run(&build(&text, &long), 2));
+    assert_eq!(completion(&one, 0), completion(&two, 0));
+    let job = &one.workload.as_ref().unwrap().jobs[0];
+    assert_eq!(job.iteration_end.len(), 2);
+    // The network adds to the computation, never takes from it.
+    let ideal = job.ideal_time.unwrap();
+    assert!(ideal > 0.0 && completion(&one, 0) as f64 > ideal, "{ideal}");
+    assert_eq!(format!("{:?}", one.workload), format!("{:?}", two.workload));
 }

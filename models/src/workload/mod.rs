@@ -32,6 +32,7 @@ mod placement;
 mod programs;
 mod spec;
 mod traces;
+mod training;
 
 pub use export::AsGoal;
 pub use kind::{parse_as, JobContext, KindError, KindParams, KindSpec, ParseKind, WorkloadEntry};
@@ -63,6 +64,7 @@ pub const WORKLOADS: &[WorkloadEntry] = &[
     traces::DUMPI,
     traces::OTF2,
     chakra::CHAKRA,
+    training::TRAINING,
 ];
 
 /// The workload kind named `name`.
