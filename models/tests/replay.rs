@@ -686,3 +686,21 @@ fn bad_chakra_jobs_are_refused_naming_the_key_and_the_file() {
     let e = refused(&format!("trace = \"{dir}/all_reduce.0.et\"\nchannels = 0"));
     assert!(e.contains("channels: must be 1 to 64"), "{e}");
 }
+
+#[test]
+fn a_binary_goal_file_runs_as_its_text_does() {
+    // tests/data/wildcard_ring.bin is LogGOPSim's txt2bin (76451de) output of the .goal
+    // beside it: wildcards, rendezvous messages, dependencies.
+    let job = |file: &str| {
+        let text = format!(
+            "{}\n[workload]\neager_limit = 512\n[[workload.jobs]]\nkind = \"goal\"\nfile = \"tests/data/{file}\"\n",
+            clique(8)
+        );
+        let r = run(&with_files(&text, &[]), 2);
+        let w = r.workload.unwrap();
+        (w.jobs[0].completion_time, w.jobs[0].messages, w.jobs[0].rank_finish.clone())
+    };
+    let text = job("wildcard_ring.goal");
+    assert!(text.0.is_some() && text.1 == 16);
+    assert_eq!(job("wildcard_ring.bin"), text);
+}

@@ -2,6 +2,7 @@
 //! was expected), the round trip, and no panic on mutated text.
 
 use proptest::prelude::*;
+use xnet_schedule::goal::{is_binary_goal, read_goal_binary};
 use xnet_schedule::{read_goal, write_goal, GoalError, Op, Schedule, ScheduleBuilder, Source, TagMatch};
 
 fn read(text: &str) -> Result<Schedule, GoalError> {
@@ -357,4 +358,84 @@ fn messages_name_ops_by_the_files_labels() {
     .unwrap();
     let e = run_ideal(&stuck).unwrap_err().to_string();
     assert!(e.contains("rank 1: l1 waits for a message from rank 0, tag 2"), "{e}");
+}
+
+/// An op with its cpu and nic, and its dependents on its end and on its start (sorted).
+type OpShape = (Op, u8, u8, Vec<u32>, Vec<u32>);
+
+/// Every rank's ops: what a schedule is without its labels.
+fn shape(s: &Schedule) -> Vec<Vec<OpShape>> {
+    (0..s.num_ranks())
+        .map(|r| {
+            (0..s.ops_in_rank(r))
+                .map(|o| {
+                    let mut end = s.after_end(r, o).to_vec();
+                    let mut start = s.after_start(r, o).to_vec();
+                    end.sort_unstable();
+                    start.sort_unstable();
+                    (s.op(r, o), s.cpu(r, o), s.nic(r, o), end, start)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn binary_goal_is_what_loggopsim_s_txt2bin_wrote() {
+    // The .bin files are txt2bin's output (LogGOPSim 76451de) of the .goal files beside
+    // them (tests/data/README.md): wildcards, irequires and 16 to 32 ranks.
+    for (text, binary) in [
+        ("tests/data/binary_tree_32.goal", "tests/data/binary_tree_32.bin"),
+        ("tests/data/bcast_binomial_16.goal", "tests/data/bcast_binomial_16.bin"),
+        ("tests/data/allreduce_recdoub_16.goal", "tests/data/allreduce_recdoub_16.bin"),
+        ("../tests/data/wildcard_ring.goal", "../tests/data/wildcard_ring.bin"),
+    ] {
+        let from_text = read_goal(std::fs::read(text).unwrap().as_slice(), text).unwrap();
+        let bytes = std::fs::read(binary).unwrap();
+        assert!(is_binary_goal(&bytes) && !is_binary_goal(&std::fs::read(text).unwrap()));
+        let from_binary = read_goal_binary(&bytes, binary).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(shape(&from_binary), shape(&from_text), "{binary}");
+    }
+}
+
+#[test]
+fn damaged_binary_goal_is_refused_naming_rank_and_byte() {
+    let good = std::fs::read("tests/data/bcast_binomial_16.bin").unwrap();
+    let e = |bytes: &[u8]| read_goal_binary(bytes, "b.bin").unwrap_err().to_string();
+    assert!(
+        e(b"GOAL 1.0").starts_with("b.bin: byte 0: not a binary GOAL file: it starts with "),
+        "{}",
+        e(b"GOAL 1.0")
+    );
+    assert!(
+        e(&good[..100]).starts_with("b.bin: byte 8: 16 ranks' jump table does not fit"),
+        "{}",
+        e(&good[..100])
+    );
+    // Rank 0's first op (an empty rank 0 has none: the root sends) turned into type 9.
+    let start = 8 + u64::from_le_bytes(good[14..22].try_into().unwrap()) as usize;
+    let roots = u32::from_le_bytes(good[start + 4..start + 8].try_into().unwrap()) as usize;
+    let mut bad = good.clone();
+    bad[start + 8 + 4 * roots + 4] = 9;
+    assert!(
+        e(&bad).starts_with(&format!("b.bin: rank 0: byte {}: op 0 has type 9", start + 8 + 4 * roots + 4)),
+        "{}",
+        e(&bad)
+    );
+    // Cut anywhere, it is refused, never read past its end.
+    for cut in 0..good.len() {
+        assert!(read_goal_binary(&good[..cut], "b.bin").is_err(), "cut at {cut}");
+    }
+}
+
+proptest! {
+    #[test]
+    fn mutated_binary_goal_never_panics(flips in proptest::collection::vec((0usize..1688, any::<u8>()), 1..8)) {
+        let mut bytes = std::fs::read("tests/data/bcast_binomial_16.bin").unwrap();
+        for (at, value) in flips {
+            let at = at % bytes.len();
+            bytes[at] = value;
+        }
+        let _ = read_goal_binary(&bytes, "b.bin");
+    }
 }

@@ -4,6 +4,7 @@
 
 use super::{parse_as, CalcUnit, JobContext, JobOps, KindError, KindParams, WorkloadEntry};
 use base::settings::{read_text, FileError, FileForm, FileKey, Setting};
+use schedule::goal::{is_binary_goal, read_goal_binary};
 use schedule::{dumpi, read_goal, schedule_of_trace, write_goal, Problem, Schedule};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -13,10 +14,10 @@ pub(super) const GOAL: WorkloadEntry = WorkloadEntry {
     name: "goal",
     doc: "a schedule in GOAL, the text format of LogGOPSim and ATLAHS: per rank its sends, receives and computations (ns) with their dependencies; ATLAHS converts MPI and NCCL traces to it",
     settings: &[
-        Setting { key: "file", default: "required", doc: "the GOAL file (`num_ranks N`, then `rank r { ... }` blocks); relative to the working directory, read by the xnet command into contents" },
+        Setting { key: "file", default: "required", doc: "the GOAL file (`num_ranks N`, then `rank r { ... }` blocks), or its binary form as LogGOPSim's txt2bin writes it (ATLAHS's traces); relative to the working directory, read by the xnet command into contents" },
         Setting { key: "contents", default: "from file", doc: "the schedule's text: filled in from file by the xnet command (and so recorded with the results); give it instead of file to inline a schedule" },
     ],
-    files: &[FileKey { path: "file", contents: "contents", what: "the GOAL schedule", form: FileForm::Text }],
+    files: &[FileKey { path: "file", contents: "contents", what: "the GOAL schedule", form: FileForm::Converted(goal_as_text) }],
     parse: parse_as::<Goal>,
 };
 
@@ -229,6 +230,24 @@ pub(super) fn goal_text(schedule: &Schedule) -> String {
     let mut goal = Vec::new();
     write_goal(schedule, &mut goal).expect("writing to memory cannot fail");
     String::from_utf8(goal).expect("GOAL is ASCII")
+}
+
+/// The GOAL schedule at `path` as text: a text file as it is, a binary one (LogGOPSim's
+/// `txt2bin`, ATLAHS's published traces) written out as text.
+fn goal_as_text(
+    path: &str,
+    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+    _setting: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, FileError> {
+    let bytes = read(path).map_err(|error| FileError::Unreadable { path: path.to_string(), error })?;
+    if is_binary_goal(&bytes) {
+        let schedule = read_goal_binary(&bytes, path).map_err(|e| FileError::Invalid(e.to_string()))?;
+        return Ok(goal_text(&schedule));
+    }
+    String::from_utf8(bytes).map_err(|e| FileError::Unreadable {
+        path: path.to_string(),
+        error: format!("not UTF-8 text (byte {}) nor binary GOAL", e.utf8_error().valid_up_to()),
+    })
 }
 
 /// The DUMPI trace whose `.meta` file is `path` (the rank files beside it, named by the

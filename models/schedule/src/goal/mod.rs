@@ -1,5 +1,6 @@
 //! The GOAL text format of LogGOPSim and ATLAHS: reading ([`read_goal`], streamed line by
-//! line) and writing ([`write_goal`]).
+//! line) and writing ([`write_goal`]); and reading the binary form LogGOPSim's `txt2bin`
+//! writes ([`read_goal_binary`]).
 //!
 //! ```text
 //! num_ranks 2
@@ -34,10 +35,12 @@
 //! converts the writer's output (wildcards, `cpu`, `nic`, `irequires`, empty ranks), and
 //! refuses, as documented above, a `calc` with `nic` and a dependency before its labels.
 
+mod binary;
 mod error;
 mod read;
 mod write;
 
+pub use binary::{is_binary_goal, read_goal_binary, BinaryGoalError, MAGIC_COOKIE};
 pub use error::GoalError;
 pub use read::{read_goal, read_goal_file, MAX_RANKS};
 pub use write::{write_goal, write_goal_file};
