@@ -618,3 +618,23 @@ fn a_training_step_runs_its_pipeline_to_the_end_on_any_partitioning() {
     assert!(ideal > 0.0 && completion(&one, 0) as f64 > ideal, "{ideal}");
     assert_eq!(format!("{:?}", one.workload), format!("{:?}", two.workload));
 }
+
+#[test]
+fn sequence_parallelism_experts_and_zero_run_to_the_end_on_any_partitioning() {
+    for extra in [
+        "tensor = 2\npipeline = 2\ndata = 2\nsequence_parallel = true\ndistributed_optimizer = true",
+        "pipeline = 2\ndata = 4\nexperts = 4\ntop_k = 2\nexpert_parallel = 2\nmoe_every = 2",
+    ] {
+        let text = with_jobs(
+            CLIQUE,
+            &format!(
+                "[[workload.jobs]]\nkind = \"training\"\nlayers = 4\nhidden = 256\nheads = 4\nsequence = 128\n\
+                 vocabulary = 1000\nglobal_batch = 8\ngpu_tflops = 10\n{extra}\n"
+            ),
+        );
+        let long = ["simulation.cycles=20000000"];
+        let (one, two) = (run(&build(&text, &long), 1), run(&build(&text, &long), 2));
+        assert!(completion(&one, 0) > 0, "{extra}");
+        assert_eq!(format!("{:?}", one.workload), format!("{:?}", two.workload), "{extra}");
+    }
+}

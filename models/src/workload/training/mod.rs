@@ -29,24 +29,38 @@
 //!   of the backward pass. A layer has `4 h^2 + 2 h f + f + 9 h` parameters (`12 h^2 +
 //!   13 h` for `f = 4 h`), the first stage also the embedding's `v h`, all split over the
 //!   tensor ranks.
+//! - **Sequence parallelism** (Korthikanti et al., "Reducing Activation Recomputation in
+//!   Large Transformer Models", MLSys'23): each tensor all-reduce becomes an all-gather
+//!   before the block and a reduce-scatter after it (forward and backward), and the
+//!   activations between stages are split over the tensor ranks.
+//! - **Experts** (mixture of experts, Megatron-LM's MoE layers): with `experts`, every
+//!   `moe_every`-th layer's MLP is `experts` experts, each token going to `top_k`, spread
+//!   over `expert_parallel` data ranks; tokens go to their experts and come back by
+//!   all-to-all (forward and backward, routing taken as uniform); the experts' gradients
+//!   are reduced over the data ranks that hold the same experts.
+//! - **ZeRO** (`distributed_optimizer`, Rajbhandari et al., SC'20; Megatron's distributed
+//!   optimizer): gradients are reduce-scattered instead of all-reduced, and the updated
+//!   parameters all-gathered after the step.
 //! - **Collectives** are NCCL's, as its tuning model chooses them (`schedule::nccl`).
 //!
-//! Not modelled yet: sequence and expert parallelism, ZeRO's sharding, activation
-//! recomputation, the embedding's and loss's own communication, the optimizer's time
-//! (give it as `compute`).
+//! `step.rs` lists a rank's pieces of a step; `emit.rs` turns them into ops. Not modelled
+//! yet: experts with tensor parallelism, activation recomputation, the embedding's and
+//! loss's own communication, the optimizer's time (give it as `compute`).
+
+mod emit;
+mod step;
 
 use super::{parse_as, CalcUnit, JobContext, JobOps, KindError, KindParams, WorkloadEntry};
 use base::settings::Setting;
-use schedule::nccl::p2p::{emit_nccl_group, P2p, P2pSettings};
-use schedule::nccl::{emit_nccl, tuning, Algorithm, NcclKind, NcclSettings, Protocol};
-use schedule::{Comm, OpId, Repeated, Schedule, ScheduleBuilder};
+use emit::{emit_rank, emit_step};
+use schedule::{Repeated, ScheduleBuilder};
 use serde::Deserialize;
 use std::sync::Arc;
 
 /// `training` in the workload registry.
 pub(super) const TRAINING: WorkloadEntry = WorkloadEntry {
     name: "training",
-    doc: "training steps of a transformer as Megatron-LM runs them: tensor, pipeline (1F1B) and data parallelism, each layer's computation from its FLOPs, NCCL's collectives",
+    doc: "training steps of a transformer as Megatron-LM runs them: tensor (with sequence), pipeline (1F1B), data and expert parallelism, ZeRO, each layer's computation from its FLOPs, NCCL's collectives",
     settings: &[
         Setting { key: "layers", default: "required", doc: "transformer layers; a multiple of pipeline" },
         Setting { key: "hidden", default: "required", doc: "hidden size h" },
@@ -64,6 +78,12 @@ pub(super) const TRAINING: WorkloadEntry = WorkloadEntry {
         Setting { key: "bucket_params", default: "40000000", doc: "parameters per gradient bucket of the data-parallel all-reduce" },
         Setting { key: "bytes_per_value", default: "2", doc: "bytes of an activation or gradient value (BF16)" },
         Setting { key: "channels", default: "2", doc: "NCCL's channels" },
+        Setting { key: "sequence_parallel", default: "false", doc: "Megatron's sequence parallelism: all-gathers and reduce-scatters instead of the tensor all-reduces; activations between stages split over the tensor ranks" },
+        Setting { key: "experts", default: "0", doc: "experts of a mixture-of-experts MLP (0: dense); with tensor = 1" },
+        Setting { key: "top_k", default: "2", doc: "experts each token goes to" },
+        Setting { key: "expert_parallel", default: "1", doc: "data ranks the experts are spread over; divides data and experts" },
+        Setting { key: "moe_every", default: "1", doc: "every moe_every-th layer is a mixture of experts" },
+        Setting { key: "distributed_optimizer", default: "false", doc: "ZeRO: gradients reduce-scattered over the data ranks, parameters all-gathered after the step" },
     ],
     files: &[],
     parse: parse_as::<Training>,
@@ -97,8 +117,23 @@ struct Training {
     #[serde(default = "two")]
     bytes_per_value: u64,
     channels: Option<u32>,
+    #[serde(default)]
+    sequence_parallel: bool,
+    #[serde(default)]
+    experts: u32,
+    #[serde(default = "two_u32")]
+    top_k: u32,
+    #[serde(default = "one_u32")]
+    expert_parallel: u32,
+    #[serde(default = "one_u32")]
+    moe_every: u32,
+    #[serde(default)]
+    distributed_optimizer: bool,
 }
 
+fn two_u32() -> u32 {
+    2
+}
 fn one() -> u64 {
     1
 }
@@ -136,6 +171,16 @@ pub(crate) struct Shape {
     pub(crate) flops_per_ns: f64,
     pub(crate) bucket: u64,
     pub(crate) bytes: u64,
+    /// Sequence parallelism.
+    pub(crate) sp: bool,
+    /// Experts per MoE layer (0: dense), each token's experts, the data ranks they are
+    /// spread over, and which layers have them (every `moe_every`-th).
+    pub(crate) experts: u64,
+    pub(crate) top_k: u64,
+    pub(crate) ep: u32,
+    pub(crate) moe_every: u64,
+    /// ZeRO's sharded gradients and parameters.
+    pub(crate) zero: bool,
 }
 
 impl Training {
@@ -194,6 +239,44 @@ impl Training {
                 format!("must be 1 to {}, got {c}", schedule::nccl::MAX_CHANNELS),
             ));
         }
+        if self.sequence_parallel && !self.sequence.is_multiple_of(u64::from(self.tensor)) {
+            return Err(KindError::new(
+                "sequence",
+                format!(
+                    "must be a multiple of tensor ({}) with sequence_parallel, got {}",
+                    self.tensor, self.sequence
+                ),
+            ));
+        }
+        if self.experts > 0 {
+            if self.tensor != 1 {
+                return Err(KindError::new(
+                    "experts",
+                    "experts need tensor = 1 here (expert tensor parallelism is not modelled)",
+                ));
+            }
+            if self.expert_parallel == 0 || !self.data.is_multiple_of(self.expert_parallel) {
+                return Err(KindError::new(
+                    "expert_parallel",
+                    format!("must divide data ({}), got {}", self.data, self.expert_parallel),
+                ));
+            }
+            if !self.experts.is_multiple_of(self.expert_parallel) {
+                return Err(KindError::new(
+                    "expert_parallel",
+                    format!("must divide experts ({}), got {}", self.experts, self.expert_parallel),
+                ));
+            }
+            if self.top_k == 0 || self.top_k > self.experts {
+                return Err(KindError::new(
+                    "top_k",
+                    format!("must be 1 to experts ({}), got {}", self.experts, self.top_k),
+                ));
+            }
+            if self.moe_every == 0 {
+                return Err(KindError::new("moe_every", "must be at least 1, got 0"));
+            }
+        }
         let ranks = u64::from(self.tensor) * u64::from(self.pipeline) * u64::from(self.data);
         if ranks > u64::from(u32::MAX) {
             return Err(KindError::new(
@@ -215,33 +298,14 @@ impl Training {
             flops_per_ns: self.gpu_tflops * 1e3 * self.efficiency,
             bucket: self.bucket_params,
             bytes: self.bytes_per_value,
+            sp: self.sequence_parallel && self.tensor > 1,
+            experts: u64::from(self.experts),
+            top_k: u64::from(self.top_k),
+            ep: if self.experts > 0 { self.expert_parallel } else { 1 },
+            moe_every: u64::from(self.moe_every),
+            zero: self.distributed_optimizer,
         })
     }
-}
-
-/// Which communicator a collective runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Group {
-    Tensor,
-    Data,
-}
-
-/// One piece of a rank's step.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Work {
-    /// Computation, ns.
-    Compute(u64),
-    /// An all-reduce of `bytes` on the rank's tensor or data group.
-    AllReduce(Group, u64),
-    /// Grouped sends (`true`) and receives to and from other stages: `(stage, bytes)`.
-    P2p(Vec<(u32, u64, bool)>),
-}
-
-/// A piece and the pieces it waits for (indices in the rank's list).
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Task {
-    pub(crate) work: Work,
-    pub(crate) after: Vec<usize>,
 }
 
 impl Shape {
@@ -254,155 +318,28 @@ impl Shape {
         (r % self.tp, (r / self.tp) % self.dp, r / (self.tp * self.dp))
     }
 
-    fn layers_per_stage(&self) -> u64 {
-        self.layers / u64::from(self.pp)
-    }
-
     /// FLOPs of a layer's attention and MLP forward for one micro-batch, per tensor rank.
-    fn layer_flops(&self) -> (f64, f64) {
+    pub(crate) fn layer_flops(&self) -> (f64, f64) {
         let (b, s, h, f) = (self.b as f64, self.s as f64, self.h as f64, self.f as f64);
         let tp = f64::from(self.tp);
         ((8.0 * b * s * h * h + 4.0 * b * s * s * h) / tp, 4.0 * b * s * h * f / tp)
     }
 
-    fn ns(&self, flops: f64) -> u64 {
+    /// FLOPs of an MoE layer's experts forward on one rank for one micro-batch: its share
+    /// of the `top_k` copies of every token of the expert ranks' micro-batches (the
+    /// micro-batch's own count, routing taken as uniform).
+    pub(crate) fn expert_flops(&self) -> f64 {
+        4.0 * (self.b * self.s * self.top_k) as f64 * self.h as f64 * self.f as f64
+    }
+
+    /// FLOPs of the logits forward for one micro-batch, per tensor rank.
+    pub(crate) fn logits_flops(&self) -> f64 {
+        2.0 * (self.b * self.s * self.h * self.v) as f64 / f64::from(self.tp)
+    }
+
+    /// Nanoseconds a GPU takes for `flops`.
+    pub(crate) fn ns(&self, flops: f64) -> u64 {
         (flops / self.flops_per_ns).round() as u64
-    }
-
-    /// Bytes of an activation or its gradient for one micro-batch.
-    pub(crate) fn activation_bytes(&self) -> u64 {
-        self.b * self.s * self.h * self.bytes
-    }
-
-    /// A layer's parameters on one tensor rank.
-    pub(crate) fn layer_params(&self) -> u64 {
-        let (h, f) = (self.h, self.f);
-        (4 * h * h + 2 * h * f + f + 9 * h).div_ceil(u64::from(self.tp))
-    }
-
-    /// Rank `r`'s pieces of one step, in the order its compute stream runs them (the
-    /// data-parallel all-reduces on their own stream, each after the previous).
-    pub(crate) fn tasks(&self, r: u32) -> Vec<Task> {
-        let (_, _, p) = self.coords(r);
-        let (first, last) = (p == 0, p + 1 == self.pp);
-        let mut t: Vec<Task> = Vec::new();
-        let push = |t: &mut Vec<Task>, work: Work, after: Vec<usize>| {
-            t.push(Task { work, after });
-            t.len() - 1
-        };
-        let act = self.activation_bytes();
-        let (attn, mlp) = self.layer_flops();
-        let logits = 2.0 * (self.b * self.s * self.h * self.v) as f64 / f64::from(self.tp);
-        let tensor = self.tp > 1;
-        // The compute stream's last piece.
-        let mut tail: Option<usize> = None;
-        let chain = |t: &mut Vec<Task>, tail: &mut Option<usize>, work: Work, extra: Option<usize>| {
-            let mut after: Vec<usize> = tail.iter().copied().collect();
-            after.extend(extra);
-            let i = push(t, work, after);
-            *tail = Some(i);
-            i
-        };
-        let forward = |t: &mut Vec<Task>, tail: &mut Option<usize>| {
-            for _ in 0..self.layers_per_stage() {
-                for flops in [attn, mlp] {
-                    chain(t, tail, Work::Compute(self.ns(flops)), None);
-                    if tensor {
-                        chain(t, tail, Work::AllReduce(Group::Tensor, act), None);
-                    }
-                }
-            }
-            if last {
-                chain(t, tail, Work::Compute(self.ns(logits)), None);
-            }
-        };
-        // The backward pass; with `grads`, the layer's last compute piece per layer (the
-        // stage's last layer first).
-        let backward = |t: &mut Vec<Task>, tail: &mut Option<usize>, grads: &mut Vec<usize>| {
-            if last {
-                chain(t, tail, Work::Compute(self.ns(2.0 * logits)), None);
-            }
-            for _ in 0..self.layers_per_stage() {
-                for (k, flops) in [mlp, attn].into_iter().enumerate() {
-                    let c = chain(t, tail, Work::Compute(self.ns(2.0 * flops)), None);
-                    if k == 1 {
-                        // The layer's gradients are complete with its attention's.
-                        grads.push(c);
-                    }
-                    if tensor {
-                        chain(t, tail, Work::AllReduce(Group::Tensor, act), None);
-                    }
-                }
-            }
-        };
-        let m = self.m;
-        let warm = u64::from(self.pp - p - 1).min(m);
-        let (prev, next) = (p.wrapping_sub(1), p + 1);
-        let mut grads = Vec::new();
-        let mut scratch = Vec::new();
-        // Warm-up: forward passes only.
-        for _ in 0..warm {
-            if !first {
-                chain(&mut t, &mut tail, Work::P2p(vec![(prev, act, false)]), None);
-            }
-            forward(&mut t, &mut tail);
-            if !last {
-                chain(&mut t, &mut tail, Work::P2p(vec![(next, act, true)]), None);
-            }
-        }
-        let steady = m - warm;
-        if steady > 0 && !first {
-            chain(&mut t, &mut tail, Work::P2p(vec![(prev, act, false)]), None);
-        }
-        for i in 0..steady {
-            forward(&mut t, &mut tail);
-            if !last {
-                chain(&mut t, &mut tail, Work::P2p(vec![(next, act, true), (next, act, false)]), None);
-            }
-            let out = if i + 1 == steady && warm == 0 { &mut grads } else { &mut scratch };
-            backward(&mut t, &mut tail, out);
-            if !first {
-                if i + 1 == steady {
-                    chain(&mut t, &mut tail, Work::P2p(vec![(prev, act, true)]), None);
-                } else {
-                    chain(&mut t, &mut tail, Work::P2p(vec![(prev, act, true), (prev, act, false)]), None);
-                }
-            }
-        }
-        // Cool-down: the remaining backward passes.
-        for i in 0..warm {
-            if !last {
-                chain(&mut t, &mut tail, Work::P2p(vec![(next, act, false)]), None);
-            }
-            let out = if i + 1 == warm { &mut grads } else { &mut scratch };
-            backward(&mut t, &mut tail, out);
-            if !first {
-                chain(&mut t, &mut tail, Work::P2p(vec![(prev, act, true)]), None);
-            }
-        }
-        // Data parallelism: buckets filled as the last backward pass goes, in its order.
-        if self.dp > 1 {
-            let mut stream: Option<usize> = None;
-            let mut filled = 0u64;
-            let n = grads.len();
-            for (k, &g) in grads.iter().enumerate() {
-                filled += self.layer_params();
-                if first && k + 1 == n {
-                    filled += (self.v * self.h).div_ceil(u64::from(self.tp));
-                }
-                if filled >= self.bucket || k + 1 == n {
-                    let mut after = vec![g];
-                    after.extend(stream);
-                    stream = Some(push(&mut t, Work::AllReduce(Group::Data, filled * self.bytes), after));
-                    filled = 0;
-                }
-            }
-            if let Some(s) = stream {
-                // The step ends once the gradients are reduced.
-                chain(&mut t, &mut tail, Work::Compute(0), Some(s));
-            }
-        }
-        t
     }
 }
 
@@ -433,103 +370,6 @@ impl KindParams for Training {
                 u64::from(b.ops_in_rank()) * u64::from(shape.tp * shape.dp)
             })
             .sum()
-    }
-}
-
-/// One step of every rank, as ops.
-fn emit_step(shape: &Shape, job: &JobContext, channels: u32) -> Schedule {
-    let mut b = ScheduleBuilder::new();
-    for r in 0..shape.ranks() {
-        b.add_rank();
-        emit_rank(&mut b, shape, job, channels, r);
-    }
-    b.build()
-}
-
-/// Rank `r`'s step, into the builder's current rank.
-fn emit_rank(b: &mut ScheduleBuilder, shape: &Shape, job: &JobContext, channels: u32, r: u32) {
-    let (tp, dp, pp) = (shape.tp, shape.dp, shape.pp);
-    let tensor_groups = pp * dp;
-    let data_groups = pp * tp;
-    let (t, d, p) = shape.coords(r);
-    let base = p * tp * dp;
-    let tensor = Comm { id: 1 + p * dp + d, ranks: (0..tp).map(|k| base + d * tp + k).collect() };
-    let data =
-        Comm { id: 1 + tensor_groups + p * tp + t, ranks: (0..dp).map(|k| base + k * tp + t).collect() };
-    let pipe = Comm {
-        id: 1 + tensor_groups + data_groups + d * tp + t,
-        ranks: (0..pp).map(|k| k * tp * dp + d * tp + t).collect(),
-    };
-    let (mut tensor_tag, mut data_tag) = (0u32, 0u32);
-    let tasks = shape.tasks(r);
-    let mut ends: Vec<Option<OpId>> = Vec::with_capacity(tasks.len());
-    for task in &tasks {
-        let deps: Vec<OpId> = task.after.iter().filter_map(|&i| ends[i]).collect();
-        let after = match deps[..] {
-            [] => None,
-            [one] => Some(one),
-            _ => {
-                let join = b.calc(0);
-                for &d in &deps {
-                    b.requires(join, d);
-                }
-                Some(join)
-            }
-        };
-        let end = match &task.work {
-            Work::Compute(ns) => {
-                let op = b.calc(*ns);
-                if let Some(a) = after {
-                    b.requires(op, a);
-                }
-                Some(op)
-            }
-            Work::AllReduce(group, bytes) => {
-                let (comm, tag) = match group {
-                    Group::Tensor => (&tensor, &mut tensor_tag),
-                    Group::Data => (&data, &mut data_tag),
-                };
-                let me = comm.ranks.iter().position(|&x| x == r).expect("a member");
-                let e = tuning::choose(
-                    NcclKind::AllReduce,
-                    *bytes,
-                    comm.size().max(2),
-                    job.link_gbs(),
-                    channels,
-                    &[Algorithm::Ring, Algorithm::Tree],
-                    &[Protocol::Ll, Protocol::Ll128, Protocol::Simple],
-                )
-                .expect("all-reduce has its ring");
-                let c = tuning::channels_for(e.algorithm, e.protocol, *bytes, comm.size(), channels);
-                let settings = NcclSettings::new(e.algorithm, e.protocol, c);
-                let op = emit_nccl(
-                    b,
-                    NcclKind::AllReduce,
-                    *bytes,
-                    0,
-                    &settings,
-                    comm,
-                    me,
-                    *tag & 0xff_ffff,
-                    after,
-                );
-                *tag += 1;
-                op.or(after)
-            }
-            Work::P2p(ops) => {
-                let ops: Vec<P2p> = ops
-                    .iter()
-                    .map(|&(stage, bytes, send)| P2p { peer: stage as usize, bytes, send })
-                    .collect();
-                // NCCL matches a pair's messages in order, untagged: one tag for all.
-                emit_nccl_group(b, &ops, &P2pSettings::new(channels), &pipe, p as usize, 0, after).or(after)
-            }
-        };
-        ends.push(end);
-    }
-    let last = b.calc(job.compute * job.ps_per_cycle / 1000);
-    for e in ends.iter().flatten() {
-        b.requires(last, *e);
     }
 }
 

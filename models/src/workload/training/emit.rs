@@ -1,0 +1,149 @@
+//! A training step as ops: each rank's pieces (`step.rs`) with NCCL's collectives on its
+//! groups.
+
+use super::step::{Coll, Group, Work};
+use super::Shape;
+use crate::workload::JobContext;
+use schedule::nccl::p2p::{emit_nccl_group, P2p, P2pSettings};
+use schedule::nccl::{emit_nccl, tuning, Algorithm, NcclKind, NcclSettings, Protocol};
+use schedule::{Comm, OpId, Schedule, ScheduleBuilder};
+
+/// One step of every rank, as ops.
+pub(super) fn emit_step(shape: &Shape, job: &JobContext, channels: u32) -> Schedule {
+    let mut b = ScheduleBuilder::new();
+    for r in 0..shape.ranks() {
+        b.add_rank();
+        emit_rank(&mut b, shape, job, channels, r);
+    }
+    b.build()
+}
+
+/// Rank `r`'s communicators: tensor, data, expert, expert-data, pipeline (each group
+/// numbered once over the job).
+fn groups(shape: &Shape, r: u32) -> [Comm; 5] {
+    let (tp, dp, pp, ep) = (shape.tp, shape.dp, shape.pp, shape.ep);
+    let (t, d, p) = shape.coords(r);
+    let base = p * tp * dp;
+    let at = |data: u32| base + data * tp + t;
+    let mut id = 1;
+    let mut next = |count: u32, index: u32| {
+        let this = id + index;
+        id += count;
+        this
+    };
+    let tensor = Comm { id: next(pp * dp, p * dp + d), ranks: (0..tp).map(|k| base + d * tp + k).collect() };
+    let data = Comm { id: next(pp * tp, p * tp + t), ranks: (0..dp).map(at).collect() };
+    let (block, slot) = (d / ep, d % ep);
+    let expert = Comm {
+        id: next(pp * tp * (dp / ep), (p * tp + t) * (dp / ep) + block),
+        ranks: (0..ep).map(|k| at(block * ep + k)).collect(),
+    };
+    let expert_data = Comm {
+        id: next(pp * tp * ep, (p * tp + t) * ep + slot),
+        ranks: (0..dp / ep).map(|k| at(k * ep + slot)).collect(),
+    };
+    let pipe =
+        Comm { id: next(tp * dp, d * tp + t), ranks: (0..pp).map(|k| k * tp * dp + d * tp + t).collect() };
+    [tensor, data, expert, expert_data, pipe]
+}
+
+/// Rank `r`'s step, into the builder's current rank.
+pub(super) fn emit_rank(b: &mut ScheduleBuilder, shape: &Shape, job: &JobContext, channels: u32, r: u32) {
+    let comms = groups(shape, r);
+    let p = shape.coords(r).2;
+    // Each group's collectives in order: the same tag on every member.
+    let mut tags = [0u32; 4];
+    let tasks = shape.tasks(r);
+    let mut ends: Vec<Option<OpId>> = Vec::with_capacity(tasks.len());
+    for task in &tasks {
+        let deps: Vec<OpId> = task.after.iter().filter_map(|&i| ends[i]).collect();
+        let after = match deps[..] {
+            [] => None,
+            [one] => Some(one),
+            _ => {
+                let join = b.calc(0);
+                for &d in &deps {
+                    b.requires(join, d);
+                }
+                Some(join)
+            }
+        };
+        let end = match &task.work {
+            Work::Compute(ns) => {
+                let op = b.calc(*ns);
+                if let Some(a) = after {
+                    b.requires(op, a);
+                }
+                Some(op)
+            }
+            Work::Collective(group, coll, bytes) => {
+                let g = match group {
+                    Group::Tensor => 0,
+                    Group::Data => 1,
+                    Group::Expert => 2,
+                    Group::ExpertData => 3,
+                };
+                let comm = &comms[g];
+                let tag = tags[g] & 0xff_ffff;
+                tags[g] += 1;
+                let me = comm.ranks.iter().position(|&x| x == r).expect("a member");
+                collective(b, comm, me, *coll, *bytes, tag, after, job.link_gbs(), channels).or(after)
+            }
+            Work::P2p(ops) => {
+                let ops: Vec<P2p> = ops
+                    .iter()
+                    .map(|&(stage, bytes, send)| P2p { peer: stage as usize, bytes, send })
+                    .collect();
+                // NCCL matches a pair's messages in order, untagged: one tag for all.
+                emit_nccl_group(b, &ops, &P2pSettings::new(channels), &comms[4], p as usize, 0, after)
+                    .or(after)
+            }
+        };
+        ends.push(end);
+    }
+    let last = b.calc(job.compute * job.ps_per_cycle / 1000);
+    for e in ends.iter().flatten() {
+        b.requires(last, *e);
+    }
+}
+
+/// Comm rank `me`'s part of `coll` of `bytes` (as [`Work::Collective`] counts them) on
+/// `comm`, as NCCL's tuning model chooses to run it (all-to-all: grouped sends).
+#[allow(clippy::too_many_arguments)]
+fn collective(
+    b: &mut ScheduleBuilder,
+    comm: &Comm,
+    me: usize,
+    coll: Coll,
+    bytes: u64,
+    tag: u32,
+    after: Option<OpId>,
+    nic_gbs: f64,
+    channels: u32,
+) -> Option<OpId> {
+    let n = comm.size();
+    let (kind, total) = match coll {
+        Coll::AllReduce => (NcclKind::AllReduce, bytes),
+        Coll::AllGather => (NcclKind::AllGather, bytes * n as u64),
+        Coll::ReduceScatter => (NcclKind::ReduceScatter, bytes * n as u64),
+        Coll::AllToAll => {
+            let ops: Vec<P2p> = (0..n)
+                .filter(|&peer| peer != me)
+                .flat_map(|peer| [P2p { peer, bytes, send: true }, P2p { peer, bytes, send: false }])
+                .collect();
+            return emit_nccl_group(b, &ops, &P2pSettings::new(channels), comm, me, tag, after);
+        }
+    };
+    let e = tuning::choose(
+        kind,
+        total,
+        n.max(2),
+        nic_gbs,
+        channels,
+        &[Algorithm::Ring, Algorithm::Tree],
+        &[Protocol::Ll, Protocol::Ll128, Protocol::Simple],
+    )
+    .expect("every kind has its ring");
+    let c = tuning::channels_for(e.algorithm, e.protocol, total, n, channels);
+    emit_nccl(b, kind, bytes, 0, &NcclSettings::new(e.algorithm, e.protocol, c), comm, me, tag, after)
+}
