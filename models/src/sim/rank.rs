@@ -395,6 +395,7 @@ impl Monitor {
         let stop_requested = c.stop_requests > 0;
         let sample_finished = c.finished_ranks;
         let (ended_ops, busy_ranks) = (c.ended_ops, c.busy_ranks);
+        let before = self.in_flight;
         self.in_flight = self.in_flight + c.generated_packets - c.delivered_packets;
         self.generated += c.generated_packets;
         let span = (cp.time - self.last_time).max(1);
@@ -408,7 +409,10 @@ impl Monitor {
         on_sample(&sample);
         let moved = sample.counters.link_transmissions > 0;
         self.samples.push(sample);
-        if moved || self.in_flight == 0 {
+        // A stall is counted from the first sample end that saw packets in flight and none
+        // move: packets that entered an idle network late in a sample may not have
+        // crossed a link by its end (a router's delay), which is no stall.
+        if moved || self.in_flight == 0 || before == 0 {
             self.last_progress = cp.time;
         }
         if self.watchdog > 0 && cp.time - self.last_progress >= self.watchdog {
@@ -448,4 +452,35 @@ fn injected_failure() -> Option<(SwitchId, u64)> {
     let text = std::env::var("XNET_TEST_FAIL_AT").ok()?;
     let (switch, cycle) = text.split_once(':')?;
     Some((switch.trim().parse().ok()?, cycle.trim().parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(m: &mut Monitor, time: u64, generated: u64, delivered: u64, moved: u64) -> Control {
+        let c = Counters {
+            generated_packets: generated,
+            delivered_packets: delivered,
+            link_transmissions: moved,
+            ..Counters::default()
+        };
+        m.checkpoint(Checkpoint { time, reports: vec![c], last: false }, &mut |_| {})
+    }
+
+    #[test]
+    fn the_watchdog_counts_a_stall_from_when_packets_stood_still_in_flight() {
+        let mut m = Monitor { watchdog: 10_000, endpoints: 1.0, ..Monitor::default() };
+        // An idle network, then packets injected just before a sample's end, not yet past
+        // their first router: no stall.
+        assert_eq!(at(&mut m, 10_000, 0, 0, 0), Control::Continue);
+        assert_eq!(at(&mut m, 20_000, 16, 0, 0), Control::Continue);
+        assert_eq!(m.status, Status::default());
+        assert_eq!(at(&mut m, 30_000, 0, 16, 32), Control::Continue);
+        // Packets in flight at a sample's end that then stand still for a whole watchdog
+        // period: a deadlock.
+        assert_eq!(at(&mut m, 40_000, 8, 0, 0), Control::Continue);
+        assert_eq!(at(&mut m, 50_000, 0, 0, 0), Control::Stop);
+        assert_eq!(m.status, Status::Deadlock);
+    }
 }
