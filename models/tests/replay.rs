@@ -208,13 +208,19 @@ fn a_job_that_cannot_finish_in_time_is_told_before_the_run() {
     assert_eq!(r.status, Status::Unfinished);
     assert_eq!((job.rank_computing[0], job.rank_sending[0], job.rank_waiting[0]), (1000, 0, 0));
     assert_eq!((job.rank_computing[1], job.rank_sending[1], job.rank_waiting[1]), (0, 0, 1000));
-    // Computation of 10,000 cycles or more per message: its slowdown will stay near 1.
-    let long = text.replace("calc 1000", "calc 5000");
+    // Computation of 10,000 cycles or more per message, and sends under a tenth of the
+    // time: its slowdown will stay near 1.
+    let long = text.replace("calc 1000", "calc 50000");
     let sim = build(&goal_job(&clique(2), &long, "ns_per_cycle = 0.5"), &[]);
-    let forecast = sim.workload().unwrap().forecast(100_000);
+    let forecast = sim.workload().unwrap().forecast(1_000_000);
     assert_eq!(forecast.len(), 1, "{forecast:?}");
     assert!(forecast[0]
-        .starts_with("note: job `goal-0` (workload.jobs[0], goal) computes about 10000 cycles per message"));
+        .starts_with("note: job `goal-0` (workload.jobs[0], goal) computes about 100000 cycles per message"));
+    // The same computation of 10,000 cycles, but its message of 4,096 phits takes 40 % of
+    // that on its link: no such note (a large collective is no small message).
+    let sends = text.replace("calc 1000", "calc 5000");
+    let sim = build(&goal_job(&clique(2), &sends, "ns_per_cycle = 0.5"), &[]);
+    assert!(sim.workload().unwrap().forecast(1_000_000).is_empty());
 }
 
 #[test]

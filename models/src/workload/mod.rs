@@ -407,9 +407,10 @@ impl Workload {
     /// What a run of at most `cycles` cycles can tell before it starts, a line per job
     /// concerned, each beginning `warning:` or `note:`: a job that can never complete, one
     /// that cannot finish within `cycles` (its ideal time, or its busiest rank's sends at a
-    /// phit per cycle, exceed it), and one that computes so long between messages that its
-    /// slowdown will stay near 1 whatever the network (at least [`COMPUTE_PER_ROUND`]
-    /// cycles per message of its ideal run's longest chain).
+    /// phit per cycle, exceed it), and one that computes so long between messages, and sends
+    /// so little, that its slowdown will stay near 1 whatever the network (at least
+    /// [`COMPUTE_PER_ROUND`] cycles per message of its ideal run's longest chain, and its
+    /// busiest rank's sends under a tenth of its ideal time).
     pub fn forecast(&self, cycles: u64) -> Vec<String> {
         let mut lines = Vec::new();
         for (j, job) in self.jobs.iter().enumerate() {
@@ -443,7 +444,11 @@ impl Workload {
                 ));
             }
             let per_round = ideal / f64::from(job.ideal_rounds.max(1));
-            if per_round >= COMPUTE_PER_ROUND {
+            // Long messages are no help to computation's weight: the busiest rank's sends
+            // must also take its link well under the ideal time (large collectives take
+            // millions of cycles each).
+            let busiest = job.sends.busiest.map_or(0, |(_, phits)| phits) as f64;
+            if per_round >= COMPUTE_PER_ROUND && busiest <= 0.1 * ideal {
                 let scale = find(job.kind)
                     .filter(|k| k.settings.iter().any(|s| s.key == "compute_scale"))
                     .map_or(String::new(), |_| {
