@@ -22,6 +22,7 @@
 //! collective algorithms that expand into these graphs build on it.
 #![warn(missing_docs, unreachable_pub)]
 
+mod byte_error;
 pub mod chakra;
 mod check;
 pub mod collectives;
@@ -37,6 +38,7 @@ mod replicas;
 mod trace;
 mod volume;
 
+pub use byte_error::ByteError;
 pub use check::{Mismatch, Problem, Unmatched};
 pub use collectives::{emit, select, Collective, Comm};
 pub use goal::{read_goal, read_goal_file, write_goal, write_goal_file, GoalError};

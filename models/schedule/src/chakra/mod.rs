@@ -116,34 +116,12 @@ pub use convert::{
 };
 pub use nodes::{ChakraNode, CollectiveKind, NodeType};
 
-use std::fmt;
 use std::io::Read;
 
 /// Why a trace could not be read or converted: the file, the rank, the byte offset (in a
-/// gzipped file, of its gunzipped bytes) and what was wrong.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ChakraError {
-    /// The file, as named to the reader.
-    pub file: String,
-    /// The rank whose file it is (`None` for a communicator-group file).
-    pub rank: Option<u32>,
-    /// The byte offset in the file.
-    pub offset: u64,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for ChakraError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", self.file)?;
-        if let Some(r) = self.rank {
-            write!(f, "rank {r}: ")?;
-        }
-        write!(f, "byte {}: {}", self.offset, self.message)
-    }
-}
-
-impl std::error::Error for ChakraError {}
+/// gzipped file, of its gunzipped bytes) and what was wrong (`None` for the rank of a
+/// communicator-group file).
+pub type ChakraError = crate::ByteError;
 
 /// A process group: its name (`pg_name`) and its members, ranks of the whole job in
 /// comm-rank order; no members means every rank (as PyTorch describes its default group).

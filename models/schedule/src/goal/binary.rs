@@ -19,7 +19,6 @@
 //! every message is on communicator 0.
 
 use crate::graph::{Op, OpId, Schedule, ScheduleBuilder, Source, TagMatch};
-use std::fmt;
 
 /// The cookie at the start of a binary GOAL file (`MAGIC_COOKIE`).
 pub const MAGIC_COOKIE: u64 = 4223;
@@ -32,29 +31,7 @@ const ANY: u32 = u32::MAX;
 
 /// Why a binary GOAL file could not be read: the file, the rank (when known), the byte and
 /// what was wrong.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BinaryGoalError {
-    /// The file, as named to the reader.
-    pub file: String,
-    /// The rank whose data it is.
-    pub rank: Option<u32>,
-    /// The byte offset in the file.
-    pub offset: u64,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for BinaryGoalError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", self.file)?;
-        if let Some(r) = self.rank {
-            write!(f, "rank {r}: ")?;
-        }
-        write!(f, "byte {}: {}", self.offset, self.message)
-    }
-}
-
-impl std::error::Error for BinaryGoalError {}
+pub type BinaryGoalError = crate::ByteError;
 
 /// Whether `bytes` start as a binary GOAL file does.
 pub fn is_binary_goal(bytes: &[u8]) -> bool {
