@@ -27,9 +27,9 @@
 
 use super::buffers::{store_in, Held, NIL};
 use super::messages::{Post, SelfEvent};
-use super::stats::{JobStats, PartitionStats, RankEnd, StalledRank};
+use super::stats::{JobStats, PartitionStats, PhaseSpan, RankEnd, StalledRank};
 use super::{RouterCtx, RouterState, Shared};
-use crate::workload::{Workload, CLEAR_TO_SEND, PHASE_END, PHASE_START, WORKLOAD_PACKET};
+use crate::workload::{Job, Workload, CLEAR_TO_SEND, PHASE_END, PHASE_START, WORKLOAD_PACKET};
 use routing::packet::Packet;
 use rustc_hash::FxHashMap;
 use schedule::{Envelope, Matcher, Op, OpId, Pattern, Source, TagMatch};
@@ -185,6 +185,24 @@ fn message_in(st: &mut PartitionStats, job: u32, latency: u64) {
     stats.message_latency.record(latency);
 }
 
+/// The span of the timed collective whose start or end (`how`: [`PHASE_START`],
+/// [`PHASE_END`]) op `k` of `app`'s current iteration is, if it is one.
+#[inline]
+fn timed_phase<'a>(
+    job: &Job,
+    app: &AppRank,
+    k: usize,
+    how: u8,
+    st: &'a mut PartitionStats,
+) -> Option<&'a mut PhaseSpan> {
+    let (phase, marks) = job.ops.phases.as_deref()?.mark(app.rank, k as OpId)?;
+    if marks & how == 0 {
+        return None;
+    }
+    let index = app.iteration as usize * job.ops.steps_per_iteration as usize + phase as usize;
+    Some(job_stats(st, app.job).phase(index))
+}
+
 fn workload(sh: &Shared) -> &Workload {
     sh.workload.as_deref().expect("ranks run only with a workload")
 }
@@ -313,11 +331,8 @@ impl RouterState {
         let job = &w.jobs[app.job as usize];
         let (rank, k) = (app.rank, (op - app.base) as usize);
         let what = job.ops.graph.op(rank, op);
-        if let Some((phase, how)) = job.ops.phases.as_deref().and_then(|p| p.mark(rank, k as OpId)) {
-            if how & PHASE_START != 0 {
-                let index = app.iteration as usize * job.ops.steps_per_iteration as usize + phase as usize;
-                job_stats(st, app.job).phase_started(index, t);
-            }
+        if let Some(span) = timed_phase(job, app, k, PHASE_START, st) {
+            span.start = span.start.min(t);
         }
         app.phase[k] = STARTED
             | match what {
@@ -389,11 +404,9 @@ impl RouterState {
         let job = &w.jobs[app.job as usize];
         let k = (op - app.base) as usize;
         let was = std::mem::replace(&mut app.phase[k], ENDED);
-        if let Some((phase, how)) = job.ops.phases.as_deref().and_then(|p| p.mark(app.rank, k as OpId)) {
-            if how & PHASE_END != 0 {
-                let index = app.iteration as usize * job.ops.steps_per_iteration as usize + phase as usize;
-                job_stats(st, app.job).phase_ended(index, t);
-            }
+        if let Some(span) = timed_phase(job, app, k, PHASE_END, st) {
+            span.end = span.end.max(t);
+            span.parts += 1;
         }
         app.left -= 1;
         st.period.ended_ops += 1;

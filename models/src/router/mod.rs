@@ -90,7 +90,7 @@ pub use options::{
     ARBITRATIONS, CREDIT_CHECKS, CROSSBARS, EJECTION_VCS, INJECTION_VCS,
 };
 pub use presets::{Preset, PRESETS};
-pub use stats::{BlockedChannel, Delivery, JobStats, PartitionStats, RankEnd, StalledRank};
+pub use stats::{BlockedChannel, Delivery, JobStats, PartitionStats, PhaseSpan, RankEnd, StalledRank};
 
 use crate::traffic::{geometric_gap, Pattern};
 use crate::workload::{Workload, WORKLOAD_PACKET};

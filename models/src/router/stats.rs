@@ -223,35 +223,43 @@ pub struct JobStats {
     /// Packets the ranks received.
     pub packets_received: u64,
     /// Per timed collective (iteration x collectives + index, see
-    /// [`crate::workload::Phases`]): the earliest start of a member's part (`u64::MAX`
-    /// before any), the latest end, and the parts that ended.
-    pub phase_start: Vec<u64>,
-    /// See `phase_start`.
-    pub phase_end: Vec<u64>,
-    /// See `phase_start`.
-    pub phase_parts: Vec<u64>,
+    /// [`crate::workload::Phases`]).
+    pub phases: Vec<PhaseSpan>,
+}
+
+/// What a partition saw of one timed collective's run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PhaseSpan {
+    /// The earliest start of a member's part (`u64::MAX` before any).
+    pub start: u64,
+    /// The latest end of a member's part.
+    pub end: u64,
+    /// The members' parts that ended.
+    pub parts: u64,
+}
+
+impl Default for PhaseSpan {
+    fn default() -> PhaseSpan {
+        PhaseSpan { start: u64::MAX, end: 0, parts: 0 }
+    }
+}
+
+impl PhaseSpan {
+    /// Takes `o` in: the earlier start, the later end, the parts of both.
+    fn merge(&mut self, o: &PhaseSpan) {
+        self.start = self.start.min(o.start);
+        self.end = self.end.max(o.end);
+        self.parts += o.parts;
+    }
 }
 
 impl JobStats {
-    /// A member's part of timed collective `index` started at `t`.
-    pub(crate) fn phase_started(&mut self, index: usize, t: u64) {
-        self.grow_phases(index + 1);
-        self.phase_start[index] = self.phase_start[index].min(t);
-    }
-
-    /// A member's part of timed collective `index` ended at `t`.
-    pub(crate) fn phase_ended(&mut self, index: usize, t: u64) {
-        self.grow_phases(index + 1);
-        self.phase_end[index] = self.phase_end[index].max(t);
-        self.phase_parts[index] += 1;
-    }
-
-    fn grow_phases(&mut self, n: usize) {
-        if self.phase_start.len() < n {
-            self.phase_start.resize(n, u64::MAX);
-            self.phase_end.resize(n, 0);
-            self.phase_parts.resize(n, 0);
+    /// Timed collective `index`'s span, made on first use.
+    pub(crate) fn phase(&mut self, index: usize) -> &mut PhaseSpan {
+        if self.phases.len() <= index {
+            self.phases.resize(index + 1, PhaseSpan::default());
         }
+        &mut self.phases[index]
     }
 
     /// Adds `o` into `self`.
@@ -273,13 +281,11 @@ impl JobStats {
         for (a, &b) in self.iteration_end_sum.iter_mut().zip(&o.iteration_end_sum) {
             *a += b;
         }
-        self.grow_phases(o.phase_start.len());
-        for (i, (&start, (&end, &parts))) in
-            o.phase_start.iter().zip(o.phase_end.iter().zip(&o.phase_parts)).enumerate()
-        {
-            self.phase_start[i] = self.phase_start[i].min(start);
-            self.phase_end[i] = self.phase_end[i].max(end);
-            self.phase_parts[i] += parts;
+        if let Some(last) = o.phases.len().checked_sub(1) {
+            self.phase(last);
+        }
+        for (a, b) in self.phases.iter_mut().zip(&o.phases) {
+            a.merge(b);
         }
         self.finished.extend_from_slice(&o.finished);
         self.message_latency.merge(&o.message_latency);

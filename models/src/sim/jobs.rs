@@ -207,15 +207,18 @@ pub(super) fn job_results(
                     .collect();
                 let collectives = job.ops.phases.as_deref().map_or_else(Vec::new, |phases| {
                     let per = phases.list.len();
-                    (0..n * per)
-                        .filter(|&i| s.phase_start.get(i).is_some_and(|&t| t != u64::MAX))
-                        .map(|i| CollectiveTime {
+                    s.phases
+                        .iter()
+                        .enumerate()
+                        .take(n * per)
+                        .filter(|(_, span)| span.start != u64::MAX)
+                        .map(|(i, span)| CollectiveTime {
                             iteration: (i / per) as u32,
                             index: (i % per) as u32,
                             phase: phases.list[i % per].clone(),
-                            start: s.phase_start[i],
-                            end: at(&s.phase_end, i),
-                            parts: at(&s.phase_parts, i),
+                            start: span.start,
+                            end: span.end,
+                            parts: span.parts,
                         })
                         .collect()
                 });

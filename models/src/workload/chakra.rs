@@ -11,8 +11,8 @@ use schedule::chakra::{
     parse_comm_groups, rank_file, read_rank, schedule_of_chakra_with, ChakraCollective, ChakraOptions,
 };
 use schedule::collectives::{select, Kind};
-use schedule::nccl::p2p::{emit_nccl_group, P2p, P2pSettings};
-use schedule::nccl::{emit_nccl, tuning, Algorithm, NcclKind, NcclSettings, Protocol};
+use schedule::nccl::p2p::{emit_nccl_all_to_all, P2pSettings};
+use schedule::nccl::{emit_nccl, tuning, NcclKind};
 use schedule::{emit, Collective, Comm, OpId, ScheduleBuilder};
 use serde::Deserialize;
 
@@ -98,33 +98,20 @@ impl Expander {
         let root = c.root.min(n - 1);
         let (kind, bytes) = c.mpi(n);
         if self.nccl {
-            let nccl_kind = match kind {
-                Kind::Allreduce => Some(NcclKind::AllReduce),
-                Kind::Allgather => Some(NcclKind::AllGather),
-                Kind::ReduceScatter => Some(NcclKind::ReduceScatter),
-                Kind::Bcast => Some(NcclKind::Broadcast),
-                Kind::Reduce => Some(NcclKind::Reduce),
-                _ => None,
-            };
-            if let Some(k) = nccl_kind {
-                let total = match k {
-                    NcclKind::AllGather | NcclKind::ReduceScatter => bytes * n as u64,
-                    _ => bytes,
-                };
-                let all = [Algorithm::Ring, Algorithm::Tree];
-                let protocols = [Protocol::Ll, Protocol::Ll128, Protocol::Simple];
-                let e = tuning::choose(k, total, n.max(2), self.nic_gbs, self.channels, &all, &protocols)
-                    .expect("every kind has its ring");
-                let channels = tuning::channels_for(e.algorithm, e.protocol, total, n, self.channels);
-                let settings = NcclSettings::new(e.algorithm, e.protocol, channels);
+            if let Some(k) = NcclKind::of(kind) {
+                let settings = tuning::settings_for(k, bytes, n, self.nic_gbs, self.channels);
                 return emit_nccl(b, k, bytes, root, &settings, comm, me, tag, after);
             }
             if kind == Kind::Alltoall {
-                let ops: Vec<P2p> = (0..n)
-                    .filter(|&p| p != me)
-                    .flat_map(|peer| [P2p { peer, bytes, send: true }, P2p { peer, bytes, send: false }])
-                    .collect();
-                return emit_nccl_group(b, &ops, &P2pSettings::new(self.channels), comm, me, tag, after);
+                return emit_nccl_all_to_all(
+                    b,
+                    bytes,
+                    &P2pSettings::new(self.channels),
+                    comm,
+                    me,
+                    tag,
+                    after,
+                );
             }
         }
         let algo = select(kind, bytes, n);

@@ -11,7 +11,7 @@ use super::{
 };
 use base::settings::{names, Setting};
 use schedule::collectives::{select, Kind, KINDS};
-use schedule::nccl::p2p::{emit_nccl_group, P2p, P2pSettings};
+use schedule::nccl::p2p::{emit_nccl_all_to_all, P2pSettings};
 use schedule::nccl::{emit_nccl, tuning, Algorithm, NcclKind, NcclSettings, Protocol, MAX_CHANNELS};
 
 /// NCCL's channels when an operation names none: the ring (or tree) its topology search
@@ -100,13 +100,7 @@ impl Expanded {
                 emit_nccl(b, *kind, *bytes, *root, settings, comm, me, tag, after)
             }
             Expanded::NcclAllToAll { bytes, settings } => {
-                let ops: Vec<P2p> = (0..comm.size())
-                    .filter(|&peer| peer != me)
-                    .flat_map(|peer| {
-                        [P2p { peer, bytes: *bytes, send: true }, P2p { peer, bytes: *bytes, send: false }]
-                    })
-                    .collect();
-                emit_nccl_group(b, &ops, settings, comm, me, tag, after)
+                emit_nccl_all_to_all(b, *bytes, settings, comm, me, tag, after)
             }
         }
     }
@@ -246,23 +240,18 @@ impl Operation {
         size: usize,
         job: &JobContext,
     ) -> Result<Expanded, (&'static str, String)> {
-        let kind = match kind {
-            Kind::Allreduce => NcclKind::AllReduce,
-            Kind::Allgather => NcclKind::AllGather,
-            Kind::ReduceScatter => NcclKind::ReduceScatter,
-            Kind::Bcast => NcclKind::Broadcast,
-            Kind::Reduce => NcclKind::Reduce,
-            Kind::Alltoall => return self.nccl_all_to_all(bytes, job),
-            other => {
-                return Err((
-                    "library",
-                    format!(
+        if kind == Kind::Alltoall {
+            return self.nccl_all_to_all(bytes, job);
+        }
+        let kind = NcclKind::of(kind).ok_or_else(|| {
+            (
+                "library",
+                format!(
                     "NCCL here runs allreduce, allgather, reduce_scatter, bcast, reduce and alltoall, not {}",
-                    other.name()
+                    kind.name()
                 ),
-                ))
-            }
-        };
+            )
+        })?;
         let algorithms = match self.algorithm.as_deref() {
             None => vec![Algorithm::Ring, Algorithm::Tree],
             Some(name) => vec![Algorithm::parse(name).ok_or_else(|| {
@@ -313,9 +302,8 @@ impl Operation {
             }
             settings.buffer = buffer;
         }
-        let cycles = |ns: u64| (u128::from(ns) * 1000).div_ceil(u128::from(job.ps_per_cycle.max(1))) as u64;
-        settings.launch = cycles(self.launch_ns.unwrap_or(settings.launch));
-        settings.hop = cycles(self.hop_ns.unwrap_or(settings.hop));
+        settings.launch = job.cycles(self.launch_ns.unwrap_or(settings.launch));
+        settings.hop = job.cycles(self.hop_ns.unwrap_or(settings.hop));
         Ok(Expanded::Nccl { kind, bytes, root: self.root as usize, settings })
     }
 }
@@ -338,9 +326,8 @@ impl Operation {
             return Err(("channels", format!("must be 1 to {MAX_CHANNELS}, got {channels}")));
         }
         let mut settings = P2pSettings::new(channels);
-        let cycles = |ns: u64| (u128::from(ns) * 1000).div_ceil(u128::from(job.ps_per_cycle.max(1))) as u64;
-        settings.launch = cycles(self.launch_ns.unwrap_or(settings.launch));
-        settings.hop = cycles(self.hop_ns.unwrap_or(settings.hop));
+        settings.launch = job.cycles(self.launch_ns.unwrap_or(settings.launch));
+        settings.hop = job.cycles(self.hop_ns.unwrap_or(settings.hop));
         Ok(Expanded::NcclAllToAll { bytes, settings })
     }
 }

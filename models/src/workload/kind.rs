@@ -84,6 +84,11 @@ pub struct JobContext {
 }
 
 impl JobContext {
+    /// The cycles `ns` nanoseconds last (rounded up).
+    pub fn cycles(&self, ns: u64) -> u64 {
+        super::ns_to_cycles(ns, self.ps_per_cycle)
+    }
+
     /// An endpoint's link rate, GB/s: a phit per cycle.
     pub fn link_gbs(&self) -> f64 {
         self.bytes_per_phit as f64 * 1000.0 / self.ps_per_cycle.max(1) as f64

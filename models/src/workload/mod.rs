@@ -243,6 +243,12 @@ pub struct Workload {
     rank_of: Vec<u32>,
 }
 
+/// The cycles of `ps_per_cycle` picoseconds that `ns` nanoseconds last, rounded up.
+#[inline]
+pub fn ns_to_cycles(ns: u64, ps_per_cycle: u64) -> u64 {
+    (u128::from(ns) * 1000).div_ceil(u128::from(ps_per_cycle.max(1))).min(u64::MAX as u128) as u64
+}
+
 /// The flag that marks a workload packet's id (bit 63).
 pub const WORKLOAD_PACKET: u64 = 1 << 63;
 
@@ -503,9 +509,7 @@ impl Workload {
     pub fn cycles(&self, time: u64, unit: CalcUnit) -> u64 {
         match unit {
             CalcUnit::Cycles => time,
-            CalcUnit::Nanoseconds => {
-                (u128::from(time) * 1000).div_ceil(u128::from(self.ps_per_cycle)).min(u64::MAX as u128) as u64
-            }
+            CalcUnit::Nanoseconds => ns_to_cycles(time, self.ps_per_cycle),
         }
     }
 }

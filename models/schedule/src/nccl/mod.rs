@@ -163,6 +163,22 @@ pub enum NcclKind {
     Reduce,
 }
 
+impl NcclKind {
+    /// The NCCL collective of MPI's `kind`, where NCCL has it (all-to-all is grouped sends,
+    /// [`p2p::emit_nccl_all_to_all`]).
+    pub fn of(kind: crate::collectives::Kind) -> Option<NcclKind> {
+        use crate::collectives::Kind;
+        match kind {
+            Kind::Allreduce => Some(NcclKind::AllReduce),
+            Kind::Allgather => Some(NcclKind::AllGather),
+            Kind::ReduceScatter => Some(NcclKind::ReduceScatter),
+            Kind::Bcast => Some(NcclKind::Broadcast),
+            Kind::Reduce => Some(NcclKind::Reduce),
+            _ => None,
+        }
+    }
+}
+
 /// NCCL's algorithms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Algorithm {

@@ -256,6 +256,24 @@ pub fn emit_nccl_group(
     Some(pipeline::join(b, start, &ends))
 }
 
+/// Comm rank `me`'s part of NCCL's all-to-all of `bytes` per pair on `comm`: a group of a
+/// send to and a receive from every other member (see [`emit_nccl_group`]).
+pub fn emit_nccl_all_to_all(
+    b: &mut ScheduleBuilder,
+    bytes: u64,
+    settings: &P2pSettings,
+    comm: &Comm,
+    me: usize,
+    tag: u32,
+    after: Option<OpId>,
+) -> Option<OpId> {
+    let ops: Vec<P2p> = (0..comm.size())
+        .filter(|&peer| peer != me)
+        .flat_map(|peer| [P2p { peer, bytes, send: true }, P2p { peer, bytes, send: false }])
+        .collect();
+    emit_nccl_group(b, &ops, settings, comm, me, tag, after)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -174,6 +174,29 @@ pub fn choose(
     best
 }
 
+/// How NCCL runs `kind` of `bytes` (as [`super::emit_nccl`] takes them: each rank's part
+/// for all-gather and reduce-scatter) on `n` ranks with NICs of `nic_gbs` GB/s and at most
+/// `channels` channels, when nothing is named: the tuning model's algorithm and protocol,
+/// and the channels it keeps for that size.
+pub fn settings_for(
+    kind: NcclKind,
+    bytes: u64,
+    n: usize,
+    nic_gbs: f64,
+    channels: u32,
+) -> super::NcclSettings {
+    let total = match kind {
+        NcclKind::AllGather | NcclKind::ReduceScatter => bytes.saturating_mul(n as u64),
+        _ => bytes,
+    };
+    let all = [Algorithm::Ring, Algorithm::Tree];
+    let protocols = [Protocol::Ll, Protocol::Ll128, Protocol::Simple];
+    let e =
+        choose(kind, total, n.max(2), nic_gbs, channels, &all, &protocols).expect("every kind has its ring");
+    let c = channels_for(e.algorithm, e.protocol, total, n, channels);
+    super::NcclSettings::new(e.algorithm, e.protocol, c)
+}
+
 /// The channels NCCL runs a collective of `bytes` bytes on, of `channels`: fewer while
 /// each would get less than its threads' share (`bytes < channels x threads x threshold`).
 pub fn channels_for(algorithm: Algorithm, protocol: Protocol, bytes: u64, n: usize, channels: u32) -> u32 {

@@ -4,8 +4,8 @@
 use super::step::{Coll, Group, Work};
 use super::Shape;
 use crate::workload::JobContext;
-use schedule::nccl::p2p::{emit_nccl_group, P2p, P2pSettings};
-use schedule::nccl::{emit_nccl, tuning, Algorithm, NcclKind, NcclSettings, Protocol};
+use schedule::nccl::p2p::{emit_nccl_all_to_all, emit_nccl_group, P2p, P2pSettings};
+use schedule::nccl::{emit_nccl, tuning, NcclKind};
 use schedule::{Comm, OpId, Schedule, ScheduleBuilder};
 
 /// One step of every rank, as ops.
@@ -101,7 +101,7 @@ pub(super) fn emit_rank(b: &mut ScheduleBuilder, shape: &Shape, job: &JobContext
         };
         ends.push(end);
     }
-    let last = b.calc(job.compute * job.ps_per_cycle / 1000);
+    let last = b.calc(job.compute * job.ps_per_cycle / 1000); // cycles as ns
     for e in ends.iter().flatten() {
         b.requires(last, *e);
     }
@@ -121,29 +121,14 @@ fn collective(
     nic_gbs: f64,
     channels: u32,
 ) -> Option<OpId> {
-    let n = comm.size();
-    let (kind, total) = match coll {
-        Coll::AllReduce => (NcclKind::AllReduce, bytes),
-        Coll::AllGather => (NcclKind::AllGather, bytes * n as u64),
-        Coll::ReduceScatter => (NcclKind::ReduceScatter, bytes * n as u64),
+    let kind = match coll {
+        Coll::AllReduce => NcclKind::AllReduce,
+        Coll::AllGather => NcclKind::AllGather,
+        Coll::ReduceScatter => NcclKind::ReduceScatter,
         Coll::AllToAll => {
-            let ops: Vec<P2p> = (0..n)
-                .filter(|&peer| peer != me)
-                .flat_map(|peer| [P2p { peer, bytes, send: true }, P2p { peer, bytes, send: false }])
-                .collect();
-            return emit_nccl_group(b, &ops, &P2pSettings::new(channels), comm, me, tag, after);
+            return emit_nccl_all_to_all(b, bytes, &P2pSettings::new(channels), comm, me, tag, after)
         }
     };
-    let e = tuning::choose(
-        kind,
-        total,
-        n.max(2),
-        nic_gbs,
-        channels,
-        &[Algorithm::Ring, Algorithm::Tree],
-        &[Protocol::Ll, Protocol::Ll128, Protocol::Simple],
-    )
-    .expect("every kind has its ring");
-    let c = tuning::channels_for(e.algorithm, e.protocol, total, n, channels);
-    emit_nccl(b, kind, bytes, 0, &NcclSettings::new(e.algorithm, e.protocol, c), comm, me, tag, after)
+    let settings = tuning::settings_for(kind, bytes, comm.size(), nic_gbs, channels);
+    emit_nccl(b, kind, bytes, 0, &settings, comm, me, tag, after)
 }
