@@ -617,6 +617,27 @@ fn a_training_step_runs_its_pipeline_to_the_end_on_any_partitioning() {
     let ideal = job.ideal_time.unwrap();
     assert!(ideal > 0.0 && completion(&one, 0) as f64 > ideal, "{ideal}");
     assert_eq!(format!("{:?}", one.workload), format!("{:?}", two.workload));
+    // The steps: their times add up to the completion; no step is shorter than its
+    // busiest rank's computation, which the last stage (the logits) is.
+    let compute = job.compute.as_deref().unwrap();
+    assert!(compute[..4].iter().all(|&c| c == compute[0]) && compute[4..].iter().all(|&c| c == compute[4]));
+    assert!(compute[4] > compute[0] && compute[0] > 0, "{compute:?}");
+    let steps = job.steps();
+    assert_eq!(steps.len(), 2);
+    assert_eq!(steps.iter().map(|s| s.time).sum::<u64>(), completion(&one, 0));
+    for s in &steps {
+        assert_eq!((s.compute_max, s.exposed), (compute[4], s.time - compute[4]));
+        assert_eq!(s.compute_mean, (compute[0] + compute[4]) as f64 / 2.0);
+    }
+    // Every collective timed, both members' parts ended: per step, 4 tensor groups x 2
+    // layers x 4 micro-batches x 4 all-reduces of b s h = 32,768 values of 2 bytes, and
+    // each of the 4 data groups' gradient buckets.
+    let tensor: Vec<_> = job.collectives.iter().filter(|c| c.phase.name == "tensor allreduce").collect();
+    assert_eq!(tensor.len(), 2 * 128);
+    assert!(tensor.iter().all(|c| c.parts == 2 && c.end > c.start && c.phase.bytes == 65_536));
+    let data: Vec<_> = job.collectives.iter().filter(|c| c.phase.name == "data allreduce").collect();
+    assert!(!data.is_empty() && data.len() % 8 == 0 && data.iter().all(|c| c.parts == 2 && c.end > c.start));
+    assert_eq!(tensor.len() + data.len(), job.collectives.len());
 }
 
 #[test]

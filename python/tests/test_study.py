@@ -206,6 +206,35 @@ def test_collectives_are_timed_with_nccl_tests_bandwidths(tmp_path):
     assert (c["start"].iloc[1:].values <= c["end"].iloc[:-1].values).all()
 
 
+def test_a_training_step_reads_as_steps_and_collectives(tmp_path):
+    import subprocess
+
+    from conftest import xnet_binary
+
+    config = tmp_path / "t.toml"
+    config.write_text(
+        '[simulation]\ncycles = 20000000\n[topology]\nkind = "hyperx"\nsides = [4]\n'
+        'endpoints_per_switch = 2\n[router]\nvcs = 2\n[routing]\nalgorithm = "minimal"\n'
+        '[workload]\n[[workload.jobs]]\nkind = "training"\nlayers = 4\nhidden = 256\nheads = 4\n'
+        'sequence = 128\nvocabulary = 1000\nglobal_batch = 8\ntensor = 2\npipeline = 2\ndata = 2\n'
+        'gpu_tflops = 10\niterations = 2\n'
+    )
+    out_file = tmp_path / "t.h5"
+    out = subprocess.run([str(xnet_binary()), "run", str(config), "-t", "1", "-o", str(out_file)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "exposed.ms" in out.stdout and "tensor allreduce" in out.stdout
+    steps = xs.read_steps(out_file)
+    jobs = xs.read_jobs(out_file)
+    assert list(steps["iteration"]) == [0, 1]
+    assert np.isclose(steps["time_ns"].sum(), jobs["completion_time"].iloc[0] * 0.64)
+    assert np.allclose(steps["exposed_ns"], steps["time_ns"] - steps["compute_max_ns"])
+    assert (steps["compute_mean_ns"] < steps["compute_max_ns"]).all()
+    c = xs.read_collectives(out_file)
+    assert set(c["collective"]) == {"tensor allreduce", "data allreduce"}
+    assert (c["parts"] == 2).all()
+
+
 def test_the_report_shows_the_start_of_file_texts_only():
     from xnet_study.report import _without_file_texts
 

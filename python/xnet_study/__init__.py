@@ -34,6 +34,7 @@ from .read import (
     read_links,
     read_jobs,
     read_collectives,
+    read_steps,
     read_ranks,
     study_status,
 )

@@ -220,7 +220,8 @@ def read_jobs(path, point: int | None = None) -> pd.DataFrame:
 
 
 def read_collectives(path, point: int = 0, job: int = 0) -> pd.DataFrame:
-    """The collectives of `collectives` job `job` at load point `point`: one row per
+    """The collectives of job `job` (a `collectives` or `training` job) at load point
+    `point`: one row per
     collective run, its iteration, operation index and name, nccl-tests' size, its time
     and its algorithm and bus bandwidths in GB/s (docs/output-format.md,
     `workload/job_NNN/collectives`)."""
@@ -232,6 +233,18 @@ def read_collectives(path, point: int = 0, job: int = 0) -> pd.DataFrame:
         names = _text(g.attrs["collective_names"]).split(",")
         df.insert(2, "collective", [names[i] for i in df["operation"]])
         return df
+
+
+def read_steps(path, point: int = 0, job: int = 0) -> pd.DataFrame:
+    """The steps of job `job` (a `training` job) at load point `point`: one row per
+    iteration, its time, the ranks' mean and the busiest rank's computation in it and the
+    time no computation covers, all in ns (docs/output-format.md,
+    `workload/job_NNN/steps`)."""
+    with _open(path) as f:
+        g = f[f"points/{point:03d}/workload/job_{job:03d}"]
+        if "steps" not in g:
+            raise KeyError(f"{path}: job {job} of point {point} does not know its computation")
+        return pd.DataFrame(g["steps"][:])
 
 
 def read_ranks(path, point: int = 0, job: int = 0) -> pd.DataFrame:

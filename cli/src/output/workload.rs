@@ -36,6 +36,19 @@ struct IterationRow {
 
 #[derive(H5Type, Clone, Copy)]
 #[repr(C)]
+struct StepRow {
+    iteration: u32,
+    time_ns: f64,
+    /// The ranks' mean computation in the iteration.
+    compute_mean_ns: f64,
+    /// The busiest rank's computation.
+    compute_max_ns: f64,
+    /// The time less the busiest rank's computation.
+    exposed_ns: f64,
+}
+
+#[derive(H5Type, Clone, Copy)]
+#[repr(C)]
 struct CollectiveRow {
     iteration: u32,
     /// Its index among the iteration's collectives (`collective_names` names them).
@@ -133,8 +146,9 @@ pub(super) fn write_workload(g: &Group, sim: &RankModel, w: &WorkloadResult, in_
 }
 
 /// Job `i`'s group, `job_NNN`: its name and kind, its iterations' end times, its ranks'
-/// finish times (with the endpoint and switch each ran on), its message latencies, and
-/// the times of its collectives (cycles of `ps_per_cycle` picoseconds).
+/// finish times (with the endpoint and switch each ran on), its message latencies, the
+/// times of its collectives and, where its computation is known, its steps against it
+/// (cycles of `ps_per_cycle` picoseconds).
 fn write_job(
     wg: &Group,
     i: usize,
@@ -175,10 +189,24 @@ fn write_job(
         .collect();
     table(&jg, "ranks", &ranks)?;
     table(&jg, "message_latency_histogram", &histogram_rows(&j.message_latency))?;
+    let ns_per_cycle = ps_per_cycle as f64 / 1000.0;
+    if j.compute.is_some() {
+        let rows: Vec<StepRow> = j
+            .steps()
+            .iter()
+            .map(|s| StepRow {
+                iteration: s.iteration,
+                time_ns: s.time as f64 * ns_per_cycle,
+                compute_mean_ns: s.compute_mean * ns_per_cycle,
+                compute_max_ns: s.compute_max as f64 * ns_per_cycle,
+                exposed_ns: s.exposed as f64 * ns_per_cycle,
+            })
+            .collect();
+        table(&jg, "steps", &rows)?;
+    }
     if let Some(phases) = built.ops.phases.as_deref() {
         let names: Vec<&str> = phases.list.iter().map(|p| p.name.as_str()).collect();
         attr_str(&jg, "collective_names", &names.join(","))?;
-        let ns_per_cycle = ps_per_cycle as f64 / 1000.0;
         let rows: Vec<CollectiveRow> = j
             .collectives
             .iter()

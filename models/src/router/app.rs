@@ -195,11 +195,12 @@ fn timed_phase<'a>(
     how: u8,
     st: &'a mut PartitionStats,
 ) -> Option<&'a mut PhaseSpan> {
-    let (phase, marks) = job.ops.phases.as_deref()?.mark(app.rank, k as OpId)?;
+    let phases = job.ops.phases.as_deref()?;
+    let (phase, marks) = phases.mark(app.rank, k as OpId)?;
     if marks & how == 0 {
         return None;
     }
-    let index = app.iteration as usize * job.ops.steps_per_iteration as usize + phase as usize;
+    let index = app.iteration as usize * phases.list.len() + phase as usize;
     Some(job_stats(st, app.job).phase(index))
 }
 

@@ -64,9 +64,53 @@ pub struct JobResult {
     pub never_completes: Option<Arc<Stuck>>,
     /// Per collective run (a `collectives` job's, iteration by iteration), its time.
     pub collectives: Vec<CollectiveTime>,
+    /// Per rank, the cycles one iteration computes (the model's own work, as
+    /// [`JobOps::compute`](crate::workload::JobOps::compute)), where the kind tells.
+    pub compute: Option<Vec<u64>>,
+}
+
+/// One iteration of a job whose computation is known (a training step): its time, and the
+/// part of it no computation covers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepTime {
+    /// Its number.
+    pub iteration: u32,
+    /// From the end of the previous iteration (the start) to the last rank's end, cycles.
+    pub time: u64,
+    /// The ranks' mean computation in it, cycles.
+    pub compute_mean: f64,
+    /// The busiest rank's computation in it, cycles.
+    pub compute_max: u64,
+    /// The time less the busiest rank's computation: communication that no computation
+    /// hides, with the waits it causes (pipeline bubbles among them), cycles.
+    pub exposed: u64,
 }
 
 impl JobResult {
+    /// Its finished iterations' times against their computation, where the kind knows it.
+    pub fn steps(&self) -> Vec<StepTime> {
+        let Some(compute) = self.compute.as_deref().filter(|c| !c.is_empty()) else { return Vec::new() };
+        let compute_max = compute.iter().copied().max().unwrap_or(0);
+        let compute_mean = compute.iter().sum::<u64>() as f64 / compute.len() as f64;
+        let mut start = 0;
+        let mut steps = Vec::new();
+        for (i, &end) in self.iteration_end.iter().enumerate() {
+            if end == 0 {
+                break;
+            }
+            let time = end.saturating_sub(start);
+            steps.push(StepTime {
+                iteration: i as u32,
+                time,
+                compute_mean,
+                compute_max,
+                exposed: time.saturating_sub(compute_max),
+            });
+            start = end;
+        }
+        steps
+    }
+
     /// Completion time over the ideal network's: how much the network slowed the job
     /// down (NaN if it did not finish or takes no time on an ideal network).
     pub fn slowdown(&self) -> f64 {
@@ -240,6 +284,7 @@ pub(super) fn job_results(
                     ideal_time: job.ideal.as_ref().ok().copied(),
                     never_completes: job.ideal.as_ref().err().cloned(),
                     collectives,
+                    compute: job.ops.compute.as_deref().filter(|c| !c.is_empty()).map(|c| (0..ranks).map(|r| c[r % c.len()]).collect()),
                     iteration_end,
                     iteration_mean_end,
                     message_latency: s.message_latency,

@@ -18,7 +18,7 @@ mod saturation;
 pub mod schema;
 
 pub use crate::router::BlockedChannel;
-pub use jobs::{CollectiveTime, JobResult, WorkloadResult};
+pub use jobs::{CollectiveTime, JobResult, StepTime, WorkloadResult};
 pub use partition::partition_graph;
 pub use rank::{NetworkInfo, RankModel};
 pub use result::{Completion, LinkLoad, RunResult, Status};

@@ -362,6 +362,7 @@ impl KindParams for Collectives {
             steps_per_iteration: steps.len() as u32,
             unit: CalcUnit::Cycles,
             phases: Some(Arc::new(phases)),
+            compute: None,
         })
     }
 

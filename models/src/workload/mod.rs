@@ -92,6 +92,10 @@ pub struct JobOps {
     pub unit: CalcUnit,
     /// The collectives each iteration runs, timed by the executor (`None`: not timed).
     pub phases: Option<Arc<Phases>>,
+    /// Per rank of the job (before replicas), the cycles one iteration computes: the
+    /// model's own work (a training step's layers), not a library's latencies. `None`
+    /// where a kind cannot tell them apart.
+    pub compute: Option<Arc<[u64]>>,
 }
 
 /// The collectives of a job's iteration, timed in the run: each from the first member's
@@ -149,6 +153,7 @@ impl JobOps {
             .map_err(|e| KindError::new("iterations", format!("the program cannot be repeated: {e}")))?;
         Ok(JobOps {
             phases: None,
+            compute: None,
             graph: Arc::new(graph),
             steps_per_iteration: program.steps_per_iteration(),
             unit: CalcUnit::Cycles,

@@ -222,6 +222,7 @@ pub(super) fn schedule_ops(
         steps_per_iteration: 1,
         unit: CalcUnit::Nanoseconds,
         phases: None,
+        compute: None,
     })
 }
 

@@ -3,19 +3,74 @@
 
 use super::step::{Coll, Group, Work};
 use super::Shape;
-use crate::workload::JobContext;
+use crate::workload::{ns_to_cycles, JobContext, Phase, PhaseMarks, Phases, PHASE_END, PHASE_START};
+use rustc_hash::FxHashMap;
 use schedule::nccl::p2p::{emit_nccl_all_to_all, emit_nccl_group, P2p, P2pSettings};
 use schedule::nccl::{emit_nccl, tuning, NcclKind};
 use schedule::{Comm, OpId, Schedule, ScheduleBuilder};
 
+/// One step of every rank as ops, with its collectives to time and each rank's cycles of
+/// computation.
+pub(super) struct Step {
+    pub(super) schedule: Schedule,
+    pub(super) phases: Phases,
+    pub(super) compute: Vec<u64>,
+}
+
 /// One step of every rank, as ops.
-pub(super) fn emit_step(shape: &Shape, job: &JobContext, channels: u32) -> Schedule {
+pub(super) fn emit_step(shape: &Shape, job: &JobContext, channels: u32) -> Step {
     let mut b = ScheduleBuilder::new();
-    for r in 0..shape.ranks() {
-        b.add_rank();
-        emit_rank(&mut b, shape, job, channels, r);
+    let mut timed = Timed::default();
+    let compute = (0..shape.ranks())
+        .map(|r| {
+            b.add_rank();
+            timed.phases.marks.push(PhaseMarks::default());
+            emit_rank(&mut b, shape, job, channels, r, Some(&mut timed))
+        })
+        .collect();
+    Step { schedule: b.build(), phases: timed.phases, compute }
+}
+
+/// The step's collectives as they are emitted: each (communicator, tag) one timed
+/// collective, numbered as its first member emits it.
+#[derive(Default)]
+pub(super) struct Timed {
+    index: FxHashMap<(u32, u32), u32>,
+    phases: Phases,
+}
+
+impl Timed {
+    /// Marks the current rank's part of collective `tag` on `comm`, ops `first` to `end`.
+    fn mark(&mut self, comm: &Comm, tag: u32, phase: impl FnOnce() -> Phase, first: OpId, end: OpId) {
+        let list = &mut self.phases.list;
+        let i = *self.index.entry((comm.id, tag)).or_insert_with(|| {
+            list.push(phase());
+            list.len() as u32 - 1
+        });
+        let mine = self.phases.marks.last_mut().expect("a rank's marks");
+        mine.insert(first, (i, PHASE_START));
+        // A part of one op both starts and ends its collective.
+        mine.entry(end).or_insert((i, 0)).1 |= PHASE_END;
     }
-    b.build()
+}
+
+/// `coll` of `bytes` (as [`Work::Collective`] counts them) on `group`'s `n` ranks, as
+/// nccl-tests reports it: its size and bus factor.
+fn phase(group: Group, coll: Coll, bytes: u64, n: usize) -> Phase {
+    let nf = n.max(1) as f64;
+    let (name, bytes, bus_factor) = match coll {
+        Coll::AllReduce => ("allreduce", bytes, 2.0 * (nf - 1.0) / nf),
+        Coll::AllGather => ("allgather", bytes * n as u64, (nf - 1.0) / nf),
+        Coll::ReduceScatter => ("reducescatter", bytes * n as u64, (nf - 1.0) / nf),
+        Coll::AllToAll => ("alltoall", bytes * n as u64, (nf - 1.0) / nf),
+    };
+    let group = match group {
+        Group::Tensor => "tensor",
+        Group::Data => "data",
+        Group::Expert => "expert",
+        Group::ExpertData => "expert-data",
+    };
+    Phase { name: format!("{group} {name}"), bytes, bus_factor }
 }
 
 /// Rank `r`'s communicators: tensor, data, expert, expert-data, pipeline (each group
@@ -47,8 +102,17 @@ fn groups(shape: &Shape, r: u32) -> [Comm; 5] {
     [tensor, data, expert, expert_data, pipe]
 }
 
-/// Rank `r`'s step, into the builder's current rank.
-pub(super) fn emit_rank(b: &mut ScheduleBuilder, shape: &Shape, job: &JobContext, channels: u32, r: u32) {
+/// Rank `r`'s step, into the builder's current rank, its collectives marked in `timed`;
+/// returns the cycles it computes (the layers', not NCCL's latencies).
+pub(super) fn emit_rank(
+    b: &mut ScheduleBuilder,
+    shape: &Shape,
+    job: &JobContext,
+    channels: u32,
+    r: u32,
+    mut timed: Option<&mut Timed>,
+) -> u64 {
+    let mut compute = 0;
     let comms = groups(shape, r);
     let p = shape.coords(r).2;
     // Each group's collectives in order: the same tag on every member.
@@ -70,6 +134,7 @@ pub(super) fn emit_rank(b: &mut ScheduleBuilder, shape: &Shape, job: &JobContext
         };
         let end = match &task.work {
             Work::Compute(ns) => {
+                compute += ns_to_cycles(*ns, job.ps_per_cycle);
                 let op = b.calc(*ns);
                 if let Some(a) = after {
                     b.requires(op, a);
@@ -87,7 +152,12 @@ pub(super) fn emit_rank(b: &mut ScheduleBuilder, shape: &Shape, job: &JobContext
                 let tag = tags[g] & 0xff_ffff;
                 tags[g] += 1;
                 let me = comm.ranks.iter().position(|&x| x == r).expect("a member");
-                collective(b, comm, me, *coll, *bytes, tag, after, job.link_gbs(), channels).or(after)
+                let first = b.ops_in_rank();
+                let end = collective(b, comm, me, *coll, *bytes, tag, after, job.link_gbs(), channels);
+                if let (Some(timed), Some(end)) = (timed.as_deref_mut(), end) {
+                    timed.mark(comm, tag, || phase(*group, *coll, *bytes, comm.size()), first, end);
+                }
+                end.or(after)
             }
             Work::P2p(ops) => {
                 let ops: Vec<P2p> = ops
@@ -105,6 +175,7 @@ pub(super) fn emit_rank(b: &mut ScheduleBuilder, shape: &Shape, job: &JobContext
     for e in ends.iter().flatten() {
         b.requires(last, *e);
     }
+    compute
 }
 
 /// Comm rank `me`'s part of `coll` of `bytes` (as [`Work::Collective`] counts them) on

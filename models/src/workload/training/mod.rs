@@ -346,14 +346,15 @@ impl Shape {
 impl KindParams for Training {
     fn ops(&self, job: &JobContext) -> Result<JobOps, KindError> {
         let shape = self.shape()?;
-        let template = emit_step(&shape, job, self.channels.unwrap_or(2));
-        let graph = Repeated::new(vec![template], job.iterations)
+        let step = emit_step(&shape, job, self.channels.unwrap_or(2));
+        let graph = Repeated::new(vec![step.schedule], job.iterations)
             .map_err(|e| KindError::new("iterations", format!("the steps cannot be repeated: {e}")))?;
         Ok(JobOps {
             graph: Arc::new(graph),
             steps_per_iteration: 1,
             unit: CalcUnit::Nanoseconds,
-            phases: None,
+            phases: Some(Arc::new(step.phases)),
+            compute: Some(step.compute.into()),
         })
     }
 
@@ -366,7 +367,7 @@ impl KindParams for Training {
             .map(|p| {
                 let mut b = ScheduleBuilder::new();
                 b.add_rank();
-                emit_rank(&mut b, &shape, job, channels, p * shape.tp * shape.dp);
+                emit_rank(&mut b, &shape, job, channels, p * shape.tp * shape.dp, None);
                 u64::from(b.ops_in_rank()) * u64::from(shape.tp * shape.dp)
             })
             .sum()
