@@ -562,6 +562,46 @@ fn a_run_records_the_rank_mapping_it_read_and_reruns_without_the_file() {
     assert!(err.contains("workload.jobs[0].mapping_file: cannot read the rank mapping ranks.map"), "{err}");
 }
 
+/// A trace is held by the process, and the result file records only its schedule's hash
+/// (`contents = "held: sha256 ..."`), never its text. The recorded configuration reruns
+/// from the file, to the same results; once the file has changed, it is refused, naming
+/// the file and both hashes. The hash is that of the schedule exported as GOAL.
+#[test]
+fn a_run_records_a_trace_by_its_hash_and_refuses_a_changed_file() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let goal = |bytes: u32| {
+        format!("num_ranks 2\nrank 0 {{\nl1: send {bytes}b to 1\nl2: calc 500\nl2 requires l1\n}}\nrank 1 {{\nl1: recv {bytes}b from 0\n}}\n")
+    };
+    write(d, "app.goal", &goal(4096));
+    let jobs = "\n[workload]\n[[workload.jobs]]\nkind = \"goal\"\nfile = \"app.goal\"\n";
+    let cfg = write(d, "w.toml", &format!("{RANDOM_REGULAR}{jobs}"));
+    xnet_expect(d, &["run", s(&cfg), "-q", "-o", "w.h5"], 0);
+    let recorded = attr_str(&open(&d.join("w.h5")), "config");
+    let config: toml::Table = toml::from_str(&recorded).unwrap();
+    let record = config["workload"]["jobs"][0]["contents"].as_str().unwrap().to_string();
+    assert!(record.starts_with("held: sha256 ") && record.ends_with("3 ops on 2 ranks"), "{record}");
+    assert!(!recorded.contains("send 4096b"), "{recorded}");
+    // The record names the hash of the schedule as xnet exports it.
+    xnet_expect(d, &["workload", "export", s(&cfg), "-o", "exported.goal"], 0);
+    let exported = std::fs::read(d.join("exported.goal")).unwrap();
+    let sha = std::process::Command::new("sha256sum").arg(d.join("exported.goal")).output().unwrap();
+    let hex = String::from_utf8_lossy(&sha.stdout).split(' ').next().unwrap().to_string();
+    assert!(!exported.is_empty() && record.contains(&hex), "{record} vs {hex}");
+    let again = write(d, "recorded.toml", &recorded);
+    xnet_expect(d, &["run", s(&again), "-q", "-o", "again.h5"], 0);
+    let diffs = differences(&dump(&d.join("w.h5")), &dump(&d.join("again.h5")));
+    assert!(diffs.is_empty(), "the rerun differs:\n{}", diffs.join("\n"));
+    write(d, "app.goal", &goal(8192));
+    let o = xnet_expect(d, &["run", s(&again), "-q", "-o", "changed.h5"], 1);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("workload.jobs[0].file: the GOAL schedule app.goal is not what the recorded run read"),
+        "{err}"
+    );
+    assert!(err.contains(&record) && err.contains("remove workload.jobs[0].contents"), "{err}");
+}
+
 /// A SIGINT never costs the results of an earlier run at the same `-o`: SMART's build (an
 /// RRG of 128 switches takes minutes) stops within seconds, and a run interrupted before
 /// its first load point finished leaves the earlier file byte for byte as it was (the new

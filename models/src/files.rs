@@ -5,12 +5,13 @@
 //! `path` -> `contents` ([`TopologyEntry::files`](topology::TopologyEntry::files)), the
 //! `tables` routing's `lfts` -> `lfts_contents` and `sls` -> `sls_contents`
 //! ([`Settings::files`](routing::registry::Settings::files)), and a job's `mapping_file` ->
-//! `mapping_contents` ([`JOB_FILES`]), a `goal` job's `file` -> `contents`, a `dumpi`
-//! job's `meta` and an `otf2` job's `archive` -> `contents`, which takes the trace converted
-//! to GOAL ([`FileForm::Converted`]: the trace's converter in `workload/traces.rs` is handed
-//! the reader and converts the bytes; an OTF2 archive is read by the OTF2 library, the one
-//! place where a file is opened by path here, after the xnet command's reader has read its
-//! anchor). [`named_files`] walks a configuration's table and
+//! `mapping_contents` ([`JOB_FILES`]), and a trace job's file (`goal`'s `file`, `dumpi`'s
+//! `meta`, `otf2`'s `archive`, `chakra`'s `trace`) -> `contents`. A trace is held
+//! ([`FileForm::Held`]): its loader (`workload/traces.rs`, `workload/chakra.rs`) is handed
+//! the reader and makes a schedule of the bytes, which the process keeps once ([`base::settings::held`]),
+//! and `contents` takes only its record, the schedule's hash (an OTF2 archive is read by
+//! the OTF2 library, the one place where a file is opened by path here, after the xnet
+//! command's reader has read its anchor). [`named_files`] walks a configuration's table and
 //! lists the files it names; [`read_named_files`] reads them with the reader the `xnet`
 //! command passes in (its file access) and puts each text in its contents key, which is
 //! how [`Config::parse_with_files`](crate::config::Config::parse_with_files) fills them
@@ -18,7 +19,7 @@
 //! configuration through the same walk.
 
 use crate::workload::JOB_FILES;
-use base::settings::{read_text, ConfigError, FileError, FileForm, FileKey};
+use base::settings::{held_any, hold, read_text, ConfigError, FileError, FileForm, FileKey, HELD_PREFIX};
 use toml::{Table, Value};
 
 /// Which tables [`named_files`] looks in.
@@ -91,8 +92,9 @@ impl NamedFile {
     }
 
     /// The text for the contents key, from the file read with `read` (the caller's file
-    /// access, bytes): the file's text, or what the entry's converter makes of it (a trace
-    /// as a GOAL schedule). An error names the key and the file:
+    /// access, bytes): the file's text, or the record of what the entry's loader made of
+    /// it (a trace as a schedule), which the process then holds ([`base::settings::held`]). An error names
+    /// the key and the file:
     /// `routing.tables.lfts: cannot read the forwarding tables PATH: ...`.
     pub fn read(
         &self,
@@ -104,7 +106,11 @@ impl NamedFile {
         };
         let text = match self.key.form {
             FileForm::Text => read_text(read, &self.path),
-            FileForm::Converted(convert) => convert(&self.path, read, &|key| self.setting(doc, key)),
+            FileForm::Held(load) => load(&self.path, read, &|key| self.setting(doc, key)).map(|value| {
+                let record = value.record.clone();
+                hold(value);
+                record
+            }),
         };
         text.map_err(|e| match e {
             FileError::Unreadable { path, error } => fail(&path, error),
@@ -228,12 +234,45 @@ pub fn read_named_files(
         overrides.iter().filter_map(|o| o.split_once('=')).map(|(k, _)| k.trim()).collect();
     for file in named_files(doc, Scope::Selected) {
         if file.has_contents && !overridden.iter().any(|k| file.overridden_by(k)) {
+            check_held(&file, doc, read)?;
             continue;
         }
         let text = file.read(read, doc)?;
         if let Some(table) = file.table_in(doc) {
             table.insert(file.key.contents.to_string(), Value::String(text));
         }
+    }
+    Ok(())
+}
+
+/// A held value's record given in `file`'s contents key (a configuration recorded with
+/// results) that the process does not hold: the file is read again, and must hold what
+/// the record says.
+fn check_held(
+    file: &NamedFile,
+    doc: &mut Table,
+    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+) -> Result<(), ConfigError> {
+    let FileForm::Held(_) = file.key.form else { return Ok(()) };
+    let Some(Value::String(record)) = file.table_in(doc).and_then(|t| t.get(file.key.contents)) else {
+        return Ok(());
+    };
+    if !record.starts_with(HELD_PREFIX) || held_any(record) {
+        return Ok(());
+    }
+    let record = record.clone();
+    let now = file.read(read, doc)?;
+    if now != record {
+        return Err(ConfigError::new(
+            file.path_key(),
+            format!(
+                "{} {} is not what the recorded run read: the configuration records `{record}`, the file now \
+                 gives `{now}`; remove {} to run what the file holds now",
+                file.key.what,
+                file.path,
+                file.contents_key()
+            ),
+        ));
     }
     Ok(())
 }
@@ -340,5 +379,62 @@ mapping_file = "b.map"
         assert!(!found[1].overridden_by("routing.tables.lfts_contents"));
         assert!(!found[1].overridden_by("routing.tab"));
         assert!(found[3].overridden_by("workload.jobs"));
+    }
+
+    #[test]
+    fn a_trace_is_held_once_and_recorded_by_its_hash() {
+        use base::settings::held;
+        let config = |contents: &str| -> Table {
+            toml::from_str(&format!(
+                "[workload]\n[[workload.jobs]]\nkind = \"goal\"\nfile = \"t.goal\"\n{contents}"
+            ))
+            .unwrap()
+        };
+        let goal = |bytes: u64| {
+            format!("num_ranks 2\nrank 0 {{\nl1: send {bytes}b to 1\n}}\nrank 1 {{\nl1: recv {bytes}b from 0\n}}\n")
+        };
+        let reads = &std::cell::Cell::new(0);
+        let read = |text: String| {
+            move |_: &str| {
+                reads.set(reads.get() + 1);
+                Ok(text.clone().into_bytes())
+            }
+        };
+        let mut doc = config("");
+        read_named_files(&mut doc, &[], &read(goal(1111))).unwrap();
+        let record = doc["workload"]["jobs"][0]["contents"].as_str().unwrap().to_string();
+        // The SHA-256 of the schedule as GOAL text (64 hex digits), and its size.
+        let hex = record.strip_prefix("held: sha256 ").unwrap().split(' ').next().unwrap();
+        assert!(hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()), "{record}");
+        assert!(record.ends_with("2 ops on 2 ranks"), "{record}");
+        let schedule = held::<schedule::Schedule>(&record).unwrap();
+        assert_eq!(schedule::Graph::num_ranks(&*schedule), 2);
+        // Another schedule, another record; the same text, the same one.
+        let mut other = config("");
+        read_named_files(&mut other, &[], &read(goal(2222))).unwrap();
+        assert_ne!(other["workload"]["jobs"][0]["contents"].as_str().unwrap(), record);
+        let mut again = config("");
+        read_named_files(&mut again, &[], &read(goal(1111))).unwrap();
+        assert_eq!(again["workload"]["jobs"][0]["contents"].as_str().unwrap(), record);
+        // A recorded configuration whose schedule the process holds is not read again.
+        reads.set(0);
+        let mut recorded = config(&format!("contents = {record:?}\n"));
+        read_named_files(&mut recorded, &[], &read(goal(2222))).unwrap();
+        assert_eq!(reads.get(), 0);
+        // One it does not hold is read again, and refused if the file changed.
+        let stale = format!("held: sha256 {} of the schedule as GOAL text, 2 ops on 2 ranks", "0".repeat(64));
+        let mut recorded = config(&format!("contents = {stale:?}\n"));
+        let e = read_named_files(&mut recorded, &[], &read(goal(1111))).unwrap_err();
+        assert_eq!(e.key, "workload.jobs[0].file");
+        assert!(
+            e.message.contains("is not what the recorded run read") && e.message.contains(&record),
+            "{e}"
+        );
+        assert!(e.message.contains("remove workload.jobs[0].contents"), "{e}");
+        // Inline text is the job's own: kept, never read.
+        reads.set(0);
+        let mut inline = config(&format!("contents = {:?}\n", goal(5)));
+        read_named_files(&mut inline, &[], &read(goal(1111))).unwrap();
+        assert_eq!(reads.get(), 0);
     }
 }

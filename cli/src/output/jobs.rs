@@ -109,7 +109,15 @@ fn print_steps(results: &[RunResult]) {
             if std::mem::take(&mut head) {
                 println!(
                     "{:>7} {:>20} {:>6} {:>11} {:>11} {:>11} {:>9} {:>11} {:>11}",
-                    "load", "job", "steps", "step.ms", "ideal.ms", "compute.ms", "compute%", "busiest.ms", "exposed.ms"
+                    "load",
+                    "job",
+                    "steps",
+                    "step.ms",
+                    "ideal.ms",
+                    "compute.ms",
+                    "compute%",
+                    "busiest.ms",
+                    "exposed.ms"
                 );
             }
             let n = steps.len() as f64;

@@ -144,8 +144,9 @@ pub struct Setting {
 /// `sls`, a job's `mapping_file`). The model's crates read no files: the `xnet` command
 /// reads each file a configuration names into its contents key before the configuration
 /// is checked (see `xnet_models::files`), so the text is recorded with the results and a
-/// recorded configuration runs without the file. Contents given in the configuration are
-/// used as they are unless the path is named on the command line.
+/// recorded configuration runs without the file (a trace, [`FileForm::Held`], is recorded
+/// by its hash and read again). Contents given in the configuration are used as they are
+/// unless the path is named on the command line.
 #[derive(Clone, Copy, Debug)]
 pub struct FileKey {
     /// The key naming the file, a path relative to the working directory (`lfts`).
@@ -163,20 +164,71 @@ pub struct FileKey {
 pub enum FileForm {
     /// Its text, as it is (UTF-8).
     Text,
-    /// Converted by the entry that declares it (a trace to a GOAL schedule): the crate
-    /// that knows the format holds the reader, this one only the hook.
-    Converted(FileConverter),
+    /// Loaded by the entry that declares it into a value the process holds once (a trace
+    /// as a schedule): the crate that knows the format holds the reader, this one only the
+    /// hook. The contents key takes the value's [`Held::record`], not the value: a trace of
+    /// gigabytes is neither copied into the configuration's text nor recorded with the
+    /// results.
+    Held(FileLoader),
 }
 
 /// Reads the file at `path` (and the files it names, relative to its folder) with the
-/// caller's file access `read`, and returns the text for the contents key. `setting`
-/// gives the other settings of the table that names the file as text (`library`), and
-/// the `[workload]` section's as `workload.KEY`: what the conversion depends on.
-pub type FileConverter = fn(
+/// caller's file access `read`, and returns what it holds. `setting` gives the other
+/// settings of the table that names the file as text (`library`), and the `[workload]`
+/// section's as `workload.KEY`: what the loading depends on.
+pub type FileLoader = fn(
     path: &str,
     read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
     setting: &dyn Fn(&str) -> Option<String>,
-) -> Result<String, FileError>;
+) -> Result<Held, FileError>;
+
+/// What a [`FileLoader`] loaded.
+#[derive(Clone)]
+pub struct Held {
+    /// What identifies the value, recorded in the contents key: it starts with
+    /// [`HELD_PREFIX`] and names a hash of the value, so that a run recorded with it reads
+    /// the file again and can tell whether it changed.
+    pub record: String,
+    /// The value the entry's kind takes when the configuration is built.
+    pub value: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+}
+
+/// How a contents key's record of a held value begins (contents that do not are the
+/// file's text, given inline).
+pub const HELD_PREFIX: &str = "held: ";
+
+/// The values the process holds ([`FileForm::Held`]: traces as schedules), by record: each
+/// read once, shared by every job, thread and run of the process that names it.
+static HELD: std::sync::Mutex<Vec<Held>> = std::sync::Mutex::new(Vec::new());
+
+/// The value of type `T` the process holds under `record` (a contents key's record), if it
+/// does. (Two kinds may hold one schedule under one record, each in its own type: a
+/// Chakra job's and the GOAL file exported from it.)
+pub fn held<T: std::any::Any + Send + Sync>(record: &str) -> Option<std::sync::Arc<T>> {
+    let held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    held.iter().filter(|h| h.record == record).find_map(|h| h.value.clone().downcast::<T>().ok())
+}
+
+/// Whether the process holds a value under `record`.
+pub fn held_any(record: &str) -> bool {
+    HELD.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|h| h.record == record)
+}
+
+/// Holds `value` under its record, for the rest of the process (once: the same record and
+/// type are the same value).
+pub fn hold(value: Held) {
+    let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    let same = |h: &Held| h.record == value.record && (*h.value).type_id() == (*value.value).type_id();
+    if !held.iter().any(same) {
+        held.push(value);
+    }
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Held").field("record", &self.record).finish()
+    }
+}
 
 /// Why a named file gave no text.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -284,7 +284,12 @@ pub(super) fn job_results(
                     ideal_time: job.ideal.as_ref().ok().copied(),
                     never_completes: job.ideal.as_ref().err().cloned(),
                     collectives,
-                    compute: job.ops.compute.as_deref().filter(|c| !c.is_empty()).map(|c| (0..ranks).map(|r| c[r % c.len()]).collect()),
+                    compute: job
+                        .ops
+                        .compute
+                        .as_deref()
+                        .filter(|c| !c.is_empty())
+                        .map(|c| (0..ranks).map(|r| c[r % c.len()]).collect()),
                     iteration_end,
                     iteration_mean_end,
                     message_latency: s.message_latency,

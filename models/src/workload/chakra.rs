@@ -1,20 +1,30 @@
 //! The `chakra` kind: a job recorded as Chakra execution traces (MLCommons; what ASTRA-sim
 //! replays), one `.et` file per rank. When the configuration's files are read, the traces
-//! become a GOAL schedule in `contents` (`schedule::chakra`): computations as `calc`s,
+//! become a schedule the process holds once, `contents` taking its record
+//! (`schedule::chakra`, `crate::files`): computations as `calc`s,
 //! point-to-point messages as sends and receives, and each collective expanded by NCCL's
 //! algorithms (the tuning model's choice, `schedule::nccl`) or by MPICH's.
 
-use super::traces::{check_scale, goal_ops_estimate, goal_text, one, schedule_ops};
+use super::collectives::phase;
+use super::traces::{
+    check_scale, goal_ops_estimate, inline_bytes, one, ops_in, ops_of_schedule, runs_once, schedule_ops,
+    schedule_record,
+};
+use super::{ns_to_cycles, PhaseMarks, Phases, PHASE_END, PHASE_START};
 use super::{parse_as, JobContext, JobOps, KindError, KindParams, WorkloadEntry};
-use base::settings::{read_text, FileError, FileForm, FileKey, Setting};
+use base::settings::{held, read_text, FileError, FileForm, FileKey, Held, Setting};
+use rustc_hash::FxHashMap;
 use schedule::chakra::{
     parse_comm_groups, rank_file, read_rank, schedule_of_chakra_with, ChakraCollective, ChakraOptions,
+    NodeType,
 };
 use schedule::collectives::{select, Kind};
 use schedule::nccl::p2p::{emit_nccl_all_to_all, P2pSettings};
 use schedule::nccl::{emit_nccl, tuning, NcclKind};
-use schedule::{emit, Collective, Comm, OpId, ScheduleBuilder};
+use schedule::{emit, Collective, Comm, OpId, Schedule, ScheduleBuilder};
 use serde::Deserialize;
+use std::cell::RefCell;
+use std::sync::Arc;
 
 /// `chakra` in the workload registry.
 pub(super) const CHAKRA: WorkloadEntry = WorkloadEntry {
@@ -25,10 +35,10 @@ pub(super) const CHAKRA: WorkloadEntry = WorkloadEntry {
         Setting { key: "groups", default: "none", doc: "ASTRA-sim's communicator-group file (JSON: group name to its ranks), for process groups the traces do not describe" },
         Setting { key: "library", default: "nccl", doc: "what expands the collectives: nccl (its rings, trees and grouped point-to-point, as its tuning model chooses; MPICH's algorithms for gather, scatter and barrier, which NCCL has not) or mpich" },
         Setting { key: "channels", default: "2", doc: "NCCL's channels" },
-        Setting { key: "contents", default: "from trace", doc: "the traces as a GOAL schedule: filled in from trace by the xnet command (and so recorded with the results)" },
+        Setting { key: "contents", default: "from trace", doc: "the record of the traces' schedule (`held: sha256 ...`), filled in by the xnet command, which holds the schedule once: a recorded configuration reads the traces again and refuses them if they changed" },
         Setting { key: "compute_scale", default: "1.0", doc: "factor on the traced computation times (0.5: a GPU twice as fast)" },
     ],
-    files: &[FileKey { path: "trace", contents: "contents", what: "the Chakra trace", form: FileForm::Converted(chakra_as_goal) }],
+    files: &[FileKey { path: "trace", contents: "contents", what: "the Chakra trace", form: FileForm::Held(chakra_held) }],
     parse: parse_as::<Chakra>,
 };
 
@@ -47,37 +57,82 @@ struct Chakra {
     /// Read by the converter.
     #[allow(dead_code)]
     channels: Option<u32>,
-    /// The traces as GOAL.
+    /// The record of the held schedule.
     contents: Option<String>,
     /// Factor on the computations.
     #[serde(default = "one")]
     compute_scale: f64,
 }
 
+/// What the process holds of a job's traces: their schedule, its collectives to time and
+/// each rank's computation.
+struct ChakraJob {
+    schedule: Arc<Schedule>,
+    phases: Arc<Phases>,
+    /// Per rank, the nanoseconds of its `COMP` nodes.
+    compute_ns: Vec<u64>,
+}
+
+impl Chakra {
+    /// The traces the process holds under `contents`' record.
+    fn held(&self) -> Option<Arc<ChakraJob>> {
+        held::<ChakraJob>(self.contents.as_deref()?)
+    }
+}
+
 impl KindParams for Chakra {
     fn ops(&self, job: &JobContext) -> Result<JobOps, KindError> {
         check_scale(self.compute_scale)?;
-        schedule_ops("trace", self.trace.as_deref(), self.contents.as_deref(), self.compute_scale, job)
+        let Some(traces) = self.held() else {
+            // Inline GOAL text (or a record of traces this process does not hold).
+            return schedule_ops(
+                "trace",
+                self.trace.as_deref(),
+                self.contents.as_deref(),
+                self.compute_scale,
+                job,
+            );
+        };
+        runs_once(job)?;
+        let name = self.trace.as_deref().unwrap_or("contents");
+        let mut ops = ops_of_schedule("trace", name, traces.schedule.clone(), self.compute_scale)?;
+        ops.phases = Some(traces.phases.clone());
+        let scale = self.compute_scale;
+        let cycles = |ns: u64| ns_to_cycles((ns as f64 * scale).round() as u64, job.ps_per_cycle);
+        ops.compute = Some(traces.compute_ns.iter().map(|&ns| cycles(ns)).collect());
+        Ok(ops)
     }
 
     fn ops_estimate(&self, _job: &JobContext) -> u64 {
-        goal_ops_estimate(self.contents.as_deref())
+        match self.held() {
+            Some(traces) => ops_in(&traces.schedule),
+            None => goal_ops_estimate(self.contents.as_deref()),
+        }
     }
 
     fn text_bytes(&self) -> u64 {
-        self.contents.as_ref().map_or(0, |c| c.len() as u64)
+        inline_bytes(self.contents.as_deref())
     }
 }
 
 /// The most ranks read: a prefix whose files never end is a mistake.
 const MAX_RANKS: u32 = 1 << 20;
 
-/// How a job's collectives are expanded.
+/// How a job's collectives are expanded, and each one's marks as it is (to time it).
 struct Expander {
     nccl: bool,
     channels: u32,
     /// The NIC's rate for NCCL's tuning model, GB/s.
     nic_gbs: f64,
+    timed: RefCell<Timed>,
+}
+
+/// The traces' collectives: each (communicator, number on it) one, numbered as its first
+/// member is expanded.
+#[derive(Default)]
+struct Timed {
+    index: FxHashMap<(u32, u32), u32>,
+    phases: Phases,
 }
 
 impl Expander {
@@ -93,8 +148,39 @@ impl Expander {
         tag: u32,
         after: Option<OpId>,
     ) -> Option<OpId> {
+        let first = b.ops_in_rank();
+        let end = self.expand_untimed(b, c, comm, me, tag & 0xff_ffff, after);
+        if let Some(end) = end {
+            let (kind, bytes) = c.mpi(comm.size());
+            let mut timed = self.timed.borrow_mut();
+            let Timed { index, phases } = &mut *timed;
+            let i = *index.entry((comm.id, tag)).or_insert_with(|| {
+                phases.list.push(phase(kind, bytes, comm.size() as u32));
+                phases.list.len() as u32 - 1
+            });
+            let rank = comm.ranks[me] as usize;
+            if phases.marks.len() <= rank {
+                phases.marks.resize_with(rank + 1, PhaseMarks::default);
+            }
+            let mine = &mut phases.marks[rank];
+            mine.insert(first, (i, PHASE_START));
+            // A part of one op both starts and ends its collective.
+            mine.entry(end).or_insert((i, 0)).1 |= PHASE_END;
+        }
+        end
+    }
+
+    /// [`Self::expand`] without the marks.
+    fn expand_untimed(
+        &self,
+        b: &mut ScheduleBuilder,
+        c: &ChakraCollective,
+        comm: &Comm,
+        me: usize,
+        tag: u32,
+        after: Option<OpId>,
+    ) -> Option<OpId> {
         let n = comm.size();
-        let tag = tag & 0xff_ffff;
         let root = c.root.min(n - 1);
         let (kind, bytes) = c.mpi(n);
         if self.nccl {
@@ -120,13 +206,13 @@ impl Expander {
     }
 }
 
-/// The Chakra traces whose rank 0 file is `path` (`PREFIX.0.et`) as a GOAL schedule, the
+/// The Chakra traces whose rank 0 file is `path` (`PREFIX.0.et`) as a schedule, held, the
 /// collectives expanded as the job's `library` says.
-fn chakra_as_goal(
+fn chakra_held(
     path: &str,
     read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
     setting: &dyn Fn(&str) -> Option<String>,
-) -> Result<String, FileError> {
+) -> Result<Held, FileError> {
     let invalid = |m: String| FileError::Invalid(m);
     let prefix = path.strip_suffix(".0.et").ok_or_else(|| {
         invalid(format!("{path}: name rank 0's file, PREFIX.0.et (the others are PREFIX.1.et, ...)"))
@@ -163,10 +249,18 @@ fn chakra_as_goal(
     let number =
         |key: &str, default: f64| setting(key).and_then(|v| v.parse::<f64>().ok()).unwrap_or(default);
     let nic_gbs = number("workload.bytes_per_phit", 16.0) / number("workload.ns_per_cycle", 0.64);
-    let expander = Expander { nccl, channels, nic_gbs };
+    let expander = Expander { nccl, channels, nic_gbs, timed: RefCell::default() };
     let schedule = schedule_of_chakra_with(&ranks, &options, &mut |b, c, comm, me, tag, after| {
         expander.expand(b, c, comm, me, tag, after)
     })
     .map_err(|e| invalid(e.to_string()))?;
-    Ok(goal_text(&schedule))
+    let mut phases = expander.timed.into_inner().phases;
+    phases.marks.resize_with(ranks.len(), PhaseMarks::default);
+    let compute_ns = ranks
+        .iter()
+        .map(|t| t.nodes.iter().filter(|n| n.node_type == NodeType::Comp).map(|n| n.duration_ns()).sum())
+        .collect();
+    let record = schedule_record(&schedule);
+    let traces = ChakraJob { schedule: Arc::new(schedule), phases: Arc::new(phases), compute_ns };
+    Ok(Held { record, value: Arc::new(traces) })
 }

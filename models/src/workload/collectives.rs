@@ -117,7 +117,7 @@ struct Step {
 
 /// The collective `kind` of `bytes` (as configured) on communicators of `n` ranks, as
 /// nccl-tests reports it (`doc/PERFORMANCE.md` of NVIDIA/nccl-tests).
-fn phase(kind: Kind, bytes: u64, n: u32) -> Phase {
+pub(super) fn phase(kind: Kind, bytes: u64, n: u32) -> Phase {
     let n64 = u64::from(n);
     let nf = f64::from(n.max(1));
     let (bytes, bus_factor) = match kind {

@@ -1,12 +1,14 @@
 //! The kinds read from files: `goal`, a GOAL schedule, and the MPI traces `dumpi` (SST's
-//! DUMPI) and `otf2` (Score-P's OTF2), converted to a schedule when the configuration is
-//! read (`crate::files`). All run once, their computations in nanoseconds.
+//! DUMPI) and `otf2` (Score-P's OTF2), made a schedule when the configuration is read
+//! (`crate::files`) and held once by the process: `contents` records only the schedule's
+//! hash. All run once, their computations in nanoseconds.
 
 use super::{parse_as, CalcUnit, JobContext, JobOps, KindError, KindParams, WorkloadEntry};
-use base::settings::{read_text, FileError, FileForm, FileKey, Setting};
+use base::settings::{read_text, FileError, FileForm, FileKey, Held, Setting, HELD_PREFIX};
 use schedule::goal::{is_binary_goal, read_goal_binary};
-use schedule::{dumpi, read_goal, schedule_of_trace, write_goal, Problem, Schedule};
+use schedule::{dumpi, read_goal, schedule_of_trace, write_goal, Graph, Problem, Schedule};
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
 /// `goal` in the workload registry.
@@ -14,10 +16,10 @@ pub(super) const GOAL: WorkloadEntry = WorkloadEntry {
     name: "goal",
     doc: "a schedule in GOAL, the text format of LogGOPSim and ATLAHS: per rank its sends, receives and computations (ns) with their dependencies; ATLAHS converts MPI and NCCL traces to it",
     settings: &[
-        Setting { key: "file", default: "required", doc: "the GOAL file (`num_ranks N`, then `rank r { ... }` blocks), or its binary form as LogGOPSim's txt2bin writes it (ATLAHS's traces); relative to the working directory, read by the xnet command into contents" },
-        Setting { key: "contents", default: "from file", doc: "the schedule's text: filled in from file by the xnet command (and so recorded with the results); give it instead of file to inline a schedule" },
+        Setting { key: "file", default: "required", doc: "the GOAL file (`num_ranks N`, then `rank r { ... }` blocks), or its binary form as LogGOPSim's txt2bin writes it (ATLAHS's traces); relative to the working directory, read by the xnet command, which holds it once as a schedule" },
+        Setting { key: "contents", default: "from file", doc: "the schedule's text, given instead of file to inline a schedule; when file is given, the xnet command records here the hash of the schedule it read (`held: sha256 ...`), and a recorded configuration reads the file again and refuses it if it changed" },
     ],
-    files: &[FileKey { path: "file", contents: "contents", what: "the GOAL schedule", form: FileForm::Converted(goal_as_text) }],
+    files: &[FileKey { path: "file", contents: "contents", what: "the GOAL schedule", form: FileForm::Held(goal_held) }],
     parse: parse_as::<Goal>,
 };
 
@@ -41,7 +43,7 @@ impl KindParams for Goal {
     }
 
     fn text_bytes(&self) -> u64 {
-        self.contents.as_ref().map_or(0, |c| c.len() as u64)
+        inline_bytes(self.contents.as_deref())
     }
 }
 
@@ -50,11 +52,11 @@ pub(super) const DUMPI: WorkloadEntry = WorkloadEntry {
     name: "dumpi",
     doc: "an MPI trace of SST's DUMPI library (what CODES and sst-macro replay): every rank's calls in order, the time between calls as computation, collectives expanded by MPICH's choice of algorithm",
     settings: &[
-        Setting { key: "meta", default: "required", doc: "the trace's .meta file; the rank files (PREFIX-RRRR.bin) are read from its folder; relative to the working directory. The xnet command converts the trace to a GOAL schedule in contents" },
-        Setting { key: "contents", default: "from meta", doc: "the trace as a GOAL schedule: filled in from meta by the xnet command (and so recorded with the results)" },
+        Setting { key: "meta", default: "required", doc: "the trace's .meta file; the rank files (PREFIX-RRRR.bin) are read from its folder; relative to the working directory. The xnet command converts the trace to a schedule it holds once" },
+        Setting { key: "contents", default: "from meta", doc: "the record of the trace's schedule (`held: sha256 ...`), filled in by the xnet command: a recorded configuration reads the trace again and refuses it if it changed" },
         Setting { key: "compute_scale", default: "1.0", doc: "factor on the traced computation times (0.5: a processor twice as fast)" },
     ],
-    files: &[FileKey { path: "meta", contents: "contents", what: "the DUMPI trace", form: FileForm::Converted(dumpi_as_goal) }],
+    files: &[FileKey { path: "meta", contents: "contents", what: "the DUMPI trace", form: FileForm::Held(dumpi_held) }],
     parse: parse_as::<Dumpi>,
 };
 
@@ -76,11 +78,11 @@ pub(super) const OTF2: WorkloadEntry = WorkloadEntry {
     name: "otf2",
     doc: "an MPI trace in OTF2, Score-P's format (what SST's Ember and Vampir read): every rank's MPI calls in order, the time between calls as computation, collectives expanded by MPICH's choice of algorithm",
     settings: &[
-        Setting { key: "archive", default: "required", doc: "the archive's anchor file (traces.otf2, beside its traces/ folder and traces.def); relative to the working directory. The xnet command converts the trace to a GOAL schedule in contents" },
-        Setting { key: "contents", default: "from archive", doc: "the trace as a GOAL schedule: filled in from archive by the xnet command (and so recorded with the results)" },
+        Setting { key: "archive", default: "required", doc: "the archive's anchor file (traces.otf2, beside its traces/ folder and traces.def); relative to the working directory. The xnet command converts the trace to a schedule it holds once" },
+        Setting { key: "contents", default: "from archive", doc: "the record of the trace's schedule (`held: sha256 ...`), filled in by the xnet command: a recorded configuration reads the trace again and refuses it if it changed" },
         Setting { key: "compute_scale", default: "1.0", doc: "factor on the traced computation times (0.5: a processor twice as fast)" },
     ],
-    files: &[FileKey { path: "archive", contents: "contents", what: "the OTF2 archive", form: FileForm::Converted(otf2_as_goal) }],
+    files: &[FileKey { path: "archive", contents: "contents", what: "the OTF2 archive", form: FileForm::Held(otf2_held) }],
     parse: parse_as::<Otf2>,
 };
 
@@ -108,14 +110,17 @@ impl KindParams for Otf2 {
     }
 
     fn text_bytes(&self) -> u64 {
-        self.contents.as_ref().map_or(0, |c| c.len() as u64)
+        inline_bytes(self.contents.as_deref())
     }
 }
 
-/// About how many ops the GOAL text `contents` holds: its lines that are not dependencies
-/// (`requires`), rank headers or closing braces.
+/// About how many ops `contents` holds: a held schedule's ops, or the GOAL text's lines
+/// that are not dependencies (`requires`), rank headers or closing braces.
 pub(super) fn goal_ops_estimate(contents: Option<&str>) -> u64 {
     let Some(text) = contents else { return 0 };
+    if let Some(schedule) = held_schedule(text) {
+        return ops_in(&schedule);
+    }
     text.lines()
         .filter(|l| {
             let l = l.trim_start();
@@ -126,6 +131,42 @@ pub(super) fn goal_ops_estimate(contents: Option<&str>) -> u64 {
                 || l.contains("requires"))
         })
         .count() as u64
+}
+
+/// The ops of every rank of `schedule`.
+pub(super) fn ops_in(schedule: &Schedule) -> u64 {
+    (0..schedule.num_ranks()).map(|r| u64::from(schedule.ops_in_rank(r))).sum()
+}
+
+/// Bytes of schedule text `contents` holds: none for a held schedule's record.
+pub(super) fn inline_bytes(contents: Option<&str>) -> u64 {
+    contents.filter(|c| !c.starts_with(HELD_PREFIX)).map_or(0, |c| c.len() as u64)
+}
+
+/// The schedule the process holds under the record `contents`, if it is one it holds.
+fn held_schedule(contents: &str) -> Option<Arc<Schedule>> {
+    if !contents.starts_with(HELD_PREFIX) {
+        return None;
+    }
+    base::settings::held::<Schedule>(contents)
+}
+
+/// `schedule`, to be held by the process, with its record ([`schedule_record`]).
+pub(super) fn hold_schedule(schedule: Schedule) -> Held {
+    Held { record: schedule_record(&schedule), value: Arc::new(schedule) }
+}
+
+/// What records `schedule` in a job's `contents`: the SHA-256 of the schedule as GOAL text
+/// (what `xnet workload export` writes of it), and its size.
+pub(super) fn schedule_record(schedule: &Schedule) -> String {
+    let mut hash = Sha256::new();
+    write_goal(schedule, &mut hash).expect("hashing cannot fail");
+    let hex: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{HELD_PREFIX}sha256 {hex} of the schedule as GOAL text, {} ops on {} ranks",
+        ops_in(schedule),
+        schedule.num_ranks()
+    )
 }
 
 /// A factor on computation times: finite and not negative.
@@ -152,7 +193,7 @@ impl KindParams for Dumpi {
     }
 
     fn text_bytes(&self) -> u64 {
-        self.contents.as_ref().map_or(0, |c| c.len() as u64)
+        inline_bytes(self.contents.as_deref())
     }
 }
 
@@ -194,6 +235,32 @@ pub(super) fn schedule_ops(
     scale: f64,
     job: &JobContext,
 ) -> Result<JobOps, KindError> {
+    runs_once(job)?;
+    let Some(text) = contents else {
+        return Err(KindError::new(key, "missing: give the file (or its text as contents)"));
+    };
+    let name = file.unwrap_or("contents");
+    let schedule = match held_schedule(text) {
+        Some(held) => held,
+        None if text.starts_with(HELD_PREFIX) => {
+            return Err(KindError::new(
+                "contents",
+                format!(
+                    "`{text}` records a schedule this process does not hold: name the file in {key} \
+                     (the xnet command reads it), or give the schedule's text"
+                ),
+            ))
+        }
+        None => Arc::new(
+            read_goal(UntilStopped { text: text.as_bytes() }, name)
+                .map_err(|e| KindError::new(key, e.to_string()))?,
+        ),
+    };
+    ops_of_schedule(key, name, schedule, scale)
+}
+
+/// A schedule or trace runs once, with the computations it has.
+pub(super) fn runs_once(job: &JobContext) -> Result<(), KindError> {
     if job.iterations != 1 {
         return Err(KindError::new("iterations", "a schedule or trace runs once: leave iterations at 1"));
     }
@@ -203,61 +270,60 @@ pub(super) fn schedule_ops(
             "a schedule or trace has its computations in it: leave compute at 0",
         ));
     }
-    let Some(text) = contents else {
-        return Err(KindError::new(key, "missing: give the file (or its text as contents)"));
-    };
-    let name = file.unwrap_or("contents");
-    let mut schedule = read_goal(UntilStopped { text: text.as_bytes() }, name)
-        .map_err(|e| KindError::new(key, e.to_string()))?;
+    Ok(())
+}
+
+/// The ops of `schedule` (from `name`, named by the job's key `key`), its computations
+/// times `scale`.
+pub(super) fn ops_of_schedule(
+    key: &'static str,
+    name: &str,
+    schedule: Arc<Schedule>,
+    scale: f64,
+) -> Result<JobOps, KindError> {
     // A peer that does not exist cannot be run; cycles and messages nobody sends can, and
     // end in a diagnosis of the ranks that wait.
     if let Some(p) = schedule.validate().into_iter().find(|p| matches!(p, Problem::PeerOutOfRange { .. })) {
         return Err(KindError::new(key, format!("{name}: {}", p.describe(&schedule))));
     }
-    if scale != 1.0 {
-        schedule = schedule.map_calc(|t| (t as f64 * scale).round() as u64);
-    }
-    Ok(JobOps {
-        graph: Arc::new(schedule),
-        steps_per_iteration: 1,
-        unit: CalcUnit::Nanoseconds,
-        phases: None,
-        compute: None,
-    })
+    // Scaled, the job has its own copy; otherwise it shares the one the process holds.
+    let graph: Arc<dyn Graph> = if scale != 1.0 {
+        Arc::new(Schedule::clone(&schedule).map_calc(|t| (t as f64 * scale).round() as u64))
+    } else {
+        schedule
+    };
+    Ok(JobOps { graph, steps_per_iteration: 1, unit: CalcUnit::Nanoseconds, phases: None, compute: None })
 }
 
-/// `schedule` in GOAL's text.
-pub(super) fn goal_text(schedule: &Schedule) -> String {
-    let mut goal = Vec::new();
-    write_goal(schedule, &mut goal).expect("writing to memory cannot fail");
-    String::from_utf8(goal).expect("GOAL is ASCII")
-}
-
-/// The GOAL schedule at `path` as text: a text file as it is, a binary one (LogGOPSim's
-/// `txt2bin`, ATLAHS's published traces) written out as text.
-fn goal_as_text(
+/// The GOAL schedule at `path`, held: a text file, or a binary one (LogGOPSim's
+/// `txt2bin`, ATLAHS's published traces).
+fn goal_held(
     path: &str,
     read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
     _setting: &dyn Fn(&str) -> Option<String>,
-) -> Result<String, FileError> {
+) -> Result<Held, FileError> {
     let bytes = read(path).map_err(|error| FileError::Unreadable { path: path.to_string(), error })?;
-    if is_binary_goal(&bytes) {
-        let schedule = read_goal_binary(&bytes, path).map_err(|e| FileError::Invalid(e.to_string()))?;
-        return Ok(goal_text(&schedule));
-    }
-    String::from_utf8(bytes).map_err(|e| FileError::Unreadable {
-        path: path.to_string(),
-        error: format!("not UTF-8 text (byte {}) nor binary GOAL", e.utf8_error().valid_up_to()),
-    })
+    let schedule = if is_binary_goal(&bytes) {
+        read_goal_binary(&bytes, path).map_err(|e| FileError::Invalid(e.to_string()))?
+    } else {
+        if let Err(e) = std::str::from_utf8(&bytes) {
+            return Err(FileError::Unreadable {
+                path: path.to_string(),
+                error: format!("not UTF-8 text (byte {}) nor binary GOAL", e.valid_up_to()),
+            });
+        }
+        read_goal(UntilStopped { text: &bytes }, path).map_err(|e| FileError::Invalid(e.to_string()))?
+    };
+    Ok(hold_schedule(schedule))
 }
 
 /// The DUMPI trace whose `.meta` file is `path` (the rank files beside it, named by the
-/// `.meta` file) as a GOAL schedule.
-fn dumpi_as_goal(
+/// `.meta` file) as a schedule, held.
+fn dumpi_held(
     path: &str,
     read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
     _setting: &dyn Fn(&str) -> Option<String>,
-) -> Result<String, FileError> {
+) -> Result<Held, FileError> {
     let meta =
         dumpi::parse_meta(&read_text(read, path)?, path).map_err(|e| FileError::Invalid(e.to_string()))?;
     // The rank files are named relative to the .meta file's folder.
@@ -278,19 +344,19 @@ fn dumpi_as_goal(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let schedule = schedule_of_trace(&ranks, 1.0).map_err(|e| FileError::Invalid(format!("{path}: {e}")))?;
-    Ok(goal_text(&schedule))
+    Ok(hold_schedule(schedule))
 }
 
-/// The OTF2 archive whose anchor file is `path` as a GOAL schedule. The anchor is read
+/// The OTF2 archive whose anchor file is `path` as a schedule, held. The anchor is read
 /// with `read` for the same error as any file's when it is missing; the OTF2 library then
 /// reads the archive itself.
-fn otf2_as_goal(
+fn otf2_held(
     path: &str,
     read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
     _setting: &dyn Fn(&str) -> Option<String>,
-) -> Result<String, FileError> {
+) -> Result<Held, FileError> {
     read(path).map_err(|error| FileError::Unreadable { path: path.to_string(), error })?;
-    Ok(goal_text(&otf2_schedule(path).map_err(FileError::Invalid)?))
+    Ok(hold_schedule(otf2_schedule(path).map_err(FileError::Invalid)?))
 }
 
 /// The schedule of the OTF2 archive whose anchor is `path`.
