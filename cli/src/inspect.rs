@@ -13,7 +13,7 @@ use models::memory;
 use models::schedule::write_goal;
 use models::sim::partition;
 use models::topology::metrics::summarize;
-use models::workload::{job_ops, AsGoal};
+use models::workload::{job_chakra, job_ops, AsGoal};
 use std::path::Path;
 use std::time::Instant;
 
@@ -242,6 +242,55 @@ pub fn terminal_width() -> Option<usize> {
     (ok && size.ws_col > 0).then(|| (size.ws_col as usize).max(60))
 }
 
+/// The jobs `--job` names among `names` (by name or index), or all of them.
+fn chosen_jobs(names: &[&str], job: Option<&str>) -> Result<Vec<usize>> {
+    Ok(match job {
+        None => (0..names.len()).collect(),
+        Some(want) => match names.iter().position(|n| *n == want).or_else(|| want.parse().ok()) {
+            Some(j) if j < names.len() => vec![j],
+            _ => bail!("--job {want}: no such job; the jobs are {}", names.join(", ")),
+        },
+    })
+}
+
+/// `xnet workload export --format chakra`: the training jobs of `cfg` (or only `job`) as
+/// Chakra traces in the directory `output`: `NAME.R.et` per rank and `NAME.groups.json`,
+/// ASTRA-sim's communicator-group file.
+pub(crate) fn export_chakra(cfg: &Config, job: Option<&str>, output: &Path, inputs: &[Input]) -> Result<()> {
+    let Some(section) = &cfg.workload else { bail!("the configuration has no [workload] to export") };
+    let names: Vec<&str> = section.jobs.iter().map(|j| j.name.as_str()).collect();
+    let chosen = chosen_jobs(&names, job)?;
+    std::fs::create_dir_all(output)
+        .with_context(|| format!("cannot create the directory {}", output.display()))?;
+    for j in chosen {
+        let Some(traces) = job_chakra(section, j, cfg.simulation.seed)? else {
+            bail!(
+                "job `{}` ({}): only training jobs are exported as Chakra traces (their collectives \
+                 whole); export it as GOAL, `--format goal`",
+                names[j],
+                section.jobs[j].kind.entry().name
+            );
+        };
+        for (r, bytes) in traces.ranks.iter().enumerate() {
+            let path = output.join(format!("{}.{r}.et", names[j]));
+            write_whole(&path, "-o", inputs, |out| out.write_all(bytes))?;
+        }
+        let groups = output.join(format!("{}.groups.json", names[j]));
+        write_whole(&groups, "-o", inputs, |out| out.write_all(traces.groups_json().as_bytes()))?;
+        let bytes: usize = traces.ranks.iter().map(Vec::len).sum();
+        println!(
+            "{}: {} ranks, {} process groups, {bytes} bytes -> {}/{}.R.et, {}",
+            names[j],
+            traces.ranks.len(),
+            traces.groups.len(),
+            output.display(),
+            names[j],
+            groups.display()
+        );
+    }
+    Ok(())
+}
+
 /// `xnet workload export`: the jobs of `cfg` (or only `job`, by name or index) as GOAL, to
 /// the file `output` (one job) or as `NAME.goal` in the directory `output` (several).
 pub(crate) fn export_workload(
@@ -252,13 +301,7 @@ pub(crate) fn export_workload(
 ) -> Result<()> {
     let Some(section) = &cfg.workload else { bail!("the configuration has no [workload] to export") };
     let names: Vec<&str> = section.jobs.iter().map(|j| j.name.as_str()).collect();
-    let chosen: Vec<usize> = match job {
-        None => (0..names.len()).collect(),
-        Some(want) => match names.iter().position(|n| *n == want).or_else(|| want.parse().ok()) {
-            Some(j) if j < names.len() => vec![j],
-            _ => bail!("--job {want}: no such job; the jobs are {}", names.join(", ")),
-        },
-    };
+    let chosen = chosen_jobs(&names, job)?;
     let one = chosen.len() == 1;
     if !one {
         std::fs::create_dir_all(output)

@@ -163,7 +163,8 @@ enum WorkloadCommand {
     /// Write jobs of a configuration's `[workload]` (generated or read) as GOAL schedules,
     /// the text format of LogGOPSim and ATLAHS, with computations in nanoseconds
     /// (`workload.ns_per_cycle`). A job of kind `goal` with the file as `file` runs the
-    /// same as the job it came from.
+    /// same as the job it came from. With `--format chakra`, a training job as Chakra
+    /// execution traces for ASTRA-sim (or a `chakra` job), its collectives whole.
     Export {
         /// TOML configuration with a `[workload]`.
         config: PathBuf,
@@ -173,9 +174,14 @@ enum WorkloadCommand {
         /// Only the job of this name or index (default: every job).
         #[arg(long)]
         job: Option<String>,
-        /// The GOAL file (one job), or a directory that receives `NAME.goal` per job.
+        /// The GOAL file (one job), or a directory that receives `NAME.goal` per job (with
+        /// `--format chakra`: always a directory, receiving `NAME.R.et` per rank and
+        /// `NAME.groups.json`).
         #[arg(long, short = 'o')]
         output: PathBuf,
+        /// `goal` (any job), or `chakra` (training jobs).
+        #[arg(long, default_value = "goal", value_parser = ["goal", "chakra"])]
+        format: String,
     },
 }
 
@@ -399,14 +405,18 @@ fn run_cli(cli: Cli, cluster: &mut Cluster) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Workload { action: WorkloadCommand::Export { config, set, job, output } } => {
+        Command::Workload { action: WorkloadCommand::Export { config, set, job, output, format } } => {
             let text = read(&config)?;
             let inputs = input_files(&config, &text, &set);
             refuse_output_over_inputs(&output, "-o", &inputs)?;
             let cfg = parse_config(&text, &set)?;
             cluster.agree_on_start(&StartArgs::new("workload export", Some(&cfg), None))?;
             if rank0 {
-                inspect::export_workload(&cfg, job.as_deref(), &output, &inputs)?;
+                if format == "chakra" {
+                    inspect::export_chakra(&cfg, job.as_deref(), &output, &inputs)?;
+                } else {
+                    inspect::export_workload(&cfg, job.as_deref(), &output, &inputs)?;
+                }
             }
             Ok(0)
         }

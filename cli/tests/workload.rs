@@ -84,6 +84,39 @@ fn exported_jobs_run_as_goal_schedules_give_the_same_results() {
     assert_eq!(one, std::fs::read_to_string(d.join("goal/a2a.goal")).unwrap());
 }
 
+/// `--format chakra` writes a training job as one `.et` file per rank and ASTRA-sim's
+/// group file, which a `chakra` job runs; other kinds are refused, naming the job.
+#[test]
+fn a_training_job_exports_as_chakra_traces_that_run() {
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    let training = "[[workload.jobs]]\nname = \"step\"\nkind = \"training\"\nlayers = 4\nhidden = 256\nheads = 4\n\
+                    sequence = 128\nvocabulary = 1000\nglobal_batch = 8\ntensor = 2\npipeline = 2\ndata = 2\ngpu_tflops = 10\n";
+    let base = JOBS
+        .split("[[workload.jobs]]")
+        .next()
+        .unwrap()
+        .replace("ns_per_cycle = 1.0", "")
+        .replace("cycles = 400000", "cycles = 20000000");
+    let cfg = write(d, "t.toml", &format!("{base}{training}"));
+    let out = xnet_expect(d, &["workload", "export", s(&cfg), "--format", "chakra", "-o", "et"], 0);
+    let said = String::from_utf8_lossy(&out.stdout);
+    // Four tensor groups and four data groups.
+    assert!(said.contains("step: 8 ranks, 8 process groups"), "{said}");
+    assert!((0..8).all(|r| d.join(format!("et/step.{r}.et")).is_file()));
+    let chakra =
+        "[[workload.jobs]]\nkind = \"chakra\"\ntrace = \"et/step.0.et\"\ngroups = \"et/step.groups.json\"\n";
+    let replay = write(d, "c.toml", &format!("{base}{chakra}"));
+    let out = xnet_expect(d, &["run", s(&replay), "-t", "1", "-o", "c.h5"], 0);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("allreduce") && said.contains("exposed.ms"), "{said}");
+    let cfg = write(d, "jobs.toml", JOBS);
+    let o = xnet(d, &["workload", "export", s(&cfg), "--format", "chakra", "-o", "et2"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("job `halo` (stencil2d): only training jobs are exported as Chakra traces"), "{e}");
+}
+
 #[test]
 fn export_refuses_what_it_cannot_write() {
     let dir = TempDir::new().unwrap();

@@ -9,7 +9,7 @@ use common::build;
 use xnet_models::schedule::collectives::{AllreduceAlgo, Collective};
 use xnet_models::schedule::{emit, write_goal, Comm, Op, ScheduleBuilder};
 use xnet_models::sim::{RunResult, Simulation, Status};
-use xnet_models::workload::{job_ops, AsGoal, WORKLOAD_PACKET};
+use xnet_models::workload::{job_chakra, job_ops, AsGoal, WORKLOAD_PACKET};
 
 /// A network of `topology` (a `[topology]` table's keys) with terminal links of 3 cycles,
 /// switch-to-switch links of 5, packets of 4 phits and a router delay of 2, on an idle run
@@ -668,6 +668,102 @@ fn a_chakra_trace_keeps_its_computations_and_messages() {
     let r = run(&sim, 2);
     let w = r.workload.as_ref().unwrap();
     assert!(w.finished() && w.jobs[0].messages == 8 * 14, "{:?}", w.diagnosis(0));
+    // Its computation is known: 49 us on every rank, in cycles (rounded up).
+    assert_eq!(w.jobs[0].compute.as_deref(), Some(&[76_563u64; 8][..]));
+    let step = w.jobs[0].steps()[0];
+    let end = w.jobs[0].completion_time.unwrap();
+    assert_eq!((step.time, step.exposed), (end, end - 76_563));
+}
+
+#[test]
+fn a_chakra_trace_s_collectives_are_timed() {
+    // ASTRA-sim's all-reduce microbenchmark: one 1 MiB all-reduce on 4 ranks, no
+    // computation.
+    let text = format!(
+        "{}
+[workload]
+[[workload.jobs]]
+kind = \"chakra\"\n\
+         trace = \"schedule/tests/data/chakra/microbenchmarks/all_reduce.0.et\"\n",
+        clique(8)
+    );
+    let sim = with_files(&text, &["simulation.cycles=10000000"]);
+    let r = run(&sim, 1);
+    let job = &r.workload.as_ref().unwrap().jobs[0];
+    assert_eq!(job.collectives.len(), 1);
+    let c = &job.collectives[0];
+    assert_eq!((c.phase.name.as_str(), c.phase.bytes, c.parts), ("allreduce", 1 << 20, 4));
+    assert_eq!(c.phase.bus_factor, 1.5);
+    assert!(c.start < c.end && c.end <= job.completion_time.unwrap());
+    assert_eq!(job.compute.as_deref(), Some(&[0u64; 4][..]));
+}
+
+/// A generated training step exported as Chakra traces (collectives whole, on process
+/// groups) and read back as a `chakra` job: every rank sends the same collective messages
+/// (peer and size) as the step it came from, since both expand its collectives by NCCL's
+/// tuning model, the same bytes to the other pipeline stage (whole and eagerly, as
+/// ASTRA-sim sends them, where the step sends NCCL's chunks and posted-buffer records),
+/// and computes as long, to the microsecond Chakra keeps.
+#[test]
+fn a_training_step_exported_as_chakra_reads_back_as_the_same_traffic() {
+    for extra in [
+        "tensor = 2\npipeline = 2\ndata = 2",
+        "tensor = 2\npipeline = 2\ndata = 2\nsequence_parallel = true\ndistributed_optimizer = true",
+        "pipeline = 2\ndata = 4\nexperts = 4\ntop_k = 2\nexpert_parallel = 2",
+    ] {
+        let training = format!(
+            "{}\n[workload]\n[[workload.jobs]]\nname = \"step\"\nkind = \"training\"\nlayers = 4\nhidden = 256\n\
+             heads = 4\nsequence = 128\nvocabulary = 1000\nglobal_batch = 8\ngpu_tflops = 10\n{extra}\n",
+            clique(8)
+        );
+        let cfg = xnet_models::config::Config::parse(&training, &[]).unwrap();
+        let section = cfg.workload.as_ref().unwrap();
+        let traces = job_chakra(section, 0, 1).unwrap().unwrap();
+        let dir = tempfile::TempDir::new().unwrap();
+        for (r, bytes) in traces.ranks.iter().enumerate() {
+            std::fs::write(dir.path().join(format!("step.{r}.et")), bytes).unwrap();
+        }
+        std::fs::write(dir.path().join("g.json"), traces.groups_json()).unwrap();
+        let chakra = format!(
+            "{}\n[workload]\n[[workload.jobs]]\nkind = \"chakra\"\ntrace = \"{}/step.0.et\"\ngroups = \"{}/g.json\"\n",
+            clique(8),
+            dir.path().display(),
+            dir.path().display()
+        );
+        let read = with_files(&chakra, &[]);
+        let generated = job_ops(section, 0, 1).unwrap();
+        let replayed = &read.workload().unwrap().jobs[0].ops;
+        let (g, c) = (&generated.graph, &replayed.graph);
+        assert_eq!(g.num_ranks(), c.num_ranks());
+        // Both shapes have 2 stages of 4 ranks.
+        let stage = |rank: u32| rank / 4;
+        for r in 0..g.num_ranks() {
+            // Collective messages to the rank's stage; bytes of data to the other.
+            let traffic = |graph: &std::sync::Arc<dyn xnet_models::schedule::Graph>| {
+                let (mut sends, mut across) = (Vec::new(), 0);
+                for o in 0..graph.ops_in_rank(r) {
+                    match graph.op(r, o) {
+                        Op::Send { to, bytes, .. } if stage(to) == stage(r) => sends.push((to, bytes)),
+                        Op::Send { bytes, .. } if bytes > 64 => across += bytes,
+                        _ => {}
+                    }
+                }
+                sends.sort_unstable();
+                (sends, across)
+            };
+            let (made, kept) = (traffic(g), traffic(c));
+            assert!(made.1 > 0 && !made.0.is_empty(), "{extra}: rank {r}");
+            assert_eq!(made, kept, "{extra}: rank {r}");
+        }
+        // The computation, microseconds rounded up per piece.
+        let (made, kept) = (generated.compute.as_deref().unwrap(), replayed.compute.as_deref().unwrap());
+        for (m, k) in made.iter().zip(kept) {
+            assert!(
+                k >= m && (*k as f64) < *m as f64 + 40.0 * 1000.0 / 0.64,
+                "{extra}: {made:?} vs {kept:?}"
+            );
+        }
+    }
 }
 
 #[test]

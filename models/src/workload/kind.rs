@@ -62,6 +62,12 @@ pub trait KindParams: fmt::Debug + Send + Sync {
     fn text_bytes(&self) -> u64 {
         0
     }
+
+    /// `job` as Chakra execution traces, its collectives left whole, for kinds that know
+    /// them (a training step); `None` for the others.
+    fn chakra(&self, _job: &JobContext) -> Option<Result<schedule::chakra::ChakraTraces, KindError>> {
+        None
+    }
 }
 
 /// What a job's program may depend on besides its kind's settings.
@@ -153,6 +159,11 @@ impl KindSpec {
     /// Bytes of schedule text the job holds ([`KindParams::text_bytes`]).
     pub fn text_bytes(&self) -> u64 {
         self.params.text_bytes()
+    }
+
+    /// `job` as Chakra traces, where the kind knows its collectives ([`KindParams::chakra`]).
+    pub fn chakra(&self, job: &JobContext) -> Option<Result<schedule::chakra::ChakraTraces, KindError>> {
+        self.params.chakra(job)
     }
 }
 

@@ -263,18 +263,40 @@ pub const CLEAR_TO_SEND: u32 = 1 << 31;
 /// The most ops a rank of a job may have: a packet names its send by op number in 31 bits.
 pub const MAX_OPS_PER_RANK: u32 = CLEAR_TO_SEND - 1;
 
-/// The ops of job `j` of `section` (the run's `seed` draws what is random in them); errors
-/// name the job's key.
-pub fn job_ops(section: &WorkloadSection, j: usize, seed: u64) -> Result<JobOps, ConfigError> {
+/// Job `j` of `section` as its kind sees it (the run's `seed` draws what is random in it).
+fn job_context(section: &WorkloadSection, j: usize, seed: u64) -> JobContext {
     let spec = &section.jobs[j];
-    let job = JobContext {
+    JobContext {
         index: j,
         iterations: spec.iterations,
         compute: spec.compute,
         seed,
         ps_per_cycle: section.ps_per_cycle,
         bytes_per_phit: section.bytes_per_phit,
-    };
+    }
+}
+
+/// Job `j` of `section` as Chakra traces, its collectives whole (`None`: its kind does not
+/// know them, as a trace's or a program's); errors name the job's key.
+pub fn job_chakra(
+    section: &WorkloadSection,
+    j: usize,
+    seed: u64,
+) -> Result<Option<schedule::chakra::ChakraTraces>, ConfigError> {
+    let spec = &section.jobs[j];
+    match spec.kind.chakra(&job_context(section, j, seed)) {
+        None => Ok(None),
+        Some(traces) => {
+            traces.map(Some).map_err(|e| ConfigError::new(format!("workload.jobs[{j}].{}", e.key), e.message))
+        }
+    }
+}
+
+/// The ops of job `j` of `section` (the run's `seed` draws what is random in them); errors
+/// name the job's key.
+pub fn job_ops(section: &WorkloadSection, j: usize, seed: u64) -> Result<JobOps, ConfigError> {
+    let spec = &section.jobs[j];
+    let job = job_context(section, j, seed);
     let mut ops = spec
         .kind
         .ops(&job)

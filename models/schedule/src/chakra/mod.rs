@@ -110,11 +110,13 @@ mod convert;
 mod groups;
 mod nodes;
 mod wire;
+mod write;
 
 pub use convert::{
     schedule_of_chakra, schedule_of_chakra_with, ChakraCollective, ChakraOptions, Expand, POINT_TO_POINT_COMM,
 };
 pub use nodes::{ChakraNode, CollectiveKind, NodeType};
+pub use write::{AttrValue, ChakraTraces, ChakraWriter, WRITTEN_VERSION};
 
 use std::io::Read;
 

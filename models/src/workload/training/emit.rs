@@ -75,7 +75,7 @@ fn phase(group: Group, coll: Coll, bytes: u64, n: usize) -> Phase {
 
 /// Rank `r`'s communicators: tensor, data, expert, expert-data, pipeline (each group
 /// numbered once over the job).
-fn groups(shape: &Shape, r: u32) -> [Comm; 5] {
+pub(super) fn groups(shape: &Shape, r: u32) -> [Comm; 5] {
     let (tp, dp, pp, ep) = (shape.tp, shape.dp, shape.pp, shape.ep);
     let (t, d, p) = shape.coords(r);
     let base = p * tp * dp;

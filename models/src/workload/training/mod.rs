@@ -43,10 +43,12 @@
 //!   parameters all-gathered after the step.
 //! - **Collectives** are NCCL's, as its tuning model chooses them (`schedule::nccl`).
 //!
-//! `step.rs` lists a rank's pieces of a step; `emit.rs` turns them into ops. Not modelled
+//! `step.rs` lists a rank's pieces of a step; `emit.rs` turns them into ops, `chakra.rs`
+//! into Chakra execution traces. Not modelled
 //! yet: experts with tensor parallelism, activation recomputation, the embedding's and
 //! loss's own communication, the optimizer's time (give it as `compute`).
 
+mod chakra;
 mod emit;
 mod step;
 
@@ -356,6 +358,16 @@ impl KindParams for Training {
             phases: Some(Arc::new(step.phases)),
             compute: Some(step.compute.into()),
         })
+    }
+
+    fn chakra(&self, job: &JobContext) -> Option<Result<schedule::chakra::ChakraTraces, KindError>> {
+        if job.iterations != 1 {
+            return Some(Err(KindError::new(
+                "iterations",
+                "a Chakra trace is one step: export the job with iterations = 1",
+            )));
+        }
+        Some(self.shape().map(|shape| chakra::chakra_step(&shape)))
     }
 
     /// The ops of one rank per stage, emitted alone, for every rank of its stage (they
