@@ -449,6 +449,38 @@ fn mpi_workload_is_identical_for_every_rank_and_thread_layout() {
     assert!(nccl.len() == 4 && nccl.iter().all(|r| r.finish > 0));
 }
 
+/// AI jobs, a generated training step and a Chakra trace expanded by NCCL's algorithms,
+/// on random endpoints beside background traffic: identical files for every rank and
+/// thread layout, their steps and timed collectives included.
+#[test]
+fn mpi_training_and_chakra_are_identical_for_every_rank_and_thread_layout() {
+    let trace = workspace().join("models/schedule/tests/data/chakra/microbenchmarks/all_reduce.0.et");
+    let jobs = format!(
+        "\n[workload]\n\
+         [[workload.jobs]]\nkind = \"training\"\nlayers = 2\nhidden = 64\nheads = 2\nsequence = 64\nvocabulary = 500\n\
+         global_batch = 4\ntensor = 2\npipeline = 2\ndata = 2\ngpu_tflops = 100\nmapping = \"random\"\n\
+         [[workload.jobs]]\nkind = \"chakra\"\ntrace = \"{}\"\nmapping = \"random\"\n",
+        trace.display()
+    );
+    // Light background traffic: the jobs run for about 260,000 cycles.
+    let config =
+        RANDOM_REGULAR.replace("cycles = 3000", "cycles = 2000000").replace("load = 0.4", "load = 0.05")
+            + &jobs;
+    check_ranks(&config);
+    let dir = TempDir::new().unwrap();
+    let cfg = write(dir.path(), "w.toml", &config);
+    let out = dir.path().join("w.h5");
+    xnet_expect(dir.path(), &["run", s(&cfg), "-q", "-o", s(&out)], 0);
+    let f = open(&out);
+    for job in ["job_000", "job_001"] {
+        let g = f.group(&format!("points/000/workload/{job}")).unwrap();
+        assert!(
+            g.dataset("steps").unwrap().size() == 1 && g.dataset("collectives").unwrap().size() > 0,
+            "{job}"
+        );
+    }
+}
+
 /// A rank whose switches have nothing to do (no traffic, no application rank there) must
 /// not let the others skip past their events: with MPICH 4.0.2 the ranks' minimum of the
 /// next event time was taken as if signed, so an idle rank's "nothing pending" (2^64 - 1)
