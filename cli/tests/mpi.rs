@@ -292,7 +292,9 @@ fn sigterm_to_a_non_zero_rank_stops_the_whole_job() {
 }
 
 /// Identical results for 1 rank x 1 thread, 1 x 2, 2 x 1, 2 x 2 and 4 x 1 (oversubscribed).
-fn check_ranks(config: &str) {
+/// Runs `config` on 1x1, 1x2, 2x1, 2x2 and 4x1 ranks x threads and checks that the files
+/// are identical; returns the 1x1 file (and the folder that holds it).
+fn check_ranks(config: &str) -> (TempDir, std::path::PathBuf) {
     let dir = TempDir::new().unwrap();
     let cfg = write(dir.path(), "net.toml", config);
     let reference = dir.path().join("1x1.h5");
@@ -328,6 +330,7 @@ fn check_ranks(config: &str) {
         four.group("points/000").unwrap().attr("rank_messages_sent").unwrap().read_raw::<u64>().unwrap();
     assert_eq!(sent.len(), 4);
     assert!(sent.iter().all(|&m| m > 0), "every rank exchanges messages: {sent:?}");
+    (dir, reference)
 }
 
 #[test]
@@ -429,11 +432,7 @@ fn mpi_workload_is_identical_for_every_rank_and_thread_layout() {
         goal.display()
     );
     let config = RANDOM_REGULAR.replace("cycles = 3000", "cycles = 400000") + &jobs;
-    check_ranks(&config);
-    let dir = TempDir::new().unwrap();
-    let cfg = write(dir.path(), "w.toml", &config);
-    let out = dir.path().join("w.h5");
-    xnet_expect(dir.path(), &["run", s(&cfg), "-q", "-o", s(&out)], 0);
+    let (_dir, out) = check_ranks(&config);
     let f = open(&out);
     let ranks = f.dataset("points/000/workload/job_000/ranks").unwrap().read_raw::<RankRow>().unwrap();
     let placed: Vec<u32> = ranks.iter().map(|r| r.endpoint).collect();
@@ -466,11 +465,7 @@ fn mpi_training_and_chakra_are_identical_for_every_rank_and_thread_layout() {
     let config =
         RANDOM_REGULAR.replace("cycles = 3000", "cycles = 2000000").replace("load = 0.4", "load = 0.05")
             + &jobs;
-    check_ranks(&config);
-    let dir = TempDir::new().unwrap();
-    let cfg = write(dir.path(), "w.toml", &config);
-    let out = dir.path().join("w.h5");
-    xnet_expect(dir.path(), &["run", s(&cfg), "-q", "-o", s(&out)], 0);
+    let (_dir, out) = check_ranks(&config);
     let f = open(&out);
     for job in ["job_000", "job_001"] {
         let g = f.group(&format!("points/000/workload/{job}")).unwrap();

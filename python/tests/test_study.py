@@ -174,23 +174,30 @@ def test_fault_scaling_and_completion_plots_render(study_dir, tmp_path):
     xs.save(fig, tmp_path / "completion")
 
 
-def test_collectives_are_timed_with_nccl_tests_bandwidths(tmp_path):
+def _run(tmp_path, text):
+    """`xnet run` of the configuration `text` on one thread: its output and result file."""
     import subprocess
 
     from conftest import xnet_binary
 
-    config = tmp_path / "c.toml"
-    config.write_text(
+    config = tmp_path / "run.toml"
+    config.write_text(text)
+    out_file = tmp_path / "run.h5"
+    out = subprocess.run([str(xnet_binary()), "run", str(config), "-t", "1", "-o", str(out_file)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out, out_file
+
+
+def test_collectives_are_timed_with_nccl_tests_bandwidths(tmp_path):
+    out, out_file = _run(
+        tmp_path,
         '[simulation]\ncycles = 400000\n[topology]\nkind = "hyperx"\nsides = [4]\n'
         'endpoints_per_switch = 2\n[router]\nvcs = 2\n[routing]\nalgorithm = "minimal"\n'
         '[workload]\n[[workload.jobs]]\nkind = "collectives"\nranks = 8\niterations = 2\n'
         'operations = [{collective = "allreduce", bytes = 65536, library = "nccl"}, '
         '{collective = "alltoall", bytes = 512}]\n'
     )
-    out_file = tmp_path / "c.h5"
-    out = subprocess.run([str(xnet_binary()), "run", str(config), "-t", "1", "-o", str(out_file)],
-                         capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
     assert "busbw.GB/s" in out.stdout and "alltoall" in out.stdout
     c = xs.read_collectives(out_file)
     assert list(c["collective"]) == ["allreduce", "alltoall"] * 2
@@ -207,22 +214,14 @@ def test_collectives_are_timed_with_nccl_tests_bandwidths(tmp_path):
 
 
 def test_a_training_step_reads_as_steps_and_collectives(tmp_path):
-    import subprocess
-
-    from conftest import xnet_binary
-
-    config = tmp_path / "t.toml"
-    config.write_text(
+    out, out_file = _run(
+        tmp_path,
         '[simulation]\ncycles = 20000000\n[topology]\nkind = "hyperx"\nsides = [4]\n'
         'endpoints_per_switch = 2\n[router]\nvcs = 2\n[routing]\nalgorithm = "minimal"\n'
         '[workload]\n[[workload.jobs]]\nkind = "training"\nlayers = 4\nhidden = 256\nheads = 4\n'
         'sequence = 128\nvocabulary = 1000\nglobal_batch = 8\ntensor = 2\npipeline = 2\ndata = 2\n'
         'gpu_tflops = 10\niterations = 2\n'
     )
-    out_file = tmp_path / "t.h5"
-    out = subprocess.run([str(xnet_binary()), "run", str(config), "-t", "1", "-o", str(out_file)],
-                         capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
     assert "exposed.ms" in out.stdout and "tensor allreduce" in out.stdout
     steps = xs.read_steps(out_file)
     jobs = xs.read_jobs(out_file)

@@ -10,10 +10,9 @@ use super::traces::{
     check_scale, goal_ops_estimate, inline_bytes, one, ops_in, ops_of_schedule, runs_once, schedule_ops,
     schedule_record,
 };
-use super::{ns_to_cycles, PhaseMarks, Phases, PHASE_END, PHASE_START};
+use super::{ns_to_cycles, PhaseBook, Phases};
 use super::{parse_as, JobContext, JobOps, KindError, KindParams, WorkloadEntry};
 use base::settings::{held, read_text, FileError, FileForm, FileKey, Held, Setting};
-use rustc_hash::FxHashMap;
 use schedule::chakra::{
     parse_comm_groups, rank_file, read_rank, schedule_of_chakra_with, ChakraCollective, ChakraOptions,
     NodeType,
@@ -127,13 +126,8 @@ struct Expander {
     timed: RefCell<Timed>,
 }
 
-/// The traces' collectives: each (communicator, number on it) one, numbered as its first
-/// member is expanded.
-#[derive(Default)]
-struct Timed {
-    index: FxHashMap<(u32, u32), u32>,
-    phases: Phases,
-}
+/// The traces' collectives: each (communicator, number on it) one.
+type Timed = PhaseBook<(u32, u32)>;
 
 impl Expander {
     /// Comm rank `me`'s part of `c` on `comm`; tags are the collective's number on its
@@ -152,20 +146,8 @@ impl Expander {
         let end = self.expand_untimed(b, c, comm, me, tag & 0xff_ffff, after);
         if let Some(end) = end {
             let (kind, bytes) = c.mpi(comm.size());
-            let mut timed = self.timed.borrow_mut();
-            let Timed { index, phases } = &mut *timed;
-            let i = *index.entry((comm.id, tag)).or_insert_with(|| {
-                phases.list.push(phase(kind, bytes, comm.size() as u32));
-                phases.list.len() as u32 - 1
-            });
-            let rank = comm.ranks[me] as usize;
-            if phases.marks.len() <= rank {
-                phases.marks.resize_with(rank + 1, PhaseMarks::default);
-            }
-            let mine = &mut phases.marks[rank];
-            mine.insert(first, (i, PHASE_START));
-            // A part of one op both starts and ends its collective.
-            mine.entry(end).or_insert((i, 0)).1 |= PHASE_END;
+            let phase = || phase(kind, bytes, comm.size() as u32);
+            self.timed.borrow_mut().mark((comm.id, tag), phase, comm.ranks[me] as usize, first, end);
         }
         end
     }
@@ -249,13 +231,12 @@ fn chakra_held(
     let number =
         |key: &str, default: f64| setting(key).and_then(|v| v.parse::<f64>().ok()).unwrap_or(default);
     let nic_gbs = number("workload.bytes_per_phit", 16.0) / number("workload.ns_per_cycle", 0.64);
-    let expander = Expander { nccl, channels, nic_gbs, timed: RefCell::default() };
+    let expander = Expander { nccl, channels, nic_gbs, timed: RefCell::new(Timed::new(ranks.len())) };
     let schedule = schedule_of_chakra_with(&ranks, &options, &mut |b, c, comm, me, tag, after| {
         expander.expand(b, c, comm, me, tag, after)
     })
     .map_err(|e| invalid(e.to_string()))?;
-    let mut phases = expander.timed.into_inner().phases;
-    phases.marks.resize_with(ranks.len(), PhaseMarks::default);
+    let phases = expander.timed.into_inner().phases;
     let compute_ns = ranks
         .iter()
         .map(|t| t.nodes.iter().filter(|n| n.node_type == NodeType::Comp).map(|n| n.duration_ns()).sum())

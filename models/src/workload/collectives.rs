@@ -6,8 +6,7 @@
 //! ([`Phases`]).
 
 use super::{
-    parse_as, CalcUnit, JobContext, JobOps, KindError, KindParams, Phase, PhaseMarks, Phases, WorkloadEntry,
-    PHASE_END, PHASE_START,
+    parse_as, CalcUnit, JobContext, JobOps, KindError, KindParams, Phase, PhaseBook, Phases, WorkloadEntry,
 };
 use base::settings::{names, Setting};
 use schedule::collectives::{select, Kind, KINDS};
@@ -353,10 +352,9 @@ impl KindParams for Collectives {
             .enumerate()
             .map(|(i, op)| op.resolve(i, self.ranks, job))
             .collect::<Result<_, _>>()?;
-        let (iteration, marks) = template(&steps, self.ranks, job.compute);
+        let (iteration, phases) = template(&steps, self.ranks, job.compute);
         let graph = Repeated::new(vec![iteration], job.iterations)
             .map_err(|e| KindError::new("iterations", format!("the collectives cannot be repeated: {e}")))?;
-        let phases = Phases { list: steps.iter().map(|s| s.phase.clone()).collect(), marks };
         Ok(JobOps {
             graph: Arc::new(graph),
             steps_per_iteration: steps.len() as u32,
@@ -393,21 +391,22 @@ impl KindParams for Collectives {
 /// (the messages of collective `i` carry tag `i` and their communicator's number), then
 /// computes `compute` cycles. With it, per rank, the first and last op of each
 /// collective's part (the phases' marks).
-fn template(steps: &[Step], ranks: u32, compute: u64) -> (Schedule, Vec<PhaseMarks>) {
+fn template(steps: &[Step], ranks: u32, compute: u64) -> (Schedule, Phases) {
     let mut b = ScheduleBuilder::new();
-    let mut marks = Vec::with_capacity(ranks as usize);
+    let mut timed = PhaseBook::new(ranks as usize);
+    // Collective i is the iteration's i-th, as `operations` lists them.
+    for (i, step) in steps.iter().enumerate() {
+        timed.declare(i, step.phase.clone());
+    }
     for r in 0..ranks {
         b.add_rank();
-        let mut mine = PhaseMarks::default();
         let mut last = None;
         for (i, step) in steps.iter().enumerate() {
             let (c, me) = step.member[r as usize];
             let (comm, collective) = &step.comms[c];
             let first = b.ops_in_rank();
             if let Some(end) = collective.emit(&mut b, comm, me, i as u32, last) {
-                mine.insert(first, (i as u32, PHASE_START));
-                // A part of one op both starts and ends its collective.
-                mine.entry(end).or_insert((i as u32, 0)).1 |= PHASE_END;
+                timed.mark(i, || step.phase.clone(), r as usize, first, end);
                 last = Some(end);
             }
         }
@@ -415,7 +414,6 @@ fn template(steps: &[Step], ranks: u32, compute: u64) -> (Schedule, Vec<PhaseMar
         if let Some(l) = last {
             b.requires(end, l);
         }
-        marks.push(mine);
     }
-    (b.build(), marks)
+    (b.build(), timed.phases)
 }

@@ -134,6 +134,53 @@ pub struct Phase {
     pub bus_factor: f64,
 }
 
+/// A job's timed collectives as its ops are emitted: each collective (by `key`: its
+/// communicator and number, or its index) numbered as the first member emits its part,
+/// and each rank's marks.
+pub(crate) struct PhaseBook<K> {
+    index: FxHashMap<K, u32>,
+    /// The collectives and marks so far.
+    pub(crate) phases: Phases,
+}
+
+impl<K: std::hash::Hash + Eq> PhaseBook<K> {
+    /// For a job of `ranks` ranks.
+    pub(crate) fn new(ranks: usize) -> PhaseBook<K> {
+        let phases = Phases { list: Vec::new(), marks: vec![PhaseMarks::default(); ranks] };
+        PhaseBook { index: FxHashMap::default(), phases }
+    }
+
+    /// Numbers collective `key` now, whether or not any member marks a part of it.
+    pub(crate) fn declare(&mut self, key: K, phase: Phase) {
+        let list = &mut self.phases.list;
+        self.index.entry(key).or_insert_with(|| {
+            list.push(phase);
+            list.len() as u32 - 1
+        });
+    }
+
+    /// Marks `rank`'s part of collective `key`, its ops `first` to `end`; `phase` describes
+    /// the collective, the first time.
+    pub(crate) fn mark(
+        &mut self,
+        key: K,
+        phase: impl FnOnce() -> Phase,
+        rank: usize,
+        first: OpId,
+        end: OpId,
+    ) {
+        let list = &mut self.phases.list;
+        let i = *self.index.entry(key).or_insert_with(|| {
+            list.push(phase());
+            list.len() as u32 - 1
+        });
+        let mine = &mut self.phases.marks[rank];
+        mine.insert(first, (i, PHASE_START));
+        // A part of one op both starts and ends its collective.
+        mine.entry(end).or_insert((i, 0)).1 |= PHASE_END;
+    }
+}
+
 impl Phases {
     /// The collective op `op` (numbered within its iteration) of `rank` starts or ends,
     /// and how ([`PHASE_START`], [`PHASE_END`]).

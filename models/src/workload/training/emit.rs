@@ -3,8 +3,7 @@
 
 use super::step::{Coll, Group, Work};
 use super::Shape;
-use crate::workload::{ns_to_cycles, JobContext, Phase, PhaseMarks, Phases, PHASE_END, PHASE_START};
-use rustc_hash::FxHashMap;
+use crate::workload::{ns_to_cycles, JobContext, Phase, PhaseBook, Phases};
 use schedule::nccl::p2p::{emit_nccl_all_to_all, emit_nccl_group, P2p, P2pSettings};
 use schedule::nccl::{emit_nccl, tuning, NcclKind};
 use schedule::{Comm, OpId, Schedule, ScheduleBuilder};
@@ -20,11 +19,10 @@ pub(super) struct Step {
 /// One step of every rank, as ops.
 pub(super) fn emit_step(shape: &Shape, job: &JobContext, channels: u32) -> Step {
     let mut b = ScheduleBuilder::new();
-    let mut timed = Timed::default();
+    let mut timed = PhaseBook::new(shape.ranks() as usize);
     let compute = (0..shape.ranks())
         .map(|r| {
             b.add_rank();
-            timed.phases.marks.push(PhaseMarks::default());
             emit_rank(&mut b, shape, job, channels, r, Some(&mut timed))
         })
         .collect();
@@ -32,27 +30,8 @@ pub(super) fn emit_step(shape: &Shape, job: &JobContext, channels: u32) -> Step 
 }
 
 /// The step's collectives as they are emitted: each (communicator, tag) one timed
-/// collective, numbered as its first member emits it.
-#[derive(Default)]
-pub(super) struct Timed {
-    index: FxHashMap<(u32, u32), u32>,
-    phases: Phases,
-}
-
-impl Timed {
-    /// Marks the current rank's part of collective `tag` on `comm`, ops `first` to `end`.
-    fn mark(&mut self, comm: &Comm, tag: u32, phase: impl FnOnce() -> Phase, first: OpId, end: OpId) {
-        let list = &mut self.phases.list;
-        let i = *self.index.entry((comm.id, tag)).or_insert_with(|| {
-            list.push(phase());
-            list.len() as u32 - 1
-        });
-        let mine = self.phases.marks.last_mut().expect("a rank's marks");
-        mine.insert(first, (i, PHASE_START));
-        // A part of one op both starts and ends its collective.
-        mine.entry(end).or_insert((i, 0)).1 |= PHASE_END;
-    }
-}
+/// collective.
+pub(super) type Timed = PhaseBook<(u32, u32)>;
 
 /// `coll` of `bytes` (as [`Work::Collective`] counts them) on `group`'s `n` ranks, as
 /// nccl-tests reports it: its size and bus factor.
@@ -155,7 +134,8 @@ pub(super) fn emit_rank(
                 let first = b.ops_in_rank();
                 let end = collective(b, comm, me, *coll, *bytes, tag, after, job.link_gbs(), channels);
                 if let (Some(timed), Some(end)) = (timed.as_deref_mut(), end) {
-                    timed.mark(comm, tag, || phase(*group, *coll, *bytes, comm.size()), first, end);
+                    let phase = || phase(*group, *coll, *bytes, comm.size());
+                    timed.mark((comm.id, tag), phase, r as usize, first, end);
                 }
                 end.or(after)
             }
