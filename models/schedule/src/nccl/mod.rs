@@ -43,6 +43,7 @@
 //!   part being simulated.
 
 pub mod p2p;
+pub mod pat;
 mod pipeline;
 mod ring;
 mod tree;
