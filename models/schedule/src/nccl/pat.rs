@@ -212,8 +212,8 @@ pub fn pat_all_gather_steps(
             ps.recv_offset = ps.send_offset;
             let posted = a % post_freq == post_freq - 1 || (a + 1) * agg_delta + as_ >= nranks;
             ps.post_send = posted;
-            ps.post_recv = ps.send_dim == 0
-                && (a % post_freq == post_freq - 1 || (a + 1) * agg_delta + as_ > nranks);
+            ps.post_recv =
+                ps.send_dim == 0 && (a % post_freq == post_freq - 1 || (a + 1) * agg_delta + as_ > nranks);
             ps.step_offset = if ps.send_dim == 0 { 0 } else { (a / post_freq) as i32 };
             if ps.recv_dim == -1 {
                 ps.recv_offset = -1;
