@@ -6,7 +6,7 @@
 //! ranks and parts of 4 KiB, 64 KiB and 1 MiB (`digests.txt`). `data/nccl-pat/README.md`
 //! says how they were made.
 
-use xnet_schedule::nccl::pat::{pat_all_gather_steps, pat_reduce_scatter_steps, PatStep};
+use xnet_schedule::nccl::pat::{pat_all_gather_steps, pat_reduce_scatter_steps, PatShape, PatStep};
 
 /// The line NCCL's dump writes for `step`.
 fn line(kind: &str, n: i64, rank: i64, size: u64, step_size: i64, s: &PatStep) -> String {
@@ -31,9 +31,18 @@ fn line(kind: &str, n: i64, rank: i64, size: u64, step_size: i64, s: &PatStep) -
 fn lines(kind: &str, n: i64, size: u64, step_size: i64) -> Vec<String> {
     (0..n)
         .flat_map(|r| {
+            let shape = PatShape {
+                step_size,
+                depth: 8,
+                max_parallel: 16,
+                size,
+                chunk: step_size,
+                rank: r,
+                nranks: n,
+            };
             let steps = match kind {
-                "ag" => pat_all_gather_steps(step_size, 8, 16, size, step_size, r, n),
-                _ => pat_reduce_scatter_steps(step_size, 8, 16, size, step_size, r, n),
+                "ag" => pat_all_gather_steps(&shape),
+                _ => pat_reduce_scatter_steps(&shape),
             };
             steps.iter().map(|s| line(kind, n, r, size, step_size, s)).collect::<Vec<_>>()
         })

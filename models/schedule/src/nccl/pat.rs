@@ -106,20 +106,39 @@ impl Aggregation {
     }
 }
 
-/// The steps of rank `rank` of `nranks` in a PAT all-gather of `size` bytes per rank
-/// (`count` = `size`), cut in chunks of `chunk` bytes, slots of `step_size` bytes in FIFOs
-/// of `depth` slots, at most `max_parallel` step groups (NCCL's proxy passes 16).
-pub fn pat_all_gather_steps(
-    step_size: i64,
-    depth: i64,
-    max_parallel: i64,
-    size: u64,
-    chunk: i64,
-    rank: i64,
-    nranks: i64,
-) -> Vec<PatStep> {
-    let (end, count) = (size as i64, size);
-    let g = Aggregation::new(step_size, depth, max_parallel, end, nranks);
+/// One rank's PAT collective: rank `rank` of `nranks`, `size` bytes per rank (NCCL's
+/// `count`), cut in chunks of `chunk` bytes, slots of `step_size` bytes in FIFOs of `depth`
+/// slots, at most `max_parallel` step groups (NCCL's proxy passes 16).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PatShape {
+    /// Bytes of a FIFO slot.
+    pub step_size: i64,
+    /// Slots of a FIFO (`NCCL_STEPS`).
+    pub depth: i64,
+    /// The most step groups.
+    pub max_parallel: i64,
+    /// Bytes of each rank's part.
+    pub size: u64,
+    /// Bytes of a chunk.
+    pub chunk: i64,
+    /// The rank.
+    pub rank: i64,
+    /// The ranks.
+    pub nranks: i64,
+}
+
+impl PatShape {
+    /// What both algorithms start from: the part's end and count, and the aggregation.
+    fn start(&self) -> (i64, u64, Aggregation) {
+        let end = self.size as i64;
+        (end, self.size, Aggregation::new(self.step_size, self.depth, self.max_parallel, end, self.nranks))
+    }
+}
+
+/// The steps of a PAT all-gather.
+pub fn pat_all_gather_steps(shape: &PatShape) -> Vec<PatStep> {
+    let (end, count, g) = shape.start();
+    let (chunk, rank, nranks) = (shape.chunk, shape.rank, shape.nranks);
     let (nr_pow2, agg_factor, agg_delta, post_freq, parallel_factor) =
         (g.nr_pow2, g.agg_factor, g.agg_delta, g.post_freq, g.parallel_factor);
     let as_dim = log2_up(agg_delta) as usize;
@@ -296,19 +315,10 @@ pub fn pat_all_gather_steps(
     }
 }
 
-/// The steps of rank `rank` of `nranks` in a PAT reduce-scatter of `size` bytes per rank,
-/// with the settings of [`pat_all_gather_steps`].
-pub fn pat_reduce_scatter_steps(
-    step_size: i64,
-    depth: i64,
-    max_parallel: i64,
-    size: u64,
-    chunk: i64,
-    rank: i64,
-    nranks: i64,
-) -> Vec<PatStep> {
-    let (end, count) = (size as i64, size);
-    let g = Aggregation::new(step_size, depth, max_parallel, end, nranks);
+/// The steps of a PAT reduce-scatter.
+pub fn pat_reduce_scatter_steps(shape: &PatShape) -> Vec<PatStep> {
+    let (end, count, g) = shape.start();
+    let (chunk, rank, nranks) = (shape.chunk, shape.rank, shape.nranks);
     let (nr_pow2, agg_factor, agg_delta, post_freq, parallel_factor) =
         (g.nr_pow2, g.agg_factor, g.agg_delta, g.post_freq, g.parallel_factor);
     // The slot index of `i` among `max` with its bits inverted and mirrored.
