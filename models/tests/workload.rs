@@ -459,7 +459,7 @@ fn nccl_ring_allreduce_on_an_idle_network_streams_behind_the_first_posted_buffer
         // algorithm's (16 KiB over its time).
         let c = &job.collectives[0];
         assert_eq!((c.iteration, c.index, c.start, c.end, c.parts), (0, 0, 0, expected, 8));
-        assert_eq!((c.phase.name.as_str(), c.phase.bytes), ("allreduce", 16384));
+        assert_eq!((c.phase.name.as_str(), c.phase.bytes), ("allreduce (ring)", 16384));
         assert!((c.busbw() - 16384.0 / expected as f64 * 1.75).abs() < 1e-9);
     }
     // The launch (640 ns: 1,000 cycles of 0.64 ns) comes first.
@@ -657,5 +657,69 @@ fn sequence_parallelism_experts_and_zero_run_to_the_end_on_any_partitioning() {
         let (one, two) = (run(&build(&text, &long), 1), run(&build(&text, &long), 2));
         assert!(completion(&one, 0) > 0, "{extra}");
         assert_eq!(format!("{:?}", one.workload), format!("{:?}", two.workload), "{extra}");
+    }
+}
+
+#[test]
+fn nccl_pat_moves_each_part_once_along_its_trees() {
+    // Two ranks: one message each way. Each receiver posts its buffer at once (a record of
+    // one packet, ONE_HOP + 3); the part (1 KiB: 64 phits) then leaves and its last packet
+    // arrives ONE_HOP + 63 later.
+    for collective in ["allgather", "reduce_scatter"] {
+        let fields = format!(
+            "collective = \"{collective}\", bytes = 1024, algorithm = \"pat\", channels = 1, launch_ns = 0, hop_ns = 0"
+        );
+        for parts in [1, 2] {
+            let r = run(&build(&nccl_job(2, &fields), &[]), parts);
+            assert_eq!(completion(&r, 0), (ONE_HOP + 3) + (ONE_HOP + 63), "{collective}, {parts} partitions");
+            assert_eq!(r.workload.as_ref().unwrap().jobs[0].messages, 4);
+        }
+    }
+    // Four ranks, all-gather of 1 KiB: two parts per slot (NCCL aggregates when a part is
+    // small). Each rank sends its part to r - 2 (64 phits) once r - 2's record for it has
+    // come (ONE_HOP + 3), then its own part and r + 2's, received, to r - 1 in one message
+    // (128 phits); the last packet of that arrives ONE_HOP + 127 after it leaves.
+    let fields = "collective = \"allgather\", bytes = 1024, algorithm = \"pat\", channels = 1, launch_ns = 0, hop_ns = 0";
+    for parts in [1, 2] {
+        let r = run(&build(&nccl_job(4, fields), &[]), parts);
+        assert_eq!(completion(&r, 0), (ONE_HOP + 3) + (ONE_HOP + 63) + (ONE_HOP + 127), "{parts} partitions");
+        // Per rank 2 data messages and their 2 records.
+        assert_eq!(r.workload.as_ref().unwrap().jobs[0].messages, 4 * 4);
+    }
+    // More ranks, one part or several per message: every rank receives each other rank's
+    // part once (all-gather: n - 1 parts of data, besides the 64-byte records); every
+    // part's partial sums go up a tree of n - 1 edges to its rank (reduce-scatter: n (n -
+    // 1) parts in all on a power of two; more bytes otherwise, a slot carrying the holes
+    // of the ranks beyond n as NCCL's FIFO records its size). The same on 1 and 2
+    // partitions.
+    for (n, part) in [(3u32, 1000u64), (4, 1000), (5, 100_000), (8, 1000), (8, 100_000), (6, 3000), (7, 5000)]
+    {
+        for collective in ["allgather", "reduce_scatter"] {
+            let fields = format!("collective = \"{collective}\", bytes = {part}, algorithm = \"pat\"");
+            let sim = build(&nccl_job(n, &fields), &["simulation.cycles=10000000"]);
+            let g = &sim.workload().unwrap().jobs[0].ops.graph;
+            let data = |r: u32| -> u64 {
+                (0..g.ops_in_rank(r))
+                    .filter_map(|o| match g.op(r, o) {
+                        Op::Recv { bytes, .. } if bytes != 64 => Some(bytes),
+                        _ => None,
+                    })
+                    .sum()
+            };
+            let n64 = u64::from(n);
+            if collective == "allgather" {
+                assert!((0..n).all(|r| data(r) == (n64 - 1) * part), "{collective} on {n}");
+            }
+            // Slots carry what their last step posts, holes of ranks beyond n included.
+            let total: u64 = (0..n).map(data).sum();
+            if n.is_power_of_two() {
+                assert_eq!(total, n64 * (n64 - 1) * part, "{collective} on {n}");
+            } else {
+                assert!(total >= n64 * (n64 - 1) * part, "{collective} on {n}: {total}");
+            }
+            let (one, two) = (run(&sim, 1), run(&sim, 2));
+            assert!(completion(&one, 0) > 0, "{collective} on {n}");
+            assert_eq!(format!("{:?}", one.workload), format!("{:?}", two.workload), "{collective} on {n}");
+        }
     }
 }

@@ -26,7 +26,7 @@ pub(super) const COLLECTIVES: WorkloadEntry = WorkloadEntry {
     doc: "a sequence of collectives (bcast, reduce, allreduce, allgather, alltoall, reduce_scatter, barrier, gather, scatter), each on the job or on sub-communicators, expanded into messages by MPICH's algorithms (the one MPICH 4 chooses by default or the one named) or by NCCL's ring algorithms with its channels, chunks and protocols",
     settings: &[
         Setting { key: "ranks", default: "required", doc: "ranks" },
-        Setting { key: "operations", default: "required", doc: "the collectives in order, as tables: `collective` (its name), `bytes` (the buffer for bcast, reduce and allreduce; each rank's part for allgather, reduce_scatter, gather and scatter; each pair's block for alltoall; none for barrier), `root` (0), `algorithm` (MPICH's choice; `xnet` names them in errors and docs/workloads.md), `comm_size` (the job's ranks: one communicator; else the ranks split into communicators of this size) and `split` (`block`: consecutive ranks, as rows; `cyclic`: every ranks/comm_size-th rank, as columns); `library` (`mpich`, or `nccl` for allreduce, allgather, reduce_scatter, bcast, reduce and alltoall (grouped sends and receives): `algorithm` `ring`, or `tree` for allreduce; NCCL's tuning model's choice when not named), and with `nccl`: `protocol` (`simple`, `ll`, `ll128`; the tuning model's choice), `channels` (2, fewer for small collectives as NCCL does; 1 to 64), `buffer` (bytes of a connection's FIFO: NCCL_BUFFSIZE, 4 MiB for simple), `launch_ns` and `hop_ns` (the GPU's latency per collective and per slice: NCCL's ring latencies over NVLink by protocol)" },
+        Setting { key: "operations", default: "required", doc: "the collectives in order, as tables: `collective` (its name), `bytes` (the buffer for bcast, reduce and allreduce; each rank's part for allgather, reduce_scatter, gather and scatter; each pair's block for alltoall; none for barrier), `root` (0), `algorithm` (MPICH's choice; `xnet` names them in errors and docs/workloads.md), `comm_size` (the job's ranks: one communicator; else the ranks split into communicators of this size) and `split` (`block`: consecutive ranks, as rows; `cyclic`: every ranks/comm_size-th rank, as columns); `library` (`mpich`, or `nccl` for allreduce, allgather, reduce_scatter, bcast, reduce and alltoall (grouped sends and receives): `algorithm` `ring`, `tree` for allreduce, or `pat` for allgather and reduce_scatter (simple only); NCCL's tuning model's choice of ring or tree when not named), and with `nccl`: `protocol` (`simple`, `ll`, `ll128`; the tuning model's choice), `channels` (2, fewer for small collectives as NCCL does; 1 to 64), `buffer` (bytes of a connection's FIFO: NCCL_BUFFSIZE, 4 MiB for simple), `launch_ns` and `hop_ns` (the GPU's latency per collective and per slice: NCCL's ring latencies over NVLink by protocol)" },
     ],
     files: &[],
     parse: parse_as::<Collectives>,
@@ -210,7 +210,13 @@ impl Operation {
                 (comm, expanded)
             })
             .collect();
-        Ok(Step { comms, member, phase: phase(kind, bytes, size) })
+        // A named algorithm names the collective in the results (two all-gathers of one
+        // size, by ring and by PAT, are two rows).
+        let mut phase = phase(kind, bytes, size);
+        if let Some(algorithm) = &self.algorithm {
+            phase.name = format!("{} ({algorithm})", phase.name);
+        }
+        Ok(Step { comms, member, phase })
     }
 }
 
@@ -265,7 +271,9 @@ impl Operation {
         };
         if let [algorithm] = algorithms[..] {
             if !algorithm.runs(kind) {
-                return Err(("algorithm", format!("NCCL's {} runs allreduce only", algorithm.name())));
+                let runs =
+                    if algorithm == Algorithm::Pat { "allgather and reduce_scatter" } else { "allreduce" };
+                return Err(("algorithm", format!("NCCL's {} runs {runs} only", algorithm.name())));
             }
         }
         let protocols = match self.protocol.as_deref() {
@@ -274,6 +282,9 @@ impl Operation {
                 ("protocol", format!("unknown `{name}`; known: {}", names(Protocol::ALL.iter().map(|p| p.0))))
             })?],
         };
+        if algorithms == [Algorithm::Pat] && protocols != [Protocol::Simple] && self.protocol.is_some() {
+            return Err(("protocol", "NCCL's pat runs in simple only".to_string()));
+        }
         let most = self.channels.unwrap_or(DEFAULT_CHANNELS);
         if !(1..=MAX_CHANNELS).contains(&most) {
             return Err(("channels", format!("must be 1 to {MAX_CHANNELS}, got {most}")));

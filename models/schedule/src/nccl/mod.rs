@@ -132,6 +132,8 @@ impl Protocol {
             (Algorithm::Tree, Protocol::Simple) => 8_400,
             (Algorithm::Tree, Protocol::Ll) => 6_800,
             (Algorithm::Tree, Protocol::Ll128) => 14_000,
+            // PAT runs in Simple only; NCCL lists 8 us for each protocol.
+            (Algorithm::Pat, _) => 8_000,
         }
     }
 
@@ -145,6 +147,7 @@ impl Protocol {
             (Algorithm::Tree, Protocol::Simple) => 4_000,
             (Algorithm::Tree, Protocol::Ll) => 600,
             (Algorithm::Tree, Protocol::Ll128) => 1_250,
+            (Algorithm::Pat, _) => 4_000,
         }
     }
 }
@@ -187,11 +190,14 @@ pub enum Algorithm {
     Ring,
     /// The double binary tree (all-reduce only).
     Tree,
+    /// PAT, Parallel Aggregated Trees (all-gather and reduce-scatter, Simple only).
+    Pat,
 }
 
 impl Algorithm {
     /// Every algorithm with its name in configurations.
-    pub const ALL: [(&'static str, Algorithm); 2] = [("ring", Algorithm::Ring), ("tree", Algorithm::Tree)];
+    pub const ALL: [(&'static str, Algorithm); 3] =
+        [("ring", Algorithm::Ring), ("tree", Algorithm::Tree), ("pat", Algorithm::Pat)];
 
     /// Its name in configurations.
     pub fn name(self) -> &'static str {
@@ -205,7 +211,11 @@ impl Algorithm {
 
     /// Whether it runs `kind`.
     pub fn runs(self, kind: NcclKind) -> bool {
-        self == Algorithm::Ring || kind == NcclKind::AllReduce
+        match self {
+            Algorithm::Ring => true,
+            Algorithm::Tree => kind == NcclKind::AllReduce,
+            Algorithm::Pat => matches!(kind, NcclKind::AllGather | NcclKind::ReduceScatter),
+        }
     }
 }
 
@@ -332,6 +342,10 @@ pub fn emit_nccl(
     assert!(tag < 1 << 24, "tag {tag} leaves no room for the channel");
     assert!((1..=MAX_CHANNELS).contains(&settings.channels), "{} channels", settings.channels);
     assert!(settings.algorithm.runs(kind), "{:?} does not run {kind:?}", settings.algorithm);
+    assert!(
+        settings.algorithm != Algorithm::Pat || settings.protocol == Protocol::Simple,
+        "PAT runs in Simple only"
+    );
     if n == 1 {
         return None;
     }
@@ -348,6 +362,21 @@ pub fn emit_nccl(
             Algorithm::Tree => {
                 let chunk = tree::tree_chunk(settings, n, part);
                 tree::emit_tree(b, &mut ch, settings, &comm.ranks, me, channel, chunk, part)
+            }
+            Algorithm::Pat => {
+                let all_gather = kind == NcclKind::AllGather;
+                let total = bytes * n as u64;
+                pat::emit_pat(
+                    b,
+                    &mut ch,
+                    all_gather,
+                    settings.step(),
+                    total,
+                    settings.channels,
+                    &comm.ranks,
+                    me,
+                    part,
+                )
             }
         }
         ch.ends(&mut ends);

@@ -14,6 +14,9 @@
 //! runs them on the host to count each connection's network steps (`src/proxy.cc`); they
 //! are checked step for step against NCCL's own code (`tests/nccl_pat.rs`).
 
+use super::NCCL_STEPS;
+use crate::graph::{OpId, ScheduleBuilder};
+
 /// One step of PAT on one rank (NCCL's `ncclPatStep`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PatStep {
@@ -521,5 +524,175 @@ pub fn pat_reduce_scatter_steps(shape: &PatShape) -> Vec<PatStep> {
         if ps.last == 2 {
             return steps;
         }
+    }
+}
+
+/// The settings PAT's steps take from NCCL's: the step size and chunk (one FIFO step,
+/// halved while the collective's `total` bytes would give each of `channels` channels
+/// fewer than 32 chunks (all-gather) or 16 (reduce-scatter), down to 64 KiB,
+/// `enqueue.cc`), the FIFO's depth and the step groups.
+fn pat_chunk(step: u64, total: u64, channels: u32, all_gather: bool) -> u64 {
+    let per = if all_gather { 32 } else { 16 };
+    let mut chunk = step;
+    while chunk * u64::from(channels) * per > total && chunk > 65_536 {
+        chunk /= 2;
+    }
+    chunk
+}
+
+/// The most step groups NCCL's proxy counts with (its `PatRSAlgorithm(..., 16, ...)`).
+const MAX_PARALLEL: i64 = 16;
+
+/// One connection of a PAT channel: to or from the peer at distance 2^d.
+struct Conn {
+    peer: u32,
+    /// Messages so far (posted sends, or receives emitted).
+    count: usize,
+    /// Sends: each one's op. Receives: each one's op.
+    msgs: Vec<OpId>,
+    /// Receives: the steps that freed each slot, in order.
+    freed: Vec<OpId>,
+    /// Sends: the steps that wrote each slot not yet posted, by message index.
+    writers: Vec<Vec<OpId>>,
+    /// Receives: the bytes of each message the peer posts.
+    sizes: Vec<u64>,
+}
+
+/// Comm rank `me`'s part of a PAT all-gather (`all_gather`) or reduce-scatter of `part`
+/// bytes per rank on channel `ch`'s connections (after its launch `start`): each step of
+/// [`pat_all_gather_steps`] or [`pat_reduce_scatter_steps`] a GPU step of `hop` on its
+/// step group (step k on group k mod the parallel factor), waiting for the message whose
+/// slot it reads and, when its send slot is still in flight, for that send; each posted
+/// slot a message of the slot's bytes to the peer of its dimension, sent once the
+/// receiver has posted the buffer (a 64-byte record, as for every NCCL connection here).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn emit_pat(
+    b: &mut ScheduleBuilder,
+    channel: &mut super::pipeline::Channel,
+    all_gather: bool,
+    step: u64,
+    total: u64,
+    channels: u32,
+    ranks: &[u32],
+    me: usize,
+    part: u64,
+) {
+    let n = ranks.len() as i64;
+    let chunk = pat_chunk(step, total, channels, all_gather) as i64;
+    let shape = |rank: i64| PatShape {
+        step_size: chunk,
+        depth: i64::from(NCCL_STEPS),
+        max_parallel: MAX_PARALLEL,
+        size: part,
+        chunk,
+        rank,
+        nranks: n,
+    };
+    let steps_of = |r: i64| {
+        if all_gather {
+            pat_all_gather_steps(&shape(r))
+        } else {
+            pat_reduce_scatter_steps(&shape(r))
+        }
+    };
+    // An all-gather sends to r - 2^d and receives from r + 2^d; a reduce-scatter the
+    // other way.
+    let me_i = me as i64;
+    let toward = |d: i32, sign: i64| ((me_i + sign * (1i64 << d)) % n + n) % n;
+    let (send_sign, recv_sign) = if all_gather { (-1, 1) } else { (1, -1) };
+    let dims = log2_up(n) as i32;
+    let mut sends: Vec<Conn> = (0..dims)
+        .map(|d| Conn {
+            peer: ranks[toward(d, send_sign) as usize],
+            count: 0,
+            msgs: Vec::new(),
+            freed: Vec::new(),
+            writers: Vec::new(),
+            sizes: Vec::new(),
+        })
+        .collect();
+    let mut recvs: Vec<Conn> = (0..dims)
+        .map(|d| {
+            let from = toward(d, recv_sign);
+            // What the peer posts on its dimension d, in order.
+            let sizes = steps_of(from)
+                .iter()
+                .filter(|s| !s.skipped && s.post_send && s.send_dim == d)
+                .map(|s| (s.send_offset + s.nelem) as u64)
+                .collect();
+            Conn {
+                peer: ranks[from as usize],
+                count: 0,
+                msgs: Vec::new(),
+                freed: Vec::new(),
+                writers: Vec::new(),
+                sizes,
+            }
+        })
+        .collect();
+    let steps = steps_of(me_i);
+    let parallel =
+        Aggregation::new(chunk, i64::from(NCCL_STEPS), MAX_PARALLEL, part as i64, n).parallel_factor;
+    let groups: Vec<usize> = (0..parallel).map(|_| channel.chain()).collect();
+    let depth = NCCL_STEPS as usize;
+    // Receives emitted in order up to message `upto` of connection `d`.
+    let receive_upto =
+        |b: &mut ScheduleBuilder, channel: &mut super::pipeline::Channel, conn: &mut Conn, upto: usize| {
+            while conn.msgs.len() <= upto {
+                let j = conn.msgs.len();
+                let freed = if j >= depth { conn.freed.get(j - depth).copied() } else { None };
+                let bytes = conn.sizes.get(j).copied().unwrap_or(0);
+                conn.msgs.push(channel.receive(b, conn.peer, bytes, freed));
+            }
+        };
+    // The all-gather reads ahead in its receive slots (`patCopy`), the reduce-scatter
+    // writes ahead in its send slots (`patReduce`), by the step's offset.
+    let (recv_ahead, send_ahead) = if all_gather { (1, 0) } else { (0, 1) };
+    for (k, s) in steps.iter().enumerate() {
+        if s.skipped {
+            continue;
+        }
+        let group = groups[k % groups.len()];
+        let op = channel.gpu_step(b, group);
+        let offset = s.step_offset.max(0) as usize;
+        if s.recv_dim >= 0 {
+            let conn = &mut recvs[s.recv_dim as usize];
+            let m = conn.count + recv_ahead * offset;
+            receive_upto(b, channel, conn, m);
+            b.requires(op, conn.msgs[m]);
+            if s.post_recv {
+                conn.freed.push(op);
+                conn.count += 1;
+            }
+        }
+        if s.send_dim >= 0 {
+            let conn = &mut sends[s.send_dim as usize];
+            let m = conn.count + send_ahead * offset;
+            // The slot is free once the send that last used it has gone.
+            if let Some(&gone) = m.checked_sub(depth).and_then(|i| conn.msgs.get(i)) {
+                b.requires(op, gone);
+            }
+            if conn.writers.len() <= m - conn.count {
+                conn.writers.resize_with(m - conn.count + 1, Vec::new);
+            }
+            conn.writers[m - conn.count].push(op);
+            if s.post_send {
+                let bytes = (s.send_offset + s.nelem) as u64;
+                let writers = if conn.writers.is_empty() { Vec::new() } else { conn.writers.remove(0) };
+                let send = channel.send_posted(b, conn.peer, bytes, &writers, conn.msgs.last().copied());
+                conn.msgs.push(send);
+                conn.count += 1;
+            }
+        }
+    }
+    // Every message a peer posts is received, read or not.
+    for conn in &mut recvs {
+        if let Some(last) = conn.sizes.len().checked_sub(1) {
+            receive_upto(b, channel, conn, last);
+        }
+        channel.keep(conn.msgs.iter().copied());
+    }
+    for conn in &sends {
+        channel.keep(conn.msgs.iter().copied());
     }
 }

@@ -37,6 +37,8 @@ pub(super) struct Channel {
     outs: Vec<Outbound>,
     /// The last slice of each GPU chain (one per thread group that runs its own loop).
     chains: Vec<Option<OpId>>,
+    /// Ops of connections handled one message at a time (PAT's) that the end waits for.
+    kept: Vec<OpId>,
 }
 
 impl Channel {
@@ -54,6 +56,7 @@ impl Channel {
             ins: Vec::new(),
             outs: Vec::new(),
             chains: Vec::new(),
+            kept: Vec::new(),
         }
     }
 
@@ -136,10 +139,66 @@ impl Channel {
         self.chains[chain] = Some(step);
     }
 
+    /// A GPU step of chain `chain` that moves no slice of its own (PAT's steps say what
+    /// they receive and send): `hop` after the chain's last.
+    pub(super) fn gpu_step(&mut self, b: &mut ScheduleBuilder, chain: usize) -> OpId {
+        let step = b.calc(self.hop);
+        b.requires(step, self.chains[chain].unwrap_or(self.start));
+        self.chains[chain] = Some(step);
+        step
+    }
+
+    /// A message of `bytes` from `peer` into a slot that `freed` freed (`None`: a slot
+    /// never used): its buffer is posted (the record sent) once the slot is free, and it
+    /// is received after. Returns the receive.
+    pub(super) fn receive(
+        &mut self,
+        b: &mut ScheduleBuilder,
+        peer: u32,
+        bytes: u64,
+        freed: Option<OpId>,
+    ) -> OpId {
+        let cts = b.send(peer, CTS_BYTES, self.cts_tag, self.comm);
+        b.requires(cts, freed.unwrap_or(self.start));
+        let recv = b.recv(Source::Rank(peer), bytes, TagMatch::Tag(self.data_tag), self.comm);
+        b.irequires(recv, cts);
+        self.kept.push(cts);
+        recv
+    }
+
+    /// A message of `bytes` to `peer` that the GPU steps `writers` filled, sent once the
+    /// receiver's record has come, after `previous` (the connection's last send).
+    pub(super) fn send_posted(
+        &mut self,
+        b: &mut ScheduleBuilder,
+        peer: u32,
+        bytes: u64,
+        writers: &[OpId],
+        previous: Option<OpId>,
+    ) -> OpId {
+        let posted = b.recv(Source::Rank(peer), CTS_BYTES, TagMatch::Tag(self.cts_tag), self.comm);
+        b.requires(posted, self.start);
+        let send = b.send(peer, bytes, self.data_tag, self.comm);
+        b.requires(send, posted);
+        for &w in writers {
+            b.requires(send, w);
+        }
+        if let Some(p) = previous {
+            b.irequires(send, p);
+        }
+        send
+    }
+
+    /// Ops the collective's end also waits for.
+    pub(super) fn keep(&mut self, ops: impl IntoIterator<Item = OpId>) {
+        self.kept.extend(ops);
+    }
+
     /// The ops the collective's end waits for: each chain's last slice (which follows the
     /// chain's others) and the sends not yet waited on (they end in order, but the graph
     /// wants each to lead to the end).
     pub(super) fn ends(self, out: &mut Vec<OpId>) {
+        out.extend(self.kept);
         out.extend(self.chains.into_iter().flatten());
         for conn in self.outs {
             out.extend(conn.sent);

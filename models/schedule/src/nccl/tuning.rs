@@ -94,7 +94,7 @@ pub fn estimate(
     nic_gbs: f64,
     channels: u32,
 ) -> Option<Estimate> {
-    if !algorithm.runs(kind) || n < 2 {
+    if !algorithm.runs(kind) || n < 2 || (algorithm == Algorithm::Pat && protocol != Protocol::Simple) {
         return None;
     }
     let p = index(protocol);
@@ -110,6 +110,7 @@ pub fn estimate(
         (Algorithm::Ring, Protocol::Ll) => bus = ll_max.min(bus * 0.5),
         (Algorithm::Ring, Protocol::Ll128) => bus = (bus * 0.92).min(ring_ll128_max),
         (Algorithm::Ring, Protocol::Simple) => {}
+        (Algorithm::Pat, _) => bus *= 0.75,
         (Algorithm::Tree, _) => {
             bus = (bus * 0.92).min(tree_max);
             match protocol {
@@ -127,9 +128,13 @@ pub fn estimate(
     let mut algbw = match algorithm {
         Algorithm::Ring => bus * n as f64 / steps as f64,
         Algorithm::Tree => bus * 0.5,
+        // All-gather and reduce-scatter other than the ring keep the bus bandwidth.
+        Algorithm::Pat => bus,
     };
     let mut latency = match algorithm {
         Algorithm::Tree => BASE_LATENCY[0][p] + 2.0 * (n as f64).log2().floor() * NET_TREE_LATENCY[p],
+        // 8 us, then the tree's network latency over 3.5 per level and 2.8 us per rank.
+        Algorithm::Pat => 8.0 + (n as f64).log2().floor() * NET_TREE_LATENCY[p] / 3.5 + n as f64 * 2.8,
         Algorithm::Ring => match kind {
             NcclKind::Broadcast | NcclKind::Reduce => BASE_LATENCY[1][p] + NET_RING_LATENCY[p],
             _ => BASE_LATENCY[1][p] + steps as f64 * NET_TREE_LATENCY[p],
@@ -162,7 +167,7 @@ pub fn choose(
     protocols: &[Protocol],
 ) -> Option<Estimate> {
     let mut best: Option<Estimate> = None;
-    for &a in [Algorithm::Tree, Algorithm::Ring].iter().filter(|a| algorithms.contains(a)) {
+    for &a in [Algorithm::Tree, Algorithm::Ring, Algorithm::Pat].iter().filter(|a| algorithms.contains(a)) {
         for &p in [Protocol::Ll, Protocol::Ll128, Protocol::Simple].iter().filter(|p| protocols.contains(p)) {
             if let Some(e) = estimate(kind, a, p, bytes, n, nic_gbs, channels) {
                 if best.is_none_or(|b| e.time_us < b.time_us) {
