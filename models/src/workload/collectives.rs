@@ -26,7 +26,7 @@ pub(super) const COLLECTIVES: WorkloadEntry = WorkloadEntry {
     doc: "a sequence of collectives (bcast, reduce, allreduce, allgather, alltoall, reduce_scatter, barrier, gather, scatter), each on the job or on sub-communicators, expanded into messages by MPICH's algorithms (the one MPICH 4 chooses by default or the one named) or by NCCL's ring algorithms with its channels, chunks and protocols",
     settings: &[
         Setting { key: "ranks", default: "required", doc: "ranks" },
-        Setting { key: "operations", default: "required", doc: "the collectives in order, as tables: `collective` (its name), `bytes` (the buffer for bcast, reduce and allreduce; each rank's part for allgather, reduce_scatter, gather and scatter; each pair's block for alltoall; none for barrier), `root` (0), `algorithm` (MPICH's choice; `xnet` names them in errors and docs/workloads.md), `comm_size` (the job's ranks: one communicator; else the ranks split into communicators of this size) and `split` (`block`: consecutive ranks, as rows; `cyclic`: every ranks/comm_size-th rank, as columns); `library` (`mpich`, or `nccl` for allreduce, allgather, reduce_scatter, bcast, reduce and alltoall (grouped sends and receives): `algorithm` `ring`, `tree` for allreduce, or `pat` for allgather and reduce_scatter (simple only); NCCL's tuning model's choice of ring or tree when not named), and with `nccl`: `protocol` (`simple`, `ll`, `ll128`; the tuning model's choice), `channels` (2, fewer for small collectives as NCCL does; 1 to 64), `buffer` (bytes of a connection's FIFO: NCCL_BUFFSIZE, 4 MiB for simple), `launch_ns` and `hop_ns` (the GPU's latency per collective and per slice: NCCL's ring latencies over NVLink by protocol)" },
+        Setting { key: "operations", default: "required", doc: "the collectives in order, as tables: `collective` (its name), `bytes` (the buffer for bcast, reduce and allreduce; each rank's part for allgather, reduce_scatter, gather and scatter; each pair's block for alltoall; none for barrier), `root` (0), `algorithm` (MPICH's choice; `xnet` names them in errors and docs/workloads.md), `comm_size` (the job's ranks: one communicator; else the ranks split into communicators of this size) and `split` (`block`: consecutive ranks, as rows; `cyclic`: every ranks/comm_size-th rank, as columns); `library` (`mpich`, or `nccl` for allreduce, allgather, reduce_scatter, bcast, reduce and alltoall (grouped sends and receives): `algorithm` `ring`, `tree` for allreduce, or `pat` for allgather and reduce_scatter (simple only); NCCL's tuning model's choice when not named), and with `nccl`: `protocol` (`simple`, `ll`, `ll128`; the tuning model's choice), `channels` (2, fewer for small collectives as NCCL does; 1 to 64), `buffer` (bytes of a connection's FIFO: NCCL_BUFFSIZE, 4 MiB for simple), `launch_ns` and `hop_ns` (the GPU's latency per collective and per slice: NCCL's ring latencies over NVLink by protocol)" },
     ],
     files: &[],
     parse: parse_as::<Collectives>,
@@ -258,7 +258,8 @@ impl Operation {
             )
         })?;
         let algorithms = match self.algorithm.as_deref() {
-            None => vec![Algorithm::Ring, Algorithm::Tree],
+            // PAT too: every rank is a node of one GPU here, which is when NCCL enables it.
+            None => vec![Algorithm::Ring, Algorithm::Tree, Algorithm::Pat],
             Some(name) => vec![Algorithm::parse(name).ok_or_else(|| {
                 (
                     "algorithm",

@@ -3,8 +3,9 @@
 //! ranks that are one GPU each on their own node with one NIC, on a Hopper GPU and an Intel
 //! CPU (NCCL's defaults otherwise).
 //!
-//! For each algorithm (ring; tree for all-reduce) and protocol, the model predicts
-//! `latency + bytes / bandwidth` and NCCL takes the fastest:
+//! For each algorithm (ring; tree for all-reduce; PAT, in Simple, for all-gather and
+//! reduce-scatter, which NCCL enables when every rank is a node of one GPU, as here) and
+//! protocol, the model predicts `latency + bytes / bandwidth` and NCCL takes the fastest:
 //!
 //! - **Bandwidth.** The topology search's per-channel bandwidth is the highest of Hopper's
 //!   inter-node speeds (`sm90SpeedArrayInter`) the NIC carries, on one channel. Ring LL
@@ -13,10 +14,12 @@
 //!   becomes algorithm bandwidth by `n / steps` for rings (`2 (n - 1)` steps for
 //!   all-reduce, `n - 1` for all-gather and reduce-scatter, `n` for broadcast and reduce)
 //!   and by 1/2 for the tree; the tree's is corrected by message size
-//!   (`treeCorrectionFactor`).
+//!   (`treeCorrectionFactor`). PAT takes 75 % of the bus bandwidth, as its algorithm
+//!   bandwidth.
 //! - **Latency.** The base latency, plus per ring step the network's (`hwLatencies[NET]`
 //!   of the tree, since one rank per node exposes it) and for the tree `2 log2 n` of them;
-//!   a ring broadcast or reduce adds one. A ring Simple all-reduce's latency is multiplied
+//!   a ring broadcast or reduce adds one. PAT: 8 µs, a 3.5th of the network's per level of
+//!   its tree (`log2 n`) and 2.8 µs per rank. A ring Simple all-reduce's latency is multiplied
 //!   by 1.4 once each rank's share reaches 64 bytes per channel (the ring's plateau).
 //! - **Channels.** The search's channel is doubled (two rings or both trees); a small
 //!   collective then drops channels while `bytes < channels x threads x threshold`.
@@ -194,7 +197,8 @@ pub fn settings_for(
         NcclKind::AllGather | NcclKind::ReduceScatter => bytes.saturating_mul(n as u64),
         _ => bytes,
     };
-    let all = [Algorithm::Ring, Algorithm::Tree];
+    // PAT is among them: every rank is a node of one GPU here, which is when NCCL enables it.
+    let all = [Algorithm::Ring, Algorithm::Tree, Algorithm::Pat];
     let protocols = [Protocol::Ll, Protocol::Ll128, Protocol::Simple];
     let e =
         choose(kind, total, n.max(2), nic_gbs, channels, &all, &protocols).expect("every kind has its ring");
@@ -236,6 +240,30 @@ mod tests {
         // Only rings for the others; LL when small.
         let e = choose(AllGather, 4096, 128, 25.0, 2, &all, &protos).unwrap();
         assert_eq!((e.algorithm, e.protocol), (Algorithm::Ring, Protocol::Ll));
+    }
+
+    #[test]
+    fn pat_takes_the_all_gathers_until_bandwidth_counts() {
+        // 64 ranks of 25 GB/s NICs: PAT's latency (8 + 6 x 4 + 64 x 2.8 us) beats the
+        // ring's 63 network steps; its bandwidth (75 %) loses to the ring's when large.
+        let all = [Algorithm::Ring, Algorithm::Tree, Algorithm::Pat];
+        let protos = [Protocol::Simple, Protocol::Ll, Protocol::Ll128];
+        let pick = |bytes| {
+            let e = choose(AllGather, bytes, 64, 25.0, 2, &all, &protos).unwrap();
+            (e.algorithm, e.protocol)
+        };
+        assert_eq!(pick(64 << 10), (Algorithm::Pat, Protocol::Simple));
+        assert_eq!(pick(16 << 20), (Algorithm::Pat, Protocol::Simple));
+        // Past about 30 MB the ring in LL128 (latency 14 + 63 x 8.5 us, 22.4 GB/s) wins.
+        assert_eq!(pick(24 << 20), (Algorithm::Pat, Protocol::Simple));
+        assert_eq!(pick(40 << 20), (Algorithm::Ring, Protocol::Ll128));
+        assert_eq!(pick(1 << 30).0, Algorithm::Ring);
+        let e = estimate(AllGather, Algorithm::Pat, Protocol::Simple, 16 << 20, 64, 25.0, 2).unwrap();
+        let expected = 8.0 + 6.0 * 14.0 / 3.5 + 64.0 * 2.8 + (16u64 << 20) as f64 / (1000.0 * 24.0 * 0.75);
+        assert!((e.time_us - expected).abs() < 1e-6, "{} vs {expected}", e.time_us);
+        // PAT runs in Simple only, and not all-reduce.
+        assert!(estimate(AllGather, Algorithm::Pat, Protocol::Ll, 1024, 64, 25.0, 2).is_none());
+        assert!(estimate(AllReduce, Algorithm::Pat, Protocol::Simple, 1024, 64, 25.0, 2).is_none());
     }
 
     #[test]
