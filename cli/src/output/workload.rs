@@ -37,7 +37,7 @@ struct IterationRow {
 #[derive(H5Type, Clone, Copy)]
 #[repr(C)]
 struct StepRow {
-    iteration: u32,
+    iteration: u64,
     time_ns: f64,
     /// The ranks' mean computation in the iteration.
     compute_mean_ns: f64,
@@ -195,7 +195,7 @@ fn write_job(
             .steps()
             .iter()
             .map(|s| StepRow {
-                iteration: s.iteration,
+                iteration: u64::from(s.iteration),
                 time_ns: s.time as f64 * ns_per_cycle,
                 compute_mean_ns: s.compute_mean * ns_per_cycle,
                 compute_max_ns: s.compute_max as f64 * ns_per_cycle,
