@@ -10,16 +10,16 @@ use super::traces::{
     check_scale, goal_ops_estimate, inline_bytes, one, ops_in, ops_of_schedule, runs_once, schedule_ops,
     schedule_record,
 };
-use super::{ns_to_cycles, PhaseBook, Phases};
-use super::{parse_as, JobContext, JobOps, KindError, KindParams, WorkloadEntry};
+use super::{
+    ns_to_cycles, parse_as, JobContext, JobOps, KindError, KindParams, PhaseBook, Phases, WorkloadEntry,
+};
 use base::settings::{held, read_text, FileError, FileForm, FileKey, Held, Setting};
 use schedule::chakra::{
     parse_comm_groups, rank_file, read_rank, schedule_of_chakra_with, ChakraCollective, ChakraOptions,
     NodeType,
 };
-use schedule::collectives::{select, Kind};
-use schedule::nccl::p2p::{emit_nccl_all_to_all, P2pSettings};
-use schedule::nccl::{emit_nccl, tuning, NcclKind};
+use schedule::collectives::select;
+use schedule::nccl::emit_nccl_chosen;
 use schedule::{emit, Collective, Comm, OpId, Schedule, ScheduleBuilder};
 use serde::Deserialize;
 use std::cell::RefCell;
@@ -166,20 +166,10 @@ impl Expander {
         let root = c.root.min(n - 1);
         let (kind, bytes) = c.mpi(n);
         if self.nccl {
-            if let Some(k) = NcclKind::of(kind) {
-                let settings = tuning::settings_for(k, bytes, n, self.nic_gbs, self.channels);
-                return emit_nccl(b, k, bytes, root, &settings, comm, me, tag, after);
-            }
-            if kind == Kind::Alltoall {
-                return emit_nccl_all_to_all(
-                    b,
-                    bytes,
-                    &P2pSettings::new(self.channels),
-                    comm,
-                    me,
-                    tag,
-                    after,
-                );
+            let nccl =
+                emit_nccl_chosen(b, kind, bytes, root, self.nic_gbs, self.channels, comm, me, tag, after);
+            if let Some(end) = nccl {
+                return end;
             }
         }
         let algo = select(kind, bytes, n);

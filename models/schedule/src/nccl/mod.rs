@@ -384,6 +384,34 @@ pub fn emit_nccl(
     Some(pipeline::join(b, start, &ends))
 }
 
+/// Comm rank `me`'s part of MPI's collective `kind` of `bytes` (as
+/// [`crate::collectives::Collective`] counts them: each pair's block for all-to-all) as NCCL
+/// runs it when nothing is named: the algorithm, protocol and channels (at most
+/// `channels`) its tuning model chooses for NICs of `nic_gbs` GB/s, all-to-all as grouped
+/// sends and receives. `None` where NCCL has no such collective (gather, scatter,
+/// barrier); otherwise [`emit_nccl`]'s result.
+#[allow(clippy::too_many_arguments)]
+pub fn emit_nccl_chosen(
+    b: &mut ScheduleBuilder,
+    kind: crate::collectives::Kind,
+    bytes: u64,
+    root: usize,
+    nic_gbs: f64,
+    channels: u32,
+    comm: &Comm,
+    me: usize,
+    tag: u32,
+    after: Option<OpId>,
+) -> Option<Option<OpId>> {
+    if kind == crate::collectives::Kind::Alltoall {
+        let settings = p2p::P2pSettings::new(channels);
+        return Some(p2p::emit_nccl_all_to_all(b, bytes, &settings, comm, me, tag, after));
+    }
+    let k = NcclKind::of(kind)?;
+    let settings = tuning::settings_for(k, bytes, comm.size(), nic_gbs, channels);
+    Some(emit_nccl(b, k, bytes, root, &settings, comm, me, tag, after))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -543,23 +543,42 @@ fn pat_chunk(step: u64, total: u64, channels: u32, all_gather: bool) -> u64 {
 /// The most step groups NCCL's proxy counts with (its `PatRSAlgorithm(..., 16, ...)`).
 const MAX_PARALLEL: i64 = 16;
 
-/// One connection of a PAT channel: to or from the peer at distance 2^d.
-struct Conn {
+/// A connection from the peer at distance 2^d.
+struct Inbound {
     peer: u32,
-    /// Messages so far (posted sends, or receives emitted).
-    count: usize,
-    /// Sends: each one's op. Receives: each one's op.
-    msgs: Vec<OpId>,
-    /// Receives: the steps that freed each slot, in order.
-    freed: Vec<OpId>,
-    /// Sends: the steps that wrote each slot not yet posted, by message index.
-    writers: Vec<Vec<OpId>>,
-    /// Receives: the bytes of each message the peer posts.
+    /// The bytes of each message the peer posts, in order.
     sizes: Vec<u64>,
+    /// The receive of each message emitted so far.
+    received: Vec<OpId>,
+    /// The step that freed each slot, in order: their count is the slot now read.
+    freed: Vec<OpId>,
+}
+
+/// A connection to the peer at distance 2^d.
+struct Outbound {
+    peer: u32,
+    /// Each posted message's send: their count is the slot now written.
+    sent: Vec<OpId>,
+    /// The steps that wrote each slot not yet posted, the next one first.
+    writers: std::collections::VecDeque<Vec<OpId>>,
+}
+
+impl Inbound {
+    /// Emits the receives up to message `upto`, each once its slot is free.
+    fn receive_upto(&mut self, b: &mut ScheduleBuilder, channel: &mut super::pipeline::Channel, upto: usize) {
+        let depth = NCCL_STEPS as usize;
+        while self.received.len() <= upto {
+            let j = self.received.len();
+            let freed = j.checked_sub(depth).and_then(|i| self.freed.get(i)).copied();
+            let bytes = self.sizes.get(j).copied().unwrap_or(0);
+            self.received.push(channel.receive(b, self.peer, bytes, freed));
+        }
+    }
 }
 
 /// Comm rank `me`'s part of a PAT all-gather (`all_gather`) or reduce-scatter of `part`
-/// bytes per rank on channel `ch`'s connections (after its launch `start`): each step of
+/// bytes per rank on `channel`'s connections, with FIFO steps of `step` bytes, the
+/// collective's `total` bytes over `channels` channels deciding the chunk: each step of
 /// [`pat_all_gather_steps`] or [`pat_reduce_scatter_steps`] a GPU step of `hop` on its
 /// step group (step k on group k mod the parallel factor), waiting for the message whose
 /// slot it reads and, when its send slot is still in flight, for that send; each posted
@@ -601,17 +620,14 @@ pub(super) fn emit_pat(
     let toward = |d: i32, sign: i64| ((me_i + sign * (1i64 << d)) % n + n) % n;
     let (send_sign, recv_sign) = if all_gather { (-1, 1) } else { (1, -1) };
     let dims = log2_up(n) as i32;
-    let mut sends: Vec<Conn> = (0..dims)
-        .map(|d| Conn {
+    let mut sends: Vec<Outbound> = (0..dims)
+        .map(|d| Outbound {
             peer: ranks[toward(d, send_sign) as usize],
-            count: 0,
-            msgs: Vec::new(),
-            freed: Vec::new(),
-            writers: Vec::new(),
-            sizes: Vec::new(),
+            sent: Vec::new(),
+            writers: Default::default(),
         })
         .collect();
-    let mut recvs: Vec<Conn> = (0..dims)
+    let mut recvs: Vec<Inbound> = (0..dims)
         .map(|d| {
             let from = toward(d, recv_sign);
             // What the peer posts on its dimension d, in order.
@@ -620,14 +636,7 @@ pub(super) fn emit_pat(
                 .filter(|s| !s.skipped && s.post_send && s.send_dim == d)
                 .map(|s| (s.send_offset + s.nelem) as u64)
                 .collect();
-            Conn {
-                peer: ranks[from as usize],
-                count: 0,
-                msgs: Vec::new(),
-                freed: Vec::new(),
-                writers: Vec::new(),
-                sizes,
-            }
+            Inbound { peer: ranks[from as usize], sizes, received: Vec::new(), freed: Vec::new() }
         })
         .collect();
     let steps = steps_of(me_i);
@@ -635,16 +644,6 @@ pub(super) fn emit_pat(
         Aggregation::new(chunk, i64::from(NCCL_STEPS), MAX_PARALLEL, part as i64, n).parallel_factor;
     let groups: Vec<usize> = (0..parallel).map(|_| channel.chain()).collect();
     let depth = NCCL_STEPS as usize;
-    // Receives emitted in order up to message `upto` of connection `d`.
-    let receive_upto =
-        |b: &mut ScheduleBuilder, channel: &mut super::pipeline::Channel, conn: &mut Conn, upto: usize| {
-            while conn.msgs.len() <= upto {
-                let j = conn.msgs.len();
-                let freed = if j >= depth { conn.freed.get(j - depth).copied() } else { None };
-                let bytes = conn.sizes.get(j).copied().unwrap_or(0);
-                conn.msgs.push(channel.receive(b, conn.peer, bytes, freed));
-            }
-        };
     // The all-gather reads ahead in its receive slots (`patCopy`), the reduce-scatter
     // writes ahead in its send slots (`patReduce`), by the step's offset.
     let (recv_ahead, send_ahead) = if all_gather { (1, 0) } else { (0, 1) };
@@ -657,42 +656,41 @@ pub(super) fn emit_pat(
         let offset = s.step_offset.max(0) as usize;
         if s.recv_dim >= 0 {
             let conn = &mut recvs[s.recv_dim as usize];
-            let m = conn.count + recv_ahead * offset;
-            receive_upto(b, channel, conn, m);
-            b.requires(op, conn.msgs[m]);
+            let m = conn.freed.len() + recv_ahead * offset;
+            conn.receive_upto(b, channel, m);
+            b.requires(op, conn.received[m]);
             if s.post_recv {
                 conn.freed.push(op);
-                conn.count += 1;
             }
         }
         if s.send_dim >= 0 {
             let conn = &mut sends[s.send_dim as usize];
-            let m = conn.count + send_ahead * offset;
+            let ahead = send_ahead * offset;
             // The slot is free once the send that last used it has gone.
-            if let Some(&gone) = m.checked_sub(depth).and_then(|i| conn.msgs.get(i)) {
+            let m = conn.sent.len() + ahead;
+            if let Some(&gone) = m.checked_sub(depth).and_then(|i| conn.sent.get(i)) {
                 b.requires(op, gone);
             }
-            if conn.writers.len() <= m - conn.count {
-                conn.writers.resize_with(m - conn.count + 1, Vec::new);
+            if conn.writers.len() <= ahead {
+                conn.writers.resize_with(ahead + 1, Vec::new);
             }
-            conn.writers[m - conn.count].push(op);
+            conn.writers[ahead].push(op);
             if s.post_send {
                 let bytes = (s.send_offset + s.nelem) as u64;
-                let writers = if conn.writers.is_empty() { Vec::new() } else { conn.writers.remove(0) };
-                let send = channel.send_posted(b, conn.peer, bytes, &writers, conn.msgs.last().copied());
-                conn.msgs.push(send);
-                conn.count += 1;
+                let writers = conn.writers.pop_front().unwrap_or_default();
+                let send = channel.send_posted(b, conn.peer, bytes, &writers, conn.sent.last().copied());
+                conn.sent.push(send);
             }
         }
     }
     // Every message a peer posts is received, read or not.
     for conn in &mut recvs {
         if let Some(last) = conn.sizes.len().checked_sub(1) {
-            receive_upto(b, channel, conn, last);
+            conn.receive_upto(b, channel, last);
         }
-        channel.keep(conn.msgs.iter().copied());
+        channel.keep(conn.received.iter().copied());
     }
     for conn in &sends {
-        channel.keep(conn.msgs.iter().copied());
+        channel.keep(conn.sent.iter().copied());
     }
 }

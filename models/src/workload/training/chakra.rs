@@ -4,7 +4,7 @@
 //! messages as sends and receives; and the groups as ASTRA-sim's communicator-group file.
 
 use super::emit::groups;
-use super::step::{Coll, Group, Work};
+use super::step::{Coll, Work};
 use super::Shape;
 use schedule::chakra::{AttrValue, ChakraTraces, ChakraWriter, CollectiveKind, NodeType, ProcessGroup};
 use std::collections::BTreeMap;
@@ -36,12 +36,7 @@ pub(super) fn chakra_step(shape: &Shape) -> ChakraTraces {
                         )]
                     }
                     Work::Collective(group, coll, bytes) => {
-                        let comm = &comms[match group {
-                            Group::Tensor => 0,
-                            Group::Data => 1,
-                            Group::Expert => 2,
-                            Group::ExpertData => 3,
-                        }];
+                        let comm = &comms[group.index()];
                         // `comm_size` is the rank's input, as PyTorch records it.
                         let n = comm.size() as u64;
                         let (kind, input) = match coll {

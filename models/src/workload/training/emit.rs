@@ -3,9 +3,9 @@
 
 use super::step::{Coll, Group, Work};
 use super::Shape;
-use crate::workload::{ns_to_cycles, JobContext, Phase, PhaseBook, Phases};
-use schedule::nccl::p2p::{emit_nccl_all_to_all, emit_nccl_group, P2p, P2pSettings};
-use schedule::nccl::{emit_nccl, tuning, NcclKind};
+use crate::workload::{collectives, ns_to_cycles, JobContext, Phase, PhaseBook, Phases};
+use schedule::nccl::emit_nccl_chosen;
+use schedule::nccl::p2p::{emit_nccl_group, P2p, P2pSettings};
 use schedule::{Comm, OpId, Schedule, ScheduleBuilder};
 
 /// One step of every rank as ops, with its collectives to time and each rank's cycles of
@@ -34,22 +34,11 @@ pub(super) fn emit_step(shape: &Shape, job: &JobContext, channels: u32) -> Step 
 pub(super) type Timed = PhaseBook<(u32, u32)>;
 
 /// `coll` of `bytes` (as [`Work::Collective`] counts them) on `group`'s `n` ranks, as
-/// nccl-tests reports it: its size and bus factor.
+/// nccl-tests reports it, named by its group (`tensor allreduce`).
 fn phase(group: Group, coll: Coll, bytes: u64, n: usize) -> Phase {
-    let nf = n.max(1) as f64;
-    let (name, bytes, bus_factor) = match coll {
-        Coll::AllReduce => ("allreduce", bytes, 2.0 * (nf - 1.0) / nf),
-        Coll::AllGather => ("allgather", bytes * n as u64, (nf - 1.0) / nf),
-        Coll::ReduceScatter => ("reducescatter", bytes * n as u64, (nf - 1.0) / nf),
-        Coll::AllToAll => ("alltoall", bytes * n as u64, (nf - 1.0) / nf),
-    };
-    let group = match group {
-        Group::Tensor => "tensor",
-        Group::Data => "data",
-        Group::Expert => "expert",
-        Group::ExpertData => "expert-data",
-    };
-    Phase { name: format!("{group} {name}"), bytes, bus_factor }
+    let mut phase = collectives::phase(coll.kind(), bytes, n as u32);
+    phase.name = format!("{} {}", group.name(), phase.name);
+    phase
 }
 
 /// Rank `r`'s communicators: tensor, data, expert, expert-data, pipeline (each group
@@ -121,18 +110,25 @@ pub(super) fn emit_rank(
                 Some(op)
             }
             Work::Collective(group, coll, bytes) => {
-                let g = match group {
-                    Group::Tensor => 0,
-                    Group::Data => 1,
-                    Group::Expert => 2,
-                    Group::ExpertData => 3,
-                };
+                let g = group.index();
                 let comm = &comms[g];
                 let tag = tags[g] & 0xff_ffff;
                 tags[g] += 1;
                 let me = comm.ranks.iter().position(|&x| x == r).expect("a member");
                 let first = b.ops_in_rank();
-                let end = collective(b, comm, me, *coll, *bytes, tag, after, job.link_gbs(), channels);
+                let end = emit_nccl_chosen(
+                    b,
+                    coll.kind(),
+                    *bytes,
+                    0,
+                    job.link_gbs(),
+                    channels,
+                    comm,
+                    me,
+                    tag,
+                    after,
+                )
+                .expect("NCCL runs every collective of a step");
                 if let (Some(timed), Some(end)) = (timed.as_deref_mut(), end) {
                     let phase = || phase(*group, *coll, *bytes, comm.size());
                     timed.mark((comm.id, tag), phase, r as usize, first, end);
@@ -156,30 +152,4 @@ pub(super) fn emit_rank(
         b.requires(last, *e);
     }
     compute
-}
-
-/// Comm rank `me`'s part of `coll` of `bytes` (as [`Work::Collective`] counts them) on
-/// `comm`, as NCCL's tuning model chooses to run it (all-to-all: grouped sends).
-#[allow(clippy::too_many_arguments)]
-fn collective(
-    b: &mut ScheduleBuilder,
-    comm: &Comm,
-    me: usize,
-    coll: Coll,
-    bytes: u64,
-    tag: u32,
-    after: Option<OpId>,
-    nic_gbs: f64,
-    channels: u32,
-) -> Option<OpId> {
-    let kind = match coll {
-        Coll::AllReduce => NcclKind::AllReduce,
-        Coll::AllGather => NcclKind::AllGather,
-        Coll::ReduceScatter => NcclKind::ReduceScatter,
-        Coll::AllToAll => {
-            return emit_nccl_all_to_all(b, bytes, &P2pSettings::new(channels), comm, me, tag, after)
-        }
-    };
-    let settings = tuning::settings_for(kind, bytes, comm.size(), nic_gbs, channels);
-    emit_nccl(b, kind, bytes, 0, &settings, comm, me, tag, after)
 }

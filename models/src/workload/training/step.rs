@@ -30,6 +30,42 @@ pub(crate) enum Coll {
     AllToAll,
 }
 
+impl Group {
+    /// Its place among a rank's communicators (`emit::groups`: the pipeline's is 4).
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Group::Tensor => 0,
+            Group::Data => 1,
+            Group::Expert => 2,
+            Group::ExpertData => 3,
+        }
+    }
+
+    /// Its name in results.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Group::Tensor => "tensor",
+            Group::Data => "data",
+            Group::Expert => "expert",
+            Group::ExpertData => "expert-data",
+        }
+    }
+}
+
+impl Coll {
+    /// MPI's collective of the same name; [`Work::Collective`]'s bytes are what it counts
+    /// (the buffer, each rank's part, each pair's block).
+    pub(crate) fn kind(self) -> schedule::collectives::Kind {
+        use schedule::collectives::Kind;
+        match self {
+            Coll::AllReduce => Kind::Allreduce,
+            Coll::AllGather => Kind::Allgather,
+            Coll::ReduceScatter => Kind::ReduceScatter,
+            Coll::AllToAll => Kind::Alltoall,
+        }
+    }
+}
+
 /// One piece of a rank's step.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Work {
