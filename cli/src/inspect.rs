@@ -49,6 +49,11 @@ pub(crate) fn topo(
     println!("avg endpoint    {:.4} switch hops (between distinct endpoints)", s.endpoint_average_distance);
     let classes: Vec<String> = net.link_classes.iter().map(|c| format!("{}={}", c.name, c.latency)).collect();
     println!("link latencies  {}", classes.join(", "));
+    if !net.uniform_speed() {
+        let speeds: Vec<String> =
+            net.link_classes.iter().map(|c| format!("{}={}", c.name, c.speed)).collect();
+        println!("link speeds     {} (phits a cycle)", speeds.join(", "));
+    }
     println!(
         "computed in     {:.3} s build + {:.3} s distances ({} threads)",
         built,

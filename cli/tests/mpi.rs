@@ -348,6 +348,31 @@ fn mpi_random_regular_is_identical_for_every_rank_and_thread_layout() {
     check_ranks(RANDOM_REGULAR);
 }
 
+/// Links of three speeds (the endpoints' at 1, the groups' at 4, the global ones at 1/2),
+/// past the global links' saturation.
+#[test]
+fn mpi_link_speeds_are_identical_for_every_rank_and_thread_layout() {
+    let config = DRAGONFLY_UGAL.replace(
+        "global_latency = 10\n",
+        "global_latency = 10\nlink_speeds = { local = 4, global = \"1/2\" }\n",
+    );
+    assert!(config.contains("link_speeds"));
+    check_ranks(&config);
+}
+
+/// GPU nodes (4 GPUs on an NVSwitch, NICs of two planes) on rail-optimized 4-ary 2-trees,
+/// NVLink at 4 phits a cycle, ECMP across the planes and the spines, past saturation.
+#[test]
+fn mpi_gpu_nodes_are_identical_for_every_rank_and_thread_layout() {
+    check_ranks(
+        "[simulation]\ncycles = 3000\nwarmup = 500\nseed = 5\nsample_period = 100\n\
+         [topology]\nkind = \"fat_tree\"\nk = 4\nn = 2\nlink_latency = 4\nlink_speeds = { nvlink = 4 }\n\
+         [topology.nodes]\ngpus = 4\nplanes = 2\n\
+         [router]\nvcs = 2\n[routing]\nalgorithm = \"minimal\"\nselection = \"ecmp\"\n\
+         [traffic]\npattern = \"uniform\"\nload = 0.9\n",
+    );
+}
+
 /// Every router option that changes how packets move (the `caminos` preset: per-VC
 /// crossbar, random arbitration, re-selection, injection and ejection on any VC, a capped
 /// source queue; then an output-first allocator in 3 iterations; then the output-queued
@@ -555,6 +580,15 @@ fn zero_load_replay_times_hold_on_two_ranks() {
                 + "[[workload.jobs]]\nkind = \"collectives\"\nranks = 8\n\
                    operations = [{collective = \"allreduce\", bytes = 2560, algorithm = \"ring\"}]\n",
             14 * (ONE_HOP + 4 * PACKET),
+        ),
+        // The same with the ring's links at half speed (8 cycles a packet, models/tests/
+        // link_speeds.rs): a packet waits 4 cycles for its tail before the faster terminal
+        // link, and the message streams at the ring's pace.
+        (
+            network("kind = \"torus\"\nsides = [8]\nlink_speeds = { network = \"1/2\" }")
+                + "[[workload.jobs]]\nkind = \"collectives\"\nranks = 8\n\
+                   operations = [{collective = \"allreduce\", bytes = 2560, algorithm = \"ring\"}]\n",
+            14 * (L + 4 + 3 + 4 * 2 * PACKET),
         ),
     ];
     let dir = TempDir::new().unwrap();

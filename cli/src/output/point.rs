@@ -205,13 +205,16 @@ fn write_tables(g: &Group, sim: &RankModel, r: &RunResult) -> Result<()> {
             class: l.class as u32,
             peer_switch: l.peer,
             phits: l.phits,
-            utilisation: l.phits as f64 / cycles,
+            utilisation: l.phits as f64
+                / (cycles * net.link_classes[l.class as usize].speed.phits_per_cycle()),
             stall_cycles: l.stall_cycles,
         })
         .collect();
     table(g, "links", &links)?;
     let classes: Vec<String> = net.link_classes.iter().map(|c| c.name.clone()).collect();
     attr_str(g, "link_class_names", &classes.join(","))?;
+    let speeds: Vec<f64> = net.link_classes.iter().map(|c| c.speed.phits_per_cycle()).collect();
+    attr_vec(g, "link_class_speeds", &speeds)?;
     table(g, "vc_phits", &r.vc_phits)?;
     let blocked: Vec<BlockedRow> = r
         .blocked

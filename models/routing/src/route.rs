@@ -256,8 +256,11 @@ pub trait Routing: Send + Sync {
 pub enum Selection {
     /// The first candidate: deterministic, single path.
     First,
-    /// Uniformly random candidate (oblivious ECMP).
+    /// Uniformly random candidate, packet by packet (oblivious spraying).
     Random,
+    /// ECMP: a hash of the packet's flow and the switch picks the candidate
+    /// ([`ecmp_hash`]); every packet of a flow takes one path.
+    Ecmp,
     /// Smallest occupancy + penalty; ties broken at random.
     #[default]
     Adaptive,
@@ -300,7 +303,12 @@ pub enum VcPolicy {
 /// The selections `routing.selection` accepts.
 pub const SELECTIONS: &[Choice<Selection>] = &[
     Choice { value: Selection::First, name: "first", doc: "the first candidate: deterministic, a single path" },
-    Choice { value: Selection::Random, name: "random", doc: "a uniformly random candidate (oblivious ECMP)" },
+    Choice { value: Selection::Random, name: "random", doc: "a uniformly random candidate, packet by packet (oblivious packet spraying)" },
+    Choice {
+        value: Selection::Ecmp,
+        name: "ecmp",
+        doc: "ECMP by flow hash: SplitMix64's finaliser of (source endpoint << 32 | destination endpoint) XOR the switch's salt (SplitMix64 of the switch id XOR simulation.seed) picks the candidate, as switches hash a packet's 5-tuple: a flow keeps one path, and flows collide; one flow per pair of endpoints",
+    },
     Choice {
         value: Selection::Balanced,
         name: "balanced",
@@ -407,12 +415,31 @@ pub struct Hop<'a> {
     pub vcs: u8,
 }
 
+/// SplitMix64's finaliser (Steele, Lea and Flood, OOPSLA 2014).
+#[inline]
+fn mix64(x: u64) -> u64 {
+    let x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    let x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The flow hash of [`Selection::Ecmp`] for a packet from endpoint `src` to `dst` at
+/// switch `at`: `mix64((src << 32 | dst) ^ mix64(at ^ seed))`. Each switch has its own
+/// salt, as ECMP switches seed their hashes to avoid polarization.
+#[inline]
+pub fn ecmp_hash(src: EndpointId, dst: EndpointId, at: SwitchId, seed: u64) -> u64 {
+    mix64(((src as u64) << 32 | dst as u64) ^ mix64(at as u64 ^ seed))
+}
+
 impl Selection {
-    /// Picks one of `cands` (non-empty).
-    pub fn pick(self, cands: &[Candidate], load: &dyn LoadView, rng: &mut Rng) -> Candidate {
+    /// Picks one of `cands` (non-empty); `flow` is the packet's [`ecmp_hash`] here (read
+    /// by [`Selection::Ecmp`] only).
+    pub fn pick(self, cands: &[Candidate], load: &dyn LoadView, rng: &mut Rng, flow: u64) -> Candidate {
         match self {
             Selection::First | Selection::Balanced => cands[0],
             Selection::Random => cands[base::rng::below(rng, cands.len() as u64) as usize],
+            // The hash's high bits scaled to the candidates (Lemire's multiply-shift).
+            Selection::Ecmp => cands[((flow as u128 * cands.len() as u128) >> 64) as usize],
             Selection::Adaptive => {
                 let mut best = u32::MAX;
                 let mut ties = 0u64;

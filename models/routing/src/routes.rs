@@ -204,7 +204,7 @@ fn candidates_with_policy(
 
 /// Offers every candidate in `out` on each VC of `vcs` (non-empty), the candidate itself
 /// taking the first.
-fn spread_over_vcs(out: &mut Vec<Candidate>, vcs: std::ops::Range<u8>) {
+pub(crate) fn spread_over_vcs(out: &mut Vec<Candidate>, vcs: std::ops::Range<u8>) {
     let n = out.len();
     for i in 0..n {
         for vc in vcs.start + 1..vcs.end {

@@ -281,7 +281,26 @@ impl Config {
 
     /// Builds the network described by `[topology]`.
     pub fn build_network(&self) -> Result<Network, ConfigError> {
-        TopologySpec::parse(&self.topology, self.simulation.seed)?.build()
+        let net = TopologySpec::parse(&self.topology, self.simulation.seed)?.build()?;
+        // A port's buffers scale with its link's speed: they must still count in 16 bits.
+        for class in &net.link_classes {
+            for (key, phits) in
+                [("input_buffer", self.router.input_buffer), ("output_buffer", self.router.output_buffer)]
+            {
+                let scaled = class.speed.scaled_buffer(phits);
+                if scaled > u16::MAX as u64 {
+                    return Err(ConfigError::new(
+                        format!("topology.link_speeds.{}", class.name),
+                        format!(
+                            "at {} phits a cycle, router.{key} = {phits} becomes {scaled} phits on these links; buffers hold at most {} phits: lower the speed or router.{key}",
+                            class.speed,
+                            u16::MAX
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(net)
     }
 
     /// The registry entry of `routing.algorithm` (found when the config was parsed).

@@ -158,12 +158,12 @@ impl RouterState {
                 engine::prefetch(&self.sw.ports[x as usize / vcs]);
             }
         }
-        let out_cap = sh.params.output_buffer;
         let requests = &mut scratch.requests;
         requests.clear();
         let mut next = first_set_bit(&self.sw.wanted_outputs, 0);
         while let Some(o) = next {
             next = first_set_bit(&self.sw.wanted_outputs, o + 1);
+            let out_cap = self.output_capacity(sh, o as PortId);
             let busy = self.sw.ports[o].xbar_busy_until as u64;
             if busy > t {
                 *retry_at = (*retry_at).min(busy);
@@ -321,11 +321,11 @@ impl RouterState {
         // The other VCs of an input wait for its crossbar port.
         let waiting_vcs = scratch.touched.len() < scratch.requests.len();
         scratch.touched.sort_unstable();
-        let cap = sh.params.output_buffer;
         let mut first_free = u64::MAX;
         for k in 0..scratch.touched.len() {
             let i = scratch.touched[k];
             let (_, o, v) = std::mem::replace(&mut scratch.proposal[i as usize], (u32::MAX, 0, 0));
+            let cap = self.output_capacity(sh, o);
             let input = i as usize * self.vcs + v as usize;
             let out_vc = self.sw.channels[input].choice.expect("requesters are routed").vc;
             let size = self.head_size(input);
@@ -382,8 +382,8 @@ impl RouterState {
         let vcs = self.vcs;
         let input = i as usize * vcs + v as usize;
         let slot = self.sw.channels[input].input.pop_front(&self.slab).expect("requested head");
-        // The crossbar carries the packet at `speedup` phits a cycle.
-        let transfer = (self.slab[slot as usize].packet.size as u64).div_ceil(sh.params.speedup as u64);
+        // The crossbar carries the packet at `speedup` times the faster port's speed.
+        let transfer = self.crossbar_transfer(sh, i, o, self.slab[slot as usize].packet.size);
         let choice = self.sw.channels[input].choice.take().expect("granted heads are routed");
         // Leave the output's requesters.
         let after = self.sw.channels[input].next_requester;

@@ -513,7 +513,8 @@ impl RouterState {
             } else {
                 app.queued.push_back(None);
             }
-            let slot = store_in(&mut self.slab, &mut self.free_slots, Held { packet, ready: 0, next: NIL });
+            let slot =
+                store_in(&mut self.slab, &mut self.free_slots, Held { packet, ready: 0, next: NIL, tail: 0 });
             self.ends.nics[nic as usize].source_queue.push_back(slot, &mut self.slab);
         }
     }

@@ -27,6 +27,9 @@ pub(super) struct Held {
     pub(super) ready: u64,
     /// Next slot of the buffer this slot is in.
     pub(super) next: u32,
+    /// Cycles its tail arrives after its head: its input link's serialization less one
+    /// (read only when links have several speeds, `speeds.rs`).
+    pub(super) tail: u32,
 }
 
 /// A FIFO of slab slots, linked through [`Held::next`]; fields are read by value. A VC
@@ -126,7 +129,8 @@ pub(super) struct PortState {
     /// bit 31 for all the others, set while any might. The link arbiter then reads only
     /// the VC records that have something to send.
     pub(super) out_queued: u32,
-    /// Phits sent during the measurement period (one per cycle at most: fits 32 bits).
+    /// Phits sent during the measurement period (one per cycle at most at one speed: fits
+    /// 32 bits; faster links carry the excess to `PartitionStats::phits_carry`).
     pub(super) phits: u32,
     /// Port at the far end of the link.
     pub(super) peer_port: PortId,
@@ -260,8 +264,10 @@ mod tests {
 
     #[test]
     fn hot_state_is_compact() {
-        // One port in one cache line, a VC in three quarters of one.
+        // One port in one cache line, a VC in three quarters of one, a held packet in three
+        // quarters.
         assert_eq!(std::mem::size_of::<PortState>(), 64);
+        assert_eq!(std::mem::size_of::<Held>(), 48);
         assert_eq!(std::mem::size_of::<VcState>(), 48);
         assert_eq!(std::mem::size_of::<Queue>(), 10);
     }
@@ -269,7 +275,7 @@ mod tests {
     #[test]
     fn slab_queues_are_fifos_that_share_one_slab() {
         let packet = Packet::new(0, 0, 0, 1, 0);
-        let mut slab = vec![Held { packet, ready: 0, next: NIL }; 4];
+        let mut slab = vec![Held { packet, ready: 0, next: NIL, tail: 0 }; 4];
         let (mut a, mut b): (Queue, SourceQueue) = (Queue::EMPTY, SourceQueue::EMPTY);
         a.push_back(0, &mut slab);
         b.push_back(1, &mut slab);

@@ -108,6 +108,9 @@ impl RouterState {
         if self.sw.ports[o as usize].flags & STALLED != 0 {
             self.end_stall(sh, o, t);
         }
+        if sh.speeds.is_some() && self.hold_for_tail(sh, o, first + v, ctx) {
+            return;
+        }
         let slot = self.sw.channels[first + v].output.pop_front(&self.slab).expect("chosen VC has a packet");
         if v < 31 && self.sw.channels[first + v].output.is_empty() {
             self.sw.ports[o as usize].out_queued &= !out_vc_bit(v);
@@ -115,6 +118,7 @@ impl RouterState {
         let packet = self.slab[slot as usize].packet;
         self.release(slot);
         let size = packet.size;
+        let serialization = self.serialization(sh, o, size);
         let c = &mut self.sw.channels[first + v];
         if takes_credits {
             c.credits -= size;
@@ -128,18 +132,22 @@ impl RouterState {
             bits if bits < 1 << 31 => true,
             _ => (first..first + vcs).any(|q| !self.sw.channels[q].output.is_empty()),
         };
+        let measured = Self::in_measurement(sh, t);
+        if measured && sh.speeds.is_some() && self.sw.ports[o as usize].phits > u32::MAX - size as u32 {
+            self.carry_phits(o, st);
+        }
         let port = &mut self.sw.ports[o as usize];
         port.vc_rr = ((v + 1) % vcs) as u8;
-        port.link_busy_until = (t + size as u64) as u32;
+        port.link_busy_until = (t + serialization) as u32;
         port.pending_vc = v as u8;
         port.pending_phits = size;
         if (wake || queued) && port.flags & WAKE_SCHEDULED == 0 {
             port.flags |= WAKE_SCHEDULED;
-            ctx.schedule_self(size as u64, SelfEvent::LinkFree { port: o });
+            ctx.schedule_self(serialization, SelfEvent::LinkFree { port: o });
         }
         st.departures += 1;
         st.period.link_transmissions += 1;
-        if Self::in_measurement(sh, t) {
+        if measured {
             port.phits += size as u32;
             if !to_nic {
                 if st.vc_phits.len() < vcs {
@@ -150,11 +158,11 @@ impl RouterState {
         }
         let (nic, latency, route, peer_port) = (port.nic, port.route.latency(), port.route, port.peer_port);
         if to_nic {
-            // The tail reaches the endpoint `latency + size - 1` cycles from now. Nothing
+            // The tail reaches the endpoint `latency + serialization - 1` cycles from now. Nothing
             // can change that, so the delivery is queued here and accounted when its time
             // has passed, without an event, unless packets of different sizes would break
             // the queue's time order.
-            let at = t + latency + size as u64 - 1;
+            let at = t + latency + serialization - 1;
             self.flush_deliveries(sh, t, st);
             // A router running application ranks delivers by events: a rank reacts to a
             // packet when it arrives. So does one with congestion control: an endpoint

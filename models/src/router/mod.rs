@@ -57,6 +57,8 @@
 //! - `allocator.rs`: the allocator's passes and the grants;
 //! - `separable.rs`: the separable allocator's matching and its scratch space;
 //! - `link.rs`: transmission on output links, and each link's stall time;
+//! - `speeds.rs`: links of different speeds: serialization, the tail's arrival,
+//!   crossbar transfers and buffer sizes per port;
 //! - `cc.rs`: congestion control (`congestion.control`) at the endpoints: a
 //!   destination's count of its senders (per destination), notifications and
 //!   acknowledgements back to the source, the source's flows and the packets they hold;
@@ -80,6 +82,7 @@ pub mod presets;
 mod route;
 mod separable;
 mod sharing;
+mod speeds;
 mod stats;
 mod switch;
 
@@ -90,6 +93,7 @@ pub use options::{
     ARBITRATIONS, CREDIT_CHECKS, CROSSBARS, EJECTION_VCS, INJECTION_VCS,
 };
 pub use presets::{Preset, PRESETS};
+pub use speeds::LinkSpeeds;
 pub use stats::{BlockedChannel, Delivery, JobStats, PartitionStats, PhaseSpan, RankEnd, StalledRank};
 
 use crate::traffic::{geometric_gap, Pattern};
@@ -120,6 +124,10 @@ pub struct LocalPorts {
     pub routes: Vec<LinkRoute>,
     /// Latency of every link class.
     pub class_latency: Vec<u64>,
+    /// Speed of every link class.
+    pub class_speed: Vec<topology::LinkSpeed>,
+    /// The speed `traffic.load` is stated against (`Network::load_speed`).
+    pub load_speed: topology::LinkSpeed,
 }
 
 impl LocalPorts {
@@ -174,6 +182,9 @@ pub struct Shared {
     pub targets: Vec<EndpointId>,
     /// The congestion control, if one is on (`congestion.control`).
     pub cc: Option<crate::congestion::Scheme>,
+    /// The link classes' speeds and the buffers that follow from them, when not every
+    /// link sends one phit a cycle (`topology.link_speeds`).
+    pub speeds: Option<LinkSpeeds>,
 }
 
 impl Shared {
@@ -352,6 +363,17 @@ impl Router {
             },
         };
         let mut state = state;
+        if shared.speeds.is_some() {
+            // Each port's buffers follow its link's speed, and so do the credits for the
+            // buffer across the link (of the same class at both ends).
+            for port in 0..n {
+                let credits = state.input_capacity(&shared, port as PortId) as u16;
+                for c in &mut state.sw.channels[port * vcs..(port + 1) * vcs] {
+                    c.credits = credits;
+                    c.nic_credits = credits;
+                }
+            }
+        }
         state.place_ranks(&shared);
         Router { shared, state }
     }

@@ -92,7 +92,8 @@ impl RouterState {
         let packet = Packet::new(nic.endpoint, nic.next_seq, dst, size, t);
         nic.next_seq = nic.next_seq.wrapping_add(1);
         let was_idle = nic.source_queue.is_empty();
-        let slot = store_in(&mut self.slab, &mut self.free_slots, Held { packet, ready: 0, next: NIL });
+        let slot =
+            store_in(&mut self.slab, &mut self.free_slots, Held { packet, ready: 0, next: NIL, tail: 0 });
         nic.source_queue.push_back(slot, &mut self.slab);
         st.generated_total += 1;
         st.period.generated_packets += 1;
@@ -204,6 +205,7 @@ impl RouterState {
         nic.blocked_on_credits = false;
         *credits -= size;
         let mut packet = self.take_picked(nic_index, pick);
+        let serialization = self.serialization(sh, port, size);
         let nic = &mut self.ends.nics[nic_index as usize];
         let nic = if nic.app == NIL {
             nic
@@ -212,7 +214,7 @@ impl RouterState {
             self.feed_rank(sh, nic_index);
             &mut self.ends.nics[nic_index as usize]
         };
-        nic.link_busy_until = t + size as u64;
+        nic.link_busy_until = t + serialization;
         packet.set_injected(t);
         packet.vc = vc as u8;
         let src_switch = self.id;
@@ -238,7 +240,7 @@ impl RouterState {
         let more = !nic.source_queue.is_empty() || nic.cc.as_ref().is_some_and(|c| c.has_waiting());
         if more && !nic.inject_scheduled {
             nic.inject_scheduled = true;
-            ctx.schedule_self(size as u64, SelfEvent::Inject { nic: nic_index });
+            ctx.schedule_self(serialization, SelfEvent::Inject { nic: nic_index });
         }
         self.on_head(sh, port, packet, t + latency, ctx, st);
         if data && self.ends.nics[nic_index as usize].app != NIL {

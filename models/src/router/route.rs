@@ -7,7 +7,7 @@ use super::messages::{LinkMsg, Post};
 use super::stats::PartitionStats;
 use super::{EjectionVc, RouterCtx, RouterState, Shared};
 use routing::packet::Packet;
-use routing::{Candidate, Hop, LoadView, Report, REPORT_BYTES};
+use routing::{Candidate, Hop, LoadView, Report, Selection, REPORT_BYTES};
 use topology::{EndpointId, PortId};
 
 /// The occupancy of a router's outputs as the routing and the selection see it
@@ -20,7 +20,12 @@ struct Load<'a> {
     learned: &'a [f32],
     ports: &'a [PortState],
     vcs: usize,
+    /// Input buffer phits (per VC) downstream of every port: one for all, or with links of
+    /// several speeds by the port's link class (`speeds.rs`).
     capacity: u32,
+    speeds: Option<&'a super::LinkSpeeds>,
+    /// The switch's ports in the network (their link classes, with `speeds`).
+    links: &'a [topology::Port],
     now: u64,
     /// `credit_check = "crossbar"`: output-buffered packets hold downstream credits.
     credits_at_crossbar: bool,
@@ -48,6 +53,15 @@ impl Load<'_> {
     fn holds_credits(&self, port: PortId) -> bool {
         self.ports[port as usize].holds_credits(self.credits_at_crossbar)
     }
+
+    /// Input buffer phits (per VC) at the far end of `port`'s link.
+    #[inline]
+    fn capacity(&self, port: PortId) -> u32 {
+        match self.speeds {
+            None => self.capacity,
+            Some(s) => s.input_buffer(self.links[port as usize].class),
+        }
+    }
 }
 
 /// The [`Load`] of router state `$state` at `$now`. A macro, not a method, so that the
@@ -62,6 +76,8 @@ macro_rules! load_view {
             ports: &$state.sw.ports,
             vcs: $state.vcs,
             capacity: $sh.params.input_buffer,
+            speeds: $sh.speeds.as_ref(),
+            links: $sh.ports.of($state.local as usize),
             now: $now,
             credits_at_crossbar: $state.sw.credits_at_crossbar,
         }
@@ -71,7 +87,7 @@ macro_rules! load_view {
 impl LoadView for Load<'_> {
     fn vc_occupancy(&self, port: PortId, vc: u8) -> u32 {
         let c = &self.channels[port as usize * self.vcs + vc as usize];
-        let credits_in_use = self.capacity.saturating_sub(c.credits as u32);
+        let credits_in_use = self.capacity(port).saturating_sub(c.credits as u32);
         if self.holds_credits(port) {
             // Output-buffered packets are among the credits in use (BookSim's count).
             credits_in_use
@@ -126,10 +142,13 @@ impl RouterState {
             // Routed in `router_delay` cycles: let the routing's table entries load meanwhile.
             self.prefetch_route(sh, packet.dst);
         }
-        let slot = self.store(Held { packet, ready, next: NIL });
+        // Read only with links of several speeds.
+        let tail =
+            if sh.speeds.is_some() { (self.serialization(sh, port, packet.size) - 1) as u32 } else { 0 };
+        let slot = self.store(Held { packet, ready, next: NIL, tail });
         self.sw.channels[input].input.push_back(slot, &mut self.slab);
         debug_assert!(
-            self.sw.channels[input].input.len as u32 <= sh.params.input_buffer,
+            self.sw.channels[input].input.len as u32 <= self.input_capacity(sh, port),
             "input buffer {input} of switch {} overflows: flow control violated",
             self.id
         );
@@ -215,6 +234,10 @@ impl RouterState {
             vcs: self.vcs as u8,
         };
         sh.routes.next_hops(&hop, head, &load, &mut self.rng, candidates);
+        let flow = match sh.selection {
+            Selection::Ecmp => routing::ecmp_hash(head.src(), head.dst, self.id, sh.seed),
+            _ => 0,
+        };
         // The selection reads each candidate's port and VC records: let the misses overlap.
         for c in candidates.iter() {
             engine::prefetch(&self.sw.ports[c.port as usize]);
@@ -222,15 +245,19 @@ impl RouterState {
             engine::prefetch_all(&self.sw.channels[record..record + 1]);
         }
         if sh.routes.escape.is_some() || sh.params.reselect {
-            let (size, cap) = (head.size as u32, sh.params.output_buffer);
+            let size = head.size as u32;
+            let cap = |port: PortId| match &sh.speeds {
+                None => sh.params.output_buffer,
+                Some(s) => s.output_buffer(sh.ports.of(self.local as usize)[port as usize].class),
+            };
             // An output VC the crossbar is feeding from another input is taken too.
             let taken = |c: &Candidate| self.vc_output_taken(c.port, c.vc, now);
-            candidates.retain(|c| load.has_room(c.port, c.vc, size, cap) && !taken(c));
+            candidates.retain(|c| load.has_room(c.port, c.vc, size, cap(c.port)) && !taken(c));
             if candidates.is_empty() {
                 return None;
             }
         }
-        Some(sh.selection.pick(candidates, &load, &mut self.rng))
+        Some(sh.selection.pick(candidates, &load, &mut self.rng, flow))
     }
 
     /// With the per-VC crossbar: whether output VC `vc` of `port` is being fed from an
@@ -263,7 +290,11 @@ impl RouterState {
             self.sw.notice_candidates = candidates;
             return None;
         }
-        let chosen = sh.selection.pick(&candidates, &load, &mut self.rng);
+        let flow = match sh.selection {
+            Selection::Ecmp => routing::ecmp_hash(packet.src(), packet.dst, self.id, sh.seed),
+            _ => 0,
+        };
+        let chosen = sh.selection.pick(&candidates, &load, &mut self.rng, flow);
         self.sw.notice_candidates = candidates;
         sh.routes.on_forward(self.id, chosen, packet);
         packet.hops = packet.hops.saturating_add(1);
@@ -278,7 +309,7 @@ impl RouterState {
         if sh.params.ejection_vc == EjectionVc::Zero {
             return 0;
         }
-        let cap = sh.params.output_buffer;
+        let cap = self.output_capacity(sh, port);
         let base = port as usize * self.vcs;
         let mut allowed = 0u64;
         for v in 0..self.vcs.min(64) {

@@ -77,6 +77,10 @@ pub struct PartitionStats {
     pub source_finish: Vec<u64>,
     /// Per workload job: what its ranks here recorded.
     pub jobs: Vec<JobStats>,
+    /// Phits sent in the measurement period beyond what a port's 32-bit count holds
+    /// (links faster than one phit a cycle): `(switch, port, phits)`, to add to
+    /// [`Router::port_phits`].
+    pub phits_carry: Vec<(topology::SwitchId, topology::PortId, u64)>,
 }
 
 impl PartitionStats {

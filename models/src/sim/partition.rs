@@ -25,8 +25,8 @@ pub fn partition_graph(net: &Network) -> PartGraph {
 
 /// A partition of `net` into `parts` with `method` (`Auto`: Dragonfly groups when there are
 /// enough, else the better of linear slabs and the multilevel partitioner). Message
-/// estimates assume every link carries the configured load (a packet and its credit per
-/// `packet_size` cycles at full load).
+/// estimates assume every link carries the configured load at its speed (a packet and
+/// its credit per `packet_size` cycles at full load on a link of one phit a cycle).
 pub fn plan(
     config: &Config,
     net: &Network,
@@ -35,9 +35,12 @@ pub fn plan(
 ) -> Result<Plan, partitioner::PartitionError> {
     let graph = partition_graph(net);
     let per_link = 2.0 * config.traffic.load / config.router.packet_size as f64;
-    let options = partitioner::PartitionOptions {
-        edge_traffic: Some(vec![per_link.max(1e-9); graph.edges.len()]),
-        ..Default::default()
-    };
+    // The edges in `partition_graph`'s order, each at its link's speed.
+    let traffic = (0..net.num_switches() as SwitchId)
+        .flat_map(|s| net.ports(s))
+        .filter(|p| matches!(p.target, PortTarget::Switch { .. }))
+        .map(|p| (per_link * net.link_classes[p.class as usize].speed.phits_per_cycle()).max(1e-9))
+        .collect();
+    let options = partitioner::PartitionOptions { edge_traffic: Some(traffic), ..Default::default() };
     partitioner::partition_with(&graph, parts, method, &options)
 }

@@ -13,7 +13,7 @@ use super::routes::{build_routes, routing_vcs};
 use super::schema::Sample;
 use super::RunResult;
 use crate::config::{Config, ConfigError};
-use crate::router::{InjectionVc, LocalPorts, PartitionState, Router, RouterParams, Shared};
+use crate::router::{InjectionVc, LinkSpeeds, LocalPorts, PartitionState, Router, RouterParams, Shared};
 use crate::stats::Counters;
 use crate::traffic::Pattern;
 use crate::workload::Workload;
@@ -22,7 +22,7 @@ use engine::{run_distributed, Checkpoint, Control, EngineError, Layout, LinkSpec
 use routing::Routes;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use topology::{EndpointId, EndpointMap, LinkClass, Network, PortId, PortTarget, SwitchId};
+use topology::{EndpointId, EndpointMap, LinkClass, LinkSpeed, Network, PortId, PortTarget, SwitchId};
 
 /// What the output needs to know of the whole network.
 #[derive(Clone, Debug)]
@@ -135,6 +135,8 @@ impl RankModel {
         let mut ports = LocalPorts {
             start: Vec::with_capacity(switches.len() + 1),
             class_latency: net.link_classes.iter().map(|c| c.latency).collect(),
+            class_speed: net.link_classes.iter().map(|c| c.speed).collect(),
+            load_speed: net.load_speed(),
             ..Default::default()
         };
         let mut links = Vec::new();
@@ -291,12 +293,16 @@ impl RankModel {
     fn shared(&self, load: f64) -> Arc<Shared> {
         let cfg = &self.config;
         let params: RouterParams = cfg.router_params();
+        // Loads are against the endpoints' links, or on GPU nodes their NICs'.
+        let speed = self.ports.load_speed;
+        let nic_load = if speed == LinkSpeed::ONE { load } else { load * speed.phits_per_cycle() };
+        let speeds = LinkSpeeds::new(&self.ports.class_speed, &params);
         Arc::new(Shared {
             ports: self.ports.clone(),
             routes: self.routes.clone(),
             selection: cfg.routing.selection,
             pattern: self.pattern.clone(),
-            generation_probability: load
+            generation_probability: nic_load
                 / cfg.traffic.packet_sizes.as_ref().map_or(params.packet_size as f64, |s| s.mean()),
             packet_sizes: cfg.traffic.packet_sizes.clone(),
             injection_vcs: match params.injection_vc {
@@ -316,6 +322,7 @@ impl RankModel {
                 .congestion
                 .scheme(cfg.router.input_buffer, cfg.router.output_buffer)
                 .expect("checked when parsed"),
+            speeds,
         })
     }
 
@@ -327,7 +334,11 @@ impl RankModel {
             engine: vec![outcome.stats.clone()],
             ..Default::default()
         };
-        for part in std::mem::take(&mut outcome.locals) {
+        let mut carried = std::collections::HashMap::new();
+        for mut part in std::mem::take(&mut outcome.locals) {
+            for (switch, port, phits) in std::mem::take(&mut part.stats.phits_carry) {
+                *carried.entry((switch, port)).or_insert(0u64) += phits;
+            }
             p.merge(Partial::of_partition(part.stats));
         }
         let time = outcome.time;
@@ -345,7 +356,7 @@ impl RankModel {
                         port: port as PortId,
                         class: info.class,
                         peer: switch,
-                        phits,
+                        phits: phits + carried.get(&(r.id(), port as PortId)).copied().unwrap_or(0),
                         stall_cycles,
                     });
                 }

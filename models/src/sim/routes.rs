@@ -34,7 +34,11 @@ pub fn build_routes(
     };
     let seconds = t0.elapsed().as_secs_f64();
     let entry = config.routing_entry();
-    let vc_policy = effective_vc_policy(config);
+    let vc_policy = match effective_vc_policy(config) {
+        // On GPU nodes the routing applies a ladder on the fabric's hops itself.
+        p if net.nodes.is_some() && routing::nodes::Nodes::applies(p) => VcPolicy::Routing,
+        p => p,
+    };
     check_vcs(config, entry, &*routing, vc_policy, escape.is_some())?;
     Ok((Routes { routing, name: entry.name, vc_policy, escape }, seconds))
 }
@@ -96,6 +100,41 @@ fn around_faults(kind: &str) -> Vec<&'static str> {
 /// Builds the routing named in the config for `net`, for decisions at `switches` only
 /// where given (see [`build_routes`]).
 pub fn build_routing(
+    config: &Config,
+    net: &Network,
+    endpoint_switch: &Arc<Vec<SwitchId>>,
+    switches: Option<&[SwitchId]>,
+) -> Result<Arc<dyn Routing>, ConfigError> {
+    let Some(layout) = &net.nodes else {
+        return build_fabric_routing(config, net, endpoint_switch, switches);
+    };
+    // GPU nodes: the routing routes the fabric on its own (one plane: the planes are
+    // copies), and the nodes wrapper adds the hops into and out of the GPUs.
+    if config.routing.escape_vcs > 0 {
+        return Err(ConfigError::new(
+            "routing.escape_vcs",
+            "an escape subnetwork is not built across GPU nodes ([topology.nodes]): set 0",
+        ));
+    }
+    let fabric = &*layout.fabric;
+    let fabric_endpoints = Arc::new(fabric.endpoint_location.iter().map(|&(s, _)| s).collect());
+    let fabric_switches: Option<Vec<SwitchId>> = switches.map(|own| {
+        let mut list: Vec<SwitchId> =
+            own.iter().filter_map(|&s| layout.in_fabric(s).map(|(_, f)| f)).collect();
+        // A rank's GPUs route into the fabric at their leaves.
+        list.extend(own.iter().filter(|&&s| layout.is_gpu(s)).map(|&s| layout.attachment(s).0));
+        list.sort_unstable();
+        list.dedup();
+        list
+    });
+    let inner = build_fabric_routing(config, fabric, &fabric_endpoints, fabric_switches.as_deref())?;
+    let nodes =
+        routing::nodes::Nodes::new(inner, layout.clone(), effective_vc_policy(config), routing_vcs(config));
+    Ok(Arc::new(nodes))
+}
+
+/// [`build_routing`] on a network without GPU nodes (or on their fabric).
+fn build_fabric_routing(
     config: &Config,
     net: &Network,
     endpoint_switch: &Arc<Vec<SwitchId>>,

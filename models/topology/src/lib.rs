@@ -25,8 +25,10 @@ pub mod ib;
 pub mod ids;
 pub mod metrics;
 pub mod network;
+pub mod nodes;
 pub mod registry;
 pub mod shape;
+pub mod speed;
 
 pub mod dragonfly;
 pub mod fattree;
@@ -42,7 +44,8 @@ pub(crate) use network::{
     check_latency, check_size, link_classes, one, ports_from_sorted_adjacency, terminal_port,
 };
 pub use network::{
-    endpoint_offsets, EndpointMap, LinkClass, Network, NetworkSize, Port, PortTarget, TopologyError,
+    endpoint_offsets, EndpointMap, LinkClass, LinkSpeed, Network, NetworkSize, Port, PortTarget,
+    TopologyError,
 };
 pub use registry::{TopologySpec, TOPOLOGIES};
 pub use shape::Shape;

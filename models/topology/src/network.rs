@@ -4,7 +4,9 @@
 
 use crate::ids::{EndpointId, PortId, SwitchId};
 use crate::shape::Shape;
-use serde::Serialize;
+pub use crate::speed::LinkSpeed;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// What a port connects to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -31,13 +33,17 @@ pub struct Port {
     pub class: u8,
 }
 
-/// A named class of links with a shared latency in cycles (e.g. "terminal", "global").
+/// A named class of links with a shared latency in cycles and speed (e.g. "terminal",
+/// "global").
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LinkClass {
     /// Name used in configs and output.
     pub name: String,
     /// Latency in cycles, at least 1.
     pub latency: u64,
+    /// Phits a cycle its links carry ([`LinkSpeed::ONE`] unless `topology.link_speeds`
+    /// says otherwise).
+    pub speed: LinkSpeed,
 }
 
 /// The first endpoint of every switch with `terminals[s]` endpoints, and the total at the
@@ -129,6 +135,9 @@ pub struct Network {
     /// The switch a named fault shape (`topology.fault_shape`) is built around; the escape
     /// subnetwork's default root, since the SurePath seed roots it among the faults.
     pub fault_root: Option<SwitchId>,
+    /// With `[topology.nodes]`: where the GPUs, their scale-up switches and the fabric's
+    /// planes are, and the fabric itself, which routings route (`None` otherwise).
+    pub nodes: Option<Arc<NodeLayout>>,
 }
 
 impl Network {
@@ -167,6 +176,22 @@ impl Network {
     /// Latency of the link leaving port `port` of switch `s`.
     pub fn latency(&self, s: SwitchId, port: PortId) -> u64 {
         self.link_classes[self.ports(s)[port as usize].class as usize].latency
+    }
+
+    /// The speed `traffic.load` is stated against: the NICs' (class `nic`) on GPU nodes,
+    /// otherwise the endpoints' links (class 0, `terminal`).
+    pub fn load_speed(&self) -> LinkSpeed {
+        let class = match self.nodes {
+            Some(_) => self.link_classes.iter().find(|c| c.name == "nic"),
+            None => self.link_classes.first(),
+        };
+        class.map_or(LinkSpeed::ONE, |c| c.speed)
+    }
+
+    /// Whether every link class sends one phit a cycle (the routers then skip all speed
+    /// arithmetic).
+    pub fn uniform_speed(&self) -> bool {
+        self.link_classes.iter().all(|c| c.speed == LinkSpeed::ONE)
     }
 
     /// Neighbouring switches of `s` with the local port leading to each (network ports only).
@@ -240,6 +265,7 @@ impl Network {
             shape,
             failed_links: 0,
             fault_root: None,
+            nodes: None,
         }
     }
 
@@ -262,6 +288,53 @@ impl Network {
         }
         Ok(())
     }
+}
+
+// GPU nodes on a fabric (`[topology.nodes]`): the layout a network of nodes keeps, here
+// because a `Network` holds it; `nodes.rs` builds it and gives its methods.
+
+/// How the GPUs of a node are joined.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScaleUp {
+    /// Every GPU links to the node's one scale-up switch (NVSwitch).
+    #[default]
+    Switch,
+    /// Every GPU links to every other GPU of the node.
+    Full,
+    /// No scale-up links: GPUs of a node talk over the fabric.
+    None,
+}
+
+/// Which fabric endpoint each GPU's NIC takes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// GPU `g` of `t` consecutive nodes on leaf `g` of a group of `gpus` leaves.
+    #[default]
+    Rail,
+    /// A node's GPUs on consecutive fabric endpoints.
+    Node,
+}
+
+/// Where the parts of a network of GPU nodes are, and the fabric they sit on
+/// ([`Network::nodes`]).
+#[derive(Clone, Debug)]
+pub struct NodeLayout {
+    /// GPUs per node.
+    pub gpus: u32,
+    /// Nodes.
+    pub nodes: u32,
+    /// Fabric planes (NIC ports per GPU).
+    pub planes: u32,
+    /// How a node's GPUs are joined.
+    pub scale_up: ScaleUp,
+    /// Which fabric endpoint each NIC takes.
+    pub placement: Placement,
+    /// Fabric endpoints per leaf (`rail` placement; 0 otherwise).
+    pub(crate) leaf_endpoints: u32,
+    /// One plane of the fabric, as built (its faults included): what routings route.
+    pub fabric: Arc<Network>,
 }
 
 /// A topology parameter out of range or inconsistent. The message names the key.
@@ -398,7 +471,9 @@ pub(crate) fn check_size(
 
 /// Link classes from `(name, latency)` pairs, in order.
 pub(crate) fn link_classes(list: &[(&str, u64)]) -> Vec<LinkClass> {
-    list.iter().map(|&(name, latency)| LinkClass { name: name.to_string(), latency }).collect()
+    list.iter()
+        .map(|&(name, latency)| LinkClass { name: name.to_string(), latency, speed: LinkSpeed::ONE })
+        .collect()
 }
 
 #[cfg(test)]

@@ -23,6 +23,9 @@ pub enum Shape {
     SlimFly(SlimFlyShape),
     /// A fabric read from a file (no structure a routing can use).
     File(FileShape),
+    /// GPU nodes on a fabric (`Network::nodes` holds the layout and the fabric, with its
+    /// own shape).
+    Nodes,
 }
 
 /// Parameters kept for routing.

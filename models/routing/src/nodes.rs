@@ -1,0 +1,239 @@
+//! Routing on a network of GPU nodes (`[topology.nodes]`, `topology::nodes`): the routing
+//! the configuration names routes the fabric, built on the fabric alone; this wrapper adds
+//! the hops into and out of the GPUs.
+//!
+//! - At a GPU (where every route starts): to a GPU of the same node, its scale-up link
+//!   (to the NVSwitch, or straight to the peer); otherwise any of its NIC's ports, one per
+//!   plane, for the selection to choose.
+//! - At an NVSwitch: the port to the destination GPU.
+//! - In a plane of the fabric: at the switch where the destination GPU's NIC attaches, the
+//!   port down to it; elsewhere what the fabric's routing offers towards that switch.
+//!
+//! The ladder VC policies (`ladder`, `wide_ladder`) climb with the fabric's hops only: the
+//! wrapper applies them to the fabric routing's candidates itself (the routes then take
+//! the `routing` policy), so that a network of nodes needs the VCs its fabric needs. The
+//! other policies read no hop count and apply as on any network.
+//!
+//! GPUs never forward: routes only start and end at them, as RDMA traffic does. (NCCL's
+//! PXN, which sends through a peer GPU's NIC, is two messages: an NVLink copy, then the
+//! peer's send.) The fabric's routing sees the packet as if it had been injected at the
+//! GPU's leaf: its hop count less the GPU's hop, and its destination as the fabric
+//! endpoint the GPU's NIC takes. The fabric's routing state, VCs and deadlock freedom carry
+//! over: the hops into a GPU drain to its endpoint, and the hops out of one start a route.
+
+use super::{Candidate, Feedback, LoadView, Reads, Report, Routing, Sharing, VcPolicy};
+use crate::packet::{Packet, RouteState};
+use base::rng::Rng;
+use std::sync::Arc;
+use topology::nodes::{NodeLayout, ScaleUp};
+use topology::{EndpointId, PortId, SwitchId};
+
+/// A fabric's routing on a network of GPU nodes (see the module docs).
+pub struct Nodes {
+    inner: Arc<dyn Routing>,
+    layout: Arc<NodeLayout>,
+    /// A ladder policy the wrapper applies on the fabric's hops, and the VCs it has.
+    ladder: Option<(VcPolicy, u8)>,
+}
+
+impl Nodes {
+    /// `inner`, built on `layout.fabric`, on the network of nodes `layout` describes, under
+    /// `vc_policy` with `vcs` VCs: a ladder policy ([`Nodes::applies`]) is applied here.
+    pub fn new(inner: Arc<dyn Routing>, layout: Arc<NodeLayout>, vc_policy: VcPolicy, vcs: u8) -> Self {
+        let ladder = Self::applies(vc_policy).then_some((vc_policy, vcs));
+        Nodes { inner, layout, ladder }
+    }
+
+    /// Whether the wrapper applies `policy` itself, counting the fabric's hops only (the
+    /// routes then take [`VcPolicy::Routing`]).
+    pub fn applies(policy: VcPolicy) -> bool {
+        matches!(policy, VcPolicy::Ladder | VcPolicy::WideLadder)
+    }
+
+    /// The ladder policy on the fabric routing's candidates `out`, `hops` fabric hops taken.
+    fn climb(&self, hops: u16, out: &mut Vec<Candidate>) {
+        let Some((policy, vcs)) = self.ladder else { return };
+        if policy == VcPolicy::Ladder {
+            out.iter_mut().for_each(|c| c.vc = hops as u8);
+            return;
+        }
+        let per_step = (vcs as u32 / self.inner.max_hops().max(1)).max(1);
+        let first = hops as u32 * per_step;
+        let last = (first + per_step).min(vcs as u32);
+        assert!(first < last, "the wide ladder ran out of VCs: {hops} fabric hops, {vcs} VCs");
+        crate::routes::spread_over_vcs(out, first as u8..last as u8);
+    }
+
+    /// Whether GPU `a` reaches GPU `b` over its scale-up links.
+    fn same_domain(&self, a: u32, b: u32) -> bool {
+        self.layout.scale_up != ScaleUp::None && self.layout.node_of(a) == self.layout.node_of(b)
+    }
+
+    /// Runs `f` on the packet as the fabric's routing sees it: one hop fewer, its
+    /// destination the fabric endpoint of its GPU's NIC; then restores both.
+    fn as_fabric<T>(&self, packet: &mut Packet, f: impl FnOnce(&mut Packet) -> T) -> T {
+        let (hops, dst) = (packet.hops, packet.dst);
+        packet.hops = hops.saturating_sub(1);
+        packet.dst = self.layout.fabric_endpoint(dst);
+        let out = f(packet);
+        packet.hops = hops;
+        packet.dst = dst;
+        out
+    }
+}
+
+impl Routing for Nodes {
+    fn vcs_required(&self) -> u8 {
+        match self.ladder {
+            // A VC per fabric hop of the longest route (as the ladder checks on the fabric).
+            Some((VcPolicy::Ladder, _)) => self.inner.max_hops().clamp(1, u8::MAX as u32) as u8,
+            _ => self.inner.vcs_required(),
+        }
+    }
+
+    fn max_hops(&self) -> u32 {
+        // Out of the source GPU and into the destination one.
+        self.inner.max_hops() + 2
+    }
+
+    fn init(&self, src: SwitchId, dst: SwitchId, state: &mut RouteState, rng: &mut Rng) {
+        if !self.same_domain(src, dst) {
+            let (a, b) = (self.layout.attachment(src).0, self.layout.attachment(dst).0);
+            self.inner.init(a, b, state, rng);
+        }
+    }
+
+    fn candidates(
+        &self,
+        at: SwitchId,
+        dst: SwitchId,
+        packet: &mut Packet,
+        load: &dyn LoadView,
+        rng: &mut Rng,
+        out: &mut Vec<Candidate>,
+    ) {
+        let l = &*self.layout;
+        let vc = packet.vc;
+        if l.is_gpu(at) {
+            if self.same_domain(at, dst) {
+                out.push(Candidate { port: l.scale_up_port(at, dst), vc, penalty: 0 });
+            } else {
+                out.extend((0..l.planes).map(|p| Candidate {
+                    port: NodeLayout::nic_port(p),
+                    vc,
+                    penalty: 0,
+                }));
+            }
+            return;
+        }
+        let Some((_, fabric_at)) = l.in_fabric(at) else {
+            // An NVSwitch: its port g leads to GPU g of its node.
+            out.push(Candidate { port: (dst % l.gpus) as PortId, vc, penalty: 0 });
+            return;
+        };
+        let (leaf, down) = l.attachment(dst);
+        if fabric_at == leaf {
+            out.push(Candidate { port: down, vc, penalty: 0 });
+            return;
+        }
+        self.as_fabric(packet, |p| {
+            self.inner.candidates(fabric_at, leaf, p, load, rng, out);
+            self.climb(p.hops, out);
+        });
+    }
+
+    fn on_forward(&self, at: SwitchId, chosen: Candidate, packet: &mut Packet) {
+        if let Some((_, fabric_at)) = self.layout.in_fabric(at) {
+            let leaf = self.layout.attachment(packet.dst).0;
+            if fabric_at != leaf {
+                self.as_fabric(packet, |p| self.inner.on_forward(fabric_at, chosen, p));
+            }
+        }
+    }
+
+    fn prefetch(&self, at: SwitchId, dst: SwitchId) {
+        if let Some((_, fabric_at)) = self.layout.in_fabric(at) {
+            self.inner.prefetch(fabric_at, self.layout.attachment(dst).0);
+        }
+    }
+
+    fn reads(&self) -> Reads {
+        let inner = self.inner.reads();
+        // The fabric's load-dependent hops come one hop later.
+        Reads { load_hops: inner.load_hops + u16::from(inner.load), ..inner }
+    }
+
+    fn initial_states(
+        &self,
+        src: SwitchId,
+        dst: SwitchId,
+        base: RouteState,
+        out: &mut Vec<RouteState>,
+    ) -> bool {
+        if self.same_domain(src, dst) {
+            out.push(base);
+            return true;
+        }
+        let (a, b) = (self.layout.attachment(src).0, self.layout.attachment(dst).0);
+        self.inner.initial_states(a, b, base, out)
+    }
+
+    fn sharing(&self) -> Option<Sharing> {
+        self.inner.sharing()
+    }
+
+    fn report(&self, at: SwitchId, load: &dyn LoadView, out: &mut Report) {
+        if let Some((_, fabric_at)) = self.layout.in_fabric(at) {
+            self.inner.report(fabric_at, load, out);
+        }
+    }
+
+    fn reports_to(&self, at: SwitchId, port: PortId) -> bool {
+        self.layout.in_fabric(at).is_some_and(|(_, fabric_at)| {
+            // Not down to a GPU: the fabric had an endpoint there.
+            port >= self.layout.fabric.terminals[fabric_at as usize] && self.inner.reports_to(fabric_at, port)
+        })
+    }
+
+    fn learned_len(&self, at: SwitchId) -> usize {
+        self.layout.in_fabric(at).map_or(0, |(_, fabric_at)| self.inner.learned_len(fabric_at))
+    }
+
+    fn init_learned(&self, at: SwitchId, out: &mut [f32]) {
+        if let Some((_, fabric_at)) = self.layout.in_fabric(at) {
+            self.inner.init_learned(fabric_at, out);
+        }
+    }
+
+    fn on_arrive(
+        &self,
+        at: SwitchId,
+        in_port: PortId,
+        dst: SwitchId,
+        packet: &mut Packet,
+        now: u64,
+        learned: &[f32],
+    ) -> Option<Feedback> {
+        // From a GPU (a terminal port of the fabric) the packet is, as far as the fabric can
+        // tell, just injected; its feedback goes back to the GPU, which ignores it.
+        let (_, fabric_at) = self.layout.in_fabric(at)?;
+        let leaf = self.layout.attachment(dst).0;
+        self.as_fabric(packet, |p| self.inner.on_arrive(fabric_at, in_port, leaf, p, now, learned))
+    }
+
+    fn on_feedback(&self, at: SwitchId, port: PortId, feedback: Feedback, learned: &mut [f32]) {
+        if let Some((_, fabric_at)) = self.layout.in_fabric(at) {
+            self.inner.on_feedback(fabric_at, port, feedback, learned);
+        }
+    }
+
+    fn build_summary(&self) -> Option<String> {
+        self.inner.build_summary()
+    }
+
+    fn destination_class(&self, _endpoint: EndpointId) -> Option<u32> {
+        // A GPU switch has one endpoint: its switch says everything the fabric's routing
+        // may read of it.
+        None
+    }
+}

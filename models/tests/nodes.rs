@@ -1,0 +1,146 @@
+//! GPU nodes on a fabric (`[topology.nodes]`): exact zero-load times over NVLink, the NIC
+//! and the fabric, each at its own speed; routes that start and end at GPUs only; every
+//! packet delivered once; the same results on 1 and 2 partitions; any fabric routing.
+
+mod common;
+use common::{build, run};
+use xnet_models::router::Delivery;
+use xnet_models::sim::{RunResult, Simulation};
+
+/// A 4-ary 2-tree (16 fabric endpoints, 4 leaves, 4 spines) under 4 nodes of 4 GPUs,
+/// rail-optimized: GPU g of every node on leaf g. NICs and fabric at 1 phit a cycle,
+/// NVLink at 4; packets of 8 phits.
+const RAILS: &str = r#"
+    [simulation]
+    cycles = 100000
+    [topology]
+    kind = "fat_tree"
+    k = 4
+    n = 2
+    terminal_latency = 3
+    link_latency = 5
+    link_speeds = { nvlink = 4 }
+    [topology.nodes]
+    gpus = 4
+    nvlink_latency = 2
+    gpu_latency = 1
+    [router]
+    vcs = 2
+    packet_size = 8
+    input_buffer = 32
+    output_buffer = 16
+    router_delay = 2
+    [routing]
+    algorithm = "minimal"
+    [traffic]
+    pattern = "uniform"
+    load = 0.002
+"#;
+
+/// The cycles beyond latencies and router delays that a lone packet takes over links of
+/// serializations `s` in path order (models/tests/link_speeds.rs).
+fn speed_cost(s: &[u64]) -> u64 {
+    let waits: u64 = s.windows(2).map(|w| w[0].saturating_sub(w[1])).sum();
+    waits + s.last().unwrap() - 1
+}
+
+fn run_light(sim: &mut Simulation, parts: u32) -> RunResult {
+    sim.record_deliveries = true;
+    run(sim, parts)
+}
+
+/// Every delivery took exactly `expected(d)` = (hops, latency) but for a few that met
+/// another packet; none faster.
+fn check(result: &RunResult, expected: impl Fn(&Delivery) -> (u16, u64)) {
+    assert!(result.deliveries.len() > 200, "too few packets: {}", result.deliveries.len());
+    let mut exact = 0;
+    for d in &result.deliveries {
+        let (hops, latency) = expected(d);
+        assert_eq!(d.hops, hops, "hop count of {d:?}");
+        let got = d.delivered - d.injected;
+        assert!(got >= latency, "{d:?} took {got} cycles, faster than the zero-load {latency}");
+        exact += usize::from(got == latency);
+    }
+    let share = exact as f64 / result.deliveries.len() as f64;
+    assert!(share > 0.97, "only {:.1} % of packets had the zero-load latency", share * 100.0);
+}
+
+/// (hops, zero-load latency) of a packet from GPU `a` to GPU `b` of [`RAILS`] with the
+/// GPUs' own links at serialization `gpu` (8 phits at their speed).
+fn rails_zero_load(a: u32, b: u32, gpu: u64) -> (u16, u64) {
+    const R: u64 = 2;
+    let (nvlink, nic, fabric) = (2, 8, 8);
+    if a / 4 == b / 4 {
+        // GPU, NVSwitch, GPU: two NVLink hops of 2 cycles.
+        (2, 1 + 2 + 2 + 1 + 3 * R + speed_cost(&[gpu, nvlink, nvlink, gpu]))
+    } else if a % 4 == b % 4 {
+        // Same rail: GPU, leaf, GPU.
+        (2, 1 + 3 + 3 + 1 + 3 * R + speed_cost(&[gpu, nic, nic, gpu]))
+    } else {
+        // Across rails: GPU, leaf, spine, leaf, GPU.
+        (4, 1 + 3 + 5 + 5 + 3 + 1 + 5 * R + speed_cost(&[gpu, nic, fabric, fabric, nic, gpu]))
+    }
+}
+
+#[test]
+fn zero_load_over_nvlink_nic_and_fabric_is_exact_on_1_and_2_partitions() {
+    let mut sim = build(RAILS, &[]);
+    // The GPU's own link defaults to its NIC and NVLink together: 1 + 4 = 5 phits a
+    // cycle, so 8 phits take 2 cycles.
+    let classes: Vec<(String, f64)> =
+        sim.net.link_classes.iter().map(|c| (c.name.clone(), c.speed.phits_per_cycle())).collect();
+    assert_eq!(
+        classes,
+        [("terminal", 5.0), ("nic", 1.0), ("network", 1.0), ("nvlink", 4.0)].map(|(n, s)| (n.to_string(), s))
+    );
+    let one = run_light(&mut sim, 1);
+    check(&one, |d| rails_zero_load(d.src, d.dst, 2));
+    let kinds = [(0, 1), (0, 4), (0, 5)].map(|(a, b)| rails_zero_load(a, b, 2).1);
+    assert!(kinds[0] < kinds[1] && kinds[1] < kinds[2], "NVLink, same rail, across rails: {kinds:?}");
+    let two = run_light(&mut sim, 2);
+    assert_eq!(one.deliveries, two.deliveries, "1 and 2 partitions differ");
+}
+
+#[test]
+fn every_packet_arrives_once_under_load_with_any_fabric_routing() {
+    // Past the fabric's saturation, with routings of three kinds: a table (minimal), the
+    // fat tree's own (ftree), and Up*/Down*.
+    for routing in ["minimal", "ftree", "up_down"] {
+        for (scale_up, planes) in [("switch", 1), ("full", 2), ("none", 1)] {
+            let sets = [
+                format!("routing.algorithm={routing}"),
+                format!("topology.nodes.scale_up={scale_up}"),
+                format!("topology.nodes.planes={planes}"),
+                "traffic.load=0.8".to_string(),
+                "simulation.cycles=6000".to_string(),
+            ];
+            let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+            let text = if scale_up == "none" {
+                RAILS.replace("link_speeds = { nvlink = 4 }", "")
+            } else {
+                RAILS.into()
+            };
+            let mut sim = build(&text, &sets);
+            sim.record_deliveries = true;
+            let one = run(&sim, 1);
+            let two = run(&sim, 2);
+            let label = format!("{routing}, {scale_up}, {planes} planes");
+            let s = &one.summary;
+            assert!(s.delivered_total > 1000, "{label}: {} delivered", s.delivered_total);
+            assert_eq!(
+                s.generated_total,
+                s.delivered_total + one.resident_end + one.on_wires_end,
+                "{label}: {s:?}"
+            );
+            let mut ids: Vec<u64> = one.deliveries.iter().map(|d| d.id).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(ids.len() as u64, s.delivered_total, "{label}: a packet delivered twice");
+            assert!(
+                one.deliveries.iter().all(|d| d.received_by == d.dst),
+                "{label}: a packet at the wrong GPU"
+            );
+            assert_eq!(one.endpoint_accepted, two.endpoint_accepted, "{label}: 1 and 2 partitions differ");
+        }
+    }
+}

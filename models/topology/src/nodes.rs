@@ -1,0 +1,479 @@
+//! GPU nodes on a fabric (`[topology.nodes]`): each endpoint of the fabric becomes a NIC
+//! port of a GPU, and the GPUs of a node are joined by a scale-up domain of their own.
+//!
+//! A node of `gpus` GPUs is what AI clusters are built of (a DGX or HGX server: 8 GPUs on
+//! NVSwitch, a NIC per GPU). In the network each GPU is a small switch of its own (a "GPU
+//! switch") with:
+//! - port 0, a terminal port to the GPU's endpoint (class `terminal`): what the rank
+//!   injects and receives;
+//! - ports `1..=planes`, its NIC's ports, one into each copy ("plane") of the fabric, where
+//!   the fabric had an endpoint (class `nic`, at the fabric's `terminal_latency`);
+//! - then its scale-up links (class `nvlink`): one to the node's NVSwitch (`scale_up =
+//!   "switch"`), or one to each other GPU of the node (`"full"`, as NVLink meshes of 4 or 8
+//!   GPUs without a switch), or none.
+//!
+//! GPU switches come first (switch `i` is GPU `i`, whose endpoint is endpoint `i`: ranks
+//! placed in order fill node 0's GPUs first), then the NVSwitches (one per node), then the
+//! fabric's switches, plane after plane, each plane's ports numbered as in the fabric.
+//!
+//! `placement` says which fabric endpoint each GPU's NIC takes. `node`: node `n`'s GPUs
+//! take the fabric's endpoints `n * gpus ..`, so they share a leaf (a ToR design).
+//! `rail`: the rail-optimized design (NVIDIA's DGX SuperPOD; Meta's RoCE AI zones,
+//! Gangidi et al., SIGCOMM'24): with `t` endpoints per leaf, `t` nodes share `gpus`
+//! consecutive leaves, GPU `g` of each on leaf `g` of the group (its rail), so that GPU
+//! `g` of those `t` nodes meet one hop apart.
+//!
+//! GPU switches never forward: a route starts or ends at one. Routings route the fabric as
+//! built on its own (`Network::nodes` keeps it) and the routing crate's `nodes` wrapper
+//! adds the hops into and out of the GPUs.
+
+use crate::ids::{EndpointId, PortId, SwitchId};
+use crate::network::{LinkClass, Network, NetworkSize, Port, PortTarget, TopologyError};
+pub use crate::network::{NodeLayout, Placement, ScaleUp};
+use crate::shape::Shape;
+use crate::speed::LinkSpeed;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// `[topology.nodes]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodesParams {
+    /// GPUs per node, each an endpoint with its own NIC.
+    pub gpus: u32,
+    /// Ports of each NIC, each in its own copy of the fabric (a multi-plane fabric).
+    #[serde(default = "one32")]
+    pub planes: u32,
+    /// How the GPUs of a node are joined.
+    #[serde(default)]
+    pub scale_up: ScaleUp,
+    /// Which fabric endpoint each GPU's NIC takes.
+    #[serde(default)]
+    pub placement: Placement,
+    /// Cycles of a scale-up link.
+    #[serde(default = "crate::one")]
+    pub nvlink_latency: u64,
+    /// Cycles of the link between a GPU and its NIC and scale-up ports.
+    #[serde(default = "crate::one")]
+    pub gpu_latency: u64,
+}
+
+fn one32() -> u32 {
+    1
+}
+
+impl NodeLayout {
+    /// GPU switches (= GPUs = endpoints).
+    pub fn num_gpus(&self) -> u32 {
+        self.nodes * self.gpus
+    }
+
+    /// The first NVSwitch (with `scale_up = "switch"`; otherwise the first fabric switch).
+    pub fn first_nvswitch(&self) -> SwitchId {
+        self.num_gpus()
+    }
+
+    /// The first switch of plane 0 of the fabric.
+    pub fn first_fabric(&self) -> SwitchId {
+        self.num_gpus() + if self.scale_up == ScaleUp::Switch { self.nodes } else { 0 }
+    }
+
+    /// Whether switch `s` is a GPU.
+    #[inline]
+    pub fn is_gpu(&self, s: SwitchId) -> bool {
+        s < self.num_gpus()
+    }
+
+    /// The node of GPU `gpu`.
+    #[inline]
+    pub fn node_of(&self, gpu: u32) -> u32 {
+        gpu / self.gpus
+    }
+
+    /// The fabric switch `s` is, as `(plane, switch of the fabric)`; `None` for GPUs and
+    /// NVSwitches.
+    #[inline]
+    pub fn in_fabric(&self, s: SwitchId) -> Option<(u32, SwitchId)> {
+        let first = self.first_fabric();
+        if s < first {
+            return None;
+        }
+        let per_plane = self.fabric.num_switches() as u32;
+        Some(((s - first) / per_plane, (s - first) % per_plane))
+    }
+
+    /// Switch `s` of the fabric in plane `plane`, as a switch of the whole network.
+    #[inline]
+    pub fn fabric_switch(&self, plane: u32, s: SwitchId) -> SwitchId {
+        self.first_fabric() + plane * self.fabric.num_switches() as u32 + s
+    }
+
+    /// The fabric endpoint GPU `gpu`'s NIC takes (in every plane).
+    #[inline]
+    pub fn fabric_endpoint(&self, gpu: u32) -> EndpointId {
+        match self.placement {
+            Placement::Node => gpu,
+            Placement::Rail => {
+                let (n, g, t) = (gpu / self.gpus, gpu % self.gpus, self.leaf_endpoints);
+                (n / t) * t * self.gpus + g * t + n % t
+            }
+        }
+    }
+
+    /// The GPU whose NIC takes fabric endpoint `e`.
+    #[inline]
+    pub fn gpu_of_fabric_endpoint(&self, e: EndpointId) -> u32 {
+        match self.placement {
+            Placement::Node => e,
+            Placement::Rail => {
+                let t = self.leaf_endpoints;
+                let (group, r) = (e / (t * self.gpus), e % (t * self.gpus));
+                let (g, i) = (r / t, r % t);
+                (group * t + i) * self.gpus + g
+            }
+        }
+    }
+
+    /// The fabric switch (of the fabric alone) and its port where GPU `gpu`'s NIC attaches.
+    #[inline]
+    pub fn attachment(&self, gpu: u32) -> (SwitchId, PortId) {
+        self.fabric.endpoint_location[self.fabric_endpoint(gpu) as usize]
+    }
+
+    /// A GPU switch's port into plane `plane`.
+    #[inline]
+    pub fn nic_port(plane: u32) -> PortId {
+        1 + plane as PortId
+    }
+
+    /// GPU `from`'s scale-up port towards GPU `to` of its node.
+    #[inline]
+    pub fn scale_up_port(&self, from: u32, to: u32) -> PortId {
+        let first = 1 + self.planes as PortId;
+        match self.scale_up {
+            ScaleUp::Full => {
+                let (f, t) = (from % self.gpus, to % self.gpus);
+                first + (if t < f { t } else { t - 1 }) as PortId
+            }
+            _ => first,
+        }
+    }
+}
+
+/// Checks `p` against a fabric of `fabric.endpoints` endpoints and `fabric.switches`
+/// switches (`terminals`: endpoints per fabric switch when uniform) and returns the counts
+/// of the network of nodes.
+pub fn size(p: &NodesParams, fabric: NetworkSize) -> Result<NetworkSize, TopologyError> {
+    if p.gpus == 0 {
+        return Err(TopologyError::new("nodes.gpus", "must be >= 1, got 0"));
+    }
+    if p.planes == 0 || p.planes > 16 {
+        return Err(TopologyError::new("nodes.planes", format!("must be in 1..=16, got {}", p.planes)));
+    }
+    crate::check_latency("nodes.nvlink_latency", p.nvlink_latency)?;
+    crate::check_latency("nodes.gpu_latency", p.gpu_latency)?;
+    if fabric.endpoints == 0 || !fabric.endpoints.is_multiple_of(p.gpus as u64) {
+        return Err(TopologyError::new(
+            "nodes.gpus",
+            format!(
+                "the fabric has {} endpoints, which must be a whole number of nodes of {} GPUs",
+                fabric.endpoints, p.gpus
+            ),
+        ));
+    }
+    let gpus = fabric.endpoints;
+    let nodes = gpus / p.gpus as u64;
+    let nvswitches = if p.scale_up == ScaleUp::Switch { nodes } else { 0 };
+    let scale_up_ports = match p.scale_up {
+        ScaleUp::Switch => 1,
+        ScaleUp::Full => p.gpus as u64 - 1,
+        ScaleUp::None => 0,
+    };
+    let switches = gpus + nvswitches + p.planes as u64 * fabric.switches;
+    let ports = gpus * (1 + p.planes as u64 + scale_up_ports)
+        + nvswitches * p.gpus as u64
+        + p.planes as u64 * fabric.ports;
+    if switches > u32::MAX as u64 || ports > u32::MAX as u64 {
+        return Err(TopologyError::new(
+            "nodes.planes",
+            format!("the network would have {switches} switches and {ports} ports; each must fit in u32"),
+        ));
+    }
+    Ok(NetworkSize {
+        switches,
+        endpoints: gpus,
+        ports,
+        // Into the fabric and out of it: two more hops.
+        hops: fabric.hops + 2,
+        route_latency: fabric.route_latency + 2 * p.gpu_latency,
+    })
+}
+
+/// The network of GPU nodes on `fabric` (its class 0 the fabric's endpoint links).
+/// Link classes: `terminal` (GPU to its switch), `nic`, the fabric's other classes, then
+/// `nvlink` (unless `scale_up = "none"`).
+pub fn build(fabric: Network, p: &NodesParams) -> Result<Network, TopologyError> {
+    let fabric_size = NetworkSize {
+        switches: fabric.num_switches() as u64,
+        endpoints: fabric.num_endpoints() as u64,
+        ports: fabric.ports.len() as u64,
+        hops: 0,
+        route_latency: 0,
+    };
+    size(p, fabric_size)?;
+    let leaf_endpoints = match p.placement {
+        Placement::Node => 0,
+        Placement::Rail => rail_leaf_endpoints(&fabric, p.gpus)?,
+    };
+    let gpus = fabric.num_endpoints() as u32;
+    let layout = NodeLayout {
+        gpus: p.gpus,
+        nodes: gpus / p.gpus,
+        planes: p.planes,
+        scale_up: p.scale_up,
+        placement: p.placement,
+        leaf_endpoints,
+        fabric: Arc::new(fabric),
+    };
+    let fabric = &layout.fabric;
+    let nvlink_class = fabric.link_classes.len() as u8 + 1;
+    let mut lists: Vec<Vec<Port>> = Vec::with_capacity(layout.first_fabric() as usize);
+    for gpu in 0..gpus {
+        let mut ports = vec![crate::terminal_port()];
+        let (fs, fport) = layout.attachment(gpu);
+        for plane in 0..p.planes {
+            let target = PortTarget::Switch { switch: layout.fabric_switch(plane, fs), port: fport };
+            ports.push(Port { target, class: 1 });
+        }
+        let node_first = layout.node_of(gpu) * p.gpus;
+        match p.scale_up {
+            ScaleUp::Switch => ports.push(Port {
+                target: PortTarget::Switch {
+                    switch: layout.first_nvswitch() + layout.node_of(gpu),
+                    port: (gpu % p.gpus) as PortId,
+                },
+                class: nvlink_class,
+            }),
+            ScaleUp::Full => {
+                for peer in (node_first..node_first + p.gpus).filter(|&q| q != gpu) {
+                    let target = PortTarget::Switch { switch: peer, port: layout.scale_up_port(peer, gpu) };
+                    ports.push(Port { target, class: nvlink_class });
+                }
+            }
+            ScaleUp::None => {}
+        }
+        lists.push(ports);
+    }
+    if p.scale_up == ScaleUp::Switch {
+        let port = NodeLayout::nic_port(p.planes);
+        for n in 0..layout.nodes {
+            lists.push(
+                (0..p.gpus)
+                    .map(|g| Port {
+                        target: PortTarget::Switch { switch: n * p.gpus + g, port },
+                        class: nvlink_class,
+                    })
+                    .collect(),
+            );
+        }
+    }
+    for plane in 0..p.planes {
+        for s in 0..fabric.num_switches() as SwitchId {
+            let ports = fabric.ports(s).iter().map(|q| match q.target {
+                PortTarget::Endpoint(e) => Port {
+                    target: PortTarget::Switch {
+                        switch: layout.gpu_of_fabric_endpoint(e),
+                        port: NodeLayout::nic_port(plane),
+                    },
+                    class: 1,
+                },
+                PortTarget::Switch { switch, port } => Port {
+                    target: PortTarget::Switch { switch: layout.fabric_switch(plane, switch), port },
+                    class: q.class + 1,
+                },
+                PortTarget::Unconnected => Port { target: PortTarget::Unconnected, class: q.class + 1 },
+            });
+            lists.push(ports.collect());
+        }
+    }
+    let mut classes = vec![
+        LinkClass { name: "terminal".into(), latency: p.gpu_latency, speed: LinkSpeed::ONE },
+        LinkClass { name: "nic".into(), ..fabric.link_classes[0].clone() },
+    ];
+    classes.extend(fabric.link_classes[1..].iter().cloned());
+    if p.scale_up != ScaleUp::None {
+        classes.push(LinkClass { name: "nvlink".into(), latency: p.nvlink_latency, speed: LinkSpeed::ONE });
+    }
+    let name = format!(
+        "{} nodes of {} GPUs ({:?} scale-up, {:?} placement{}) on {}",
+        layout.nodes,
+        p.gpus,
+        p.scale_up,
+        p.placement,
+        if p.planes > 1 { format!(", {} planes", p.planes) } else { String::new() },
+        fabric.name
+    )
+    .to_lowercase();
+    let mut net = Network::from_port_lists(name, lists, classes, Shape::Nodes);
+    net.failed_links = fabric.failed_links;
+    net.fault_root = fabric.fault_root.map(|r| layout.fabric_switch(0, r));
+    net.nodes = Some(Arc::new(layout));
+    Ok(net)
+}
+
+/// With `rail` placement: the fabric's endpoints per leaf, the same on every switch that
+/// has any, and leaves that come in whole groups of `gpus`.
+fn rail_leaf_endpoints(fabric: &Network, gpus: u32) -> Result<u32, TopologyError> {
+    let mut per_leaf = fabric.terminals.iter().filter(|&&t| t > 0);
+    let t = per_leaf.next().copied().unwrap_or(0) as u32;
+    let leaves = fabric.terminals.iter().filter(|&&t| t > 0).count() as u32;
+    // Leaves (switches with endpoints) must be consecutive from switch 0, as every family
+    // numbers them.
+    let consecutive = fabric.terminals[..leaves as usize].iter().all(|&x| x > 0);
+    if t == 0 || per_leaf.any(|&x| x as u32 != t) || !consecutive {
+        return Err(TopologyError::new(
+            "nodes.placement",
+            "`rail` needs the same number of endpoints on every leaf, leaves first (use `node`)",
+        ));
+    }
+    if !leaves.is_multiple_of(gpus) {
+        return Err(TopologyError::new(
+            "nodes.placement",
+            format!(
+                "`rail` puts a node's {gpus} GPUs on {gpus} leaves, one per rail: the fabric's {leaves} leaves must be a multiple of {gpus} (or use `node`)"
+            ),
+        ));
+    }
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fattree::{build as fat_tree, FatTreeParams};
+    use crate::network::testutil::check_network;
+
+    fn tree(k: u32, n: u32) -> Network {
+        fat_tree(&FatTreeParams { k, n, terminal_latency: 3, link_latency: 5 }).unwrap()
+    }
+
+    fn params(gpus: u32, planes: u32, scale_up: ScaleUp, placement: Placement) -> NodesParams {
+        NodesParams { gpus, planes, scale_up, placement, nvlink_latency: 1, gpu_latency: 1 }
+    }
+
+    #[test]
+    fn counts_follow_the_definition() {
+        // A 16-ary 2-tree: 256 endpoints, 16 leaves + 16 spines of radix 32.
+        for (planes, scale_up) in
+            [(1, ScaleUp::Switch), (2, ScaleUp::Switch), (1, ScaleUp::Full), (2, ScaleUp::None)]
+        {
+            let p = params(8, planes, scale_up, Placement::Rail);
+            let net = build(tree(16, 2), &p).unwrap();
+            check_network(&net);
+            let nodes = 256 / 8;
+            let nvswitches = if scale_up == ScaleUp::Switch { nodes } else { 0 };
+            assert_eq!(net.num_endpoints(), 256);
+            assert_eq!(net.num_switches(), 256 + nvswitches + planes as usize * 32);
+            let scale_up_links = match scale_up {
+                ScaleUp::Switch => 256,
+                ScaleUp::Full => nodes * 8 * 7 / 2,
+                ScaleUp::None => 0,
+            };
+            // Directed switch-to-switch links: NIC links both ways, the fabric's own, the
+            // scale-up links both ways.
+            let fabric_links = 16 * 16 * 2;
+            assert_eq!(
+                net.num_network_links(),
+                planes as usize * (2 * 256 + fabric_links) + 2 * scale_up_links,
+                "{planes} planes, {scale_up:?}"
+            );
+            // The fabric's ports exactly (16 leaves of 32, 16 spines of 16): the count of the
+            // network of nodes is then exact too.
+            let fabric = NetworkSize {
+                switches: 32,
+                endpoints: 256,
+                ports: 16 * 32 + 16 * 16,
+                hops: 2,
+                route_latency: 11,
+            };
+            let sized = size(&p, fabric).unwrap();
+            assert_eq!(sized.switches, net.num_switches() as u64);
+            assert_eq!(sized.ports, net.ports.len() as u64);
+            assert_eq!((sized.hops, sized.route_latency), (4, 13));
+            let names: Vec<&str> = net.link_classes.iter().map(|c| c.name.as_str()).collect();
+            let expected: &[&str] = if scale_up == ScaleUp::None {
+                &["terminal", "nic", "network"]
+            } else {
+                &["terminal", "nic", "network", "nvlink"]
+            };
+            assert_eq!(names, expected);
+        }
+    }
+
+    #[test]
+    fn rail_placement_puts_gpu_g_of_each_node_on_rail_leaf_g() {
+        let net = build(tree(16, 2), &params(8, 1, ScaleUp::Switch, Placement::Rail)).unwrap();
+        let layout = net.nodes.as_ref().unwrap();
+        for gpu in 0..256 {
+            let (leaf, port) = layout.attachment(gpu);
+            let (n, g) = (gpu / 8, gpu % 8);
+            // Nodes 0..16 on leaves 0..8, nodes 16..32 on leaves 8..16; GPU g on leaf g.
+            assert_eq!((leaf, port as u32), ((n / 16) * 8 + g, n % 16), "GPU {gpu}");
+            assert_eq!(layout.gpu_of_fabric_endpoint(layout.fabric_endpoint(gpu)), gpu);
+            // The GPU's NIC port leads there, and back.
+            let nic = net.ports(gpu)[1].target;
+            assert_eq!(nic, PortTarget::Switch { switch: layout.fabric_switch(0, leaf), port });
+        }
+        let node = build(tree(16, 2), &params(8, 1, ScaleUp::Switch, Placement::Node)).unwrap();
+        let layout = node.nodes.as_ref().unwrap();
+        assert_eq!(layout.attachment(8 * 3 + 5), (1, 8 + 5));
+    }
+
+    #[test]
+    fn scale_up_links_join_a_node_and_nothing_else() {
+        for scale_up in [ScaleUp::Switch, ScaleUp::Full] {
+            let net = build(tree(4, 2), &params(4, 1, scale_up, Placement::Rail)).unwrap();
+            let layout = net.nodes.clone().unwrap();
+            let nvlink = net.link_classes.iter().position(|c| c.name == "nvlink").unwrap() as u8;
+            for gpu in 0..16 {
+                let peers: Vec<u32> = net
+                    .ports(gpu)
+                    .iter()
+                    .filter(|p| p.class == nvlink)
+                    .map(|p| match p.target {
+                        PortTarget::Switch { switch, .. } => switch,
+                        _ => unreachable!(),
+                    })
+                    .collect();
+                match scale_up {
+                    ScaleUp::Switch => assert_eq!(peers, vec![16 + gpu / 4]),
+                    _ => {
+                        let node: Vec<u32> = (gpu / 4 * 4..gpu / 4 * 4 + 4).filter(|&q| q != gpu).collect();
+                        assert_eq!(peers, node);
+                        for &q in &node {
+                            let port = layout.scale_up_port(gpu, q);
+                            assert_eq!(
+                                net.ports(gpu)[port as usize].target,
+                                PortTarget::Switch { switch: q, port: layout.scale_up_port(q, gpu) }
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_nodes_name_the_key() {
+        let e = build(tree(4, 2), &params(3, 1, ScaleUp::Switch, Placement::Node)).unwrap_err();
+        assert!(
+            e.to_string().contains("topology.nodes.gpus") && e.to_string().contains("16 endpoints"),
+            "{e}"
+        );
+        // 4 leaves cannot hold 8 rails.
+        let e = build(tree(4, 2), &params(8, 1, ScaleUp::Switch, Placement::Rail)).unwrap_err();
+        assert!(e.to_string().contains("topology.nodes.placement"), "{e}");
+        let e = build(tree(4, 2), &params(4, 0, ScaleUp::Switch, Placement::Rail)).unwrap_err();
+        assert!(e.to_string().contains("topology.nodes.planes"), "{e}");
+    }
+}
