@@ -144,3 +144,61 @@ fn every_packet_arrives_once_under_load_with_any_fabric_routing() {
         }
     }
 }
+
+/// One node of 8 GPUs (on a single 8-port switch) running NCCL's all-reduce, all-gather and
+/// reduce-scatter with the scale-up links' packets `scale_up_packet` phits long.
+fn node_collectives(scale_up_packet: u16, nvlink_speed: u32) -> (u64, u64) {
+    let text = format!(
+        r#"
+        [simulation]
+        cycles = 100000000
+        sample_period = 1000
+        [topology]
+        kind = "fat_tree"
+        k = 8
+        n = 1
+        link_speeds = {{ nvlink = {nvlink_speed} }}
+        [topology.nodes]
+        gpus = 8
+        placement = "node"
+        nvlink_latency = 10
+        scale_up_packet = {scale_up_packet}
+        [router]
+        vcs = 2
+        packet_size = 64
+        input_buffer = 512
+        output_buffer = 512
+        router_delay = 20
+        [routing]
+        algorithm = "minimal"
+        [workload]
+        [[workload.jobs]]
+        kind = "collectives"
+        ranks = 8
+        operations = [
+          {{ collective = "allreduce", bytes = 4194304, library = "nccl" }},
+          {{ collective = "allgather", bytes = 524288, library = "nccl" }},
+          {{ collective = "reduce_scatter", bytes = 4194304, library = "nccl" }},
+        ]
+        "#
+    );
+    let r = run(&build(&text, &[]), 1);
+    let job = &r.workload.as_ref().unwrap().jobs[0];
+    (job.completion_time.expect("finished"), job.packets_received)
+}
+
+#[test]
+fn a_coarser_grain_on_nvlink_keeps_the_collectives_times() {
+    // At 8 phits a cycle both grains fill NVLink exactly (64 and 1,024 phits take 8 and
+    // 128 cycles): the same completion, in 16 times fewer packets.
+    let (fine, fine_packets) = node_collectives(64, 8);
+    let (coarse, coarse_packets) = node_collectives(1024, 8);
+    assert_eq!(fine, coarse);
+    assert!(fine_packets > 10 * coarse_packets, "{fine_packets} against {coarse_packets} packets");
+    // At 9 phits a cycle a 64-phit packet takes ceil(64 / 9) = 8 cycles, 8 phits a cycle,
+    // where 1,024 phits take 114 (8.98): the packet level is slower by that rounding.
+    let (fine, _) = node_collectives(64, 9);
+    let (coarse, _) = node_collectives(1024, 9);
+    let ratio = fine as f64 / coarse as f64;
+    assert!(ratio > 1.0 && ratio < 9.0 / 8.0 + 0.01, "packet level {fine}, coarse {coarse}: {ratio:.4}");
+}

@@ -324,7 +324,8 @@ fn mapping_files_are_read_into_the_configuration_and_recorded() {
         }
     };
     let placed = |cfg: &Config| {
-        Workload::build(cfg.workload.as_ref().unwrap(), 8, 4.into(), 1).map(|w| w.jobs[0].endpoints.clone())
+        Workload::build(cfg.workload.as_ref().unwrap(), 8, 4.into(), None, 1)
+            .map(|w| w.jobs[0].endpoints.clone())
     };
     let cfg = Config::parse_with_files(&text, &[], &read).expect("mapping read");
     assert_eq!(asked.borrow().as_slice(), ["ranks.map"]);

@@ -300,6 +300,25 @@ impl Config {
                 }
             }
         }
+        if let Some(packet) = net.nodes.as_ref().and_then(|n| n.scale_up_packet) {
+            // A packet within a node must fit the buffers of the GPUs' and NVLink's ports.
+            for class in net.link_classes.iter().filter(|c| c.name == "terminal" || c.name == "nvlink") {
+                for (key, phits) in
+                    [("input_buffer", self.router.input_buffer), ("output_buffer", self.router.output_buffer)]
+                {
+                    let room = class.speed.scaled_buffer(phits).min(u16::MAX as u64);
+                    if room < packet as u64 {
+                        return Err(ConfigError::new(
+                            "topology.nodes.scale_up_packet",
+                            format!(
+                                "packets of {packet} phits do not fit the `{}` links' buffers: router.{key} = {phits} at {} phits a cycle holds {room}; lower it or raise router.{key}",
+                                class.name, class.speed
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
         Ok(net)
     }
 

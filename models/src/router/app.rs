@@ -55,8 +55,11 @@ struct Outgoing {
     dst: EndpointId,
     /// Packets not yet in the source queue.
     packets: u32,
-    /// Phits of the last packet (the others are full: `router.packet_size`).
+    /// Phits of the last packet.
     last: u16,
+    /// Phits of the others: `router.packet_size`, or within a scale-up domain its own
+    /// (`Workload::full_packet_phits`).
+    full: u16,
     /// The low 32 bits of its packets' ids: the send's op, with [`CLEAR_TO_SEND`] for a
     /// clear-to-send.
     low: u32,
@@ -368,16 +371,19 @@ impl RouterState {
                 let next = mail(&mut self.ends.mail).next_out.entry((a as u32, to)).or_insert(0);
                 let seq = *next;
                 *next = next.wrapping_add(1) & SEQ_MASK;
-                let dst = job.endpoints[to as usize];
+                let (src, dst) = (job.endpoints[rank as usize], job.endpoints[to as usize]);
                 let out = if w.eager(bytes, comm) {
-                    let (packets, last) = (w.packets(bytes), w.last_packet_phits(bytes));
-                    Outgoing { dst, packets, last, low: op, seq, created: t, ends: Some(op) }
+                    let packets = w.packets_between(bytes, src, dst);
+                    let last = w.last_packet_phits_between(bytes, src, dst);
+                    let full = w.full_packet_phits(src, dst);
+                    Outgoing { dst, packets, last, full, low: op, seq, created: t, ends: Some(op) }
                 } else {
                     // A rendezvous request: a control packet.
                     Outgoing {
                         dst,
                         packets: 1,
                         last: w.control_phits(),
+                        full: w.control_phits(),
                         low: op,
                         seq,
                         created: t,
@@ -467,7 +473,7 @@ impl RouterState {
     ) {
         let t = ctx.now();
         let packets = out.packets as u64;
-        let phits = (packets - 1) * sh.params.packet_size as u64 + out.last as u64;
+        let phits = (packets - 1) * out.full as u64 + out.last as u64;
         let app = &mut self.ends.apps[a];
         let (job, nic, dst) = (app.job, app.nic, out.dst);
         app.outbox.push_back(out);
@@ -484,7 +490,7 @@ impl RouterState {
         }
         job_stats(st, job).packets_sent += packets;
         let was_idle = self.ends.nics[nic as usize].source_queue.is_empty();
-        self.feed_rank(sh, nic);
+        self.feed_rank(nic);
         if was_idle {
             self.try_inject(sh, nic, ctx, st);
         }
@@ -493,7 +499,7 @@ impl RouterState {
     /// Moves the next packets of the rank at endpoint `nic` from its outbox into the
     /// source queue, keeping [`QUEUED`] there: a rank that posts a large message holds one
     /// record per message, not one per packet, until its endpoint sends them.
-    pub(super) fn feed_rank(&mut self, sh: &Shared, nic: u16) {
+    pub(super) fn feed_rank(&mut self, nic: u16) {
         let a = self.ends.nics[nic as usize].app;
         if a == NIL {
             return;
@@ -502,7 +508,7 @@ impl RouterState {
         let src = self.ends.nics[nic as usize].endpoint;
         while self.ends.nics[nic as usize].source_queue.len < QUEUED {
             let Some(front) = app.outbox.front_mut() else { break };
-            let size = if front.packets == 1 { front.last } else { sh.params.packet_size };
+            let size = if front.packets == 1 { front.last } else { front.full };
             let mut packet = Packet::new(src, front.low, front.dst, size, front.created);
             packet.id |= WORKLOAD_PACKET;
             packet.set_app_seq(front.seq);
@@ -571,10 +577,12 @@ impl RouterState {
             let Op::Send { to, bytes, .. } = job.ops.graph.op(app.rank, op) else {
                 unreachable!("a clear-to-send names a send")
             };
+            let (src, dst) = (job.endpoints[app.rank as usize], job.endpoints[to as usize]);
             let data = Outgoing {
-                dst: job.endpoints[to as usize],
-                packets: w.packets(bytes),
-                last: w.last_packet_phits(bytes),
+                dst,
+                packets: w.packets_between(bytes, src, dst),
+                last: w.last_packet_phits_between(bytes, src, dst),
+                full: w.full_packet_phits(src, dst),
                 low: op,
                 seq: 0,
                 created: t,
@@ -607,7 +615,7 @@ impl RouterState {
             let m = Inbound {
                 recv: UNMATCHED,
                 got: u32::from(!rendezvous),
-                need: w.packets(bytes),
+                need: w.packets_between(bytes, job.endpoints[src as usize], job.endpoints[app.rank as usize]),
                 posted,
                 rendezvous,
                 env,
@@ -681,6 +689,7 @@ impl RouterState {
                 dst: w.jobs[app.job as usize].endpoints[src as usize],
                 packets: 1,
                 last: w.control_phits(),
+                full: w.control_phits(),
                 low: sop | CLEAR_TO_SEND,
                 seq: 0,
                 created: t,

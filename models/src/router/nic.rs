@@ -211,7 +211,7 @@ impl RouterState {
             nic
         } else {
             // A rank's next packets come from its outbox (synthetic endpoints skip the call).
-            self.feed_rank(sh, nic_index);
+            self.feed_rank(nic_index);
             &mut self.ends.nics[nic_index as usize]
         };
         nic.link_busy_until = t + serialization;

@@ -27,7 +27,7 @@ pub use schema::{Sample, Summary, SATURATED_BACKLOG, SATURATED_Z};
 
 use crate::config::{Config, ConfigError};
 use crate::traffic::Pattern;
-use crate::workload::{PacketFormat, Workload};
+use crate::workload::{PacketFormat, ScaleUpGrain, Workload};
 use engine::{EngineError, SingleRank};
 use partitioner::{Method, PartGraph, Plan};
 use routing::escape::Escape;
@@ -37,11 +37,9 @@ use std::sync::Arc;
 use topology::Network;
 
 /// The jobs of `config`'s `[workload]` on a network of `endpoints` endpoints, if any.
-pub(crate) fn build_workload(
-    config: &Config,
-    endpoints: usize,
-) -> Result<Option<Arc<Workload>>, ConfigError> {
+pub(crate) fn build_workload(config: &Config, net: &Network) -> Result<Option<Arc<Workload>>, ConfigError> {
     let Some(section) = &config.workload else { return Ok(None) };
+    let endpoints = net.num_endpoints();
     if endpoints > routing::packet::MAX_APP_ENDPOINTS {
         return Err(ConfigError::new(
             "workload",
@@ -54,6 +52,13 @@ pub(crate) fn build_workload(
         section,
         endpoints,
         PacketFormat { mtu_phits: config.router.packet_size, header_phits: config.router.header_phits },
+        net.nodes.as_ref().and_then(|n| {
+            let mtu_phits = n.scale_up_packet?;
+            Some(ScaleUpGrain {
+                gpus: n.gpus,
+                format: PacketFormat { mtu_phits, header_phits: config.router.header_phits },
+            })
+        }),
         config.simulation.seed,
     )
     .map(Some)
@@ -82,7 +87,7 @@ impl Simulation {
         let (routes, routing_build_seconds) = build_routes(&config, &net, None)?;
         let pattern = config.traffic.build_pattern(&net, config.simulation.seed)?;
         config.congestion.targets(&pattern, net.num_endpoints())?;
-        let workload = build_workload(&config, net.num_endpoints())?;
+        let workload = build_workload(&config, &net)?;
         Ok(Self {
             config,
             net: Arc::new(net),

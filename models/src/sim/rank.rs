@@ -84,7 +84,7 @@ impl RankModel {
         let (routes, seconds) = build_routes(&config, &net, Some(&switches))?;
         let pattern = config.traffic.build_pattern(&net, config.simulation.seed)?;
         config.congestion.targets(&pattern, net.num_endpoints())?;
-        let workload = super::build_workload(&config, net.num_endpoints())?;
+        let workload = super::build_workload(&config, &net)?;
         Ok(Self::assemble(
             config,
             &net,

@@ -181,6 +181,17 @@ impl From<u16> for PacketFormat {
     }
 }
 
+/// Messages between GPUs of one scale-up domain (a node's NVLink, `[topology.nodes]`) cut
+/// into longer packets than the NICs' (`topology.nodes.scale_up_packet`): the scale-up
+/// links' traffic at a coarser grain, hundreds of GB a training step in fewer events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScaleUpGrain {
+    /// GPUs (endpoints) per domain: endpoints `d * gpus ..` are domain `d`.
+    pub gpus: u32,
+    /// The packets' lengths within a domain.
+    pub format: PacketFormat,
+}
+
 /// The workload, built: every job, and which rank each endpoint runs.
 #[derive(Clone, Debug)]
 pub struct Workload {
@@ -192,6 +203,9 @@ pub struct Workload {
     pub bytes_per_phit: u64,
     /// The packets' lengths.
     pub format: PacketFormat,
+    /// Longer packets within a scale-up domain, if the network has GPU nodes whose
+    /// `scale_up_packet` differs from `router.packet_size`.
+    pub scale_up: Option<(ScaleUpGrain, u64)>,
     /// Messages of up to this many bytes are sent eagerly; larger ones by rendezvous.
     pub eager_limit: u64,
     /// Background traffic goes only to endpoints that run no rank (`workload.background`).
@@ -302,6 +316,7 @@ impl Workload {
         section: &WorkloadSection,
         endpoints: usize,
         format: PacketFormat,
+        scale_up: Option<ScaleUpGrain>,
         seed: u64,
     ) -> Result<Arc<Workload>, ConfigError> {
         let payload_phits = format.mtu_phits.saturating_sub(format.header_phits).max(1);
@@ -365,6 +380,10 @@ impl Workload {
             packet_bytes,
             bytes_per_phit: section.bytes_per_phit,
             format,
+            scale_up: scale_up.filter(|g| g.format != format).map(|g| {
+                let payload = g.format.mtu_phits.saturating_sub(g.format.header_phits).max(1);
+                (g, section.bytes_per_phit * payload as u64)
+            }),
             eager_limit: section.eager_limit,
             background_free_only: section.background_free_only,
             ps_per_cycle: section.ps_per_cycle,
@@ -479,6 +498,35 @@ impl Workload {
         last_packet_phits(bytes, self.packet_bytes, self.bytes_per_phit, self.format)
     }
 
+    /// The packets (data bytes of a full one, lengths) of a message from endpoint `src` to
+    /// endpoint `dst`: longer within a scale-up domain ([`ScaleUpGrain`]).
+    #[inline]
+    fn grain(&self, src: EndpointId, dst: EndpointId) -> (u64, PacketFormat) {
+        match self.scale_up {
+            Some((grain, bytes)) if src / grain.gpus == dst / grain.gpus => (bytes, grain.format),
+            _ => (self.packet_bytes, self.format),
+        }
+    }
+
+    /// [`packets`](Self::packets) of a message from endpoint `src` to endpoint `dst`.
+    #[inline]
+    pub fn packets_between(&self, bytes: u64, src: EndpointId, dst: EndpointId) -> u32 {
+        bytes.div_ceil(self.grain(src, dst).0).max(1) as u32
+    }
+
+    /// [`last_packet_phits`](Self::last_packet_phits) of a message from `src` to `dst`.
+    #[inline]
+    pub fn last_packet_phits_between(&self, bytes: u64, src: EndpointId, dst: EndpointId) -> u16 {
+        let (packet_bytes, format) = self.grain(src, dst);
+        last_packet_phits(bytes, packet_bytes, self.bytes_per_phit, format)
+    }
+
+    /// Phits of a full packet from `src` to `dst`.
+    #[inline]
+    pub fn full_packet_phits(&self, src: EndpointId, dst: EndpointId) -> u16 {
+        self.grain(src, dst).1.mtu_phits
+    }
+
     /// Phits of a control packet (a rendezvous request's clear-to-send): a header and one
     /// phit.
     #[inline]
@@ -513,7 +561,7 @@ mod tests {
             "[workload]\nns_per_cycle = 0.64\n[[workload.jobs]]\nkind = \"stencil2d\"\ngrid = [4, 4]\nhalo_bytes = 1000\niterations = 7\n",
         )
         .unwrap();
-        let built = Workload::build(&w, 16, 4.into(), 1).unwrap();
+        let built = Workload::build(&w, 16, 4.into(), None, 1).unwrap();
         // 1000 bytes in 64-byte packets: 16 packets.
         assert_eq!(built.packets(1000), 16);
         assert_eq!(built.packets(0), 1);

@@ -325,21 +325,21 @@ mod tests {
              [[workload.jobs]]\nkind = \"butterfly\"\nranks = 8\nmessage_bytes = 8\nmapping = \"random\"\n",
         )
         .unwrap();
-        let built = Workload::build(&w, 12, 4.into(), 1).unwrap();
+        let built = Workload::build(&w, 12, 4.into(), None, 1).unwrap();
         assert_eq!(built.jobs[0].endpoints, vec![2, 3, 4, 5]);
         let mut second = built.jobs[1].endpoints.clone();
         second.sort_unstable();
         assert_eq!(second, vec![0, 1, 6, 7, 8, 9, 10, 11]);
         assert_eq!(built.rank_at(4), Some((0, 2)));
         // Too many ranks for the free endpoints; overlapping explicit placement.
-        let e = Workload::build(&w, 11, 4.into(), 1).unwrap_err().to_string();
+        let e = Workload::build(&w, 11, 4.into(), None, 1).unwrap_err().to_string();
         assert!(e.contains("workload.jobs[1]") && e.contains("only 7"), "{e}");
         let over = section(
             "[workload]\n[[workload.jobs]]\nkind = \"butterfly\"\nranks = 2\nmessage_bytes = 8\n\
              [[workload.jobs]]\nkind = \"butterfly\"\nranks = 2\nmessage_bytes = 8\nfirst_endpoint = 1\n",
         )
         .unwrap();
-        let e = Workload::build(&over, 8, 4.into(), 1).unwrap_err().to_string();
+        let e = Workload::build(&over, 8, 4.into(), None, 1).unwrap_err().to_string();
         assert!(e.contains("workload.jobs[1].mapping") && e.contains("endpoint 1"), "{e}");
     }
 }

@@ -30,6 +30,7 @@ pub mod registry;
 pub mod shape;
 pub mod speed;
 
+pub mod clos;
 pub mod dragonfly;
 pub mod fattree;
 pub mod file;

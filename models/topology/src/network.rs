@@ -215,6 +215,7 @@ impl Network {
             // Pods of a k-ary n-tree: below the top level, links between levels l and l+1
             // change digit l of the switch index, so the highest digit (n-2) names the pod;
             // top-level switches join the pod of their own highest digit.
+            Shape::Clos(c) if c.pods > 1 => Some((0..self.num_switches() as u32).map(|s| c.pod(s)).collect()),
             Shape::FatTree(f) if f.n >= 2 => {
                 Some((0..self.num_switches() as u32).map(|s| f.digit(f.index(s), f.n - 2)).collect())
             }
@@ -333,6 +334,8 @@ pub struct NodeLayout {
     pub placement: Placement,
     /// Fabric endpoints per leaf (`rail` placement; 0 otherwise).
     pub(crate) leaf_endpoints: u32,
+    /// Phits of a full packet between GPUs of a node (`None`: `router.packet_size`).
+    pub scale_up_packet: Option<u16>,
     /// One plane of the fabric, as built (its faults included): what routings route.
     pub fabric: Arc<Network>,
 }

@@ -56,6 +56,10 @@ pub struct NodesParams {
     /// Cycles of the link between a GPU and its NIC and scale-up ports.
     #[serde(default = "crate::one")]
     pub gpu_latency: u64,
+    /// Phits of a full packet between GPUs of one node, over the scale-up links (default:
+    /// `router.packet_size`): a coarser grain for NVLink's traffic.
+    #[serde(default)]
+    pub scale_up_packet: Option<u16>,
 }
 
 fn one32() -> u32 {
@@ -172,6 +176,9 @@ pub fn size(p: &NodesParams, fabric: NetworkSize) -> Result<NetworkSize, Topolog
     }
     crate::check_latency("nodes.nvlink_latency", p.nvlink_latency)?;
     crate::check_latency("nodes.gpu_latency", p.gpu_latency)?;
+    if p.scale_up_packet == Some(0) {
+        return Err(TopologyError::new("nodes.scale_up_packet", "must be in 1..=65535 phits, got 0"));
+    }
     if fabric.endpoints == 0 || !fabric.endpoints.is_multiple_of(p.gpus as u64) {
         return Err(TopologyError::new(
             "nodes.gpus",
@@ -232,6 +239,7 @@ pub fn build(fabric: Network, p: &NodesParams) -> Result<Network, TopologyError>
         planes: p.planes,
         scale_up: p.scale_up,
         placement: p.placement,
+        scale_up_packet: p.scale_up_packet.filter(|_| p.scale_up != ScaleUp::None),
         leaf_endpoints,
         fabric: Arc::new(fabric),
     };
@@ -358,7 +366,15 @@ mod tests {
     }
 
     fn params(gpus: u32, planes: u32, scale_up: ScaleUp, placement: Placement) -> NodesParams {
-        NodesParams { gpus, planes, scale_up, placement, nvlink_latency: 1, gpu_latency: 1 }
+        NodesParams {
+            gpus,
+            planes,
+            scale_up,
+            placement,
+            nvlink_latency: 1,
+            gpu_latency: 1,
+            scale_up_packet: None,
+        }
     }
 
     #[test]

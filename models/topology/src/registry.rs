@@ -21,6 +21,7 @@ pub const TOPOLOGIES: &[TopologyEntry] = &[
     super::torus::TORUS,
     super::torus::MESH,
     super::fattree::FAT_TREE,
+    super::clos::CLOS,
     super::rrg::RANDOM_REGULAR,
     super::slimfly::SLIM_FLY,
     super::file::FILE,

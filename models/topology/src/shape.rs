@@ -23,6 +23,8 @@ pub enum Shape {
     SlimFly(SlimFlyShape),
     /// A fabric read from a file (no structure a routing can use).
     File(FileShape),
+    /// Folded Clos of two or three tiers.
+    Clos(ClosShape),
     /// GPU nodes on a fabric (`Network::nodes` holds the layout and the fabric, with its
     /// own shape).
     Nodes,
@@ -260,4 +262,56 @@ pub struct FileIb {
     pub ports: Vec<u16>,
     /// Per endpoint: its HCA's name and HCA port.
     pub hcas: Vec<(String, u16)>,
+}
+
+/// A folded Clos of two tiers (`pods == 1`) or three: switch ids are the leaves (pod by
+/// pod), the spines (pod by pod), then the cores (plane by plane).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ClosShape {
+    /// Leaves.
+    pub leaves: u32,
+    /// Spines per pod.
+    pub spines: u32,
+    /// Pods.
+    pub pods: u32,
+    /// Links from each spine to the cores (0 with two tiers).
+    pub spine_uplinks: u32,
+}
+
+impl ClosShape {
+    /// Spines of all pods.
+    pub fn spines_total(&self) -> u32 {
+        self.spines * self.pods
+    }
+
+    /// Cores (0 with two tiers).
+    pub fn cores(&self) -> u32 {
+        if self.pods > 1 {
+            self.spines * self.spine_uplinks
+        } else {
+            0
+        }
+    }
+
+    /// Spine `j` of pod `pod`.
+    pub fn spine(&self, pod: u32, j: u32) -> u32 {
+        self.leaves + pod * self.spines + j
+    }
+
+    /// Core `c` of plane `j` (linked to spine `j` of every pod).
+    pub fn core(&self, j: u32, c: u32) -> u32 {
+        self.leaves + self.spines_total() + j * self.spine_uplinks + c
+    }
+
+    /// The pod of switch `s` (a core's: its index modulo the pods, for partitioning).
+    pub fn pod(&self, s: u32) -> u32 {
+        let per_pod = self.leaves / self.pods;
+        if s < self.leaves {
+            s / per_pod
+        } else if s < self.leaves + self.spines_total() {
+            (s - self.leaves) / self.spines
+        } else {
+            (s - self.leaves - self.spines_total()) % self.pods
+        }
+    }
 }
