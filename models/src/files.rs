@@ -119,11 +119,19 @@ impl NamedFile {
     }
 
     /// The setting `key` of the table that names the file in `doc` (or of `[workload]`, as
-    /// `workload.KEY`), as text: a string as it is, a number or boolean as TOML writes it.
+    /// `workload.KEY`, or of `[topology]`, as `topology.KEY.SUBKEY`), as text: a string as
+    /// it is, a number or boolean as TOML writes it.
     fn setting(&self, doc: &Table, key: &str) -> Option<String> {
-        let value = match key.strip_prefix("workload.") {
-            Some(k) => doc.get("workload")?.get(k)?,
-            None => {
+        let value = match (key.strip_prefix("workload."), key.strip_prefix("topology.")) {
+            (Some(k), _) => doc.get("workload")?.get(k)?,
+            (_, Some(path)) => {
+                let mut value = doc.get("topology")?;
+                for k in path.split('.') {
+                    value = value.get(k)?;
+                }
+                value
+            }
+            (None, None) => {
                 let mut value = doc.get(match self.table.first()? {
                     Step::Key(k) => *k,
                     Step::Index(_) => return None,

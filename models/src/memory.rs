@@ -132,6 +132,7 @@ fn operations_bytes(config: &Config) -> u64 {
             seed: config.simulation.seed,
             ps_per_cycle: section.ps_per_cycle,
             bytes_per_phit: section.bytes_per_phit,
+            node_gpus: section.node_gpus,
         };
         let ops = spec.kind.ops_estimate(&job);
         let run = ops.saturating_mul(u64::from(spec.replicas.max(1))).saturating_mul(RUN_BYTES_PER_OP);

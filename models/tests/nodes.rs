@@ -202,3 +202,31 @@ fn a_coarser_grain_on_nvlink_keeps_the_collectives_times() {
     let ratio = fine as f64 / coarse as f64;
     assert!(ratio > 1.0 && ratio < 9.0 / 8.0 + 0.01, "packet level {fine}, coarse {coarse}: {ratio:.4}");
 }
+
+#[test]
+fn nccl_rings_across_nodes_stay_on_their_rails() {
+    // 4 nodes of 4 GPUs on a rail-optimized 4-ary 2-tree: leaf g holds GPU g of every node.
+    // NCCL's rings enter and leave each node on one rail, so an all-reduce over all 16
+    // GPUs never climbs to a spine; a ring in rank order would (GPU 3 of node 0 to GPU 0
+    // of node 1 is leaf 3 to leaf 0).
+    let text = RAILS.replace("load = 0.002", "load = 0.0")
+        + "[workload]\n[[workload.jobs]]\nkind = \"collectives\"\nranks = 16\n\
+           operations = [{ collective = \"allreduce\", bytes = 1048576, library = \"nccl\", algorithm = \"ring\" }]\n";
+    let sim = build(&text, &["simulation.cycles=10000000", "simulation.sample_period=1000"]);
+    let layout = sim.net.nodes.clone().unwrap();
+    let r = run(&sim, 1);
+    assert_eq!(r.status, xnet_models::sim::Status::Completed);
+    let leaves: Vec<u32> = (0..4).map(|l| layout.fabric_switch(0, l)).collect();
+    let (mut up, mut down_to_gpus) = (0, 0);
+    for l in &r.links {
+        if leaves.contains(&l.switch) {
+            if l.port >= 4 {
+                up += l.phits;
+            } else {
+                down_to_gpus += l.phits;
+            }
+        }
+    }
+    assert_eq!(up, 0, "the rings climbed to the spines");
+    assert!(down_to_gpus > 0, "no traffic crossed the NICs");
+}

@@ -418,6 +418,7 @@ fn the_ops_estimate_is_close_to_the_ops_built() {
             seed: 1,
             ps_per_cycle: section.ps_per_cycle,
             bytes_per_phit: section.bytes_per_phit,
+            node_gpus: section.node_gpus,
         };
         let estimate = spec.kind.ops_estimate(&job);
         // 640 built against 704 estimated for the stencil, 24,256 against 40,320 for the ring.

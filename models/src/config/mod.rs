@@ -123,7 +123,14 @@ impl Config {
         };
         let workload = match doc.get("workload") {
             None => None,
-            Some(Value::Table(t)) => Some(WorkloadSection::parse(t)?),
+            Some(Value::Table(t)) => {
+                let mut w = WorkloadSection::parse(t)?;
+                // NCCL's rings follow the GPU nodes, if any (their key is checked with the
+                // topology).
+                let gpus = topology.get("nodes").and_then(|n| n.get("gpus")).and_then(Value::as_integer);
+                w.node_gpus = gpus.filter(|&g| (1..=u32::MAX as i64).contains(&g)).map_or(1, |g| g as u32);
+                Some(w)
+            }
             Some(other) => {
                 return Err(ConfigError::new(
                     "workload",

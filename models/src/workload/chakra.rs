@@ -123,6 +123,8 @@ struct Expander {
     channels: u32,
     /// The NIC's rate for NCCL's tuning model, GB/s.
     nic_gbs: f64,
+    /// GPUs per node, for NCCL's rings.
+    node_gpus: u32,
     timed: RefCell<Timed>,
 }
 
@@ -166,8 +168,19 @@ impl Expander {
         let root = c.root.min(n - 1);
         let (kind, bytes) = c.mpi(n);
         if self.nccl {
-            let nccl =
-                emit_nccl_chosen(b, kind, bytes, root, self.nic_gbs, self.channels, comm, me, tag, after);
+            let nccl = emit_nccl_chosen(
+                b,
+                kind,
+                bytes,
+                root,
+                self.nic_gbs,
+                self.channels,
+                self.node_gpus,
+                comm,
+                me,
+                tag,
+                after,
+            );
             if let Some(end) = nccl {
                 return end;
             }
@@ -221,7 +234,10 @@ fn chakra_held(
     let number =
         |key: &str, default: f64| setting(key).and_then(|v| v.parse::<f64>().ok()).unwrap_or(default);
     let nic_gbs = number("workload.bytes_per_phit", 16.0) / number("workload.ns_per_cycle", 0.64);
-    let expander = Expander { nccl, channels, nic_gbs, timed: RefCell::new(Timed::new(ranks.len())) };
+    // NCCL's rings follow the GPU nodes, if any.
+    let node_gpus = number("topology.nodes.gpus", 1.0).max(1.0) as u32;
+    let expander =
+        Expander { nccl, channels, nic_gbs, node_gpus, timed: RefCell::new(Timed::new(ranks.len())) };
     let schedule = schedule_of_chakra_with(&ranks, &options, &mut |b, c, comm, me, tag, after| {
         expander.expand(b, c, comm, me, tag, after)
     })

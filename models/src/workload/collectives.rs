@@ -302,7 +302,8 @@ impl Operation {
             Some(c) => c,
             None => tuning::channels_for(algorithm, protocol, total, size, most),
         };
-        let mut settings = NcclSettings::new(algorithm, protocol, channels);
+        let mut settings =
+            NcclSettings { node_gpus: job.node_gpus, ..NcclSettings::new(algorithm, protocol, channels) };
         if let Some(buffer) = self.buffer {
             let least = u64::from(schedule::nccl::NCCL_STEPS) * protocol.grain() * 4;
             if buffer < least {

@@ -87,6 +87,9 @@ pub struct JobContext {
     /// Bytes a phit carries (`workload.bytes_per_phit`): with `ps_per_cycle`, an
     /// endpoint's link rate.
     pub bytes_per_phit: u64,
+    /// GPUs per node (1 without GPU nodes): NCCL's rings go node by node, ranks `r` and
+    /// `r'` on one node when `r / node_gpus == r' / node_gpus`.
+    pub node_gpus: u32,
 }
 
 impl JobContext {

@@ -243,6 +243,7 @@ fn job_context(section: &WorkloadSection, j: usize, seed: u64) -> JobContext {
         seed,
         ps_per_cycle: section.ps_per_cycle,
         bytes_per_phit: section.bytes_per_phit,
+        node_gpus: section.node_gpus,
     }
 }
 

@@ -88,6 +88,9 @@ pub struct WorkloadSection {
     pub background_free_only: bool,
     /// The jobs.
     pub jobs: Vec<JobSpec>,
+    /// GPUs per node when the network has GPU nodes (`topology.nodes.gpus`; 1 otherwise):
+    /// NCCL builds its rings across nodes from it. Set by the configuration, not a key.
+    pub node_gpus: u32,
 }
 
 impl WorkloadSection {
@@ -192,7 +195,14 @@ impl WorkloadSection {
                 ));
             }
         }
-        Ok(WorkloadSection { bytes_per_phit, ps_per_cycle, eager_limit, background_free_only, jobs })
+        Ok(WorkloadSection {
+            bytes_per_phit,
+            ps_per_cycle,
+            eager_limit,
+            background_free_only,
+            jobs,
+            node_gpus: 1,
+        })
     }
 }
 

@@ -49,6 +49,8 @@ mod ring;
 mod tree;
 pub mod tuning;
 
+pub use ring::ring_order;
+
 use crate::graph::{OpId, ScheduleBuilder};
 use crate::Comm;
 use pipeline::Channel;
@@ -234,6 +236,9 @@ pub struct NcclSettings {
     pub launch: u64,
     /// The GPU's latency per slice it handles, in the same unit.
     pub hop: u64,
+    /// GPUs per node (1: no nodes): ranks `r` and `r'` share a node when `r / node_gpus
+    /// == r' / node_gpus`, and a ring crosses the nodes as NCCL's do ([`ring::ring_order`]).
+    pub node_gpus: u32,
 }
 
 impl NcclSettings {
@@ -247,6 +252,7 @@ impl NcclSettings {
             buffer: protocol.default_buffer(),
             launch: protocol.launch_ns(algorithm),
             hop: protocol.hop_ns(algorithm),
+            node_gpus: 1,
         }
     }
 
@@ -358,7 +364,13 @@ pub fn emit_nccl(
         let channel = channel as u32;
         let mut ch = Channel::new(comm.id, tag, channel, depth, settings.hop, start);
         match settings.algorithm {
-            Algorithm::Ring => ring::emit_ring(b, &mut ch, kind, settings, &comm.ranks, me, root, part),
+            Algorithm::Ring => match ring::ring_order(&comm.ranks, settings.node_gpus, channel) {
+                None => ring::emit_ring(b, &mut ch, kind, settings, &comm.ranks, me, root, part),
+                Some(order) => {
+                    let at = |k: usize| order.iter().position(|&x| x == comm.ranks[k]).expect("a member");
+                    ring::emit_ring(b, &mut ch, kind, settings, &order, at(me), at(root), part)
+                }
+            },
             Algorithm::Tree => {
                 let chunk = tree::tree_chunk(settings, n, part);
                 tree::emit_tree(b, &mut ch, settings, &comm.ranks, me, channel, chunk, part)
@@ -398,6 +410,7 @@ pub fn emit_nccl_chosen(
     root: usize,
     nic_gbs: f64,
     channels: u32,
+    node_gpus: u32,
     comm: &Comm,
     me: usize,
     tag: u32,
@@ -408,7 +421,8 @@ pub fn emit_nccl_chosen(
         return Some(p2p::emit_nccl_all_to_all(b, bytes, &settings, comm, me, tag, after));
     }
     let k = NcclKind::of(kind)?;
-    let settings = tuning::settings_for(k, bytes, comm.size(), nic_gbs, channels);
+    let settings =
+        NcclSettings { node_gpus, ..tuning::settings_for(k, bytes, comm.size(), nic_gbs, channels) };
     Some(emit_nccl(b, k, bytes, root, &settings, comm, me, tag, after))
 }
 

@@ -17,6 +17,50 @@ pub(super) enum Role {
     Recv,
 }
 
+/// The ring of channel `channel` over `ranks` (a communicator's ranks, global numbers)
+/// when they span several nodes of `node_gpus` GPUs with several of them on each, as
+/// NCCL 2.30's topology search builds it on NVSwitch nodes with a NIC per GPU (the
+/// `crossNic = 2` rings of `src/graph/search.cc`, stitched by `connect.cc`); `None` when
+/// the communicator's rank order is the ring (one node, or one GPU per node).
+///
+/// Nodes come in the order their first rank appears; a node's `m` GPUs in the
+/// communicator are taken by local index. Channel `c` is search channel `s = c mod m`
+/// (one per NIC). On an even node, search channel `g = s` enters the node at its GPU `g`
+/// and, for even `g`, goes down (`g, g - 1, ..., g + 1`), leaving by GPU `g + 1`'s NIC; for
+/// odd `g`, up (`g, g + 1, ..., g - 1`), leaving by GPU `g - 1`'s. Odd nodes take the
+/// paired channel `s ^ 1` (with `m` odd, the last channel has no pair and goes down on
+/// every node, its hops between nodes crossing rails: NCCL would send them through the
+/// next GPU's NIC by PXN, which is not modelled). So each hop between nodes joins two GPUs
+/// of one local index: one rail, alternating between `s` and its pair, but the hop back to
+/// the first node when the node count is odd.
+pub fn ring_order(ranks: &[u32], node_gpus: u32, channel: u32) -> Option<Vec<u32>> {
+    if node_gpus <= 1 {
+        return None;
+    }
+    let mut nodes: Vec<(u32, Vec<u32>)> = Vec::new();
+    for &r in ranks {
+        let node = r / node_gpus;
+        match nodes.iter_mut().find(|(n, _)| *n == node) {
+            Some((_, members)) => members.push(r),
+            None => nodes.push((node, vec![r])),
+        }
+    }
+    let m = nodes[0].1.len();
+    if nodes.len() < 2 || m < 2 || nodes.iter().any(|(_, members)| members.len() != m) {
+        return None;
+    }
+    let s = channel as usize % m;
+    let mut order = Vec::with_capacity(ranks.len());
+    for (n, (_, members)) in nodes.iter_mut().enumerate() {
+        members.sort_unstable_by_key(|&r| r % node_gpus);
+        let paired = s ^ 1 < m;
+        let g = if n % 2 == 1 && paired { s ^ 1 } else { s };
+        let down = g % 2 == 0 || !paired;
+        order.extend((0..m).map(|i| members[if down { (g + m - i) % m } else { (g + i) % m }]));
+    }
+    Some(order)
+}
+
 /// Rank `me`'s chunks on one channel of `bytes` bytes, in order: `(role, bytes)`.
 pub(super) fn ring_program(
     kind: NcclKind,

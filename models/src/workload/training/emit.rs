@@ -123,6 +123,7 @@ pub(super) fn emit_rank(
                     0,
                     job.link_gbs(),
                     channels,
+                    job.node_gpus,
                     comm,
                     me,
                     tag,
