@@ -10,39 +10,10 @@
 //! links get slower, then faster (NVLink, NIC, fabric, NIC, NVLink).
 
 mod common;
-use common::{build, run, CLIQUE};
+use common::{build, check_zero_load as check, run, run_recorded as run_light, speed_cost, CLIQUE};
 use xnet_models::config::Config;
-use xnet_models::router::Delivery;
-use xnet_models::sim::{RunResult, Simulation, Status};
+use xnet_models::sim::{Simulation, Status};
 use xnet_models::topology::Shape;
-
-/// The cycles beyond latencies and router delays that a lone packet takes over links of
-/// serializations `s` in path order.
-fn speed_cost(s: &[u64]) -> u64 {
-    let waits: u64 = s.windows(2).map(|w| w[0].saturating_sub(w[1])).sum();
-    waits + s.last().unwrap() - 1
-}
-
-fn run_light(sim: &mut Simulation, parts: u32) -> RunResult {
-    sim.record_deliveries = true;
-    run(sim, parts)
-}
-
-/// Every delivery took exactly `expected(d)` cycles = (hops, latency) but for a few that
-/// met another packet (none may be faster).
-fn check(result: &RunResult, expected: impl Fn(&Delivery) -> (u16, u64)) {
-    assert!(result.deliveries.len() > 200, "too few packets: {}", result.deliveries.len());
-    let mut exact = 0;
-    for d in &result.deliveries {
-        let (hops, latency) = expected(d);
-        assert_eq!(d.hops, hops, "hop count of {d:?}");
-        let got = d.delivered - d.injected;
-        assert!(got >= latency, "{d:?} took {got} cycles, faster than the zero-load {latency}");
-        exact += usize::from(got == latency);
-    }
-    let share = exact as f64 / result.deliveries.len() as f64;
-    assert!(share > 0.97, "only {:.1} % of packets had the zero-load latency", share * 100.0);
-}
 
 const DRAGONFLY: &str = r#"
     [simulation]

@@ -3,9 +3,7 @@
 //! packet delivered once; the same results on 1 and 2 partitions; any fabric routing.
 
 mod common;
-use common::{build, run};
-use xnet_models::router::Delivery;
-use xnet_models::sim::{RunResult, Simulation};
+use common::{build, check_zero_load as check, run, run_recorded as run_light, speed_cost};
 
 /// A 4-ary 2-tree (16 fabric endpoints, 4 leaves, 4 spines) under 4 nodes of 4 GPUs,
 /// rail-optimized: GPU g of every node on leaf g. NICs and fabric at 1 phit a cycle,
@@ -36,34 +34,6 @@ const RAILS: &str = r#"
     pattern = "uniform"
     load = 0.002
 "#;
-
-/// The cycles beyond latencies and router delays that a lone packet takes over links of
-/// serializations `s` in path order (models/tests/link_speeds.rs).
-fn speed_cost(s: &[u64]) -> u64 {
-    let waits: u64 = s.windows(2).map(|w| w[0].saturating_sub(w[1])).sum();
-    waits + s.last().unwrap() - 1
-}
-
-fn run_light(sim: &mut Simulation, parts: u32) -> RunResult {
-    sim.record_deliveries = true;
-    run(sim, parts)
-}
-
-/// Every delivery took exactly `expected(d)` = (hops, latency) but for a few that met
-/// another packet; none faster.
-fn check(result: &RunResult, expected: impl Fn(&Delivery) -> (u16, u64)) {
-    assert!(result.deliveries.len() > 200, "too few packets: {}", result.deliveries.len());
-    let mut exact = 0;
-    for d in &result.deliveries {
-        let (hops, latency) = expected(d);
-        assert_eq!(d.hops, hops, "hop count of {d:?}");
-        let got = d.delivered - d.injected;
-        assert!(got >= latency, "{d:?} took {got} cycles, faster than the zero-load {latency}");
-        exact += usize::from(got == latency);
-    }
-    let share = exact as f64 / result.deliveries.len() as f64;
-    assert!(share > 0.97, "only {:.1} % of packets had the zero-load latency", share * 100.0);
-}
 
 /// (hops, zero-load latency) of a packet from GPU `a` to GPU `b` of [`RAILS`] with the
 /// GPUs' own links at serialization `gpu` (8 phits at their speed).

@@ -4,8 +4,7 @@
 //! the tail reaching the destination.
 
 mod common;
-use common::build;
-use xnet_models::router::Delivery;
+use common::{build, check_zero_load as check};
 use xnet_models::sim::{RunResult, Simulation};
 use xnet_models::topology::Shape;
 
@@ -13,22 +12,6 @@ fn run_light(sim: &mut Simulation) -> RunResult {
     sim.record_deliveries = true;
     let plan = sim.plan(1).unwrap();
     sim.run(sim.config.traffic.load, &plan.assignment, &mut |_| {}, None).unwrap()
-}
-
-/// Checks every delivery against `expected(d)` = (hops, latency). Contention can only add
-/// delay, so none may be faster; at this load nearly all must match exactly.
-fn check(result: &RunResult, expected: impl Fn(&Delivery) -> (u16, u64)) {
-    assert!(result.deliveries.len() > 200, "too few packets: {}", result.deliveries.len());
-    let mut exact = 0;
-    for d in &result.deliveries {
-        let (hops, latency) = expected(d);
-        assert_eq!(d.hops, hops, "hop count of {d:?}");
-        let got = d.delivered - d.injected;
-        assert!(got >= latency, "{d:?} took {got} cycles, faster than the zero-load {latency}");
-        exact += usize::from(got == latency);
-    }
-    let share = exact as f64 / result.deliveries.len() as f64;
-    assert!(share > 0.97, "only {:.1} % of packets had the zero-load latency", share * 100.0);
 }
 
 #[test]
