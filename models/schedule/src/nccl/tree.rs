@@ -53,6 +53,47 @@ pub(super) fn dtree(n: usize, rank: usize, tree: usize) -> (Option<usize>, [Opti
     (up.map(back), down.map(|d| d.map(back)))
 }
 
+/// Rank `me`'s place (parent, children; communicator positions) in tree `tree` of channel
+/// `channel` when the communicator `ranks` spans several nodes of `node_gpus` GPUs with
+/// several of them on each, as NCCL 2.30 builds its trees on NVSwitch nodes with a NIC per
+/// GPU (`src/graph/search.cc`'s TREE pattern, `connect.cc`'s `connectTrees`): on every
+/// node a chain from GPU `s = channel mod m` (`m` the node's GPUs in the communicator, by
+/// local index) through `s + 1, ..., s - 1`; GPU `s` alone talks to the network, to the
+/// GPU `s` of its parent and child nodes in NCCL's double binary tree over the nodes
+/// (`ncclGetDtree` of node indices). `None` when the communicator's ranks are the tree's
+/// nodes (one node, or one GPU per node), as [`super::ring::ring_order`] decides.
+pub(super) fn node_tree(
+    ranks: &[u32],
+    node_gpus: u32,
+    channel: u32,
+    tree: usize,
+    me: usize,
+) -> Option<(Option<usize>, Vec<usize>)> {
+    let order = super::ring::ring_order(ranks, node_gpus, 0)?;
+    // ring_order's checks passed: several nodes, `m` GPUs on each, nodes in order of first
+    // appearance; recover them from its node-major order.
+    let m = ranks.iter().filter(|&&r| r / node_gpus == order[0] / node_gpus).count();
+    let nodes = ranks.len() / m;
+    let mut members: Vec<Vec<u32>> = order.chunks(m).map(|c| c.to_vec()).collect();
+    for node in &mut members {
+        node.sort_unstable_by_key(|&r| r % node_gpus);
+    }
+    let s = channel as usize % m;
+    let chain = |n: usize, i: usize| members[n][(s + i) % m];
+    let position = |r: u32| ranks.iter().position(|&x| x == r).expect("a member");
+    let me_rank = ranks[me];
+    let n = members.iter().position(|node| node.contains(&me_rank)).expect("on a node");
+    let i = (0..m).find(|&i| chain(n, i) == me_rank).expect("in its node's chain");
+    if i > 0 {
+        let children = if i + 1 < m { vec![position(chain(n, i + 1))] } else { Vec::new() };
+        return Some((Some(position(chain(n, i - 1))), children));
+    }
+    let (up, down) = dtree(nodes, n, tree);
+    let mut children: Vec<usize> = down.iter().flatten().map(|&c| position(chain(c, 0))).collect();
+    children.push(position(chain(n, 1)));
+    Some((up.map(|p| position(chain(p, 0))), children))
+}
+
 /// Rank `me`'s part of an all-reduce of `bytes` bytes on channel `channel` of `channels`
 /// (`ranks`: the communicator's members).
 #[allow(clippy::too_many_arguments)]
@@ -67,8 +108,14 @@ pub(super) fn emit_tree(
     bytes: u64,
 ) {
     let tree = usize::from(channel >= settings.channels.div_ceil(2));
-    let (up, down) = dtree(ranks.len(), me, tree);
-    let children: Vec<u32> = down.iter().flatten().map(|&c| ranks[c]).collect();
+    let (up, down) = match node_tree(ranks, settings.node_gpus, channel, tree, me) {
+        Some(place) => place,
+        None => {
+            let (up, down) = dtree(ranks.len(), me, tree);
+            (up, down.iter().flatten().copied().collect())
+        }
+    };
+    let children: Vec<u32> = down.iter().map(|&c| ranks[c]).collect();
     let wire = |b: u64| settings.protocol.wire_bytes(b);
     let mut chunks = Vec::new();
     let mut offset = 0;
@@ -159,5 +206,38 @@ mod tests {
                 assert!((0..n).all(|r| !(leaf(r, 0) && leaf(r, 1))), "n {n}");
             }
         }
+    }
+
+    #[test]
+    fn trees_across_nodes_chain_each_node_from_its_channel_s_gpu() {
+        // 5 nodes of 4 GPUs: every rank one parent but the root, the heads GPU s of their
+        // nodes, every edge between nodes joining two GPUs s.
+        let g = 4u32;
+        let ranks: Vec<u32> = (0..20).collect();
+        for channel in 0..8 {
+            for tree in 0..2 {
+                let s = channel % g;
+                let mut parents = [0; 20];
+                let mut roots = 0;
+                for me in 0..20 {
+                    let (up, down) = node_tree(&ranks, g, channel, tree, me).expect("nodes");
+                    roots += usize::from(up.is_none());
+                    for &c in &down {
+                        parents[c] += 1;
+                        assert_eq!(node_tree(&ranks, g, channel, tree, c).unwrap().0, Some(me));
+                        if c as u32 / g != me as u32 / g {
+                            assert_eq!(
+                                (me as u32 % g, c as u32 % g),
+                                (s, s),
+                                "an edge between nodes off rail {s}"
+                            );
+                        }
+                    }
+                }
+                assert_eq!(roots, 1);
+                assert_eq!(parents.iter().filter(|&&p| p == 1).count(), 19);
+            }
+        }
+        assert_eq!(node_tree(&ranks, 1, 0, 0, 3), None);
     }
 }
