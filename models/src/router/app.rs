@@ -29,7 +29,9 @@ use super::buffers::{store_in, Held, NIL};
 use super::messages::{Post, SelfEvent};
 use super::stats::{JobStats, PartitionStats, PhaseSpan, RankEnd, StalledRank};
 use super::{RouterCtx, RouterState, Shared};
-use crate::workload::{Job, Workload, CLEAR_TO_SEND, PHASE_END, PHASE_START, WORKLOAD_PACKET};
+use crate::workload::{
+    Job, MessagePackets, Workload, CLEAR_TO_SEND, PHASE_END, PHASE_START, WORKLOAD_PACKET,
+};
 use routing::packet::Packet;
 use rustc_hash::FxHashMap;
 use schedule::{Envelope, Matcher, Op, OpId, Pattern, Source, TagMatch};
@@ -58,7 +60,7 @@ struct Outgoing {
     /// Phits of the last packet.
     last: u16,
     /// Phits of the others: `router.packet_size`, or within a scale-up domain its own
-    /// (`Workload::full_packet_phits`).
+    /// (`Workload::message_packets`).
     full: u16,
     /// The low 32 bits of its packets' ids: the send's op, with [`CLEAR_TO_SEND`] for a
     /// clear-to-send.
@@ -373,9 +375,7 @@ impl RouterState {
                 *next = next.wrapping_add(1) & SEQ_MASK;
                 let (src, dst) = (job.endpoints[rank as usize], job.endpoints[to as usize]);
                 let out = if w.eager(bytes, comm) {
-                    let packets = w.packets_between(bytes, src, dst);
-                    let last = w.last_packet_phits_between(bytes, src, dst);
-                    let full = w.full_packet_phits(src, dst);
+                    let MessagePackets { packets, last, full } = w.message_packets(bytes, src, dst);
                     Outgoing { dst, packets, last, full, low: op, seq, created: t, ends: Some(op) }
                 } else {
                     // A rendezvous request: a control packet.
@@ -578,16 +578,8 @@ impl RouterState {
                 unreachable!("a clear-to-send names a send")
             };
             let (src, dst) = (job.endpoints[app.rank as usize], job.endpoints[to as usize]);
-            let data = Outgoing {
-                dst,
-                packets: w.packets_between(bytes, src, dst),
-                last: w.last_packet_phits_between(bytes, src, dst),
-                full: w.full_packet_phits(src, dst),
-                low: op,
-                seq: 0,
-                created: t,
-                ends: Some(op),
-            };
+            let MessagePackets { packets, last, full } = w.message_packets(bytes, src, dst);
+            let data = Outgoing { dst, packets, last, full, low: op, seq: 0, created: t, ends: Some(op) };
             self.post(sh, a, data, ctx, st);
             self.run_ranks(sh, ctx, st);
             return;
@@ -615,7 +607,9 @@ impl RouterState {
             let m = Inbound {
                 recv: UNMATCHED,
                 got: u32::from(!rendezvous),
-                need: w.packets_between(bytes, job.endpoints[src as usize], job.endpoints[app.rank as usize]),
+                need: w
+                    .message_packets(bytes, job.endpoints[src as usize], job.endpoints[app.rank as usize])
+                    .packets,
                 posted,
                 rendezvous,
                 env,

@@ -7,7 +7,7 @@ use super::messages::{LinkMsg, Post};
 use super::stats::PartitionStats;
 use super::{EjectionVc, RouterCtx, RouterState, Shared};
 use routing::packet::Packet;
-use routing::{Candidate, Hop, LoadView, Report, Selection, REPORT_BYTES};
+use routing::{Candidate, Hop, LoadView, Report, REPORT_BYTES};
 use topology::{EndpointId, PortId};
 
 /// The occupancy of a router's outputs as the routing and the selection see it
@@ -20,12 +20,11 @@ struct Load<'a> {
     learned: &'a [f32],
     ports: &'a [PortState],
     vcs: usize,
-    /// Input buffer phits (per VC) downstream of every port: one for all, or with links of
-    /// several speeds by the port's link class (`speeds.rs`).
-    capacity: u32,
-    speeds: Option<&'a super::LinkSpeeds>,
-    /// The switch's ports in the network (their link classes, with `speeds`).
-    links: &'a [topology::Port],
+    /// What the routers share: the input buffer phits downstream of each port (by its
+    /// link class with links of several speeds, `speeds.rs`).
+    sh: &'a Shared,
+    /// The switch's index among the rank's.
+    local: u32,
     now: u64,
     /// `credit_check = "crossbar"`: output-buffered packets hold downstream credits.
     credits_at_crossbar: bool,
@@ -57,10 +56,7 @@ impl Load<'_> {
     /// Input buffer phits (per VC) at the far end of `port`'s link.
     #[inline]
     fn capacity(&self, port: PortId) -> u32 {
-        match self.speeds {
-            None => self.capacity,
-            Some(s) => s.input_buffer(self.links[port as usize].class),
-        }
+        self.sh.input_capacity(self.local, port)
     }
 }
 
@@ -75,9 +71,8 @@ macro_rules! load_view {
             learned: &$state.learned,
             ports: &$state.sw.ports,
             vcs: $state.vcs,
-            capacity: $sh.params.input_buffer,
-            speeds: $sh.speeds.as_ref(),
-            links: $sh.ports.of($state.local as usize),
+            sh: $sh,
+            local: $state.local,
             now: $now,
             credits_at_crossbar: $state.sw.credits_at_crossbar,
         }
@@ -234,10 +229,7 @@ impl RouterState {
             vcs: self.vcs as u8,
         };
         sh.routes.next_hops(&hop, head, &load, &mut self.rng, candidates);
-        let flow = match sh.selection {
-            Selection::Ecmp => routing::ecmp_hash(head.src(), head.dst, self.id, sh.seed),
-            _ => 0,
-        };
+        let flow = sh.flow(head, self.id);
         // The selection reads each candidate's port and VC records: let the misses overlap.
         for c in candidates.iter() {
             engine::prefetch(&self.sw.ports[c.port as usize]);
@@ -246,13 +238,12 @@ impl RouterState {
         }
         if sh.routes.escape.is_some() || sh.params.reselect {
             let size = head.size as u32;
-            let cap = |port: PortId| match &sh.speeds {
-                None => sh.params.output_buffer,
-                Some(s) => s.output_buffer(sh.ports.of(self.local as usize)[port as usize].class),
-            };
+            let local = self.local;
             // An output VC the crossbar is feeding from another input is taken too.
             let taken = |c: &Candidate| self.vc_output_taken(c.port, c.vc, now);
-            candidates.retain(|c| load.has_room(c.port, c.vc, size, cap(c.port)) && !taken(c));
+            candidates.retain(|c| {
+                load.has_room(c.port, c.vc, size, sh.output_capacity(local, c.port)) && !taken(c)
+            });
             if candidates.is_empty() {
                 return None;
             }
@@ -290,11 +281,7 @@ impl RouterState {
             self.sw.notice_candidates = candidates;
             return None;
         }
-        let flow = match sh.selection {
-            Selection::Ecmp => routing::ecmp_hash(packet.src(), packet.dst, self.id, sh.seed),
-            _ => 0,
-        };
-        let chosen = sh.selection.pick(&candidates, &load, &mut self.rng, flow);
+        let chosen = sh.selection.pick(&candidates, &load, &mut self.rng, sh.flow(packet, self.id));
         self.sw.notice_candidates = candidates;
         sh.routes.on_forward(self.id, chosen, packet);
         packet.hops = packet.hops.saturating_add(1);

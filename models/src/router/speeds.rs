@@ -92,19 +92,13 @@ impl RouterState {
     /// Phits of each input buffer (per VC) of port `port`.
     #[inline(always)]
     pub(super) fn input_capacity(&self, sh: &Shared, port: PortId) -> u32 {
-        match &sh.speeds {
-            None => sh.params.input_buffer,
-            Some(s) => s.input_buffer(self.class(sh, port)),
-        }
+        sh.input_capacity(self.local, port)
     }
 
     /// Phits of each output buffer (per VC) of port `port`.
     #[inline(always)]
     pub(super) fn output_capacity(&self, sh: &Shared, port: PortId) -> u32 {
-        match &sh.speeds {
-            None => sh.params.output_buffer,
-            Some(s) => s.output_buffer(self.class(sh, port)),
-        }
+        sh.output_capacity(self.local, port)
     }
 
     /// Cycles the crossbar takes to move a packet of `size` phits from input `i` to output
@@ -176,6 +170,42 @@ impl RouterState {
     /// port list is one more cache line to touch).
     #[inline]
     fn class(&self, sh: &Shared, port: PortId) -> u8 {
-        sh.ports.of(self.local as usize)[port as usize].class
+        sh.class(self.local, port)
+    }
+}
+
+impl Shared {
+    /// The link class of port `port` of the rank's `local`-th switch.
+    #[inline]
+    fn class(&self, local: u32, port: PortId) -> u8 {
+        self.ports.of(local as usize)[port as usize].class
+    }
+
+    /// Phits of each input buffer (per VC) of port `port` of the rank's `local`-th switch.
+    #[inline(always)]
+    pub(super) fn input_capacity(&self, local: u32, port: PortId) -> u32 {
+        match &self.speeds {
+            None => self.params.input_buffer,
+            Some(s) => s.input_buffer(self.class(local, port)),
+        }
+    }
+
+    /// Phits of each output buffer (per VC) of port `port` of the rank's `local`-th switch.
+    #[inline(always)]
+    pub(super) fn output_capacity(&self, local: u32, port: PortId) -> u32 {
+        match &self.speeds {
+            None => self.params.output_buffer,
+            Some(s) => s.output_buffer(self.class(local, port)),
+        }
+    }
+
+    /// The packet's flow hash at switch `at`, read by the ECMP selection only (0
+    /// otherwise).
+    #[inline]
+    pub(super) fn flow(&self, packet: &routing::packet::Packet, at: topology::SwitchId) -> u64 {
+        match self.selection {
+            routing::Selection::Ecmp => routing::ecmp_hash(packet.src(), packet.dst, at, self.seed),
+            _ => 0,
+        }
     }
 }

@@ -192,6 +192,17 @@ pub struct ScaleUpGrain {
     pub format: PacketFormat,
 }
 
+/// The packets a message is cut into ([`Workload::message_packets`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MessagePackets {
+    /// How many.
+    pub packets: u32,
+    /// Phits of the last one.
+    pub last: u16,
+    /// Phits of the others.
+    pub full: u16,
+}
+
 /// The workload, built: every job, and which rank each endpoint runs.
 #[derive(Clone, Debug)]
 pub struct Workload {
@@ -509,23 +520,18 @@ impl Workload {
         }
     }
 
-    /// [`packets`](Self::packets) of a message from endpoint `src` to endpoint `dst`.
+    /// The packets of a message of `bytes` bytes from endpoint `src` to endpoint `dst`
+    /// (longer within a scale-up domain): how many, the last one's phits and a full one's,
+    /// as [`packets`](Self::packets) and [`last_packet_phits`](Self::last_packet_phits)
+    /// count them.
     #[inline]
-    pub fn packets_between(&self, bytes: u64, src: EndpointId, dst: EndpointId) -> u32 {
-        bytes.div_ceil(self.grain(src, dst).0).max(1) as u32
-    }
-
-    /// [`last_packet_phits`](Self::last_packet_phits) of a message from `src` to `dst`.
-    #[inline]
-    pub fn last_packet_phits_between(&self, bytes: u64, src: EndpointId, dst: EndpointId) -> u16 {
+    pub fn message_packets(&self, bytes: u64, src: EndpointId, dst: EndpointId) -> MessagePackets {
         let (packet_bytes, format) = self.grain(src, dst);
-        last_packet_phits(bytes, packet_bytes, self.bytes_per_phit, format)
-    }
-
-    /// Phits of a full packet from `src` to `dst`.
-    #[inline]
-    pub fn full_packet_phits(&self, src: EndpointId, dst: EndpointId) -> u16 {
-        self.grain(src, dst).1.mtu_phits
+        MessagePackets {
+            packets: bytes.div_ceil(packet_bytes).max(1) as u32,
+            last: last_packet_phits(bytes, packet_bytes, self.bytes_per_phit, format),
+            full: format.mtu_phits,
+        }
     }
 
     /// Phits of a control packet (a rendezvous request's clear-to-send): a header and one
