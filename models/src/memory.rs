@@ -115,8 +115,10 @@ const GRAPH_BYTES_PER_OP: u64 = 40;
 
 /// Bytes per op (of every replica) of a run besides the graph: the ideal-time pass and the
 /// engine's state of each op, and the messages it posts: the same all-to-all run for 10
-/// cycles peaked at 4.49 GB, 94 bytes per op more than its graph.
-const RUN_BYTES_PER_OP: u64 = 100;
+/// cycles peaked at 4.49 GB, 94 bytes per op more than its graph. Kinds whose ops wait for
+/// each other (a message at a time) post fewer and say so
+/// ([`KindParams::run_bytes_per_op`](crate::workload::KindParams::run_bytes_per_op)).
+pub(crate) const RUN_BYTES_PER_OP: u64 = 100;
 
 /// What a configuration's jobs hold in every rank: each job's graph (built by every rank),
 /// the run's state per op, and a schedule's text, held twice (the configuration's table and
@@ -135,7 +137,8 @@ fn operations_bytes(config: &Config) -> u64 {
             node_gpus: section.node_gpus,
         };
         let ops = spec.kind.ops_estimate(&job);
-        let run = ops.saturating_mul(u64::from(spec.replicas.max(1))).saturating_mul(RUN_BYTES_PER_OP);
+        let run =
+            ops.saturating_mul(u64::from(spec.replicas.max(1))).saturating_mul(spec.kind.run_bytes_per_op());
         bytes = bytes
             .saturating_add(ops.saturating_mul(GRAPH_BYTES_PER_OP))
             .saturating_add(run)

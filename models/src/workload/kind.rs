@@ -63,6 +63,12 @@ pub trait KindParams: fmt::Debug + Send + Sync {
         0
     }
 
+    /// Bytes a run holds per op besides the stored graph (the memory estimate): by
+    /// default those of a job that posts many messages at once.
+    fn run_bytes_per_op(&self) -> u64 {
+        crate::memory::RUN_BYTES_PER_OP
+    }
+
     /// `job` as Chakra execution traces, its collectives left whole, for kinds that know
     /// them (a training step); `None` for the others.
     fn chakra(&self, _job: &JobContext) -> Option<Result<schedule::chakra::ChakraTraces, KindError>> {
@@ -162,6 +168,11 @@ impl KindSpec {
     /// Bytes of schedule text the job holds ([`KindParams::text_bytes`]).
     pub fn text_bytes(&self) -> u64 {
         self.params.text_bytes()
+    }
+
+    /// Bytes a run holds per op besides its graph ([`KindParams::run_bytes_per_op`]).
+    pub fn run_bytes_per_op(&self) -> u64 {
+        self.params.run_bytes_per_op()
     }
 
     /// `job` as Chakra traces, where the kind knows its collectives ([`KindParams::chakra`]).

@@ -370,6 +370,13 @@ impl KindParams for Training {
         Some(self.shape().map(|shape| chakra::chakra_step(&shape)))
     }
 
+    /// NCCL's steps wait for each other, so a rank has a few messages posted at a time:
+    /// configs/training-gpt-16k.toml (about 153 M ops) peaked at 10.0 GiB, 69 bytes an op
+    /// with its graph, and configs/training-gpt13b-nodes.toml at 1.38 GiB.
+    fn run_bytes_per_op(&self) -> u64 {
+        30
+    }
+
     /// The ops of one rank per stage, emitted alone, for every rank of its stage (they
     /// all run the same pieces), times the iterations' share of a repeated graph (one).
     fn ops_estimate(&self, job: &JobContext) -> u64 {
