@@ -202,6 +202,26 @@ fn nccl_rings_across_nodes_stay_on_their_rails() {
 }
 
 #[test]
+fn nccl_rings_stay_on_their_rails_when_rails_are_fewer_than_gpus() {
+    // 2 nodes of 8 GPUs on 4 rails (GPU g on leaf g mod 4, two GPUs of a node per leaf),
+    // as a large scale-up domain's GPUs share fewer rails: NCCL's rings still cross
+    // between nodes GPU to GPU on one rail, so no packet climbs to a spine.
+    let text = RAILS.replace("load = 0.002", "load = 0.0").replace("gpus = 4", "gpus = 8\n    rails = 4")
+        + "[workload]\n[[workload.jobs]]\nkind = \"collectives\"\nranks = 16\n\
+           operations = [{ collective = \"allreduce\", bytes = 1048576, library = \"nccl\", algorithm = \"ring\" }]\n";
+    let sim = build(&text, &["simulation.cycles=10000000", "simulation.sample_period=1000"]);
+    let layout = sim.net.nodes.clone().unwrap();
+    assert_eq!(layout.attachment(13), (1, 2 + 1), "GPU 5 of node 1: leaf 5 mod 4, slot 2 + 5 / 4");
+    let r = run(&sim, 1);
+    assert_eq!(r.status, xnet_models::sim::Status::Completed);
+    let leaves: Vec<u32> = (0..4).map(|l| layout.fabric_switch(0, l)).collect();
+    let up: u64 = r.links.iter().filter(|l| leaves.contains(&l.switch) && l.port >= 4).map(|l| l.phits).sum();
+    let nic: u64 = r.links.iter().filter(|l| leaves.contains(&l.switch) && l.port < 4).map(|l| l.phits).sum();
+    assert_eq!(up, 0, "the rings climbed to the spines");
+    assert!(nic > 0, "no traffic crossed the NICs");
+}
+
+#[test]
 fn nccl_trees_across_nodes_stay_on_their_rails() {
     // NCCL's tree all-reduce on the same 4 nodes of 4 GPUs: each node chained from the
     // channel's GPU, which alone talks to the same GPU of the other nodes, on one rail.

@@ -332,6 +332,9 @@ pub struct NodeLayout {
     pub scale_up: ScaleUp,
     /// Which fabric endpoint each NIC takes.
     pub placement: Placement,
+    /// Rails of the `rail` placement: GPU `g`'s NIC on rail `g mod rails` (`gpus` by
+    /// default).
+    pub rails: u32,
     /// Fabric endpoints per leaf (`rail` placement; 0 otherwise).
     pub(crate) leaf_endpoints: u32,
     /// Phits of a full packet between GPUs of a node (`None`: `router.packet_size`).

@@ -21,7 +21,9 @@
 //! `rail`: the rail-optimized design (NVIDIA's DGX SuperPOD; Meta's RoCE AI zones,
 //! Gangidi et al., SIGCOMM'24): with `t` endpoints per leaf, `t` nodes share `gpus`
 //! consecutive leaves, GPU `g` of each on leaf `g` of the group (its rail), so that GPU
-//! `g` of those `t` nodes meet one hop apart.
+//! `g` of those `t` nodes meet one hop apart. With `rails` fewer than the GPUs (a large
+//! scale-up domain), GPU `g` is on rail `g mod rails` and a node's GPUs of one rail take
+//! consecutive ports of its leaf.
 //!
 //! GPU switches never forward: a route starts or ends at one. Routings route the fabric as
 //! built on its own (`Network::nodes` keeps it) and the routing crate's `nodes` wrapper
@@ -50,6 +52,10 @@ pub struct NodesParams {
     /// Which fabric endpoint each GPU's NIC takes.
     #[serde(default)]
     pub placement: Placement,
+    /// Rails of the `rail` placement (default: one per GPU): GPU `g`'s NIC is on rail
+    /// `g mod rails`, as a rack-scale domain of 72 GPUs on a few rails.
+    #[serde(default)]
+    pub rails: Option<u32>,
     /// Cycles of a scale-up link.
     #[serde(default = "crate::one")]
     pub nvlink_latency: u64,
@@ -118,8 +124,12 @@ impl NodeLayout {
         match self.placement {
             Placement::Node => gpu,
             Placement::Rail => {
-                let (n, g, t) = (gpu / self.gpus, gpu % self.gpus, self.leaf_endpoints);
-                (n / t) * t * self.gpus + g * t + n % t
+                // A group of `rails` leaves holds `t / per_rail` nodes; GPU `g` of node `i`
+                // of a group takes slot `i * per_rail + g / rails` of leaf `g mod rails`.
+                let (n, g, t, r) = (gpu / self.gpus, gpu % self.gpus, self.leaf_endpoints, self.rails);
+                let per_rail = self.gpus / r;
+                let nodes_per_group = t / per_rail;
+                (n / nodes_per_group) * t * r + (g % r) * t + (n % nodes_per_group) * per_rail + g / r
             }
         }
     }
@@ -130,10 +140,12 @@ impl NodeLayout {
         match self.placement {
             Placement::Node => e,
             Placement::Rail => {
-                let t = self.leaf_endpoints;
-                let (group, r) = (e / (t * self.gpus), e % (t * self.gpus));
-                let (g, i) = (r / t, r % t);
-                (group * t + i) * self.gpus + g
+                let (t, r) = (self.leaf_endpoints, self.rails);
+                let per_rail = self.gpus / r;
+                let (group, at) = (e / (t * r), e % (t * r));
+                let (rail, slot) = (at / t, at % t);
+                let node = group * (t / per_rail) + slot / per_rail;
+                node * self.gpus + (slot % per_rail) * r + rail
             }
         }
     }
@@ -178,6 +190,17 @@ pub fn size(p: &NodesParams, fabric: NetworkSize) -> Result<NetworkSize, Topolog
     crate::check_latency("nodes.gpu_latency", p.gpu_latency)?;
     if p.scale_up_packet == Some(0) {
         return Err(TopologyError::new("nodes.scale_up_packet", "must be in 1..=65535 phits, got 0"));
+    }
+    if let Some(rails) = p.rails {
+        if p.placement != Placement::Rail {
+            return Err(TopologyError::new("nodes.rails", "only with placement = \"rail\""));
+        }
+        if rails == 0 || !p.gpus.is_multiple_of(rails) {
+            return Err(TopologyError::new(
+                "nodes.rails",
+                format!("must divide the node's {} GPUs, got {rails}", p.gpus),
+            ));
+        }
     }
     if fabric.endpoints == 0 || !fabric.endpoints.is_multiple_of(p.gpus as u64) {
         return Err(TopologyError::new(
@@ -228,9 +251,10 @@ pub fn build(fabric: Network, p: &NodesParams) -> Result<Network, TopologyError>
         route_latency: 0,
     };
     size(p, fabric_size)?;
+    let rails = p.rails.unwrap_or(p.gpus);
     let leaf_endpoints = match p.placement {
         Placement::Node => 0,
-        Placement::Rail => rail_leaf_endpoints(&fabric, p.gpus)?,
+        Placement::Rail => rail_leaf_endpoints(&fabric, rails, p.gpus / rails)?,
     };
     let gpus = fabric.num_endpoints() as u32;
     let layout = NodeLayout {
@@ -239,6 +263,7 @@ pub fn build(fabric: Network, p: &NodesParams) -> Result<Network, TopologyError>
         planes: p.planes,
         scale_up: p.scale_up,
         placement: p.placement,
+        rails,
         scale_up_packet: p.scale_up_packet.filter(|_| p.scale_up != ScaleUp::None),
         leaf_endpoints,
         fabric: Arc::new(fabric),
@@ -313,11 +338,12 @@ pub fn build(fabric: Network, p: &NodesParams) -> Result<Network, TopologyError>
         classes.push(LinkClass { name: "nvlink".into(), latency: p.nvlink_latency, speed: LinkSpeed::ONE });
     }
     let name = format!(
-        "{} nodes of {} GPUs ({:?} scale-up, {:?} placement{}) on {}",
+        "{} nodes of {} GPUs ({:?} scale-up, {:?} placement{}{}) on {}",
         layout.nodes,
         p.gpus,
         p.scale_up,
         p.placement,
+        if rails != p.gpus { format!(" on {rails} rails") } else { String::new() },
         if p.planes > 1 { format!(", {} planes", p.planes) } else { String::new() },
         fabric.name
     )
@@ -330,8 +356,9 @@ pub fn build(fabric: Network, p: &NodesParams) -> Result<Network, TopologyError>
 }
 
 /// With `rail` placement: the fabric's endpoints per leaf, the same on every switch that
-/// has any, and leaves that come in whole groups of `gpus`.
-fn rail_leaf_endpoints(fabric: &Network, gpus: u32) -> Result<u32, TopologyError> {
+/// has any, and leaves that come in whole groups of `rails`, each leaf holding whole
+/// nodes' `per_rail` GPUs of its rail.
+fn rail_leaf_endpoints(fabric: &Network, rails: u32, per_rail: u32) -> Result<u32, TopologyError> {
     let mut per_leaf = fabric.terminals.iter().filter(|&&t| t > 0);
     let t = per_leaf.next().copied().unwrap_or(0) as u32;
     let leaves = fabric.terminals.iter().filter(|&&t| t > 0).count() as u32;
@@ -344,11 +371,19 @@ fn rail_leaf_endpoints(fabric: &Network, gpus: u32) -> Result<u32, TopologyError
             "`rail` needs the same number of endpoints on every leaf, leaves first (use `node`)",
         ));
     }
-    if !leaves.is_multiple_of(gpus) {
+    if !leaves.is_multiple_of(rails) {
         return Err(TopologyError::new(
             "nodes.placement",
             format!(
-                "`rail` puts a node's {gpus} GPUs on {gpus} leaves, one per rail: the fabric's {leaves} leaves must be a multiple of {gpus} (or use `node`)"
+                "`rail` puts a node's GPUs on {rails} leaves, one per rail: the fabric's {leaves} leaves must be a multiple of {rails} (or use `node`)"
+            ),
+        ));
+    }
+    if !t.is_multiple_of(per_rail) {
+        return Err(TopologyError::new(
+            "nodes.rails",
+            format!(
+                "a node has {per_rail} GPUs on each of its {rails} rails, which must divide the {t} endpoints of a leaf"
             ),
         ));
     }
@@ -371,6 +406,7 @@ mod tests {
             planes,
             scale_up,
             placement,
+            rails: None,
             nvlink_latency: 1,
             gpu_latency: 1,
             scale_up_packet: None,
@@ -443,6 +479,33 @@ mod tests {
         let node = build(tree(16, 2), &params(8, 1, ScaleUp::Switch, Placement::Node)).unwrap();
         let layout = node.nodes.as_ref().unwrap();
         assert_eq!(layout.attachment(8 * 3 + 5), (1, 8 + 5));
+    }
+
+    #[test]
+    fn fewer_rails_than_gpus_put_gpu_g_on_rail_g_mod_rails() {
+        // 16 nodes of 16 GPUs on 4 rails, 16-ary 2-tree (16 leaves of 16 NIC ports): 4 GPUs
+        // of a node on each rail's leaf, 4 nodes a group of 4 leaves.
+        let p = NodesParams { rails: Some(4), ..params(16, 1, ScaleUp::Switch, Placement::Rail) };
+        let net = build(tree(16, 2), &p).unwrap();
+        let layout = net.nodes.as_ref().unwrap();
+        let mut seen = vec![false; 256];
+        for gpu in 0..256 {
+            let (leaf, port) = layout.attachment(gpu);
+            let (n, g) = (gpu / 16, gpu % 16);
+            assert_eq!(leaf, (n / 4) * 4 + g % 4, "GPU {gpu}: its group's leaf of rail g mod 4");
+            assert_eq!(port as u32, (n % 4) * 4 + g / 4, "GPU {gpu}");
+            assert_eq!(layout.gpu_of_fabric_endpoint(layout.fabric_endpoint(gpu)), gpu);
+            assert!(!std::mem::replace(&mut seen[layout.fabric_endpoint(gpu) as usize], true));
+        }
+        assert!(net.name.contains("on 4 rails"), "{}", net.name);
+        // Rails must divide the GPUs, and a rail's GPUs of a node the ports of a leaf.
+        let odd = NodesParams { rails: Some(3), ..p.clone() };
+        let e = build(tree(16, 2), &odd).unwrap_err().to_string();
+        assert!(e.contains("topology.nodes.rails") && e.contains("divide the node's 16 GPUs"), "{e}");
+        let e = build(tree(16, 2), &NodesParams { placement: Placement::Node, ..p.clone() }).unwrap_err();
+        assert!(e.to_string().contains("topology.nodes.rails"), "{e}");
+        let e = build(tree(4, 2), &NodesParams { rails: Some(2), ..p }).unwrap_err().to_string();
+        assert!(e.contains("topology.nodes.rails") && e.contains("8 GPUs on each of its 2 rails"), "{e}");
     }
 
     #[test]
