@@ -72,15 +72,73 @@ fn zero_load_over_nvlink_nic_and_fabric_is_exact_on_1_and_2_partitions() {
 }
 
 #[test]
+fn pxn_crosses_the_node_to_the_destination_s_rail_with_exact_zero_load_times() {
+    // With PXN a packet to another node's GPU on another rail goes GPU, NVSwitch, the GPU
+    // in the destination's place, its leaf (the destination's rail), the destination:
+    // four hops, no spine. Other packets keep their routes.
+    let mut sim = build(&RAILS.replace("gpu_latency = 1", "gpu_latency = 1\n    pxn = true"), &[]);
+    assert!(sim.net.name.contains("pxn"), "{}", sim.net.name);
+    let expected = |a: u32, b: u32| {
+        if a / 4 != b / 4 && a % 4 != b % 4 {
+            const R: u64 = 2;
+            (4, 1 + 2 + 2 + 3 + 3 + 1 + 5 * R + speed_cost(&[2, 2, 2, 8, 8, 2]))
+        } else {
+            rails_zero_load(a, b, 2)
+        }
+    };
+    let one = run_light(&mut sim, 1);
+    check(&one, |d| expected(d.src, d.dst));
+    assert!(expected(0, 5).1 < rails_zero_load(0, 5, 2).1, "PXN is not faster than the spine here");
+    let two = run_light(&mut sim, 2);
+    assert_eq!(one.deliveries, two.deliveries, "1 and 2 partitions differ");
+    let report = xnet_models::analysis::analyse(&sim);
+    assert!(report.acyclic && report.unreachable_pairs == 0, "{report:?}");
+}
+
+#[test]
+fn with_pxn_an_all_to_all_between_nodes_never_reaches_a_spine() {
+    // NCCL's all-to-all over 4 nodes of 4 GPUs sends from every GPU to every other: in
+    // rank order 3 of every 4 pairs between nodes are on different rails and climb to a
+    // spine; with PXN every packet leaves its node on the destination's rail.
+    let spine_phits = |pxn: bool| {
+        let text = RAILS
+            .replace("load = 0.002", "load = 0.0")
+            .replace("gpu_latency = 1", &format!("gpu_latency = 1\n    pxn = {pxn}"))
+            + "[workload]\n[[workload.jobs]]\nkind = \"collectives\"\nranks = 16\n\
+               operations = [{ collective = \"alltoall\", bytes = 65536, library = \"nccl\" }]\n";
+        let sim = build(&text, &["simulation.cycles=10000000", "simulation.sample_period=1000"]);
+        let layout = sim.net.nodes.clone().unwrap();
+        let r = run(&sim, 1);
+        assert_eq!(r.status, xnet_models::sim::Status::Completed, "pxn {pxn}");
+        let leaves: Vec<u32> = (0..4).map(|l| layout.fabric_switch(0, l)).collect();
+        let up: u64 =
+            r.links.iter().filter(|l| leaves.contains(&l.switch) && l.port >= 4).map(|l| l.phits).sum();
+        let nic: u64 =
+            r.links.iter().filter(|l| leaves.contains(&l.switch) && l.port < 4).map(|l| l.phits).sum();
+        assert!(nic > 0, "pxn {pxn}: no traffic crossed the NICs");
+        up
+    };
+    assert!(spine_phits(false) > 0, "without PXN the all-to-all should climb to the spines");
+    assert_eq!(spine_phits(true), 0, "with PXN the all-to-all climbed to the spines");
+}
+
+#[test]
 fn every_packet_arrives_once_under_load_with_any_fabric_routing() {
     // Past the fabric's saturation, with routings of three kinds: a table (minimal), the
     // fat tree's own (ftree), and Up*/Down*.
     for routing in ["minimal", "ftree", "up_down"] {
-        for (scale_up, planes) in [("switch", 1), ("full", 2), ("none", 1)] {
+        for (scale_up, planes, pxn) in [
+            ("switch", 1, false),
+            ("full", 2, false),
+            ("none", 1, false),
+            ("switch", 2, true),
+            ("full", 1, true),
+        ] {
             let sets = [
                 format!("routing.algorithm={routing}"),
                 format!("topology.nodes.scale_up={scale_up}"),
                 format!("topology.nodes.planes={planes}"),
+                format!("topology.nodes.pxn={pxn}"),
                 "traffic.load=0.8".to_string(),
                 "simulation.cycles=6000".to_string(),
             ];
@@ -94,7 +152,7 @@ fn every_packet_arrives_once_under_load_with_any_fabric_routing() {
             sim.record_deliveries = true;
             let one = run(&sim, 1);
             let two = run(&sim, 2);
-            let label = format!("{routing}, {scale_up}, {planes} planes");
+            let label = format!("{routing}, {scale_up}, {planes} planes, pxn {pxn}");
             let s = &one.summary;
             assert!(s.delivered_total > 1000, "{label}: {} delivered", s.delivered_total);
             assert_eq!(

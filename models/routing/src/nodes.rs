@@ -4,8 +4,11 @@
 //!
 //! - At a GPU (where every route starts): to a GPU of the same node, its scale-up link
 //!   (to the NVSwitch, or straight to the peer); otherwise any of its NIC's ports, one per
-//!   plane, for the selection to choose.
-//! - At an NVSwitch: the port to the destination GPU.
+//!   plane, for the selection to choose. With PXN (`topology.nodes.pxn`), traffic to a GPU
+//!   of another node on another rail first crosses the scale-up domain to the GPU of its
+//!   node in the destination's place, on the destination's rail
+//!   ([`NodeLayout::exit_gpu`]), which sends it out of its NIC.
+//! - At an NVSwitch: the port to the GPU in the destination's place in the node.
 //! - In a plane of the fabric: at the switch where the destination GPU's NIC attaches, the
 //!   port down to it; elsewhere what the fabric's routing offers towards that switch.
 //!
@@ -14,12 +17,15 @@
 //! the `routing` policy), so that a network of nodes needs the VCs its fabric needs. The
 //! other policies read no hop count and apply as on any network.
 //!
-//! GPUs never forward: routes only start and end at them, as RDMA traffic does. (NCCL's
-//! PXN, which sends through a peer GPU's NIC, is two messages: an NVLink copy, then the
-//! peer's send.) The fabric's routing sees the packet as if it had been injected at the
-//! GPU's leaf: its hop count less the GPU's hop, and its destination as the fabric
-//! endpoint the GPU's NIC takes. The fabric's routing state, VCs and deadlock freedom carry
-//! over: the hops into a GPU drain to its endpoint, and the hops out of one start a route.
+//! GPUs forward only with PXN, and only from the scale-up links to their NIC, before the
+//! fabric: routes start and end at GPUs, as RDMA traffic does. (NCCL's PXN copies the
+//! data into the peer GPU's memory, whose proxy then sends it; here the peer GPU passes it
+//! on cut-through, so a PXN message is as fast as its slowest link, NVLink or NIC.) The
+//! fabric's routing sees the packet as if it had been injected at the leaf of the GPU it
+//! leaves by: its hop count less the hops before the fabric, and its destination as the
+//! fabric endpoint the destination GPU's NIC takes. The fabric's routing state, VCs and
+//! deadlock freedom carry over: the hops into a GPU drain to its endpoint, and the hops
+//! out of one (and, with PXN, across its node first) start a route.
 
 use super::{Candidate, Feedback, LoadView, Reads, Report, Routing, Sharing, VcPolicy};
 use crate::packet::{Packet, RouteState};
@@ -69,11 +75,12 @@ impl Nodes {
         self.layout.scale_up != ScaleUp::None && self.layout.node_of(a) == self.layout.node_of(b)
     }
 
-    /// Runs `f` on the packet as the fabric's routing sees it: one hop fewer, its
-    /// destination the fabric endpoint of its GPU's NIC; then restores both.
+    /// Runs `f` on the packet as the fabric's routing sees it: without the hops before
+    /// the fabric (out of its GPU, and across its node with PXN), its destination the
+    /// fabric endpoint of its GPU's NIC; then restores both.
     fn as_fabric<T>(&self, packet: &mut Packet, f: impl FnOnce(&mut Packet) -> T) -> T {
         let (hops, dst) = (packet.hops, packet.dst);
-        packet.hops = hops.saturating_sub(1);
+        packet.hops = hops.saturating_sub(1 + self.layout.hops_to_exit(packet.src(), dst));
         packet.dst = self.layout.fabric_endpoint(dst);
         let out = f(packet);
         packet.hops = hops;
@@ -92,13 +99,16 @@ impl Routing for Nodes {
     }
 
     fn max_hops(&self) -> u32 {
-        // Out of the source GPU and into the destination one.
-        self.inner.max_hops() + 2
+        // Out of the source GPU and into the destination one, and with PXN across the
+        // source's node first.
+        let pxn = if self.layout.pxn { self.layout.scale_up_hops() } else { 0 };
+        self.inner.max_hops() + 2 + u32::from(pxn)
     }
 
     fn init(&self, src: SwitchId, dst: SwitchId, state: &mut RouteState, rng: &mut Rng) {
         if !self.same_domain(src, dst) {
-            let (a, b) = (self.layout.attachment(src).0, self.layout.attachment(dst).0);
+            let exit = self.layout.exit_gpu(src, dst);
+            let (a, b) = (self.layout.attachment(exit).0, self.layout.attachment(dst).0);
             self.inner.init(a, b, state, rng);
         }
     }
@@ -115,8 +125,13 @@ impl Routing for Nodes {
         let l = &*self.layout;
         let vc = packet.vc;
         if l.is_gpu(at) {
-            if self.same_domain(at, dst) {
-                out.push(Candidate { port: l.scale_up_port(at, dst), vc, penalty: 0 });
+            let exit = l.exit_gpu(at, dst);
+            if self.same_domain(at, dst) || exit != at {
+                out.push(Candidate {
+                    port: l.scale_up_port(at, if exit != at { exit } else { dst }),
+                    vc,
+                    penalty: 0,
+                });
             } else {
                 out.extend((0..l.planes).map(|p| Candidate {
                     port: NodeLayout::nic_port(p),
@@ -127,7 +142,8 @@ impl Routing for Nodes {
             return;
         }
         let Some((_, fabric_at)) = l.in_fabric(at) else {
-            // An NVSwitch: its port g leads to GPU g of its node.
+            // An NVSwitch: its port g leads to GPU g of its node (with PXN, the GPU in the
+            // destination's place, which its traffic leaves by).
             out.push(Candidate { port: (dst % l.gpus) as PortId, vc, penalty: 0 });
             return;
         };
@@ -174,7 +190,8 @@ impl Routing for Nodes {
             out.push(base);
             return true;
         }
-        let (a, b) = (self.layout.attachment(src).0, self.layout.attachment(dst).0);
+        let exit = self.layout.exit_gpu(src, dst);
+        let (a, b) = (self.layout.attachment(exit).0, self.layout.attachment(dst).0);
         self.inner.initial_states(a, b, base, out)
     }
 

@@ -335,6 +335,9 @@ pub struct NodeLayout {
     /// Rails of the `rail` placement: GPU `g`'s NIC on rail `g mod rails` (`gpus` by
     /// default).
     pub rails: u32,
+    /// NCCL's PXN: traffic to a GPU of another node on another rail leaves by the NIC of
+    /// its node's GPU on that rail ([`NodeLayout::exit_gpu`]).
+    pub pxn: bool,
     /// Fabric endpoints per leaf (`rail` placement; 0 otherwise).
     pub(crate) leaf_endpoints: u32,
     /// Phits of a full packet between GPUs of a node (`None`: `router.packet_size`).

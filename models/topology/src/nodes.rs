@@ -56,6 +56,11 @@ pub struct NodesParams {
     /// `g mod rails`, as a rack-scale domain of 72 GPUs on a few rails.
     #[serde(default)]
     pub rails: Option<u32>,
+    /// NCCL's PXN: traffic to another node's GPU on another rail crosses the scale-up
+    /// domain to the GPU of its own node on the destination's rail, and leaves by that
+    /// GPU's NIC.
+    #[serde(default)]
+    pub pxn: bool,
     /// Cycles of a scale-up link.
     #[serde(default = "crate::one")]
     pub nvlink_latency: u64,
@@ -98,6 +103,46 @@ impl NodeLayout {
     #[inline]
     pub fn node_of(&self, gpu: u32) -> u32 {
         gpu / self.gpus
+    }
+
+    /// The rail of GPU `gpu`'s NIC (`rail` placement; with `node` placement every GPU
+    /// is its own rail).
+    #[inline]
+    pub fn rail_of(&self, gpu: u32) -> u32 {
+        (gpu % self.gpus) % self.rails
+    }
+
+    /// The GPU whose NIC traffic from GPU `src` to GPU `dst` leaves by: `src`'s, or with
+    /// PXN, for a GPU of another node on another rail, the GPU of `src`'s node with
+    /// `dst`'s place in its node (on `dst`'s rail).
+    #[inline]
+    pub fn exit_gpu(&self, src: u32, dst: u32) -> u32 {
+        if self.pxn && self.node_of(src) != self.node_of(dst) && self.rail_of(src) != self.rail_of(dst) {
+            self.node_of(src) * self.gpus + dst % self.gpus
+        } else {
+            src
+        }
+    }
+
+    /// Switch hops from GPU `src` to the GPU its traffic to `dst` leaves by: 0, or
+    /// [`NodeLayout::scale_up_hops`] where PXN takes it across the node.
+    #[inline]
+    pub fn hops_to_exit(&self, src: u32, dst: u32) -> u16 {
+        if self.exit_gpu(src, dst) == src {
+            0
+        } else {
+            self.scale_up_hops()
+        }
+    }
+
+    /// The scale-up hops from one GPU of a node to another: 2 through an NVSwitch, 1 over
+    /// a direct link (0 without scale-up links).
+    pub fn scale_up_hops(&self) -> u16 {
+        match self.scale_up {
+            ScaleUp::Switch => 2,
+            ScaleUp::Full => 1,
+            ScaleUp::None => 0,
+        }
     }
 
     /// The fabric switch `s` is, as `(plane, switch of the fabric)`; `None` for GPUs and
@@ -264,6 +309,7 @@ pub fn build(fabric: Network, p: &NodesParams) -> Result<Network, TopologyError>
         scale_up: p.scale_up,
         placement: p.placement,
         rails,
+        pxn: p.pxn && p.scale_up != ScaleUp::None,
         scale_up_packet: p.scale_up_packet.filter(|_| p.scale_up != ScaleUp::None),
         leaf_endpoints,
         fabric: Arc::new(fabric),
@@ -338,12 +384,13 @@ pub fn build(fabric: Network, p: &NodesParams) -> Result<Network, TopologyError>
         classes.push(LinkClass { name: "nvlink".into(), latency: p.nvlink_latency, speed: LinkSpeed::ONE });
     }
     let name = format!(
-        "{} nodes of {} GPUs ({:?} scale-up, {:?} placement{}{}) on {}",
+        "{} nodes of {} GPUs ({:?} scale-up, {:?} placement{}{}{}) on {}",
         layout.nodes,
         p.gpus,
         p.scale_up,
         p.placement,
         if rails != p.gpus { format!(" on {rails} rails") } else { String::new() },
+        if layout.pxn { ", pxn" } else { "" },
         if p.planes > 1 { format!(", {} planes", p.planes) } else { String::new() },
         fabric.name
     )
@@ -407,6 +454,7 @@ mod tests {
             scale_up,
             placement,
             rails: None,
+            pxn: false,
             nvlink_latency: 1,
             gpu_latency: 1,
             scale_up_packet: None,
