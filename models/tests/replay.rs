@@ -198,7 +198,7 @@ fn a_job_that_cannot_finish_in_time_is_told_before_the_run() {
     assert_eq!(
         forecast,
         ["warning: job `goal-0` (workload.jobs[0], goal) cannot finish within simulation.cycles = 1000: on an ideal \
-          network it takes 2000 cycles, 100 % of them computing"]
+          network it takes 2000 cycles, 100 % of them computing on its busiest rank (NCCL's GPU latencies included)"]
     );
     // Run to the deadline, the ranks still account their time: rank 0 computed throughout,
     // rank 1 waited.

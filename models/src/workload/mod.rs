@@ -454,7 +454,8 @@ impl Workload {
             if ideal > cycles as f64 {
                 lines.push(format!(
                     "warning: {name} cannot finish within simulation.cycles = {cycles}: on an ideal network it \
-                     takes {ideal:.0} cycles, {:.0} % of them computing",
+                     takes {ideal:.0} cycles, {:.0} % of them computing on its busiest rank (NCCL's GPU latencies \
+                     included)",
                     share * 100.0
                 ));
             } else if let Some((rank, phits)) = job.sends.busiest.filter(|&(_, p)| p > cycles) {
