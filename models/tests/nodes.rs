@@ -100,26 +100,12 @@ fn with_pxn_an_all_to_all_between_nodes_never_reaches_a_spine() {
     // NCCL's all-to-all over 4 nodes of 4 GPUs sends from every GPU to every other: in
     // rank order 3 of every 4 pairs between nodes are on different rails and climb to a
     // spine; with PXN every packet leaves its node on the destination's rail.
-    let spine_phits = |pxn: bool| {
-        let text = RAILS
-            .replace("load = 0.002", "load = 0.0")
-            .replace("gpu_latency = 1", &format!("gpu_latency = 1\n    pxn = {pxn}"))
-            + "[workload]\n[[workload.jobs]]\nkind = \"collectives\"\nranks = 16\n\
-               operations = [{ collective = \"alltoall\", bytes = 65536, library = \"nccl\" }]\n";
-        let sim = build(&text, &["simulation.cycles=10000000", "simulation.sample_period=1000"]);
-        let layout = sim.net.nodes.clone().unwrap();
-        let r = run(&sim, 1);
-        assert_eq!(r.status, xnet_models::sim::Status::Completed, "pxn {pxn}");
-        let leaves: Vec<u32> = (0..4).map(|l| layout.fabric_switch(0, l)).collect();
-        let up: u64 =
-            r.links.iter().filter(|l| leaves.contains(&l.switch) && l.port >= 4).map(|l| l.phits).sum();
-        let nic: u64 =
-            r.links.iter().filter(|l| leaves.contains(&l.switch) && l.port < 4).map(|l| l.phits).sum();
-        assert!(nic > 0, "pxn {pxn}: no traffic crossed the NICs");
-        up
+    let alltoall = r#"collective = "alltoall", bytes = 65536, library = "nccl""#;
+    let spine_phits = |pxn: &str| {
+        leaf_phits(&[("gpu_latency = 1", &format!("gpu_latency = 1\n    pxn = {pxn}"))], alltoall).0
     };
-    assert!(spine_phits(false) > 0, "without PXN the all-to-all should climb to the spines");
-    assert_eq!(spine_phits(true), 0, "with PXN the all-to-all climbed to the spines");
+    assert!(spine_phits("false") > 0, "without PXN the all-to-all should climb to the spines");
+    assert_eq!(spine_phits("true"), 0, "with PXN the all-to-all climbed to the spines");
 }
 
 #[test]
@@ -231,32 +217,39 @@ fn a_coarser_grain_on_nvlink_keeps_the_collectives_times() {
     assert!(ratio > 1.0 && ratio < 9.0 / 8.0 + 0.01, "packet level {fine}, coarse {coarse}: {ratio:.4}");
 }
 
+/// Runs one NCCL collective over the 16 GPUs of [`RAILS`], its text changed by
+/// `changes` (pairs of text and replacement), and returns the phits the leaves sent up
+/// to the spines and down to the GPUs.
+fn leaf_phits(changes: &[(&str, &str)], operation: &str) -> (u64, u64) {
+    let mut text = RAILS.replace("load = 0.002", "load = 0.0");
+    for (from, to) in changes {
+        text = text.replace(from, to);
+    }
+    text += &format!(
+        "[workload]\n[[workload.jobs]]\nkind = \"collectives\"\nranks = 16\noperations = [{{ {operation} }}]\n"
+    );
+    let sim = build(&text, &["simulation.cycles=10000000", "simulation.sample_period=1000"]);
+    let layout = sim.net.nodes.clone().unwrap();
+    let r = run(&sim, 1);
+    assert_eq!(r.status, xnet_models::sim::Status::Completed, "{changes:?} {operation}");
+    let leaves: Vec<u32> = (0..4).map(|l| layout.fabric_switch(0, l)).collect();
+    let phits = |up: bool| -> u64 {
+        r.links.iter().filter(|l| leaves.contains(&l.switch) && (l.port >= 4) == up).map(|l| l.phits).sum()
+    };
+    let (up, down) = (phits(true), phits(false));
+    assert!(down > 0, "{changes:?} {operation}: no traffic crossed the NICs");
+    (up, down)
+}
+
+const RING: &str = r#"collective = "allreduce", bytes = 1048576, library = "nccl", algorithm = "ring""#;
+
 #[test]
 fn nccl_rings_across_nodes_stay_on_their_rails() {
     // 4 nodes of 4 GPUs on a rail-optimized 4-ary 2-tree: leaf g holds GPU g of every node.
     // NCCL's rings enter and leave each node on one rail, so an all-reduce over all 16
     // GPUs never climbs to a spine; a ring in rank order would (GPU 3 of node 0 to GPU 0
     // of node 1 is leaf 3 to leaf 0).
-    let text = RAILS.replace("load = 0.002", "load = 0.0")
-        + "[workload]\n[[workload.jobs]]\nkind = \"collectives\"\nranks = 16\n\
-           operations = [{ collective = \"allreduce\", bytes = 1048576, library = \"nccl\", algorithm = \"ring\" }]\n";
-    let sim = build(&text, &["simulation.cycles=10000000", "simulation.sample_period=1000"]);
-    let layout = sim.net.nodes.clone().unwrap();
-    let r = run(&sim, 1);
-    assert_eq!(r.status, xnet_models::sim::Status::Completed);
-    let leaves: Vec<u32> = (0..4).map(|l| layout.fabric_switch(0, l)).collect();
-    let (mut up, mut down_to_gpus) = (0, 0);
-    for l in &r.links {
-        if leaves.contains(&l.switch) {
-            if l.port >= 4 {
-                up += l.phits;
-            } else {
-                down_to_gpus += l.phits;
-            }
-        }
-    }
-    assert_eq!(up, 0, "the rings climbed to the spines");
-    assert!(down_to_gpus > 0, "no traffic crossed the NICs");
+    assert_eq!(leaf_phits(&[], RING).0, 0, "the rings climbed to the spines");
 }
 
 #[test]
@@ -264,35 +257,17 @@ fn nccl_rings_stay_on_their_rails_when_rails_are_fewer_than_gpus() {
     // 2 nodes of 8 GPUs on 4 rails (GPU g on leaf g mod 4, two GPUs of a node per leaf),
     // as a large scale-up domain's GPUs share fewer rails: NCCL's rings still cross
     // between nodes GPU to GPU on one rail, so no packet climbs to a spine.
-    let text = RAILS.replace("load = 0.002", "load = 0.0").replace("gpus = 4", "gpus = 8\n    rails = 4")
-        + "[workload]\n[[workload.jobs]]\nkind = \"collectives\"\nranks = 16\n\
-           operations = [{ collective = \"allreduce\", bytes = 1048576, library = \"nccl\", algorithm = \"ring\" }]\n";
-    let sim = build(&text, &["simulation.cycles=10000000", "simulation.sample_period=1000"]);
-    let layout = sim.net.nodes.clone().unwrap();
-    assert_eq!(layout.attachment(13), (1, 2 + 1), "GPU 5 of node 1: leaf 5 mod 4, slot 2 + 5 / 4");
-    let r = run(&sim, 1);
-    assert_eq!(r.status, xnet_models::sim::Status::Completed);
-    let leaves: Vec<u32> = (0..4).map(|l| layout.fabric_switch(0, l)).collect();
-    let up: u64 = r.links.iter().filter(|l| leaves.contains(&l.switch) && l.port >= 4).map(|l| l.phits).sum();
-    let nic: u64 = r.links.iter().filter(|l| leaves.contains(&l.switch) && l.port < 4).map(|l| l.phits).sum();
-    assert_eq!(up, 0, "the rings climbed to the spines");
-    assert!(nic > 0, "no traffic crossed the NICs");
+    assert_eq!(
+        leaf_phits(&[("gpus = 4", "gpus = 8\n    rails = 4")], RING).0,
+        0,
+        "the rings climbed to the spines"
+    );
 }
 
 #[test]
 fn nccl_trees_across_nodes_stay_on_their_rails() {
     // NCCL's tree all-reduce on the same 4 nodes of 4 GPUs: each node chained from the
     // channel's GPU, which alone talks to the same GPU of the other nodes, on one rail.
-    let text = RAILS.replace("load = 0.002", "load = 0.0")
-        + "[workload]\n[[workload.jobs]]\nkind = \"collectives\"\nranks = 16\n\
-           operations = [{ collective = \"allreduce\", bytes = 1048576, library = \"nccl\", algorithm = \"tree\" }]\n";
-    let sim = build(&text, &["simulation.cycles=10000000", "simulation.sample_period=1000"]);
-    let layout = sim.net.nodes.clone().unwrap();
-    let r = run(&sim, 1);
-    assert_eq!(r.status, xnet_models::sim::Status::Completed);
-    let leaves: Vec<u32> = (0..4).map(|l| layout.fabric_switch(0, l)).collect();
-    let up: u64 = r.links.iter().filter(|l| leaves.contains(&l.switch) && l.port >= 4).map(|l| l.phits).sum();
-    let nic: u64 = r.links.iter().filter(|l| leaves.contains(&l.switch) && l.port < 4).map(|l| l.phits).sum();
-    assert_eq!(up, 0, "the trees climbed to the spines");
-    assert!(nic > 0, "no traffic crossed the NICs");
+    let tree = RING.replace(r#""ring""#, r#""tree""#);
+    assert_eq!(leaf_phits(&[], &tree).0, 0, "the trees climbed to the spines");
 }
