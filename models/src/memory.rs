@@ -113,13 +113,6 @@ pub fn human(bytes: u64) -> String {
 /// (`xnet workload export`, peak RSS).
 const GRAPH_BYTES_PER_OP: u64 = 40;
 
-/// Bytes per op (of every replica) of a run besides the graph: the ideal-time pass and the
-/// engine's state of each op, and the messages it posts: the same all-to-all run for 10
-/// cycles peaked at 4.49 GB, 94 bytes per op more than its graph. Kinds whose ops wait for
-/// each other (a message at a time) post fewer and say so
-/// ([`KindParams::run_bytes_per_op`](crate::workload::KindParams::run_bytes_per_op)).
-pub(crate) const RUN_BYTES_PER_OP: u64 = 100;
-
 /// What a configuration's jobs hold in every rank: each job's graph (built by every rank),
 /// the run's state per op, and a schedule's text, held twice (the configuration's table and
 /// the recorded text).
