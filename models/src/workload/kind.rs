@@ -72,7 +72,7 @@ pub trait KindParams: fmt::Debug + Send + Sync {
     }
 
     /// Bytes a run holds per op besides the stored graph (the memory estimate): by
-    /// default [`RUN_BYTES_PER_OP`], those of a job that posts many messages at once.
+    /// default `RUN_BYTES_PER_OP` (100), those of a job that posts many messages at once.
     fn run_bytes_per_op(&self) -> u64 {
         RUN_BYTES_PER_OP
     }
