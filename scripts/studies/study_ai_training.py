@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """GPT-class training steps over AI-cluster fabrics, ECMP against adaptive routing
-(docs/studies/ai-training.md), in three parts:
+(docs/studies/ai-training.md), in four parts:
 
 - `one-job` (results.csv): a GPT-350M-class step on 1,024 GPUs over five fabrics;
 - `two-jobs` (results-two-jobs.csv): two such jobs of 512 GPUs on nodes a scheduler
-  scattered over the same 1,024, each alone and both together, on the rail Clos 1:1 and 2:1;
+  scattered over the same 1,024, alone and together, on a top-of-rack and a rail Clos;
+- `alltoall` (results-alltoall.csv): NCCL's all-to-all over the 1,024 GPUs with and
+  without PXN, on the rail Clos and on a rail-only fabric;
 - `16k` (results-16k.csv): the GPT-2-small-class step of configs/training-gpt-16k.toml on
-  16,384 GPUs over four fabrics of about the same cost.
+  16,384 GPUs over fabrics of about the same cost (a run: 1 rank x 2 threads, 10 GiB).
 
 128 nodes of 8 GPUs (NVSwitch, NVLink at 9 phits a cycle), a 400 Gb/s NIC per GPU (one phit
 of 64 bytes a cycle of 1.28 ns), rail-optimized placement where the fabric has leaves. The
@@ -14,7 +16,7 @@ job: a transformer of 24 layers, hidden 1,024 (a GPT-350M class), tensor 8 insid
 and data parallelism 128 across the nodes, one sequence of 2,048 tokens per data-parallel
 rank, as Megatron-LM runs it. Each run ends when the step does.
 
-    scripts/studies/study_ai_training.py [--part one-job|two-jobs|16k] [--jobs 2]
+    scripts/studies/study_ai_training.py [--part one-job|two-jobs|alltoall|16k] [--jobs 2] [--only TEXT]
     scripts/studies/study_ai_training.py --part two-jobs --replot
 
 Runs already in a part's CSV are not run again (delete the file to start over).
