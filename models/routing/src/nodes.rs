@@ -126,12 +126,11 @@ impl Routing for Nodes {
         let vc = packet.vc;
         if l.is_gpu(at) {
             let exit = l.exit_gpu(at, dst);
-            if self.same_domain(at, dst) || exit != at {
-                out.push(Candidate {
-                    port: l.scale_up_port(at, if exit != at { exit } else { dst }),
-                    vc,
-                    penalty: 0,
-                });
+            if exit != at {
+                // PXN: across the node to the GPU on the destination's rail first.
+                out.push(Candidate { port: l.scale_up_port(at, exit), vc, penalty: 0 });
+            } else if self.same_domain(at, dst) {
+                out.push(Candidate { port: l.scale_up_port(at, dst), vc, penalty: 0 });
             } else {
                 out.extend((0..l.planes).map(|p| Candidate {
                     port: NodeLayout::nic_port(p),
