@@ -97,6 +97,11 @@ fn unknown_names_list_the_known_ones() {
     );
     assert_mentions(&error(&["traffic.pattern=\"chaos\""]), &["traffic.pattern", "chaos", "uniform"]);
     assert_mentions(&error(&["routing.selection=\"best\""]), &["routing", "best", "adaptive"]);
+    assert_mentions(
+        &error(&["routing.selection=\"ecmp\"", "routing.ecmp_flows=0"]),
+        &["routing.ecmp_flows", "1..=1024", "got 0"],
+    );
+    assert_mentions(&error(&["routing.ecmp_flows=4"]), &["routing.ecmp_flows", "selection is \"adaptive\""]);
 }
 
 #[test]

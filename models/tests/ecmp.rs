@@ -3,12 +3,17 @@
 
 mod common;
 use common::{build, run};
-use xnet_models::routing::ecmp_hash;
+use xnet_models::routing::{ecmp_flow_hash, ecmp_hash};
 use xnet_models::sim::Status;
 
 /// A 4-ary 2-tree (leaves 0..4 with endpoints 4 each, spines 4..8) where endpoint 0 and
 /// endpoint 8 (leaf 2) exchange `packets` packets each way, under `selection`.
 fn exchange(selection: &str, packets: u64, seed: u64) -> xnet_models::sim::RunResult {
+    exchange_with(selection, packets, seed, &[])
+}
+
+/// [`exchange`] with `--set` overrides.
+fn exchange_with(selection: &str, packets: u64, seed: u64, sets: &[&str]) -> xnet_models::sim::RunResult {
     let text = format!(
         r#"
         [simulation]
@@ -35,7 +40,7 @@ fn exchange(selection: &str, packets: u64, seed: u64) -> xnet_models::sim::RunRe
         "#,
         packets * 64
     );
-    let r = run(&build(&text, &[]), 1);
+    let r = run(&build(&text, sets), 1);
     assert_eq!(r.status, Status::Completed);
     r
 }
@@ -65,4 +70,32 @@ fn a_flow_keeps_one_path_under_ecmp_and_spreads_when_sprayed() {
         let up = uplinks(&exchange(spraying, 64, 1), 0);
         assert!(up.iter().all(|&p| p > 0), "{spraying}: {up:?}");
     }
+}
+
+#[test]
+fn an_applications_messages_go_round_robin_over_the_pairs_ecmp_flows() {
+    // 16 messages of 4 packets from endpoint 0 to 8 (and back): message k on flow k mod 4,
+    // so each flow carries 4 messages, 64 phits, up the link its own hash names. Eager
+    // messages, and rendezvous ones whose data follows a clear-to-send.
+    for (seed, eager_limit) in [(1, 1 << 20), (2, 1 << 20), (3, 0)] {
+        let sets = [
+            "routing.ecmp_flows=4",
+            "workload.jobs[0].iterations=16",
+            &format!("workload.eager_limit={eager_limit}"),
+        ];
+        let r = exchange_with("ecmp", 4, seed, &sets);
+        let up = uplinks(&r, 0);
+        let mut want = [0u64; 4];
+        for flow in 0..4 {
+            want[((ecmp_flow_hash(0, 8, flow, 0, seed) as u128 * 4) >> 64) as usize] += 4 * 4 * 4;
+        }
+        // A rendezvous adds a request per message on the data's flow: one phit and the
+        // header's, 8 phits for a flow's 4 messages.
+        let control = if eager_limit == 0 { 8 } else { 0 };
+        let want: Vec<u64> = want.iter().map(|&p| p + p / 64 * control).collect();
+        assert_eq!(up, want, "seed {seed}, eager limit {eager_limit}");
+        assert!(up.iter().filter(|&&p| p > 0).count() > 1, "seed {seed}: {up:?}");
+    }
+    // Flow 0 is the pair's one flow of ecmp_flows = 1.
+    assert_eq!(ecmp_flow_hash(0, 8, 0, 5, 9), ecmp_hash(0, 8, 5, 9));
 }

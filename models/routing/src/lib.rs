@@ -83,8 +83,8 @@ pub use error::RoutingError;
 pub use registry::RoutingEntry;
 pub(crate) use route::ZeroLoad;
 pub use route::{
-    decode_occupancy, ecmp_hash, encode_occupancy, Candidate, Feedback, Hop, LoadView, Reads, Report,
-    Routing, Selection, Sharing, VcPolicy, REPORT_BYTES, SELECTIONS, VC_POLICIES,
+    decode_occupancy, ecmp_flow_hash, ecmp_hash, encode_occupancy, Candidate, Feedback, Hop, LoadView, Reads,
+    Report, Routing, Selection, Sharing, VcPolicy, REPORT_BYTES, SELECTIONS, VC_POLICIES,
 };
 pub use routes::{next_hops, Routes};
 

@@ -133,6 +133,12 @@ const APP_SOURCE_MASK: u64 = 0x00ff_ffff;
 pub const MAX_APP_ENDPOINTS: usize = 1 << 24;
 
 impl Packet {
+    /// Whether it is an application's packet (bit 63 of its id).
+    #[inline]
+    pub fn is_app(&self) -> bool {
+        self.id >> 63 == 1
+    }
+
     /// An application packet's sequence number (15 bits): bits 56 to 62 of its id and
     /// [`Packet::seq`].
     #[inline]

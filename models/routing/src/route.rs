@@ -307,7 +307,7 @@ pub const SELECTIONS: &[Choice<Selection>] = &[
     Choice {
         value: Selection::Ecmp,
         name: "ecmp",
-        doc: "ECMP by flow hash: SplitMix64's finaliser of (source endpoint << 32 | destination endpoint) XOR the switch's salt (SplitMix64 of the switch id XOR simulation.seed) picks the candidate, as switches hash a packet's 5-tuple: a flow keeps one path, and flows collide; one flow per pair of endpoints",
+        doc: "ECMP by flow hash: SplitMix64's finaliser of (source endpoint << 32 | destination endpoint) XOR the switch's salt (SplitMix64 of the switch id XOR simulation.seed) picks the candidate, as switches hash a packet's 5-tuple: a flow keeps one path, and flows collide; one flow per pair of endpoints (an application's messages on `routing.ecmp_flows` flows per pair, round robin)",
     },
     Choice {
         value: Selection::Balanced,
@@ -428,7 +428,17 @@ fn mix64(x: u64) -> u64 {
 /// salt, as ECMP switches seed their hashes to avoid polarization.
 #[inline]
 pub fn ecmp_hash(src: EndpointId, dst: EndpointId, at: SwitchId, seed: u64) -> u64 {
-    mix64(((src as u64) << 32 | dst as u64) ^ mix64(at as u64 ^ seed))
+    ecmp_flow_hash(src, dst, 0, at, seed)
+}
+
+/// [`ecmp_hash`] of flow `index` of the pair (`routing.ecmp_flows`): the key also holds
+/// `index * 0x9e3779b97f4a7c15` (the golden ratio in 64 bits), so that flow 0 hashes as
+/// [`ecmp_hash`] and each other flow of the pair as a different 5-tuple would (a queue
+/// pair's own UDP source port, in RoCE).
+#[inline]
+pub fn ecmp_flow_hash(src: EndpointId, dst: EndpointId, index: u32, at: SwitchId, seed: u64) -> u64 {
+    let key = ((src as u64) << 32 | dst as u64) ^ (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    mix64(key ^ mix64(at as u64 ^ seed))
 }
 
 impl Selection {

@@ -24,6 +24,11 @@ pub struct RoutingSection {
     pub escape_root: Option<u32>,
     /// Which horizontal links the escape takes as shortcuts.
     pub escape_shortcuts: routing::escape::Shortcuts,
+    /// ECMP's flows per pair of endpoints for an application's messages: message `k`
+    /// from one rank to another hashes as flow `k mod ecmp_flows` of the pair (NCCL's
+    /// channels and queue pairs per connection, each its own 5-tuple in RoCE). 1 (the
+    /// default): one flow per pair.
+    pub ecmp_flows: u32,
     /// `[routing.NAME]` tables by routing name, each checked against its entry's settings.
     /// Tables of routings other than `algorithm` may be given (a config that switches
     /// algorithm with `--set` keeps them) and are checked but not used.
@@ -59,7 +64,16 @@ routing_keys! {
     escape_root: Option<u32>,
     #[serde(default)]
     escape_shortcuts: routing::escape::Shortcuts,
+    #[serde(default = "one_flow")]
+    ecmp_flows: u32,
 }
+
+fn one_flow() -> u32 {
+    1
+}
+
+/// The most `routing.ecmp_flows` (NCCL's channels times queue pairs stay well below).
+const MAX_ECMP_FLOWS: u32 = 1024;
 
 /// Where the flat per-algorithm keys of earlier versions went.
 fn moved_routing_key(key: &str) -> Option<&'static str> {
@@ -125,9 +139,26 @@ pub(super) fn parse_routing(doc: &Table) -> Result<RoutingSection, ConfigError> 
     let Some(algorithm) = routing::find(&k.algorithm) else {
         return Err(unknown("routing.algorithm", &k.algorithm, routing::ROUTINGS.iter().map(|r| r.name)));
     };
+    if k.ecmp_flows == 0 || k.ecmp_flows > MAX_ECMP_FLOWS {
+        return Err(ConfigError::new(
+            "routing.ecmp_flows",
+            format!("must be in 1..={MAX_ECMP_FLOWS}, got {}", k.ecmp_flows),
+        ));
+    }
+    if k.ecmp_flows > 1 && k.selection != Selection::Ecmp {
+        return Err(ConfigError::new(
+            "routing.ecmp_flows",
+            format!(
+                "flows per pair are hashed by selection = \"ecmp\" only, and routing.selection is \"{}\" \
+                 (set ecmp_flows = 1, or selection = \"ecmp\")",
+                k.selection.name()
+            ),
+        ));
+    }
     Ok(RoutingSection {
         algorithm,
         selection: k.selection,
+        ecmp_flows: k.ecmp_flows,
         vc_policy: k.vc_policy,
         escape_vcs: k.escape_vcs,
         escape_root: k.escape_root,

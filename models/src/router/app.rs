@@ -83,6 +83,9 @@ struct Inbound {
     posted: u64,
     /// Its data waits for a clear-to-send.
     rendezvous: bool,
+    /// Its sequence number from its sender to this rank (the clear-to-send and the data
+    /// of a rendezvous carry it too: ECMP's flow of the message, `routing.ecmp_flows`).
+    seq: u16,
     /// What receives match it on.
     env: Envelope,
 }
@@ -363,7 +366,15 @@ impl RouterState {
                 if to == rank {
                     // To itself: the message is there at once, whatever its size.
                     let env = Envelope { comm, src: rank, tag };
-                    let m = Inbound { recv: UNMATCHED, got: 0, need: 0, posted: t, rendezvous: false, env };
+                    let m = Inbound {
+                        recv: UNMATCHED,
+                        got: 0,
+                        need: 0,
+                        posted: t,
+                        rendezvous: false,
+                        seq: 0,
+                        env,
+                    };
                     mail(&mut self.ends.mail).inbound.insert((a as u32, rank, op), m);
                     message_in(st, app.job, 0);
                     self.ends.app_work.push_back((a as u32, op, true));
@@ -579,7 +590,8 @@ impl RouterState {
             };
             let (src, dst) = (job.endpoints[app.rank as usize], job.endpoints[to as usize]);
             let MessagePackets { packets, last, full } = w.message_packets(bytes, src, dst);
-            let data = Outgoing { dst, packets, last, full, low: op, seq: 0, created: t, ends: Some(op) };
+            let seq = packet.app_seq();
+            let data = Outgoing { dst, packets, last, full, low: op, seq, created: t, ends: Some(op) };
             self.post(sh, a, data, ctx, st);
             self.run_ranks(sh, ctx, st);
             return;
@@ -612,6 +624,7 @@ impl RouterState {
                     .packets,
                 posted,
                 rendezvous,
+                seq: packet.app_seq(),
                 env,
             };
             if m.got == m.need {
@@ -685,7 +698,7 @@ impl RouterState {
                 last: w.control_phits(),
                 full: w.control_phits(),
                 low: sop | CLEAR_TO_SEND,
-                seq: 0,
+                seq: m.seq,
                 created: t,
                 ends: None,
             };

@@ -151,6 +151,8 @@ pub struct Shared {
     pub routes: Routes,
     /// Candidate selection.
     pub selection: Selection,
+    /// ECMP's flows per pair for application packets (`routing.ecmp_flows`).
+    pub ecmp_flows: u32,
     /// Destination pattern.
     pub pattern: Pattern,
     /// Router parameters.

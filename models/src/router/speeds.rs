@@ -200,11 +200,20 @@ impl Shared {
     }
 
     /// The packet's flow hash at switch `at`, read by the ECMP selection only (0
-    /// otherwise).
+    /// otherwise). An application packet takes flow `message sequence mod ecmp_flows` of
+    /// its pair: messages go round robin over the pair's flows, as NCCL posts a
+    /// connection's messages over its queue pairs.
     #[inline]
     pub(super) fn flow(&self, packet: &routing::packet::Packet, at: topology::SwitchId) -> u64 {
         match self.selection {
-            routing::Selection::Ecmp => routing::ecmp_hash(packet.src(), packet.dst, at, self.seed),
+            routing::Selection::Ecmp => {
+                let index = if self.ecmp_flows > 1 && packet.is_app() {
+                    u32::from(packet.app_seq()) % self.ecmp_flows
+                } else {
+                    0
+                };
+                routing::ecmp_flow_hash(packet.src(), packet.dst, index, at, self.seed)
+            }
             _ => 0,
         }
     }

@@ -301,6 +301,7 @@ impl RankModel {
             ports: self.ports.clone(),
             routes: self.routes.clone(),
             selection: cfg.routing.selection,
+            ecmp_flows: cfg.routing.ecmp_flows,
             pattern: self.pattern.clone(),
             generation_probability: nic_load
                 / cfg.traffic.packet_sizes.as_ref().map_or(params.packet_size as f64, |s| s.mean()),
