@@ -271,3 +271,65 @@ fn nccl_trees_across_nodes_stay_on_their_rails() {
     let tree = RING.replace(r#""ring""#, r#""tree""#);
     assert_eq!(leaf_phits(&[], &tree).0, 0, "the trees climbed to the spines");
 }
+
+/// [`RAILS`]'s nodes on the dual-ToR form: a leaf-spine Clos of 8 leaves of 4 ports under
+/// 4 spines, each GPU's NIC with a port on both leaves of its rail's pair (leaves 2g and
+/// 2g + 1), as Alibaba's HPN (Qian et al., SIGCOMM'24).
+fn dual_tor() -> String {
+    RAILS
+        .replace(
+            "kind = \"fat_tree\"\n    k = 4\n    n = 2",
+            "kind = \"clos\"\n    leaves = 8\n    endpoints_per_leaf = 4\n    spines = 4",
+        )
+        .replace("gpus = 4", "gpus = 4\n    dual_tor = true")
+}
+
+#[test]
+fn dual_tor_zero_load_is_exact_and_either_leaf_of_a_pair_delivers() {
+    let mut sim = build(&dual_tor(), &[]);
+    assert!(sim.net.name.contains("dual-tor"), "{}", sim.net.name);
+    // The GPU's own link carries both NIC ports and NVLink: 1 + 1 + 4 = 6 phits a cycle,
+    // 8 phits in 2 cycles. A packet enters its pair by either leaf; the spines reach both
+    // leaves of the destination's pair: the paths' lengths and times are those of one leaf.
+    let one = run_light(&mut sim, 1);
+    check(&one, |d| rails_zero_load(d.src, d.dst, 2));
+    let two = run_light(&mut sim, 2);
+    assert_eq!(one.deliveries, two.deliveries, "1 and 2 partitions differ");
+    // Adaptive selection breaks ties at random: both leaves of every pair deliver.
+    let layout = sim.net.nodes.clone().unwrap();
+    let down = |leaf: u32| -> u64 {
+        let at = layout.fabric_switch(0, leaf);
+        one.links.iter().filter(|l| l.switch == at && l.port < 4).map(|l| l.phits).sum()
+    };
+    assert!((0..8).all(|leaf| down(leaf) > 0), "{:?}", (0..8).map(down).collect::<Vec<_>>());
+    let report = xnet_models::analysis::analyse(&sim);
+    assert!(report.acyclic && report.unreachable_pairs == 0, "{report:?}");
+}
+
+#[test]
+fn dual_tor_loses_no_packet_under_load() {
+    for (selection, pxn) in [("adaptive", false), ("ecmp", false), ("random", true)] {
+        let sets = [
+            format!("routing.selection={selection}"),
+            format!("topology.nodes.pxn={pxn}"),
+            "traffic.load=0.8".to_string(),
+            "simulation.cycles=6000".to_string(),
+        ];
+        let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+        let mut sim = build(&dual_tor(), &sets);
+        sim.record_deliveries = true;
+        let (one, two) = (run(&sim, 1), run(&sim, 2));
+        let s = &one.summary;
+        assert!(s.delivered_total > 1000, "{selection}: {} delivered", s.delivered_total);
+        assert_eq!(s.generated_total, s.delivered_total + one.resident_end + one.on_wires_end, "{selection}");
+        let mut ids: Vec<u64> = one.deliveries.iter().map(|d| d.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len() as u64, s.delivered_total, "{selection}: a packet delivered twice");
+        assert!(
+            one.deliveries.iter().all(|d| d.received_by == d.dst),
+            "{selection}: a packet at the wrong GPU"
+        );
+        assert_eq!(one.endpoint_accepted, two.endpoint_accepted, "{selection}: 1 and 2 partitions differ");
+    }
+}

@@ -23,6 +23,7 @@ Runs already in a part's CSV are not run again (delete the file to start over).
 """
 import argparse
 import csv
+import os
 import pathlib
 import random
 import re
@@ -33,7 +34,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 root = pathlib.Path(__file__).resolve().parents[2]
-xnet = root / "target/release/xnet"
+xnet = pathlib.Path(os.environ.get("XNET", root / "target/release/xnet"))  # XNET: another build
 out_dir = root / "docs/studies/ai-training"
 sys.path.insert(0, str(root / "python"))
 
@@ -52,7 +53,7 @@ router_delay = 50       # 64 ns
 
 [routing]
 algorithm = "{routing}"
-selection = "{selection}"
+{selection}
 
 [workload]
 bytes_per_phit = 64
@@ -105,6 +106,14 @@ FABRICS = {
         "two planes (each NIC 2 x 200 Gb/s, one port per plane), each plane the 1:1 leaf-spine at half "
         "speed; 128 switches of radix 64 at 200 Gb/s, 2,048 leaf-spine links",
     ),
+    "dual-tor": (
+        'kind = "clos"\nleaves = 64\nendpoints_per_leaf = 32\nspines = 32\nterminal_latency = 4\n'
+        'link_latency = 26\nlink_speeds = { nvlink = 9, nic = 0.5, network = 0.5 }\n',
+        "minimal",
+        "dual-ToR (Alibaba HPN): each NIC 2 x 200 Gb/s, its ports on the two leaves of a pair, one fabric of "
+        "64 leaves (32 pairs) under 32 spines, all at 200 Gb/s; 96 switches of radix 64, 2,048 leaf-spine "
+        "links: the two planes' switch ports and links, both ports under the same spines",
+    ),
     "dragonfly": (
         'kind = "dragonfly"\np = 4\na = 8\nh = 4\nterminal_latency = 4\nlocal_latency = 13\n'
         'global_latency = 78\nlink_speeds = { nvlink = 9 }\n',
@@ -120,6 +129,16 @@ FABRICS = {
     ),
 }
 SELECTIONS = ["ecmp", "adaptive"]
+# More selections on some fabrics: "ecmp-N" is ECMP with N flows per GPU pair
+# (routing.ecmp_flows: NCCL's channels and queue pairs, each its own 5-tuple).
+MORE_SELECTIONS = {"two-planes": ["ecmp-2", "ecmp-4"], "dual-tor": ["ecmp-2", "ecmp-4"]}
+
+
+def selection_keys(selection):
+    """The [routing] lines of `selection` ("ecmp-N": ECMP over N flows per pair)."""
+    if selection.startswith("ecmp-"):
+        return f'selection = "ecmp"\necmp_flows = {int(selection[5:])}'
+    return f'selection = "{selection}"'
 
 
 # Part two-jobs: two GPT-350M-class jobs of 64 nodes each (tensor 8, data 64) on nodes a
@@ -132,6 +151,7 @@ TWO_JOB_FABRICS = {
     "rail-clos": (FABRICS["rail-clos"][0], "rail"),
 }
 SCENARIOS = ["alone", "together"]
+TWO_JOB_SELECTIONS = ["ecmp", "ecmp-4", "adaptive"]
 
 # Part alltoall: NCCL's all-to-all on the same 1,024 GPUs (an expert-parallel exchange),
 # with and without PXN, on the rail Clos and on a rail-only fabric (Wang et al., HOTI'24):
@@ -175,10 +195,11 @@ runs_dir = pathlib.Path(tempfile.gettempdir()) / "xnet-ai-training"
 
 def one_job_config(fabric, selection):
     topology, routing, _ = FABRICS[fabric]
-    if fabric == "dragonfly" and selection == "ecmp":
+    if fabric == "dragonfly" and selection.startswith("ecmp"):
         routing = "dragonfly_min"  # one minimal path per pair: a flow keeps its path
-    nodes = NODES + ("planes = 2\n" if fabric == "two-planes" else "")
-    return "[topology]\n" + topology + nodes + COMMON.format(routing=routing, selection=selection), routing
+    nodes = NODES + {"two-planes": "planes = 2\n", "dual-tor": "dual_tor = true\n"}.get(fabric, "")
+    routing_text = COMMON.format(routing=routing, selection=selection_keys(selection))
+    return "[topology]\n" + topology + nodes + routing_text, routing
 
 
 def scattered_nodes():
@@ -193,7 +214,7 @@ def two_jobs_config(fabric, selection, scenario):
     job = COMMON[COMMON.index("[[workload.jobs]]"):].replace("data = 128", "data = 64").replace(
         "global_batch = 128", "global_batch = 64")
     text = "[topology]\n" + topology + NODES.replace('"rail"', f'"{placement}"') + COMMON[
-        :COMMON.index("[[workload.jobs]]")].format(routing="minimal", selection=selection)
+        :COMMON.index("[[workload.jobs]]")].format(routing="minimal", selection=selection_keys(selection))
     names = ["a", "b"] if scenario == "together" else ["a"]
     for name, nodes in zip(names, scattered_nodes()):
         endpoints = "\\n".join(str(n * 8 + g) for n in nodes for g in range(8))  # one a line
@@ -205,7 +226,7 @@ def two_jobs_config(fabric, selection, scenario):
 def alltoall_config(fabric, selection, pxn):
     nodes = NODES + f"pxn = {pxn}\n"
     text = "[topology]\n" + ALLTOALL_FABRICS[fabric] + nodes + COMMON[:COMMON.index("[[workload.jobs]]")].format(
-        routing="minimal", selection=selection)
+        routing="minimal", selection=selection_keys(selection))
     text += ('[[workload.jobs]]\nname = "alltoall"\nkind = "collectives"\nranks = 1024\n'
              f'operations = [{{ collective = "alltoall", bytes = {ALLTOALL_BYTES}, library = "nccl" }}]\n')
     return text, "minimal"
@@ -220,7 +241,7 @@ def config_16k(fabric, selection):
         base = base.replace("link_speeds = { nvlink = 9 }", "link_speeds = { nvlink = 9, nic = 0.5, network = 0.5 }")
         base = base.replace("[topology.nodes]\n", "[topology.nodes]\nplanes = 2\n")
     base = base.replace('algorithm = "minimal"', f'algorithm = "{routing}"')
-    base = base.replace('selection = "adaptive"', f'selection = "{selection}"')
+    base = base.replace('selection = "adaptive"', selection_keys(selection))
     return base, routing
 
 
@@ -316,9 +337,9 @@ def run(part, key):
 
 def todo_keys(part):
     if part == "one-job":
-        return [(fab, sel) for fab in FABRICS for sel in SELECTIONS]
+        return [(fab, sel) for fab in FABRICS for sel in SELECTIONS + MORE_SELECTIONS.get(fab, [])]
     if part == "two-jobs":
-        return [(fab, sel, sc) for fab in TWO_JOB_FABRICS for sel in SELECTIONS for sc in SCENARIOS]
+        return [(fab, sel, sc) for fab in TWO_JOB_FABRICS for sel in TWO_JOB_SELECTIONS for sc in SCENARIOS]
     if part == "alltoall":
         return [(fab, "adaptive", pxn) for fab in ALLTOALL_FABRICS for pxn in ["false", "true"]]
     return [(fab, sel) for fab, (_, _, sels) in FABRICS_16K.items() for sel in sels]

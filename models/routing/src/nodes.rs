@@ -11,6 +11,9 @@
 //! - At an NVSwitch: the port to the GPU in the destination's place in the node.
 //! - In a plane of the fabric: at the switch where the destination GPU's NIC attaches, the
 //!   port down to it; elsewhere what the fabric's routing offers towards that switch.
+//!   With `dual_tor` the destination's NIC attaches to both leaves of a pair, which share
+//!   their spines: what the fabric's routing offers towards either (the same up-links,
+//!   and at a spine both down-links), so that a packet may enter the pair by either leaf.
 //!
 //! The ladder VC policies (`ladder`, `wide_ladder`) climb with the fabric's hops only: the
 //! wrapper applies them to the fabric routing's candidates itself (the routes then take
@@ -68,6 +71,22 @@ impl Nodes {
         let last = (first + per_step).min(vcs as u32);
         assert!(first < last, "the wide ladder ran out of VCs: {hops} fabric hops, {vcs} VCs");
         crate::routes::spread_over_vcs(out, first as u8..last as u8);
+    }
+
+    /// The port of fabric switch `fabric_at` down to GPU `dst`'s NIC, if it has one.
+    #[inline]
+    fn down_port(&self, fabric_at: SwitchId, dst: u32) -> Option<PortId> {
+        let (leaf, down) = self.layout.attachment(dst);
+        if fabric_at == leaf {
+            return Some(down);
+        }
+        if self.layout.dual_tor {
+            let (other, down) = self.layout.attachment_on(dst, 1);
+            if fabric_at == other {
+                return Some(down);
+            }
+        }
+        None
     }
 
     /// Whether GPU `a` reaches GPU `b` over its scale-up links.
@@ -132,7 +151,7 @@ impl Routing for Nodes {
             } else if self.same_domain(at, dst) {
                 out.push(Candidate { port: l.scale_up_port(at, dst), vc, penalty: 0 });
             } else {
-                out.extend((0..l.planes).map(|p| Candidate {
+                out.extend((0..l.nic_ports()).map(|p| Candidate {
                     port: NodeLayout::nic_port(p),
                     vc,
                     penalty: 0,
@@ -146,21 +165,35 @@ impl Routing for Nodes {
             out.push(Candidate { port: (dst % l.gpus) as PortId, vc, penalty: 0 });
             return;
         };
-        let (leaf, down) = l.attachment(dst);
-        if fabric_at == leaf {
+        if let Some(down) = self.down_port(fabric_at, dst) {
             out.push(Candidate { port: down, vc, penalty: 0 });
             return;
         }
+        let leaf = l.attachment(dst).0;
         self.as_fabric(packet, |p| {
             self.inner.candidates(fabric_at, leaf, p, load, rng, out);
+            if l.dual_tor {
+                // The pair's other leaf: its candidates that are not already offered.
+                let (other, _) = l.attachment_on(dst, 1);
+                let first = out.len();
+                self.inner.candidates(fabric_at, other, p, load, rng, out);
+                let mut i = first;
+                while i < out.len() {
+                    let c = out[i];
+                    if out[..first].iter().any(|d| d.port == c.port && d.vc == c.vc) {
+                        out.swap_remove(i);
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
             self.climb(p.hops, out);
         });
     }
 
     fn on_forward(&self, at: SwitchId, chosen: Candidate, packet: &mut Packet) {
         if let Some((_, fabric_at)) = self.layout.in_fabric(at) {
-            let leaf = self.layout.attachment(packet.dst).0;
-            if fabric_at != leaf {
+            if self.down_port(fabric_at, packet.dst).is_none() {
                 self.as_fabric(packet, |p| self.inner.on_forward(fabric_at, chosen, p));
             }
         }

@@ -122,7 +122,11 @@ pub fn build_routing(
         let mut list: Vec<SwitchId> =
             own.iter().filter_map(|&s| layout.in_fabric(s).map(|(_, f)| f)).collect();
         // A rank's GPUs route into the fabric at their leaves.
-        list.extend(own.iter().filter(|&&s| layout.is_gpu(s)).map(|&s| layout.attachment(s).0));
+        for gpu in own.iter().filter(|&&s| layout.is_gpu(s)) {
+            list.extend(
+                (0..if layout.dual_tor { 2 } else { 1 }).map(|port| layout.attachment_on(*gpu, port).0),
+            );
+        }
         list.sort_unstable();
         list.dedup();
         list

@@ -326,8 +326,10 @@ pub struct NodeLayout {
     pub gpus: u32,
     /// Nodes.
     pub nodes: u32,
-    /// Fabric planes (NIC ports per GPU).
+    /// Fabric planes (NIC ports per GPU, without `dual_tor`).
     pub planes: u32,
+    /// Each NIC's two ports on the two leaves of a pair of one fabric.
+    pub dual_tor: bool,
     /// How a node's GPUs are joined.
     pub scale_up: ScaleUp,
     /// Which fabric endpoint each NIC takes.
@@ -338,7 +340,7 @@ pub struct NodeLayout {
     /// NCCL's PXN: traffic to a GPU of another node on another rail leaves by the NIC of
     /// its node's GPU on that rail ([`NodeLayout::exit_gpu`]).
     pub pxn: bool,
-    /// Fabric endpoints per leaf (`rail` placement; 0 otherwise).
+    /// Fabric endpoints per leaf (`rail` placement or `dual_tor`; 0 otherwise).
     pub(crate) leaf_endpoints: u32,
     /// Phits of a full packet between GPUs of a node (`None`: `router.packet_size`).
     pub scale_up_packet: Option<u16>,

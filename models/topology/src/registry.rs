@@ -227,7 +227,7 @@ impl TopologySpec {
                 let speed_of = |name: &str| net.link_classes.iter().find(|c| c.name == name).map(|c| c.speed);
                 let nic = speed_of("nic").unwrap_or(LinkSpeed::ONE);
                 let mut sum = nic;
-                for _ in 1..layout.planes {
+                for _ in 1..layout.nic_ports() {
                     sum = sum.plus(nic);
                 }
                 if let Some(nvlink) = speed_of("nvlink") {

@@ -7,7 +7,8 @@
 //! - port 0, a terminal port to the GPU's endpoint (class `terminal`): what the rank
 //!   injects and receives;
 //! - ports `1..=planes`, its NIC's ports, one into each copy ("plane") of the fabric, where
-//!   the fabric had an endpoint (class `nic`, at the fabric's `terminal_latency`);
+//!   the fabric had an endpoint (class `nic`, at the fabric's `terminal_latency`); or with
+//!   `dual_tor`, ports 1 and 2 into one fabric, on the two leaves of a pair;
 //! - then its scale-up links (class `nvlink`): one to the node's NVSwitch (`scale_up =
 //!   "switch"`), or one to each other GPU of the node (`"full"`, as NVLink meshes of 4 or 8
 //!   GPUs without a switch), or none.
@@ -24,6 +25,13 @@
 //! `g` of those `t` nodes meet one hop apart. With `rails` fewer than the GPUs (a large
 //! scale-up domain), GPU `g` is on rail `g mod rails` and a node's GPUs of one rail take
 //! consecutive ports of its leaf.
+//!
+//! `dual_tor`: the two-tier dual-ToR form of Alibaba's HPN (Qian et al., SIGCOMM'24). The
+//! fabric's leaves come in pairs (leaves `2k` and `2k + 1`), and a NIC's two ports take the
+//! same place on both leaves of a pair: the fabric's endpoint `j` of leaf `2k` and of leaf
+//! `2k + 1` are the two ports of one NIC. Placement then counts a pair as one leaf. A
+//! fabric of `L` leaves of `t` endpoints holds `L * t / 2` NICs, each with two ports (as
+//! `planes = 2` on a fabric of half the leaves, but both ports under the same spines).
 //!
 //! GPU switches never forward: a route starts or ends at one. Routings route the fabric as
 //! built on its own (`Network::nodes` keeps it) and the routing crate's `nodes` wrapper
@@ -46,6 +54,10 @@ pub struct NodesParams {
     /// Ports of each NIC, each in its own copy of the fabric (a multi-plane fabric).
     #[serde(default = "one32")]
     pub planes: u32,
+    /// Each NIC's two ports on the two leaves of a pair of one fabric (the dual-ToR form;
+    /// a `clos` fabric of an even number of leaves per pod).
+    #[serde(default)]
+    pub dual_tor: bool,
     /// How the GPUs of a node are joined.
     #[serde(default)]
     pub scale_up: ScaleUp,
@@ -81,6 +93,16 @@ impl NodeLayout {
     /// GPU switches (= GPUs = endpoints).
     pub fn num_gpus(&self) -> u32 {
         self.nodes * self.gpus
+    }
+
+    /// Ports of each NIC: one per plane, or two with `dual_tor`.
+    #[inline]
+    pub fn nic_ports(&self) -> u32 {
+        if self.dual_tor {
+            2
+        } else {
+            self.planes
+        }
     }
 
     /// The first NVSwitch (with `scale_up = "switch"`; otherwise the first fabric switch).
@@ -163,9 +185,41 @@ impl NodeLayout {
         self.first_fabric() + plane * self.fabric.num_switches() as u32 + s
     }
 
-    /// The fabric endpoint GPU `gpu`'s NIC takes (in every plane).
+    /// The fabric endpoint GPU `gpu`'s NIC takes (in every plane; with `dual_tor`, its
+    /// port 0's, on the first leaf of its pair).
     #[inline]
     pub fn fabric_endpoint(&self, gpu: u32) -> EndpointId {
+        self.fabric_endpoint_on(gpu, 0)
+    }
+
+    /// The fabric endpoint of port `port` of GPU `gpu`'s NIC: with `dual_tor`, on leaf
+    /// `2k + port` of its pair `k`; otherwise [`NodeLayout::fabric_endpoint`] (the planes
+    /// are copies of the fabric).
+    #[inline]
+    pub fn fabric_endpoint_on(&self, gpu: u32, port: u32) -> EndpointId {
+        let slot = self.nic_slot(gpu);
+        if !self.dual_tor {
+            return slot;
+        }
+        let t = self.leaf_endpoints;
+        (2 * (slot / t) + port) * t + slot % t
+    }
+
+    /// The NIC port whose fabric endpoint is `e`: with `dual_tor`, the side of its leaf
+    /// in its pair; otherwise 0.
+    #[inline]
+    pub fn nic_port_of_fabric_endpoint(&self, e: EndpointId) -> u32 {
+        if self.dual_tor {
+            (e / self.leaf_endpoints) % 2
+        } else {
+            0
+        }
+    }
+
+    /// GPU `gpu`'s place among the NICs: its fabric endpoint, counting a pair of leaves
+    /// as one with `dual_tor`.
+    #[inline]
+    fn nic_slot(&self, gpu: u32) -> EndpointId {
         match self.placement {
             Placement::Node => gpu,
             Placement::Rail => {
@@ -182,6 +236,12 @@ impl NodeLayout {
     /// The GPU whose NIC takes fabric endpoint `e`.
     #[inline]
     pub fn gpu_of_fabric_endpoint(&self, e: EndpointId) -> u32 {
+        let e = if self.dual_tor {
+            let t = self.leaf_endpoints;
+            (e / t / 2) * t + e % t
+        } else {
+            e
+        };
         match self.placement {
             Placement::Node => e,
             Placement::Rail => {
@@ -195,10 +255,17 @@ impl NodeLayout {
         }
     }
 
-    /// The fabric switch (of the fabric alone) and its port where GPU `gpu`'s NIC attaches.
+    /// The fabric switch (of the fabric alone) and its port where GPU `gpu`'s NIC attaches
+    /// (its port 0, with `dual_tor`).
     #[inline]
     pub fn attachment(&self, gpu: u32) -> (SwitchId, PortId) {
-        self.fabric.endpoint_location[self.fabric_endpoint(gpu) as usize]
+        self.attachment_on(gpu, 0)
+    }
+
+    /// The fabric switch and its port where port `port` of GPU `gpu`'s NIC attaches.
+    #[inline]
+    pub fn attachment_on(&self, gpu: u32, port: u32) -> (SwitchId, PortId) {
+        self.fabric.endpoint_location[self.fabric_endpoint_on(gpu, port) as usize]
     }
 
     /// A GPU switch's port into plane `plane`.
@@ -210,7 +277,7 @@ impl NodeLayout {
     /// GPU `from`'s scale-up port towards GPU `to` of its node.
     #[inline]
     pub fn scale_up_port(&self, from: u32, to: u32) -> PortId {
-        let first = 1 + self.planes as PortId;
+        let first = 1 + self.nic_ports() as PortId;
         match self.scale_up {
             ScaleUp::Full => {
                 let (f, t) = (from % self.gpus, to % self.gpus);
@@ -231,6 +298,13 @@ pub fn size(p: &NodesParams, fabric: NetworkSize) -> Result<NetworkSize, Topolog
     if p.planes == 0 || p.planes > 16 {
         return Err(TopologyError::new("nodes.planes", format!("must be in 1..=16, got {}", p.planes)));
     }
+    if p.dual_tor && p.planes > 1 {
+        return Err(TopologyError::new(
+            "nodes.dual_tor",
+            "a NIC's two ports go to the two leaves of a pair in one fabric: set planes = 1 (two planes of \
+             single-homed leaves is `planes = 2` without dual_tor)",
+        ));
+    }
     crate::check_latency("nodes.nvlink_latency", p.nvlink_latency)?;
     crate::check_latency("nodes.gpu_latency", p.gpu_latency)?;
     if p.scale_up_packet == Some(0) {
@@ -247,16 +321,21 @@ pub fn size(p: &NodesParams, fabric: NetworkSize) -> Result<NetworkSize, Topolog
             ));
         }
     }
-    if fabric.endpoints == 0 || !fabric.endpoints.is_multiple_of(p.gpus as u64) {
+    // With dual_tor, two fabric endpoints are one NIC.
+    let ports_per_nic = if p.dual_tor { 2 } else { 1 };
+    if fabric.endpoints == 0 || !fabric.endpoints.is_multiple_of(p.gpus as u64 * ports_per_nic) {
         return Err(TopologyError::new(
             "nodes.gpus",
             format!(
-                "the fabric has {} endpoints, which must be a whole number of nodes of {} GPUs",
-                fabric.endpoints, p.gpus
+                "the fabric has {} endpoints, which must be a whole number of nodes of {} GPUs{}",
+                fabric.endpoints,
+                p.gpus,
+                if p.dual_tor { " with two ports each (dual_tor)" } else { "" }
             ),
         ));
     }
-    let gpus = fabric.endpoints;
+    let gpus = fabric.endpoints / ports_per_nic;
+    let nic_ports = if p.dual_tor { 2 } else { p.planes as u64 };
     let nodes = gpus / p.gpus as u64;
     let nvswitches = if p.scale_up == ScaleUp::Switch { nodes } else { 0 };
     let scale_up_ports = match p.scale_up {
@@ -265,9 +344,8 @@ pub fn size(p: &NodesParams, fabric: NetworkSize) -> Result<NetworkSize, Topolog
         ScaleUp::None => 0,
     };
     let switches = gpus + nvswitches + p.planes as u64 * fabric.switches;
-    let ports = gpus * (1 + p.planes as u64 + scale_up_ports)
-        + nvswitches * p.gpus as u64
-        + p.planes as u64 * fabric.ports;
+    let ports =
+        gpus * (1 + nic_ports + scale_up_ports) + nvswitches * p.gpus as u64 + p.planes as u64 * fabric.ports;
     if switches > u32::MAX as u64 || ports > u32::MAX as u64 {
         return Err(TopologyError::new(
             "nodes.planes",
@@ -296,16 +374,22 @@ pub fn build(fabric: Network, p: &NodesParams) -> Result<Network, TopologyError>
         route_latency: 0,
     };
     size(p, fabric_size)?;
+    if p.dual_tor {
+        check_leaf_pairs(&fabric)?;
+    }
     let rails = p.rails.unwrap_or(p.gpus);
     let leaf_endpoints = match p.placement {
+        Placement::Rail => rail_leaf_endpoints(&fabric, rails, p.gpus / rails, p.dual_tor)?,
+        // A Clos has the same endpoints on every leaf.
+        Placement::Node if p.dual_tor => fabric.terminals[0] as u32,
         Placement::Node => 0,
-        Placement::Rail => rail_leaf_endpoints(&fabric, rails, p.gpus / rails)?,
     };
-    let gpus = fabric.num_endpoints() as u32;
+    let gpus = fabric.num_endpoints() as u32 / if p.dual_tor { 2 } else { 1 };
     let layout = NodeLayout {
         gpus: p.gpus,
         nodes: gpus / p.gpus,
         planes: p.planes,
+        dual_tor: p.dual_tor,
         scale_up: p.scale_up,
         placement: p.placement,
         rails,
@@ -319,10 +403,18 @@ pub fn build(fabric: Network, p: &NodesParams) -> Result<Network, TopologyError>
     let mut lists: Vec<Vec<Port>> = Vec::with_capacity(layout.first_fabric() as usize);
     for gpu in 0..gpus {
         let mut ports = vec![crate::terminal_port()];
-        let (fs, fport) = layout.attachment(gpu);
-        for plane in 0..p.planes {
-            let target = PortTarget::Switch { switch: layout.fabric_switch(plane, fs), port: fport };
-            ports.push(Port { target, class: 1 });
+        if p.dual_tor {
+            for side in 0..2 {
+                let (fs, fport) = layout.attachment_on(gpu, side);
+                let target = PortTarget::Switch { switch: layout.fabric_switch(0, fs), port: fport };
+                ports.push(Port { target, class: 1 });
+            }
+        } else {
+            let (fs, fport) = layout.attachment(gpu);
+            for plane in 0..p.planes {
+                let target = PortTarget::Switch { switch: layout.fabric_switch(plane, fs), port: fport };
+                ports.push(Port { target, class: 1 });
+            }
         }
         let node_first = layout.node_of(gpu) * p.gpus;
         match p.scale_up {
@@ -344,7 +436,7 @@ pub fn build(fabric: Network, p: &NodesParams) -> Result<Network, TopologyError>
         lists.push(ports);
     }
     if p.scale_up == ScaleUp::Switch {
-        let port = NodeLayout::nic_port(p.planes);
+        let port = NodeLayout::nic_port(layout.nic_ports());
         for n in 0..layout.nodes {
             lists.push(
                 (0..p.gpus)
@@ -362,7 +454,7 @@ pub fn build(fabric: Network, p: &NodesParams) -> Result<Network, TopologyError>
                 PortTarget::Endpoint(e) => Port {
                     target: PortTarget::Switch {
                         switch: layout.gpu_of_fabric_endpoint(e),
-                        port: NodeLayout::nic_port(plane),
+                        port: NodeLayout::nic_port(plane + layout.nic_port_of_fabric_endpoint(e)),
                     },
                     class: 1,
                 },
@@ -384,13 +476,14 @@ pub fn build(fabric: Network, p: &NodesParams) -> Result<Network, TopologyError>
         classes.push(LinkClass { name: "nvlink".into(), latency: p.nvlink_latency, speed: LinkSpeed::ONE });
     }
     let name = format!(
-        "{} nodes of {} GPUs ({:?} scale-up, {:?} placement{}{}{}) on {}",
+        "{} nodes of {} GPUs ({:?} scale-up, {:?} placement{}{}{}{}) on {}",
         layout.nodes,
         p.gpus,
         p.scale_up,
         p.placement,
         if rails != p.gpus { format!(" on {rails} rails") } else { String::new() },
         if layout.pxn { ", pxn" } else { "" },
+        if p.dual_tor { ", dual-tor" } else { "" },
         if p.planes > 1 { format!(", {} planes", p.planes) } else { String::new() },
         fabric.name
     )
@@ -402,10 +495,34 @@ pub fn build(fabric: Network, p: &NodesParams) -> Result<Network, TopologyError>
     Ok(net)
 }
 
+/// With `dual_tor`: a `clos` fabric whose pods have an even number of leaves, so that
+/// leaves `2k` and `2k + 1` share their spines.
+fn check_leaf_pairs(fabric: &Network) -> Result<(), TopologyError> {
+    match &fabric.shape {
+        Shape::Clos(c) if (c.leaves / c.pods).is_multiple_of(2) => Ok(()),
+        Shape::Clos(c) => Err(TopologyError::new(
+            "nodes.dual_tor",
+            format!(
+                "pairs leaves 2k and 2k + 1 of a pod: the pods' {} leaves each must be an even number",
+                c.leaves / c.pods
+            ),
+        )),
+        _ => Err(TopologyError::new(
+            "nodes.dual_tor",
+            format!("pairs the leaves of a `clos` fabric (kind = \"clos\"), not of {}", fabric.name),
+        )),
+    }
+}
+
 /// With `rail` placement: the fabric's endpoints per leaf, the same on every switch that
-/// has any, and leaves that come in whole groups of `rails`, each leaf holding whole
-/// nodes' `per_rail` GPUs of its rail.
-fn rail_leaf_endpoints(fabric: &Network, rails: u32, per_rail: u32) -> Result<u32, TopologyError> {
+/// has any, and leaves that come in whole groups of `rails` (of `rails` pairs with
+/// `dual_tor`), each leaf holding whole nodes' `per_rail` GPUs of its rail.
+fn rail_leaf_endpoints(
+    fabric: &Network,
+    rails: u32,
+    per_rail: u32,
+    dual_tor: bool,
+) -> Result<u32, TopologyError> {
     let mut per_leaf = fabric.terminals.iter().filter(|&&t| t > 0);
     let t = per_leaf.next().copied().unwrap_or(0) as u32;
     let leaves = fabric.terminals.iter().filter(|&&t| t > 0).count() as u32;
@@ -418,11 +535,14 @@ fn rail_leaf_endpoints(fabric: &Network, rails: u32, per_rail: u32) -> Result<u3
             "`rail` needs the same number of endpoints on every leaf, leaves first (use `node`)",
         ));
     }
-    if !leaves.is_multiple_of(rails) {
+    let leaves_per_rail = if dual_tor { 2 } else { 1 };
+    if !leaves.is_multiple_of(rails * leaves_per_rail) {
+        let per = if dual_tor { "pair of leaves" } else { "leaf" };
         return Err(TopologyError::new(
             "nodes.placement",
             format!(
-                "`rail` puts a node's GPUs on {rails} leaves, one per rail: the fabric's {leaves} leaves must be a multiple of {rails} (or use `node`)"
+                "`rail` puts a node's GPUs on {rails} rails, a {per} each: the fabric's {leaves} leaves must be a multiple of {} (or use `node`)",
+                rails * leaves_per_rail
             ),
         ));
     }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::clos::{build as clos, ClosParams};
 use crate::fattree::{build as fat_tree, FatTreeParams};
 use crate::network::testutil::check_network;
 
@@ -10,6 +11,7 @@ fn params(gpus: u32, planes: u32, scale_up: ScaleUp, placement: Placement) -> No
     NodesParams {
         gpus,
         planes,
+        dual_tor: false,
         scale_up,
         placement,
         rails: None,
@@ -158,4 +160,75 @@ fn bad_nodes_name_the_key() {
     assert!(e.to_string().contains("topology.nodes.placement"), "{e}");
     let e = build(tree(4, 2), &params(4, 0, ScaleUp::Switch, Placement::Rail)).unwrap_err();
     assert!(e.to_string().contains("topology.nodes.planes"), "{e}");
+}
+
+/// A two-tier Clos of `leaves` leaves of `t` endpoints under `spines` spines.
+fn leaf_spine(leaves: u32, t: u32, spines: u32) -> Network {
+    clos(&ClosParams {
+        leaves,
+        endpoints_per_leaf: t,
+        spines,
+        pods: 1,
+        spine_uplinks: None,
+        terminal_latency: 3,
+        link_latency: 5,
+    })
+    .unwrap()
+}
+
+#[test]
+fn dual_tor_puts_a_nics_two_ports_on_the_two_leaves_of_a_pair() {
+    // 16 leaves of 16 ports under 8 spines: 8 pairs, 128 NICs of two ports. Rail
+    // placement on 8 rails: GPU g of node n on pair g, port p on leaf 2g + p, slot n.
+    let p = NodesParams { dual_tor: true, ..params(8, 1, ScaleUp::Switch, Placement::Rail) };
+    let net = build(leaf_spine(16, 16, 8), &p).unwrap();
+    check_network(&net);
+    let layout = net.nodes.clone().unwrap();
+    assert!(net.name.contains("dual-tor"), "{}", net.name);
+    assert_eq!(net.num_endpoints(), 128);
+    assert_eq!(net.num_switches(), 128 + 16 + 24);
+    // Directed links: two NIC links per GPU both ways, the leaf-spine links, NVLink.
+    assert_eq!(net.num_network_links(), 128 * 2 * 2 + 16 * 8 * 2 + 128 * 2);
+    let fabric =
+        NetworkSize { switches: 24, endpoints: 256, ports: 16 * 24 + 8 * 16, hops: 2, route_latency: 11 };
+    let sized = size(&p, fabric).unwrap();
+    assert_eq!((sized.switches, sized.ports, sized.endpoints), (168, net.ports.len() as u64, 128));
+    let mut seen = vec![false; 256];
+    for gpu in 0..128 {
+        let (n, g) = (gpu / 8, gpu % 8);
+        for side in 0..2 {
+            let (leaf, port) = layout.attachment_on(gpu, side);
+            assert_eq!((leaf, port as u32), (2 * g + side, n), "GPU {gpu} port {side}");
+            let e = layout.fabric_endpoint_on(gpu, side);
+            assert!(!std::mem::replace(&mut seen[e as usize], true), "endpoint {e} taken twice");
+            assert_eq!(layout.gpu_of_fabric_endpoint(e), gpu);
+            assert_eq!(layout.nic_port_of_fabric_endpoint(e), side);
+            // The GPU's NIC port leads there, and the leaf's port back to it.
+            let nic = NodeLayout::nic_port(side);
+            let at = layout.fabric_switch(0, leaf);
+            assert_eq!(net.ports(gpu)[nic as usize].target, PortTarget::Switch { switch: at, port });
+            assert_eq!(net.ports(at)[port as usize].target, PortTarget::Switch { switch: gpu, port: nic });
+        }
+    }
+    // The NVSwitch port follows the two NIC ports.
+    assert_eq!(layout.scale_up_port(0, 1), 3);
+    // Node placement: node n's GPUs on pair n / 2, slots (n mod 2) * 8 ..
+    let node = build(leaf_spine(16, 16, 8), &NodesParams { placement: Placement::Node, ..p }).unwrap();
+    let layout = node.nodes.as_ref().unwrap();
+    assert_eq!(layout.attachment_on(8 * 3 + 5, 1), (3, 8 + 5));
+}
+
+#[test]
+fn dual_tor_needs_leaf_pairs_of_a_clos_and_one_plane() {
+    let p = NodesParams { dual_tor: true, ..params(4, 1, ScaleUp::Switch, Placement::Node) };
+    let e = build(tree(4, 2), &p).unwrap_err().to_string();
+    assert!(e.contains("topology.nodes.dual_tor") && e.contains("clos"), "{e}");
+    let e = build(leaf_spine(3, 8, 2), &p).unwrap_err().to_string();
+    assert!(e.contains("topology.nodes.dual_tor") && e.contains("even"), "{e}");
+    let e = build(leaf_spine(4, 4, 2), &NodesParams { planes: 2, ..p.clone() }).unwrap_err().to_string();
+    assert!(e.contains("topology.nodes.dual_tor") && e.contains("planes = 1"), "{e}");
+    // 6 leaves are 3 pairs: not whole groups of 2 rails.
+    let rail = NodesParams { placement: Placement::Rail, rails: Some(2), ..p };
+    let e = build(leaf_spine(6, 4, 2), &rail).unwrap_err().to_string();
+    assert!(e.contains("topology.nodes.placement") && e.contains("multiple of 4"), "{e}");
 }
