@@ -2,7 +2,7 @@
 """GPT-class training steps over AI-cluster fabrics, ECMP against adaptive routing
 (docs/studies/ai-training.md), in four parts:
 
-- `one-job` (results.csv): a GPT-350M-class step on 1,024 GPUs over five fabrics;
+- `one-job` (results.csv): a GPT-350M-class step on 1,024 GPUs over six fabrics;
 - `two-jobs` (results-two-jobs.csv): two such jobs of 512 GPUs on nodes a scheduler
   scattered over the same 1,024, alone and together, on a top-of-rack and a rail Clos;
 - `alltoall` (results-alltoall.csv): NCCL's all-to-all over the 1,024 GPUs with and
