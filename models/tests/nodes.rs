@@ -4,6 +4,7 @@
 
 mod common;
 use common::{build, check_zero_load as check, run, run_recorded as run_light, speed_cost};
+use xnet_models::sim::RunResult;
 
 /// A 4-ary 2-tree (16 fabric endpoints, 4 leaves, 4 spines) under 4 nodes of 4 GPUs,
 /// rail-optimized: GPU g of every node on leaf g. NICs and fabric at 1 phit a cycle,
@@ -139,24 +140,24 @@ fn every_packet_arrives_once_under_load_with_any_fabric_routing() {
             let one = run(&sim, 1);
             let two = run(&sim, 2);
             let label = format!("{routing}, {scale_up}, {planes} planes, pxn {pxn}");
-            let s = &one.summary;
-            assert!(s.delivered_total > 1000, "{label}: {} delivered", s.delivered_total);
-            assert_eq!(
-                s.generated_total,
-                s.delivered_total + one.resident_end + one.on_wires_end,
-                "{label}: {s:?}"
-            );
-            let mut ids: Vec<u64> = one.deliveries.iter().map(|d| d.id).collect();
-            ids.sort_unstable();
-            ids.dedup();
-            assert_eq!(ids.len() as u64, s.delivered_total, "{label}: a packet delivered twice");
-            assert!(
-                one.deliveries.iter().all(|d| d.received_by == d.dst),
-                "{label}: a packet at the wrong GPU"
-            );
-            assert_eq!(one.endpoint_accepted, two.endpoint_accepted, "{label}: 1 and 2 partitions differ");
+            check_every_packet_once(&label, &one, &two);
         }
     }
+}
+
+/// Checks a run past saturation on 1 partition (`one`, its deliveries recorded) against
+/// the same on 2 (`two`): every packet generated is delivered once to its own GPU, or is
+/// still in the network, and the partitions agree.
+fn check_every_packet_once(label: &str, one: &RunResult, two: &RunResult) {
+    let s = &one.summary;
+    assert!(s.delivered_total > 1000, "{label}: {} delivered", s.delivered_total);
+    assert_eq!(s.generated_total, s.delivered_total + one.resident_end + one.on_wires_end, "{label}: {s:?}");
+    let mut ids: Vec<u64> = one.deliveries.iter().map(|d| d.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len() as u64, s.delivered_total, "{label}: a packet delivered twice");
+    assert!(one.deliveries.iter().all(|d| d.received_by == d.dst), "{label}: a packet at the wrong GPU");
+    assert_eq!(one.endpoint_accepted, two.endpoint_accepted, "{label}: 1 and 2 partitions differ");
 }
 
 /// One node of 8 GPUs (on a single 8-port switch) running NCCL's all-reduce, all-gather and
@@ -318,18 +319,6 @@ fn dual_tor_loses_no_packet_under_load() {
         let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
         let mut sim = build(&dual_tor(), &sets);
         sim.record_deliveries = true;
-        let (one, two) = (run(&sim, 1), run(&sim, 2));
-        let s = &one.summary;
-        assert!(s.delivered_total > 1000, "{selection}: {} delivered", s.delivered_total);
-        assert_eq!(s.generated_total, s.delivered_total + one.resident_end + one.on_wires_end, "{selection}");
-        let mut ids: Vec<u64> = one.deliveries.iter().map(|d| d.id).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        assert_eq!(ids.len() as u64, s.delivered_total, "{selection}: a packet delivered twice");
-        assert!(
-            one.deliveries.iter().all(|d| d.received_by == d.dst),
-            "{selection}: a packet at the wrong GPU"
-        );
-        assert_eq!(one.endpoint_accepted, two.endpoint_accepted, "{selection}: 1 and 2 partitions differ");
+        check_every_packet_once(&format!("dual-ToR, {selection}, pxn {pxn}"), &run(&sim, 1), &run(&sim, 2));
     }
 }

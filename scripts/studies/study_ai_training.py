@@ -167,6 +167,8 @@ ALLTOALL_BYTES = 32768  # per pair: 32 GiB in all
 CONFIG_16K = root / "configs/training-gpt-16k.toml"
 FABRICS_16K = {
     "rail-clos": (None, "minimal", ["adaptive", "ecmp"]),  # the configuration's own fabric
+    # The same, as two jobs of 8,192 GPUs on nodes scattered over the 2,048 (seed 7).
+    "rail-clos-two-jobs": (None, "minimal", ["adaptive", "ecmp"]),
     "two-planes": (None, "minimal", ["adaptive"]),
     "dragonfly": ('kind = "dragonfly"\np = 8\na = 16\nh = 8\nterminal_latency = 4\nlocal_latency = 13\n'
                   'global_latency = 78\nlink_speeds = { nvlink = 9 }\n', "dragonfly_ugal", ["adaptive"]),
@@ -183,7 +185,7 @@ FIELDS = {
                  "packets", "wall_seconds"],
     "alltoall": ["fabric", "selection", "pxn", "status", "alltoall_us", "busbw_gbs", "busiest_link",
                  "busiest_class", "fabric_per_nic", "nvlink_per_nic", "packets", "wall_seconds"],
-    "16k": ["fabric", "routing", "selection", "status", "step_ms", "ideal_ms", "compute_ms", "exposed_ms",
+    "16k": ["fabric", "routing", "selection", "status", "step_ms", "step_b_ms", "ideal_ms", "compute_ms", "exposed_ms",
             "data_allreduce_us", "data_busbw_gbs", "busiest_link", "busiest_class", "fabric_per_nic",
             "packets", "wall_seconds", "max_rss_mib"],
 }
@@ -202,11 +204,16 @@ def one_job_config(fabric, selection):
     return "[topology]\n" + topology + nodes + routing_text, routing
 
 
-def scattered_nodes():
-    """Nodes of the two jobs: a random half of the 128 each, in increasing order."""
-    nodes = list(range(128))
+def scattered_nodes(count=128):
+    """Nodes of the two jobs: a random half of the `count` each, in increasing order."""
+    nodes = list(range(count))
     random.Random(SCATTER_SEED).shuffle(nodes)
-    return sorted(nodes[:64]), sorted(nodes[64:])
+    return sorted(nodes[:count // 2]), sorted(nodes[count // 2:])
+
+
+def mapping_lines(nodes):
+    """A job's `mapping_contents` on `nodes` of 8 GPUs: the endpoints, one a line."""
+    return "\\n".join(str(n * 8 + g) for n in nodes for g in range(8))
 
 
 def two_jobs_config(fabric, selection, scenario):
@@ -217,9 +224,8 @@ def two_jobs_config(fabric, selection, scenario):
         :COMMON.index("[[workload.jobs]]")].format(routing="minimal", selection=selection_keys(selection))
     names = ["a", "b"] if scenario == "together" else ["a"]
     for name, nodes in zip(names, scattered_nodes()):
-        endpoints = "\\n".join(str(n * 8 + g) for n in nodes for g in range(8))  # one a line
         text += job.replace('name = "gpt"', f'name = "gpt-{name}"') + (
-            f'mapping = "file"\nmapping_contents = "{endpoints}"\n')
+            f'mapping = "file"\nmapping_contents = "{mapping_lines(nodes)}"\n')
     return text, "minimal"
 
 
@@ -234,6 +240,13 @@ def alltoall_config(fabric, selection, pxn):
 
 def config_16k(fabric, selection):
     base = CONFIG_16K.read_text()
+    if fabric.endswith("-two-jobs"):
+        job = base[base.index("[[workload.jobs]]"):].replace("data = 2048", "data = 1024").replace(
+            "global_batch = 2048", "global_batch = 1024")
+        base = base[:base.index("[[workload.jobs]]")]
+        for name, nodes in zip("ab", scattered_nodes(2048)):
+            base += job.replace('name = "gpt-124m"', f'name = "gpt-124m-{name}"') + (
+                f'mapping = "file"\nmapping_contents = "{mapping_lines(nodes)}"\n\n')
     topology, routing, _ = FABRICS_16K[fabric]
     if topology is not None:
         base = re.sub(r"(?s)\[topology\]\n.*?(?=\n\[topology\.nodes\])", "[topology]\n" + topology, base)
@@ -330,7 +343,7 @@ def run(part, key):
         "wall_seconds": round(wall, 1),
         "max_rss_mib": round(rss / 2**20),
     })
-    if part == "two-jobs":
+    if part in ("two-jobs", "16k"):
         row["step_b_ms"] = round(float(job_figures(out, 1)[0]["time_ns"]) / 1e6, 3) if len(jobs) > 1 else ""
     return {k: row[k] for k in FIELDS[part]}
 
