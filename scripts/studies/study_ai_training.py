@@ -395,7 +395,9 @@ def print_table(part, done):
     print("|---|---|---|---|---|---|---|---|---|---|" + ("---|" if extra else ""))
     for r in done:
         rss = f" {int(float(r['max_rss_mib'])):,} |" if extra else ""
-        print(f"| {r['fabric']} | {r['routing']} | {r['selection']} | {float(r['step_ms']):.2f} | "
+        # Two jobs: job a's step, then job b's.
+        b = f" / {float(r['step_b_ms']):.2f}" if r.get("step_b_ms") else ""
+        print(f"| {r['fabric']} | {r['routing']} | {r['selection']} | {float(r['step_ms']):.2f}{b} | "
               f"{float(r['exposed_ms']):.2f} | {float(r['data_allreduce_us']):,.0f} | {float(r['data_busbw_gbs']):.1f} | "
               f"{float(r['busiest_link']):.2f} ({r['busiest_class']}) | {float(r['fabric_per_nic']):.2f} | "
               f"{float(r['wall_seconds']):.0f} |" + rss)
