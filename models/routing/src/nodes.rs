@@ -73,20 +73,22 @@ impl Nodes {
         crate::routes::spread_over_vcs(out, first as u8..last as u8);
     }
 
-    /// The port of fabric switch `fabric_at` down to GPU `dst`'s NIC, if it has one.
+    /// The port of fabric switch `fabric_at` down to GPU `dst`'s NIC, or where it has
+    /// none, the leaf the fabric's routing steers towards (with `dual_tor`, the first of
+    /// the pair).
     #[inline]
-    fn down_port(&self, fabric_at: SwitchId, dst: u32) -> Option<PortId> {
+    fn down_port(&self, fabric_at: SwitchId, dst: u32) -> Result<PortId, SwitchId> {
         let (leaf, down) = self.layout.attachment(dst);
         if fabric_at == leaf {
-            return Some(down);
+            return Ok(down);
         }
         if self.layout.dual_tor {
             let (other, down) = self.layout.attachment_on(dst, 1);
             if fabric_at == other {
-                return Some(down);
+                return Ok(down);
             }
         }
-        None
+        Err(leaf)
     }
 
     /// Whether GPU `a` reaches GPU `b` over its scale-up links.
@@ -165,11 +167,13 @@ impl Routing for Nodes {
             out.push(Candidate { port: (dst % l.gpus) as PortId, vc, penalty: 0 });
             return;
         };
-        if let Some(down) = self.down_port(fabric_at, dst) {
-            out.push(Candidate { port: down, vc, penalty: 0 });
-            return;
-        }
-        let leaf = l.attachment(dst).0;
+        let leaf = match self.down_port(fabric_at, dst) {
+            Ok(down) => {
+                out.push(Candidate { port: down, vc, penalty: 0 });
+                return;
+            }
+            Err(leaf) => leaf,
+        };
         self.as_fabric(packet, |p| {
             self.inner.candidates(fabric_at, leaf, p, load, rng, out);
             if l.dual_tor {
@@ -193,7 +197,7 @@ impl Routing for Nodes {
 
     fn on_forward(&self, at: SwitchId, chosen: Candidate, packet: &mut Packet) {
         if let Some((_, fabric_at)) = self.layout.in_fabric(at) {
-            if self.down_port(fabric_at, packet.dst).is_none() {
+            if self.down_port(fabric_at, packet.dst).is_err() {
                 self.as_fabric(packet, |p| self.inner.on_forward(fabric_at, chosen, p));
             }
         }

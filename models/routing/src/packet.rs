@@ -120,7 +120,7 @@ impl Packet {
         // Bit 63 marks an application packet (`workload::WORKLOAD_PACKET`), whose id keeps
         // 7 bits of its message's sequence number above a source of 24 bits
         // ([`MAX_APP_ENDPOINTS`]); other packets have 31 bits of source.
-        let mask = if self.id >> 63 == 0 { 0x7fff_ffff } else { APP_SOURCE_MASK };
+        let mask = if self.is_app() { APP_SOURCE_MASK } else { 0x7fff_ffff };
         ((self.id >> 32) & mask) as EndpointId
     }
 }

@@ -123,9 +123,7 @@ pub fn build_routing(
             own.iter().filter_map(|&s| layout.in_fabric(s).map(|(_, f)| f)).collect();
         // A rank's GPUs route into the fabric at their leaves.
         for gpu in own.iter().filter(|&&s| layout.is_gpu(s)) {
-            list.extend(
-                (0..if layout.dual_tor { 2 } else { 1 }).map(|port| layout.attachment_on(*gpu, port).0),
-            );
+            list.extend((0..layout.endpoints_per_nic()).map(|port| layout.attachment_on(*gpu, port).0));
         }
         list.sort_unstable();
         list.dedup();

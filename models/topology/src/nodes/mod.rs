@@ -89,6 +89,23 @@ fn one32() -> u32 {
     1
 }
 
+impl NodesParams {
+    /// Fabric endpoints each NIC takes: 2 with `dual_tor` (a leaf of the pair each), 1
+    /// otherwise (its planes are copies of one fabric).
+    pub fn endpoints_per_nic(&self) -> u32 {
+        if self.dual_tor {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Ports of each NIC: one per plane, or two with `dual_tor`.
+    pub fn nic_ports(&self) -> u32 {
+        self.planes * self.endpoints_per_nic()
+    }
+}
+
 impl NodeLayout {
     /// GPU switches (= GPUs = endpoints).
     pub fn num_gpus(&self) -> u32 {
@@ -98,10 +115,16 @@ impl NodeLayout {
     /// Ports of each NIC: one per plane, or two with `dual_tor`.
     #[inline]
     pub fn nic_ports(&self) -> u32 {
+        self.planes * self.endpoints_per_nic()
+    }
+
+    /// Fabric endpoints each NIC takes: 2 with `dual_tor`, 1 otherwise.
+    #[inline]
+    pub fn endpoints_per_nic(&self) -> u32 {
         if self.dual_tor {
             2
         } else {
-            self.planes
+            1
         }
     }
 
@@ -322,8 +345,8 @@ pub fn size(p: &NodesParams, fabric: NetworkSize) -> Result<NetworkSize, Topolog
         }
     }
     // With dual_tor, two fabric endpoints are one NIC.
-    let ports_per_nic = if p.dual_tor { 2 } else { 1 };
-    if fabric.endpoints == 0 || !fabric.endpoints.is_multiple_of(p.gpus as u64 * ports_per_nic) {
+    let per_nic = p.endpoints_per_nic() as u64;
+    if fabric.endpoints == 0 || !fabric.endpoints.is_multiple_of(p.gpus as u64 * per_nic) {
         return Err(TopologyError::new(
             "nodes.gpus",
             format!(
@@ -334,8 +357,8 @@ pub fn size(p: &NodesParams, fabric: NetworkSize) -> Result<NetworkSize, Topolog
             ),
         ));
     }
-    let gpus = fabric.endpoints / ports_per_nic;
-    let nic_ports = if p.dual_tor { 2 } else { p.planes as u64 };
+    let gpus = fabric.endpoints / per_nic;
+    let nic_ports = p.nic_ports() as u64;
     let nodes = gpus / p.gpus as u64;
     let nvswitches = if p.scale_up == ScaleUp::Switch { nodes } else { 0 };
     let scale_up_ports = match p.scale_up {
@@ -384,7 +407,7 @@ pub fn build(fabric: Network, p: &NodesParams) -> Result<Network, TopologyError>
         Placement::Node if p.dual_tor => fabric.terminals[0] as u32,
         Placement::Node => 0,
     };
-    let gpus = fabric.num_endpoints() as u32 / if p.dual_tor { 2 } else { 1 };
+    let gpus = fabric.num_endpoints() as u32 / p.endpoints_per_nic();
     let layout = NodeLayout {
         gpus: p.gpus,
         nodes: gpus / p.gpus,
