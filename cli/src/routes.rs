@@ -7,6 +7,7 @@ use anyhow::{bail, Context, Result};
 use hdf5::{Group, H5Type};
 use models::analysis::{path_tables, try_analyse, Options, RoutesReport};
 use models::config::Config;
+use models::router::FlowControl;
 use models::routing::tables::{write_lfts, write_sls};
 use models::sim::Simulation;
 use models::topology::ib::IbView;
@@ -120,7 +121,7 @@ pub(crate) fn routes(
         write_tables(&sim, dir, inputs)?;
     }
     let r = try_analyse(&sim, options(destinations))?;
-    print_report(&r);
+    print_report(&r, sim.config.router.flow_control);
     let peak = crate::placement::peak_rss_bytes();
     println!("  {:<28} {}", "VCs the routing needs", needs(sim.routing().vcs_required(), &r));
     let summary = sim.routing().build_summary();
@@ -273,7 +274,18 @@ fn print_side_by_side(names: &[String], reports: &[Compared]) {
     }
 }
 
-fn print_report(r: &RoutesReport) {
+/// The deadlock line's label under `flow`: a cycle of buffer dependencies deadlocks
+/// credits and PFC alike (PFC's pauses close it); without flow control packets are dropped
+/// instead.
+fn deadlock_label(flow: FlowControl) -> &'static str {
+    match flow {
+        FlowControl::Credits => "acyclic (deadlock-free)",
+        FlowControl::Pfc => "acyclic (no PFC deadlock)",
+        FlowControl::None => "acyclic (lossy: drops, no deadlock)",
+    }
+}
+
+fn print_report(r: &RoutesReport, flow: FlowControl) {
     let row = |k: &str, v: String| println!("  {k:<28} {v}");
     println!("routes of {} with {} (VC policy {:?}, {} VCs)", r.network, r.routing, r.vc_policy, r.vcs);
     row("switches (sources/dests)", r.switches.to_string());
@@ -292,7 +304,7 @@ fn print_report(r: &RoutesReport) {
         row("escape CDG acyclic (Duato)", if r.cycle.is_empty() { "yes".into() } else { "NO".into() });
         row("dependencies out of escape", r.escape_back_dependencies.to_string());
     }
-    row("acyclic (deadlock-free)", if r.acyclic { "yes".into() } else { "NO".into() });
+    row(deadlock_label(flow), if r.acyclic { "yes".into() } else { "NO".into() });
     if !r.cycle.is_empty() {
         let cycle: Vec<String> =
             r.cycle.iter().map(|c| format!("(s{} p{} vc{})", c.switch, c.port, c.vc)).collect();

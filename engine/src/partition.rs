@@ -168,9 +168,18 @@ impl<M> Ctx<'_, M> {
     /// partitioning) is `route`: the same as [`send`](Self::send) without the lookup.
     #[inline]
     pub fn send_on(&mut self, route: LinkRoute, msg: M) {
+        self.send_on_after(route, 0, msg);
+    }
+
+    /// Sends `msg` over the link whose route is `route`, `delay` cycles from now: it
+    /// arrives `delay` cycles later than with [`send_on`](Self::send_on) (a message that
+    /// waits for the link, then crosses it). Messages on one link arrive in the order of
+    /// their arrival times, those of one time in the order they were sent.
+    #[inline]
+    pub fn send_on_after(&mut self, route: LinkRoute, delay: Time, msg: M) {
         let seq = self.next_seq();
         let ev = Event {
-            time: self.now + route.latency as Time,
+            time: self.now + delay + route.latency as Time,
             lp: route.dst_local,
             tie: (route.tie as u64) << 32 | seq,
             msg,

@@ -169,7 +169,13 @@ pub fn estimate(config: &Config, ranks: u32, threads_per_rank: u32) -> Result<Me
     items.push(MemoryItem { what: "routing", bytes: routing_bytes(config, &size, own_switches) });
     items.push(MemoryItem {
         what: "routers",
-        bytes: crate::router::Router::bytes(own_switches, own_ports, own_endpoints, vcs),
+        bytes: crate::router::Router::bytes(own_switches, own_ports, own_endpoints, vcs)
+            // Without credits, a receiver's levels: 3 bytes per input VC, 8 per port.
+            + if config.router.flow_control == crate::router::FlowControl::Credits {
+                0
+            } else {
+                own_ports * (3 * vcs + 8)
+            },
     });
     if config.workload.is_some() {
         // Every rank maps the whole workload (job and rank of each endpoint, 8 bytes); a rank

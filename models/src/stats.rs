@@ -185,6 +185,13 @@ counters! {
     marked_packets;
     /// Congestion notifications (CNPs) that reached the source they slow.
     notifications;
+    /// Packets dropped at a switch's input for want of room (`router.flow_control` =
+    /// `pfc` or `none`).
+    dropped_packets;
+    /// Phits of those packets.
+    dropped_phits;
+    /// PFC pauses that reached a sender (`router.flow_control = "pfc"`).
+    pause_frames;
 }
 
 /// Jain's fairness index of `xs`: `(sum x)^2 / (n * sum x^2)`; 1 when all equal (and for

@@ -38,7 +38,9 @@ fn hyperx_dor_zero_load_latency() {
         load = 0.002
     "#;
     // The formula holds for every router option (none adds delay to a lone packet).
-    let options: [&[&str]; 10] = [
+    let options: [&[&str]; 12] = [
+        &["router.flow_control=pfc", "router.input_buffer=64"],
+        &["router.flow_control=none"],
         &["router.vcs=2", "router.crossbar=output_queued"],
         &["router.vcs=2", "router.credit_check=crossbar"],
         &[],

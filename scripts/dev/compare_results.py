@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Compare two xnet result files dataset by dataset.
 
-    scripts/dev/compare_results.py A.h5 B.h5
+    scripts/dev/compare_results.py [--common] A.h5 B.h5
 
 Prints every difference and exits 1 if there is one, 0 if the two files hold the same
 datasets (byte for byte) and the same attributes, apart from the attributes that record
 the environment or wall-clock time (docs/output-format.md lists them). Use it to check
 that a run is reproducible, that thread and rank counts do not change results, or that a
 change to xnet that should not change the model does not.
+
+With --common, what only one file has (attributes, datasets, the columns of a table) is
+listed but is no difference, and tables are compared column by column on the columns both
+have: for a build that adds figures and must leave the others unchanged.
 """
 
 import sys
@@ -50,28 +54,50 @@ def same(a, b):
     return a == b
 
 
+def common_columns(a, b):
+    """`a` and `b` (tables) reduced to the columns both have, and the columns only one has."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.names is None or b.dtype.names is None:
+        return a, b, []
+    both = [n for n in a.dtype.names if n in b.dtype.names]
+    only = [n for n in a.dtype.names + b.dtype.names if n not in both]
+    if not both or a.shape != b.shape:
+        return a, b, only
+    pick = lambda t: np.array([tuple(row) for row in t[both]], dtype=[(n, t.dtype[n]) for n in both])
+    return pick(a), pick(b), only
+
+
 def main():
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    common = "--common" in args
+    args = [a for a in args if a != "--common"]
+    if len(args) != 2:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    (da, aa), (db, ab) = collect(sys.argv[1]), collect(sys.argv[2])
-    diffs = []
+    (da, aa), (db, ab) = collect(args[0]), collect(args[1])
+    diffs, added = [], []
     for name in sorted(set(da) | set(db)):
         if name not in da or name not in db:
-            diffs.append(f"dataset {name}: only in {'A' if name in da else 'B'}")
-        elif not same(da[name], db[name]):
+            (added if common else diffs).append(f"dataset {name}: only in {'A' if name in da else 'B'}")
+            continue
+        a, b = da[name], db[name]
+        if common:
+            a, b, only = common_columns(a, b)
+            added += [f"column {name}.{c}" for c in only]
+        if not same(a, b):
             diffs.append(f"dataset {name}: differs")
     for key in sorted(set(aa) | set(ab)):
         if environment(key.rsplit("@", 1)[1]):
             continue
         if key not in aa or key not in ab:
-            diffs.append(f"attribute {key}: only in {'A' if key in aa else 'B'}")
+            (added if common else diffs).append(f"attribute {key}: only in {'A' if key in aa else 'B'}")
         elif not same(aa[key], ab[key]):
             diffs.append(f"attribute {key}: {aa[key]!r} vs {ab[key]!r}")
     for d in diffs:
         print(d)
     if not diffs:
-        print(f"identical: {len(da)} datasets, {len(aa)} attributes (environment attributes aside)")
+        extra = f"; in one file only: {len(added)} ({', '.join(added[:3])}{', ...' if len(added) > 3 else ''})" if added else ""
+        print(f"identical: {len(da)} datasets, {len(aa)} attributes (environment attributes aside){extra}")
     return 1 if diffs else 0
 
 

@@ -40,6 +40,8 @@ struct LinkRow {
     phits: u64,
     utilisation: f64,
     stall_cycles: u64,
+    pauses: u64,
+    dropped: u64,
 }
 
 #[derive(H5Type, Clone, Copy)]
@@ -51,6 +53,7 @@ struct BlockedRow {
     packets: u32,
     wants_port: u32,
     wants_vc: u32,
+    pauses_upstream: u8,
 }
 
 /// Writes one load point.
@@ -208,6 +211,8 @@ fn write_tables(g: &Group, sim: &RankModel, r: &RunResult) -> Result<()> {
             utilisation: l.phits as f64
                 / (cycles * net.link_classes[l.class as usize].speed.phits_per_cycle()),
             stall_cycles: l.stall_cycles,
+            pauses: l.pauses,
+            dropped: l.dropped,
         })
         .collect();
     table(g, "links", &links)?;
@@ -226,6 +231,7 @@ fn write_tables(g: &Group, sim: &RankModel, r: &RunResult) -> Result<()> {
             packets: b.packets,
             wants_port: b.wants_port as u32,
             wants_vc: b.wants_vc as u32,
+            pauses_upstream: b.pauses_upstream as u8,
         })
         .collect();
     table(g, "blocked_channels", &blocked)?;

@@ -22,7 +22,8 @@ pub use overrides::apply_overrides;
 pub use routing_section::RoutingSection;
 pub use sections::{RouterSection, SimulationSection, TrafficSection, MAX_CYCLES};
 
-use crate::router::RouterParams;
+use crate::congestion::Control;
+use crate::router::{ClassLink, CreditCheck, FlowControl, FlowLevels, RouterParams};
 use crate::traffic::PatternSpec;
 use crate::workload::WorkloadSection;
 use base::settings::typed_with_ranges;
@@ -254,6 +255,7 @@ impl Config {
                 )
             },
         )?;
+        self.validate_flow_control()?;
         let escape = self.routing.escape_vcs;
         if escape > 0 && escape >= r.vcs {
             return Err(ConfigError::new(
@@ -276,6 +278,44 @@ impl Config {
         Ok(())
     }
 
+    /// `router.flow_control` against the keys it cannot be combined with.
+    fn validate_flow_control(&self) -> Result<(), ConfigError> {
+        let r = &self.router;
+        let name = r.flow_control.name();
+        if r.pfc.is_some() && r.flow_control != FlowControl::Pfc {
+            return Err(ConfigError::new(
+                "router.pfc",
+                format!("sets PFC's thresholds, but router.flow_control is `{name}`: set it to `pfc` or remove [router.pfc]"),
+            ));
+        }
+        if r.flow_control == FlowControl::Credits {
+            return Ok(());
+        }
+        if r.credit_check == CreditCheck::Crossbar {
+            return Err(ConfigError::new(
+                "router.credit_check",
+                format!("`crossbar` takes downstream credits at the crossbar; router.flow_control = `{name}` has none: use `link`"),
+            ));
+        }
+        if r.flow_control == FlowControl::None {
+            // Lost packets would leave a message or a notification waiting for ever: no
+            // transport retransmits them yet.
+            if self.workload.is_some() {
+                return Err(ConfigError::new(
+                    "router.flow_control",
+                    "`none` drops packets, and application messages have no transport that retransmits them: use `pfc` or `credits` with [workload]",
+                ));
+            }
+            if self.congestion.control != Control::None {
+                return Err(ConfigError::new(
+                    "router.flow_control",
+                    "`none` drops packets, congestion notifications among them: use `pfc` or `credits` with congestion.control",
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Sampling period in cycles.
     pub fn sample_period(&self) -> u64 {
         self.simulation.sample_period.unwrap_or((self.simulation.cycles / 100).max(1))
@@ -286,9 +326,44 @@ impl Config {
         self.router.clone()
     }
 
+    /// The levels of `router.flow_control` on `net`'s link classes (`None` under
+    /// credits): each class's buffer and PFC thresholds, for its latency, speed and
+    /// largest packet (scale-up packets on a node's links).
+    pub fn flow_levels(&self, net: &Network) -> Result<Option<FlowLevels>, ConfigError> {
+        if self.router.flow_control == FlowControl::Credits {
+            return Ok(None);
+        }
+        let scale_up = net.nodes.as_ref().and_then(|n| n.scale_up_packet);
+        let mut between_switches = vec![false; net.link_classes.len()];
+        for s in 0..net.num_switches() as topology::SwitchId {
+            for p in net.ports(s) {
+                if matches!(p.target, topology::PortTarget::Switch { .. }) {
+                    between_switches[p.class as usize] = true;
+                }
+            }
+        }
+        let classes: Vec<ClassLink<'_>> = net
+            .link_classes
+            .iter()
+            .zip(between_switches)
+            .map(|(c, between_switches)| ClassLink {
+                name: &c.name,
+                latency: c.latency,
+                speed: c.speed,
+                largest_packet: match scale_up {
+                    Some(p) if c.name == "terminal" || c.name == "nvlink" => p.max(self.router.packet_size),
+                    _ => self.router.packet_size,
+                },
+                between_switches,
+            })
+            .collect();
+        FlowLevels::new(&self.router, &classes)
+    }
+
     /// Builds the network described by `[topology]`.
     pub fn build_network(&self) -> Result<Network, ConfigError> {
         let net = TopologySpec::parse(&self.topology, self.simulation.seed)?.build()?;
+        self.flow_levels(&net)?;
         // A port's buffers scale with its link's speed: they must still count in 16 bits.
         for class in &net.link_classes {
             for (key, phits) in

@@ -447,6 +447,8 @@ impl RouterState {
             if self.ends.return_credits(back, in_nic, in_vc, size) {
                 ctx.schedule_self(back - t, SelfEvent::Inject { nic: in_nic });
             }
+        } else if sh.flow.is_some() {
+            self.drained(sh, i, input, size, ctx);
         } else {
             ctx.send_link(in_route, LinkMsg::Credit { port: in_peer, vc: in_vc, phits: size });
         }

@@ -77,9 +77,11 @@ impl RouterState {
         }
         let port = &self.sw.ports[o as usize];
         let to_nic = port.leads_to_nic();
-        // Towards a switch, the packet takes its credits here unless it took them at the
-        // crossbar.
-        let takes_credits = !to_nic && !port.holds_credits(self.sw.credits_at_crossbar);
+        // Towards a switch, the packet needs its credits here unless it took them at the
+        // crossbar; it spends them unless the link runs without credits (PFC's gate, or
+        // none: `flow.rs`).
+        let checks_credits = !to_nic && !port.holds_credits(self.sw.credits_at_crossbar);
+        let takes_credits = checks_credits && sh.flow.is_none();
         let start = port.vc_rr as usize;
         let queued = port.out_queued;
         let first = o as usize * vcs;
@@ -92,7 +94,7 @@ impl RouterState {
             }
             let c = &self.sw.channels[first + v];
             if let Some(slot) = c.output.front() {
-                if !takes_credits || c.credits >= self.slab[slot as usize].packet.size {
+                if !checks_credits || c.credits >= self.slab[slot as usize].packet.size {
                     chosen = Some(v);
                     break;
                 }

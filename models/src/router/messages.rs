@@ -108,6 +108,16 @@ router_messages! {
             /// Phits freed.
             phits: u16,
         },
+        /// PFC (`router.flow_control = "pfc"`): the receiver across output `port` pauses
+        /// or resumes its sending on VC `vc`.
+        Pause {
+            /// Output port it concerns.
+            port: PortId,
+            /// Downstream VC (priority class).
+            vc: u8,
+            /// Paused (true) or resumed (false).
+            paused: bool,
+        },
         /// What the downstream router measured of a packet that arrived there, for output
         /// `port` (routings that learn, [`routing::Routing::on_arrive`]).
         Feedback {
@@ -221,6 +231,8 @@ pub enum MsgKind {
 pub(super) trait Post {
     /// Sends `msg` on the link `route` (it arrives after the link's latency).
     fn send_link(&mut self, route: LinkRoute, msg: LinkMsg);
+    /// Sends `msg` over the link of `route` `delay` cycles from now.
+    fn send_link_after(&mut self, route: LinkRoute, delay: u64, msg: LinkMsg);
     /// Schedules `event` for this router `delay` cycles from now.
     fn schedule_self(&mut self, delay: u64, event: SelfEvent);
 }
@@ -229,6 +241,11 @@ impl Post for RouterCtx<'_> {
     #[inline]
     fn send_link(&mut self, route: LinkRoute, msg: LinkMsg) {
         self.send_on(route, msg.into());
+    }
+
+    #[inline]
+    fn send_link_after(&mut self, route: LinkRoute, delay: u64, msg: LinkMsg) {
+        self.send_on_after(route, delay, msg.into());
     }
 
     #[inline]

@@ -57,6 +57,8 @@
 //! - `allocator.rs`: the allocator's passes and the grants;
 //! - `separable.rs`: the separable allocator's matching and its scratch space;
 //! - `link.rs`: transmission on output links, and each link's stall time;
+//! - `flow.rs`: link-level flow control without credits: PFC's pauses and resumes, the
+//!   drops of a full input buffer;
 //! - `speeds.rs`: links of different speeds: serialization, the tail's arrival,
 //!   crossbar transfers and buffer sizes per port;
 //! - `cc.rs`: congestion control (`congestion.control`) at the endpoints: a
@@ -74,6 +76,7 @@ mod buffers;
 mod cc;
 mod cc_switch;
 mod endpoints;
+mod flow;
 mod link;
 mod messages;
 mod nic;
@@ -86,11 +89,13 @@ mod speeds;
 mod stats;
 mod switch;
 
+pub use flow::{headroom, ClassLink, FlowLevels, Levels};
 pub use messages::{LinkMsg, Msg, MsgKind, SelfEvent};
 pub use nic::Nic;
 pub use options::{
-    Allocator, Arbitration, CreditCheck, Crossbar, EjectionVc, InjectionVc, RouterParams, ALLOCATORS,
-    ARBITRATIONS, CREDIT_CHECKS, CROSSBARS, EJECTION_VCS, INJECTION_VCS,
+    Allocator, Arbitration, CreditCheck, Crossbar, EjectionVc, FlowControl, InjectionVc, PfcParams,
+    RouterParams, ALLOCATORS, ARBITRATIONS, CREDIT_CHECKS, CROSSBARS, EJECTION_VCS, FLOW_CONTROLS,
+    INJECTION_VCS,
 };
 pub use presets::{Preset, PRESETS};
 pub use speeds::LinkSpeeds;
@@ -187,6 +192,9 @@ pub struct Shared {
     /// The link classes' speeds and the buffers that follow from them, when not every
     /// link sends one phit a cycle (`topology.link_speeds`).
     pub speeds: Option<LinkSpeeds>,
+    /// The flow control's levels per link class, unless links run on credits
+    /// (`router.flow_control`, `flow.rs`).
+    pub flow: Option<FlowLevels>,
 }
 
 impl Shared {
@@ -353,6 +361,7 @@ impl Router {
                 vc_out_busy: if p.crossbar == Crossbar::Vc { vec![0; n * vcs] } else { Vec::new() },
                 credits_at_crossbar: p.credit_check == CreditCheck::Crossbar,
                 stalls: Vec::new(),
+                levels: shared.flow.as_ref().map(|_| Box::new(flow::InputLevels::new(n, vcs))),
                 cc_countdown: Vec::new(),
                 notice_candidates: Vec::new(),
             },
@@ -426,6 +435,7 @@ impl LogicalProcess for Router {
             MsgKind::Link(msg) => match msg {
                 LinkMsg::Head { port, packet } => state.on_head(sh, port, packet, ctx.now(), ctx, stats),
                 LinkMsg::Credit { port, vc, phits } => state.on_credit(sh, port, vc, phits, ctx, stats),
+                LinkMsg::Pause { port, vc, paused } => state.on_pause(sh, port, vc, paused, ctx, stats),
                 LinkMsg::Report { port, report } => state.on_report(port, report),
                 LinkMsg::Notice { port, packet } => state.forward_notice(sh, port, packet, ctx),
                 LinkMsg::Feedback { port, feedback } => {
@@ -477,7 +487,8 @@ impl LogicalProcess for Router {
                 channels(port, packet.vc, 1);
             }
             // The link then looks at every VC with packets queued for it.
-            MsgKind::Link(LinkMsg::Credit { port, .. }) | MsgKind::Local(SelfEvent::LinkFree { port }) => {
+            MsgKind::Link(LinkMsg::Credit { port, .. } | LinkMsg::Pause { port, .. })
+            | MsgKind::Local(SelfEvent::LinkFree { port }) => {
                 engine::prefetch(s.sw.ports.as_ptr().wrapping_add(port as usize));
                 channels(port, 0, s.vcs);
             }

@@ -1,5 +1,5 @@
 //! The router's parameters ([`RouterParams`], from `[router]`) and its closed sets of
-//! options as configs name them: the credit check, the ejection and injection VCs, the
+//! options as configs name them: the flow control, the credit check, the ejection and injection VCs, the
 //! arbitration, the allocator and the crossbar, each listed with its doc for `xnet list`.
 
 use base::settings::Choice;
@@ -72,6 +72,13 @@ pub struct RouterParams {
     /// [`CREDIT_CHECKS`](super::CREDIT_CHECKS)). Default `link`.
     #[serde(default)]
     pub credit_check: CreditCheck,
+    /// What keeps a switch's input buffers from overflowing (see
+    /// [`FLOW_CONTROLS`](super::FLOW_CONTROLS)). Default `credits`.
+    #[serde(default)]
+    pub flow_control: FlowControl,
+    /// PFC's thresholds and delay (`[router.pfc]`), with `flow_control = "pfc"` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<PfcParams>,
     /// The preset whose values fill the keys not given (see
     /// [`PRESETS`](super::PRESETS)); already expanded into the other fields.
     #[serde(default)]
@@ -125,6 +132,8 @@ impl Default for RouterParams {
             allocator: Allocator::default(),
             allocator_iterations: d_iterations(),
             credit_check: CreditCheck::default(),
+            flow_control: FlowControl::default(),
+            pfc: None,
             preset: None,
         }
     }
@@ -163,6 +172,69 @@ pub const CREDIT_CHECKS: &[Choice<CreditCheck>] = &[
 ];
 
 base::named_by_registry!(CreditCheck, CREDIT_CHECKS);
+
+/// What keeps the input buffers at the far end of a switch-to-switch link from
+/// overflowing: link-level flow control. An endpoint's link into its switch keeps credits
+/// under every choice (a NIC that honours its switch's pauses with room to spare).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FlowControl {
+    /// Credits per VC (InfiniBand, Slingshot, BookSim2): a packet leaves only with room for
+    /// all of it downstream, known from the credits that come back as room frees.
+    #[default]
+    Credits,
+    /// Priority flow control (IEEE 802.1Qbb, RoCEv2's lossless Ethernet): each VC is a
+    /// priority class; the receiver pauses the sender's class when its input buffer
+    /// passes `xoff` phits and resumes it at `xon`. The pause travels the link; what was
+    /// sent meanwhile lands in the headroom above `xoff`, and a packet that finds the
+    /// buffer full is dropped.
+    Pfc,
+    /// None (lossy Ethernet): senders never wait; a packet that finds the downstream input
+    /// buffer full is dropped and counted.
+    None,
+}
+
+/// The flow controls `router.flow_control` accepts.
+pub const FLOW_CONTROLS: &[Choice<FlowControl>] = &[
+    Choice {
+        value: FlowControl::Credits,
+        name: "credits",
+        doc: "credits per VC: a packet leaves only with room for all of it in the downstream input VC (InfiniBand, Slingshot; default)",
+    },
+    Choice {
+        value: FlowControl::Pfc,
+        name: "pfc",
+        doc: "priority flow control (IEEE 802.1Qbb, lossless RoCE): each VC a priority; the receiver pauses it past router.pfc.xoff phits and resumes it at xon; a packet finding the buffer full is dropped and counted",
+    },
+    Choice {
+        value: FlowControl::None,
+        name: "none",
+        doc: "none (lossy Ethernet): senders never wait; a packet finding the downstream input buffer full is dropped and counted",
+    },
+];
+
+base::named_by_registry!(FlowControl, FLOW_CONTROLS);
+
+/// `[router.pfc]`: PFC's thresholds, per input VC of a switch-to-switch link, in phits at
+/// one phit a cycle (scaled with a link's speed, as the buffers are), and the pause's
+/// delay.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcParams {
+    /// Phits in an input VC above which the receiver pauses the sender's VC. Default: the
+    /// buffer less its headroom, what can arrive before a pause takes effect
+    /// (`flow::Levels`), per link class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xoff: Option<u32>,
+    /// Phits in the input VC at or below which a paused sender resumes. Default: `xoff`
+    /// less two packets, or 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xon: Option<u32>,
+    /// Cycles the sender takes to act on a pause or resume after it arrives (its response
+    /// delay), beyond the link's latency and the wait for the frame the receiver is
+    /// sending. Default 0.
+    #[serde(default)]
+    pub delay: u64,
+}
 
 /// Which output VC of the terminal port a packet for an own endpoint is moved into.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! candidates of the routing in force (`Routes::next_hops`) under the router's
 //! [`LoadView`], the selection's pick, and the ejection VC of a packet for an own endpoint.
 
-use super::buffers::{Held, PortState, VcState, NIL};
+use super::buffers::{Held, PortState, VcState, NETWORK, NIL};
 use super::messages::{LinkMsg, Post};
 use super::stats::PartitionStats;
 use super::{EjectionVc, RouterCtx, RouterState, Shared};
@@ -125,11 +125,18 @@ impl RouterState {
     ) {
         let ready = arrival + sh.params.router_delay;
         st.arrivals += 1;
+        let input = port as usize * self.vcs + packet.vc as usize;
+        if sh.flow.is_some()
+            && self.sw.ports[port as usize].nic == NETWORK
+            && !self.admit(sh, port, input, packet.size, ctx, st)
+        {
+            // Dropped: no room under PFC or without flow control (`flow.rs`).
+            return;
+        }
         let mut packet = packet;
         if !self.learned.is_empty() {
             self.learn_on_arrival(sh, port, &mut packet, arrival, ctx);
         }
-        let input = port as usize * self.vcs + packet.vc as usize;
         if self.sw.channels[input].input.is_empty() {
             self.sw.channels[input].head_ready = ready;
             self.sw.unrouted.push(input as u32);

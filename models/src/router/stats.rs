@@ -23,6 +23,9 @@ pub struct BlockedChannel {
     pub wants_port: PortId,
     /// Output VC the head waits for.
     pub wants_vc: u8,
+    /// Under PFC: the VC holds past `xoff` and has paused its upstream sender (a PFC
+    /// deadlock is a cycle of such VCs, each waiting for the next).
+    pub pauses_upstream: bool,
 }
 
 /// A delivered packet, as recorded for tests and traces.
@@ -70,6 +73,8 @@ pub struct PartitionStats {
     pub generated_total: u64,
     /// Packets delivered (all time).
     pub delivered_total: u64,
+    /// Packets dropped at a switch's input (all time; `router.flow_control`).
+    pub dropped_total: u64,
     /// Every delivered packet (only with `record_deliveries`).
     pub deliveries: Vec<Delivery>,
     /// Completion-time mode: per source endpoint, when the last of its packets delivered
@@ -144,6 +149,19 @@ impl Router {
         })
     }
 
+    /// PFC pauses each port's output received in the measurement window (0 without PFC).
+    pub fn port_pauses(&self) -> impl Iterator<Item = u64> + '_ {
+        let levels = self.state.sw.levels.as_deref();
+        (0..self.state.sw.ports.len()).map(move |o| levels.map_or(0, |l| l.pauses[o] as u64))
+    }
+
+    /// Packets dropped at each port's input in the measurement window (0 under credits):
+    /// the losses of the link that arrives there.
+    pub fn port_input_drops(&self) -> impl Iterator<Item = u64> + '_ {
+        let levels = self.state.sw.levels.as_deref();
+        (0..self.state.sw.ports.len()).map(move |i| levels.map_or(0, |l| l.drops[i] as u64))
+    }
+
     /// Takes the partition's counters of the current sampling period, resetting them.
     /// `now` is the checkpoint time: every router's deliveries before it are accounted
     /// first.
@@ -192,6 +210,7 @@ impl Router {
                     packets: c.input.len as u32,
                     wants_port,
                     wants_vc,
+                    pauses_upstream: s.sw.levels.as_ref().is_some_and(|l| l.pauses_upstream(i)),
                 }
             })
             .collect()

@@ -6,6 +6,7 @@
 //! touches when it frees them), and a terminal link's latency.
 
 use super::buffers::{PortState, VcState};
+use super::flow::InputLevels;
 use super::link::LinkStall;
 use topology::PortId;
 
@@ -31,6 +32,9 @@ pub(super) struct Switch {
     pub(super) credits_at_crossbar: bool,
     /// Each output's stalls (`link.rs`), allocated at the router's first stall.
     pub(super) stalls: Vec<LinkStall>,
+    /// Under PFC or no flow control: the input VCs' levels, drops and pauses (`flow.rs`);
+    /// `None` under credits.
+    pub(super) levels: Option<Box<InputLevels>>,
     /// With congestion control: each output's congested packets left to pass before it
     /// marks the next (`cc.rs`), allocated at the first one.
     pub(super) cc_countdown: Vec<u16>,

@@ -13,7 +13,9 @@ use super::routes::{build_routes, routing_vcs};
 use super::schema::Sample;
 use super::RunResult;
 use crate::config::{Config, ConfigError};
-use crate::router::{InjectionVc, LinkSpeeds, LocalPorts, PartitionState, Router, RouterParams, Shared};
+use crate::router::{
+    FlowLevels, InjectionVc, LinkSpeeds, LocalPorts, PartitionState, Router, RouterParams, Shared,
+};
 use crate::stats::Counters;
 use crate::traffic::Pattern;
 use crate::workload::Workload;
@@ -61,6 +63,8 @@ pub struct RankModel {
     workload: Option<Arc<Workload>>,
     /// The congestion's targets (`congestion.targets`), sorted.
     targets: Vec<EndpointId>,
+    /// The flow control's levels per link class, unless links run on credits.
+    flow: Option<FlowLevels>,
     /// Seconds spent building the routing state.
     pub routing_build_seconds: f64,
     /// Record every delivered packet (tests).
@@ -178,6 +182,7 @@ impl RankModel {
                 link_classes: net.link_classes.clone(),
             },
             endpoints: net.endpoint_map(),
+            flow: config.flow_levels(net).expect("checked when the network was built"),
             config,
             assignment,
             partition_rank,
@@ -324,6 +329,7 @@ impl RankModel {
                 .scheme(cfg.router.input_buffer, cfg.router.output_buffer)
                 .expect("checked when parsed"),
             speeds,
+            flow: self.flow.clone(),
         })
     }
 
@@ -349,9 +355,12 @@ impl RankModel {
                 p.receive_finish.push((n.endpoint, n.last_delivery));
             }
             let ports = self.ports.of(r.local_index());
-            let loads = r.port_phits().zip(r.port_stall_cycles(time));
-            for ((port, info), (phits, stall_cycles)) in ports.iter().enumerate().zip(loads) {
-                if let PortTarget::Switch { switch, .. } = info.target {
+            let loads =
+                r.port_phits().zip(r.port_stall_cycles(time)).zip(r.port_pauses().zip(r.port_input_drops()));
+            for ((port, info), ((phits, stall_cycles), (pauses, drops))) in
+                ports.iter().enumerate().zip(loads)
+            {
+                if let PortTarget::Switch { switch, port: peer_port } = info.target {
                     p.links.push(LinkLoad {
                         switch: r.id(),
                         port: port as PortId,
@@ -359,7 +368,13 @@ impl RankModel {
                         peer: switch,
                         phits: phits + carried.get(&(r.id(), port as PortId)).copied().unwrap_or(0),
                         stall_cycles,
+                        pauses,
+                        dropped: 0,
                     });
+                    if drops > 0 {
+                        // Lost on the link that arrives here, from the peer's port.
+                        p.input_drops.push((switch, peer_port, drops));
+                    }
                 }
             }
             p.stalled.extend(r.stalled_ranks(time));
@@ -408,7 +423,7 @@ impl Monitor {
         let sample_finished = c.finished_ranks;
         let (ended_ops, busy_ranks) = (c.ended_ops, c.busy_ranks);
         let before = self.in_flight;
-        self.in_flight = self.in_flight + c.generated_packets - c.delivered_packets;
+        self.in_flight = self.in_flight + c.generated_packets - c.delivered_packets - c.dropped_packets;
         self.generated += c.generated_packets;
         let span = (cp.time - self.last_time).max(1);
         self.last_time = cp.time;

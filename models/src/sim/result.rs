@@ -26,8 +26,14 @@ pub struct LinkLoad {
     /// Phits sent during the measurement period.
     pub phits: u64,
     /// Cycles in the measurement period the link was free, with packets waiting in its
-    /// output buffer and credits for none of them (InfiniBand's XmitWait).
+    /// output buffer and credits for none of them (InfiniBand's XmitWait); under PFC, none
+    /// of them on a VC that is not paused.
     pub stall_cycles: u64,
+    /// PFC pauses the link's sender received in the measurement period.
+    pub pauses: u64,
+    /// Packets the link delivered to a full input buffer in the measurement period, lost
+    /// (`router.flow_control` = `pfc` or `none`).
+    pub dropped: u64,
 }
 
 /// How a run ended.
@@ -143,6 +149,9 @@ pub(crate) struct Partial {
     /// `(endpoint, phits generated, phits accepted)` during measurement.
     pub(crate) endpoints: Vec<(EndpointId, u64, u64)>,
     pub(crate) links: Vec<LinkLoad>,
+    /// `(switch, port, packets)`: drops at the far end of the link leaving `port` of
+    /// `switch`, added to its [`LinkLoad`] once all links are in.
+    pub(crate) input_drops: Vec<(SwitchId, PortId, u64)>,
     /// Phits sent per VC (summed element by element).
     pub(crate) vc_phits: Vec<u64>,
     pub(crate) blocked: Vec<BlockedChannel>,
@@ -152,6 +161,7 @@ pub(crate) struct Partial {
     pub(crate) arrivals: u64,
     pub(crate) generated: u64,
     pub(crate) delivered: u64,
+    pub(crate) dropped: u64,
     pub(crate) deliveries: Vec<Delivery>,
     /// Engine figures, one entry per rank.
     pub(crate) engine: Vec<RunStats>,
@@ -180,6 +190,7 @@ impl Partial {
             arrivals: s.arrivals,
             generated: s.generated_total,
             delivered: s.delivered_total,
+            dropped: s.dropped_total,
             deliveries: s.deliveries,
             source_finish: s.source_finish,
             jobs: s.jobs,
@@ -196,6 +207,7 @@ impl Partial {
         self.hops.merge(&o.hops);
         self.endpoints.extend(o.endpoints);
         self.links.extend(o.links);
+        self.input_drops.extend(o.input_drops);
         if self.vc_phits.len() < o.vc_phits.len() {
             self.vc_phits.resize(o.vc_phits.len(), 0);
         }
@@ -209,6 +221,7 @@ impl Partial {
         self.arrivals += o.arrivals;
         self.generated += o.generated;
         self.delivered += o.delivered;
+        self.dropped += o.dropped;
         self.deliveries.extend(o.deliveries);
         self.engine.extend(o.engine);
         merge_finish(&mut self.source_finish, &o.source_finish);
@@ -280,6 +293,11 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
     }
     all.deliveries.sort_unstable_by_key(|d| d.id);
     all.links.sort_unstable_by_key(|l| (l.switch, l.port));
+    for &(switch, port, drops) in &all.input_drops {
+        if let Ok(k) = all.links.binary_search_by_key(&(switch, port), |l| (l.switch, l.port)) {
+            all.links[k].dropped += drops;
+        }
+    }
     all.blocked.sort_unstable_by_key(|b| (b.switch, b.port, b.vc));
     if status != Status::Deadlock {
         all.blocked.clear();
@@ -358,7 +376,10 @@ fn summary(
         jain_accepted: jain(endpoint_accepted.iter().copied()),
         generated_total: all.generated,
         delivered_total: all.delivered,
-        in_flight_end: all.generated - all.delivered,
+        in_flight_end: all.generated - all.delivered - all.dropped,
+        dropped_total: all.dropped,
+        dropped_load: per(measured.dropped_phits),
+        pause_frames: measured.pause_frames,
         source_queued_end: all.queued,
         backlog_growth: backlog.growth,
         backlog_z: backlog.z,

@@ -216,9 +216,17 @@ summary_figures! {
     generated_total: u64, "packets", Column;
     /// Packets delivered over the whole run.
     delivered_total: u64, "packets", Column;
-    /// Packets generated but not delivered when the run ended (`generated_total -
-    /// delivered_total`), source queues included.
+    /// Packets generated but neither delivered nor dropped when the run ended
+    /// (`generated_total - delivered_total - dropped_total`), source queues included.
     in_flight_end: u64, "packets", Column;
+    /// Packets dropped over the whole run at a switch's input for want of room
+    /// (`router.flow_control` = `pfc` with thresholds that leave too little headroom, or
+    /// `none`); 0 under credits.
+    dropped_total: u64, "packets", Column;
+    /// Phits dropped in the window / C / endpoints.
+    dropped_load: f64, "phits/cycle/endpoint", Column;
+    /// PFC pauses that reached a sender in the window (`router.flow_control = "pfc"`).
+    pause_frames: u64, "pauses", Column;
     /// Of the packets generated (or refused by a full source queue) in the second half of
     /// the window, the share not delivered in it: the growth of the packets in flight;
     /// about 0 below saturation, about 1 - accepted / offered above it.
@@ -379,6 +387,20 @@ pub const SERIES: &[SeriesColumn] = &[
         "packets",
         "Packets generated but not delivered at `time` (source queues included; a level, not a count per period)",
         |s| s.in_flight.into(),
+    ),
+    series(
+        "dropped_packets",
+        Kind::Count,
+        "packets",
+        "Packets dropped at a switch's input for want of room in the period (`router.flow_control`)",
+        |s| s.counters.dropped_packets.into(),
+    ),
+    series(
+        "pause_frames",
+        Kind::Count,
+        "pauses",
+        "PFC pauses that reached a sender in the period (`router.flow_control = \"pfc\"`)",
+        |s| s.counters.pause_frames.into(),
     ),
     series(
         "link_transmissions",
