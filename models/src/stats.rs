@@ -192,6 +192,9 @@ counters! {
     dropped_phits;
     /// PFC pauses that reached a sender (`router.flow_control = "pfc"`).
     pause_frames;
+    /// Packets a link replayed because a bit went wrong (`[router.link_errors]`), each
+    /// replay counted.
+    link_retries;
 }
 
 /// Jain's fairness index of `xs`: `(sum x)^2 / (n * sum x^2)`; 1 when all equal (and for

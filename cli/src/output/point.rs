@@ -42,6 +42,7 @@ struct LinkRow {
     stall_cycles: u64,
     pauses: u64,
     dropped: u64,
+    retries: u64,
 }
 
 #[derive(H5Type, Clone, Copy)]
@@ -213,6 +214,7 @@ fn write_tables(g: &Group, sim: &RankModel, r: &RunResult) -> Result<()> {
             stall_cycles: l.stall_cycles,
             pauses: l.pauses,
             dropped: l.dropped,
+            retries: l.retries,
         })
         .collect();
     table(g, "links", &links)?;

@@ -27,6 +27,8 @@ pub enum Purpose {
     Workload = 5,
     /// Building routing tables (e.g. the Angara genetic search).
     RoutingBuild = 6,
+    /// A router's link errors: where on its output links bits go wrong.
+    LinkErrors = 7,
 }
 
 fn splitmix(mut x: u64) -> u64 {

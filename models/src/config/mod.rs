@@ -23,7 +23,7 @@ pub use routing_section::RoutingSection;
 pub use sections::{RouterSection, SimulationSection, TrafficSection, MAX_CYCLES};
 
 use crate::congestion::Control;
-use crate::router::{ClassLink, CreditCheck, FlowControl, FlowLevels, RouterParams};
+use crate::router::{ClassLink, CreditCheck, FlowControl, FlowLevels, LinkErrors, RouterParams};
 use crate::traffic::PatternSpec;
 use crate::workload::WorkloadSection;
 use base::settings::typed_with_ranges;
@@ -326,13 +326,9 @@ impl Config {
         self.router.clone()
     }
 
-    /// The levels of `router.flow_control` on `net`'s link classes (`None` under
-    /// credits): each class's buffer and PFC thresholds, for its latency, speed and
-    /// largest packet (scale-up packets on a node's links).
-    pub fn flow_levels(&self, net: &Network) -> Result<Option<FlowLevels>, ConfigError> {
-        if self.router.flow_control == FlowControl::Credits {
-            return Ok(None);
-        }
+    /// What flow control and link errors need of `net`'s link classes: latency, speed,
+    /// largest packet (scale-up packets on a node's links), whether they join switches.
+    fn class_links<'a>(&self, net: &'a Network) -> Vec<ClassLink<'a>> {
         let scale_up = net.nodes.as_ref().and_then(|n| n.scale_up_packet);
         let mut between_switches = vec![false; net.link_classes.len()];
         for s in 0..net.num_switches() as topology::SwitchId {
@@ -342,8 +338,7 @@ impl Config {
                 }
             }
         }
-        let classes: Vec<ClassLink<'_>> = net
-            .link_classes
+        net.link_classes
             .iter()
             .zip(between_switches)
             .map(|(c, between_switches)| ClassLink {
@@ -356,14 +351,29 @@ impl Config {
                 },
                 between_switches,
             })
-            .collect();
-        FlowLevels::new(&self.router, &classes)
+            .collect()
+    }
+
+    /// The levels of `router.flow_control` on `net`'s link classes (`None` under
+    /// credits): each class's buffer and PFC thresholds.
+    pub fn flow_levels(&self, net: &Network) -> Result<Option<FlowLevels>, ConfigError> {
+        if self.router.flow_control == FlowControl::Credits {
+            return Ok(None);
+        }
+        FlowLevels::new(&self.router, &self.class_links(net))
+    }
+
+    /// The bit errors of `[router.link_errors]` on `net`'s link classes (`None` without).
+    pub fn link_errors(&self, net: &Network) -> Result<Option<LinkErrors>, ConfigError> {
+        let Some(params) = &self.router.link_errors else { return Ok(None) };
+        LinkErrors::new(params, &self.class_links(net)).map(Some)
     }
 
     /// Builds the network described by `[topology]`.
     pub fn build_network(&self) -> Result<Network, ConfigError> {
         let net = TopologySpec::parse(&self.topology, self.simulation.seed)?.build()?;
         self.flow_levels(&net)?;
+        self.link_errors(&net)?;
         // A port's buffers scale with its link's speed: they must still count in 16 bits.
         for class in &net.link_classes {
             for (key, phits) in

@@ -121,6 +121,12 @@ impl RouterState {
         self.release(slot);
         let size = packet.size;
         let serialization = self.serialization(sh, o, size);
+        // Replays of copies that went bad hold the link first (`errors.rs`).
+        let replay = if !to_nic && sh.link_errors.is_some() {
+            self.replay_delay(sh, o, size, serialization, t, st)
+        } else {
+            0
+        };
         let c = &mut self.sw.channels[first + v];
         if takes_credits {
             c.credits -= size;
@@ -140,12 +146,12 @@ impl RouterState {
         }
         let port = &mut self.sw.ports[o as usize];
         port.vc_rr = ((v + 1) % vcs) as u8;
-        port.link_busy_until = (t + serialization) as u32;
+        port.link_busy_until = (t + replay + serialization) as u32;
         port.pending_vc = v as u8;
         port.pending_phits = size;
         if (wake || queued) && port.flags & WAKE_SCHEDULED == 0 {
             port.flags |= WAKE_SCHEDULED;
-            ctx.schedule_self(serialization, SelfEvent::LinkFree { port: o });
+            ctx.schedule_self(replay + serialization, SelfEvent::LinkFree { port: o });
         }
         st.departures += 1;
         st.period.link_transmissions += 1;
@@ -172,6 +178,8 @@ impl RouterState {
             if let Err(packet) = self.ends.eject(at, nic, packet, sh.cc.is_some()) {
                 ctx.schedule_self(at - t, SelfEvent::Deliver { nic, packet });
             }
+        } else if replay > 0 {
+            ctx.send_link_after(route, replay, LinkMsg::Head { port: peer_port, packet });
         } else {
             ctx.send_link(route, LinkMsg::Head { port: peer_port, packet });
         }

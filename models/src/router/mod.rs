@@ -57,6 +57,7 @@
 //! - `allocator.rs`: the allocator's passes and the grants;
 //! - `separable.rs`: the separable allocator's matching and its scratch space;
 //! - `link.rs`: transmission on output links, and each link's stall time;
+//! - `errors.rs`: bit errors on switch-to-switch links and their link-level replays;
 //! - `flow.rs`: link-level flow control without credits: PFC's pauses and resumes, the
 //!   drops of a full input buffer;
 //! - `speeds.rs`: links of different speeds: serialization, the tail's arrival,
@@ -76,6 +77,7 @@ mod buffers;
 mod cc;
 mod cc_switch;
 mod endpoints;
+mod errors;
 mod flow;
 mod link;
 mod messages;
@@ -89,12 +91,13 @@ mod speeds;
 mod stats;
 mod switch;
 
+pub use errors::{LinkErrors, MAX_BIT_ERROR_RATE};
 pub use flow::{headroom, ClassLink, FlowLevels, Levels};
 pub use messages::{LinkMsg, Msg, MsgKind, SelfEvent};
 pub use nic::Nic;
 pub use options::{
-    Allocator, Arbitration, CreditCheck, Crossbar, EjectionVc, FlowControl, InjectionVc, PfcParams,
-    RouterParams, ALLOCATORS, ARBITRATIONS, CREDIT_CHECKS, CROSSBARS, EJECTION_VCS, FLOW_CONTROLS,
+    Allocator, Arbitration, CreditCheck, Crossbar, EjectionVc, FlowControl, InjectionVc, LinkErrorParams,
+    PfcParams, RouterParams, ALLOCATORS, ARBITRATIONS, CREDIT_CHECKS, CROSSBARS, EJECTION_VCS, FLOW_CONTROLS,
     INJECTION_VCS,
 };
 pub use presets::{Preset, PRESETS};
@@ -195,6 +198,9 @@ pub struct Shared {
     /// The flow control's levels per link class, unless links run on credits
     /// (`router.flow_control`, `flow.rs`).
     pub flow: Option<FlowLevels>,
+    /// Bit errors on switch-to-switch links and their replays (`[router.link_errors]`,
+    /// `errors.rs`); `None` without.
+    pub link_errors: Option<LinkErrors>,
 }
 
 impl Shared {
@@ -362,6 +368,9 @@ impl Router {
                 credits_at_crossbar: p.credit_check == CreditCheck::Crossbar,
                 stalls: Vec::new(),
                 levels: shared.flow.as_ref().map(|_| Box::new(flow::InputLevels::new(n, vcs))),
+                replays: shared.link_errors.as_ref().map(|e| {
+                    Box::new(errors::Replays::new(e, shared.seed, id, ports.iter().map(|p| p.class)))
+                }),
                 cc_countdown: Vec::new(),
                 notice_candidates: Vec::new(),
             },

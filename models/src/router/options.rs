@@ -79,6 +79,10 @@ pub struct RouterParams {
     /// PFC's thresholds and delay (`[router.pfc]`), with `flow_control = "pfc"` only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pfc: Option<PfcParams>,
+    /// Bit errors on switch-to-switch links and their link-level retry
+    /// (`[router.link_errors]`); none by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_errors: Option<LinkErrorParams>,
     /// The preset whose values fill the keys not given (see
     /// [`PRESETS`](super::PRESETS)); already expanded into the other fields.
     #[serde(default)]
@@ -134,6 +138,7 @@ impl Default for RouterParams {
             credit_check: CreditCheck::default(),
             flow_control: FlowControl::default(),
             pfc: None,
+            link_errors: None,
             preset: None,
         }
     }
@@ -234,6 +239,28 @@ pub struct PfcParams {
     /// sending. Default 0.
     #[serde(default)]
     pub delay: u64,
+}
+
+/// `[router.link_errors]`: bit errors on switch-to-switch links, each corrupted packet
+/// replayed by its link (link-level retry, as Slingshot's links and Ethernet's LLR do).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkErrorParams {
+    /// Bit error rate: one number for every switch-to-switch link, or a table by link
+    /// class (`{ global = 1e-9 }`; classes not named have none). Each in `0..=1e-3`.
+    pub bit_error_rate: toml::Value,
+    /// Bits a phit carries on the wire, 1..=65536. Default 128 (16-byte phits, as the
+    /// InfiniBand HDR and Slingshot presets').
+    #[serde(default = "d_bits_per_phit")]
+    pub bits_per_phit: u32,
+    /// Cycles the sender takes to start the replay once the error report has arrived,
+    /// beyond the round trip. Default 0.
+    #[serde(default)]
+    pub replay_delay: u64,
+}
+
+fn d_bits_per_phit() -> u32 {
+    128
 }
 
 /// Which output VC of the terminal port a packet for an own endpoint is moved into.

@@ -155,6 +155,12 @@ impl Router {
         (0..self.state.sw.ports.len()).map(move |o| levels.map_or(0, |l| l.pauses[o] as u64))
     }
 
+    /// Replays of each port's link in the measurement window (0 without link errors).
+    pub fn port_retries(&self) -> impl Iterator<Item = u64> + '_ {
+        let replays = self.state.sw.replays.as_deref();
+        (0..self.state.sw.ports.len()).map(move |o| replays.map_or(0, |r| r.retries[o] as u64))
+    }
+
     /// Packets dropped at each port's input in the measurement window (0 under credits):
     /// the losses of the link that arrives there.
     pub fn port_input_drops(&self) -> impl Iterator<Item = u64> + '_ {

@@ -6,6 +6,7 @@
 //! touches when it frees them), and a terminal link's latency.
 
 use super::buffers::{PortState, VcState};
+use super::errors::Replays;
 use super::flow::InputLevels;
 use super::link::LinkStall;
 use topology::PortId;
@@ -35,6 +36,9 @@ pub(super) struct Switch {
     /// Under PFC or no flow control: the input VCs' levels, drops and pauses (`flow.rs`);
     /// `None` under credits.
     pub(super) levels: Option<Box<InputLevels>>,
+    /// With link errors: each output's good phits left before the next bad one, and its
+    /// replays (`errors.rs`); `None` otherwise.
+    pub(super) replays: Option<Box<Replays>>,
     /// With congestion control: each output's congested packets left to pass before it
     /// marks the next (`cc.rs`), allocated at the first one.
     pub(super) cc_countdown: Vec<u16>,

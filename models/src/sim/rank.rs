@@ -14,7 +14,7 @@ use super::schema::Sample;
 use super::RunResult;
 use crate::config::{Config, ConfigError};
 use crate::router::{
-    FlowLevels, InjectionVc, LinkSpeeds, LocalPorts, PartitionState, Router, RouterParams, Shared,
+    FlowLevels, InjectionVc, LinkErrors, LinkSpeeds, LocalPorts, PartitionState, Router, RouterParams, Shared,
 };
 use crate::stats::Counters;
 use crate::traffic::Pattern;
@@ -65,6 +65,8 @@ pub struct RankModel {
     targets: Vec<EndpointId>,
     /// The flow control's levels per link class, unless links run on credits.
     flow: Option<FlowLevels>,
+    /// Bit errors on switch-to-switch links, if any.
+    link_errors: Option<LinkErrors>,
     /// Seconds spent building the routing state.
     pub routing_build_seconds: f64,
     /// Record every delivered packet (tests).
@@ -183,6 +185,7 @@ impl RankModel {
             },
             endpoints: net.endpoint_map(),
             flow: config.flow_levels(net).expect("checked when the network was built"),
+            link_errors: config.link_errors(net).expect("checked when the network was built"),
             config,
             assignment,
             partition_rank,
@@ -330,6 +333,7 @@ impl RankModel {
                 .expect("checked when parsed"),
             speeds,
             flow: self.flow.clone(),
+            link_errors: self.link_errors.clone(),
         })
     }
 
@@ -355,9 +359,12 @@ impl RankModel {
                 p.receive_finish.push((n.endpoint, n.last_delivery));
             }
             let ports = self.ports.of(r.local_index());
-            let loads =
-                r.port_phits().zip(r.port_stall_cycles(time)).zip(r.port_pauses().zip(r.port_input_drops()));
-            for ((port, info), ((phits, stall_cycles), (pauses, drops))) in
+            let loads = r
+                .port_phits()
+                .zip(r.port_stall_cycles(time))
+                .zip(r.port_pauses().zip(r.port_input_drops()))
+                .zip(r.port_retries());
+            for ((port, info), (((phits, stall_cycles), (pauses, drops)), retries)) in
                 ports.iter().enumerate().zip(loads)
             {
                 if let PortTarget::Switch { switch, port: peer_port } = info.target {
@@ -370,6 +377,7 @@ impl RankModel {
                         stall_cycles,
                         pauses,
                         dropped: 0,
+                        retries,
                     });
                     if drops > 0 {
                         // Lost on the link that arrives here, from the peer's port.

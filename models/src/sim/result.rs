@@ -34,6 +34,9 @@ pub struct LinkLoad {
     /// Packets the link delivered to a full input buffer in the measurement period, lost
     /// (`router.flow_control` = `pfc` or `none`).
     pub dropped: u64,
+    /// Replays of packets the link corrupted, in the measurement period
+    /// (`[router.link_errors]`).
+    pub retries: u64,
 }
 
 /// How a run ended.
@@ -380,6 +383,7 @@ fn summary(
         dropped_total: all.dropped,
         dropped_load: per(measured.dropped_phits),
         pause_frames: measured.pause_frames,
+        link_retries: measured.link_retries,
         source_queued_end: all.queued,
         backlog_growth: backlog.growth,
         backlog_z: backlog.z,

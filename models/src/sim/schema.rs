@@ -227,6 +227,9 @@ summary_figures! {
     dropped_load: f64, "phits/cycle/endpoint", Column;
     /// PFC pauses that reached a sender in the window (`router.flow_control = "pfc"`).
     pause_frames: u64, "pauses", Column;
+    /// Packets replayed by their link in the window because a bit went wrong
+    /// (`[router.link_errors]`), each replay counted.
+    link_retries: u64, "replays", Column;
     /// Of the packets generated (or refused by a full source queue) in the second half of
     /// the window, the share not delivered in it: the growth of the packets in flight;
     /// about 0 below saturation, about 1 - accepted / offered above it.
@@ -401,6 +404,13 @@ pub const SERIES: &[SeriesColumn] = &[
         "pauses",
         "PFC pauses that reached a sender in the period (`router.flow_control = \"pfc\"`)",
         |s| s.counters.pause_frames.into(),
+    ),
+    series(
+        "link_retries",
+        Kind::Count,
+        "replays",
+        "Packets replayed by their link in the period because a bit went wrong (`[router.link_errors]`)",
+        |s| s.counters.link_retries.into(),
     ),
     series(
         "link_transmissions",
