@@ -69,6 +69,7 @@ fn pfc_pauses_keep_the_bottleneck_busy() {
                 let local = l.class == 1;
                 assert_eq!(l.pauses > 0, local && l.phits > 0, "{l:?}");
                 assert!(l.pauses == 0 || l.stall_cycles > 0, "{l:?}");
+                assert_eq!(l.longest_pause > 0, l.pauses > 0, "{l:?}");
             }
             assert_eq!(long.links.iter().map(|l| l.pauses).sum::<u64>(), long.summary.pause_frames);
         }
@@ -185,6 +186,10 @@ fn a_cyclic_routing_deadlocks_under_pfc_and_the_watchdog_names_the_paused_vcs() 
     // senders, all eight switches around.
     assert!(paused.len() >= 8, "{:?}", r.blocked);
     assert!(paused.iter().all(|b| b.port >= 2 && b.wants_port >= 2), "{paused:?}");
+    // The pauses never end: the longest lasts at least the watchdog's 1,000 cycles of
+    // standstill, on ring links only.
+    assert!(r.summary.longest_pause >= 1000, "{}", r.summary.longest_pause);
+    assert!(r.links.iter().all(|l| l.longest_pause <= r.summary.longest_pause));
     // Without flow control the same ring drops instead, and never stops.
     let r = run(&build(DEADLOCKING_RING, &["router.flow_control=none", "simulation.cycles=20000"]), 2);
     assert_eq!(r.status, Status::Completed);

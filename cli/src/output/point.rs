@@ -43,6 +43,7 @@ struct LinkRow {
     pauses: u64,
     dropped: u64,
     retries: u64,
+    longest_pause: u64,
 }
 
 #[derive(H5Type, Clone, Copy)]
@@ -215,6 +216,7 @@ fn write_tables(g: &Group, sim: &RankModel, r: &RunResult) -> Result<()> {
             pauses: l.pauses,
             dropped: l.dropped,
             retries: l.retries,
+            longest_pause: l.longest_pause,
         })
         .collect();
     table(g, "links", &links)?;

@@ -164,6 +164,11 @@ pub(super) struct InputLevels {
     pub(super) drops: Vec<u32>,
     /// Per port, pauses its output received in the measurement window.
     pub(super) pauses: Vec<u32>,
+    /// Per output VC (`port * vcs + vc`): since when it is paused (while it is).
+    paused_since: Vec<u32>,
+    /// Per port, the longest time one of its output VCs stayed paused, in the
+    /// measurement window (pauses over).
+    longest_pause: Vec<u32>,
 }
 
 impl InputLevels {
@@ -172,12 +177,33 @@ impl InputLevels {
         self.paused[input]
     }
 
+    /// The longest pause of port `port`'s output VCs (of `vcs`) in the window `from..to`,
+    /// with `open(vc)` telling whether VC `vc` is sending (a pause under way is counted
+    /// to `to`).
+    pub(super) fn longest_pause(
+        &self,
+        port: usize,
+        vcs: usize,
+        from: u64,
+        to: u64,
+        open: impl Fn(usize) -> bool,
+    ) -> u64 {
+        let ongoing = (0..vcs)
+            .filter(|&v| !open(v))
+            .map(|v| to.saturating_sub((self.paused_since[port * vcs + v] as u64).max(from)))
+            .max()
+            .unwrap_or(0);
+        ongoing.max(self.longest_pause[port] as u64)
+    }
+
     pub(super) fn new(ports: usize, vcs: usize) -> Self {
         InputLevels {
             held: vec![0; ports * vcs],
             paused: vec![false; ports * vcs],
             drops: vec![0; ports],
             pauses: vec![0; ports],
+            paused_since: vec![0; ports * vcs],
+            longest_pause: vec![0; ports],
         }
     }
 }
@@ -272,18 +298,26 @@ impl RouterState {
         // A receiver sends pauses and resumes in turn, and a link keeps their order.
         debug_assert_ne!(paused, c.credits == 0, "a pause or resume that changes nothing");
         let p = &mut self.sw.ports[port as usize];
+        let t = ctx.now();
+        let levels = self.sw.levels.as_mut().expect("levels exist only with a flow control");
+        let channel = port as usize * self.vcs + vc as usize;
         if paused {
             c.credits = 0;
             p.occupancy += capacity;
+            levels.paused_since[channel] = t as u32;
             st.period.pause_frames += 1;
-            if Self::in_measurement(sh, ctx.now()) {
+            if Self::in_measurement(sh, t) {
                 st.measured.pause_frames += 1;
-                self.sw.levels.as_mut().expect("levels exist only with a flow control").pauses
-                    [port as usize] += 1;
+                levels.pauses[port as usize] += 1;
             }
         } else {
             c.credits = capacity as u16;
             p.occupancy -= capacity;
+            // The pause's part in the measurement window.
+            let from = (levels.paused_since[channel] as u64).max(sh.warmup);
+            let lasted = t.min(sh.end).saturating_sub(from) as u32;
+            let longest = &mut levels.longest_pause[port as usize];
+            *longest = (*longest).max(lasted);
             self.try_transmit(sh, port, ctx, st);
         }
     }

@@ -155,6 +155,19 @@ impl Router {
         (0..self.state.sw.ports.len()).map(move |o| levels.map_or(0, |l| l.pauses[o] as u64))
     }
 
+    /// The longest time one of each port's output VCs stayed paused by PFC in the
+    /// measurement window, a pause under way at `now` counted to then (0 without PFC).
+    pub fn port_longest_pause(&self, now: u64) -> impl Iterator<Item = u64> + '_ {
+        let s = &self.state;
+        let (from, to) = (self.shared.warmup, now.min(self.shared.end));
+        let levels = s.sw.levels.as_deref();
+        (0..s.sw.ports.len()).map(move |o| {
+            levels.map_or(0, |l| {
+                l.longest_pause(o, s.vcs, from, to, |v| s.sw.channels[o * s.vcs + v].credits != 0)
+            })
+        })
+    }
+
     /// Replays of each port's link in the measurement window (0 without link errors).
     pub fn port_retries(&self) -> impl Iterator<Item = u64> + '_ {
         let replays = self.state.sw.replays.as_deref();

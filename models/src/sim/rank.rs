@@ -363,8 +363,8 @@ impl RankModel {
                 .port_phits()
                 .zip(r.port_stall_cycles(time))
                 .zip(r.port_pauses().zip(r.port_input_drops()))
-                .zip(r.port_retries());
-            for ((port, info), (((phits, stall_cycles), (pauses, drops)), retries)) in
+                .zip(r.port_retries().zip(r.port_longest_pause(time)));
+            for ((port, info), (((phits, stall_cycles), (pauses, drops)), (retries, longest_pause))) in
                 ports.iter().enumerate().zip(loads)
             {
                 if let PortTarget::Switch { switch, port: peer_port } = info.target {
@@ -378,6 +378,7 @@ impl RankModel {
                         pauses,
                         dropped: 0,
                         retries,
+                        longest_pause,
                     });
                     if drops > 0 {
                         // Lost on the link that arrives here, from the peer's port.

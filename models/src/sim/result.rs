@@ -37,6 +37,9 @@ pub struct LinkLoad {
     /// Replays of packets the link corrupted, in the measurement period
     /// (`[router.link_errors]`).
     pub retries: u64,
+    /// The longest time one of its VCs stayed paused by PFC in the measurement period
+    /// (a pause storm shows as a long one), in cycles.
+    pub longest_pause: u64,
 }
 
 /// How a run ended.
@@ -384,6 +387,7 @@ fn summary(
         dropped_load: per(measured.dropped_phits),
         pause_frames: measured.pause_frames,
         link_retries: measured.link_retries,
+        longest_pause: all.links.iter().map(|l| l.longest_pause).max().unwrap_or(0),
         source_queued_end: all.queued,
         backlog_growth: backlog.growth,
         backlog_z: backlog.z,

@@ -227,6 +227,9 @@ summary_figures! {
     dropped_load: f64, "phits/cycle/endpoint", Column;
     /// PFC pauses that reached a sender in the window (`router.flow_control = "pfc"`).
     pause_frames: u64, "pauses", Column;
+    /// The longest time any link's VC stayed paused by PFC in the window (a pause storm
+    /// shows as one as long as the window); the links table has each link's.
+    longest_pause: u64, "cycles", Column;
     /// Packets replayed by their link in the window because a bit went wrong
     /// (`[router.link_errors]`), each replay counted.
     link_retries: u64, "replays", Column;
