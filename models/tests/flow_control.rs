@@ -5,7 +5,6 @@
 
 mod common;
 use common::{build, run, run_recorded, DEADLOCKING_RING, HYPERX};
-use xnet_models::config::Config;
 use xnet_models::sim::Status;
 use xnet_models::sim::{RunResult, Simulation};
 
@@ -198,14 +197,7 @@ fn a_cyclic_routing_deadlocks_under_pfc_and_the_watchdog_names_the_paused_vcs() 
 
 /// The error of building [`HYPERX`] with `overrides`.
 fn error(overrides: &[&str]) -> String {
-    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    match Config::parse(HYPERX, &o) {
-        Err(e) => e.to_string(),
-        Ok(cfg) => match Simulation::build(cfg) {
-            Err(e) => e.to_string(),
-            Ok(_) => panic!("{overrides:?} was accepted"),
-        },
-    }
+    common::build_error(HYPERX, overrides)
 }
 
 #[test]

@@ -6,7 +6,6 @@
 
 mod common;
 use common::{build, run, run_recorded, HYPERX};
-use xnet_models::config::Config;
 use xnet_models::sim::{RunResult, Simulation};
 use xnet_models::topology::Shape;
 
@@ -143,14 +142,7 @@ fn link_error_results_do_not_depend_on_the_partitioning() {
 
 /// The error of building [`HYPERX`] with `overrides`.
 fn error(overrides: &[&str]) -> String {
-    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    match Config::parse(HYPERX, &o) {
-        Err(e) => e.to_string(),
-        Ok(cfg) => match Simulation::build(cfg) {
-            Err(e) => e.to_string(),
-            Ok(_) => panic!("{overrides:?} was accepted"),
-        },
-    }
+    common::build_error(HYPERX, overrides)
 }
 
 #[test]

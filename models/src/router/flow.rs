@@ -209,6 +209,12 @@ impl InputLevels {
 }
 
 impl RouterState {
+    /// The levels of port `port`'s link class.
+    fn levels_at(&self, sh: &Shared, port: PortId) -> Levels {
+        let flow = sh.flow.as_ref().expect("levels exist only with a flow control");
+        flow.classes[sh.ports.of(self.local as usize)[port as usize].class as usize]
+    }
+
     /// A head for input VC `input` of network port `port`: whether its packet of `size`
     /// phits fits. It is counted in if so (pausing the sender past `xoff`), dropped and
     /// counted otherwise.
@@ -221,9 +227,7 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) -> bool {
-        let flow = sh.flow.as_ref().expect("levels exist only with a flow control");
-        let class = sh.ports.of(self.local as usize)[port as usize].class;
-        let levels = flow.classes[class as usize];
+        let levels = self.levels_at(sh, port);
         let t = ctx.now();
         let measured = Self::in_measurement(sh, t);
         let state = self.sw.levels.as_mut().expect("levels exist only with a flow control");
@@ -257,15 +261,12 @@ impl RouterState {
         size: u16,
         ctx: &mut RouterCtx<'_>,
     ) {
+        let xon = self.levels_at(sh, port).xon;
         let state = self.sw.levels.as_mut().expect("levels exist only with a flow control");
         state.held[input] -= size;
-        if state.paused[input] {
-            let class = sh.ports.of(self.local as usize)[port as usize].class;
-            let flow = sh.flow.as_ref().expect("levels exist only with a flow control");
-            if state.held[input] <= flow.classes[class as usize].xon {
-                state.paused[input] = false;
-                self.send_pause(sh, port, input, false, ctx);
-            }
+        if state.paused[input] && state.held[input] <= xon {
+            state.paused[input] = false;
+            self.send_pause(sh, port, input, false, ctx);
         }
     }
 

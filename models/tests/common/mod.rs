@@ -12,6 +12,18 @@ pub fn build(text: &str, overrides: &[&str]) -> Simulation {
     Simulation::build(cfg).unwrap_or_else(|e| panic!("build error: {e}"))
 }
 
+/// The error of parsing or building `text` with `overrides`; panics if both succeed.
+pub fn build_error(text: &str, overrides: &[&str]) -> String {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    match Config::parse(text, &o) {
+        Err(e) => e.to_string(),
+        Ok(cfg) => match Simulation::build(cfg) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{overrides:?} was accepted"),
+        },
+    }
+}
+
 /// Runs on `parts` partitions (threads) at the configured load.
 pub fn run(sim: &Simulation, parts: u32) -> RunResult {
     let plan = sim.plan(parts).expect("partition");
