@@ -4,7 +4,7 @@
 //! for; results do not depend on the partitioning; bad settings name their key.
 
 mod common;
-use common::{build, run, run_recorded, DEADLOCKING_RING, HYPERX};
+use common::{build, run, run_recorded, CLIQUE, DEADLOCKING_RING, HYPERX};
 use xnet_models::sim::Status;
 use xnet_models::sim::{RunResult, Simulation};
 
@@ -193,6 +193,31 @@ fn a_cyclic_routing_deadlocks_under_pfc_and_the_watchdog_names_the_paused_vcs() 
     let r = run(&build(DEADLOCKING_RING, &["router.flow_control=none", "simulation.cycles=20000"]), 2);
     assert_eq!(r.status, Status::Completed);
     assert!(r.summary.dropped_total > 0);
+}
+
+#[test]
+fn an_application_under_pfc_completes_and_its_lost_packets_are_named() {
+    // A linear gather of 8 ranks on a clique: 7 senders at once into the root's link.
+    let text = format!(
+        "{CLIQUE}\n[workload]\nbytes_per_phit = 16\n[[workload.jobs]]\nkind = \"collectives\"\nranks = 8\n\
+         operations = [{{ collective = \"gather\", bytes = 4096, algorithm = \"linear\" }}]\n"
+    );
+    // Default thresholds: lossless, like credits, and the job completes.
+    let r = run(&build(&text, &["router.flow_control=pfc", "router.input_buffer=32"]), 2);
+    assert_eq!(r.status, Status::Completed);
+    assert!(r.summary.pause_frames > 0);
+    assert_eq!(r.summary.dropped_total, 0);
+    // No headroom: packets are lost, the job cannot finish, and the diagnosis says why.
+    let no_headroom =
+        ["router.input_buffer=32", "router.pfc.xoff=32", "router.pfc.xon=16", "simulation.cycles=20000"];
+    let r = run(&build(&text, &[&["router.flow_control=pfc"][..], &no_headroom].concat()), 2);
+    assert_eq!(r.status, Status::Unfinished);
+    assert!(r.summary.dropped_total > 0);
+    let why = r.workload.as_ref().unwrap().diagnosis(r.summary.in_flight_end).unwrap();
+    assert!(
+        why.contains(&format!("{} packets were dropped at full buffers", r.summary.dropped_total)),
+        "{why}"
+    );
 }
 
 /// The error of building [`HYPERX`] with `overrides`.

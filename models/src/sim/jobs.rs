@@ -16,6 +16,9 @@ pub struct WorkloadResult {
     pub stalled: Vec<StalledRank>,
     /// Picoseconds per cycle (`workload.ns_per_cycle`), to state times and bandwidths.
     pub ps_per_cycle: u64,
+    /// Packets the network dropped (`router.flow_control`): a message that lost one never
+    /// completes, since no transport retransmits yet.
+    pub dropped: u64,
 }
 
 /// One job's outcome.
@@ -156,7 +159,12 @@ impl WorkloadResult {
             }
         }
         let schedules_complete = self.jobs.iter().all(|j| j.never_completes.is_none());
-        lines.push(if !schedules_complete {
+        lines.push(if schedules_complete && self.dropped > 0 {
+            format!(
+                "{} packets were dropped at full buffers (router.flow_control; see the links' `dropped`): a message that lost one never completes, as no transport retransmits yet. Give PFC room for its headroom (router.pfc.xoff at its default) or use credits",
+                self.dropped
+            )
+        } else if !schedules_complete {
             "a schedule that cannot complete: fix it (the ranks above wait for messages no rank sends, or for each other)".to_string()
         } else if in_flight == 0 {
             "no packet was in flight at the end, and every schedule completes on an ideal network: simulation.cycles ended during a computation".to_string()
@@ -299,5 +307,5 @@ pub(super) fn job_results(
                 }
             })
             .collect();
-    WorkloadResult { jobs, stalled, ps_per_cycle: w.ps_per_cycle }
+    WorkloadResult { jobs, stalled, ps_per_cycle: w.ps_per_cycle, dropped: 0 }
 }

@@ -292,8 +292,10 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
     let mut source_finish = std::mem::take(&mut all.source_finish);
     let engine = std::mem::take(&mut all.engine);
     let end = cycles.min(time);
-    let workload = workload
-        .map(|w| job_results(&w, std::mem::take(&mut all.jobs), std::mem::take(&mut all.stalled), end));
+    let workload = workload.map(|w| WorkloadResult {
+        dropped: all.dropped,
+        ..job_results(&w, std::mem::take(&mut all.jobs), std::mem::take(&mut all.stalled), end)
+    });
     if status == Status::Completed && workload.as_ref().is_some_and(|w| !w.finished()) {
         status = Status::Unfinished;
     }
