@@ -373,6 +373,24 @@ fn mpi_gpu_nodes_are_identical_for_every_rank_and_thread_layout() {
     );
 }
 
+/// PFC, then lossy links, with bit errors replayed on every link, past saturation: pauses,
+/// drops and replays cross ranks and threads alike.
+#[test]
+fn mpi_flow_control_and_link_errors_are_identical_for_every_rank_and_thread_layout() {
+    for (flow, counted) in [("pfc", "pause_frames"), ("none", "dropped_total")] {
+        let config = DRAGONFLY_UGAL
+            .replace("[router]\n", &format!("[router]\nflow_control = \"{flow}\"\ninput_buffer = 128\n"))
+            .replace("[routing]\n", "[router.link_errors]\nbit_error_rate = 1e-4\n\n[routing]\n")
+            .replace("load = 0.4", "load = 0.9");
+        assert!(config.contains("link_errors") && config.contains("load = 0.9"));
+        let (_dir, reference) = check_ranks(&config);
+        let point = open(&reference).group("points/000").unwrap();
+        for figure in [counted, "link_retries"] {
+            assert!(attr_u64(&point, figure) > 0, "{flow}: no {figure} to compare");
+        }
+    }
+}
+
 /// Every router option that changes how packets move (the `caminos` preset: per-VC
 /// crossbar, random arbitration, re-selection, injection and ejection on any VC, a capped
 /// source queue; then an output-first allocator in 3 iterations; then the output-queued
