@@ -524,6 +524,25 @@ fn mpi_training_and_chakra_are_identical_for_every_rank_and_thread_layout() {
 /// next event time was taken as if signed, so an idle rank's "nothing pending" (2^64 - 1)
 /// won, and every rank ran a whole sample period without exchanging messages (events
 /// arrived in their receivers' past).
+/// 16 ranks on this 2-core machine, one switch each (the scaling model's smallest
+/// point), oversubscribed eight to a core: the same file as 1 rank. (64 ranks of
+/// `configs/quick.toml`, one switch each, are recorded in docs/scaling.md.)
+#[test]
+fn sixteen_oversubscribed_ranks_give_the_one_rank_results() {
+    let dir = TempDir::new().unwrap();
+    let cfg = write(dir.path(), "net.toml", &HYPERX.replace("load = 0.3", "load = 0.5"));
+    let (one, sixteen) = (dir.path().join("one.h5"), dir.path().join("sixteen.h5"));
+    xnet_expect(dir.path(), &["run", s(&cfg), "-q", "-t", "1", "-o", s(&one)], 0);
+    mpiexec(dir.path(), "16", &["run", s(&cfg), "-q", "-t", "1", "-o", s(&sixteen)]);
+    let file = open(&sixteen);
+    assert_eq!(attr_u64(&file, "ranks"), 16);
+    let diffs = differences(&dump(&one), &dump(&sixteen));
+    assert!(diffs.is_empty(), "1 and 16 ranks differ:\n{}", diffs.join("\n"));
+    let sent =
+        file.group("points/000").unwrap().attr("rank_messages_sent").unwrap().read_raw::<u64>().unwrap();
+    assert!(sent.len() == 16 && sent.iter().all(|&m| m > 0), "every rank exchanges messages: {sent:?}");
+}
+
 #[test]
 fn an_idle_rank_keeps_the_others_in_step() {
     let config =
