@@ -195,6 +195,12 @@ counters! {
     /// Packets a link replayed because a bit went wrong (`[router.link_errors]`), each
     /// replay counted.
     link_retries;
+    /// Packets delivered after a packet of the same flow (source, destination) that left
+    /// the source later (`simulation.reordering`).
+    reordered_packets;
+    /// Sum of their late-time offsets: how much earlier they left than the latest packet
+    /// of their flow delivered before them, in cycles.
+    reorder_late_sum;
 }
 
 /// Jain's fairness index of `xs`: `(sum x)^2 / (n * sum x^2)`; 1 when all equal (and for

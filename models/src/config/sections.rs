@@ -36,6 +36,12 @@ pub struct SimulationSection {
     /// this many cycles. Default 10,000; 0 disables.
     #[serde(default = "default_watchdog")]
     pub watchdog: u64,
+    /// Measure reordering at the endpoints: per flow (source, destination), the packets
+    /// that arrive after one the source sent later (RFC 4737's reordered packets) and by
+    /// how much (its late-time offset). Default false: it keeps a record per source at
+    /// every destination.
+    #[serde(default)]
+    pub reordering: bool,
 }
 
 fn default_watchdog() -> u64 {

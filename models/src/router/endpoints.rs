@@ -8,7 +8,7 @@
 use super::app::{AppRank, Mailroom};
 use super::nic::Nic;
 use routing::packet::Packet;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use topology::EndpointId;
 
 /// The endpoints of one switch.
@@ -30,6 +30,9 @@ pub(super) struct Endpoints {
     pub(super) app_running: bool,
     /// Per-destination notices an endpoint sends at once (`cc.rs`), kept for their room.
     pub(super) notice_scratch: Vec<(EndpointId, u32)>,
+    /// With `simulation.reordering`: per endpoint, the latest injection time of a packet
+    /// from each source that has arrived (`nic.rs`); empty otherwise.
+    pub(super) latest_from: Vec<HashMap<EndpointId, u32>>,
 }
 
 impl Endpoints {
@@ -44,6 +47,7 @@ impl Endpoints {
             app_work: VecDeque::new(),
             app_running: false,
             notice_scratch: Vec::new(),
+            latest_from: Vec::new(),
         }
     }
 

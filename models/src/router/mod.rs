@@ -184,6 +184,8 @@ pub struct Shared {
     pub seed: u64,
     /// Record every delivered packet (for tests).
     pub record_deliveries: bool,
+    /// Measure reordering per flow at the endpoints (`simulation.reordering`, `nic.rs`).
+    pub reordering: bool,
     /// The application jobs, if any: their ranks run at the endpoints the workload maps
     /// them to, and those endpoints generate no synthetic traffic.
     pub workload: Option<Arc<Workload>>,

@@ -9,6 +9,7 @@ use super::{RouterCtx, RouterState, Shared};
 use crate::traffic::geometric_gap;
 use base::rng::Rng;
 use routing::packet::Packet;
+use std::collections::HashMap;
 use topology::{EndpointId, PortId};
 
 /// An endpoint (NIC) attached to the router. Its queued packets live in the router's
@@ -276,6 +277,7 @@ impl RouterState {
         t: u64,
         s: &mut PartitionStats,
     ) {
+        let endpoints = self.ends.nics.len();
         let nic = &mut self.ends.nics[nic_index as usize];
         let size = packet.size as u64;
         let (created, injected) = (packet.created as u64, packet.injected());
@@ -301,6 +303,9 @@ impl RouterState {
             nic.accepted_phits += size;
             s.measured.delivered_phits += size;
             s.measured.delivered_packets += 1;
+            if sh.reordering {
+                note_order(&mut self.ends.latest_from, endpoints, nic_index, &packet, s);
+            }
         }
         if Self::in_measurement(sh, created) {
             s.measured.latency_sum += latency;
@@ -330,5 +335,33 @@ impl RouterState {
                 hops: packet.hops,
             });
         }
+    }
+}
+
+/// A packet delivered to endpoint `nic` (of `endpoints`) in the measurement window, for
+/// `simulation.reordering`: reordered if a packet of its flow that left the source later
+/// arrived before it (RFC 4737), late by the difference of their injection times. A
+/// source injects its packets one after another, so injection times order a flow.
+fn note_order(
+    latest_from: &mut Vec<HashMap<EndpointId, u32>>,
+    endpoints: usize,
+    nic: u16,
+    packet: &Packet,
+    s: &mut PartitionStats,
+) {
+    if latest_from.is_empty() {
+        *latest_from = vec![HashMap::new(); endpoints];
+    }
+    let injected = packet.injected() as u32;
+    let latest = latest_from[nic as usize].entry(packet.src()).or_insert(0);
+    if injected < *latest {
+        let late = (*latest - injected) as u64;
+        s.period.reordered_packets += 1;
+        s.period.reorder_late_sum += late;
+        s.measured.reordered_packets += 1;
+        s.measured.reorder_late_sum += late;
+        s.reorder_late_max = s.reorder_late_max.max(late);
+    } else {
+        *latest = injected;
     }
 }

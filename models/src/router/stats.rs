@@ -75,6 +75,9 @@ pub struct PartitionStats {
     pub delivered_total: u64,
     /// Packets dropped at a switch's input (all time; `router.flow_control`).
     pub dropped_total: u64,
+    /// The largest late-time offset of a reordered packet delivered in the measurement
+    /// window (`simulation.reordering`).
+    pub reorder_late_max: u64,
     /// Every delivered packet (only with `record_deliveries`).
     pub deliveries: Vec<Delivery>,
     /// Completion-time mode: per source endpoint, when the last of its packets delivered

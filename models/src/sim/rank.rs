@@ -293,6 +293,7 @@ impl RankModel {
             vcs: cfg.router.vcs as usize,
             endpoints: self.info.endpoints,
             wall_seconds: start.elapsed().as_secs_f64(),
+            reordering: cfg.simulation.reordering,
         };
         Ok(Some(merge(ctx, parts, monitor.samples)))
     }
@@ -325,6 +326,7 @@ impl RankModel {
             endpoints: self.endpoints.clone(),
             seed: cfg.simulation.seed,
             record_deliveries: self.record_deliveries,
+            reordering: cfg.simulation.reordering,
             workload: self.workload.clone(),
             targets: self.targets.clone(),
             cc: cfg

@@ -168,6 +168,7 @@ pub(crate) struct Partial {
     pub(crate) generated: u64,
     pub(crate) delivered: u64,
     pub(crate) dropped: u64,
+    pub(crate) reorder_late_max: u64,
     pub(crate) deliveries: Vec<Delivery>,
     /// Engine figures, one entry per rank.
     pub(crate) engine: Vec<RunStats>,
@@ -197,6 +198,7 @@ impl Partial {
             generated: s.generated_total,
             delivered: s.delivered_total,
             dropped: s.dropped_total,
+            reorder_late_max: s.reorder_late_max,
             deliveries: s.deliveries,
             source_finish: s.source_finish,
             jobs: s.jobs,
@@ -228,6 +230,7 @@ impl Partial {
         self.generated += o.generated;
         self.delivered += o.delivered;
         self.dropped += o.dropped;
+        self.reorder_late_max = self.reorder_late_max.max(o.reorder_late_max);
         self.deliveries.extend(o.deliveries);
         self.engine.extend(o.engine);
         merge_finish(&mut self.source_finish, &o.source_finish);
@@ -257,6 +260,8 @@ pub(crate) struct MergeContext {
     pub(crate) quota_packets: u64,
     /// The jobs, if any.
     pub(crate) workload: Option<Arc<Workload>>,
+    /// Whether reordering was measured (`simulation.reordering`).
+    pub(crate) reordering: bool,
 }
 
 /// Merges the ranks' shares (in rank order) into the run's result.
@@ -273,6 +278,7 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
         phits_per_endpoint,
         quota_packets,
         workload,
+        reordering: ctx_reordering,
     } = ctx;
     let mut status = status;
     let mut all = Partial { vc_phits: vec![0; vcs], ..Default::default() };
@@ -310,7 +316,12 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
     if status != Status::Deadlock {
         all.blocked.clear();
     }
-    let summary = summary(&all, load, (warmup, end), &endpoint_generated, &endpoint_accepted, &samples);
+    let mut summary = summary(&all, load, (warmup, end), &endpoint_generated, &endpoint_accepted, &samples);
+    if !ctx_reordering {
+        // Not measured: no figure, rather than a share of 0.
+        summary.reordered_share = f64::NAN;
+        summary.reorder_late_mean = f64::NAN;
+    }
     let completion = (phits_per_endpoint > 0).then(|| {
         source_finish.resize(endpoints, 0);
         Completion {
@@ -390,6 +401,9 @@ fn summary(
         pause_frames: measured.pause_frames,
         link_retries: measured.link_retries,
         longest_pause: all.links.iter().map(|l| l.longest_pause).max().unwrap_or(0),
+        reordered_share: ratio(measured.reordered_packets, measured.delivered_packets),
+        reorder_late_mean: ratio(measured.reorder_late_sum, measured.reordered_packets),
+        reorder_late_max: all.reorder_late_max,
         source_queued_end: all.queued,
         backlog_growth: backlog.growth,
         backlog_z: backlog.z,

@@ -233,6 +233,15 @@ summary_figures! {
     /// Packets replayed by their link in the window because a bit went wrong
     /// (`[router.link_errors]`), each replay counted.
     link_retries: u64, "replays", Column;
+    /// With `simulation.reordering`: of the packets delivered in the window, the share
+    /// that arrived after a packet of their flow (source, destination) that left the
+    /// source later (RFC 4737's reordered packets); NaN if none was delivered.
+    reordered_share: f64, "", Column;
+    /// Their mean late-time offset: how much earlier they left their source than the
+    /// latest packet of their flow delivered before them (NaN if none was reordered).
+    reorder_late_mean: f64, "cycles", Column;
+    /// The largest late-time offset (0 if none was reordered).
+    reorder_late_max: u64, "cycles", Column;
     /// Of the packets generated (or refused by a full source queue) in the second half of
     /// the window, the share not delivered in it: the growth of the packets in flight;
     /// about 0 below saturation, about 1 - accepted / offered above it.
@@ -414,6 +423,13 @@ pub const SERIES: &[SeriesColumn] = &[
         "replays",
         "Packets replayed by their link in the period because a bit went wrong (`[router.link_errors]`)",
         |s| s.counters.link_retries.into(),
+    ),
+    series(
+        "reordered_packets",
+        Kind::Count,
+        "packets",
+        "Packets delivered in the period, in the measurement window, after a packet of their flow that left its source later (`simulation.reordering`)",
+        |s| s.counters.reordered_packets.into(),
     ),
     series(
         "link_transmissions",
