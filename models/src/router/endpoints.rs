@@ -31,7 +31,7 @@ pub(super) struct Endpoints {
     /// Per-destination notices an endpoint sends at once (`cc.rs`), kept for their room.
     pub(super) notice_scratch: Vec<(EndpointId, u32)>,
     /// With `simulation.reordering`: per endpoint, the latest injection time of a packet
-    /// from each source that has arrived (`nic.rs`); empty otherwise.
+    /// from each source that has arrived (`nic.rs`); empty otherwise (`Router::new`).
     pub(super) latest_from: Vec<HashMap<EndpointId, u32>>,
 }
 

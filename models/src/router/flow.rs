@@ -36,11 +36,10 @@ use super::{FlowControl, RouterCtx, RouterParams, RouterState, Shared};
 use base::settings::ConfigError;
 use topology::{LinkSpeed, PortId};
 
-/// A link class's input buffer and PFC thresholds, in phits per input VC.
+/// A link class's PFC thresholds, in phits per input VC (its buffer's room is the
+/// router's `input_capacity`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Levels {
-    /// The input buffer's room.
-    pub capacity: u16,
     /// Held phits above which the sender is paused (`u16::MAX`: never, under `none`).
     pub xoff: u16,
     /// Held phits at or below which a paused sender resumes.
@@ -51,8 +50,6 @@ pub struct Levels {
 /// receivers do.
 #[derive(Clone, Debug)]
 pub struct FlowLevels {
-    /// `pfc`: receivers pause and resume; `none`: they only drop.
-    pub pfc: bool,
     /// The sender's response delay, in cycles (`router.pfc.delay`).
     pub delay: u64,
     /// Per link class.
@@ -90,7 +87,7 @@ impl FlowLevels {
         for class in classes {
             let capacity = class.speed.scaled_buffer(params.input_buffer).min(u16::MAX as u64);
             if !pfc || !class.between_switches {
-                levels.push(Levels { capacity: capacity as u16, xoff: u16::MAX, xon: 0 });
+                levels.push(Levels { xoff: u16::MAX, xon: 0 });
                 continue;
             }
             let packet = class.largest_packet as u64;
@@ -136,9 +133,9 @@ impl FlowLevels {
                     ),
                 ));
             }
-            levels.push(Levels { capacity: capacity as u16, xoff: xoff as u16, xon: xon as u16 });
+            levels.push(Levels { xoff: xoff as u16, xon: xon as u16 });
         }
-        Ok(Some(FlowLevels { pfc, delay: given.delay, classes: levels }))
+        Ok(Some(FlowLevels { delay: given.delay, classes: levels }))
     }
 }
 
@@ -228,11 +225,12 @@ impl RouterState {
         st: &mut PartitionStats,
     ) -> bool {
         let levels = self.levels_at(sh, port);
+        let capacity = self.input_capacity(sh, port);
         let t = ctx.now();
         let measured = Self::in_measurement(sh, t);
         let state = self.sw.levels.as_mut().expect("levels exist only with a flow control");
         let held = state.held[input] as u32 + size as u32;
-        if held > levels.capacity as u32 {
+        if held > capacity {
             st.dropped_total += 1;
             st.period.dropped_packets += 1;
             st.period.dropped_phits += size as u64;
@@ -314,9 +312,7 @@ impl RouterState {
         } else {
             c.credits = capacity as u16;
             p.occupancy -= capacity;
-            // The pause's part in the measurement window.
-            let from = (levels.paused_since[channel] as u64).max(sh.warmup);
-            let lasted = t.min(sh.end).saturating_sub(from) as u32;
+            let lasted = Self::measured_cycles(sh, levels.paused_since[channel] as u64, t) as u32;
             let longest = &mut levels.longest_pause[port as usize];
             *longest = (*longest).max(lasted);
             self.try_transmit(sh, port, ctx, st);

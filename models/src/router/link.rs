@@ -178,10 +178,9 @@ impl RouterState {
             if let Err(packet) = self.ends.eject(at, nic, packet, sh.cc.is_some()) {
                 ctx.schedule_self(at - t, SelfEvent::Deliver { nic, packet });
             }
-        } else if replay > 0 {
-            ctx.send_link_after(route, replay, LinkMsg::Head { port: peer_port, packet });
         } else {
-            ctx.send_link(route, LinkMsg::Head { port: peer_port, packet });
+            // After the replays, if any (`send_link_after` with 0 is `send_link`).
+            ctx.send_link_after(route, replay, LinkMsg::Head { port: peer_port, packet });
         }
     }
 
@@ -224,8 +223,6 @@ impl LinkStall {
     /// The cycles of the stall under way, from `since` to `t`, inside the measurement
     /// window.
     pub(super) fn measured_part(&self, sh: &Shared, t: u64) -> u32 {
-        let from = (self.since as u64).max(sh.warmup);
-        let to = t.min(sh.end);
-        to.saturating_sub(from) as u32
+        RouterState::measured_cycles(sh, self.since as u64, t) as u32
     }
 }

@@ -396,6 +396,9 @@ impl Router {
                 }
             }
         }
+        if shared.reordering {
+            state.ends.latest_from = vec![Default::default(); state.ends.nics.len()];
+        }
         state.place_ranks(&shared);
         Router { shared, state }
     }

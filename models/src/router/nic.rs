@@ -277,7 +277,6 @@ impl RouterState {
         t: u64,
         s: &mut PartitionStats,
     ) {
-        let endpoints = self.ends.nics.len();
         let nic = &mut self.ends.nics[nic_index as usize];
         let size = packet.size as u64;
         let (created, injected) = (packet.created as u64, packet.injected());
@@ -304,7 +303,7 @@ impl RouterState {
             s.measured.delivered_phits += size;
             s.measured.delivered_packets += 1;
             if sh.reordering {
-                note_order(&mut self.ends.latest_from, endpoints, nic_index, &packet, s);
+                note_order(&mut self.ends.latest_from[nic_index as usize], &packet, s);
             }
         }
         if Self::in_measurement(sh, created) {
@@ -338,22 +337,14 @@ impl RouterState {
     }
 }
 
-/// A packet delivered to endpoint `nic` (of `endpoints`) in the measurement window, for
-/// `simulation.reordering`: reordered if a packet of its flow that left the source later
-/// arrived before it (RFC 4737), late by the difference of their injection times. A
-/// source injects its packets one after another, so injection times order a flow.
-fn note_order(
-    latest_from: &mut Vec<HashMap<EndpointId, u32>>,
-    endpoints: usize,
-    nic: u16,
-    packet: &Packet,
-    s: &mut PartitionStats,
-) {
-    if latest_from.is_empty() {
-        *latest_from = vec![HashMap::new(); endpoints];
-    }
+/// A packet delivered in the measurement window to an endpoint whose record of the latest
+/// injection time per source is `latest_from`, for `simulation.reordering`: reordered if a
+/// packet of its flow that left the source later arrived before it (RFC 4737), late by the
+/// difference of their injection times. A source injects its packets one after another,
+/// so injection times order a flow.
+fn note_order(latest_from: &mut HashMap<EndpointId, u32>, packet: &Packet, s: &mut PartitionStats) {
     let injected = packet.injected() as u32;
-    let latest = latest_from[nic as usize].entry(packet.src()).or_insert(0);
+    let latest = latest_from.entry(packet.src()).or_insert(0);
     if injected < *latest {
         let late = (*latest - injected) as u64;
         s.period.reordered_packets += 1;

@@ -245,6 +245,12 @@ impl RouterState {
     pub(super) fn in_measurement(sh: &Shared, t: u64) -> bool {
         t >= sh.warmup && t < sh.end
     }
+
+    /// The cycles from `since` to `t` that lie in the measurement window.
+    #[inline]
+    pub(super) fn measured_cycles(sh: &Shared, since: u64, t: u64) -> u64 {
+        t.min(sh.end).saturating_sub(since.max(sh.warmup))
+    }
 }
 
 /// What one job's ranks in a partition recorded; merges by addition and maximum, so the

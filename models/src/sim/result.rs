@@ -278,7 +278,7 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
         phits_per_endpoint,
         quota_packets,
         workload,
-        reordering: ctx_reordering,
+        reordering,
     } = ctx;
     let mut status = status;
     let mut all = Partial { vc_phits: vec![0; vcs], ..Default::default() };
@@ -317,7 +317,7 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
         all.blocked.clear();
     }
     let mut summary = summary(&all, load, (warmup, end), &endpoint_generated, &endpoint_accepted, &samples);
-    if !ctx_reordering {
+    if !reordering {
         // Not measured: no figure, rather than a share of 0.
         summary.reordered_share = f64::NAN;
         summary.reorder_late_mean = f64::NAN;
