@@ -491,6 +491,31 @@ fn mpi_workload_is_identical_for_every_rank_and_thread_layout() {
     assert!(nccl.len() == 4 && nccl.iter().all(|r| r.finish > 0));
 }
 
+/// Applications on RoCE's reliable connection over lossy links beside background traffic,
+/// with bit errors dropped end to end: drops, NAKs, timeouts and retransmissions cross
+/// ranks and threads alike.
+#[test]
+fn mpi_reliable_connections_over_lossy_links_are_identical_for_every_rank_and_thread_layout() {
+    let jobs = "\n[workload]\neager_limit = 512\n\
+         [[workload.jobs]]\nkind = \"allreduce\"\nranks = 16\nbytes = 20000\n\
+         [[workload.jobs]]\nkind = \"collectives\"\nranks = 8\noperations = [{collective = \"alltoall\", bytes = 4096}]\n\
+         [transport]\nkind = \"rc\"\n[transport.rc]\ntimeout = 3000\n";
+    let config = RANDOM_REGULAR
+        .replace("cycles = 3000", "cycles = 400000")
+        .replace("[router]\n", "[router]\nflow_control = \"none\"\n")
+        .replace(
+            "[routing]\n",
+            "[router.link_errors]\nbit_error_rate = 1e-5\nrecovery = \"end_to_end\"\n\n[routing]\n",
+        )
+        + jobs;
+    assert!(config.contains("end_to_end") && config.contains("flow_control = \"none\""));
+    let (_dir, reference) = check_ranks(&config);
+    let point = open(&reference).group("points/000").unwrap();
+    for figure in ["dropped_total", "retransmitted_packets", "naks", "discarded_packets"] {
+        assert!(attr_u64(&point, figure) > 0, "no {figure} to compare");
+    }
+}
+
 /// AI jobs, a generated training step and a Chakra trace expanded by NCCL's algorithms,
 /// on random endpoints beside background traffic: identical files for every rank and
 /// thread layout, their steps and timed collectives included.

@@ -19,6 +19,7 @@ pub mod router;
 pub mod sim;
 pub mod stats;
 pub mod traffic;
+pub mod transport;
 pub mod workload;
 
 pub use base::{cancel, rng};

@@ -201,6 +201,22 @@ counters! {
     /// Sum of their late-time offsets: how much earlier they left than the latest packet
     /// of their flow delivered before them, in cycles.
     reorder_late_sum;
+    /// Packets a transport sent again (`transport.kind = "rc"`: going back after a NAK or
+    /// a timeout).
+    retransmitted_packets;
+    /// Timeouts of a transport's connections (nothing acknowledged for `timeout` cycles).
+    transport_timeouts;
+    /// Data packets a transport's responder dropped on arrival: out of sequence (after a
+    /// gap) or duplicates.
+    discarded_packets;
+    /// NAKs a transport's responders sent.
+    naks;
+    /// Connections that gave up after their retries.
+    failed_connections;
+    /// Connections with packets unacknowledged and their timer running at the period's
+    /// end (a gauge): a run whose packets stand still while they wait for a timeout is
+    /// not deadlocked.
+    waiting_connections;
 }
 
 /// Jain's fairness index of `xs`: `(sum x)^2 / (n * sum x^2)`; 1 when all equal (and for

@@ -57,6 +57,16 @@ pub struct Packet {
 /// application packets have bit 63 of the id set).
 const CNP_COUNTER: u32 = u32::MAX;
 
+/// The packet counter of a transport acknowledgement ([`Packet::transport_ack`]): bit 31
+/// (no data packet's, see [`CNP_COUNTER`]), bit 16 for a NAK, the PSN in the low 15 bits.
+const ACK_COUNTER: u32 = 1 << 31;
+
+/// [`ACK_COUNTER`]'s NAK bit.
+const NAK_BIT: u32 = 1 << 16;
+
+/// The bits an acknowledgement's counter varies in.
+const ACK_VARIES: u32 = NAK_BIT | 0x7fff;
+
 /// [`Packet::injected`]'s bit that holds the FECN mark.
 const FECN_BIT: u32 = 1 << 31;
 
@@ -97,6 +107,26 @@ impl Packet {
     #[inline]
     pub fn is_cnp(&self) -> bool {
         self.id >> 63 == 0 && self.id as u32 == CNP_COUNTER
+    }
+
+    /// A transport acknowledgement of `size` phits from endpoint `src` (a responder) to
+    /// `dst` (the requester), at `t`: an ACK of everything through `psn` (15 bits), or a
+    /// NAK asking for everything from `psn` on.
+    pub fn transport_ack(src: EndpointId, dst: EndpointId, psn: u32, nak: bool, size: u16, t: u64) -> Self {
+        let counter = ACK_COUNTER | if nak { NAK_BIT } else { 0 } | (psn & 0x7fff);
+        Packet::new(src, counter, dst, size, t)
+    }
+
+    /// Whether this is a transport acknowledgement ([`Packet::transport_ack`]).
+    #[inline]
+    pub fn is_transport_ack(&self) -> bool {
+        self.id >> 63 == 0 && self.id as u32 & !ACK_VARIES == ACK_COUNTER
+    }
+
+    /// A transport acknowledgement's PSN and whether it is a NAK.
+    #[inline]
+    pub fn ack_psn(&self) -> (u32, bool) {
+        (self.id as u32 & 0x7fff, self.id as u32 & NAK_BIT != 0)
     }
 
     /// A new packet: the `seq`-th of endpoint `src`, to `dst`, generated at `created`.
@@ -164,6 +194,16 @@ pub fn time32(t: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn acknowledgements_are_neither_data_nor_notifications() {
+        let ack = Packet::transport_ack(7, 9, 0x7fff, true, 2, 5);
+        assert!(ack.is_transport_ack() && !ack.is_cnp() && !ack.is_app());
+        assert_eq!((ack.src(), ack.dst, ack.ack_psn()), (7, 9, (0x7fff, true)));
+        assert_eq!(Packet::transport_ack(7, 9, 3, false, 2, 5).ack_psn(), (3, false));
+        assert!(!Packet::cnp(7, 9, 1, 0).is_transport_ack());
+        assert!(!Packet::new(7, (1 << 31) - 1, 9, 16, 0).is_transport_ack());
+    }
 
     #[test]
     fn a_packet_is_half_a_cache_line() {

@@ -23,8 +23,9 @@ pub use routing_section::RoutingSection;
 pub use sections::{RouterSection, SimulationSection, TrafficSection, MAX_CYCLES};
 
 use crate::congestion::Control;
-use crate::router::{ClassLink, CreditCheck, FlowControl, FlowLevels, LinkErrors, RouterParams};
+use crate::router::{ClassLink, CreditCheck, FlowControl, FlowLevels, LinkErrors, Recovery, RouterParams};
 use crate::traffic::PatternSpec;
+use crate::transport::{RcParams, TransportKind, TransportSection, MAX_WINDOW};
 use crate::workload::WorkloadSection;
 use base::settings::typed_with_ranges;
 use routing::{RoutingEntry, Selection};
@@ -58,6 +59,8 @@ pub struct Config {
     pub workload: Option<WorkloadSection>,
     /// `[congestion]`: the congestion's targets.
     pub congestion: CongestionSection,
+    /// `[transport]`: how application messages travel end to end.
+    pub transport: TransportSection,
     /// The final TOML text (after overrides), stored in the output for reproducibility.
     pub text: String,
 }
@@ -104,12 +107,21 @@ impl Config {
     /// Checks a configuration's table and turns it into a [`Config`].
     fn checked(mut doc: Table) -> Result<Config, ConfigError> {
         for key in doc.keys() {
-            if !["simulation", "topology", "router", "routing", "traffic", "workload", "congestion"]
-                .contains(&key.as_str())
+            if ![
+                "simulation",
+                "topology",
+                "router",
+                "routing",
+                "traffic",
+                "workload",
+                "congestion",
+                "transport",
+            ]
+            .contains(&key.as_str())
             {
                 return Err(ConfigError::new(
                     key.clone(),
-                    "unknown section; allowed: simulation, topology, router, routing, traffic, workload, congestion",
+                    "unknown section; allowed: simulation, topology, router, routing, traffic, workload, congestion, transport",
                 ));
             }
         }
@@ -161,7 +173,9 @@ impl Config {
         }
         let text = toml::to_string(&doc).map_err(|e| ConfigError::new("config", e.to_string()))?;
         let congestion = section(&doc, "congestion", Some(CongestionSection::default()))?;
-        let cfg = Config { simulation, topology, router, routing, traffic, workload, congestion, text };
+        let transport = section(&doc, "transport", Some(TransportSection::default()))?;
+        let cfg =
+            Config { simulation, topology, router, routing, traffic, workload, congestion, transport, text };
         cfg.validate()?;
         Ok(cfg)
     }
@@ -190,6 +204,7 @@ impl Config {
         }
         let r = &self.router;
         self.congestion.scheme(r.input_buffer, r.output_buffer)?;
+        self.check_transport()?;
         let quota = self.traffic.phits_per_endpoint;
         if !quota.is_multiple_of(r.packet_size.max(1) as u64)
             || quota / r.packet_size.max(1) as u64 > u32::MAX as u64
@@ -288,6 +303,19 @@ impl Config {
                 format!("sets PFC's thresholds, but router.flow_control is `{name}`: set it to `pfc` or remove [router.pfc]"),
             ));
         }
+        let end_to_end = r.link_errors.as_ref().is_some_and(|e| e.recovery == Recovery::EndToEnd);
+        if end_to_end && self.workload.is_some() && self.transport.kind == TransportKind::None {
+            return Err(ConfigError::new(
+                "router.link_errors.recovery",
+                "`end_to_end` drops bad packets, and transport.kind = \"none\" does not send them again: set transport.kind = \"rc\", or recovery = \"link\"",
+            ));
+        }
+        if end_to_end && self.congestion.control != Control::None {
+            return Err(ConfigError::new(
+                "router.link_errors.recovery",
+                "`end_to_end` drops bad packets, congestion notifications among them: use recovery = \"link\" with congestion.control",
+            ));
+        }
         if r.flow_control == FlowControl::Credits {
             return Ok(());
         }
@@ -298,12 +326,12 @@ impl Config {
             ));
         }
         if r.flow_control == FlowControl::None {
-            // Lost packets would leave a message or a notification waiting for ever: no
-            // transport retransmits them yet.
-            if self.workload.is_some() {
+            // Lost packets would leave a message or a notification waiting for ever unless
+            // a transport sends them again.
+            if self.workload.is_some() && self.transport.kind == TransportKind::None {
                 return Err(ConfigError::new(
                     "router.flow_control",
-                    "`none` drops packets, and application messages have no transport that retransmits them: use `pfc` or `credits` with [workload]",
+                    "`none` drops packets, and transport.kind = \"none\" does not send them again: set transport.kind = \"rc\", or use `pfc` or `credits` with [workload]",
                 ));
             }
             if self.congestion.control != Control::None {
@@ -312,6 +340,76 @@ impl Config {
                     "`none` drops packets, congestion notifications among them: use `pfc` or `credits` with congestion.control",
                 ));
             }
+        }
+        Ok(())
+    }
+
+    /// The reliable connection's parameters when `transport.kind = "rc"` (checked by
+    /// [`Config::parse`]), with the ACK's length filled in.
+    pub fn rc(&self) -> Option<RcParams> {
+        if self.transport.kind != TransportKind::Rc {
+            return None;
+        }
+        let mut rc = self.transport.rc.unwrap_or_default();
+        if rc.ack_size == 0 {
+            rc.ack_size = self.router.header_phits + 1;
+        }
+        Some(rc)
+    }
+
+    /// `[transport]` checked against the rest.
+    fn check_transport(&self) -> Result<(), ConfigError> {
+        let t = &self.transport;
+        if t.rc.is_some() && t.kind != TransportKind::Rc {
+            return Err(ConfigError::new(
+                "transport.rc",
+                "sets the reliable connection's parameters, but transport.kind is not \"rc\": set it, or remove [transport.rc]",
+            ));
+        }
+        let Some(rc) = self.rc() else { return Ok(()) };
+        if self.workload.is_none() {
+            return Err(ConfigError::new(
+                "transport.kind",
+                "a transport carries application messages: \"rc\" needs a [workload] (synthetic traffic has no messages)",
+            ));
+        }
+        if self.routing.ecmp_flows > 1 {
+            return Err(ConfigError::new(
+                "routing.ecmp_flows",
+                format!(
+                    "transport.kind = \"rc\" runs one connection per pair of ranks; got {} ECMP flows per pair (set ecmp_flows = 1)",
+                    self.routing.ecmp_flows
+                ),
+            ));
+        }
+        let key = |k: &str| format!("transport.rc.{k}");
+        if rc.timeout == 0 || rc.timeout > MAX_CYCLES {
+            return Err(ConfigError::new(
+                key("timeout"),
+                format!("must be at least 1 and at most {MAX_CYCLES} cycles, got {}", rc.timeout),
+            ));
+        }
+        if rc.ack_every == 0 {
+            return Err(ConfigError::new(
+                key("ack_every"),
+                "must be at least 1 (packets per acknowledgement)",
+            ));
+        }
+        if rc.window == 0 || rc.window > MAX_WINDOW {
+            return Err(ConfigError::new(
+                key("window"),
+                format!("must be in 1..={MAX_WINDOW} packets (a PSN carries 15 bits), got {}", rc.window),
+            ));
+        }
+        let room = self.router.input_buffer.min(self.router.output_buffer);
+        if rc.ack_size as u32 > room || rc.ack_size > self.router.packet_size {
+            return Err(ConfigError::new(
+                key("ack_size"),
+                format!(
+                    "must be at most router.packet_size ({}) and fit the router's buffers ({room} phits), got {}",
+                    self.router.packet_size, rc.ack_size
+                ),
+            ));
         }
         Ok(())
     }

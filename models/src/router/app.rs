@@ -29,6 +29,7 @@ use super::buffers::{store_in, Held, NIL};
 use super::messages::{Post, SelfEvent};
 use super::stats::{JobStats, PartitionStats, PhaseSpan, RankEnd, StalledRank};
 use super::{RouterCtx, RouterState, Shared};
+use crate::transport::SentMessage;
 use crate::workload::{
     Job, MessagePackets, Workload, CLEAR_TO_SEND, PHASE_END, PHASE_START, WORKLOAD_PACKET,
 };
@@ -55,6 +56,8 @@ const SEQ_MASK: u16 = 0x7fff;
 /// A message leaving a rank: in its outbox until its packets enter the source queue.
 struct Outgoing {
     dst: EndpointId,
+    /// Packets in all.
+    total: u32,
     /// Packets not yet in the source queue.
     packets: u32,
     /// Phits of the last packet.
@@ -246,6 +249,9 @@ impl RouterState {
         }
         if !self.ends.apps.is_empty() {
             self.ends.mail = Some(Box::new(Mailroom::new(self.ends.apps.len() as u32)));
+            if sh.transport.is_some() {
+                self.ends.transports.resize_with(self.ends.apps.len(), Default::default);
+            }
         }
     }
 
@@ -289,7 +295,7 @@ impl RouterState {
     /// Runs the work list: ops to start or end, in the order they were queued, each
     /// queuing what it releases. Re-entrant calls (an injection while a rank posts) leave
     /// their work to the running loop.
-    fn run_ranks(&mut self, sh: &Shared, ctx: &mut RouterCtx<'_>, st: &mut PartitionStats) {
+    pub(super) fn run_ranks(&mut self, sh: &Shared, ctx: &mut RouterCtx<'_>, st: &mut PartitionStats) {
         if self.ends.app_running {
             return;
         }
@@ -387,11 +393,22 @@ impl RouterState {
                 let (src, dst) = (job.endpoints[rank as usize], job.endpoints[to as usize]);
                 let out = if w.eager(bytes, comm) {
                     let MessagePackets { packets, last, full } = w.message_packets(bytes, src, dst);
-                    Outgoing { dst, packets, last, full, low: op, seq, created: t, ends: Some(op) }
+                    Outgoing {
+                        dst,
+                        total: packets,
+                        packets,
+                        last,
+                        full,
+                        low: op,
+                        seq,
+                        created: t,
+                        ends: Some(op),
+                    }
                 } else {
                     // A rendezvous request: a control packet.
                     Outgoing {
                         dst,
+                        total: 1,
                         packets: 1,
                         last: w.control_phits(),
                         full: w.control_phits(),
@@ -501,7 +518,7 @@ impl RouterState {
         }
         job_stats(st, job).packets_sent += packets;
         let was_idle = self.ends.nics[nic as usize].source_queue.is_empty();
-        self.feed_rank(nic);
+        self.feed_rank(sh, nic, t, st);
         if was_idle {
             self.try_inject(sh, nic, ctx, st);
         }
@@ -509,27 +526,60 @@ impl RouterState {
 
     /// Moves the next packets of the rank at endpoint `nic` from its outbox into the
     /// source queue, keeping [`QUEUED`] there: a rank that posts a large message holds one
-    /// record per message, not one per packet, until its endpoint sends them.
-    pub(super) fn feed_rank(&mut self, nic: u16) {
+    /// record per message, not one per packet, until its endpoint sends them. With a
+    /// transport, packets to send again go first, and a new packet takes its connection's
+    /// next PSN (in the bits of the message's sequence number) if the connection's window
+    /// lets it; its send then ends at its acknowledgement (`transport.rs`), not here.
+    pub(super) fn feed_rank(&mut self, sh: &Shared, nic: u16, t: u64, st: &mut PartitionStats) {
         let a = self.ends.nics[nic as usize].app;
         if a == NIL {
             return;
         }
         let app = &mut self.ends.apps[a as usize];
         let src = self.ends.nics[nic as usize].endpoint;
+        let measured = Self::in_measurement(sh, t);
         while self.ends.nics[nic as usize].source_queue.len < QUEUED {
-            let Some(front) = app.outbox.front_mut() else { break };
-            let size = if front.packets == 1 { front.last } else { front.full };
-            let mut packet = Packet::new(src, front.low, front.dst, size, front.created);
-            packet.id |= WORKLOAD_PACKET;
-            packet.set_app_seq(front.seq);
-            front.packets -= 1;
-            if front.packets == 0 {
-                app.queued.push_back(front.ends);
-                app.outbox.pop_front();
-            } else {
+            let mut transport = sh.transport.as_ref().map(|rc| (rc, &mut self.ends.transports[a as usize]));
+            let resend = transport.as_mut().and_then(|(_, tr)| tr.next_resend(src, measured, st));
+            let packet = if let Some(packet) = resend {
                 app.queued.push_back(None);
-            }
+                packet
+            } else {
+                let Some(front) = app.outbox.front_mut() else { break };
+                let size = if front.packets == 1 { front.last } else { front.full };
+                let mut packet = Packet::new(src, front.low, front.dst, size, front.created);
+                packet.id |= WORKLOAD_PACKET;
+                let ends = match transport {
+                    None => {
+                        packet.set_app_seq(front.seq);
+                        front.ends
+                    }
+                    Some((rc, tr)) => {
+                        if !tr.may_send_new(front.dst, rc.window) {
+                            break;
+                        }
+                        let message = (front.packets == front.total).then_some(SentMessage {
+                            first: 0,
+                            packets: front.total,
+                            full: front.full,
+                            last: front.last,
+                            low: front.low,
+                            created: front.created,
+                            ends: front.ends,
+                        });
+                        packet.set_app_seq(tr.send_new(front.dst, message));
+                        None
+                    }
+                };
+                front.packets -= 1;
+                if front.packets == 0 {
+                    app.queued.push_back(ends);
+                    app.outbox.pop_front();
+                } else {
+                    app.queued.push_back(None);
+                }
+                packet
+            };
             let slot =
                 store_in(&mut self.slab, &mut self.free_slots, Held { packet, ready: 0, next: NIL, tail: 0 });
             self.ends.nics[nic as usize].source_queue.push_back(slot, &mut self.slab);
@@ -566,7 +616,13 @@ impl RouterState {
         self.run_ranks(sh, ctx, st);
     }
 
-    /// The rank at endpoint `nic` receives workload packet `packet`.
+    /// The rank at endpoint `nic` receives workload packet `packet`. Returns whether it
+    /// was the last packet of the message its sender posted (a transport acknowledges it
+    /// at once).
+    ///
+    /// With a transport a connection delivers its packets in the order they were sent, and
+    /// their sequence bits carry PSNs: a message's sequence number is then the receiver's
+    /// own count of its sender's messages.
     pub(super) fn on_rank_receive(
         &mut self,
         sh: &Shared,
@@ -574,7 +630,7 @@ impl RouterState {
         packet: &Packet,
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
-    ) {
+    ) -> bool {
         let w = workload(sh);
         let t = ctx.now();
         let a = self.ends.nics[nic as usize].app as usize;
@@ -591,17 +647,29 @@ impl RouterState {
             let (src, dst) = (job.endpoints[app.rank as usize], job.endpoints[to as usize]);
             let MessagePackets { packets, last, full } = w.message_packets(bytes, src, dst);
             let seq = packet.app_seq();
-            let data = Outgoing { dst, packets, last, full, low: op, seq, created: t, ends: Some(op) };
+            let data = Outgoing {
+                dst,
+                total: packets,
+                packets,
+                last,
+                full,
+                low: op,
+                seq,
+                created: t,
+                ends: Some(op),
+            };
             self.post(sh, a, data, ctx, st);
             self.run_ranks(sh, ctx, st);
-            return;
+            return true;
         }
         let (src_job, src) = w.rank_at(packet.src()).expect("an application packet comes from a rank");
         debug_assert_eq!(src_job, app.job, "application packets stay within their job");
         let sop = low;
         let me = a as u32;
+        let ends_message;
         if let Some(m) = mail(&mut self.ends.mail).inbound.get_mut(&(me, src, sop)) {
             m.got += 1;
+            ends_message = m.got == m.need;
             if m.got == m.need {
                 message_in(st, app.job, t - m.posted);
                 if m.recv != UNMATCHED {
@@ -616,6 +684,11 @@ impl RouterState {
             let rendezvous = !w.eager(bytes, comm);
             let env = Envelope { comm, src, tag };
             let posted = packet.created as u64;
+            let seq = if sh.transport.is_some() {
+                mail(&mut self.ends.mail).next_in.get(&(me, src)).copied().unwrap_or(0)
+            } else {
+                packet.app_seq()
+            };
             let m = Inbound {
                 recv: UNMATCHED,
                 got: u32::from(!rendezvous),
@@ -624,14 +697,15 @@ impl RouterState {
                     .packets,
                 posted,
                 rendezvous,
-                seq: packet.app_seq(),
+                seq,
                 env,
             };
+            // A rendezvous request is a message of one packet.
+            ends_message = rendezvous || m.got == m.need;
             if m.got == m.need {
                 message_in(st, app.job, t - posted);
             }
             mail(&mut self.ends.mail).inbound.insert((me, src, sop), m);
-            let seq = packet.app_seq();
             let next = mail(&mut self.ends.mail).next_in.entry((me, src)).or_insert(0);
             if seq == *next {
                 *next = next.wrapping_add(1) & SEQ_MASK;
@@ -650,6 +724,7 @@ impl RouterState {
             }
         }
         self.run_ranks(sh, ctx, st);
+        ends_message
     }
 
     /// The message of `src`'s send `sop`, of envelope `env`, is matchable at rank `a`: it
@@ -694,6 +769,7 @@ impl RouterState {
         if m.rendezvous {
             let cts = Outgoing {
                 dst: w.jobs[app.job as usize].endpoints[src as usize],
+                total: 1,
                 packets: 1,
                 last: w.control_phits(),
                 full: w.control_phits(),
@@ -760,6 +836,16 @@ impl RouterState {
                                 source(from),
                                 tag_text(tag)
                             )
+                        }
+                        Op::Send { to, .. } if sh.transport.is_some() => {
+                            let dst = w.jobs[app.job as usize].endpoints[to as usize];
+                            let failure = self.ends.transports[a].failure(dst);
+                            match failure {
+                                Some(why) => {
+                                    format!("{name} (send to rank {to}) will never be acknowledged: {why}")
+                                }
+                                None => format!("{name} (send to rank {to}) waits for its acknowledgement"),
+                            }
                         }
                         Op::Send { to, bytes, comm, .. } if !w.eager(bytes, comm) => {
                             format!(

@@ -29,6 +29,8 @@ pub(super) enum Pick {
     Cnp,
     /// The head of its source queue.
     Head,
+    /// Its oldest pending transport acknowledgement (`transport.rs`).
+    Control,
     /// The oldest packet held for the notified flow to `dst`.
     Held {
         /// The flow's destination.
@@ -424,6 +426,7 @@ impl RouterState {
         let state = || nic.cc.as_ref().expect("a pick other than the head comes from congestion control");
         let slot = match pick {
             Pick::Cnp => return state().cnps.front().expect("a notification waits").size,
+            Pick::Control => return self.rc_control_size(nic_index),
             Pick::Head => nic.source_queue.front(),
             Pick::Held { dst } => state().flows.get(&dst).and_then(|f| f.queue.front()),
         };
@@ -432,9 +435,13 @@ impl RouterState {
 
     /// Takes what `pick` names out of endpoint `nic_index`'s queues.
     pub(super) fn take_picked(&mut self, nic_index: u16, pick: Pick) -> Packet {
+        if let Pick::Control = pick {
+            return self.rc_take_control(nic_index);
+        }
         let nic = &mut self.ends.nics[nic_index as usize];
         let slot = match pick {
             Pick::Head => nic.source_queue.pop_front(&self.slab),
+            Pick::Control => unreachable!("an acknowledgement is taken above"),
             Pick::Cnp | Pick::Held { .. } => {
                 let state =
                     nic.cc.as_mut().expect("a pick other than the head comes from congestion control");

@@ -24,7 +24,7 @@ impl RouterState {
     ) {
         let Some(cc) = sh.cc.as_ref().and_then(Scheme::infiniband) else { return };
         let packet = &mut self.slab[slot as usize].packet;
-        if packet.is_cnp() {
+        if packet.is_cnp() || packet.is_transport_ack() {
             return;
         }
         if self.sw.cc_countdown.is_empty() {

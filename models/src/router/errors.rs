@@ -31,6 +31,8 @@ pub const MAX_BIT_ERROR_RATE: f64 = 1e-3;
 #[derive(Clone, Debug)]
 pub struct LinkErrors {
     classes: Vec<ClassErrors>,
+    /// A bad packet is dropped instead of replayed (`recovery = "end_to_end"`).
+    end_to_end: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -110,7 +112,7 @@ impl LinkErrors {
                 round_trip: 2 * c.latency + params.replay_delay,
             })
             .collect();
-        Ok(LinkErrors { classes })
+        Ok(LinkErrors { classes, end_to_end: params.recovery == super::Recovery::EndToEnd })
     }
 }
 
@@ -141,7 +143,48 @@ impl Replays {
     }
 }
 
+impl LinkErrors {
+    /// Whether a bad packet is dropped (end-to-end recovery) instead of replayed.
+    pub fn drops(&self) -> bool {
+        self.end_to_end
+    }
+}
+
 impl RouterState {
+    /// Under end-to-end recovery: whether the packet of `size` phits output `o` sends at
+    /// `t` arrives bad, and is dropped by the receiving switch. Counted as a drop, and on
+    /// the link as a retry (a bad packet).
+    pub(super) fn arrives_bad(
+        &mut self,
+        sh: &Shared,
+        o: PortId,
+        size: u16,
+        t: u64,
+        st: &mut PartitionStats,
+    ) -> bool {
+        let errors = sh.link_errors.as_ref().expect("drops exist only with link errors");
+        let class = errors.classes[sh.ports.of(self.local as usize)[o as usize].class as usize];
+        let r = self.sw.replays.as_mut().expect("link error state exists with link errors");
+        let left = &mut r.phits_left[o as usize];
+        if *left >= size as u64 {
+            *left -= size as u64;
+            return false;
+        }
+        // The gap to the next bad phit counts from the next packet.
+        *left = geometric_gap(&mut r.rng, class.phit).unwrap_or(u64::MAX);
+        st.dropped_total += 1;
+        st.period.dropped_packets += 1;
+        st.period.dropped_phits += size as u64;
+        st.period.link_retries += 1;
+        if Self::in_measurement(sh, t) {
+            st.measured.dropped_packets += 1;
+            st.measured.dropped_phits += size as u64;
+            st.measured.link_retries += 1;
+            r.retries[o as usize] += 1;
+        }
+        true
+    }
+
     /// Output `o` sends a packet of `size` phits taking `serialization` cycles at `t`: the
     /// cycles its replays add before the good copy starts (0 if no phit of it goes wrong).
     pub(super) fn replay_delay(

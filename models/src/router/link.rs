@@ -121,12 +121,14 @@ impl RouterState {
         self.release(slot);
         let size = packet.size;
         let serialization = self.serialization(sh, o, size);
-        // Replays of copies that went bad hold the link first (`errors.rs`).
-        let replay = if !to_nic && sh.link_errors.is_some() {
-            self.replay_delay(sh, o, size, serialization, t, st)
-        } else {
-            0
+        // Replays of copies that went bad hold the link first; under end-to-end recovery a
+        // bad packet crosses the link and is dropped there, holding no credits (`errors.rs`).
+        let (replay, bad) = match &sh.link_errors {
+            Some(errors) if !to_nic && errors.drops() => (0, self.arrives_bad(sh, o, size, t, st)),
+            Some(_) if !to_nic => (self.replay_delay(sh, o, size, serialization, t, st), false),
+            _ => (0, false),
         };
+        let takes_credits = takes_credits && !bad;
         let c = &mut self.sw.channels[first + v];
         if takes_credits {
             c.credits -= size;
@@ -178,7 +180,7 @@ impl RouterState {
             if let Err(packet) = self.ends.eject(at, nic, packet, sh.cc.is_some()) {
                 ctx.schedule_self(at - t, SelfEvent::Deliver { nic, packet });
             }
-        } else {
+        } else if !bad {
             // After the replays, if any (`send_link_after` with 0 is `send_link`).
             ctx.send_link_after(route, replay, LinkMsg::Head { port: peer_port, packet });
         }

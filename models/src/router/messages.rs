@@ -185,6 +185,14 @@ router_messages! {
         },
         /// Time to report the switch's state to its neighbours (routings that share state).
         Report as ReportDue,
+        /// The transport's timer of endpoint `nic`'s connection to `peer` comes due
+        /// (`transport.kind = "rc"`).
+        Timeout as Timeout {
+            /// Local endpoint index.
+            nic: u16,
+            /// The connection's destination.
+            peer: EndpointId,
+        },
         /// A congestion notification from endpoint `from` reaches endpoint `nic`.
         Notify as Notify {
             /// Local endpoint index.
@@ -210,7 +218,7 @@ impl SelfEvent {
             SelfEvent::Deliver { .. } | SelfEvent::Notify { .. } => 2,
             SelfEvent::ComputeDone { .. } => 3,
             SelfEvent::Generate { .. } => 3,
-            SelfEvent::Inject { .. } | SelfEvent::Wake { .. } => 4,
+            SelfEvent::Inject { .. } | SelfEvent::Wake { .. } | SelfEvent::Timeout { .. } => 4,
             SelfEvent::Allocate => 5,
             SelfEvent::Report => 6,
         }

@@ -90,6 +90,7 @@ mod sharing;
 mod speeds;
 mod stats;
 mod switch;
+mod transport;
 
 pub use errors::{LinkErrors, MAX_BIT_ERROR_RATE};
 pub use flow::{headroom, ClassLink, FlowLevels, Levels};
@@ -97,8 +98,8 @@ pub use messages::{LinkMsg, Msg, MsgKind, SelfEvent};
 pub use nic::Nic;
 pub use options::{
     Allocator, Arbitration, CreditCheck, Crossbar, EjectionVc, FlowControl, InjectionVc, LinkErrorParams,
-    PfcParams, RouterParams, ALLOCATORS, ARBITRATIONS, CREDIT_CHECKS, CROSSBARS, EJECTION_VCS, FLOW_CONTROLS,
-    INJECTION_VCS,
+    PfcParams, Recovery, RouterParams, ALLOCATORS, ARBITRATIONS, CREDIT_CHECKS, CROSSBARS, EJECTION_VCS,
+    FLOW_CONTROLS, INJECTION_VCS,
 };
 pub use presets::{Preset, PRESETS};
 pub use speeds::LinkSpeeds;
@@ -203,6 +204,9 @@ pub struct Shared {
     /// Bit errors on switch-to-switch links and their replays (`[router.link_errors]`,
     /// `errors.rs`); `None` without.
     pub link_errors: Option<LinkErrors>,
+    /// The reliable connection's parameters when application messages travel on one
+    /// (`transport.kind = "rc"`, `transport.rs`).
+    pub transport: Option<crate::transport::RcParams>,
 }
 
 impl Shared {
@@ -459,6 +463,13 @@ impl LogicalProcess for Router {
             MsgKind::Local(event) => match event {
                 SelfEvent::LinkFree { port } => state.on_link_free(sh, port, ctx, stats),
                 SelfEvent::Deliver { nic, packet } => {
+                    if packet.is_transport_ack() {
+                        // An acknowledgement is no data: counted as a packet only.
+                        stats.arrivals += 1;
+                        stats.delivered_total += 1;
+                        state.rc_on_ack(sh, nic, &packet, ctx, stats);
+                        return;
+                    }
                     if sh.cc.is_some() {
                         state.cc_on_delivery(sh, nic, &packet, ctx, stats);
                         if packet.is_cnp() {
@@ -471,7 +482,11 @@ impl LogicalProcess for Router {
                     }
                     state.on_deliver(sh, nic, packet, ctx.now(), stats);
                     if packet.id & WORKLOAD_PACKET != 0 {
-                        state.on_rank_receive(sh, nic, &packet, ctx, stats);
+                        if sh.transport.is_some() {
+                            state.rc_on_data(sh, nic, &packet, ctx, stats);
+                        } else {
+                            state.on_rank_receive(sh, nic, &packet, ctx, stats);
+                        }
                     }
                 }
                 SelfEvent::ComputeDone { nic, op } => state.on_compute_done(sh, nic, op, ctx, stats),
@@ -480,6 +495,7 @@ impl LogicalProcess for Router {
                 SelfEvent::Wake { nic } => state.try_inject(sh, nic, ctx, stats),
                 SelfEvent::Allocate => state.allocate(sh, ctx, part),
                 SelfEvent::Report => state.on_report_due(sh, ctx),
+                SelfEvent::Timeout { nic, peer } => state.rc_on_timeout(sh, nic, peer, ctx, stats),
                 SelfEvent::Notify { nic, from, senders, ack } => {
                     state.cc_notify(sh, nic, from, senders, ack, ctx, stats)
                 }
@@ -515,7 +531,12 @@ impl LogicalProcess for Router {
                 engine::prefetch(s.ends.nics.as_ptr().wrapping_add(nic as usize));
             }
             MsgKind::Link(LinkMsg::Report { .. } | LinkMsg::Feedback { .. } | LinkMsg::Notice { .. })
-            | MsgKind::Local(SelfEvent::Report | SelfEvent::Notify { .. } | SelfEvent::Wake { .. }) => {}
+            | MsgKind::Local(
+                SelfEvent::Report
+                | SelfEvent::Notify { .. }
+                | SelfEvent::Wake { .. }
+                | SelfEvent::Timeout { .. },
+            ) => {}
             MsgKind::Local(SelfEvent::Allocate) => {
                 engine::prefetch(s.sw.wanted_outputs.as_ptr());
                 for &x in s.sw.unrouted.iter().take(4) {

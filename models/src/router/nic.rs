@@ -155,8 +155,9 @@ impl RouterState {
         st: &mut PartitionStats,
     ) {
         let t = ctx.now();
+        let control = self.rc_control_waiting(nic_index);
         let nic = &mut self.ends.nics[nic_index as usize];
-        if nic.source_queue.is_empty() && !nic.cc.as_ref().is_some_and(|c| c.has_waiting()) {
+        if nic.source_queue.is_empty() && !nic.cc.as_ref().is_some_and(|c| c.has_waiting()) && !control {
             return;
         }
         if nic.link_busy_until > t {
@@ -167,7 +168,10 @@ impl RouterState {
             }
             return;
         }
-        let pick = if let Some(cc) = &sh.cc {
+        let pick = if control {
+            // A transport's acknowledgements go before data (as congestion notifications).
+            Pick::Control
+        } else if let Some(cc) = &sh.cc {
             match self.cc_pick(cc, sh.params.packet_size, nic_index, t) {
                 Ok(pick) => pick,
                 Err(wake) => {
@@ -212,7 +216,7 @@ impl RouterState {
             nic
         } else {
             // A rank's next packets come from its outbox (synthetic endpoints skip the call).
-            self.feed_rank(nic_index);
+            self.feed_rank(sh, nic_index, t, st);
             &mut self.ends.nics[nic_index as usize]
         };
         nic.link_busy_until = t + serialization;
@@ -223,7 +227,7 @@ impl RouterState {
         sh.routes.routing.init(src_switch, dst_switch, &mut packet.route, &mut self.rng);
         let latency = self.sw.link_latency(port);
         st.departures += 1;
-        let data = !matches!(pick, Pick::Cnp);
+        let data = !matches!(pick, Pick::Cnp | Pick::Control);
         if data {
             st.period.injected_packets += 1;
             st.period.injected_phits += size as u64;
@@ -238,13 +242,20 @@ impl RouterState {
         // The head reaches the router's input after the terminal link's latency. Nothing can
         // overtake it on that link, so it is queued at once with its ready time instead of
         // travelling as an event; the allocator ignores it until then.
-        let more = !nic.source_queue.is_empty() || nic.cc.as_ref().is_some_and(|c| c.has_waiting());
+        let more = !nic.source_queue.is_empty()
+            || nic.cc.as_ref().is_some_and(|c| c.has_waiting())
+            || self.rc_control_waiting(nic_index);
+        let nic = &mut self.ends.nics[nic_index as usize];
         if more && !nic.inject_scheduled {
             nic.inject_scheduled = true;
             ctx.schedule_self(serialization, SelfEvent::Inject { nic: nic_index });
         }
+        let dst = packet.dst;
         self.on_head(sh, port, packet, t + latency, ctx, st);
         if data && self.ends.nics[nic_index as usize].app != NIL {
+            if sh.transport.is_some() {
+                self.rc_on_sent(sh, nic_index, dst, ctx);
+            }
             self.on_rank_injected(sh, nic_index, ctx, st);
         }
     }

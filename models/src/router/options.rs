@@ -257,6 +257,23 @@ pub struct LinkErrorParams {
     /// beyond the round trip. Default 0.
     #[serde(default)]
     pub replay_delay: u64,
+    /// Who recovers a bad packet: `link` (default: the link replays it) or `end_to_end`
+    /// (the receiving switch drops it, as Ethernet without LLR does, and the transport
+    /// sends it again: `transport.kind = "rc"` with a workload).
+    #[serde(default)]
+    pub recovery: Recovery,
+}
+
+/// `router.link_errors.recovery`: who recovers a packet a bit error corrupted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Recovery {
+    /// The link replays it (link-level retry).
+    #[default]
+    Link,
+    /// The receiving switch drops it (its checksum fails); the endpoints' transport sends
+    /// it again.
+    EndToEnd,
 }
 
 fn d_bits_per_phit() -> u32 {

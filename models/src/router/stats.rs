@@ -192,6 +192,7 @@ impl Router {
             let Router { shared, state } = r;
             state.flush_deliveries(shared, now, &mut part.stats);
             part.stats.period.busy_ranks += state.busy_ranks();
+            part.stats.period.waiting_connections += state.waiting_connections();
         }
         std::mem::take(&mut part.stats.period)
     }

@@ -16,9 +16,13 @@ pub struct WorkloadResult {
     pub stalled: Vec<StalledRank>,
     /// Picoseconds per cycle (`workload.ns_per_cycle`), to state times and bandwidths.
     pub ps_per_cycle: u64,
-    /// Packets the network dropped (`router.flow_control`): a message that lost one never
-    /// completes, since no transport retransmits yet.
+    /// Packets the network dropped (`router.flow_control`, end-to-end link errors) that no
+    /// transport sends again: a message that lost one never completes (0 with
+    /// `transport.kind = "rc"`, which recovers them).
     pub dropped: u64,
+    /// Connections of the transport that gave up after their retries: their messages
+    /// never complete.
+    pub failed_connections: u64,
 }
 
 /// One job's outcome.
@@ -159,9 +163,14 @@ impl WorkloadResult {
             }
         }
         let schedules_complete = self.jobs.iter().all(|j| j.never_completes.is_none());
-        lines.push(if schedules_complete && self.dropped > 0 {
+        lines.push(if schedules_complete && self.failed_connections > 0 {
             format!(
-                "{} packets were dropped at full buffers (router.flow_control; see the links' `dropped`): a message that lost one never completes, as no transport retransmits yet. Give PFC room for its headroom (router.pfc.xoff at its default) or use credits",
+                "{} connections failed after transport.rc.retries timeouts in a row (the sends above name them): their messages never complete",
+                self.failed_connections
+            )
+        } else if schedules_complete && self.dropped > 0 {
+            format!(
+                "{} packets were dropped at full buffers (router.flow_control; see the links' `dropped`): a message that lost one never completes without a transport. Give PFC room for its headroom (router.pfc.xoff at its default), use credits, or set transport.kind = \"rc\"",
                 self.dropped
             )
         } else if !schedules_complete {
@@ -307,5 +316,5 @@ pub(super) fn job_results(
                 }
             })
             .collect();
-    WorkloadResult { jobs, stalled, ps_per_cycle: w.ps_per_cycle, dropped: 0 }
+    WorkloadResult { jobs, stalled, ps_per_cycle: w.ps_per_cycle, dropped: 0, failed_connections: 0 }
 }

@@ -294,6 +294,7 @@ impl RankModel {
             endpoints: self.info.endpoints,
             wall_seconds: start.elapsed().as_secs_f64(),
             reordering: cfg.simulation.reordering,
+            transport: cfg.rc().is_some(),
         };
         Ok(Some(merge(ctx, parts, monitor.samples)))
     }
@@ -336,6 +337,7 @@ impl RankModel {
             speeds,
             flow: self.flow.clone(),
             link_errors: self.link_errors.clone(),
+            transport: cfg.rc(),
         })
     }
 
@@ -432,9 +434,12 @@ impl Monitor {
         }
         let stop_requested = c.stop_requests > 0;
         let sample_finished = c.finished_ranks;
-        let (ended_ops, busy_ranks) = (c.ended_ops, c.busy_ranks);
+        let (ended_ops, busy_ranks, sample_waiting) = (c.ended_ops, c.busy_ranks, c.waiting_connections);
         let before = self.in_flight;
-        self.in_flight = self.in_flight + c.generated_packets - c.delivered_packets - c.dropped_packets;
+        // A transport's copies of packets are delivered (or dropped) like the originals.
+        self.in_flight = self.in_flight + c.generated_packets + c.retransmitted_packets
+            - c.delivered_packets
+            - c.dropped_packets;
         self.generated += c.generated_packets;
         let span = (cp.time - self.last_time).max(1);
         self.last_time = cp.time;
@@ -450,7 +455,9 @@ impl Monitor {
         // A stall is counted from the first sample end that saw packets in flight and none
         // move: packets that entered an idle network late in a sample may not have
         // crossed a link by its end (a router's delay), which is no stall.
-        if moved || self.in_flight == 0 || before == 0 {
+        // Connections waiting for their timeout will send again: no deadlock yet (they fail
+        // after their retries, and then stop waiting).
+        if moved || self.in_flight == 0 || before == 0 || sample_waiting > 0 {
             self.last_progress = cp.time;
         }
         if self.watchdog > 0 && cp.time - self.last_progress >= self.watchdog {

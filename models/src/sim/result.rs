@@ -262,6 +262,9 @@ pub(crate) struct MergeContext {
     pub(crate) workload: Option<Arc<Workload>>,
     /// Whether reordering was measured (`simulation.reordering`).
     pub(crate) reordering: bool,
+    /// Whether a transport sends lost packets again (`transport.kind = "rc"`): drops then
+    /// lose no message.
+    pub(crate) transport: bool,
 }
 
 /// Merges the ranks' shares (in rank order) into the run's result.
@@ -279,6 +282,7 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
         quota_packets,
         workload,
         reordering,
+        transport,
     } = ctx;
     let mut status = status;
     let mut all = Partial { vc_phits: vec![0; vcs], ..Default::default() };
@@ -299,7 +303,8 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
     let engine = std::mem::take(&mut all.engine);
     let end = cycles.min(time);
     let workload = workload.map(|w| WorkloadResult {
-        dropped: all.dropped,
+        dropped: if transport { 0 } else { all.dropped },
+        failed_connections: all.measured.failed_connections,
         ..job_results(&w, std::mem::take(&mut all.jobs), std::mem::take(&mut all.stalled), end)
     });
     if status == Status::Completed && workload.as_ref().is_some_and(|w| !w.finished()) {
@@ -404,6 +409,11 @@ fn summary(
         reordered_share: ratio(measured.reordered_packets, measured.delivered_packets),
         reorder_late_mean: ratio(measured.reorder_late_sum, measured.reordered_packets),
         reorder_late_max: all.reorder_late_max,
+        retransmitted_packets: measured.retransmitted_packets,
+        transport_timeouts: measured.transport_timeouts,
+        discarded_packets: measured.discarded_packets,
+        naks: measured.naks,
+        failed_connections: measured.failed_connections,
         source_queued_end: all.queued,
         backlog_growth: backlog.growth,
         backlog_z: backlog.z,

@@ -242,6 +242,21 @@ summary_figures! {
     reorder_late_mean: f64, "cycles", Column;
     /// The largest late-time offset (0 if none was reordered).
     reorder_late_max: u64, "cycles", Column;
+    /// Packets a transport sent again in the window (`transport.kind = "rc"`: going back
+    /// after a NAK or a timeout); 0 without a transport.
+    retransmitted_packets: u64, "packets", Column;
+    /// Timeouts of the transport's connections in the window (nothing acknowledged for
+    /// `transport.rc.timeout` cycles).
+    transport_timeouts: u64, "timeouts", Column;
+    /// Data packets the transport's responders dropped on arrival in the window: out of
+    /// sequence (after a lost packet, go-back-N) or duplicates. They count as delivered
+    /// in `accepted_load`, which is what the network carried.
+    discarded_packets: u64, "packets", Column;
+    /// NAKs the transport's responders sent in the window (one per gap).
+    naks: u64, "packets", Column;
+    /// Connections that gave up after `transport.rc.retries` timeouts in a row: their
+    /// messages never complete (the run ends unfinished, naming them).
+    failed_connections: u64, "connections", Column;
     /// Of the packets generated (or refused by a full source queue) in the second half of
     /// the window, the share not delivered in it: the growth of the packets in flight;
     /// about 0 below saturation, about 1 - accepted / offered above it.
@@ -423,6 +438,13 @@ pub const SERIES: &[SeriesColumn] = &[
         "replays",
         "Packets replayed by their link in the period because a bit went wrong (`[router.link_errors]`)",
         |s| s.counters.link_retries.into(),
+    ),
+    series(
+        "retransmitted_packets",
+        Kind::Count,
+        "packets",
+        "Packets a transport sent again in the period (`transport.kind = \"rc\"`)",
+        |s| s.counters.retransmitted_packets.into(),
     ),
     series(
         "reordered_packets",

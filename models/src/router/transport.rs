@@ -1,0 +1,289 @@
+//! The reliable connection at the endpoints (`transport.kind = "rc"`; the rules, pure, are
+//! in `crate::transport`). A rank's endpoint keeps, per peer, a requester (the connection
+//! it sends on) and a responder (the one it receives on), created at the first packet.
+//!
+//! - Sending: the rank's outbox feeds the source queue as without a transport
+//!   (`app.rs`), each packet taking its connection's next PSN in the 15 bits that carry a
+//!   message's sequence number without one; a message's first packet records the message
+//!   with its connection. Packets to send again (after a NAK or a timeout) go first.
+//! - Receiving: a data packet is taken only at the PSN expected; then the rank gets it as
+//!   without a transport. ACKs and NAKs go back as packets through the network, before the
+//!   endpoint's data.
+//! - An ACK ends the sends whose last packet it covers. A timer per connection (one
+//!   `Timeout` event pending at most) sends again from the oldest unacknowledged packet.
+
+use super::buffers::NIL;
+use super::messages::{Post, SelfEvent};
+use super::stats::PartitionStats;
+use super::{RouterCtx, RouterState, Shared};
+use crate::transport::{Receipt, Requester, Responder, SentMessage, PSN_MASK};
+use crate::workload::WORKLOAD_PACKET;
+use routing::packet::Packet;
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
+use topology::EndpointId;
+
+/// One rank's connections (`Endpoints::transports`, by the rank's index).
+#[derive(Debug, Default)]
+pub(super) struct RankTransport {
+    /// The connections it sends on, by destination endpoint.
+    send: FxHashMap<EndpointId, Requester>,
+    /// The connections it receives on, by source endpoint.
+    receive: FxHashMap<EndpointId, Responder>,
+    /// ACKs and NAKs to inject, oldest first: they go before data.
+    control: VecDeque<Packet>,
+    /// Connections going back, each once, served a packet at a time in turn.
+    resending: VecDeque<EndpointId>,
+}
+
+impl RankTransport {
+    /// Whether a new packet to `dst` may take a PSN now (its connection's window has room
+    /// and it is not going back).
+    pub(super) fn may_send_new(&self, dst: EndpointId, window: u32) -> bool {
+        self.send.get(&dst).is_none_or(|c| c.may_send_new(window))
+    }
+
+    /// The PSN of a new packet to `dst` (its low 15 bits); `message` is recorded with the
+    /// connection if the packet is its message's first.
+    pub(super) fn send_new(&mut self, dst: EndpointId, message: Option<SentMessage>) -> u16 {
+        (self.send.entry(dst).or_default().send_new(message) & PSN_MASK) as u16
+    }
+
+    /// The next packet to send again, from endpoint `src`: built as the original was.
+    /// `measured`: whether now is in the measurement window.
+    pub(super) fn next_resend(
+        &mut self,
+        src: EndpointId,
+        measured: bool,
+        st: &mut PartitionStats,
+    ) -> Option<Packet> {
+        while let Some(&dst) = self.resending.front() {
+            let conn = self.send.get_mut(&dst).expect("a connection going back is kept");
+            let Some((psn, m)) = conn.next_resend() else {
+                self.resending.pop_front();
+                continue;
+            };
+            // Round robin over the connections going back: one that keeps going back
+            // (NAK after NAK) does not starve the others.
+            self.resending.pop_front();
+            if conn.resending() {
+                self.resending.push_back(dst);
+            }
+            let mut packet = Packet::new(src, m.low, dst, m.size_of(psn), m.created);
+            packet.id |= WORKLOAD_PACKET;
+            packet.set_app_seq((psn & PSN_MASK) as u16);
+            st.generated_total += 1;
+            st.period.retransmitted_packets += 1;
+            if measured {
+                st.measured.retransmitted_packets += 1;
+            }
+            return Some(packet);
+        }
+        None
+    }
+
+    /// Connection to `dst` goes back: queued to send again (once).
+    fn go_back(&mut self, dst: EndpointId) {
+        if !self.resending.contains(&dst) {
+            self.resending.push_back(dst);
+        }
+    }
+
+    /// Why a send to `dst` waits, if its connection failed.
+    pub(super) fn failure(&self, dst: EndpointId) -> Option<String> {
+        let c = self.send.get(&dst).filter(|c| c.failed)?;
+        Some(format!(
+            "its connection to endpoint {dst} failed after {} timeouts without an acknowledgement, at PSN {}",
+            c.timeouts,
+            c.oldest()
+        ))
+    }
+}
+
+impl RouterState {
+    /// Connections of the router's ranks with packets unacknowledged that have not failed.
+    pub(super) fn waiting_connections(&self) -> u64 {
+        let waiting =
+            |t: &RankTransport| t.send.values().filter(|c| c.outstanding() > 0 && !c.failed).count();
+        self.ends.transports.iter().map(waiting).sum::<usize>() as u64
+    }
+
+    /// The transport state of the rank at endpoint `nic`.
+    fn transport_at(&mut self, nic: u16) -> &mut RankTransport {
+        let a = self.ends.nics[nic as usize].app;
+        debug_assert_ne!(a, NIL, "only ranks run a transport");
+        &mut self.ends.transports[a as usize]
+    }
+
+    /// Whether endpoint `nic` has ACKs or NAKs to inject.
+    pub(super) fn rc_control_waiting(&self, nic: u16) -> bool {
+        let a = self.ends.nics[nic as usize].app;
+        a != NIL && self.ends.transports.get(a as usize).is_some_and(|t| !t.control.is_empty())
+    }
+
+    /// The length of endpoint `nic`'s next ACK or NAK.
+    pub(super) fn rc_control_size(&self, nic: u16) -> u16 {
+        let a = self.ends.nics[nic as usize].app as usize;
+        self.ends.transports[a].control.front().expect("an acknowledgement waits").size
+    }
+
+    /// Takes endpoint `nic`'s next ACK or NAK.
+    pub(super) fn rc_take_control(&mut self, nic: u16) -> Packet {
+        self.transport_at(nic).control.pop_front().expect("an acknowledgement waits")
+    }
+
+    /// Queues an acknowledgement from endpoint `nic` to `to`: `(psn, nak)`, an ACK of
+    /// everything through `psn` or a NAK for it.
+    fn acknowledge_to(
+        &mut self,
+        sh: &Shared,
+        nic: u16,
+        to: EndpointId,
+        (psn, nak): (u32, bool),
+        t: u64,
+        st: &mut PartitionStats,
+    ) {
+        let rc = sh.transport.as_ref().expect("a transport is on");
+        let from = self.ends.nics[nic as usize].endpoint;
+        self.transport_at(nic).control.push_back(Packet::transport_ack(from, to, psn, nak, rc.ack_size, t));
+        st.generated_total += 1;
+        if nak {
+            st.period.naks += 1;
+            if Self::in_measurement(sh, t) {
+                st.measured.naks += 1;
+            }
+        }
+    }
+
+    /// A data packet of a rank reaches endpoint `nic`: its connection's responder takes it
+    /// (and the rank gets it) or drops it, and answers.
+    pub(super) fn rc_on_data(
+        &mut self,
+        sh: &Shared,
+        nic: u16,
+        packet: &Packet,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        let rc = sh.transport.as_ref().expect("a transport is on");
+        let (t, src) = (ctx.now(), packet.src());
+        let receipt = self.transport_at(nic).receive.entry(src).or_default().receive(packet.app_seq() as u32);
+        match receipt {
+            Receipt::Accepted => {
+                let ends_message = self.on_rank_receive(sh, nic, packet, ctx, st);
+                let conn = self.transport_at(nic).receive.get_mut(&src).expect("kept above");
+                if let Some(psn) = conn.acknowledges(ends_message, rc.ack_every) {
+                    self.acknowledge_to(sh, nic, src, (psn, false), t, st);
+                }
+            }
+            Receipt::Duplicate { ack } => {
+                self.count_discarded(sh, t, st);
+                self.acknowledge_to(sh, nic, src, (ack, false), t, st);
+            }
+            Receipt::OutOfSequence { nak } => {
+                self.count_discarded(sh, t, st);
+                if let Some(psn) = nak {
+                    self.acknowledge_to(sh, nic, src, (psn, true), t, st);
+                }
+            }
+        }
+        self.try_inject(sh, nic, ctx, st);
+    }
+
+    fn count_discarded(&self, sh: &Shared, t: u64, st: &mut PartitionStats) {
+        st.period.discarded_packets += 1;
+        if Self::in_measurement(sh, t) {
+            st.measured.discarded_packets += 1;
+        }
+    }
+
+    /// An ACK or NAK reaches endpoint `nic` from the responder `packet.src()`: the sends it
+    /// completes end, a NAK sends again from its PSN, and the window may let more go.
+    pub(super) fn rc_on_ack(
+        &mut self,
+        sh: &Shared,
+        nic: u16,
+        packet: &Packet,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        let t = ctx.now();
+        let (psn, nak) = packet.ack_psn();
+        let peer = packet.src();
+        let a = self.ends.nics[nic as usize].app;
+        let tr = self.transport_at(nic);
+        let Some(conn) = tr.send.get_mut(&peer) else { return };
+        let (done, back) = if nak { conn.nak(psn) } else { (conn.acknowledge(psn), false) };
+        if done.progress {
+            conn.armed_at = t;
+        }
+        if back {
+            tr.go_back(peer);
+        }
+        if !done.ended.is_empty() {
+            self.ends.app_work.extend(done.ended.iter().map(|&op| (a, op, true)));
+            self.run_ranks(sh, ctx, st);
+        }
+        if done.progress || back {
+            self.feed_rank(sh, nic, t, st);
+            self.try_inject(sh, nic, ctx, st);
+        }
+    }
+
+    /// A packet of the rank at endpoint `nic` to `dst` left: its connection's timer runs if
+    /// it did not.
+    pub(super) fn rc_on_sent(&mut self, sh: &Shared, nic: u16, dst: EndpointId, ctx: &mut RouterCtx<'_>) {
+        let timeout = sh.transport.as_ref().expect("a transport is on").timeout;
+        let t = ctx.now();
+        let conn = self.transport_at(nic).send.get_mut(&dst).expect("a packet sent has its connection");
+        if !conn.timer_pending {
+            conn.timer_pending = true;
+            conn.armed_at = t;
+            ctx.schedule_self(timeout, SelfEvent::Timeout { nic, peer: dst });
+        }
+    }
+
+    /// The timer of endpoint `nic`'s connection to `peer` comes due: nothing outstanding,
+    /// it stops; acknowledged since it was set, it waits on; else the connection goes back
+    /// to its oldest unacknowledged packet, or fails after its retries.
+    pub(super) fn rc_on_timeout(
+        &mut self,
+        sh: &Shared,
+        nic: u16,
+        peer: EndpointId,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        let rc = sh.transport.as_ref().expect("a transport is on");
+        let t = ctx.now();
+        let tr = self.transport_at(nic);
+        let conn = tr.send.get_mut(&peer).expect("a timer has its connection");
+        if conn.outstanding() == 0 || conn.failed {
+            conn.timer_pending = false;
+            return;
+        }
+        let due = conn.armed_at + rc.timeout;
+        if t < due {
+            ctx.schedule_self(due - t, SelfEvent::Timeout { nic, peer });
+            return;
+        }
+        let measured = Self::in_measurement(sh, t);
+        st.period.transport_timeouts += 1;
+        if measured {
+            st.measured.transport_timeouts += 1;
+        }
+        if conn.time_out(rc.retries) {
+            conn.timer_pending = false;
+            st.period.failed_connections += 1;
+            if measured {
+                st.measured.failed_connections += 1;
+            }
+            return;
+        }
+        conn.armed_at = t;
+        ctx.schedule_self(rc.timeout, SelfEvent::Timeout { nic, peer });
+        tr.go_back(peer);
+        self.feed_rank(sh, nic, t, st);
+        self.try_inject(sh, nic, ctx, st);
+    }
+}

@@ -1,0 +1,264 @@
+//! The reliable connection (`transport.kind = "rc"`): a send ends at its acknowledgement;
+//! one lost packet is recovered by going back to it after a NAK, a lost last packet after
+//! a timeout, both at exactly the times go-back-N gives; a connection that keeps losing
+//! gives up after its retries and the run says which; drops from full buffers are
+//! recovered, nothing is lost or counted twice, and results do not depend on the
+//! partitioning; bad settings name their key.
+
+mod common;
+use common::{build, build_error, run, CLIQUE};
+use xnet_models::sim::{RunResult, Status};
+
+/// Cycles from a packet's first phit leaving its source endpoint to that phit reaching the
+/// destination endpoint across one switch-to-switch hop of [`CLIQUE`]: two terminal links
+/// of 3, a link of 5, two switches of router delay 2.
+const L: u64 = 2 * 3 + 5 + 2 * 2;
+
+/// Phits of a packet here, and bytes a phit carries.
+const MTU: u64 = 16;
+const BYTES_PER_PHIT: u64 = 16;
+
+/// Rank 0 sends one message of `packets` full packets to rank 1 on [`CLIQUE`].
+fn one_message(packets: u64, overrides: &[&str]) -> RunResult {
+    let bytes = packets * MTU * BYTES_PER_PHIT;
+    let text = format!(
+        "{CLIQUE}\n[workload]\nbytes_per_phit = {BYTES_PER_PHIT}\neager_limit = {bytes}\n\
+         [[workload.jobs]]\nkind = \"goal\"\ncontents = \"\"\"\nnum_ranks 2\n\
+         rank 0 {{\nl1: send {bytes}b to 1 tag 1\n}}\nrank 1 {{\nl1: recv {bytes}b from 0 tag 1\n}}\n\"\"\"\n"
+    );
+    let mut sets = vec![
+        "router.packet_size=16",
+        "router.input_buffer=64",
+        "router.output_buffer=64",
+        "simulation.cycles=2000000",
+    ];
+    sets.extend_from_slice(overrides);
+    run(&build(&text, &sets), 1)
+}
+
+fn completion(r: &RunResult) -> u64 {
+    assert_eq!(r.status, Status::Completed);
+    r.workload.as_ref().unwrap().jobs[0].completion_time.expect("finished")
+}
+
+#[test]
+fn a_send_ends_when_its_last_packet_is_acknowledged() {
+    for packets in [1u64, 5] {
+        let s = packets * MTU;
+        // Without a transport the job ends when the last phit arrives.
+        assert_eq!(completion(&one_message(packets, &[])), L + s - 1);
+        // With one, the sender's send ends when the ACK of its last packet is back: a
+        // 1-phit packet sent when that packet's tail arrives, L later.
+        let r = one_message(packets, &["transport.kind=\"rc\""]);
+        assert_eq!(completion(&r), L + s - 1 + L, "{packets} packets");
+        // Every packet is acknowledged; nothing is sent twice.
+        assert_eq!(r.summary.generated_total, 2 * packets);
+        assert_eq!((r.summary.retransmitted_packets, r.summary.naks), (0, 0));
+        // A longer ACK arrives later by its extra phits.
+        let r = one_message(packets, &["transport.kind=\"rc\"", "transport.rc.ack_size=4"]);
+        assert_eq!(completion(&r), L + s - 1 + L + 3);
+        // Acknowledging every fourth packet still acknowledges the last at once.
+        let r = one_message(packets, &["transport.kind=\"rc\"", "transport.rc.ack_every=4"]);
+        assert_eq!(completion(&r), L + s - 1 + L);
+        assert_eq!(r.summary.generated_total, packets + packets.div_ceil(4));
+    }
+}
+
+/// Runs with bit errors dropped end to end at `ber`, one seed after another, until a run
+/// loses exactly one packet, a data packet: `(result, seed)`.
+fn with_one_loss(packets: u64, ber: &str, timeout: u64) -> RunResult {
+    for seed in 1..400 {
+        let seed = format!("simulation.seed={seed}");
+        let ber = format!("router.link_errors.bit_error_rate={ber}");
+        let timeout = format!("transport.rc.timeout={timeout}");
+        let r = one_message(
+            packets,
+            &["transport.kind=\"rc\"", &timeout, &ber, "router.link_errors.recovery=\"end_to_end\"", &seed],
+        );
+        if r.summary.dropped_total == 1 && r.summary.retransmitted_packets > 0 {
+            return r;
+        }
+    }
+    panic!("no seed lost exactly one data packet");
+}
+
+#[test]
+fn go_back_n_recovers_one_lost_packet_at_the_time_it_gives() {
+    let (n, timeout) = (20u64, 1_000_000);
+    let mut seen = std::collections::BTreeSet::new();
+    for ber in ["2e-5", "1e-5", "5e-6"] {
+        let r = with_one_loss(n, ber, timeout);
+        // Packet k is lost; k + 1 arrives out of sequence and its tail draws a NAK, back
+        // at the sender 2L + 16 (k + 1) + 15 cycles after the start.
+        let k = n - r.summary.retransmitted_packets;
+        assert!(k + 1 < n, "the lost packet was not the last (that takes a timeout)");
+        let t_nak = 2 * L + MTU * (k + 1) + MTU - 1;
+        // Then the link finishes the packet it sends and the two the source queue holds,
+        // and sends k to n - 1 again, back to back.
+        let on_link = ((t_nak - 1) / MTU).min(n - 1);
+        let queued = 2.min(n - 1 - on_link);
+        let start = t_nak.max(MTU * (on_link + 1 + queued));
+        let last_tail = start + MTU * (n - 1 - k) + L + MTU - 1;
+        assert_eq!(completion(&r), last_tail + L, "packet {k} lost ({ber})");
+        assert_eq!((r.summary.naks, r.summary.transport_timeouts), (1, 0));
+        // The responder dropped the packets sent after k before it came again.
+        assert_eq!(r.summary.discarded_packets, on_link + queued - k);
+        // Nothing lost or counted twice: every copy sent was delivered or dropped.
+        assert_eq!(r.summary.in_flight_end, 0);
+        seen.insert(k);
+    }
+    assert!(seen.len() > 1, "the same packet was lost every time: {seen:?}");
+}
+
+#[test]
+fn a_lost_last_packet_is_sent_again_after_the_timeout() {
+    let timeout = 5_000;
+    let r = with_one_loss(1, "2e-4", timeout);
+    // The timer ran from the packet's departure at 0.
+    assert_eq!(completion(&r), timeout + L + MTU - 1 + L);
+    assert_eq!((r.summary.transport_timeouts, r.summary.retransmitted_packets, r.summary.naks), (1, 1, 0));
+}
+
+#[test]
+fn a_connection_that_keeps_losing_fails_and_the_run_names_it() {
+    // One 256-phit packet of 128 bits a phit at a BER of 1e-3: every copy goes bad.
+    let r = one_message(
+        16,
+        &[
+            "transport.kind=\"rc\"",
+            "transport.rc.timeout=1000",
+            "transport.rc.retries=3",
+            "router.packet_size=256",
+            "router.input_buffer=256",
+            "router.output_buffer=256",
+            "router.link_errors.bit_error_rate=1e-3",
+            "router.link_errors.recovery=\"end_to_end\"",
+        ],
+    );
+    assert_eq!(r.status, Status::Unfinished, "the network emptied; the job did not finish");
+    let w = r.workload.as_ref().unwrap();
+    assert_eq!(w.jobs[0].completion_time, None);
+    // Sent, then again after each of 3 timeouts; the fourth gives up.
+    assert_eq!((r.summary.transport_timeouts, r.summary.retransmitted_packets), (4, 3));
+    assert_eq!((r.summary.failed_connections, r.summary.dropped_total), (1, 4));
+    let waits: Vec<&str> = w.stalled.iter().map(|s| s.waits.as_str()).collect();
+    assert!(
+        waits.iter().any(|w| w.contains("will never be acknowledged")
+            && w.contains("connection to endpoint 1 failed after 4 timeouts")),
+        "{waits:?}"
+    );
+}
+
+/// Seven ranks send 16 KiB each to rank 0 at once: the incast overflows the input buffers
+/// of rank 0's switch when links have no flow control, and the transport recovers every
+/// drop.
+const INCAST: &str = r#"
+[workload]
+bytes_per_phit = 16
+[[workload.jobs]]
+kind = "goal"
+contents = """
+num_ranks 8
+rank 0 {
+r1: recv 16384b from 1 tag 1
+r2: recv 16384b from 2 tag 1
+r3: recv 16384b from 3 tag 1
+r4: recv 16384b from 4 tag 1
+r5: recv 16384b from 5 tag 1
+r6: recv 16384b from 6 tag 1
+r7: recv 16384b from 7 tag 1
+}
+rank 1 {
+s: send 16384b to 0 tag 1
+}
+rank 2 {
+s: send 16384b to 0 tag 1
+}
+rank 3 {
+s: send 16384b to 0 tag 1
+}
+rank 4 {
+s: send 16384b to 0 tag 1
+}
+rank 5 {
+s: send 16384b to 0 tag 1
+}
+rank 6 {
+s: send 16384b to 0 tag 1
+}
+rank 7 {
+s: send 16384b to 0 tag 1
+}
+"""
+"#;
+
+fn lossy(parts: u32, extra: &[&str]) -> RunResult {
+    let text = format!("{CLIQUE}\n{INCAST}");
+    let mut sets = vec![
+        "router.flow_control=\"none\"",
+        "router.packet_size=16",
+        "router.input_buffer=32",
+        "router.output_buffer=32",
+        "transport.kind=\"rc\"",
+        "transport.rc.timeout=20000",
+        "simulation.cycles=5000000",
+    ];
+    sets.extend_from_slice(extra);
+    run(&build(&text, &sets), parts)
+}
+
+#[test]
+fn drops_from_full_buffers_are_recovered_identically_on_any_partitioning() {
+    let one = lossy(1, &[]);
+    assert_eq!(one.status, Status::Completed);
+    let job = &one.workload.as_ref().unwrap().jobs[0];
+    assert!(job.completion_time.is_some(), "the job finished");
+    let s = &one.summary;
+    assert!(s.dropped_total > 0 && s.retransmitted_packets > 0 && s.naks > 0, "{s:?}");
+    // Every copy sent was delivered or dropped; what the responders dropped was delivered.
+    assert_eq!(s.in_flight_end, 0);
+    assert_eq!(s.generated_total, s.delivered_total + s.dropped_total);
+    assert!(s.discarded_packets <= s.delivered_total);
+    // Each message arrived once: the ranks received what they would without losses.
+    let lossless = lossy(1, &["router.flow_control=\"credits\""]);
+    let l = &lossless.workload.as_ref().unwrap().jobs[0];
+    assert_eq!(lossless.summary.dropped_total, 0);
+    assert_eq!(job.messages, l.messages);
+    assert!(job.completion_time > l.completion_time);
+    for parts in [2, 4] {
+        let other = lossy(parts, &[]);
+        assert_eq!(other.summary, one.summary, "{parts} partitions");
+        assert_eq!(other.workload.as_ref().unwrap().jobs[0].completion_time, job.completion_time);
+    }
+}
+
+#[test]
+fn bad_transport_settings_name_their_key() {
+    let msg = |text: &str, sets: &[&str]| build_error(text, sets);
+    let synthetic = format!("{CLIQUE}\n[traffic]\npattern = \"uniform\"\nload = 0.1\n");
+    assert!(msg(&synthetic, &["transport.kind=\"rc\""])
+        .contains("transport.kind: a transport carries application messages"));
+    let app = format!("{CLIQUE}\n{INCAST}");
+    assert!(msg(&app, &["transport.kind=\"tcp\""]).contains("transport"));
+    assert!(msg(&app, &["transport.rc.timeout=5"])
+        .contains("transport.rc: sets the reliable connection's parameters"));
+    for (set, key) in [
+        ("transport.rc.window=0", "transport.rc.window: must be in 1..=16383"),
+        ("transport.rc.window=20000", "transport.rc.window: must be in 1..=16383"),
+        ("transport.rc.ack_every=0", "transport.rc.ack_every"),
+        ("transport.rc.timeout=0", "transport.rc.timeout"),
+        ("transport.rc.ack_size=5", "transport.rc.ack_size: must be at most router.packet_size (4)"),
+        ("transport.rc.tiemout=5", "tiemout"),
+    ] {
+        let e = msg(&app, &["transport.kind=\"rc\"", set]);
+        assert!(e.contains(key), "{set}: {e}");
+    }
+    let e = msg(&app, &["transport.kind=\"rc\"", "routing.selection=\"ecmp\"", "routing.ecmp_flows=2"]);
+    assert!(e.contains("routing.ecmp_flows: transport.kind = \"rc\" runs one connection per pair"), "{e}");
+    // Losses an application cannot recover from without a transport.
+    let e = msg(&app, &["router.flow_control=\"none\""]);
+    assert!(e.contains("router.flow_control") && e.contains("transport.kind = \"rc\""), "{e}");
+    let e =
+        msg(&app, &["router.link_errors.bit_error_rate=1e-9", "router.link_errors.recovery=\"end_to_end\""]);
+    assert!(e.contains("router.link_errors.recovery") && e.contains("transport.kind = \"rc\""), "{e}");
+}
