@@ -65,18 +65,19 @@ fn a_send_ends_when_its_last_packet_is_acknowledged() {
 }
 
 /// Runs with bit errors dropped end to end at `ber`, one seed after another, until a run
-/// loses exactly one packet, a data packet: `(result, seed)`.
-fn with_one_loss(packets: u64, ber: &str, timeout: u64) -> RunResult {
+/// loses exactly one packet, a data packet: the result and the overrides that gave it.
+fn with_one_loss(packets: u64, ber: &str, timeout: u64) -> (RunResult, Vec<String>) {
     for seed in 1..400 {
-        let seed = format!("simulation.seed={seed}");
-        let ber = format!("router.link_errors.bit_error_rate={ber}");
-        let timeout = format!("transport.rc.timeout={timeout}");
-        let r = one_message(
-            packets,
-            &["transport.kind=\"rc\"", &timeout, &ber, "router.link_errors.recovery=\"end_to_end\"", &seed],
-        );
+        let sets = vec![
+            "transport.kind=\"rc\"".to_string(),
+            format!("transport.rc.timeout={timeout}"),
+            format!("router.link_errors.bit_error_rate={ber}"),
+            "router.link_errors.recovery=\"end_to_end\"".to_string(),
+            format!("simulation.seed={seed}"),
+        ];
+        let r = one_message(packets, &sets.iter().map(String::as_str).collect::<Vec<_>>());
         if r.summary.dropped_total == 1 && r.summary.retransmitted_packets > 0 {
-            return r;
+            return (r, sets);
         }
     }
     panic!("no seed lost exactly one data packet");
@@ -87,7 +88,7 @@ fn go_back_n_recovers_one_lost_packet_at_the_time_it_gives() {
     let (n, timeout) = (20u64, 1_000_000);
     let mut seen = std::collections::BTreeSet::new();
     for ber in ["2e-5", "1e-5", "5e-6"] {
-        let r = with_one_loss(n, ber, timeout);
+        let (r, _) = with_one_loss(n, ber, timeout);
         // Packet k is lost; k + 1 arrives out of sequence and its tail draws a NAK, back
         // at the sender 2L + 16 (k + 1) + 15 cycles after the start.
         let k = n - r.summary.retransmitted_packets;
@@ -113,10 +114,16 @@ fn go_back_n_recovers_one_lost_packet_at_the_time_it_gives() {
 #[test]
 fn a_lost_last_packet_is_sent_again_after_the_timeout() {
     let timeout = 5_000;
-    let r = with_one_loss(1, "2e-4", timeout);
+    let (r, mut sets) = with_one_loss(1, "2e-4", timeout);
     // The timer ran from the packet's departure at 0.
     assert_eq!(completion(&r), timeout + L + MTU - 1 + L);
     assert_eq!((r.summary.transport_timeouts, r.summary.retransmitted_packets, r.summary.naks), (1, 1, 0));
+    // A run that ends before the timeout says what it waited for.
+    sets.push(format!("simulation.cycles={}", timeout - 10));
+    let short = one_message(1, &sets.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(short.status, Status::Unfinished);
+    let why = short.workload.as_ref().unwrap().diagnosis(short.summary.in_flight_end).unwrap();
+    assert!(why.contains("waited for their timeout (0 timeouts in the run"), "{why}");
 }
 
 #[test]

@@ -28,6 +28,7 @@
 use super::buffers::{store_in, Held, NIL};
 use super::messages::{Post, SelfEvent};
 use super::stats::{JobStats, PartitionStats, PhaseSpan, RankEnd, StalledRank};
+use super::transport::RankTransport;
 use super::{RouterCtx, RouterState, Shared};
 use crate::transport::SentMessage;
 use crate::workload::{
@@ -141,6 +142,9 @@ pub(super) struct Mailroom {
     next_in: FxHashMap<(u32, u32), u16>,
     /// (rank, receiver): the sequence number of the next message sent to it.
     next_out: FxHashMap<(u32, u32), u16>,
+    /// With a transport (`transport.kind = "rc"`): each rank's connections
+    /// (`transport.rs`); empty otherwise.
+    pub(super) transports: Vec<RankTransport>,
 }
 
 impl Mailroom {
@@ -152,6 +156,7 @@ impl Mailroom {
             held: FxHashMap::default(),
             next_in: FxHashMap::default(),
             next_out: FxHashMap::default(),
+            transports: Vec::new(),
         }
     }
 }
@@ -248,10 +253,11 @@ impl RouterState {
             }
         }
         if !self.ends.apps.is_empty() {
-            self.ends.mail = Some(Box::new(Mailroom::new(self.ends.apps.len() as u32)));
+            let mut room = Mailroom::new(self.ends.apps.len() as u32);
             if sh.transport.is_some() {
-                self.ends.transports.resize_with(self.ends.apps.len(), Default::default);
+                room.transports.resize_with(self.ends.apps.len(), Default::default);
             }
+            self.ends.mail = Some(Box::new(room));
         }
     }
 
@@ -539,7 +545,8 @@ impl RouterState {
         let src = self.ends.nics[nic as usize].endpoint;
         let measured = Self::in_measurement(sh, t);
         while self.ends.nics[nic as usize].source_queue.len < QUEUED {
-            let mut transport = sh.transport.as_ref().map(|rc| (rc, &mut self.ends.transports[a as usize]));
+            let mut transport =
+                sh.transport.as_ref().map(|rc| (rc, &mut mail(&mut self.ends.mail).transports[a as usize]));
             let resend = transport.as_mut().and_then(|(_, tr)| tr.next_resend(src, measured, st));
             let packet = if let Some(packet) = resend {
                 app.queued.push_back(None);
@@ -839,7 +846,7 @@ impl RouterState {
                         }
                         Op::Send { to, .. } if sh.transport.is_some() => {
                             let dst = w.jobs[app.job as usize].endpoints[to as usize];
-                            let failure = self.ends.transports[a].failure(dst);
+                            let failure = self.ends.mail.as_ref().and_then(|m| m.transports[a].failure(dst));
                             match failure {
                                 Some(why) => {
                                     format!("{name} (send to rank {to}) will never be acknowledged: {why}")

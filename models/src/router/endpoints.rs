@@ -7,7 +7,6 @@
 
 use super::app::{AppRank, Mailroom};
 use super::nic::Nic;
-use super::transport::RankTransport;
 use routing::packet::Packet;
 use std::collections::{HashMap, VecDeque};
 use topology::EndpointId;
@@ -25,9 +24,6 @@ pub(super) struct Endpoints {
     /// Their messages: matching queues, messages partly in, sequence numbers (`None`
     /// without ranks).
     pub(super) mail: Option<Box<Mailroom>>,
-    /// With a transport (`transport.kind = "rc"`): each rank's connections, by its index
-    /// (`transport.rs`); empty otherwise.
-    pub(super) transports: Vec<RankTransport>,
     /// The ranks' ops to start (`false`) or end (`true`) now: `(rank, op, end)`.
     pub(super) app_work: VecDeque<(u32, u32, bool)>,
     /// The work list is being run (see `app.rs`).
@@ -48,7 +44,6 @@ impl Endpoints {
             nic_credit_returns: VecDeque::new(),
             apps: Vec::new(),
             mail: None,
-            transports: Vec::new(),
             app_work: VecDeque::new(),
             app_running: false,
             notice_scratch: Vec::new(),

@@ -155,7 +155,7 @@ impl RouterState {
         st: &mut PartitionStats,
     ) {
         let t = ctx.now();
-        let control = self.rc_control_waiting(nic_index);
+        let control = sh.transport.is_some() && self.rc_control_waiting(nic_index);
         let nic = &mut self.ends.nics[nic_index as usize];
         if nic.source_queue.is_empty() && !nic.cc.as_ref().is_some_and(|c| c.has_waiting()) && !control {
             return;
@@ -244,7 +244,7 @@ impl RouterState {
         // travelling as an event; the allocator ignores it until then.
         let more = !nic.source_queue.is_empty()
             || nic.cc.as_ref().is_some_and(|c| c.has_waiting())
-            || self.rc_control_waiting(nic_index);
+            || (sh.transport.is_some() && self.rc_control_waiting(nic_index));
         let nic = &mut self.ends.nics[nic_index as usize];
         if more && !nic.inject_scheduled {
             nic.inject_scheduled = true;

@@ -23,7 +23,7 @@ use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use topology::EndpointId;
 
-/// One rank's connections (`Endpoints::transports`, by the rank's index).
+/// One rank's connections (`Mailroom::transports`, by the rank's index).
 #[derive(Debug, Default)]
 pub(super) struct RankTransport {
     /// The connections it sends on, by destination endpoint.
@@ -105,26 +105,34 @@ impl RouterState {
     pub(super) fn waiting_connections(&self) -> u64 {
         let waiting =
             |t: &RankTransport| t.send.values().filter(|c| c.outstanding() > 0 && !c.failed).count();
-        self.ends.transports.iter().map(waiting).sum::<usize>() as u64
+        self.ends.mail.iter().flat_map(|m| &m.transports).map(waiting).sum::<usize>() as u64
     }
 
     /// The transport state of the rank at endpoint `nic`.
     fn transport_at(&mut self, nic: u16) -> &mut RankTransport {
         let a = self.ends.nics[nic as usize].app;
         debug_assert_ne!(a, NIL, "only ranks run a transport");
-        &mut self.ends.transports[a as usize]
+        let room = self.ends.mail.as_deref_mut().expect("a router with ranks has a mailroom");
+        &mut room.transports[a as usize]
     }
 
     /// Whether endpoint `nic` has ACKs or NAKs to inject.
     pub(super) fn rc_control_waiting(&self, nic: u16) -> bool {
         let a = self.ends.nics[nic as usize].app;
-        a != NIL && self.ends.transports.get(a as usize).is_some_and(|t| !t.control.is_empty())
+        a != NIL
+            && self
+                .ends
+                .mail
+                .as_ref()
+                .and_then(|m| m.transports.get(a as usize))
+                .is_some_and(|t| !t.control.is_empty())
     }
 
     /// The length of endpoint `nic`'s next ACK or NAK.
     pub(super) fn rc_control_size(&self, nic: u16) -> u16 {
         let a = self.ends.nics[nic as usize].app as usize;
-        self.ends.transports[a].control.front().expect("an acknowledgement waits").size
+        let room = self.ends.mail.as_ref().expect("a router with ranks has a mailroom");
+        room.transports[a].control.front().expect("an acknowledgement waits").size
     }
 
     /// Takes endpoint `nic`'s next ACK or NAK.

@@ -23,6 +23,8 @@ pub struct WorkloadResult {
     /// Connections of the transport that gave up after their retries: their messages
     /// never complete.
     pub failed_connections: u64,
+    /// With a transport (`transport.kind = "rc"`): its timeouts over the run.
+    pub transport_timeouts: Option<u64>,
 }
 
 /// One job's outcome.
@@ -175,6 +177,10 @@ impl WorkloadResult {
             )
         } else if !schedules_complete {
             "a schedule that cannot complete: fix it (the ranks above wait for messages no rank sends, or for each other)".to_string()
+        } else if let (0, Some(timeouts)) = (in_flight, self.transport_timeouts) {
+            format!(
+                "no packet was in flight at the end: the transport's connections waited for their timeout ({timeouts} timeouts in the run; a lost packet with nothing after it to draw a NAK is found only so), or simulation.cycles ended during a computation. Raise simulation.cycles or lower transport.rc.timeout"
+            )
         } else if in_flight == 0 {
             "no packet was in flight at the end, and every schedule completes on an ideal network: simulation.cycles ended during a computation".to_string()
         } else {
@@ -316,5 +322,12 @@ pub(super) fn job_results(
                 }
             })
             .collect();
-    WorkloadResult { jobs, stalled, ps_per_cycle: w.ps_per_cycle, dropped: 0, failed_connections: 0 }
+    WorkloadResult {
+        jobs,
+        stalled,
+        ps_per_cycle: w.ps_per_cycle,
+        dropped: 0,
+        failed_connections: 0,
+        transport_timeouts: None,
+    }
 }

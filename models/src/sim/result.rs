@@ -305,6 +305,7 @@ pub(crate) fn merge(ctx: MergeContext, parts: Vec<Partial>, samples: Vec<Sample>
     let workload = workload.map(|w| WorkloadResult {
         dropped: if transport { 0 } else { all.dropped },
         failed_connections: all.measured.failed_connections,
+        transport_timeouts: transport.then_some(all.measured.transport_timeouts),
         ..job_results(&w, std::mem::take(&mut all.jobs), std::mem::take(&mut all.stalled), end)
     });
     if status == Status::Completed && workload.as_ref().is_some_and(|w| !w.finished()) {
