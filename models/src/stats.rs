@@ -213,6 +213,13 @@ counters! {
     naks;
     /// Connections that gave up after their retries.
     failed_connections;
+    /// Packets lost on a link that was down (`router.link_flaps`), among the drops.
+    down_link_drops;
+    /// Control packets sent through the network: a transport's ACKs and NAKs, congestion
+    /// notifications sent as packets. Not data: in no load or latency figure.
+    control_packets;
+    /// Control packets that arrived.
+    control_delivered;
     /// Connections with packets unacknowledged and their timer running at the period's
     /// end (a gauge): a run whose packets stand still while they wait for a timeout is
     /// not deadlocked.

@@ -269,3 +269,98 @@ fn bad_transport_settings_name_their_key() {
         msg(&app, &["router.link_errors.bit_error_rate=1e-9", "router.link_errors.recovery=\"end_to_end\""]);
     assert!(e.contains("router.link_errors.recovery") && e.contains("transport.kind = \"rc\""), "{e}");
 }
+
+/// The port of switch `from` that leads to switch `to` in `sim`'s network.
+fn port_towards(sim: &xnet_models::sim::Simulation, from: u32, to: u32) -> usize {
+    sim.net
+        .ports(from)
+        .iter()
+        .position(
+            |p| matches!(p.target, xnet_models::topology::PortTarget::Switch { switch, .. } if switch == to),
+        )
+        .expect("a clique joins every two switches")
+}
+
+/// One message of 20 packets from rank 0 to rank 1 while their link flaps `down..up`.
+fn over_a_flap(down: u64, up: u64, extra: &[&str]) -> RunResult {
+    let probe = build(&format!("{CLIQUE}\n[traffic]\npattern = \"uniform\"\nload = 0.1\n"), &[]);
+    let port = port_towards(&probe, 0, 1);
+    let flap = format!("router.link_flaps=[{{ switch = 0, port = {port}, down = {down}, up = {up} }}]");
+    let mut sets = vec!["transport.kind=\"rc\"", "transport.rc.timeout=2000", &flap];
+    sets.extend_from_slice(extra);
+    one_message(20, &sets)
+}
+
+#[test]
+fn a_link_that_goes_down_and_comes_back_loses_packets_the_transport_sends_again() {
+    // Down from cycle 100 (packet 5 on) to 5,000: everything sent meanwhile is lost, no
+    // later packet draws a NAK, and timeouts every 2,000 cycles send again until the link
+    // is back.
+    let r = over_a_flap(100, 5_000, &[]);
+    let s = &r.summary;
+    assert!(completion(&r) > 5_000, "it finished after the link came back");
+    assert!(s.down_link_drops > 0 && s.down_link_drops == s.dropped_total, "{s:?}");
+    assert!(s.transport_timeouts >= 2 && s.retransmitted_packets >= 15, "{s:?}");
+    assert_eq!(s.in_flight_end, 0);
+    // The same flap after the message has passed loses nothing.
+    let late = over_a_flap(5_000, 6_000, &[]);
+    assert_eq!(late.summary.dropped_total, 0);
+    assert_eq!(completion(&late), L + 20 * MTU - 1 + L);
+    // A flap longer than the timeouts and retries allow fails the connection, and the
+    // unfinished run names it.
+    let long = over_a_flap(100, 1_000_000, &["transport.rc.retries=2"]);
+    assert_eq!(long.status, Status::Unfinished);
+    assert_eq!(long.summary.failed_connections, 1);
+    // The lost ACKs (the link is down both ways) are counted out of flight like data: the
+    // count the watchdog reads never goes below zero, and ends at zero.
+    assert!(
+        long.samples.iter().all(|s| s.in_flight <= 20),
+        "{:?}",
+        long.samples.iter().map(|s| s.in_flight).collect::<Vec<_>>()
+    );
+    assert_eq!(long.samples.last().unwrap().in_flight, 0);
+    let why = long.workload.as_ref().unwrap().diagnosis(long.summary.in_flight_end).unwrap();
+    assert!(
+        why.contains("connection to endpoint 1 failed after 3 timeouts")
+            && why.contains("1 connections failed"),
+        "{why}"
+    );
+}
+
+#[test]
+fn synthetic_traffic_loses_packets_only_while_a_link_is_down_on_any_partitioning() {
+    let text = format!("{CLIQUE}\n[traffic]\npattern = \"uniform\"\nload = 0.3\n");
+    let probe = build(&text, &[]);
+    let port = port_towards(&probe, 2, 5);
+    let flap = format!("router.link_flaps=[{{ switch = 2, port = {port}, down = 3000, up = 6000 }}]");
+    let sets = ["simulation.cycles=10000", "simulation.sample_period=1000", &flap];
+    let one = run(&build(&text, &sets), 1);
+    assert!(one.summary.down_link_drops > 0);
+    for (k, sample) in one.samples.iter().enumerate() {
+        // Samples end at 1000, 2000, ...: drops only in the three that cover the flap.
+        let during = (3..6).contains(&k);
+        assert_eq!(sample.counters.down_link_drops > 0, during, "sample {k} ending at {}", sample.time);
+    }
+    for parts in [2, 4] {
+        assert_eq!(run(&build(&text, &sets), parts).summary, one.summary, "{parts} partitions");
+    }
+    // Bad entries name their key.
+    for (flap, key) in [
+        ("{ switch = 99, port = 1, down = 1, up = 2 }", "router.link_flaps[0].switch: no switch 99"),
+        (
+            "{ switch = 0, port = 0, down = 1, up = 2 }",
+            "router.link_flaps[0].port: port 0 of switch 0 does not lead to a switch",
+        ),
+        ("{ switch = 0, port = 40, down = 1, up = 2 }", "router.link_flaps[0].port: switch 0 has ports 0..8"),
+        (
+            &format!("{{ switch = 0, port = {port}, down = 5, up = 5 }}"),
+            "router.link_flaps[0].up: must be after down (5)",
+        ),
+        ("{ switch = 0, port = 1, down = 1 }", "up"),
+    ] {
+        let e = build_error(&text, &[&format!("router.link_flaps=[{flap}]")]);
+        assert!(e.contains(key), "{flap}: {e}");
+    }
+    let e = build_error(&format!("{CLIQUE}\n{INCAST}"), &[&flap]);
+    assert!(e.contains("router.link_flaps") && e.contains("transport.kind = \"rc\""), "{e}");
+}

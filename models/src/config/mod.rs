@@ -23,7 +23,9 @@ pub use routing_section::RoutingSection;
 pub use sections::{RouterSection, SimulationSection, TrafficSection, MAX_CYCLES};
 
 use crate::congestion::Control;
-use crate::router::{ClassLink, CreditCheck, FlowControl, FlowLevels, LinkErrors, Recovery, RouterParams};
+use crate::router::{
+    ClassLink, CreditCheck, FlowControl, FlowLevels, LinkErrors, LinkFlaps, Recovery, RouterParams,
+};
 use crate::traffic::PatternSpec;
 use crate::transport::{RcParams, TransportKind, TransportSection, MAX_WINDOW};
 use crate::workload::WorkloadSection;
@@ -310,6 +312,12 @@ impl Config {
                 "`end_to_end` drops bad packets, and transport.kind = \"none\" does not send them again: set transport.kind = \"rc\", or recovery = \"link\"",
             ));
         }
+        if !r.link_flaps.is_empty() && self.workload.is_some() && self.transport.kind == TransportKind::None {
+            return Err(ConfigError::new(
+                "router.link_flaps",
+                "a link that is down loses the packets sent on it, and transport.kind = \"none\" does not send them again: set transport.kind = \"rc\"",
+            ));
+        }
         if end_to_end && self.congestion.control != Control::None {
             return Err(ConfigError::new(
                 "router.link_errors.recovery",
@@ -467,11 +475,20 @@ impl Config {
         LinkErrors::new(params, &self.class_links(net)).map(Some)
     }
 
+    /// The links of `router.link_flaps` on `net` (`None` without).
+    pub fn link_flaps(&self, net: &Network) -> Result<Option<LinkFlaps>, ConfigError> {
+        if self.router.link_flaps.is_empty() {
+            return Ok(None);
+        }
+        LinkFlaps::new(&self.router.link_flaps, net).map(Some)
+    }
+
     /// Builds the network described by `[topology]`.
     pub fn build_network(&self) -> Result<Network, ConfigError> {
         let net = TopologySpec::parse(&self.topology, self.simulation.seed)?.build()?;
         self.flow_levels(&net)?;
         self.link_errors(&net)?;
+        self.link_flaps(&net)?;
         // A port's buffers scale with its link's speed: they must still count in 16 bits.
         for class in &net.link_classes {
             for (key, phits) in

@@ -216,6 +216,7 @@ impl RouterState {
             Notification::Packet => {
                 nic.cc_state().cnps.push_back(cnp);
                 st.generated_total += 1;
+                st.period.control_packets += 1;
                 self.try_inject(sh, nic_index, ctx, st);
             }
             Notification::Direct => self.send_notice(sh, nic_index, cnp, ctx),

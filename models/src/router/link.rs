@@ -128,6 +128,7 @@ impl RouterState {
             Some(_) if !to_nic => (self.replay_delay(sh, o, size, serialization, t, st), false),
             _ => (0, false),
         };
+        let bad = bad || (!to_nic && sh.flaps.is_some() && self.lost_on_down_link(sh, o, size, t, st));
         let takes_credits = takes_credits && !bad;
         let c = &mut self.sw.channels[first + v];
         if takes_credits {

@@ -58,6 +58,7 @@
 //! - `separable.rs`: the separable allocator's matching and its scratch space;
 //! - `link.rs`: transmission on output links, and each link's stall time;
 //! - `errors.rs`: bit errors on switch-to-switch links and their link-level replays;
+//! - `flaps.rs`: links that go down and come back during a run;
 //! - `flow.rs`: link-level flow control without credits: PFC's pauses and resumes, the
 //!   drops of a full input buffer;
 //! - `speeds.rs`: links of different speeds: serialization, the tail's arrival,
@@ -78,6 +79,7 @@ mod cc;
 mod cc_switch;
 mod endpoints;
 mod errors;
+mod flaps;
 mod flow;
 mod link;
 mod messages;
@@ -93,6 +95,7 @@ mod switch;
 mod transport;
 
 pub use errors::{LinkErrors, MAX_BIT_ERROR_RATE};
+pub use flaps::{LinkFlap, LinkFlaps};
 pub use flow::{headroom, ClassLink, FlowLevels, Levels};
 pub use messages::{LinkMsg, Msg, MsgKind, SelfEvent};
 pub use nic::Nic;
@@ -204,6 +207,9 @@ pub struct Shared {
     /// Bit errors on switch-to-switch links and their replays (`[router.link_errors]`,
     /// `errors.rs`); `None` without.
     pub link_errors: Option<LinkErrors>,
+    /// Links that go down and come back during the run (`router.link_flaps`, `flaps.rs`);
+    /// `None` without.
+    pub flaps: Option<LinkFlaps>,
     /// The reliable connection's parameters when application messages travel on one
     /// (`transport.kind = "rc"`, `transport.rs`).
     pub transport: Option<crate::transport::RcParams>,
@@ -467,6 +473,7 @@ impl LogicalProcess for Router {
                         // An acknowledgement is no data: counted as a packet only.
                         stats.arrivals += 1;
                         stats.delivered_total += 1;
+                        stats.period.control_delivered += 1;
                         state.rc_on_ack(sh, nic, &packet, ctx, stats);
                         return;
                     }
@@ -476,6 +483,7 @@ impl LogicalProcess for Router {
                             // A notification is no data: counted as a packet only.
                             stats.arrivals += 1;
                             stats.delivered_total += 1;
+                            stats.period.control_delivered += 1;
                             state.try_inject(sh, nic, ctx, stats);
                             return;
                         }

@@ -83,6 +83,10 @@ pub struct RouterParams {
     /// (`[router.link_errors]`); none by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_errors: Option<LinkErrorParams>,
+    /// Switch-to-switch links that go down and come back during the run
+    /// (`[[router.link_flaps]]`); none by default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub link_flaps: Vec<super::LinkFlap>,
     /// The preset whose values fill the keys not given (see
     /// [`PRESETS`](super::PRESETS)); already expanded into the other fields.
     #[serde(default)]
@@ -139,6 +143,7 @@ impl Default for RouterParams {
             flow_control: FlowControl::default(),
             pfc: None,
             link_errors: None,
+            link_flaps: Vec::new(),
             preset: None,
         }
     }

@@ -155,6 +155,7 @@ impl RouterState {
         let from = self.ends.nics[nic as usize].endpoint;
         self.transport_at(nic).control.push_back(Packet::transport_ack(from, to, psn, nak, rc.ack_size, t));
         st.generated_total += 1;
+        st.period.control_packets += 1;
         if nak {
             st.period.naks += 1;
             if Self::in_measurement(sh, t) {

@@ -14,7 +14,8 @@ use super::schema::Sample;
 use super::RunResult;
 use crate::config::{Config, ConfigError};
 use crate::router::{
-    FlowLevels, InjectionVc, LinkErrors, LinkSpeeds, LocalPorts, PartitionState, Router, RouterParams, Shared,
+    FlowLevels, InjectionVc, LinkErrors, LinkFlaps, LinkSpeeds, LocalPorts, PartitionState, Router,
+    RouterParams, Shared,
 };
 use crate::stats::Counters;
 use crate::traffic::Pattern;
@@ -67,6 +68,7 @@ pub struct RankModel {
     flow: Option<FlowLevels>,
     /// Bit errors on switch-to-switch links, if any.
     link_errors: Option<LinkErrors>,
+    flaps: Option<LinkFlaps>,
     /// Seconds spent building the routing state.
     pub routing_build_seconds: f64,
     /// Record every delivered packet (tests).
@@ -186,6 +188,7 @@ impl RankModel {
             endpoints: net.endpoint_map(),
             flow: config.flow_levels(net).expect("checked when the network was built"),
             link_errors: config.link_errors(net).expect("checked when the network was built"),
+            flaps: config.link_flaps(net).expect("checked when the network was built"),
             config,
             assignment,
             partition_rank,
@@ -337,6 +340,7 @@ impl RankModel {
             speeds,
             flow: self.flow.clone(),
             link_errors: self.link_errors.clone(),
+            flaps: self.flaps.clone(),
             transport: cfg.rc(),
         })
     }
@@ -436,9 +440,11 @@ impl Monitor {
         let sample_finished = c.finished_ranks;
         let (ended_ops, busy_ranks, sample_waiting) = (c.ended_ops, c.busy_ranks, c.waiting_connections);
         let before = self.in_flight;
-        // A transport's copies of packets are delivered (or dropped) like the originals.
-        self.in_flight = self.in_flight + c.generated_packets + c.retransmitted_packets
+        // A transport's copies of packets are delivered (or dropped) like the originals, and
+        // so are control packets (ACKs, NAKs, notifications), which drops count alike.
+        self.in_flight = self.in_flight + c.generated_packets + c.retransmitted_packets + c.control_packets
             - c.delivered_packets
+            - c.control_delivered
             - c.dropped_packets;
         self.generated += c.generated_packets;
         let span = (cp.time - self.last_time).max(1);

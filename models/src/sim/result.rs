@@ -415,6 +415,7 @@ fn summary(
         discarded_packets: measured.discarded_packets,
         naks: measured.naks,
         failed_connections: measured.failed_connections,
+        down_link_drops: measured.down_link_drops,
         source_queued_end: all.queued,
         backlog_growth: backlog.growth,
         backlog_z: backlog.z,

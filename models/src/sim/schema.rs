@@ -257,6 +257,9 @@ summary_figures! {
     /// Connections that gave up after `transport.rc.retries` timeouts in a row: their
     /// messages never complete (the run ends unfinished, naming them).
     failed_connections: u64, "connections", Column;
+    /// Packets lost in the window on links that were down (`router.link_flaps`); they are
+    /// among the drops.
+    down_link_drops: u64, "packets", Column;
     /// Of the packets generated (or refused by a full source queue) in the second half of
     /// the window, the share not delivered in it: the growth of the packets in flight;
     /// about 0 below saturation, about 1 - accepted / offered above it.
