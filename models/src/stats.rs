@@ -215,6 +215,8 @@ counters! {
     failed_connections;
     /// Packets lost on a link that was down (`router.link_flaps`), among the drops.
     down_link_drops;
+    /// Data packets a selective transport's responder received ahead of a gap and held.
+    out_of_order_packets;
     /// Control packets sent through the network: a transport's ACKs and NAKs, congestion
     /// notifications sent as packets. Not data: in no load or latency figure.
     control_packets;

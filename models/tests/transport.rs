@@ -199,15 +199,17 @@ s: send 16384b to 0 tag 1
 """
 "#;
 
-fn lossy(parts: u32, extra: &[&str]) -> RunResult {
+/// [`INCAST`] over links without flow control on the transport `kind`.
+fn lossy(parts: u32, kind: &str, extra: &[&str]) -> RunResult {
     let text = format!("{CLIQUE}\n{INCAST}");
+    let (kind, timeout) = (format!("transport.kind=\"{kind}\""), format!("transport.{kind}.timeout=20000"));
     let mut sets = vec![
         "router.flow_control=\"none\"",
         "router.packet_size=16",
         "router.input_buffer=32",
         "router.output_buffer=32",
-        "transport.kind=\"rc\"",
-        "transport.rc.timeout=20000",
+        &kind,
+        &timeout,
         "simulation.cycles=5000000",
     ];
     sets.extend_from_slice(extra);
@@ -216,7 +218,7 @@ fn lossy(parts: u32, extra: &[&str]) -> RunResult {
 
 #[test]
 fn drops_from_full_buffers_are_recovered_identically_on_any_partitioning() {
-    let one = lossy(1, &[]);
+    let one = lossy(1, "rc", &[]);
     assert_eq!(one.status, Status::Completed);
     let job = &one.workload.as_ref().unwrap().jobs[0];
     assert!(job.completion_time.is_some(), "the job finished");
@@ -227,13 +229,13 @@ fn drops_from_full_buffers_are_recovered_identically_on_any_partitioning() {
     assert_eq!(s.generated_total, s.delivered_total + s.dropped_total);
     assert!(s.discarded_packets <= s.delivered_total);
     // Each message arrived once: the ranks received what they would without losses.
-    let lossless = lossy(1, &["router.flow_control=\"credits\""]);
+    let lossless = lossy(1, "rc", &["router.flow_control=\"credits\""]);
     let l = &lossless.workload.as_ref().unwrap().jobs[0];
     assert_eq!(lossless.summary.dropped_total, 0);
     assert_eq!(job.messages, l.messages);
     assert!(job.completion_time > l.completion_time);
     for parts in [2, 4] {
-        let other = lossy(parts, &[]);
+        let other = lossy(parts, "rc", &[]);
         assert_eq!(other.summary, one.summary, "{parts} partitions");
         assert_eq!(other.workload.as_ref().unwrap().jobs[0].completion_time, job.completion_time);
     }
@@ -247,8 +249,8 @@ fn bad_transport_settings_name_their_key() {
         .contains("transport.kind: a transport carries application messages"));
     let app = format!("{CLIQUE}\n{INCAST}");
     assert!(msg(&app, &["transport.kind=\"tcp\""]).contains("transport"));
-    assert!(msg(&app, &["transport.rc.timeout=5"])
-        .contains("transport.rc: sets the reliable connection's parameters"));
+    let e = msg(&app, &["transport.rc.timeout=5"]);
+    assert!(e.contains("transport.rc: sets the parameters of transport.kind = \"rc\""), "{e}");
     for (set, key) in [
         ("transport.rc.window=0", "transport.rc.window: must be in 1..=16383"),
         ("transport.rc.window=20000", "transport.rc.window: must be in 1..=16383"),
@@ -363,4 +365,75 @@ fn synthetic_traffic_loses_packets_only_while_a_link_is_down_on_any_partitioning
     }
     let e = build_error(&format!("{CLIQUE}\n{INCAST}"), &[&flap]);
     assert!(e.contains("router.link_flaps") && e.contains("transport.kind = \"rc\""), "{e}");
+}
+
+#[test]
+fn the_selective_transport_acknowledges_every_packet_and_resends_only_the_lost_one() {
+    for packets in [1u64, 5] {
+        let r = one_message(packets, &["transport.kind=\"uec\""]);
+        assert_eq!(completion(&r), L + packets * MTU - 1 + L, "{packets} packets");
+        assert_eq!(r.summary.generated_total, 2 * packets);
+    }
+    // One packet k of 20 lost, found once 3 packets sent after it are acknowledged (the
+    // acknowledgement of k + 3 back at the sender), sent again after the packet on the
+    // link and the two the NIC holds; the others are not sent again.
+    let n = 20u64;
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 1..400 {
+        let seed = format!("simulation.seed={seed}");
+        let r = one_message(
+            n,
+            &[
+                "transport.kind=\"uec\"",
+                "transport.uec.reorder_threshold=3",
+                "router.link_errors.bit_error_rate=1e-5",
+                "router.link_errors.recovery=\"end_to_end\"",
+                &seed,
+            ],
+        );
+        let s = &r.summary;
+        if s.dropped_total != 1 || s.retransmitted_packets == 0 || s.transport_timeouts > 0 {
+            // No loss, a lost acknowledgement, or one of the last 3 packets (a timeout).
+            continue;
+        }
+        assert_eq!((s.retransmitted_packets, s.transport_timeouts, s.discarded_packets), (1, 0, 0), "{seed}");
+        // Which packet: the responder held the ones after it sent before its copy (on the
+        // link or in the NIC's queue when the loss was found), and only those.
+        let t_detect = |k: u64| MTU * (k + 3) + MTU - 1 + 2 * L;
+        let sent_before_copy = |k: u64| {
+            let on_link = ((t_detect(k) - 1) / MTU).min(n - 1);
+            on_link + 2.min(n - 1 - on_link)
+        };
+        let k = (0..n - 3).find(|&k| sent_before_copy(k) - k == s.out_of_order_packets);
+        let Some(k) = k else { panic!("no lost packet holds {} back ({seed})", s.out_of_order_packets) };
+        assert_eq!(completion(&r), (MTU * n).max(t_detect(k)) + L + MTU - 1 + L, "packet {k} lost ({seed})");
+        seen.insert(k);
+        if seen.len() == 3 {
+            return;
+        }
+    }
+    panic!("too few single losses to check: {seen:?}");
+}
+
+#[test]
+fn the_selective_transport_recovers_an_incast_over_lossy_links_identically_on_any_partitioning() {
+    let one = lossy(1, "uec", &[]);
+    let job = &one.workload.as_ref().unwrap().jobs[0];
+    assert!(job.completion_time.is_some(), "the job finished");
+    let s = &one.summary;
+    assert!(s.dropped_total > 0 && s.retransmitted_packets > 0 && s.naks == 0, "{s:?}");
+    assert_eq!((s.in_flight_end, s.generated_total), (0, s.delivered_total + s.dropped_total));
+    for parts in [2, 4] {
+        assert_eq!(lossy(parts, "uec", &[]).summary, one.summary, "{parts} partitions");
+    }
+    let app = format!("{CLIQUE}\n{INCAST}");
+    for (set, key) in [
+        ("transport.uec.reorder_threshold=0", "transport.uec.reorder_threshold: must be at least 1"),
+        ("transport.uec.window=0", "transport.uec.window: must be in 1..=16383"),
+    ] {
+        let e = build_error(&app, &["transport.kind=\"uec\"", set]);
+        assert!(e.contains(key), "{set}: {e}");
+    }
+    let e = build_error(&app, &["transport.kind=\"rc\"", "transport.uec.window=5"]);
+    assert!(e.contains("transport.uec: sets the parameters of transport.kind = \"uec\""), "{e}");
 }

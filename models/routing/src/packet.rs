@@ -129,6 +129,19 @@ impl Packet {
         (self.id as u32 & 0x7fff, self.id as u32 & NAK_BIT != 0)
     }
 
+    /// Sets a selective acknowledgement's cumulative PSN (the last taken in order, 15
+    /// bits). It travels in the creation time, which no acknowledgement needs.
+    #[inline]
+    pub fn set_ack_cumulative(&mut self, psn: u32) {
+        self.created = psn & 0x7fff;
+    }
+
+    /// A selective acknowledgement's cumulative PSN ([`Packet::set_ack_cumulative`]).
+    #[inline]
+    pub fn ack_cumulative(&self) -> u32 {
+        self.created & 0x7fff
+    }
+
     /// A new packet: the `seq`-th of endpoint `src`, to `dst`, generated at `created`.
     pub fn new(src: EndpointId, seq: u32, dst: EndpointId, size: u16, created: u64) -> Self {
         Packet {

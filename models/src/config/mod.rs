@@ -27,7 +27,7 @@ use crate::router::{
     ClassLink, CreditCheck, FlowControl, FlowLevels, LinkErrors, LinkFlaps, Recovery, RouterParams,
 };
 use crate::traffic::PatternSpec;
-use crate::transport::{RcParams, TransportKind, TransportSection, MAX_WINDOW};
+use crate::transport::{Transport, TransportKind, TransportSection, MAX_WINDOW};
 use crate::workload::WorkloadSection;
 use base::settings::typed_with_ranges;
 use routing::{RoutingEntry, Selection};
@@ -339,7 +339,7 @@ impl Config {
             if self.workload.is_some() && self.transport.kind == TransportKind::None {
                 return Err(ConfigError::new(
                     "router.flow_control",
-                    "`none` drops packets, and transport.kind = \"none\" does not send them again: set transport.kind = \"rc\", or use `pfc` or `credits` with [workload]",
+                    "`none` drops packets, and transport.kind = \"none\" does not send them again: set transport.kind = \"rc\" or \"uec\", or use `pfc` or `credits` with [workload]",
                 ));
             }
             if self.congestion.control != Control::None {
@@ -352,70 +352,92 @@ impl Config {
         Ok(())
     }
 
-    /// The reliable connection's parameters when `transport.kind = "rc"` (checked by
-    /// [`Config::parse`]), with the ACK's length filled in.
-    pub fn rc(&self) -> Option<RcParams> {
-        if self.transport.kind != TransportKind::Rc {
-            return None;
+    /// The transport of application messages, if any (`[transport]`, checked by
+    /// [`Config::parse`]), with the acknowledgement's length filled in.
+    pub fn transport(&self) -> Option<Transport> {
+        let ack = |size: u16| if size == 0 { self.router.header_phits + 1 } else { size };
+        match self.transport.kind {
+            TransportKind::None => None,
+            TransportKind::Rc => {
+                let mut rc = self.transport.rc.unwrap_or_default();
+                rc.ack_size = ack(rc.ack_size);
+                Some(Transport::Rc(rc))
+            }
+            TransportKind::Uec => {
+                let mut uec = self.transport.uec.unwrap_or_default();
+                uec.ack_size = ack(uec.ack_size);
+                Some(Transport::Uec(uec))
+            }
         }
-        let mut rc = self.transport.rc.unwrap_or_default();
-        if rc.ack_size == 0 {
-            rc.ack_size = self.router.header_phits + 1;
-        }
-        Some(rc)
     }
 
     /// `[transport]` checked against the rest.
     fn check_transport(&self) -> Result<(), ConfigError> {
         let t = &self.transport;
-        if t.rc.is_some() && t.kind != TransportKind::Rc {
-            return Err(ConfigError::new(
-                "transport.rc",
-                "sets the reliable connection's parameters, but transport.kind is not \"rc\": set it, or remove [transport.rc]",
-            ));
+        for (table, set, kind) in
+            [("rc", t.rc.is_some(), TransportKind::Rc), ("uec", t.uec.is_some(), TransportKind::Uec)]
+        {
+            if set && t.kind != kind {
+                return Err(ConfigError::new(
+                    format!("transport.{table}"),
+                    format!("sets the parameters of transport.kind = \"{table}\", but that is not the kind: set it, or remove [transport.{table}]"),
+                ));
+            }
         }
-        let Some(rc) = self.rc() else { return Ok(()) };
+        let Some(transport) = self.transport() else { return Ok(()) };
+        let name = if transport.selective() { "uec" } else { "rc" };
         if self.workload.is_none() {
             return Err(ConfigError::new(
                 "transport.kind",
-                "a transport carries application messages: \"rc\" needs a [workload] (synthetic traffic has no messages)",
+                format!("a transport carries application messages: \"{name}\" needs a [workload] (synthetic traffic has no messages)"),
             ));
         }
         if self.routing.ecmp_flows > 1 {
             return Err(ConfigError::new(
                 "routing.ecmp_flows",
                 format!(
-                    "transport.kind = \"rc\" runs one connection per pair of ranks; got {} ECMP flows per pair (set ecmp_flows = 1)",
+                    "transport.kind = \"{name}\" runs one connection per pair of ranks; got {} ECMP flows per pair (set ecmp_flows = 1)",
                     self.routing.ecmp_flows
                 ),
             ));
         }
-        let key = |k: &str| format!("transport.rc.{k}");
-        if rc.timeout == 0 || rc.timeout > MAX_CYCLES {
+        let key = |k: &str| format!("transport.{name}.{k}");
+        if transport.timeout() == 0 || transport.timeout() > MAX_CYCLES {
             return Err(ConfigError::new(
                 key("timeout"),
-                format!("must be at least 1 and at most {MAX_CYCLES} cycles, got {}", rc.timeout),
+                format!("must be at least 1 and at most {MAX_CYCLES} cycles, got {}", transport.timeout()),
             ));
         }
-        if rc.ack_every == 0 {
-            return Err(ConfigError::new(
-                key("ack_every"),
-                "must be at least 1 (packets per acknowledgement)",
-            ));
+        match transport {
+            Transport::Rc(rc) if rc.ack_every == 0 => {
+                return Err(ConfigError::new(
+                    key("ack_every"),
+                    "must be at least 1 (packets per acknowledgement)",
+                ));
+            }
+            Transport::Uec(uec) if uec.reorder_threshold == 0 => {
+                return Err(ConfigError::new(
+                    key("reorder_threshold"),
+                    "must be at least 1 (packets acknowledged after a lost one)",
+                ));
+            }
+            _ => {}
         }
-        if rc.window == 0 || rc.window > MAX_WINDOW {
+        let window = transport.window();
+        if window == 0 || window > MAX_WINDOW {
             return Err(ConfigError::new(
                 key("window"),
-                format!("must be in 1..={MAX_WINDOW} packets (a PSN carries 15 bits), got {}", rc.window),
+                format!("must be in 1..={MAX_WINDOW} packets (a PSN carries 15 bits), got {window}"),
             ));
         }
         let room = self.router.input_buffer.min(self.router.output_buffer);
-        if rc.ack_size as u32 > room || rc.ack_size > self.router.packet_size {
+        let ack_size = transport.ack_size();
+        if ack_size as u32 > room || ack_size > self.router.packet_size {
             return Err(ConfigError::new(
                 key("ack_size"),
                 format!(
-                    "must be at most router.packet_size ({}) and fit the router's buffers ({room} phits), got {}",
-                    self.router.packet_size, rc.ack_size
+                    "must be at most router.packet_size ({}) and fit the router's buffers ({room} phits), got {ack_size}",
+                    self.router.packet_size
                 ),
             ));
         }

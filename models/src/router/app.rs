@@ -562,7 +562,7 @@ impl RouterState {
                         front.ends
                     }
                     Some((rc, tr)) => {
-                        if !tr.may_send_new(front.dst, rc.window) {
+                        if !tr.may_send_new(front.dst, rc.window()) {
                             break;
                         }
                         let message = (front.packets == front.total).then_some(SentMessage {
@@ -574,7 +574,7 @@ impl RouterState {
                             created: front.created,
                             ends: front.ends,
                         });
-                        packet.set_app_seq(tr.send_new(front.dst, message));
+                        packet.set_app_seq(tr.send_new(front.dst, message, rc.selective()));
                         None
                     }
                 };

@@ -210,9 +210,9 @@ pub struct Shared {
     /// Links that go down and come back during the run (`router.link_flaps`, `flaps.rs`);
     /// `None` without.
     pub flaps: Option<LinkFlaps>,
-    /// The reliable connection's parameters when application messages travel on one
-    /// (`transport.kind = "rc"`, `transport.rs`).
-    pub transport: Option<crate::transport::RcParams>,
+    /// The transport application messages travel on, if any (`transport.kind`,
+    /// `transport.rs`).
+    pub transport: Option<crate::transport::Transport>,
 }
 
 impl Shared {

@@ -78,6 +78,9 @@ pub struct PartitionStats {
     /// The largest late-time offset of a reordered packet delivered in the measurement
     /// window (`simulation.reordering`).
     pub reorder_late_max: u64,
+    /// The most packets a selective transport's responder held out of order on one
+    /// connection.
+    pub transport_held_max: u64,
     /// Every delivered packet (only with `record_deliveries`).
     pub deliveries: Vec<Delivery>,
     /// Completion-time mode: per source endpoint, when the last of its packets delivered

@@ -16,7 +16,7 @@ use super::buffers::NIL;
 use super::messages::{Post, SelfEvent};
 use super::stats::PartitionStats;
 use super::{RouterCtx, RouterState, Shared};
-use crate::transport::{Receipt, Requester, Responder, SentMessage, PSN_MASK};
+use crate::transport::{Arrival, Receipt, Reorder, Requester, Responder, SentMessage, Transport, PSN_MASK};
 use crate::workload::WORKLOAD_PACKET;
 use routing::packet::Packet;
 use rustc_hash::FxHashMap;
@@ -28,8 +28,13 @@ use topology::EndpointId;
 pub(super) struct RankTransport {
     /// The connections it sends on, by destination endpoint.
     send: FxHashMap<EndpointId, Requester>,
-    /// The connections it receives on, by source endpoint.
+    /// The connections it receives on, by source endpoint (RC).
     receive: FxHashMap<EndpointId, Responder>,
+    /// The connections it receives on selectively, with the packets held out of order.
+    reorder: FxHashMap<EndpointId, Reorder<Packet>>,
+    /// Packets released in order by a selective responder, for the rank (kept for its
+    /// room).
+    released: Vec<Packet>,
     /// ACKs and NAKs to inject, oldest first: they go before data.
     control: VecDeque<Packet>,
     /// Connections going back, each once, served a packet at a time in turn.
@@ -45,8 +50,9 @@ impl RankTransport {
 
     /// The PSN of a new packet to `dst` (its low 15 bits); `message` is recorded with the
     /// connection if the packet is its message's first.
-    pub(super) fn send_new(&mut self, dst: EndpointId, message: Option<SentMessage>) -> u16 {
-        (self.send.entry(dst).or_default().send_new(message) & PSN_MASK) as u16
+    pub(super) fn send_new(&mut self, dst: EndpointId, message: Option<SentMessage>, selective: bool) -> u16 {
+        let conn = self.send.entry(dst).or_insert_with(|| Requester::new(selective));
+        (conn.send_new(message) & PSN_MASK) as u16
     }
 
     /// The next packet to send again, from endpoint `src`: built as the original was.
@@ -140,20 +146,25 @@ impl RouterState {
         self.transport_at(nic).control.pop_front().expect("an acknowledgement waits")
     }
 
-    /// Queues an acknowledgement from endpoint `nic` to `to`: `(psn, nak)`, an ACK of
-    /// everything through `psn` or a NAK for it.
+    /// Queues an acknowledgement from endpoint `nic` to `to`: `(psn, nak, cumulative)`, an
+    /// ACK of everything through `psn` or a NAK for it (RC), or a selective ACK of `psn`
+    /// with the last PSN taken in order.
     fn acknowledge_to(
         &mut self,
         sh: &Shared,
         nic: u16,
         to: EndpointId,
-        (psn, nak): (u32, bool),
+        (psn, nak, cumulative): (u32, bool, Option<u32>),
         t: u64,
         st: &mut PartitionStats,
     ) {
-        let rc = sh.transport.as_ref().expect("a transport is on");
+        let transport = sh.transport.as_ref().expect("a transport is on");
         let from = self.ends.nics[nic as usize].endpoint;
-        self.transport_at(nic).control.push_back(Packet::transport_ack(from, to, psn, nak, rc.ack_size, t));
+        let mut ack = Packet::transport_ack(from, to, psn, nak, transport.ack_size(), t);
+        if let Some(c) = cumulative {
+            ack.set_ack_cumulative(c);
+        }
+        self.transport_at(nic).control.push_back(ack);
         st.generated_total += 1;
         st.period.control_packets += 1;
         if nak {
@@ -174,28 +185,67 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        let rc = sh.transport.as_ref().expect("a transport is on");
+        let ack_every = match sh.transport.as_ref().expect("a transport is on") {
+            Transport::Rc(rc) => rc.ack_every,
+            Transport::Uec(_) => return self.selective_on_data(sh, nic, packet, ctx, st),
+        };
         let (t, src) = (ctx.now(), packet.src());
         let receipt = self.transport_at(nic).receive.entry(src).or_default().receive(packet.app_seq() as u32);
         match receipt {
             Receipt::Accepted => {
                 let ends_message = self.on_rank_receive(sh, nic, packet, ctx, st);
                 let conn = self.transport_at(nic).receive.get_mut(&src).expect("kept above");
-                if let Some(psn) = conn.acknowledges(ends_message, rc.ack_every) {
-                    self.acknowledge_to(sh, nic, src, (psn, false), t, st);
+                if let Some(psn) = conn.acknowledges(ends_message, ack_every) {
+                    self.acknowledge_to(sh, nic, src, (psn, false, None), t, st);
                 }
             }
             Receipt::Duplicate { ack } => {
                 self.count_discarded(sh, t, st);
-                self.acknowledge_to(sh, nic, src, (ack, false), t, st);
+                self.acknowledge_to(sh, nic, src, (ack, false, None), t, st);
             }
             Receipt::OutOfSequence { nak } => {
                 self.count_discarded(sh, t, st);
                 if let Some(psn) = nak {
-                    self.acknowledge_to(sh, nic, src, (psn, true), t, st);
+                    self.acknowledge_to(sh, nic, src, (psn, true, None), t, st);
                 }
             }
         }
+        self.try_inject(sh, nic, ctx, st);
+    }
+
+    /// A data packet of a rank reaches endpoint `nic` under the selective transport: taken
+    /// in any order within the window, held past a gap, released to the rank in PSN
+    /// order, and acknowledged by itself with the last PSN taken in order.
+    fn selective_on_data(
+        &mut self,
+        sh: &Shared,
+        nic: u16,
+        packet: &Packet,
+        ctx: &mut RouterCtx<'_>,
+        st: &mut PartitionStats,
+    ) {
+        let (t, src, psn) = (ctx.now(), packet.src(), packet.app_seq() as u32);
+        let tr = self.transport_at(nic);
+        let mut released = std::mem::take(&mut tr.released);
+        let reorder = tr.reorder.entry(src).or_default();
+        let arrival = reorder.receive(psn, *packet, |p| released.push(p));
+        let (held, cumulative) = (reorder.held() as u64, reorder.cumulative());
+        match arrival {
+            Arrival::Ahead => {
+                st.period.out_of_order_packets += 1;
+                if Self::in_measurement(sh, t) {
+                    st.measured.out_of_order_packets += 1;
+                }
+                st.transport_held_max = st.transport_held_max.max(held);
+            }
+            Arrival::Duplicate => self.count_discarded(sh, t, st),
+            Arrival::InOrder => {}
+        }
+        for p in released.drain(..) {
+            self.on_rank_receive(sh, nic, &p, ctx, st);
+        }
+        self.transport_at(nic).released = released;
+        self.acknowledge_to(sh, nic, src, (psn, false, Some(cumulative)), t, st);
         self.try_inject(sh, nic, ctx, st);
     }
 
@@ -222,7 +272,14 @@ impl RouterState {
         let a = self.ends.nics[nic as usize].app;
         let tr = self.transport_at(nic);
         let Some(conn) = tr.send.get_mut(&peer) else { return };
-        let (done, back) = if nak { conn.nak(psn) } else { (conn.acknowledge(psn), false) };
+        let (done, back) = match sh.transport.as_ref().expect("a transport is on") {
+            Transport::Uec(uec) => {
+                let done = conn.selective_ack(psn, packet.ack_cumulative(), uec.reorder_threshold);
+                (done, conn.resending())
+            }
+            Transport::Rc(_) if nak => conn.nak(psn),
+            Transport::Rc(_) => (conn.acknowledge(psn), false),
+        };
         if done.progress {
             conn.armed_at = t;
         }
@@ -242,7 +299,7 @@ impl RouterState {
     /// A packet of the rank at endpoint `nic` to `dst` left: its connection's timer runs if
     /// it did not.
     pub(super) fn rc_on_sent(&mut self, sh: &Shared, nic: u16, dst: EndpointId, ctx: &mut RouterCtx<'_>) {
-        let timeout = sh.transport.as_ref().expect("a transport is on").timeout;
+        let timeout = sh.transport.as_ref().expect("a transport is on").timeout();
         let t = ctx.now();
         let conn = self.transport_at(nic).send.get_mut(&dst).expect("a packet sent has its connection");
         if !conn.timer_pending {
@@ -271,7 +328,7 @@ impl RouterState {
             conn.timer_pending = false;
             return;
         }
-        let due = conn.armed_at + rc.timeout;
+        let due = conn.armed_at + rc.timeout();
         if t < due {
             ctx.schedule_self(due - t, SelfEvent::Timeout { nic, peer });
             return;
@@ -281,7 +338,7 @@ impl RouterState {
         if measured {
             st.measured.transport_timeouts += 1;
         }
-        if conn.time_out(rc.retries) {
+        if conn.time_out(rc.retries()) {
             conn.timer_pending = false;
             st.period.failed_connections += 1;
             if measured {
@@ -290,7 +347,7 @@ impl RouterState {
             return;
         }
         conn.armed_at = t;
-        ctx.schedule_self(rc.timeout, SelfEvent::Timeout { nic, peer });
+        ctx.schedule_self(rc.timeout(), SelfEvent::Timeout { nic, peer });
         tr.go_back(peer);
         self.feed_rank(sh, nic, t, st);
         self.try_inject(sh, nic, ctx, st);

@@ -297,7 +297,7 @@ impl RankModel {
             endpoints: self.info.endpoints,
             wall_seconds: start.elapsed().as_secs_f64(),
             reordering: cfg.simulation.reordering,
-            transport: cfg.rc().is_some(),
+            transport: cfg.transport().is_some(),
         };
         Ok(Some(merge(ctx, parts, monitor.samples)))
     }
@@ -341,7 +341,7 @@ impl RankModel {
             flow: self.flow.clone(),
             link_errors: self.link_errors.clone(),
             flaps: self.flaps.clone(),
-            transport: cfg.rc(),
+            transport: cfg.transport(),
         })
     }
 

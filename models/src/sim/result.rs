@@ -169,6 +169,7 @@ pub(crate) struct Partial {
     pub(crate) delivered: u64,
     pub(crate) dropped: u64,
     pub(crate) reorder_late_max: u64,
+    pub(crate) transport_held_max: u64,
     pub(crate) deliveries: Vec<Delivery>,
     /// Engine figures, one entry per rank.
     pub(crate) engine: Vec<RunStats>,
@@ -199,6 +200,7 @@ impl Partial {
             delivered: s.delivered_total,
             dropped: s.dropped_total,
             reorder_late_max: s.reorder_late_max,
+            transport_held_max: s.transport_held_max,
             deliveries: s.deliveries,
             source_finish: s.source_finish,
             jobs: s.jobs,
@@ -231,6 +233,7 @@ impl Partial {
         self.delivered += o.delivered;
         self.dropped += o.dropped;
         self.reorder_late_max = self.reorder_late_max.max(o.reorder_late_max);
+        self.transport_held_max = self.transport_held_max.max(o.transport_held_max);
         self.deliveries.extend(o.deliveries);
         self.engine.extend(o.engine);
         merge_finish(&mut self.source_finish, &o.source_finish);
@@ -416,6 +419,8 @@ fn summary(
         naks: measured.naks,
         failed_connections: measured.failed_connections,
         down_link_drops: measured.down_link_drops,
+        out_of_order_packets: measured.out_of_order_packets,
+        reorder_held_max: all.transport_held_max,
         source_queued_end: all.queued,
         backlog_growth: backlog.growth,
         backlog_z: backlog.z,

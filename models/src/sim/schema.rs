@@ -260,6 +260,12 @@ summary_figures! {
     /// Packets lost in the window on links that were down (`router.link_flaps`); they are
     /// among the drops.
     down_link_drops: u64, "packets", Column;
+    /// Data packets the transport's responders took ahead of a gap and held in the window
+    /// (`transport.kind = "uec"`: out of order, not dropped).
+    out_of_order_packets: u64, "packets", Column;
+    /// The most packets one connection's responder held out of order at once over the
+    /// run (`transport.kind = "uec"`): the reorder buffer a NIC needs.
+    reorder_held_max: u64, "packets", Column;
     /// Of the packets generated (or refused by a full source queue) in the second half of
     /// the window, the share not delivered in it: the growth of the packets in flight;
     /// about 0 below saturation, about 1 - accepted / offered above it.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""RoCEv2's reliable connection under NCCL's collectives (docs/transports.md, "The
-reliable connection, measured").
+"""RoCEv2's reliable connection and the UEC-like transport under NCCL's collectives
+(docs/transports.md, "The transports, measured").
 
 configs/workload-nccl.toml (nccl-tests' all-reduces, all-gather and all-to-all on 64
 GPUs of an 8-ary 2-tree, 200 Gb/s links, 4 KiB packets) with and without the transport,
@@ -8,7 +8,7 @@ on credits, PFC and lossy links, in-order paths (ECMP, one VC per flow at the en
 adaptive routing, and with bit errors dropped end to end. Input buffers of 2,048 phits
 (PFC's headroom on the 50-cycle links needs 1,124), and of 256 in one lossy case.
 
-    scripts/studies/study_rc.py
+    scripts/studies/study_transports.py
 
 Writes docs/studies/transport/results.csv and prints a Markdown table. XNET=path picks
 the binary.
@@ -33,6 +33,8 @@ results = out_dir / "results.csv"
 IN_ORDER = ['routing.selection="ecmp"', 'router.injection_vc="zero"', 'router.ejection_vc="zero"',
             "router.input_buffer=2048"]
 RC = ['transport.kind="rc"']
+UEC = ['transport.kind="uec"']
+LOSSY = ['router.flow_control="none"']
 
 # (name, overrides)
 CASES = [
@@ -47,10 +49,18 @@ CASES = [
         "router.link_errors.bit_error_rate=1e-7"]),
     ("adaptive, credits, no transport", ["router.input_buffer=2048"]),
     ("adaptive, credits, rc", RC + ["router.input_buffer=2048"]),
+    ("adaptive, credits, uec", UEC + ["router.input_buffer=2048"]),
+    ("adaptive, credits, uec, reorder threshold 16", UEC + ["router.input_buffer=2048", "transport.uec.reorder_threshold=16"]),
+    ("adaptive, credits, uec, reorder threshold 256", UEC + ["router.input_buffer=2048", "transport.uec.reorder_threshold=256"]),
+    ("adaptive, lossy, uec", UEC + LOSSY + ["router.input_buffer=2048"]),
+    ("adaptive, lossy, uec, timeout 2^20", UEC + LOSSY + ["router.input_buffer=2048", "transport.uec.timeout=1048576"]),
+    ("adaptive, credits, BER 1e-7 end to end, uec", UEC + ["router.input_buffer=2048",
+        "router.link_errors.bit_error_rate=1e-7", 'router.link_errors.recovery="end_to_end"']),
 ]
 
 FIELDS = ["case", "status", "completion_us", "allreduce_16m_us", "alltoall_us", "retransmitted_packets",
-          "transport_timeouts", "naks", "discarded_packets", "dropped_total", "link_retries", "wall_s"]
+          "transport_timeouts", "naks", "discarded_packets", "dropped_total", "link_retries", "out_of_order_packets",
+          "reorder_held_max", "wall_s"]
 
 
 def run(name, overrides):
@@ -82,7 +92,7 @@ def run(name, overrides):
             ring = [c for c in coll if c["operation"] == 1 and c["end"] > 0]
             row["allreduce_16m_us"] = round(ring[0]["time_ns"] / 1000, 1) if ring else ""
             for k in ["retransmitted_packets", "transport_timeouts", "naks", "discarded_packets", "dropped_total",
-                      "link_retries"]:
+                      "link_retries", "out_of_order_packets", "reorder_held_max"]:
                 row[k] = int(s[k])
             return row
 
@@ -95,13 +105,14 @@ def main():
         w.writeheader()
         w.writerows(rows)
     print("| case | completion (us) | 16 MiB all-reduce (us) | all-to-all (us) | sent again | timeouts | NAKs |"
-          " dropped by the responder | dropped in the network | wall (s) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          " dropped by the responder | dropped in the network | held out of order (most) | wall (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         completion = r["completion_us"] if r["status"] == "completed" else "unfinished"
         print(f"| {r['case']} | {completion} | {r['allreduce_16m_us']} | {r['alltoall_us']} | "
               f"{r['retransmitted_packets']:,} | {r['transport_timeouts']:,} | {r['naks']:,} | "
-              f"{r['discarded_packets']:,} | {r['dropped_total']:,} | {r['wall_s']} |")
+              f"{r['discarded_packets']:,} | {r['dropped_total']:,} | {r['out_of_order_packets']:,} "
+              f"({r['reorder_held_max']:,}) | {r['wall_s']} |")
 
 
 if __name__ == "__main__":
