@@ -68,6 +68,8 @@
 //!   acknowledgements back to the source, the source's flows and the packets they hold;
 //! - `cc_switch.rs`: congestion control at the switch: the marking at the grant and the
 //!   notices forwarded hop by hop;
+//! - `transport.rs`: the transports of application messages (`transport.kind`): the
+//!   ranks' connections, acknowledgements, resends and timers;
 //! - `sharing.rs`: reports of state to neighbouring routers, for routings that read them
 //!   (what routings that learn measure travels in `route.rs`, on each head's arrival);
 //! - `stats.rs`: [`PartitionStats`] and what a router reports.

@@ -1,0 +1,265 @@
+//! The transports' requester (the source's end of a connection): what it keeps of the
+//! messages it sent, its acknowledgements, going back (RC) or resending what is lost
+//! (selective), and its timer's count.
+
+use super::psn::{widen, PSN_MASK};
+
+/// One message a requester sent on a connection, kept until acknowledged whole: enough to
+/// build any of its packets again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SentMessage {
+    /// PSN of its first packet (full width).
+    pub first: u32,
+    /// Its packets.
+    pub packets: u32,
+    /// Phits of each packet but the last, and of the last.
+    pub full: u16,
+    /// Phits of its last packet.
+    pub last: u16,
+    /// The low 32 bits of its packets' ids (which op sent it).
+    pub low: u32,
+    /// When it was posted (its packets' creation time).
+    pub created: u64,
+    /// The send op its acknowledgement ends, if any.
+    pub ends: Option<u32>,
+}
+
+impl SentMessage {
+    /// Phits of its packet of PSN `psn`.
+    pub fn size_of(&self, psn: u32) -> u16 {
+        if psn.wrapping_sub(self.first) + 1 == self.packets {
+            self.last
+        } else {
+            self.full
+        }
+    }
+}
+
+/// One connection at its requester (the source). PSNs here are full width (a count of the
+/// connection's packets); packets carry their low [`PSN_BITS`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Requester {
+    /// The next new packet's PSN.
+    next: u32,
+    /// The oldest unacknowledged PSN.
+    unacknowledged: u32,
+    /// The next PSN to send: `next` but while going back.
+    resend: u32,
+    /// Messages with packets not acknowledged, oldest first.
+    messages: std::collections::VecDeque<SentMessage>,
+    /// When the timer counts from: the last acknowledgement that moved things on, the
+    /// first packet sent with none outstanding, or the last timeout.
+    pub armed_at: u64,
+    /// A timer event is pending.
+    pub timer_pending: bool,
+    /// Timeouts since the last acknowledgement that moved things on.
+    pub timeouts: u8,
+    /// It gave up (`retries` timeouts in a row).
+    pub failed: bool,
+    /// Selective (UEC-like): which of the PSNs from the oldest unacknowledged on have been
+    /// acknowledged one by one, and which were declared lost; empty for RC.
+    sacked: std::collections::VecDeque<Flags>,
+    /// Selective: PSNs declared lost, to send again, oldest first.
+    lost: std::collections::VecDeque<u32>,
+    /// Selective: the highest PSN acknowledged one by one, plus one (0: none).
+    highest: u32,
+    /// Selective: PSNs below this were examined for loss.
+    examined: u32,
+    /// Selective mode.
+    selective: bool,
+}
+
+/// A selective requester's flags for one PSN.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Flags {
+    acked: bool,
+    lost: bool,
+}
+
+/// What an acknowledgement did at the requester ([`Requester::acknowledge`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Acknowledged {
+    /// The sends whose last packet it acknowledged, oldest first.
+    pub ended: Vec<u32>,
+    /// It acknowledged something new.
+    pub progress: bool,
+}
+
+impl Requester {
+    /// A requester that acknowledges and resends packet by packet (UEC-like) if
+    /// `selective`, else by going back (RC).
+    pub fn new(selective: bool) -> Self {
+        Requester { selective, ..Default::default() }
+    }
+
+    /// Packets sent and not acknowledged.
+    pub fn outstanding(&self) -> u32 {
+        self.next.wrapping_sub(self.unacknowledged)
+    }
+
+    /// Whether a new packet may go with `window` packets allowed unacknowledged (none
+    /// while it goes back or has failed; a selective one sends its lost packets first,
+    /// which the caller does, and new ones beside them).
+    pub fn may_send_new(&self, window: u32) -> bool {
+        !self.failed && (self.selective || self.resend == self.next) && self.outstanding() < window
+    }
+
+    /// A new packet: its PSN (full width); `message` is recorded if it is its message's
+    /// first packet.
+    pub fn send_new(&mut self, message: Option<SentMessage>) -> u32 {
+        let psn = self.next;
+        if let Some(mut m) = message {
+            m.first = psn;
+            self.messages.push_back(m);
+        }
+        self.next = self.next.wrapping_add(1);
+        self.resend = self.next;
+        if self.selective {
+            self.sacked.push_back(Flags::default());
+        }
+        psn
+    }
+
+    /// The next packet to send again (going back, or one declared lost): its PSN and
+    /// message.
+    pub fn next_resend(&mut self) -> Option<(u32, SentMessage)> {
+        if self.failed {
+            return None;
+        }
+        if self.selective {
+            while let Some(psn) = self.lost.pop_front() {
+                let at = psn.wrapping_sub(self.unacknowledged);
+                if at < self.outstanding() && !self.sacked[at as usize].acked {
+                    return Some((psn, self.message_of(psn)));
+                }
+            }
+            return None;
+        }
+        if self.resend == self.next {
+            return None;
+        }
+        let psn = self.resend;
+        self.resend = self.resend.wrapping_add(1);
+        Some((psn, self.message_of(psn)))
+    }
+
+    /// The kept message PSN `psn` belongs to.
+    fn message_of(&self, psn: u32) -> SentMessage {
+        *self
+            .messages
+            .iter()
+            .find(|m| psn.wrapping_sub(m.first) < m.packets)
+            .expect("an unacknowledged PSN belongs to a kept message")
+    }
+
+    /// Whether it has packets to send again.
+    pub fn resending(&self) -> bool {
+        !self.failed && if self.selective { !self.lost.is_empty() } else { self.resend != self.next }
+    }
+
+    /// Selective: PSN `psn` arrived, and everything up to `cumulative` (carried bits). A
+    /// packet not acknowledged when `threshold` packets sent after it have been is
+    /// declared lost, once (a timeout declares every unacknowledged one again).
+    pub fn selective_ack(&mut self, psn: u32, cumulative: u32, threshold: u32) -> Acknowledged {
+        let mut done = self.acknowledge(cumulative);
+        let at = widen(psn, self.unacknowledged).wrapping_sub(self.unacknowledged);
+        if at < self.outstanding() && !self.sacked[at as usize].acked {
+            self.sacked[at as usize].acked = true;
+            self.highest = self.highest.max(self.unacknowledged.wrapping_add(at + 1));
+            self.timeouts = 0;
+            done.progress = true;
+            // Everything acknowledged from the oldest on is acknowledged in order.
+            let mut leading = 0;
+            while self.sacked.get(leading).is_some_and(|f| f.acked) {
+                leading += 1;
+            }
+            if leading > 0 {
+                let through = self.unacknowledged.wrapping_add(leading as u32 - 1);
+                let more = self.acknowledge(through & PSN_MASK);
+                done.ended.extend(more.ended);
+            }
+        }
+        // Loss: unacknowledged packets `threshold` or more below the highest acknowledged.
+        let limit = self.highest.saturating_sub(threshold);
+        let mut q = self.examined.max(self.unacknowledged);
+        while q < limit {
+            let at = q.wrapping_sub(self.unacknowledged) as usize;
+            if let Some(f) = self.sacked.get_mut(at) {
+                if !f.acked && !f.lost {
+                    f.lost = true;
+                    self.lost.push_back(q);
+                }
+            }
+            q += 1;
+        }
+        self.examined = self.examined.max(limit);
+        done
+    }
+
+    /// Everything up to PSN `psn` (carried bits) arrived. Stale acknowledgements (behind
+    /// what is acknowledged, or ahead of what was sent) change nothing.
+    pub fn acknowledge(&mut self, psn: u32) -> Acknowledged {
+        let through = widen(psn, self.unacknowledged.wrapping_sub(1));
+        let newly = through.wrapping_sub(self.unacknowledged).wrapping_add(1);
+        let mut done = Acknowledged::default();
+        if newly == 0 || newly > self.outstanding() {
+            return done;
+        }
+        for _ in 0..newly {
+            self.sacked.pop_front();
+        }
+        self.unacknowledged = through.wrapping_add(1);
+        if self.resend.wrapping_sub(self.unacknowledged) > self.outstanding() {
+            // The resend point was acknowledged meanwhile.
+            self.resend = self.unacknowledged;
+        }
+        while let Some(m) = self.messages.front() {
+            if m.first.wrapping_add(m.packets).wrapping_sub(self.unacknowledged) as i32 > 0 {
+                break;
+            }
+            done.ended.extend(m.ends);
+            self.messages.pop_front();
+        }
+        done.progress = true;
+        self.timeouts = 0;
+        done
+    }
+
+    /// A NAK for PSN `psn`: everything before it arrived, and the requester goes back to
+    /// it. Returns what the implied acknowledgement did and whether it went back.
+    pub fn nak(&mut self, psn: u32) -> (Acknowledged, bool) {
+        let done = self.acknowledge(psn.wrapping_sub(1) & PSN_MASK);
+        let at = widen(psn, self.unacknowledged);
+        if at != self.unacknowledged || self.outstanding() == 0 || self.failed {
+            return (done, false);
+        }
+        self.resend = at;
+        (done, true)
+    }
+
+    /// The timer expired with packets unacknowledged: it goes back to the oldest, or, after
+    /// `retries` timeouts in a row, fails. Returns whether it failed.
+    pub fn time_out(&mut self, retries: u8) -> bool {
+        self.timeouts += 1;
+        if self.timeouts > retries {
+            self.failed = true;
+        } else if self.selective {
+            // Every unacknowledged packet is lost, whatever was declared before.
+            self.lost.clear();
+            for (i, f) in self.sacked.iter_mut().enumerate() {
+                if !f.acked {
+                    f.lost = true;
+                    self.lost.push_back(self.unacknowledged.wrapping_add(i as u32));
+                }
+            }
+        } else {
+            self.resend = self.unacknowledged;
+        }
+        self.failed
+    }
+
+    /// The oldest unacknowledged PSN (full width).
+    pub fn oldest(&self) -> u32 {
+        self.unacknowledged
+    }
+}
