@@ -172,13 +172,10 @@ impl RouterState {
         }
         // The gap to the next bad phit counts from the next packet.
         *left = geometric_gap(&mut r.rng, class.phit).unwrap_or(u64::MAX);
-        st.dropped_total += 1;
-        st.period.dropped_packets += 1;
-        st.period.dropped_phits += size as u64;
+        let measured = Self::in_measurement(sh, t);
+        st.count_drop(size, measured);
         st.period.link_retries += 1;
-        if Self::in_measurement(sh, t) {
-            st.measured.dropped_packets += 1;
-            st.measured.dropped_phits += size as u64;
+        if measured {
             st.measured.link_retries += 1;
             r.retries[o as usize] += 1;
         }

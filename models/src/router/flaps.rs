@@ -108,13 +108,10 @@ impl RouterState {
         if !flaps.is_down(self.id, o, t) {
             return false;
         }
-        st.dropped_total += 1;
-        st.period.dropped_packets += 1;
-        st.period.dropped_phits += size as u64;
+        let measured = Self::in_measurement(sh, t);
+        st.count_drop(size, measured);
         st.period.down_link_drops += 1;
-        if Self::in_measurement(sh, t) {
-            st.measured.dropped_packets += 1;
-            st.measured.dropped_phits += size as u64;
+        if measured {
             st.measured.down_link_drops += 1;
         }
         true

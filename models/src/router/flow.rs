@@ -231,12 +231,8 @@ impl RouterState {
         let state = self.sw.levels.as_mut().expect("levels exist only with a flow control");
         let held = state.held[input] as u32 + size as u32;
         if held > capacity {
-            st.dropped_total += 1;
-            st.period.dropped_packets += 1;
-            st.period.dropped_phits += size as u64;
+            st.count_drop(size, measured);
             if measured {
-                st.measured.dropped_packets += 1;
-                st.measured.dropped_phits += size as u64;
                 state.drops[port as usize] += 1;
             }
             return false;

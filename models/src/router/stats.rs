@@ -95,6 +95,19 @@ pub struct PartitionStats {
 }
 
 impl PartitionStats {
+    /// A packet of `size` phits lost in the network (no room at an input, a bad checksum
+    /// under end-to-end recovery, a link that is down), `measured` if in the measurement
+    /// window.
+    pub(super) fn count_drop(&mut self, size: u16, measured: bool) {
+        self.dropped_total += 1;
+        self.period.dropped_packets += 1;
+        self.period.dropped_phits += size as u64;
+        if measured {
+            self.measured.dropped_packets += 1;
+            self.measured.dropped_phits += size as u64;
+        }
+    }
+
     /// `phits` offered for the congestion's targets (generated, or refused by a full source
     /// queue), `measured` if in the measurement window.
     pub(super) fn count_aggressor_offered(&mut self, phits: u64, measured: bool) {
