@@ -36,7 +36,7 @@ impl SentMessage {
 }
 
 /// One connection at its requester (the source). PSNs here are full width (a count of the
-/// connection's packets); packets carry their low [`PSN_BITS`].
+/// connection's packets); packets carry their low [`PSN_BITS`](super::PSN_BITS).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Requester {
     /// The next new packet's PSN.
