@@ -16,6 +16,10 @@
 //! time: the router (`router/`) calls them. A flow is a (source, destination) pair, as an
 //! HCA with one queue pair per destination would have.
 
+mod dcqcn;
+
+pub use dcqcn::{DcqcnCc, DcqcnRate};
+
 use serde::Deserialize;
 
 /// `congestion.control`.
@@ -29,6 +33,8 @@ pub enum Control {
     Infiniband,
     /// Per-destination throttling ([`PerDestinationCc`]).
     PerDestination,
+    /// DCQCN, RoCEv2's ([`DcqcnCc`]).
+    Dcqcn,
 }
 
 /// How a congestion notification travels from the destination back to the source.
@@ -195,6 +201,8 @@ pub enum Scheme {
     InfiniBand(InfiniBandCc),
     /// Per-destination throttling.
     PerDestination(PerDestinationCc),
+    /// DCQCN.
+    Dcqcn(DcqcnCc),
 }
 
 impl Scheme {
@@ -202,7 +210,15 @@ impl Scheme {
     pub fn infiniband(&self) -> Option<&InfiniBandCc> {
         match self {
             Scheme::InfiniBand(cc) => Some(cc),
-            Scheme::PerDestination(_) => None,
+            _ => None,
+        }
+    }
+
+    /// DCQCN's parameters, if that is the scheme.
+    pub fn dcqcn(&self) -> Option<&DcqcnCc> {
+        match self {
+            Scheme::Dcqcn(cc) => Some(cc),
+            _ => None,
         }
     }
 
@@ -214,20 +230,22 @@ impl Scheme {
     pub fn memory_horizon(&self, size: u16) -> u64 {
         match self {
             Scheme::InfiniBand(cc) => size as u64 + cc.ipd(cc.ccti_limit),
-            Scheme::PerDestination(_) => 0,
+            Scheme::PerDestination(_) | Scheme::Dcqcn(_) => 0,
         }
     }
 
-    /// Whether every packet sent needs a flow record (to count it outstanding).
+    /// Whether every packet sent needs a flow record (to count it outstanding; DCQCN: its
+    /// rate and byte counter).
     pub fn tracks_every_flow(&self) -> bool {
         matches!(self, Scheme::PerDestination(cc) if cc.max_outstanding > 0)
+            || matches!(self, Scheme::Dcqcn(_))
     }
 }
 
 /// One flow's congestion state at its source: its throttle level (InfiniBand's CCT
 /// index; per destination, the count of senders its destination last reported) and its
 /// last packet.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Flow {
     /// The level as of `since`.
     level: u16,
@@ -243,6 +261,8 @@ pub struct Flow {
     /// Per destination: whether a packet left since the throttle began (the next one is
     /// spaced from it; the first goes at once).
     paced: bool,
+    /// DCQCN: the flow's rate.
+    rate: DcqcnRate,
 }
 
 impl Flow {
@@ -263,6 +283,7 @@ impl Flow {
                     0
                 }
             }
+            Scheme::Dcqcn(cc) => u16::from(!self.rate.at_line_rate(cc, t)),
         }
     }
 
@@ -285,6 +306,7 @@ impl Flow {
                 self.level = senders;
                 self.since = t + cc.window_cycles(senders as u32, size);
             }
+            Scheme::Dcqcn(cc) => self.rate.notify(cc, t),
         }
     }
 
@@ -306,6 +328,8 @@ impl Flow {
                     self.last_sent + cc.gap(level as u32, size)
                 }
             }
+            // Head to head, the packet's time at the flow's rate.
+            Scheme::Dcqcn(cc) => self.last_sent + (size as f64 / self.rate.rate(cc, t)).ceil() as u64,
         }
     }
 
@@ -327,6 +351,7 @@ impl Flow {
                     self.since
                 }
             }
+            Scheme::Dcqcn(cc) => self.rate.next_increase(cc, t),
         }
     }
 
@@ -334,6 +359,9 @@ impl Flow {
     /// lasts a destination's window from it, and the packet is outstanding until
     /// acknowledged).
     pub fn sent(&mut self, scheme: &Scheme, t: u64, size: u16) {
+        if let Scheme::Dcqcn(cc) = scheme {
+            self.rate.sent(cc, size as u64, t);
+        }
         if let Scheme::PerDestination(cc) = scheme {
             let level = self.level(scheme, t);
             if level > 0 {
@@ -358,7 +386,7 @@ impl Flow {
     pub fn window_open(&self, scheme: &Scheme) -> bool {
         match scheme {
             Scheme::PerDestination(cc) => cc.max_outstanding == 0 || self.outstanding < cc.max_outstanding,
-            Scheme::InfiniBand(_) => true,
+            Scheme::InfiniBand(_) | Scheme::Dcqcn(_) => true,
         }
     }
 
@@ -374,6 +402,13 @@ impl Flow {
         match scheme {
             Scheme::InfiniBand(_) => !self.sent || self.last_sent + scheme.memory_horizon(size) < t,
             Scheme::PerDestination(_) => true,
+            // A flow that was ever cut keeps its estimate of the marked share; one that never
+            // was matters while a notification could still space its next packet from its
+            // last (at the lowest rate).
+            Scheme::Dcqcn(cc) => {
+                self.rate == DcqcnRate::default()
+                    && (!self.sent || self.last_sent + ((size as f64 / cc.min_rate).ceil() as u64) < t)
+            }
         }
     }
 }

@@ -215,7 +215,7 @@ fn infiniband_settings_are_checked() {
         "congestion.infiniband.ccti_timer: must be at least 1 (cycles between the timer's steps)"
     );
     assert!(config_error(&[on, "congestion.infiniband.treshold=8"]).contains("treshold"));
-    assert!(config_error(&["congestion.control=\"dcqcn\""]).contains("dcqcn"));
+    assert!(config_error(&["congestion.control=\"dcqcnn\""]).contains("dcqcnn"));
 }
 
 /// Rank 0 of the clique (`common::CLIQUE`) sends ten 4-phit packets to rank 1 under
@@ -459,4 +459,80 @@ fn per_destination_settings_are_checked() {
         ["note: congestion.infiniband is set but congestion.control is \"per_destination\": its settings are not \
           used (congestion.control = \"infiniband\" uses them)"]
     );
+}
+
+/// Seven ranks of the clique (`common::CLIQUE`) send 256 KiB each to rank 0 at once: the
+/// output to rank 0 queues.
+fn dcqcn_incast(parts: u32, control: &str) -> xnet_models::sim::RunResult {
+    let mut goal = String::from("num_ranks 8\nrank 0 {\n");
+    for r in 1..8 {
+        goal += &format!("r{r}: recv 262144b from {r} tag 1\n");
+    }
+    goal += "}\n";
+    for r in 1..8 {
+        goal += &format!("rank {r} {{\ns: send 262144b to 0 tag 1\n}}\n");
+    }
+    let text = format!(
+        "{CLIQUE}[workload]\nbytes_per_phit = 16\n[[workload.jobs]]\nkind = \"goal\"\ncontents = \"\"\"\n{goal}\"\"\"\n\
+         [congestion]\ncontrol = \"{control}\"\n[congestion.dcqcn]\nkmin = 32\nkmax = 512\npmax = 0.5\n\
+         cnp_interval = 200\nrate_timer = 1000\nalpha_timer = 1000\nbyte_counter = 100000\n"
+    );
+    let sets = [
+        "router.packet_size=16",
+        "router.input_buffer=64",
+        "router.output_buffer=1024",
+        "simulation.cycles=3000000",
+        "simulation.sample_period=1000",
+    ];
+    common::run(&common::build(&text, &sets), parts)
+}
+
+#[test]
+fn dcqcn_marks_the_incast_cuts_its_flows_and_drains_the_queue() {
+    let none = dcqcn_incast(1, "none");
+    let dcqcn = dcqcn_incast(1, "dcqcn");
+    for r in [&none, &dcqcn] {
+        assert_eq!(r.status, xnet_models::sim::Status::Completed);
+        assert!(r.workload.as_ref().unwrap().jobs[0].completion_time.is_some());
+    }
+    let marked: u64 = dcqcn.samples.iter().map(|s| s.counters.marked_packets).sum();
+    let notified: u64 = dcqcn.samples.iter().map(|s| s.counters.notifications).sum();
+    assert!(marked > 0 && notified > 0, "{marked} marked, {notified} notifications");
+    // At most one CNP per flow per cnp_interval (7 flows).
+    let end = dcqcn.workload.as_ref().unwrap().jobs[0].completion_time.unwrap();
+    assert!(notified <= 7 * (end / 200 + 1), "{notified} notifications in {end} cycles");
+    assert!(notified < marked, "the notification point coalesces marks: {notified} of {marked}");
+    // The sources slow down: the queue at the incast's output drains, so packets cross the
+    // network far faster (and wait at their sources instead).
+    assert!(
+        dcqcn.summary.network_latency_mean * 10.0 < none.summary.network_latency_mean,
+        "{} against {}",
+        dcqcn.summary.network_latency_mean,
+        none.summary.network_latency_mean
+    );
+    assert_eq!(none.samples.iter().map(|s| s.counters.marked_packets).sum::<u64>(), 0);
+    for parts in [2, 4] {
+        assert_eq!(dcqcn_incast(parts, "dcqcn").summary, dcqcn.summary, "{parts} partitions");
+    }
+}
+
+#[test]
+fn dcqcn_settings_are_checked() {
+    let on = "congestion.control=\"dcqcn\"";
+    let big = "router.output_buffer=1024";
+    let ok = Config::parse(DRAGONFLY, &[on.to_string(), big.to_string()]).unwrap();
+    assert!(ok.congestion.scheme(64, 1024).unwrap().is_some());
+    for (set, key) in [
+        ("congestion.dcqcn.kmin=600", "congestion.dcqcn.kmin: must be below kmax"),
+        ("congestion.dcqcn.pmax=0", "congestion.dcqcn.pmax: must be above 0 and at most 1"),
+        ("congestion.dcqcn.g=2", "congestion.dcqcn.g"),
+        ("congestion.dcqcn.rate_timer=0", "congestion.dcqcn.rate_timer: must be at least 1"),
+        ("congestion.dcqcn.kmnx=3", "kmnx"),
+    ] {
+        let e = config_error(&[on, big, "congestion.dcqcn.kmax=500", set]);
+        assert!(e.contains(key), "{set}: {e}");
+    }
+    // An output buffer that never reaches kmin would never mark.
+    let e = config_error(&[on, "router.output_buffer=256"]);
+    assert!(e.contains("congestion.dcqcn.kmin") && e.contains("never marks"), "{e}");
 }

@@ -3,7 +3,7 @@
 //! the traffic that causes it (aggressors) from the traffic that suffers from it (victims).
 
 use super::ConfigError;
-use crate::congestion::{Control, InfiniBandCc, PerDestinationCc, Scheme};
+use crate::congestion::{Control, DcqcnCc, InfiniBandCc, PerDestinationCc, Scheme};
 use crate::traffic::Pattern;
 use serde::Deserialize;
 use topology::EndpointId;
@@ -26,6 +26,9 @@ pub struct CongestionSection {
     /// `[congestion.per_destination]`: per-destination throttling's parameters.
     #[serde(default)]
     pub per_destination: Option<PerDestinationCc>,
+    /// `[congestion.dcqcn]`: DCQCN's parameters.
+    #[serde(default)]
+    pub dcqcn: Option<DcqcnCc>,
 }
 
 impl CongestionSection {
@@ -40,12 +43,16 @@ impl CongestionSection {
         if self.per_destination.is_some() {
             self.per_destination()?;
         }
+        if self.dcqcn.is_some() {
+            self.dcqcn(output_buffer)?;
+        }
         match self.control {
             Control::None => Ok(None),
             Control::Infiniband => {
                 Ok(Some(Scheme::InfiniBand(self.infiniband(input_buffer, output_buffer)?)))
             }
             Control::PerDestination => Ok(Some(Scheme::PerDestination(self.per_destination()?))),
+            Control::Dcqcn => Ok(Some(Scheme::Dcqcn(self.dcqcn(output_buffer)?))),
         }
     }
 
@@ -56,17 +63,67 @@ impl CongestionSection {
             Control::None => "none",
             Control::Infiniband => "infiniband",
             Control::PerDestination => "per_destination",
+            Control::Dcqcn => "dcqcn",
         };
-        [("infiniband", self.infiniband.is_some()), ("per_destination", self.per_destination.is_some())]
-            .into_iter()
-            .filter(|&(table, set)| set && table != control)
-            .map(|(table, _)| {
-                format!(
-                    "note: congestion.{table} is set but congestion.control is \"{control}\": its settings are \
+        [
+            ("infiniband", self.infiniband.is_some()),
+            ("per_destination", self.per_destination.is_some()),
+            ("dcqcn", self.dcqcn.is_some()),
+        ]
+        .into_iter()
+        .filter(|&(table, set)| set && table != control)
+        .map(|(table, _)| {
+            format!(
+                "note: congestion.{table} is set but congestion.control is \"{control}\": its settings are \
                      not used (congestion.control = \"{table}\" uses them)"
-                )
-            })
-            .collect()
+            )
+        })
+        .collect()
+    }
+
+    /// DCQCN's parameters, checked against the router's `output_buffer` (the queue it
+    /// marks by).
+    fn dcqcn(&self, output_buffer: u32) -> Result<DcqcnCc, ConfigError> {
+        let cc = self.dcqcn.unwrap_or_default();
+        let key = |k: &str| format!("congestion.dcqcn.{k}");
+        if cc.kmin >= cc.kmax {
+            return Err(ConfigError::new(
+                key("kmin"),
+                format!("must be below kmax ({}), got {}", cc.kmax, cc.kmin),
+            ));
+        }
+        if cc.kmin >= output_buffer {
+            return Err(ConfigError::new(
+                key("kmin"),
+                format!(
+                    "an output VC holds at most router.output_buffer = {output_buffer} phits, so kmin = {} never marks: lower it or raise the buffer (Zhu et al.'s 5 KB and 200 KB are 320 and 12,800 phits of 16 bytes)",
+                    cc.kmin
+                ),
+            ));
+        }
+        let share = |name: &str, value: f64, low: f64| {
+            if value > low && value <= 1.0 {
+                Ok(())
+            } else {
+                Err(ConfigError::new(key(name), format!("must be above {low} and at most 1, got {value}")))
+            }
+        };
+        share("pmax", cc.pmax, 0.0)?;
+        share("g", cc.g, 0.0)?;
+        share("rate_ai", cc.rate_ai, 0.0)?;
+        share("rate_hai", cc.rate_hai, 0.0)?;
+        share("min_rate", cc.min_rate, 0.0)?;
+        for (name, value) in [
+            ("cnp_interval", cc.cnp_interval),
+            ("alpha_timer", cc.alpha_timer),
+            ("rate_timer", cc.rate_timer),
+            ("byte_counter", cc.byte_counter),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::new(key(name), "must be at least 1"));
+            }
+        }
+        Ok(cc)
     }
 
     /// Per-destination throttling's parameters, checked.

@@ -68,6 +68,8 @@ pub(super) struct NicCc {
     busy_phits: u32,
     /// When that interval ends.
     interval_end: u64,
+    /// As a destination under DCQCN: when it last sent each source a CNP.
+    last_cnp: HashMap<EndpointId, u64>,
 }
 
 impl NicCc {
@@ -205,6 +207,22 @@ impl RouterState {
         let cc = match scheme {
             Scheme::InfiniBand(cc) => cc,
             Scheme::PerDestination(cc) => return self.count_sender(sh, cc, nic_index, packet, ctx),
+            Scheme::Dcqcn(cc) => {
+                // The notification point: at most one CNP per flow per `cnp_interval`, sent
+                // outside the buffers (a priority of its own, as RoCE fabrics give CNPs).
+                if !packet.fecn() {
+                    return;
+                }
+                let t = ctx.now();
+                let nic = &mut self.ends.nics[nic_index as usize];
+                let endpoint = nic.endpoint;
+                let last = nic.cc_state().last_cnp.entry(packet.src()).or_insert(u64::MAX);
+                if *last != u64::MAX && t < *last + cc.cnp_interval {
+                    return;
+                }
+                *last = t;
+                return self.send_notice(sh, nic_index, Packet::cnp(endpoint, packet.src(), 1, t), ctx);
+            }
         };
         if !packet.fecn() {
             return;

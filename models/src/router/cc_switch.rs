@@ -7,7 +7,7 @@ use super::cc::ACK;
 use super::messages::{LinkMsg, Post, SelfEvent};
 use super::stats::PartitionStats;
 use super::{RouterCtx, RouterState, Shared};
-use crate::congestion::Scheme;
+use crate::congestion::{DcqcnCc, Scheme};
 use routing::packet::Packet;
 use topology::PortId;
 
@@ -22,6 +22,9 @@ impl RouterState {
         slot: u32,
         st: &mut PartitionStats,
     ) {
+        if let Some(cc) = sh.cc.as_ref().and_then(Scheme::dcqcn) {
+            return self.mark_red(cc, out_vc, slot, st);
+        }
         let Some(cc) = sh.cc.as_ref().and_then(Scheme::infiniband) else { return };
         let packet = &mut self.slab[slot as usize].packet;
         if packet.is_cnp() || packet.is_transport_ack() {
@@ -37,6 +40,21 @@ impl RouterState {
             && !packet.fecn()
         {
             packet.set_fecn();
+            st.period.marked_packets += 1;
+        }
+    }
+
+    /// DCQCN's congestion point: the packet in `slot`, granted to output VC `out_vc`, is
+    /// marked with RED's probability for what that VC then holds (drawn from the router's
+    /// stream, so the same on any partitioning).
+    fn mark_red(&mut self, cc: &DcqcnCc, out_vc: usize, slot: u32, st: &mut PartitionStats) {
+        let packet = &self.slab[slot as usize].packet;
+        if packet.is_cnp() || packet.is_transport_ack() || packet.fecn() {
+            return;
+        }
+        let p = cc.mark_probability(self.sw.channels[out_vc].used as u32);
+        if p > 0.0 && (p >= 1.0 || base::rng::unit(&mut self.rng) < p) {
+            self.slab[slot as usize].packet.set_fecn();
             st.period.marked_packets += 1;
         }
     }
