@@ -4,7 +4,7 @@
 
 configs/workload-nccl.toml (nccl-tests' all-reduces, all-gather and all-to-all on 64
 GPUs of an 8-ary 2-tree, 200 Gb/s links, 4 KiB packets) with and without the transport,
-on credits, PFC and lossy links, in-order paths (ECMP, one VC per flow at the ends) and
+on credits, PFC (alone and with DCQCN) and lossy links, in-order paths (ECMP, one VC per flow at the ends) and
 adaptive routing, and with bit errors dropped end to end. Input buffers of 2,048 phits
 (PFC's headroom on the 50-cycle links needs 1,124), and of 256 in one lossy case.
 
@@ -41,6 +41,7 @@ CASES = [
     ("in order, credits, no transport", IN_ORDER),
     ("in order, credits, rc", IN_ORDER + RC),
     ("in order, pfc, rc", IN_ORDER + RC + ['router.flow_control="pfc"']),
+    ("in order, pfc, rc, dcqcn", IN_ORDER + RC + ['router.flow_control="pfc"', 'congestion.control="dcqcn"']),
     ("in order, lossy, rc", IN_ORDER + RC + ['router.flow_control="none"']),
     ("in order, lossy 256-phit buffers, rc", IN_ORDER + RC + ['router.flow_control="none"', "router.input_buffer=256"]),
     ("in order, credits, BER 1e-7 end to end, rc", IN_ORDER + RC + [
@@ -60,7 +61,7 @@ CASES = [
 
 FIELDS = ["case", "status", "completion_us", "allreduce_16m_us", "alltoall_us", "retransmitted_packets",
           "transport_timeouts", "naks", "discarded_packets", "dropped_total", "link_retries", "out_of_order_packets",
-          "reorder_held_max", "wall_s"]
+          "reorder_held_max", "pause_frames", "marked_packets", "notifications", "wall_s"]
 
 
 def run(name, overrides):
@@ -92,8 +93,11 @@ def run(name, overrides):
             ring = [c for c in coll if c["operation"] == 1 and c["end"] > 0]
             row["allreduce_16m_us"] = round(ring[0]["time_ns"] / 1000, 1) if ring else ""
             for k in ["retransmitted_packets", "transport_timeouts", "naks", "discarded_packets", "dropped_total",
-                      "link_retries", "out_of_order_packets", "reorder_held_max"]:
+                      "link_retries", "out_of_order_packets", "reorder_held_max", "pause_frames"]:
                 row[k] = int(s[k])
+            series = f["points/000/timeseries"][:]
+            row["marked_packets"] = int(series["marked_packets"].sum())
+            row["notifications"] = int(series["notifications"].sum())
             return row
 
 
