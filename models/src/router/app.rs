@@ -75,6 +75,21 @@ struct Outgoing {
     ends: Option<OpId>,
 }
 
+impl Outgoing {
+    /// The data of the send `op` to `dst`: `m`'s packets, ending the send when the last
+    /// has left (or, with a transport, is acknowledged).
+    fn data(dst: EndpointId, m: MessagePackets, op: OpId, seq: u16, created: u64) -> Self {
+        let MessagePackets { packets, last, full } = m;
+        Outgoing { dst, total: packets, packets, last, full, low: op, seq, created, ends: Some(op) }
+    }
+
+    /// A control message of one packet of `phits` (a rendezvous request or clear-to-send),
+    /// ending no send.
+    fn control(dst: EndpointId, phits: u16, low: u32, seq: u16, created: u64) -> Self {
+        Outgoing { dst, total: 1, packets: 1, last: phits, full: phits, low, seq, created, ends: None }
+    }
+}
+
 /// A message arriving at a rank, from its first packet on.
 struct Inbound {
     /// The receive it matched, or [`UNMATCHED`].
@@ -398,31 +413,10 @@ impl RouterState {
                 *next = next.wrapping_add(1) & SEQ_MASK;
                 let (src, dst) = (job.endpoints[rank as usize], job.endpoints[to as usize]);
                 let out = if w.eager(bytes, comm) {
-                    let MessagePackets { packets, last, full } = w.message_packets(bytes, src, dst);
-                    Outgoing {
-                        dst,
-                        total: packets,
-                        packets,
-                        last,
-                        full,
-                        low: op,
-                        seq,
-                        created: t,
-                        ends: Some(op),
-                    }
+                    Outgoing::data(dst, w.message_packets(bytes, src, dst), op, seq, t)
                 } else {
                     // A rendezvous request: a control packet.
-                    Outgoing {
-                        dst,
-                        total: 1,
-                        packets: 1,
-                        last: w.control_phits(),
-                        full: w.control_phits(),
-                        low: op,
-                        seq,
-                        created: t,
-                        ends: None,
-                    }
+                    Outgoing::control(dst, w.control_phits(), op, seq, t)
                 };
                 self.post(sh, a, out, ctx, st);
             }
@@ -652,19 +646,7 @@ impl RouterState {
                 unreachable!("a clear-to-send names a send")
             };
             let (src, dst) = (job.endpoints[app.rank as usize], job.endpoints[to as usize]);
-            let MessagePackets { packets, last, full } = w.message_packets(bytes, src, dst);
-            let seq = packet.app_seq();
-            let data = Outgoing {
-                dst,
-                total: packets,
-                packets,
-                last,
-                full,
-                low: op,
-                seq,
-                created: t,
-                ends: Some(op),
-            };
+            let data = Outgoing::data(dst, w.message_packets(bytes, src, dst), op, packet.app_seq(), t);
             self.post(sh, a, data, ctx, st);
             self.run_ranks(sh, ctx, st);
             return true;
@@ -774,17 +756,8 @@ impl RouterState {
             .expect("a matched message has arrived");
         m.recv = recv;
         if m.rendezvous {
-            let cts = Outgoing {
-                dst: w.jobs[app.job as usize].endpoints[src as usize],
-                total: 1,
-                packets: 1,
-                last: w.control_phits(),
-                full: w.control_phits(),
-                low: sop | CLEAR_TO_SEND,
-                seq: m.seq,
-                created: t,
-                ends: None,
-            };
+            let dst = w.jobs[app.job as usize].endpoints[src as usize];
+            let cts = Outgoing::control(dst, w.control_phits(), sop | CLEAR_TO_SEND, m.seq, t);
             self.post(sh, a, cts, ctx, st);
         } else if m.got == m.need {
             self.complete(a, src, sop);
