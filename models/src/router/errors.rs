@@ -150,7 +150,39 @@ impl LinkErrors {
     }
 }
 
+impl Replays {
+    /// Whether the copy of `size` phits port `o` sends now has a bad phit, whose
+    /// probability per phit is `phit` (its good phits are counted down; after a bad one
+    /// the gap to the next counts from the next copy).
+    fn copy_goes_bad(&mut self, o: PortId, size: u16, phit: f64) -> bool {
+        let left = &mut self.phits_left[o as usize];
+        if *left >= size as u64 {
+            *left -= size as u64;
+            return false;
+        }
+        *left = geometric_gap(&mut self.rng, phit).unwrap_or(u64::MAX);
+        true
+    }
+}
+
 impl RouterState {
+    /// Output `o`'s class errors and the router's error state.
+    fn errors_at(&mut self, sh: &Shared, o: PortId) -> (ClassErrors, &mut Replays) {
+        let errors = sh.link_errors.as_ref().expect("error state exists only with link errors");
+        let class = errors.classes[sh.ports.of(self.local as usize)[o as usize].class as usize];
+        (class, self.sw.replays.as_mut().expect("error state exists only with link errors"))
+    }
+
+    /// Counts `bad` bad copies output `o` sent at `t` (replayed, or dropped end to end).
+    fn count_bad(&mut self, sh: &Shared, o: PortId, bad: u64, t: u64, st: &mut PartitionStats) {
+        st.period.link_retries += bad;
+        if Self::in_measurement(sh, t) {
+            st.measured.link_retries += bad;
+            let r = self.sw.replays.as_mut().expect("error state exists only with link errors");
+            r.retries[o as usize] += bad as u32;
+        }
+    }
+
     /// Under end-to-end recovery: whether the packet of `size` phits output `o` sends at
     /// `t` arrives bad, and is dropped by the receiving switch. Counted as a drop, and on
     /// the link as a retry (a bad packet).
@@ -162,28 +194,18 @@ impl RouterState {
         t: u64,
         st: &mut PartitionStats,
     ) -> bool {
-        let errors = sh.link_errors.as_ref().expect("drops exist only with link errors");
-        let class = errors.classes[sh.ports.of(self.local as usize)[o as usize].class as usize];
-        let r = self.sw.replays.as_mut().expect("link error state exists with link errors");
-        let left = &mut r.phits_left[o as usize];
-        if *left >= size as u64 {
-            *left -= size as u64;
+        let (class, r) = self.errors_at(sh, o);
+        if !r.copy_goes_bad(o, size, class.phit) {
             return false;
         }
-        // The gap to the next bad phit counts from the next packet.
-        *left = geometric_gap(&mut r.rng, class.phit).unwrap_or(u64::MAX);
-        let measured = Self::in_measurement(sh, t);
-        st.count_drop(size, measured);
-        st.period.link_retries += 1;
-        if measured {
-            st.measured.link_retries += 1;
-            r.retries[o as usize] += 1;
-        }
+        st.count_drop(size, Self::in_measurement(sh, t));
+        self.count_bad(sh, o, 1, t, st);
         true
     }
 
     /// Output `o` sends a packet of `size` phits taking `serialization` cycles at `t`: the
     /// cycles its replays add before the good copy starts (0 if no phit of it goes wrong).
+    /// A bad copy is sent in full, found bad, reported and replayed.
     pub(super) fn replay_delay(
         &mut self,
         sh: &Shared,
@@ -193,30 +215,14 @@ impl RouterState {
         t: u64,
         st: &mut PartitionStats,
     ) -> u64 {
-        let errors = sh.link_errors.as_ref().expect("replays exist only with link errors");
-        let class = errors.classes[sh.ports.of(self.local as usize)[o as usize].class as usize];
-        let r = self.sw.replays.as_mut().expect("replays exist only with link errors");
-        let mut delay = 0;
+        let (class, r) = self.errors_at(sh, o);
         let mut replays = 0;
-        loop {
-            let left = &mut r.phits_left[o as usize];
-            if *left >= size as u64 {
-                *left -= size as u64;
-                break;
-            }
-            // A bad phit in this copy: it is sent in full, found bad, reported, replayed;
-            // the gap to the next bad phit counts from the replay.
+        while r.copy_goes_bad(o, size, class.phit) {
             replays += 1;
-            delay += serialization + class.round_trip;
-            *left = geometric_gap(&mut r.rng, class.phit).unwrap_or(u64::MAX);
         }
         if replays > 0 {
-            st.period.link_retries += replays;
-            if Self::in_measurement(sh, t) {
-                st.measured.link_retries += replays;
-                r.retries[o as usize] += replays as u32;
-            }
+            self.count_bad(sh, o, replays, t, st);
         }
-        delay
+        replays * (serialization + class.round_trip)
     }
 }
