@@ -539,8 +539,10 @@ impl RouterState {
         let src = self.ends.nics[nic as usize].endpoint;
         let measured = Self::in_measurement(sh, t);
         while self.ends.nics[nic as usize].source_queue.len < QUEUED {
-            let mut transport =
-                sh.transport.as_ref().map(|rc| (rc, &mut mail(&mut self.ends.mail).transports[a as usize]));
+            let mut transport = sh
+                .transport
+                .as_ref()
+                .map(|kind| (kind, &mut mail(&mut self.ends.mail).transports[a as usize]));
             let resend = transport.as_mut().and_then(|(_, tr)| tr.next_resend(src, measured, st));
             let packet = if let Some(packet) = resend {
                 app.queued.push_back(None);
@@ -555,8 +557,8 @@ impl RouterState {
                         packet.set_app_seq(front.seq);
                         front.ends
                     }
-                    Some((rc, tr)) => {
-                        if !tr.may_send_new(front.dst, rc.window()) {
+                    Some((kind, tr)) => {
+                        if !tr.may_send_new(front.dst, kind.window()) {
                             break;
                         }
                         let message = (front.packets == front.total).then_some(SentMessage {
@@ -568,7 +570,7 @@ impl RouterState {
                             created: front.created,
                             ends: front.ends,
                         });
-                        packet.set_app_seq(tr.send_new(front.dst, message, rc.selective()));
+                        packet.set_app_seq(tr.send_new(front.dst, message, kind.selective()));
                         None
                     }
                 };

@@ -445,7 +445,7 @@ impl RouterState {
         let state = || nic.cc.as_ref().expect("a pick other than the head comes from congestion control");
         let slot = match pick {
             Pick::Cnp => return state().cnps.front().expect("a notification waits").size,
-            Pick::Control => return self.rc_control_size(nic_index),
+            Pick::Control => return self.transport_control_size(nic_index),
             Pick::Head => nic.source_queue.front(),
             Pick::Held { dst } => state().flows.get(&dst).and_then(|f| f.queue.front()),
         };
@@ -455,7 +455,7 @@ impl RouterState {
     /// Takes what `pick` names out of endpoint `nic_index`'s queues.
     pub(super) fn take_picked(&mut self, nic_index: u16, pick: Pick) -> Packet {
         if let Pick::Control = pick {
-            return self.rc_take_control(nic_index);
+            return self.transport_take_control(nic_index);
         }
         let nic = &mut self.ends.nics[nic_index as usize];
         let slot = match pick {

@@ -110,10 +110,7 @@ impl RouterState {
         }
         let measured = Self::in_measurement(sh, t);
         st.count_drop(size, measured);
-        st.period.down_link_drops += 1;
-        if measured {
-            st.measured.down_link_drops += 1;
-        }
+        st.count(measured, |c| &mut c.down_link_drops);
         true
     }
 }

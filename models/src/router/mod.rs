@@ -476,7 +476,7 @@ impl LogicalProcess for Router {
                         stats.arrivals += 1;
                         stats.delivered_total += 1;
                         stats.period.control_delivered += 1;
-                        state.rc_on_ack(sh, nic, &packet, ctx, stats);
+                        state.transport_on_ack(sh, nic, &packet, ctx, stats);
                         return;
                     }
                     if sh.cc.is_some() {
@@ -493,7 +493,7 @@ impl LogicalProcess for Router {
                     state.on_deliver(sh, nic, packet, ctx.now(), stats);
                     if packet.id & WORKLOAD_PACKET != 0 {
                         if sh.transport.is_some() {
-                            state.rc_on_data(sh, nic, &packet, ctx, stats);
+                            state.transport_on_data(sh, nic, &packet, ctx, stats);
                         } else {
                             state.on_rank_receive(sh, nic, &packet, ctx, stats);
                         }
@@ -505,7 +505,7 @@ impl LogicalProcess for Router {
                 SelfEvent::Wake { nic } => state.try_inject(sh, nic, ctx, stats),
                 SelfEvent::Allocate => state.allocate(sh, ctx, part),
                 SelfEvent::Report => state.on_report_due(sh, ctx),
-                SelfEvent::Timeout { nic, peer } => state.rc_on_timeout(sh, nic, peer, ctx, stats),
+                SelfEvent::Timeout { nic, peer } => state.transport_on_timeout(sh, nic, peer, ctx, stats),
                 SelfEvent::Notify { nic, from, senders, ack } => {
                     state.cc_notify(sh, nic, from, senders, ack, ctx, stats)
                 }

@@ -155,7 +155,7 @@ impl RouterState {
         st: &mut PartitionStats,
     ) {
         let t = ctx.now();
-        let control = sh.transport.is_some() && self.rc_control_waiting(nic_index);
+        let control = sh.transport.is_some() && self.transport_control_waiting(nic_index);
         let nic = &mut self.ends.nics[nic_index as usize];
         if nic.source_queue.is_empty() && !nic.cc.as_ref().is_some_and(|c| c.has_waiting()) && !control {
             return;
@@ -244,7 +244,7 @@ impl RouterState {
         // travelling as an event; the allocator ignores it until then.
         let more = !nic.source_queue.is_empty()
             || nic.cc.as_ref().is_some_and(|c| c.has_waiting())
-            || (sh.transport.is_some() && self.rc_control_waiting(nic_index));
+            || (sh.transport.is_some() && self.transport_control_waiting(nic_index));
         let nic = &mut self.ends.nics[nic_index as usize];
         if more && !nic.inject_scheduled {
             nic.inject_scheduled = true;
@@ -254,7 +254,7 @@ impl RouterState {
         self.on_head(sh, port, packet, t + latency, ctx, st);
         if data && self.ends.nics[nic_index as usize].app != NIL {
             if sh.transport.is_some() {
-                self.rc_on_sent(sh, nic_index, dst, ctx);
+                self.transport_on_sent(sh, nic_index, dst, ctx);
             }
             self.on_rank_injected(sh, nic_index, ctx, st);
         }

@@ -95,6 +95,15 @@ pub struct PartitionStats {
 }
 
 impl PartitionStats {
+    /// One event of the counter `counter` picks: in the period, and in the measurement
+    /// window if `measured`.
+    pub(super) fn count(&mut self, measured: bool, counter: fn(&mut Counters) -> &mut u64) {
+        *counter(&mut self.period) += 1;
+        if measured {
+            *counter(&mut self.measured) += 1;
+        }
+    }
+
     /// A packet of `size` phits lost in the network (no room at an input, a bad checksum
     /// under end-to-end recovery, a link that is down), `measured` if in the measurement
     /// window.

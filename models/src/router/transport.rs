@@ -79,10 +79,7 @@ impl RankTransport {
             packet.id |= WORKLOAD_PACKET;
             packet.set_app_seq((psn & PSN_MASK) as u16);
             st.generated_total += 1;
-            st.period.retransmitted_packets += 1;
-            if measured {
-                st.measured.retransmitted_packets += 1;
-            }
+            st.count(measured, |c| &mut c.retransmitted_packets);
             return Some(packet);
         }
         None
@@ -123,7 +120,7 @@ impl RouterState {
     }
 
     /// Whether endpoint `nic` has ACKs or NAKs to inject.
-    pub(super) fn rc_control_waiting(&self, nic: u16) -> bool {
+    pub(super) fn transport_control_waiting(&self, nic: u16) -> bool {
         let a = self.ends.nics[nic as usize].app;
         a != NIL
             && self
@@ -135,14 +132,14 @@ impl RouterState {
     }
 
     /// The length of endpoint `nic`'s next ACK or NAK.
-    pub(super) fn rc_control_size(&self, nic: u16) -> u16 {
+    pub(super) fn transport_control_size(&self, nic: u16) -> u16 {
         let a = self.ends.nics[nic as usize].app as usize;
         let room = self.ends.mail.as_ref().expect("a router with ranks has a mailroom");
         room.transports[a].control.front().expect("an acknowledgement waits").size
     }
 
     /// Takes endpoint `nic`'s next ACK or NAK.
-    pub(super) fn rc_take_control(&mut self, nic: u16) -> Packet {
+    pub(super) fn transport_take_control(&mut self, nic: u16) -> Packet {
         self.transport_at(nic).control.pop_front().expect("an acknowledgement waits")
     }
 
@@ -168,16 +165,13 @@ impl RouterState {
         st.generated_total += 1;
         st.period.control_packets += 1;
         if nak {
-            st.period.naks += 1;
-            if Self::in_measurement(sh, t) {
-                st.measured.naks += 1;
-            }
+            st.count(Self::in_measurement(sh, t), |c| &mut c.naks);
         }
     }
 
     /// A data packet of a rank reaches endpoint `nic`: its connection's responder takes it
     /// (and the rank gets it) or drops it, and answers.
-    pub(super) fn rc_on_data(
+    pub(super) fn transport_on_data(
         &mut self,
         sh: &Shared,
         nic: u16,
@@ -232,10 +226,7 @@ impl RouterState {
         let (held, cumulative) = (reorder.held() as u64, reorder.cumulative());
         match arrival {
             Arrival::Ahead => {
-                st.period.out_of_order_packets += 1;
-                if Self::in_measurement(sh, t) {
-                    st.measured.out_of_order_packets += 1;
-                }
+                st.count(Self::in_measurement(sh, t), |c| &mut c.out_of_order_packets);
                 st.transport_held_max = st.transport_held_max.max(held);
             }
             Arrival::Duplicate => self.count_discarded(sh, t, st),
@@ -250,15 +241,12 @@ impl RouterState {
     }
 
     fn count_discarded(&self, sh: &Shared, t: u64, st: &mut PartitionStats) {
-        st.period.discarded_packets += 1;
-        if Self::in_measurement(sh, t) {
-            st.measured.discarded_packets += 1;
-        }
+        st.count(Self::in_measurement(sh, t), |c| &mut c.discarded_packets);
     }
 
     /// An ACK or NAK reaches endpoint `nic` from the responder `packet.src()`: the sends it
     /// completes end, a NAK sends again from its PSN, and the window may let more go.
-    pub(super) fn rc_on_ack(
+    pub(super) fn transport_on_ack(
         &mut self,
         sh: &Shared,
         nic: u16,
@@ -298,7 +286,13 @@ impl RouterState {
 
     /// A packet of the rank at endpoint `nic` to `dst` left: its connection's timer runs if
     /// it did not.
-    pub(super) fn rc_on_sent(&mut self, sh: &Shared, nic: u16, dst: EndpointId, ctx: &mut RouterCtx<'_>) {
+    pub(super) fn transport_on_sent(
+        &mut self,
+        sh: &Shared,
+        nic: u16,
+        dst: EndpointId,
+        ctx: &mut RouterCtx<'_>,
+    ) {
         let timeout = sh.transport.as_ref().expect("a transport is on").timeout();
         let t = ctx.now();
         let conn = self.transport_at(nic).send.get_mut(&dst).expect("a packet sent has its connection");
@@ -312,7 +306,7 @@ impl RouterState {
     /// The timer of endpoint `nic`'s connection to `peer` comes due: nothing outstanding,
     /// it stops; acknowledged since it was set, it waits on; else the connection goes back
     /// to its oldest unacknowledged packet, or fails after its retries.
-    pub(super) fn rc_on_timeout(
+    pub(super) fn transport_on_timeout(
         &mut self,
         sh: &Shared,
         nic: u16,
@@ -320,7 +314,7 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        let rc = sh.transport.as_ref().expect("a transport is on");
+        let kind = sh.transport.as_ref().expect("a transport is on");
         let t = ctx.now();
         let tr = self.transport_at(nic);
         let conn = tr.send.get_mut(&peer).expect("a timer has its connection");
@@ -328,26 +322,20 @@ impl RouterState {
             conn.timer_pending = false;
             return;
         }
-        let due = conn.armed_at + rc.timeout();
+        let due = conn.armed_at + kind.timeout();
         if t < due {
             ctx.schedule_self(due - t, SelfEvent::Timeout { nic, peer });
             return;
         }
         let measured = Self::in_measurement(sh, t);
-        st.period.transport_timeouts += 1;
-        if measured {
-            st.measured.transport_timeouts += 1;
-        }
-        if conn.time_out(rc.retries()) {
+        st.count(measured, |c| &mut c.transport_timeouts);
+        if conn.time_out(kind.retries()) {
             conn.timer_pending = false;
-            st.period.failed_connections += 1;
-            if measured {
-                st.measured.failed_connections += 1;
-            }
+            st.count(measured, |c| &mut c.failed_connections);
             return;
         }
         conn.armed_at = t;
-        ctx.schedule_self(rc.timeout(), SelfEvent::Timeout { nic, peer });
+        ctx.schedule_self(kind.timeout(), SelfEvent::Timeout { nic, peer });
         tr.go_back(peer);
         self.feed_rank(sh, nic, t, st);
         self.try_inject(sh, nic, ctx, st);

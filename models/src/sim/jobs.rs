@@ -16,14 +16,14 @@ pub struct WorkloadResult {
     pub stalled: Vec<StalledRank>,
     /// Picoseconds per cycle (`workload.ns_per_cycle`), to state times and bandwidths.
     pub ps_per_cycle: u64,
-    /// Packets the network dropped (`router.flow_control`, end-to-end link errors) that no
-    /// transport sends again: a message that lost one never completes (0 with
-    /// `transport.kind = "rc"`, which recovers them).
+    /// Packets the network dropped (`router.flow_control`, end-to-end link errors, link
+    /// flaps) that no transport sends again: a message that lost one never completes (0
+    /// with a transport, which recovers them).
     pub dropped: u64,
     /// Connections of the transport that gave up after their retries: their messages
     /// never complete.
     pub failed_connections: u64,
-    /// With a transport (`transport.kind = "rc"`): its timeouts over the run.
+    /// With a transport (`transport.kind` = `rc` or `uec`): its timeouts over the run.
     pub transport_timeouts: Option<u64>,
 }
 
@@ -167,7 +167,7 @@ impl WorkloadResult {
         let schedules_complete = self.jobs.iter().all(|j| j.never_completes.is_none());
         lines.push(if schedules_complete && self.failed_connections > 0 {
             format!(
-                "{} connections failed after transport.rc.retries timeouts in a row (the sends above name them): their messages never complete",
+                "{} connections failed after their retries, timeouts in a row (transport.rc.retries or transport.uec.retries; the sends above name them): their messages never complete",
                 self.failed_connections
             )
         } else if schedules_complete && self.dropped > 0 {
@@ -179,7 +179,7 @@ impl WorkloadResult {
             "a schedule that cannot complete: fix it (the ranks above wait for messages no rank sends, or for each other)".to_string()
         } else if let (0, Some(timeouts)) = (in_flight, self.transport_timeouts) {
             format!(
-                "no packet was in flight at the end: the transport's connections waited for their timeout ({timeouts} timeouts in the run; a lost packet with nothing after it to draw a NAK is found only so), or simulation.cycles ended during a computation. Raise simulation.cycles or lower transport.rc.timeout"
+                "no packet was in flight at the end: the transport's connections waited for their timeout ({timeouts} timeouts in the run; a lost packet with nothing after it to draw a NAK is found only so), or simulation.cycles ended during a computation. Raise simulation.cycles or lower the transport's timeout (transport.rc.timeout or transport.uec.timeout)"
             )
         } else if in_flight == 0 {
             "no packet was in flight at the end, and every schedule completes on an ideal network: simulation.cycles ended during a computation".to_string()

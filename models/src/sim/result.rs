@@ -265,8 +265,8 @@ pub(crate) struct MergeContext {
     pub(crate) workload: Option<Arc<Workload>>,
     /// Whether reordering was measured (`simulation.reordering`).
     pub(crate) reordering: bool,
-    /// Whether a transport sends lost packets again (`transport.kind = "rc"`): drops then
-    /// lose no message.
+    /// Whether a transport sends lost packets again (`transport.kind` = `rc` or `uec`):
+    /// drops then lose no message.
     pub(crate) transport: bool,
 }
 

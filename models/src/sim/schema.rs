@@ -242,11 +242,12 @@ summary_figures! {
     reorder_late_mean: f64, "cycles", Column;
     /// The largest late-time offset (0 if none was reordered).
     reorder_late_max: u64, "cycles", Column;
-    /// Packets a transport sent again in the window (`transport.kind = "rc"`: going back
-    /// after a NAK or a timeout); 0 without a transport.
+    /// Packets a transport sent again in the window (`transport.kind` = `rc`: going back
+    /// after a NAK or a timeout; `uec`: a loss found by the out-of-order count or a
+    /// timeout); 0 without a transport.
     retransmitted_packets: u64, "packets", Column;
-    /// Timeouts of the transport's connections in the window (nothing acknowledged for
-    /// `transport.rc.timeout` cycles).
+    /// Timeouts of the transport's connections in the window (nothing acknowledged for the
+    /// transport's `timeout` cycles).
     transport_timeouts: u64, "timeouts", Column;
     /// Data packets the transport's responders dropped on arrival in the window: out of
     /// sequence (after a lost packet, go-back-N) or duplicates. They count as delivered
@@ -254,8 +255,8 @@ summary_figures! {
     discarded_packets: u64, "packets", Column;
     /// NAKs the transport's responders sent in the window (one per gap).
     naks: u64, "packets", Column;
-    /// Connections that gave up after `transport.rc.retries` timeouts in a row: their
-    /// messages never complete (the run ends unfinished, naming them).
+    /// Connections that gave up after their `retries` timeouts in a row: their messages
+    /// never complete (the run ends unfinished, naming them).
     failed_connections: u64, "connections", Column;
     /// Packets lost in the window on links that were down (`router.link_flaps`); they are
     /// among the drops.
@@ -452,7 +453,7 @@ pub const SERIES: &[SeriesColumn] = &[
         "retransmitted_packets",
         Kind::Count,
         "packets",
-        "Packets a transport sent again in the period (`transport.kind = \"rc\"`)",
+        "Packets a transport sent again in the period (`transport.kind`)",
         |s| s.counters.retransmitted_packets.into(),
     ),
     series(
