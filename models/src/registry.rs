@@ -3,7 +3,7 @@
 //!
 //! The description of an entry and of its settings is `base::settings` (every family
 //! builds on it, so it sits below them all). Each family keeps its entries next to the code they describe (`topology::TOPOLOGIES`,
-//! `router::PRESETS`, `router::INJECTION_VCS`, `router::EJECTION_VCS`, `router::CROSSBARS`, `router::ALLOCATORS`, `router::FLOW_CONTROLS`, `router::CREDIT_CHECKS`, `router::ARBITRATIONS`, `routing::ROUTINGS`, `routing::VC_POLICIES`, `routing::SELECTIONS`,
+//! `router::PRESETS`, `router::INJECTION_VCS`, `router::EJECTION_VCS`, `router::CROSSBARS`, `router::ALLOCATORS`, `router::FLOW_CONTROLS`, `router::CREDIT_CHECKS`, `router::SWITCHINGS`, `router::ARBITRATIONS`, `routing::ROUTINGS`, `routing::VC_POLICIES`, `routing::SELECTIONS`,
 //! `traffic::PATTERNS`, `workload::WORKLOADS`); this module holds the views generated from all of them: `xnet list`, the
 //! "unknown name" errors, and the tables of docs/configuration.md (a test fails when the
 //! file drifts from them).
@@ -83,6 +83,13 @@ pub fn families() -> Vec<FamilyDoc> {
             settings_table: "",
             setting_columns: ("default", "meaning"),
             entries: crate::router::CREDIT_CHECKS.iter().map(|c| c.doc()).collect(),
+        },
+        FamilyDoc {
+            title: "switchings",
+            key: "router.switching",
+            settings_table: "",
+            setting_columns: ("default", "meaning"),
+            entries: crate::router::SWITCHINGS.iter().map(|c| c.doc()).collect(),
         },
         FamilyDoc {
             title: "arbitrations",

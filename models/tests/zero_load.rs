@@ -1,7 +1,8 @@
 //! Zero-load latency equals the analytic value. A packet crossing `h` switch-to-switch
 //! links (so `h + 1` switches) takes `2 * terminal + sum(link latencies) +
 //! (h + 1) * router_delay + (packet_size - 1)` cycles from the head leaving the source to
-//! the tail reaching the destination.
+//! the tail reaching the destination; store-and-forward switches add `packet_size - 1`
+//! each.
 
 mod common;
 use common::{build, check_zero_load as check};
@@ -64,15 +65,17 @@ fn hyperx_dor_zero_load_latency() {
             "router.ejection_vc=any",
         ],
     ];
-    for overrides in options {
+    // Store-and-forward: every switch waits for the tail, 5 cycles after the head.
+    let store_and_forward: &[&str] = &["router.switching=store_and_forward"];
+    for (overrides, wait) in options.iter().map(|o| (*o, 0)).chain([(store_and_forward, 5)]) {
         let mut sim = build(text, overrides);
         let Shape::HyperX(shape) = sim.net.shape.clone() else { unreachable!() };
         let net = sim.net.clone();
         let r = run_light(&mut sim);
         check(&r, |d| {
             let (a, b) = (net.endpoint_location[d.src as usize].0, net.endpoint_location[d.dst as usize].0);
-            let hops = (0..3).filter(|&k| shape.coord(a, k) != shape.coord(b, k)).count() as u16;
-            (hops, 2 * 3 + hops as u64 * 4 + (hops as u64 + 1) * 3 + 5)
+            let hops = (0..3).filter(|&k| shape.coord(a, k) != shape.coord(b, k)).count() as u64;
+            (hops as u16, 2 * 3 + hops * 4 + (hops + 1) * (3 + wait) + 5)
         });
     }
 }

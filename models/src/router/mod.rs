@@ -103,8 +103,8 @@ pub use messages::{LinkMsg, Msg, MsgKind, SelfEvent};
 pub use nic::Nic;
 pub use options::{
     Allocator, Arbitration, CreditCheck, Crossbar, EjectionVc, FlowControl, InjectionVc, LinkErrorParams,
-    PfcParams, Recovery, RouterParams, ALLOCATORS, ARBITRATIONS, CREDIT_CHECKS, CROSSBARS, EJECTION_VCS,
-    FLOW_CONTROLS, INJECTION_VCS,
+    PfcParams, Recovery, RouterParams, Switching, ALLOCATORS, ARBITRATIONS, CREDIT_CHECKS, CROSSBARS,
+    EJECTION_VCS, FLOW_CONTROLS, INJECTION_VCS, SWITCHINGS,
 };
 pub use presets::{Preset, PRESETS};
 pub use speeds::LinkSpeeds;

@@ -36,6 +36,10 @@ pub struct RouterParams {
     /// Router pipeline delay in cycles, 0..=1000. Default 2.
     #[serde(default = "d_delay")]
     pub router_delay: u64,
+    /// When a switch may forward a packet (see [`SWITCHINGS`](super::SWITCHINGS)).
+    /// Default `cut_through`.
+    #[serde(default, skip_serializing_if = "Switching::is_cut_through")]
+    pub switching: Switching,
     /// Which VC of the router's input an endpoint injects into (see
     /// [`INJECTION_VCS`](super::INJECTION_VCS)). Default `any`.
     #[serde(default)]
@@ -131,6 +135,7 @@ impl Default for RouterParams {
             header_phits: 0,
             speedup: d_speedup(),
             router_delay: d_delay(),
+            switching: Switching::default(),
             injection_vc: InjectionVc::default(),
             source_queue: 0,
             reselect: false,
@@ -309,6 +314,41 @@ pub const EJECTION_VCS: &[Choice<EjectionVc>] = &[
 ];
 
 base::named_by_registry!(EjectionVc, EJECTION_VCS);
+
+/// When a switch may forward a packet: as soon as its head is routed, or once all of it
+/// has arrived.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Switching {
+    /// The head is allocated `router_delay` cycles after it arrives (virtual cut-through).
+    #[default]
+    CutThrough,
+    /// The head is allocated `router_delay` cycles after the packet's tail arrives: each
+    /// switch adds the packet's serialization on its input link.
+    StoreAndForward,
+}
+
+impl Switching {
+    /// The default, which the stored configuration leaves out.
+    pub fn is_cut_through(&self) -> bool {
+        *self == Switching::CutThrough
+    }
+}
+
+/// The switchings `router.switching` accepts.
+pub const SWITCHINGS: &[Choice<Switching>] = &[
+    Choice {
+        value: Switching::CutThrough,
+        name: "cut_through",
+        doc: "virtual cut-through: a head is routed and allocated router_delay cycles after it arrives, while its tail is still coming (default; InfiniBand, Slingshot, BookSim2)",
+    },
+    Choice {
+        value: Switching::StoreAndForward,
+        name: "store_and_forward",
+        doc: "store-and-forward: a packet is routed and allocated router_delay cycles after its tail has arrived, so every switch adds its serialization (Ethernet switches between ports of different speeds, or with cut-through off; htsim's and ns-3's queues)",
+    },
+];
+
+base::named_by_registry!(Switching, SWITCHINGS);
 
 /// How the allocator's arbiters (an input among its VCs, an output among its requesters)
 /// choose.

@@ -5,7 +5,7 @@
 use super::buffers::{Held, PortState, VcState, NETWORK, NIL};
 use super::messages::{LinkMsg, Post};
 use super::stats::PartitionStats;
-use super::{EjectionVc, RouterCtx, RouterState, Shared};
+use super::{EjectionVc, RouterCtx, RouterState, Shared, Switching};
 use routing::packet::Packet;
 use routing::{Candidate, Hop, LoadView, Report, REPORT_BYTES};
 use topology::{EndpointId, PortId};
@@ -123,7 +123,17 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        let ready = arrival + sh.params.router_delay;
+        // Read only with links of several speeds: cycles from the head's arrival to the
+        // tail's.
+        let tail =
+            if sh.speeds.is_some() { (self.serialization(sh, port, packet.size) - 1) as u32 } else { 0 };
+        let ready = match sh.params.switching {
+            Switching::CutThrough => arrival + sh.params.router_delay,
+            Switching::StoreAndForward => {
+                let tail = if sh.speeds.is_some() { u64::from(tail) } else { u64::from(packet.size) - 1 };
+                arrival + tail + sh.params.router_delay
+            }
+        };
         st.arrivals += 1;
         let input = port as usize * self.vcs + packet.vc as usize;
         if sh.flow.is_some()
@@ -144,9 +154,6 @@ impl RouterState {
             // Routed in `router_delay` cycles: let the routing's table entries load meanwhile.
             self.prefetch_route(sh, packet.dst);
         }
-        // Read only with links of several speeds.
-        let tail =
-            if sh.speeds.is_some() { (self.serialization(sh, port, packet.size) - 1) as u32 } else { 0 };
         let slot = self.store(Held { packet, ready, next: NIL, tail });
         self.sw.channels[input].input.push_back(slot, &mut self.slab);
         debug_assert!(
