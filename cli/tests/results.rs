@@ -40,7 +40,8 @@ fn output_format_doc_matches_real_files() {
     // Application jobs with background traffic: the `workload` group.
     let jobs = workspace().join("configs/workload-stencil.toml");
     let work = d.join("work.h5");
-    xnet_expect(d, &["run", s(&jobs), "-q", "-t", "1", "-o", s(&work)], 0);
+    let record = "workload.record_sends=true";
+    xnet_expect(d, &["run", s(&jobs), "-q", "-t", "1", "-o", s(&work), "--set", record], 0);
     // A completion-time run (its point adds attributes) and a workload end before `cycles`,
     // `completed` as the status table says.
     let quick = workspace().join("configs/quick.toml");

@@ -437,3 +437,48 @@ fn the_selective_transport_recovers_an_incast_over_lossy_links_identically_on_an
     let e = build_error(&app, &["transport.kind=\"rc\"", "transport.uec.window=5"]);
     assert!(e.contains("transport.uec: sets the parameters of transport.kind = \"uec\""), "{e}");
 }
+
+#[test]
+fn recorded_sends_give_each_flow_its_completion_time_on_any_partitioning() {
+    let record = "workload.record_sends=true";
+    // One message: without a transport the send ends as its last packet leaves (the
+    // sender's only op, so its finish); under RC at its last ACK, L after the tail lands.
+    for packets in [1u64, 5] {
+        let s = packets * MTU;
+        for (transport, end) in [(None, None), (Some("transport.kind=\"rc\""), Some(L + s - 1 + L))] {
+            let sets: Vec<&str> = std::iter::once(record).chain(transport).collect();
+            let r = one_message(packets, &sets);
+            let job = &r.workload.as_ref().unwrap().jobs[0];
+            assert_eq!(job.sends.len(), 1, "{transport:?}");
+            let e = job.sends[0];
+            assert_eq!(
+                (e.rank, e.to, e.bytes, e.iteration, e.start),
+                (0, 1, packets * MTU * BYTES_PER_PHIT, 0, 0)
+            );
+            assert_eq!(e.end, job.rank_finish[0], "{transport:?}");
+            if let Some(end) = end {
+                assert_eq!(e.end, end);
+            }
+        }
+    }
+    // Without the key nothing is recorded.
+    assert!(one_message(1, &[]).workload.unwrap().jobs[0].sends.is_empty());
+    // The incast over lossy links: seven flows, each ending at its sender's finish (after
+    // its retransmissions), the same rows on any partitioning.
+    let one = lossy(1, "rc", &[record]);
+    let job = &one.workload.as_ref().unwrap().jobs[0];
+    let ranks: Vec<u32> = job.sends.iter().map(|e| e.rank).collect();
+    assert_eq!(ranks, (1..8).collect::<Vec<u32>>());
+    for e in &job.sends {
+        assert_eq!((e.to, e.bytes, e.start), (0, 16384, 0));
+        assert_eq!(e.end, job.rank_finish[e.rank as usize]);
+    }
+    let lossless = lossy(1, "rc", &[record, "router.flow_control=\"credits\""]);
+    let fastest =
+        |r: &RunResult| r.workload.as_ref().unwrap().jobs[0].sends.iter().map(|e| e.end).max().unwrap();
+    assert!(fastest(&one) > fastest(&lossless), "losses delay the last flow");
+    for parts in [2, 4] {
+        let other = lossy(parts, "rc", &[record]);
+        assert_eq!(other.workload.as_ref().unwrap().jobs[0].sends, job.sends, "{parts} partitions");
+    }
+}

@@ -234,6 +234,28 @@ def test_a_training_step_reads_as_steps_and_collectives(tmp_path):
     assert (c["parts"] == 2).all()
 
 
+def test_recorded_sends_read_as_flow_completion_times(tmp_path):
+    # Rank 0 sends 3 packets' worth to rank 1 and one to rank 2; the sends table holds
+    # both, and each send's end is its rank's last op.
+    goal = (
+        "num_ranks 3\nrank 0 {\na: send 768b to 1 tag 1\nb: send 256b to 2 tag 2\n}\n"
+        "rank 1 {\nr: recv 768b from 0 tag 1\n}\nrank 2 {\nr: recv 256b from 0 tag 2\n}\n"
+    )
+    _, out_file = _run(
+        tmp_path,
+        '[simulation]\ncycles = 100000\n[topology]\nkind = "hyperx"\nsides = [4]\n'
+        'endpoints_per_switch = 1\n[router]\nvcs = 1\n[routing]\nalgorithm = "minimal"\n'
+        f'[workload]\nrecord_sends = true\n[[workload.jobs]]\nkind = "goal"\ncontents = """\n{goal}"""\n',
+    )
+    sends = xs.read_sends(out_file)
+    assert list(sends["rank"]) == [0, 0] and sorted(sends["to"]) == [1, 2]
+    assert sorted(sends["bytes"]) == [256, 768]
+    assert (sends["start"] == 0).all() and (sends["end"] > 0).all()
+    assert np.allclose(sends["time_ns"], (sends["end"] - sends["start"]) * 0.64)
+    ranks = xs.read_ranks(out_file)
+    assert sends["end"].max() == ranks["finish"].iloc[0]
+
+
 def test_the_report_shows_the_start_of_file_texts_only():
     from xnet_study.report import _without_file_texts
 

@@ -35,6 +35,7 @@ from .read import (
     read_jobs,
     read_collectives,
     read_steps,
+    read_sends,
     read_ranks,
     study_status,
 )

@@ -247,6 +247,18 @@ def read_steps(path, point: int = 0, job: int = 0) -> pd.DataFrame:
         return pd.DataFrame(g["steps"][:])
 
 
+def read_sends(path, point: int = 0, job: int = 0) -> pd.DataFrame:
+    """The sends of job `job` at load point `point`, recorded with
+    `workload.record_sends = true`: one row per send, its rank, peer, bytes, iteration,
+    start and end (cycles) and `time_ns`, its flow completion time
+    (docs/output-format.md, `workload/job_NNN/sends`)."""
+    with _open(path) as f:
+        g = f[f"points/{point:03d}/workload/job_{job:03d}"]
+        if "sends" not in g:
+            raise KeyError(f"{path}: job {job} of point {point} has no sends; run with workload.record_sends = true")
+        return pd.DataFrame(g["sends"][:])
+
+
 def read_ranks(path, point: int = 0, job: int = 0) -> pd.DataFrame:
     """The ranks of job `job` at load point `point`: one row per rank, its endpoint and
     switch, when it finished and the cycles it spent computing, sending and waiting

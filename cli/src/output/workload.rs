@@ -79,6 +79,18 @@ struct RankRow {
 
 #[derive(H5Type, Clone, Copy)]
 #[repr(C)]
+struct SendRow {
+    rank: u32,
+    to: u32,
+    bytes: u64,
+    iteration: u32,
+    start: u64,
+    end: u64,
+    time_ns: f64,
+}
+
+#[derive(H5Type, Clone, Copy)]
+#[repr(C)]
 struct StalledRow {
     job: u32,
     rank: u32,
@@ -147,8 +159,8 @@ pub(super) fn write_workload(g: &Group, sim: &RankModel, w: &WorkloadResult, in_
 
 /// Job `i`'s group, `job_NNN`: its name and kind, its iterations' end times, its ranks'
 /// finish times (with the endpoint and switch each ran on), its message latencies, the
-/// times of its collectives and, where its computation is known, its steps against it
-/// (cycles of `ps_per_cycle` picoseconds).
+/// times of its collectives, where its computation is known its steps against it, and
+/// with `workload.record_sends` its sends (cycles of `ps_per_cycle` picoseconds).
 fn write_job(
     wg: &Group,
     i: usize,
@@ -203,6 +215,22 @@ fn write_job(
             })
             .collect();
         table(&jg, "steps", &rows)?;
+    }
+    if sim.workload().is_some_and(|w| w.record_sends) {
+        let rows: Vec<SendRow> = j
+            .sends
+            .iter()
+            .map(|e| SendRow {
+                rank: e.rank,
+                to: e.to,
+                bytes: e.bytes,
+                iteration: e.iteration,
+                start: e.start,
+                end: e.end,
+                time_ns: (e.end - e.start) as f64 * ns_per_cycle,
+            })
+            .collect();
+        table(&jg, "sends", &rows)?;
     }
     if let Some(phases) = built.ops.phases.as_deref() {
         let names: Vec<&str> = phases.list.iter().map(|p| p.name.as_str()).collect();

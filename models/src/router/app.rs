@@ -27,7 +27,7 @@
 
 use super::buffers::{store_in, Held, NIL};
 use super::messages::{Post, SelfEvent};
-use super::stats::{JobStats, PartitionStats, PhaseSpan, RankEnd, StalledRank};
+use super::stats::{JobStats, PartitionStats, PhaseSpan, RankEnd, SendRecord, StalledRank};
 use super::transport::RankTransport;
 use super::{RouterCtx, RouterState, Shared};
 use crate::transport::SentMessage;
@@ -160,6 +160,9 @@ pub(super) struct Mailroom {
     /// With a transport (`transport.kind = "rc"`): each rank's connections
     /// (`transport.rs`); empty otherwise.
     pub(super) transports: Vec<RankTransport>,
+    /// With `workload.record_sends`: the sends running, (rank, op) to (receiver, bytes,
+    /// start); empty otherwise.
+    sends_running: FxHashMap<(u32, OpId), (u32, u64, u64)>,
 }
 
 impl Mailroom {
@@ -172,6 +175,7 @@ impl Mailroom {
             next_in: FxHashMap::default(),
             next_out: FxHashMap::default(),
             transports: Vec::new(),
+            sends_running: FxHashMap::default(),
         }
     }
 }
@@ -390,6 +394,9 @@ impl RouterState {
             Op::Send { to, bytes, tag, comm } => {
                 app.account(t);
                 app.sends += 1;
+                if w.record_sends {
+                    mail(&mut self.ends.mail).sends_running.insert((a as u32, op), (to, bytes, t));
+                }
                 if to == rank {
                     // To itself: the message is there at once, whatever its size.
                     let env = Envelope { comm, src: rank, tag };
@@ -451,6 +458,15 @@ impl RouterState {
                 app.calcs -= 1;
             } else {
                 app.sends -= 1;
+                if w.record_sends {
+                    let (rank, iteration, job) = (app.rank, app.iteration, app.job);
+                    if let Some((to, bytes, start)) =
+                        mail(&mut self.ends.mail).sends_running.remove(&(a as u32, op))
+                    {
+                        let send = SendRecord { rank, to, bytes, iteration, start, end: t };
+                        job_stats(st, job).sends.push(send);
+                    }
+                }
             }
         }
         if app.left == 0 {

@@ -108,7 +108,9 @@ pub use options::{
 };
 pub use presets::{Preset, PRESETS};
 pub use speeds::LinkSpeeds;
-pub use stats::{BlockedChannel, Delivery, JobStats, PartitionStats, PhaseSpan, RankEnd, StalledRank};
+pub use stats::{
+    BlockedChannel, Delivery, JobStats, PartitionStats, PhaseSpan, RankEnd, SendRecord, StalledRank,
+};
 
 use crate::traffic::{geometric_gap, Pattern};
 use crate::workload::{Workload, WORKLOAD_PACKET};

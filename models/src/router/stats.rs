@@ -302,6 +302,8 @@ pub struct JobStats {
     /// Per timed collective (iteration x collectives + index, see
     /// [`crate::workload::Phases`]).
     pub phases: Vec<PhaseSpan>,
+    /// With `workload.record_sends`: every send that ended, in no particular order.
+    pub sends: Vec<SendRecord>,
 }
 
 /// What a partition saw of one timed collective's run.
@@ -365,6 +367,7 @@ impl JobStats {
             a.merge(b);
         }
         self.finished.extend_from_slice(&o.finished);
+        self.sends.extend_from_slice(&o.sends);
         self.message_latency.merge(&o.message_latency);
         self.messages += o.messages;
         self.packets_sent += o.packets_sent;
@@ -383,6 +386,24 @@ pub struct RankEnd {
     pub computing: u64,
     /// Cycles with a send running and no computation.
     pub sending: u64,
+}
+
+/// A send that ended (`workload.record_sends`): a flow and its completion time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SendRecord {
+    /// The sending rank in the job.
+    pub rank: u32,
+    /// The receiving rank.
+    pub to: u32,
+    /// The message's bytes.
+    pub bytes: u64,
+    /// The iteration it belongs to.
+    pub iteration: u32,
+    /// When the send started (cycle).
+    pub start: u64,
+    /// When it ended: its last packet left the endpoint, or (with a transport) its last
+    /// packet was acknowledged (cycle).
+    pub end: u64,
 }
 
 /// A rank that had not finished when the run ended, and what it waited for.

@@ -1,7 +1,7 @@
 //! What the application jobs did: per job its ranks' finish times, its iterations, its
 //! messages and its collectives' times, from the partitions' merged statistics.
 
-use crate::router::{JobStats, StalledRank};
+use crate::router::{JobStats, SendRecord, StalledRank};
 use crate::stats::Histogram;
 use crate::workload::Workload;
 use schedule::Stuck;
@@ -73,6 +73,8 @@ pub struct JobResult {
     pub never_completes: Option<Arc<Stuck>>,
     /// Per collective run (a `collectives` job's, iteration by iteration), its time.
     pub collectives: Vec<CollectiveTime>,
+    /// With `workload.record_sends`: every send that ended, by rank, iteration and start.
+    pub sends: Vec<SendRecord>,
     /// Per rank, the cycles one iteration computes (the model's own work, as
     /// [`JobOps::compute`](crate::workload::JobOps::compute)), where the kind tells.
     pub compute: Option<Vec<u64>>,
@@ -240,7 +242,7 @@ pub(super) fn job_results(
             .iter()
             .zip(stats)
             .enumerate()
-            .map(|(j, (job, s))| {
+            .map(|(j, (job, mut s))| {
                 let ranks = job.endpoints.len();
                 let mut rank_done = vec![false; ranks];
                 let mut rank_finish = vec![0; ranks];
@@ -315,6 +317,11 @@ pub(super) fn job_results(
                         .map(|c| (0..ranks).map(|r| c[r % c.len()]).collect()),
                     iteration_end,
                     iteration_mean_end,
+                    sends: {
+                        let mut sends = std::mem::take(&mut s.sends);
+                        sends.sort_unstable_by_key(|e| (e.rank, e.iteration, e.start, e.end, e.to, e.bytes));
+                        sends
+                    },
                     message_latency: s.message_latency,
                     messages: s.messages,
                     packets_sent: s.packets_sent,

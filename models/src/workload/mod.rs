@@ -221,6 +221,8 @@ pub struct Workload {
     pub eager_limit: u64,
     /// Background traffic goes only to endpoints that run no rank (`workload.background`).
     pub background_free_only: bool,
+    /// Every send's start and end are recorded (`workload.record_sends`).
+    pub record_sends: bool,
     /// Picoseconds per network cycle.
     pub ps_per_cycle: u64,
     /// Per endpoint: its job, or [`NO_RANK`] as u32 when it runs none.
@@ -398,6 +400,7 @@ impl Workload {
             }),
             eager_limit: section.eager_limit,
             background_free_only: section.background_free_only,
+            record_sends: section.record_sends,
             ps_per_cycle: section.ps_per_cycle,
             job_of,
             rank_of,

@@ -55,6 +55,11 @@ pub const SECTION_SETTINGS: &[Setting] = &[
         default: "any",
         doc: "where the background traffic of [traffic] (sent by the endpoints that run no rank) may go: `any`, the pattern's destination wherever it is (ranks' endpoints included); `free`, only endpoints that run no rank (a packet whose destination runs a rank is not sent), as congestors that talk among themselves",
     },
+    Setting {
+        key: "record_sends",
+        default: "false",
+        doc: "true: every send's rank, peer, bytes, start and end go to workload/job_NNN/sends, its flow completion time (a send ends when its last packet has left, or at its last ACK under a transport); one row per send, so for schedules of thousands of messages, not millions",
+    },
     Setting { key: "jobs", default: "required", doc: "the jobs, as [[workload.jobs]] tables" },
 ];
 
@@ -86,6 +91,8 @@ pub struct WorkloadSection {
     pub eager_limit: u64,
     /// Background traffic reaches only endpoints that run no rank.
     pub background_free_only: bool,
+    /// Every send's start and end are recorded (`record_sends`).
+    pub record_sends: bool,
     /// The jobs.
     pub jobs: Vec<JobSpec>,
     /// GPUs per node when the network has GPU nodes (`topology.nodes.gpus`; 1 otherwise):
@@ -151,6 +158,16 @@ impl WorkloadSection {
                 ))
             }
         };
+        let record_sends = match t.remove("record_sends") {
+            None => false,
+            Some(Value::Boolean(b)) => b,
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "workload.record_sends",
+                    format!("must be true or false, got {other}"),
+                ))
+            }
+        };
         let jobs = match t.remove("jobs") {
             Some(Value::Array(jobs)) if !jobs.is_empty() => jobs,
             Some(Value::Array(_)) | None => {
@@ -169,7 +186,7 @@ impl WorkloadSection {
         if let Some(extra) = t.keys().next() {
             return Err(ConfigError::new(
                 format!("workload.{extra}"),
-                "unknown key; allowed: bytes_per_phit, ns_per_cycle, eager_limit, background, jobs",
+                "unknown key; allowed: bytes_per_phit, ns_per_cycle, eager_limit, background, record_sends, jobs",
             ));
         }
         let jobs = jobs
@@ -200,6 +217,7 @@ impl WorkloadSection {
             ps_per_cycle,
             eager_limit,
             background_free_only,
+            record_sends,
             jobs,
             node_gpus: 1,
         })
