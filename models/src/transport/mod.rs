@@ -258,6 +258,11 @@ mod tests {
         assert_eq!(s.timeouts, 0);
         assert!(!s.time_out(2) && !s.time_out(2) && s.time_out(2));
         assert!(!s.may_send_new(100) && s.next_resend().is_none());
+        // A failed connection is in its error state: a late acknowledgement completes
+        // nothing and leaves the count of timeouts that failed it.
+        assert_eq!(s.acknowledge(3), Acknowledged::default());
+        assert_eq!(s.selective_ack(3, 3, 64), Acknowledged::default());
+        assert_eq!((s.timeouts, s.outstanding()), (3, 2));
     }
 
     #[test]

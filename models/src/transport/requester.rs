@@ -163,7 +163,7 @@ impl Requester {
     pub fn selective_ack(&mut self, psn: u32, cumulative: u32, threshold: u32) -> Acknowledged {
         let mut done = self.acknowledge(cumulative);
         let at = widen(psn, self.unacknowledged).wrapping_sub(self.unacknowledged);
-        if at < self.outstanding() && !self.sacked[at as usize].acked {
+        if !self.failed && at < self.outstanding() && !self.sacked[at as usize].acked {
             self.sacked[at as usize].acked = true;
             self.highest = self.highest.max(self.unacknowledged.wrapping_add(at + 1));
             self.timeouts = 0;
@@ -202,7 +202,8 @@ impl Requester {
         let through = widen(psn, self.unacknowledged.wrapping_sub(1));
         let newly = through.wrapping_sub(self.unacknowledged).wrapping_add(1);
         let mut done = Acknowledged::default();
-        if newly == 0 || newly > self.outstanding() {
+        // A failed connection is in its error state: late acknowledgements complete nothing.
+        if self.failed || newly == 0 || newly > self.outstanding() {
             return done;
         }
         for _ in 0..newly {
