@@ -142,6 +142,20 @@ impl Packet {
         self.created & 0x7fff
     }
 
+    /// Marks a selective acknowledgement as echoing the ECN mark of the packet it
+    /// acknowledges (NSCC's signal), in the creation time's bit 15, after its cumulative
+    /// PSN was set.
+    #[inline]
+    pub fn set_ack_ecn(&mut self) {
+        self.created |= 1 << 15;
+    }
+
+    /// Whether a selective acknowledgement echoes an ECN mark ([`Packet::set_ack_ecn`]).
+    #[inline]
+    pub fn ack_ecn(&self) -> bool {
+        self.created & 1 << 15 != 0
+    }
+
     /// A new packet: the `seq`-th of endpoint `src`, to `dst`, generated at `created`.
     pub fn new(src: EndpointId, seq: u32, dst: EndpointId, size: u16, created: u64) -> Self {
         Packet {

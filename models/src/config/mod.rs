@@ -27,7 +27,7 @@ use crate::router::{
     ClassLink, CreditCheck, FlowControl, FlowLevels, LinkErrors, LinkFlaps, Recovery, RouterParams,
 };
 use crate::traffic::PatternSpec;
-use crate::transport::{Transport, TransportKind, TransportSection, MAX_WINDOW};
+use crate::transport::{Transport, TransportKind, TransportSection, UecCongestion, UecParams, MAX_WINDOW};
 use crate::workload::WorkloadSection;
 use base::settings::typed_with_ranges;
 use routing::{RoutingEntry, Selection};
@@ -421,6 +421,13 @@ impl Config {
                     "must be at least 1 (packets acknowledged after a lost one)",
                 ));
             }
+            Transport::Uec(uec) if uec.congestion == UecCongestion::Nscc => self.check_nscc(&uec)?,
+            Transport::Uec(uec) if (uec.rtt, uec.target, uec.ecn_kmin, uec.ecn_kmax) != (0, 0, 0, 0) => {
+                return Err(ConfigError::new(
+                    key("congestion"),
+                    "rtt, target, ecn_kmin and ecn_kmax are NSCC's: set congestion = \"nscc\" or remove them",
+                ));
+            }
             _ => {}
         }
         let window = transport.window();
@@ -439,6 +446,48 @@ impl Config {
                     "must be at most router.packet_size ({}) and fit the router's buffers ({room} phits), got {ack_size}",
                     self.router.packet_size
                 ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// NSCC's settings, checked against the router's buffers and the congestion control.
+    fn check_nscc(&self, uec: &UecParams) -> Result<(), ConfigError> {
+        if self.congestion.control != Control::None {
+            return Err(ConfigError::new(
+                "transport.uec.congestion",
+                "NSCC is the connections' congestion control: it runs with congestion.control = \"none\" (switches mark ECN for it)",
+            ));
+        }
+        let out = self.router.output_buffer;
+        if uec.ecn_kmax > out {
+            return Err(ConfigError::new(
+                "transport.uec.ecn_kmax",
+                format!(
+                    "an output VC holds at most router.output_buffer = {out} phits, got {}",
+                    uec.ecn_kmax
+                ),
+            ));
+        }
+        if uec.ecn_kmin != 0 && uec.ecn_kmax != 0 && uec.ecn_kmin >= uec.ecn_kmax {
+            return Err(ConfigError::new(
+                "transport.uec.ecn_kmin",
+                format!("must be below ecn_kmax ({}), got {}", uec.ecn_kmax, uec.ecn_kmin),
+            ));
+        }
+        if uec.ecn_kmin >= out {
+            return Err(ConfigError::new(
+                "transport.uec.ecn_kmin",
+                format!(
+                    "an output VC holds at most router.output_buffer = {out} phits, so {} never marks",
+                    uec.ecn_kmin
+                ),
+            ));
+        }
+        if uec.rtt > MAX_CYCLES || uec.target > MAX_CYCLES {
+            return Err(ConfigError::new(
+                "transport.uec.rtt",
+                format!("rtt and target must be at most {MAX_CYCLES} cycles"),
             ));
         }
         Ok(())

@@ -454,7 +454,7 @@ impl RouterState {
         }
         let out_vc = o as usize * vcs + choice.vc as usize;
         self.sw.channels[out_vc].used += size;
-        if sh.cc.is_some() {
+        if sh.cc.is_some() || sh.nscc.is_some() {
             self.mark_if_congested(sh, o, out_vc, slot, st);
         }
         if self.sw.ports[o as usize].holds_credits(self.sw.credits_at_crossbar) {

@@ -574,7 +574,7 @@ impl RouterState {
                         front.ends
                     }
                     Some((kind, tr)) => {
-                        if !tr.may_send_new(front.dst, kind.window()) {
+                        if !tr.may_send_new(front.dst, kind.window(), size) {
                             break;
                         }
                         let message = (front.packets == front.total).then_some(SentMessage {
@@ -586,7 +586,8 @@ impl RouterState {
                             created: front.created,
                             ends: front.ends,
                         });
-                        packet.set_app_seq(tr.send_new(front.dst, message, kind.selective()));
+                        let nscc = sh.nscc.as_ref();
+                        packet.set_app_seq(tr.send_new(front.dst, message, size, kind.selective(), nscc));
                         None
                     }
                 };

@@ -7,7 +7,7 @@ use super::cc::ACK;
 use super::messages::{LinkMsg, Post, SelfEvent};
 use super::stats::PartitionStats;
 use super::{RouterCtx, RouterState, Shared};
-use crate::congestion::{DcqcnCc, Scheme};
+use crate::congestion::Scheme;
 use routing::packet::Packet;
 use topology::PortId;
 
@@ -22,8 +22,13 @@ impl RouterState {
         slot: u32,
         st: &mut PartitionStats,
     ) {
+        if let Some(nscc) = sh.nscc.as_ref() {
+            // ECN for NSCC: the same RED, up to every packet at kmax.
+            // Marked by the queue ahead of the packet, as a queue that marks on dequeue.
+            return self.mark_red(|used, size| nscc.mark_probability(used - size), out_vc, slot, st);
+        }
         if let Some(cc) = sh.cc.as_ref().and_then(Scheme::dcqcn) {
-            return self.mark_red(cc, out_vc, slot, st);
+            return self.mark_red(|used, _| cc.mark_probability(used), out_vc, slot, st);
         }
         let Some(cc) = sh.cc.as_ref().and_then(Scheme::infiniband) else { return };
         let packet = &mut self.slab[slot as usize].packet;
@@ -44,15 +49,21 @@ impl RouterState {
         }
     }
 
-    /// DCQCN's congestion point: the packet in `slot`, granted to output VC `out_vc`, is
-    /// marked with RED's probability for what that VC then holds (drawn from the router's
-    /// stream, so the same on any partitioning).
-    fn mark_red(&mut self, cc: &DcqcnCc, out_vc: usize, slot: u32, st: &mut PartitionStats) {
+    /// DCQCN's congestion point, and ECN for NSCC: the packet in `slot`, granted to output
+    /// VC `out_vc`, is marked with RED's `probability` given what that VC then holds and
+    /// the packet's size (drawn from the router's stream, so the same on any partitioning).
+    fn mark_red(
+        &mut self,
+        probability: impl Fn(u32, u32) -> f64,
+        out_vc: usize,
+        slot: u32,
+        st: &mut PartitionStats,
+    ) {
         let packet = &self.slab[slot as usize].packet;
         if packet.is_cnp() || packet.is_transport_ack() || packet.fecn() {
             return;
         }
-        let p = cc.mark_probability(self.sw.channels[out_vc].used as u32);
+        let p = probability(self.sw.channels[out_vc].used as u32, packet.size as u32);
         if p > 0.0 && (p >= 1.0 || base::rng::unit(&mut self.rng) < p) {
             self.slab[slot as usize].packet.set_fecn();
             st.period.marked_packets += 1;

@@ -217,6 +217,9 @@ pub struct Shared {
     /// The transport application messages travel on, if any (`transport.kind`,
     /// `transport.rs`).
     pub transport: Option<crate::transport::Transport>,
+    /// NSCC's parameters and the switches' ECN marking, with
+    /// `transport.uec.congestion = "nscc"`; `None` otherwise.
+    pub nscc: Option<crate::transport::Nscc>,
 }
 
 impl Shared {

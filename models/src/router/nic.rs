@@ -250,11 +250,11 @@ impl RouterState {
             nic.inject_scheduled = true;
             ctx.schedule_self(serialization, SelfEvent::Inject { nic: nic_index });
         }
-        let dst = packet.dst;
+        let (dst, psn) = (packet.dst, packet.app_seq());
         self.on_head(sh, port, packet, t + latency, ctx, st);
         if data && self.ends.nics[nic_index as usize].app != NIL {
             if sh.transport.is_some() {
-                self.transport_on_sent(sh, nic_index, dst, ctx);
+                self.transport_on_sent(sh, nic_index, dst, psn, ctx);
             }
             self.on_rank_injected(sh, nic_index, ctx, st);
         }

@@ -16,7 +16,10 @@ use super::buffers::NIL;
 use super::messages::{Post, SelfEvent};
 use super::stats::PartitionStats;
 use super::{RouterCtx, RouterState, Shared};
-use crate::transport::{Arrival, Receipt, Reorder, Requester, Responder, SentMessage, Transport, PSN_MASK};
+use crate::transport::{
+    AckSignal, Arrival, Nscc, NsccWindow, Receipt, Reorder, Requester, Responder, SentMessage, Transport,
+    PSN_MASK,
+};
 use crate::workload::WORKLOAD_PACKET;
 use routing::packet::Packet;
 use rustc_hash::FxHashMap;
@@ -44,15 +47,32 @@ pub(super) struct RankTransport {
 impl RankTransport {
     /// Whether a new packet to `dst` may take a PSN now (its connection's window has room
     /// and it is not going back).
-    pub(super) fn may_send_new(&self, dst: EndpointId, window: u32) -> bool {
-        self.send.get(&dst).is_none_or(|c| c.may_send_new(window))
+    /// Under NSCC, its window must also have room for the packet's `size` phits.
+    pub(super) fn may_send_new(&self, dst: EndpointId, window: u32, size: u16) -> bool {
+        self.send.get(&dst).is_none_or(|c| {
+            c.may_send_new(window) && c.nscc.as_ref().is_none_or(|w| w.may_send(c.in_flight(), size))
+        })
     }
 
-    /// The PSN of a new packet to `dst` (its low 15 bits); `message` is recorded with the
-    /// connection if the packet is its message's first.
-    pub(super) fn send_new(&mut self, dst: EndpointId, message: Option<SentMessage>, selective: bool) -> u16 {
-        let conn = self.send.entry(dst).or_insert_with(|| Requester::new(selective));
-        (conn.send_new(message) & PSN_MASK) as u16
+    /// The PSN of a new packet of `size` phits to `dst` (its low 15 bits); `message` is
+    /// recorded with the connection if the packet is its message's first. A new
+    /// connection starts NSCC's window under `nscc`.
+    pub(super) fn send_new(
+        &mut self,
+        dst: EndpointId,
+        message: Option<SentMessage>,
+        size: u16,
+        selective: bool,
+        nscc: Option<&Nscc>,
+    ) -> u16 {
+        let conn = self.send.entry(dst).or_insert_with(|| {
+            let mut r = Requester::new(selective);
+            r.nscc = nscc.map(|n| NsccWindow::new(&n.params));
+            r
+        });
+        let psn = conn.send_new(message);
+        conn.sized(psn, size);
+        (psn & PSN_MASK) as u16
     }
 
     /// The next packet to send again, from endpoint `src`: built as the original was.
@@ -237,6 +257,11 @@ impl RouterState {
         }
         self.transport_at(nic).released = released;
         self.acknowledge_to(sh, nic, src, (psn, false, Some(cumulative)), t, st);
+        if packet.fecn() {
+            // The ACK echoes the packet's ECN mark (NSCC's signal).
+            let tr = self.transport_at(nic);
+            tr.control.back_mut().expect("just queued").set_ack_ecn();
+        }
         self.try_inject(sh, nic, ctx, st);
     }
 
@@ -262,7 +287,15 @@ impl RouterState {
         let Some(conn) = tr.send.get_mut(&peer) else { return };
         let (done, back) = match sh.transport.as_ref().expect("a transport is on") {
             Transport::Uec(uec) => {
+                let (rtt, before) = (conn.rtt_sample(psn, t), conn.in_flight());
                 let done = conn.selective_ack(psn, packet.ack_cumulative(), uec.reorder_threshold);
+                let in_flight = conn.in_flight();
+                if let (Some(w), Some(n)) = (conn.nscc.as_mut(), sh.nscc.as_ref()) {
+                    let phits = before.saturating_sub(in_flight) as f64;
+                    let signal =
+                        AckSignal { phits, marked: packet.ack_ecn(), rtt, in_flight: in_flight as f64 };
+                    w.on_ack(&n.params, signal, t);
+                }
                 (done, conn.resending())
             }
             Transport::Rc(_) if nak => conn.nak(psn),
@@ -291,11 +324,13 @@ impl RouterState {
         sh: &Shared,
         nic: u16,
         dst: EndpointId,
+        psn: u16,
         ctx: &mut RouterCtx<'_>,
     ) {
         let timeout = sh.transport.as_ref().expect("a transport is on").timeout();
         let t = ctx.now();
         let conn = self.transport_at(nic).send.get_mut(&dst).expect("a packet sent has its connection");
+        conn.stamp(psn as u32, t);
         if !conn.timer_pending {
             conn.timer_pending = true;
             conn.armed_at = t;
@@ -333,6 +368,10 @@ impl RouterState {
             conn.timer_pending = false;
             st.count(measured, |c| &mut c.failed_connections);
             return;
+        }
+        if let (Some(w), Some(n)) = (conn.nscc.as_mut(), sh.nscc.as_ref()) {
+            // NSCC takes a packet off the window at each timeout.
+            w.on_timeout(&n.params, sh.params.packet_size);
         }
         conn.armed_at = t;
         ctx.schedule_self(kind.timeout(), SelfEvent::Timeout { nic, peer });

@@ -19,6 +19,7 @@ use crate::router::{
 };
 use crate::stats::Counters;
 use crate::traffic::Pattern;
+use crate::transport::{fabric_rtt, Nscc, NsccParams, Transport, UecCongestion};
 use crate::workload::Workload;
 use engine::comm::{decode, encode};
 use engine::{run_distributed, Checkpoint, Control, EngineError, Layout, LinkSpec, RankComm, RunConfig};
@@ -69,6 +70,8 @@ pub struct RankModel {
     /// Bit errors on switch-to-switch links, if any.
     link_errors: Option<LinkErrors>,
     flaps: Option<LinkFlaps>,
+    /// NSCC's parameters and ECN marking, with `transport.uec.congestion = "nscc"`.
+    nscc: Option<Nscc>,
     /// Seconds spent building the routing state.
     pub routing_build_seconds: f64,
     /// Record every delivered packet (tests).
@@ -178,6 +181,7 @@ impl RankModel {
             .congestion
             .targets(&pattern, net.num_endpoints())
             .expect("checked when the model was built");
+        let nscc = nscc_setup(&config, net, workload.as_deref());
         RankModel {
             info: NetworkInfo {
                 name: net.name.clone(),
@@ -200,6 +204,7 @@ impl RankModel {
             pattern,
             workload,
             targets,
+            nscc,
             routing_build_seconds,
             record_deliveries: false,
         }
@@ -342,6 +347,7 @@ impl RankModel {
             link_errors: self.link_errors.clone(),
             flaps: self.flaps.clone(),
             transport: cfg.transport(),
+            nscc: self.nscc,
         })
     }
 
@@ -503,6 +509,35 @@ fn injected_failure() -> Option<(SwitchId, u64)> {
     let text = std::env::var("XNET_TEST_FAIL_AT").ok()?;
     let (switch, cycle) = text.split_once(':')?;
     Some((switch.trim().parse().ok()?, cycle.trim().parse().ok()?))
+}
+
+/// NSCC's parameters for this network, with `transport.uec.congestion = "nscc"`: the base
+/// round trip given or computed ([`fabric_rtt`]), the constants scaled by it, and the ECN
+/// thresholds given or derived from its bandwidth-delay product.
+fn nscc_setup(config: &Config, net: &Network, workload: Option<&Workload>) -> Option<Nscc> {
+    let Some(Transport::Uec(uec)) = config.transport() else { return None };
+    if uec.congestion != UecCongestion::Nscc {
+        return None;
+    }
+    let router = &config.router;
+    let saf = router.switching == crate::router::Switching::StoreAndForward;
+    let rtt = match uec.rtt {
+        0 => fabric_rtt(net, router.router_delay, saf, router.packet_size, uec.ack_size).max(1),
+        given => given,
+    };
+    let (bytes_per_phit, ps_per_cycle) = workload.map_or((16, 640), |w| (w.bytes_per_phit, w.ps_per_cycle));
+    let target = (uec.target > 0).then_some(uec.target as f64);
+    let params = NsccParams::new(rtt, router.packet_size, bytes_per_phit, ps_per_cycle, target);
+    let (out, mtu) = (router.output_buffer, u32::from(router.packet_size));
+    let kmax = match uec.ecn_kmax {
+        0 => ((0.8 * rtt as f64) as u32).max(2 * mtu).min(out),
+        given => given,
+    };
+    let kmin = match uec.ecn_kmin {
+        0 => ((0.2 * rtt as f64) as u32).max(mtu).min(kmax / 2),
+        given => given,
+    };
+    Some(Nscc { params, kmin, kmax })
 }
 
 #[cfg(test)]

@@ -23,10 +23,12 @@
 //! Here: the parameters (this file), PSN arithmetic (`psn.rs`), the responders
 //! (`responder.rs`) and the requester (`requester.rs`).
 
+mod nscc;
 mod psn;
 mod requester;
 mod responder;
 
+pub use nscc::{fabric_rtt, AckSignal, NsccParams, NsccWindow};
 pub use psn::{psn_ahead, MAX_WINDOW, PSN_BITS, PSN_MASK};
 pub use requester::{Acknowledged, Requester, SentMessage};
 pub use responder::{Arrival, Receipt, Reorder, Responder};
@@ -105,11 +107,76 @@ pub struct UecParams {
     /// that were only late (the job 13 % slower than without a transport), 64 resends
     /// 10,617 (1.6 %), 256 resends 4,761 (1.6 %).
     pub reorder_threshold: u32,
+    /// The congestion control of its connections ([`UecCongestion`]). Default `none`:
+    /// only `window` limits a connection.
+    pub congestion: UecCongestion,
+    /// NSCC: the fabric's base round trip in cycles, which sizes the window (1.5 of its
+    /// bandwidth-delay product) and NSCC's constants. Default 0: the unloaded round trip
+    /// of a full packet and its acknowledgement to the farthest endpoint from endpoint 0.
+    pub rtt: u64,
+    /// NSCC: the target queueing delay in cycles. Default 0: the base round trip (the
+    /// reference simulator's choice without packet trimming).
+    pub target: u64,
+    /// NSCC: switches mark ECN on a packet granted to an output VC holding more than
+    /// `ecn_kmin` phits ahead of it, with a probability rising linearly to 1 at
+    /// `ecn_kmax`. Default 0: 20 % and 80 % of the bandwidth-delay product, as the
+    /// reference simulator, but at least a packet and two, `ecn_kmax` at most
+    /// `router.output_buffer` and `ecn_kmin` at most half of `ecn_kmax`.
+    pub ecn_kmin: u32,
+    /// See `ecn_kmin`.
+    pub ecn_kmax: u32,
 }
 
 impl Default for UecParams {
     fn default() -> Self {
-        UecParams { timeout: 65_536, retries: 7, window: MAX_WINDOW, ack_size: 0, reorder_threshold: 64 }
+        UecParams {
+            timeout: 65_536,
+            retries: 7,
+            window: MAX_WINDOW,
+            ack_size: 0,
+            reorder_threshold: 64,
+            congestion: UecCongestion::None,
+            rtt: 0,
+            target: 0,
+            ecn_kmin: 0,
+            ecn_kmax: 0,
+        }
+    }
+}
+
+/// `transport.uec.congestion`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UecCongestion {
+    /// None: a connection sends up to its `window` of packets.
+    #[default]
+    None,
+    /// NSCC, Ultra Ethernet's sender-based congestion control ([`NsccWindow`]).
+    Nscc,
+}
+
+/// NSCC as a run uses it: the senders' parameters and the switches' ECN marking.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Nscc {
+    /// The senders' parameters.
+    pub params: NsccParams,
+    /// ECN marking: an output VC holding at most `kmin` phits marks nothing...
+    pub kmin: u32,
+    /// ...one holding `kmax` or more marks every packet, linearly between.
+    pub kmax: u32,
+}
+
+impl Nscc {
+    /// The probability that a packet granted to an output VC then holding `queued` phits
+    /// is marked.
+    pub fn mark_probability(&self, queued: u32) -> f64 {
+        if queued <= self.kmin {
+            0.0
+        } else if queued >= self.kmax {
+            1.0
+        } else {
+            (queued - self.kmin) as f64 / (self.kmax - self.kmin) as f64
+        }
     }
 }
 
@@ -310,6 +377,30 @@ mod tests {
         let again: Vec<u32> = std::iter::from_fn(|| s.next_resend().map(|r| r.0)).collect();
         assert_eq!(again, vec![5, 6, 7]);
         assert_eq!(s.selective_ack(7, 7, 3).ended, vec![11]);
+    }
+
+    #[test]
+    fn phits_count_in_flight_from_departure_to_acknowledgement_once() {
+        let mut s = Requester::new(true);
+        for size in [16, 16, 4] {
+            let psn = s.send_new(None);
+            s.sized(psn, size);
+        }
+        // Fed to the endpoint, not yet gone: nothing in flight.
+        assert_eq!(s.in_flight(), 0);
+        s.stamp(0, 10);
+        s.stamp(1, 11);
+        assert_eq!(s.in_flight(), 32);
+        // A round trip sample for a packet sent once; none for one sent twice.
+        assert_eq!(s.rtt_sample(0, 50), Some(40));
+        s.stamp(1, 30);
+        assert_eq!((s.rtt_sample(1, 50), s.in_flight()), (None, 32));
+        // 1 acknowledged alone, then 0 and 2 by the cumulative PSN (2 never left: it was
+        // not counted).
+        s.selective_ack(1, 0x7fff, 64);
+        assert_eq!(s.in_flight(), 16);
+        s.selective_ack(0, 0, 64);
+        assert_eq!(s.in_flight(), 0);
     }
 
     #[test]

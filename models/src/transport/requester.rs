@@ -37,7 +37,7 @@ impl SentMessage {
 
 /// One connection at its requester (the source). PSNs here are full width (a count of the
 /// connection's packets); packets carry their low [`PSN_BITS`](super::PSN_BITS).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Requester {
     /// The next new packet's PSN.
     next: u32,
@@ -67,13 +67,21 @@ pub struct Requester {
     examined: u32,
     /// Selective mode.
     selective: bool,
+    /// Selective: phits sent and not acknowledged (each packet once, however often sent).
+    in_flight: u64,
+    /// NSCC's window, with `transport.uec.congestion = "nscc"`.
+    pub nscc: Option<super::NsccWindow>,
 }
 
-/// A selective requester's flags for one PSN.
+/// A selective requester's record of one PSN: acknowledged, declared lost, its phits, when
+/// it was last sent and how often.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Flags {
     acked: bool,
     lost: bool,
+    size: u16,
+    sends: u8,
+    sent_at: u64,
 }
 
 /// What an acknowledgement did at the requester ([`Requester::acknowledge`]).
@@ -118,6 +126,42 @@ impl Requester {
             self.sacked.push_back(Flags::default());
         }
         psn
+    }
+
+    /// Selective: the new packet `psn` (full width, from [`Self::send_new`]) is `size`
+    /// phits long.
+    pub fn sized(&mut self, psn: u32, size: u16) {
+        let at = psn.wrapping_sub(self.unacknowledged);
+        if let Some(f) = self.sacked.get_mut(at as usize) {
+            f.size = size;
+        }
+    }
+
+    /// Selective: PSN `psn` (its carried bits) left the endpoint at `t`, first or again;
+    /// from its first departure it counts in flight (a packet waiting in the endpoint's
+    /// source queue does not: its round trip has not started).
+    pub fn stamp(&mut self, psn: u32, t: u64) {
+        let at = widen(psn, self.unacknowledged).wrapping_sub(self.unacknowledged);
+        if let Some(f) = self.sacked.get_mut(at as usize) {
+            if f.sends == 0 && !f.acked {
+                self.in_flight += u64::from(f.size);
+            }
+            f.sends = f.sends.saturating_add(1);
+            f.sent_at = t;
+        }
+    }
+
+    /// Selective: the round trip of PSN `psn` acknowledged at `t`, if it was sent once
+    /// (an acknowledgement of a resent packet could answer either copy).
+    pub fn rtt_sample(&self, psn: u32, t: u64) -> Option<u64> {
+        let at = widen(psn, self.unacknowledged).wrapping_sub(self.unacknowledged);
+        let f = self.sacked.get(at as usize)?;
+        (f.sends == 1 && !f.acked).then(|| t.saturating_sub(f.sent_at))
+    }
+
+    /// Selective: phits sent and not acknowledged.
+    pub fn in_flight(&self) -> u64 {
+        self.in_flight
     }
 
     /// The next packet to send again (going back, or one declared lost): its PSN and
@@ -165,6 +209,9 @@ impl Requester {
         let at = widen(psn, self.unacknowledged).wrapping_sub(self.unacknowledged);
         if !self.failed && at < self.outstanding() && !self.sacked[at as usize].acked {
             self.sacked[at as usize].acked = true;
+            if self.sacked[at as usize].sends > 0 {
+                self.in_flight -= u64::from(self.sacked[at as usize].size);
+            }
             self.highest = self.highest.max(self.unacknowledged.wrapping_add(at + 1));
             self.timeouts = 0;
             done.progress = true;
@@ -207,7 +254,11 @@ impl Requester {
             return done;
         }
         for _ in 0..newly {
-            self.sacked.pop_front();
+            if let Some(f) = self.sacked.pop_front() {
+                if !f.acked && f.sends > 0 {
+                    self.in_flight -= u64::from(f.size);
+                }
+            }
         }
         self.unacknowledged = through.wrapping_add(1);
         if self.resend.wrapping_sub(self.unacknowledged) > self.outstanding() {
