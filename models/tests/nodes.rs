@@ -322,3 +322,29 @@ fn dual_tor_loses_no_packet_under_load() {
         check_every_packet_once(&format!("dual-ToR, {selection}, pxn {pxn}"), &run(&sim, 1), &run(&sim, 2));
     }
 }
+
+/// One message from GPU 0 to GPU 5 (another node, another rail) on [`RAILS`] under
+/// InfiniBand congestion control marking from two packets queued.
+fn one_message_marked(extra: &[&str]) -> RunResult {
+    let text = RAILS.replace("[traffic]\n    pattern = \"uniform\"\n    load = 0.002\n", "")
+        + "[congestion]\ncontrol = \"infiniband\"\n[congestion.infiniband]\nthreshold = 16\n\
+           [workload]\nbytes_per_phit = 16\n[[workload.jobs]]\nkind = \"goal\"\ncontents = \"\"\"\n\
+           num_ranks 16\nrank 0 {\ns: send 65536b to 5 tag 1\n}\nrank 5 {\nr: recv 65536b from 0 tag 1\n}\n\"\"\"\n";
+    run(&build(&text, extra), 1)
+}
+
+#[test]
+fn a_nodes_insides_mark_no_packet_for_congestion_control() {
+    // The GPU sends at NVLink speed, four times its NIC's: its packets queue at the GPU's
+    // port to the NIC, a node's inside, which marks nothing; the fabric carries the one
+    // flow at the NIC's rate and queues nothing either.
+    let r = one_message_marked(&[]);
+    assert!(r.workload.as_ref().unwrap().finished());
+    let marked: u64 = r.samples.iter().map(|s| s.counters.marked_packets).sum();
+    assert_eq!(marked, 0);
+    // The fabric's switches do mark when their queue passes the threshold: with the NIC as
+    // fast as NVLink, the leaf's port to the slower spine link queues.
+    let r = one_message_marked(&["topology.link_speeds={ nvlink = 4, nic = 4 }"]);
+    let marked: u64 = r.samples.iter().map(|s| s.counters.marked_packets).sum();
+    assert!(marked > 0);
+}

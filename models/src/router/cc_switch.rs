@@ -22,6 +22,10 @@ impl RouterState {
         slot: u32,
         st: &mut PartitionStats,
     ) {
+        if self.id < sh.first_fabric_switch {
+            // A GPU or its scale-up switch: a node's insides mark nothing.
+            return;
+        }
         if let Some(nscc) = sh.nscc.as_ref() {
             // ECN for NSCC: the same RED, up to every packet at kmax.
             // Marked by the queue ahead of the packet, as a queue that marks on dequeue.

@@ -220,6 +220,10 @@ pub struct Shared {
     /// NSCC's parameters and the switches' ECN marking, with
     /// `transport.uec.congestion = "nscc"`; `None` otherwise.
     pub nscc: Option<crate::transport::Nscc>,
+    /// The first switch of the fabric: on GPU nodes the GPUs and their scale-up switches
+    /// come before it and mark no packet for congestion control (their queues are a
+    /// node's insides, not the fabric's); 0 without nodes.
+    pub first_fabric_switch: SwitchId,
 }
 
 impl Shared {

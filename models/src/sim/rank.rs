@@ -72,6 +72,8 @@ pub struct RankModel {
     flaps: Option<LinkFlaps>,
     /// NSCC's parameters and ECN marking, with `transport.uec.congestion = "nscc"`.
     nscc: Option<Nscc>,
+    /// The first fabric switch (0 without GPU nodes).
+    first_fabric_switch: SwitchId,
     /// Seconds spent building the routing state.
     pub routing_build_seconds: f64,
     /// Record every delivered packet (tests).
@@ -205,6 +207,7 @@ impl RankModel {
             workload,
             targets,
             nscc,
+            first_fabric_switch: net.nodes.as_ref().map_or(0, |n| n.first_fabric()),
             routing_build_seconds,
             record_deliveries: false,
         }
@@ -348,6 +351,7 @@ impl RankModel {
             flaps: self.flaps.clone(),
             transport: cfg.transport(),
             nscc: self.nscc,
+            first_fabric_switch: self.first_fabric_switch,
         })
     }
 

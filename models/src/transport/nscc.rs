@@ -156,9 +156,11 @@ impl NsccWindow {
         }
     }
 
-    /// Whether a packet of `size` phits may go with `in_flight` phits unacknowledged.
+    /// Whether a packet of `size` phits may go with `in_flight` phits unacknowledged: if
+    /// it fits the window, or if nothing is in flight (a packet larger than the window, a
+    /// scale-up one, still goes alone).
     pub fn may_send(&self, in_flight: u64, size: u16) -> bool {
-        in_flight as f64 + size as f64 <= self.window
+        in_flight == 0 || in_flight as f64 + size as f64 <= self.window
     }
 
     /// The base round trip it measured (cycles).
