@@ -18,7 +18,7 @@
 
 mod dcqcn;
 
-pub use dcqcn::{DcqcnCc, DcqcnRate};
+pub use dcqcn::{red, DcqcnCc, DcqcnRate};
 
 use serde::Deserialize;
 

@@ -65,13 +65,20 @@ impl DcqcnCc {
     /// The probability that a packet granted to an output whose VC then holds `queued`
     /// phits is marked (RED on the egress queue).
     pub fn mark_probability(&self, queued: u32) -> f64 {
-        if queued <= self.kmin {
-            0.0
-        } else if queued >= self.kmax {
-            1.0
-        } else {
-            self.pmax * (queued - self.kmin) as f64 / (self.kmax - self.kmin) as f64
-        }
+        red(queued, self.kmin, self.kmax, self.pmax)
+    }
+}
+
+/// RED's marking probability for a queue of `queued`: none up to `kmin`, rising linearly
+/// to `pmax` just below `kmax`, every packet from `kmax` on (DCQCN's switches, and ECN for
+/// NSCC with `pmax` = 1).
+pub fn red(queued: u32, kmin: u32, kmax: u32, pmax: f64) -> f64 {
+    if queued <= kmin {
+        0.0
+    } else if queued >= kmax {
+        1.0
+    } else {
+        pmax * (queued - kmin) as f64 / (kmax - kmin) as f64
     }
 }
 

@@ -170,13 +170,7 @@ impl Nscc {
     /// The probability that a packet granted to an output VC then holding `queued` phits
     /// is marked.
     pub fn mark_probability(&self, queued: u32) -> f64 {
-        if queued <= self.kmin {
-            0.0
-        } else if queued >= self.kmax {
-            1.0
-        } else {
-            (queued - self.kmin) as f64 / (self.kmax - self.kmin) as f64
-        }
+        crate::congestion::red(queued, self.kmin, self.kmax, 1.0)
     }
 }
 
