@@ -9,17 +9,20 @@ The fabric is configs/ethernet-rail.toml: 32 nodes of 8 GPUs on NVSwitch, a
 - step: the config's training step (a GPT-class model of 8 layers, hidden 2,048, tensor 8
   inside each node, pipeline 2 and data 8 across nodes), every packet that leaves a node;
 - incast: 32 GPUs of other nodes and other rails each send 2 MiB to GPU 0 at once (a
-  parameter server's gather, or a pipeline stage many stages feed), through the spines.
+  parameter server's gather, or a pipeline stage many stages feed), through the spines;
+- alltoall: NCCL's all-to-all on the 128 GPUs, 16 KiB to every peer, without PXN, so
+  that traffic between rails crosses the spines (expert parallelism's exchange).
 
 Each under seven fabrics: credits with no transport (InfiniBand-like, the reference);
 RoCEv2 (PFC and RC on in-order ECMP paths), without DCQCN, with it at Zhu et al.'s
 thresholds and with Kmax at the output buffer; Ultra Ethernet's transport on lossy links
 over ECMP and over sprayed paths (adaptive routing), and sprayed with NSCC.
 
-    scripts/studies/study_ethernet.py [--threads N] [--only step|incast]
+    scripts/studies/study_ethernet.py [--threads N] [--only incast|step|alltoall]
 
-Writes docs/studies/ethernet/results.csv and prints a Markdown table. XNET=path picks the
-binary. About 7 minutes on 2 cores.
+Writes docs/studies/ethernet/results.csv (results-WORKLOAD.csv with --only) and prints a
+Markdown table. XNET=path picks the binary. About 20 minutes on 2 cores (the all-to-all
+12 of them).
 """
 import argparse
 import csv
@@ -81,12 +84,19 @@ def incast_job():
             f'contents = """\n{goal}"""\n')
 
 
+def alltoall_job():
+    """NCCL's all-to-all on the 128 GPUs, 16 KiB to every peer, without PXN: a GPU's
+    traffic to another rail leaves by its own NIC and crosses a spine."""
+    return ('[[workload.jobs]]\nname = "alltoall"\nkind = "collectives"\nranks = 128\n'
+            'operations = [{ collective = "alltoall", bytes = 2097152, library = "nccl" }]\n')
+
+
 def workload_config(name):
     text = config.read_text()
     if name == "step":
         return text
     head = text[: text.index("[[workload.jobs]]")]
-    return head + incast_job()
+    return head + (incast_job() if name == "incast" else alltoall_job())
 
 
 def run(text, overrides, threads):
@@ -138,10 +148,10 @@ def run(text, overrides, threads):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--only", choices=["step", "incast"])
+    ap.add_argument("--only", choices=["incast", "step", "alltoall"])
     args = ap.parse_args()
     rows = []
-    for workload in ["incast", "step"]:
+    for workload in ["incast", "step", "alltoall"]:
         if args.only and workload != args.only:
             continue
         text = workload_config(workload)
@@ -151,7 +161,8 @@ def main():
             rows.append(row)
     out_dir.mkdir(parents=True, exist_ok=True)
     fields = list(dict.fromkeys(k for r in rows for k in r))
-    with open(out_dir / "results.csv", "w", newline="") as f:
+    name = f"results-{args.only}.csv" if args.only else "results.csv"
+    with open(out_dir / name, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
         w.writerows(rows)
