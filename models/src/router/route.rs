@@ -123,17 +123,14 @@ impl RouterState {
         ctx: &mut RouterCtx<'_>,
         st: &mut PartitionStats,
     ) {
-        // Read only with links of several speeds: cycles from the head's arrival to the
-        // tail's.
-        let tail =
-            if sh.speeds.is_some() { (self.serialization(sh, port, packet.size) - 1) as u32 } else { 0 };
-        let ready = match sh.params.switching {
-            Switching::CutThrough => arrival + sh.params.router_delay,
-            Switching::StoreAndForward => {
-                let tail = if sh.speeds.is_some() { u64::from(tail) } else { u64::from(packet.size) - 1 };
-                arrival + tail + sh.params.router_delay
-            }
+        // Cycles from the head's arrival to the tail's.
+        let tail = match sh.speeds {
+            Some(_) => self.serialization(sh, port, packet.size) - 1,
+            None => u64::from(packet.size) - 1,
         };
+        let ready = arrival
+            + sh.params.router_delay
+            + if sh.params.switching == Switching::StoreAndForward { tail } else { 0 };
         st.arrivals += 1;
         let input = port as usize * self.vcs + packet.vc as usize;
         if sh.flow.is_some()
@@ -154,6 +151,8 @@ impl RouterState {
             // Routed in `router_delay` cycles: let the routing's table entries load meanwhile.
             self.prefetch_route(sh, packet.dst);
         }
+        // A held packet's tail is read only with links of several speeds.
+        let tail = if sh.speeds.is_some() { tail as u32 } else { 0 };
         let slot = self.store(Held { packet, ready, next: NIL, tail });
         self.sw.channels[input].input.push_back(slot, &mut self.slab);
         debug_assert!(

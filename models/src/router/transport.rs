@@ -70,9 +70,7 @@ impl RankTransport {
             r.nscc = nscc.map(|n| NsccWindow::new(&n.params));
             r
         });
-        let psn = conn.send_new(message);
-        conn.sized(psn, size);
-        (psn & PSN_MASK) as u16
+        (conn.send_new(message, size) & PSN_MASK) as u16
     }
 
     /// The next packet to send again, from endpoint `src`: built as the original was.
@@ -287,14 +285,18 @@ impl RouterState {
         let Some(conn) = tr.send.get_mut(&peer) else { return };
         let (done, back) = match sh.transport.as_ref().expect("a transport is on") {
             Transport::Uec(uec) => {
-                let (rtt, before) = (conn.rtt_sample(psn, t), conn.in_flight());
+                // NSCC's signals: the round trip and the phits this acknowledgement covers.
+                let before = sh.nscc.as_ref().map(|_| (conn.rtt_sample(psn, t), conn.in_flight()));
                 let done = conn.selective_ack(psn, packet.ack_cumulative(), uec.reorder_threshold);
-                let in_flight = conn.in_flight();
-                if let (Some(w), Some(n)) = (conn.nscc.as_mut(), sh.nscc.as_ref()) {
+                if let (Some((rtt, before)), Some(n)) = (before, sh.nscc.as_ref()) {
+                    let in_flight = conn.in_flight();
                     let phits = before.saturating_sub(in_flight) as f64;
                     let signal =
                         AckSignal { phits, marked: packet.ack_ecn(), rtt, in_flight: in_flight as f64 };
-                    w.on_ack(&n.params, signal, t);
+                    conn.nscc
+                        .as_mut()
+                        .expect("NSCC's connections have a window")
+                        .on_ack(&n.params, signal, t);
                 }
                 (done, conn.resending())
             }

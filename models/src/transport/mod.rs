@@ -279,11 +279,11 @@ mod tests {
     #[test]
     fn a_requester_goes_back_on_a_nak_and_ends_sends_on_their_last_acknowledgement() {
         let mut s = Requester::default();
-        assert_eq!(s.send_new(Some(message(3, 10))), 0);
-        assert_eq!(s.send_new(None), 1);
-        assert_eq!(s.send_new(None), 2);
-        assert_eq!(s.send_new(Some(message(2, 11))), 3);
-        assert_eq!(s.send_new(None), 4);
+        assert_eq!(s.send_new(Some(message(3, 10)), 16), 0);
+        assert_eq!(s.send_new(None, 16), 1);
+        assert_eq!(s.send_new(None, 16), 2);
+        assert_eq!(s.send_new(Some(message(2, 11)), 16), 3);
+        assert_eq!(s.send_new(None, 16), 4);
         assert!(s.may_send_new(8) && !s.may_send_new(5));
         // Acknowledged through 1: nothing ends.
         let a = s.acknowledge(1);
@@ -308,7 +308,7 @@ mod tests {
     fn timeouts_go_back_to_the_oldest_and_fail_after_the_retries() {
         let mut s = Requester::default();
         for _ in 0..4 {
-            s.send_new(Some(message(1, 0)));
+            s.send_new(Some(message(1, 0)), 16);
         }
         s.acknowledge(0);
         assert!(!s.time_out(2));
@@ -346,13 +346,13 @@ mod tests {
     #[test]
     fn a_selective_requester_resends_only_what_is_lost() {
         let mut s = Requester::new(true);
-        assert_eq!(s.send_new(Some(message(4, 10))), 0);
+        assert_eq!(s.send_new(Some(message(4, 10)), 16), 0);
         for _ in 1..4 {
-            s.send_new(None);
+            s.send_new(None, 16);
         }
-        s.send_new(Some(message(4, 11)));
+        s.send_new(Some(message(4, 11)), 16);
         for _ in 5..8 {
-            s.send_new(None);
+            s.send_new(None, 16);
         }
         // 1 is lost; 0, 2, 3, 4 arrive (threshold 3: 1 is lost once 4 is acknowledged).
         assert!(s.selective_ack(0, 0, 3).progress);
@@ -377,8 +377,7 @@ mod tests {
     fn phits_count_in_flight_from_departure_to_acknowledgement_once() {
         let mut s = Requester::new(true);
         for size in [16, 16, 4] {
-            let psn = s.send_new(None);
-            s.sized(psn, size);
+            s.send_new(None, size);
         }
         // Fed to the endpoint, not yet gone: nothing in flight.
         assert_eq!(s.in_flight(), 0);
@@ -404,7 +403,7 @@ mod tests {
         // Three times round the carried space, a window of 100 at a time.
         for i in 0..3 * (1u32 << PSN_BITS) {
             assert!(s.may_send_new(100));
-            let psn = s.send_new(Some(message(1, i)));
+            let psn = s.send_new(Some(message(1, i)), 16);
             assert_eq!(r.receive(psn & PSN_MASK), Receipt::Accepted);
             if i % 100 == 99 {
                 let ack = r.acknowledges(true, 1).unwrap();

@@ -163,16 +163,6 @@ impl NsccWindow {
         in_flight == 0 || in_flight as f64 + size as f64 <= self.window
     }
 
-    /// The base round trip it measured (cycles).
-    pub fn base_rtt(&self) -> u64 {
-        self.base_rtt
-    }
-
-    /// The averaged queueing delay (cycles).
-    pub fn avg_delay(&self) -> f64 {
-        self.avg_delay
-    }
-
     fn clamp(&mut self, p: &NsccParams) {
         self.window = self.window.clamp(p.min_window, self.max_window.max(p.min_window));
     }

@@ -112,9 +112,9 @@ impl Requester {
         !self.failed && (self.selective || self.resend == self.next) && self.outstanding() < window
     }
 
-    /// A new packet: its PSN (full width); `message` is recorded if it is its message's
-    /// first packet.
-    pub fn send_new(&mut self, message: Option<SentMessage>) -> u32 {
+    /// A new packet of `size` phits: its PSN (full width); `message` is recorded if it is
+    /// its message's first packet.
+    pub fn send_new(&mut self, message: Option<SentMessage>, size: u16) -> u32 {
         let psn = self.next;
         if let Some(mut m) = message {
             m.first = psn;
@@ -123,18 +123,9 @@ impl Requester {
         self.next = self.next.wrapping_add(1);
         self.resend = self.next;
         if self.selective {
-            self.sacked.push_back(Flags::default());
+            self.sacked.push_back(Flags { size, ..Flags::default() });
         }
         psn
-    }
-
-    /// Selective: the new packet `psn` (full width, from [`Self::send_new`]) is `size`
-    /// phits long.
-    pub fn sized(&mut self, psn: u32, size: u16) {
-        let at = psn.wrapping_sub(self.unacknowledged);
-        if let Some(f) = self.sacked.get_mut(at as usize) {
-            f.size = size;
-        }
     }
 
     /// Selective: PSN `psn` (its carried bits) left the endpoint at `t`, first or again;
