@@ -3,7 +3,8 @@
 //! a timeout, both at exactly the times go-back-N gives; a connection that keeps losing
 //! gives up after its retries and the run says which; drops from full buffers are
 //! recovered, nothing is lost or counted twice, and results do not depend on the
-//! partitioning; bad settings name their key.
+//! partitioning; bad settings name their key. The selective (UEC-like) transport resends
+//! only what is lost, each packet on its own timer.
 
 mod common;
 use common::{build, build_error, run, CLIQUE};
@@ -67,14 +68,23 @@ fn a_send_ends_when_its_last_packet_is_acknowledged() {
 /// Runs with bit errors dropped end to end at `ber`, one seed after another, until a run
 /// loses exactly one packet, a data packet: the result and the overrides that gave it.
 fn with_one_loss(packets: u64, ber: &str, timeout: u64) -> (RunResult, Vec<String>) {
+    with_one_loss_on("rc", packets, ber, timeout)
+}
+
+/// [`with_one_loss`] under transport `kind`.
+fn with_one_loss_on(kind: &str, packets: u64, ber: &str, timeout: u64) -> (RunResult, Vec<String>) {
     for seed in 1..400 {
-        let sets = vec![
-            "transport.kind=\"rc\"".to_string(),
-            format!("transport.rc.timeout={timeout}"),
+        let mut sets = vec![
+            format!("transport.kind=\"{kind}\""),
+            format!("transport.{kind}.timeout={timeout}"),
             format!("router.link_errors.bit_error_rate={ber}"),
             "router.link_errors.recovery=\"end_to_end\"".to_string(),
             format!("simulation.seed={seed}"),
         ];
+        if kind == "uec" {
+            // Losses found only by their timeouts.
+            sets.push("transport.uec.reorder_threshold=1000".to_string());
+        }
         let r = one_message(packets, &sets.iter().map(String::as_str).collect::<Vec<_>>());
         if r.summary.dropped_total == 1 && r.summary.retransmitted_packets > 0 {
             return (r, sets);
@@ -124,6 +134,26 @@ fn a_lost_last_packet_is_sent_again_after_the_timeout() {
     assert_eq!(short.status, Status::Unfinished);
     let why = short.workload.as_ref().unwrap().diagnosis(short.summary.in_flight_end).unwrap();
     assert!(why.contains("waited for their timeout (0 timeouts in the run"), "{why}");
+}
+
+#[test]
+fn the_selective_transport_times_each_packet_out_from_its_own_departure() {
+    let (n, timeout) = (20u64, 5_000);
+    let mut seen = std::collections::BTreeSet::new();
+    for ber in ["2e-5", "1e-5", "5e-6"] {
+        let (r, _) = with_one_loss_on("uec", n, ber, timeout);
+        // Packets leave back to back, one every MTU cycles; which one was lost shows in
+        // the completion: packet k goes again `timeout` after its departure at k MTU
+        // (not after the last acknowledgement), and its ACK ends the send.
+        let rest = completion(&r) - (timeout + L + MTU - 1 + L);
+        assert_eq!(rest % MTU, 0, "{ber}");
+        let k = rest / MTU;
+        assert!(k < n, "{ber}: {}", completion(&r));
+        assert_eq!((r.summary.transport_timeouts, r.summary.retransmitted_packets), (1, 1), "{ber}");
+        assert_eq!((r.summary.naks, r.summary.in_flight_end), (0, 0));
+        seen.insert(k);
+    }
+    assert!(seen.len() > 1, "the same packet was lost every time: {seen:?}");
 }
 
 #[test]

@@ -286,13 +286,11 @@ impl RouterState {
         let (done, back) = match sh.transport.as_ref().expect("a transport is on") {
             Transport::Uec(uec) => {
                 // NSCC's signals: the round trip and the phits this acknowledgement covers.
-                let before = sh.nscc.as_ref().map(|_| (conn.rtt_sample(psn, t), conn.in_flight()));
+                let rtt = sh.nscc.as_ref().and_then(|_| conn.rtt_sample(psn, t));
                 let done = conn.selective_ack(psn, packet.ack_cumulative(), uec.reorder_threshold);
-                if let (Some((rtt, before)), Some(n)) = (before, sh.nscc.as_ref()) {
-                    let in_flight = conn.in_flight();
-                    let phits = before.saturating_sub(in_flight) as f64;
-                    let signal =
-                        AckSignal { phits, marked: packet.ack_ecn(), rtt, in_flight: in_flight as f64 };
+                if let Some(n) = sh.nscc.as_ref() {
+                    let (phits, in_flight) = (done.phits as f64, conn.in_flight() as f64);
+                    let signal = AckSignal { phits, marked: packet.ack_ecn(), rtt, in_flight };
                     conn.nscc
                         .as_mut()
                         .expect("NSCC's connections have a window")
@@ -341,8 +339,10 @@ impl RouterState {
     }
 
     /// The timer of endpoint `nic`'s connection to `peer` comes due: nothing outstanding,
-    /// it stops; acknowledged since it was set, it waits on; else the connection goes back
-    /// to its oldest unacknowledged packet, or fails after its retries.
+    /// it stops; not yet due (acknowledged since it was set, RC; no packet in flight sent
+    /// a timeout ago, selective), it waits on; else the connection goes back to its
+    /// oldest unacknowledged packet (RC) or sends again the packets that timed out
+    /// (selective), or fails after `retries` timeouts without an acknowledgement.
     pub(super) fn transport_on_timeout(
         &mut self,
         sh: &Shared,
@@ -352,31 +352,48 @@ impl RouterState {
         st: &mut PartitionStats,
     ) {
         let kind = sh.transport.as_ref().expect("a transport is on");
-        let t = ctx.now();
+        let (t, timeout) = (ctx.now(), kind.timeout());
         let tr = self.transport_at(nic);
         let conn = tr.send.get_mut(&peer).expect("a timer has its connection");
         if conn.outstanding() == 0 || conn.failed {
             conn.timer_pending = false;
             return;
         }
-        let due = conn.armed_at + kind.timeout();
+        // Selective with nothing in flight (all of it lost, waiting for room): it looks
+        // again a timeout later, and keeps counting from the last acknowledgement.
+        let due = if kind.selective() {
+            conn.next_expiry(timeout).unwrap_or(t + timeout)
+        } else {
+            conn.armed_at + timeout
+        };
         if t < due {
             ctx.schedule_self(due - t, SelfEvent::Timeout { nic, peer });
             return;
         }
         let measured = Self::in_measurement(sh, t);
         st.count(measured, |c| &mut c.transport_timeouts);
-        if conn.time_out(kind.retries()) {
+        let failed = if kind.selective() {
+            let (failed, lost) = conn.expire(t, timeout, kind.retries());
+            if let (Some(w), Some(n)) = (conn.nscc.as_mut(), sh.nscc.as_ref()) {
+                // NSCC takes the packets that timed out off the window.
+                w.on_timeout(&n.params, lost);
+            }
+            failed
+        } else {
+            conn.time_out(kind.retries())
+        };
+        if failed {
             conn.timer_pending = false;
             st.count(measured, |c| &mut c.failed_connections);
             return;
         }
-        if let (Some(w), Some(n)) = (conn.nscc.as_mut(), sh.nscc.as_ref()) {
-            // NSCC takes a packet off the window at each timeout.
-            w.on_timeout(&n.params, sh.params.packet_size);
+        if kind.selective() {
+            let due = conn.next_expiry(timeout).unwrap_or(t + timeout);
+            ctx.schedule_self(due - t, SelfEvent::Timeout { nic, peer });
+        } else {
+            conn.armed_at = t;
+            ctx.schedule_self(timeout, SelfEvent::Timeout { nic, peer });
         }
-        conn.armed_at = t;
-        ctx.schedule_self(kind.timeout(), SelfEvent::Timeout { nic, peer });
         tr.go_back(peer);
         self.feed_rank(sh, nic, t, st);
         self.try_inject(sh, nic, ctx, st);

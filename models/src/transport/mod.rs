@@ -86,14 +86,16 @@ impl Default for RcParams {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct UecParams {
-    /// Cycles without an acknowledgement after which every unacknowledged packet is sent
-    /// again (the retransmission timeout, which Ultra Ethernet sets from the fabric's
+    /// Cycles after its sending at which a packet not yet acknowledged is taken as lost
+    /// and sent again: each packet has its own timer, as Ultra Ethernet's packet delivery
+    /// sublayer keeps them (the retransmission timeout, which UEC sets from the fabric's
     /// round trip rather than a NIC's fixed scale). Default 65,536: 42 us at 0.64 ns a
     /// cycle. Losses that fewer than `reorder_threshold` later packets follow (a
     /// collective step's last packets) are found only so: 2^20, as RC's, leaves nccl-tests
     /// over lossy links unfinished after 12.8 ms, 65,536 finishes them in 8.4 ms.
     pub timeout: u64,
-    /// Timeouts in a row after which the connection fails. Default 7.
+    /// Timeouts (periods of `timeout` in which packets timed out) without an
+    /// acknowledgement after which the connection fails. Default 7.
     pub retries: u8,
     /// Packets a connection may have unacknowledged, 1..=16,383; the receiver holds at
     /// most as many out of order.
@@ -366,11 +368,66 @@ mod tests {
         // Its copy arrives: everything through 4 is in order, the first send ends.
         let a = s.selective_ack(1, 4, 3);
         assert_eq!((a.ended, s.outstanding()), (vec![10], 3));
-        // A timeout declares every unacknowledged packet lost: 5, 6, 7.
-        assert!(!s.time_out(7));
+        // 5, 6 and 7 left at 100, 100 and 150: each times out on its own, 1,000 cycles
+        // after it was sent.
+        for (psn, t) in [(5, 100), (6, 100), (7, 150)] {
+            s.stamp(psn, t);
+        }
+        assert_eq!((s.next_expiry(1000), s.in_flight()), (Some(1100), 48));
+        assert_eq!(s.expire(1100, 1000, 7), (false, 32));
+        assert_eq!((s.next_expiry(1000), s.in_flight()), (Some(1150), 16));
         let again: Vec<u32> = std::iter::from_fn(|| s.next_resend().map(|r| r.0)).collect();
-        assert_eq!(again, vec![5, 6, 7]);
+        assert_eq!(again, vec![5, 6]);
         assert_eq!(s.selective_ack(7, 7, 3).ended, vec![11]);
+    }
+
+    #[test]
+    fn a_selective_requester_fails_after_its_retries_without_an_acknowledgement() {
+        let mut s = Requester::new(true);
+        s.send_new(Some(message(2, 10)), 16);
+        s.send_new(None, 16);
+        s.stamp(0, 0);
+        s.stamp(1, 5);
+        // Each packet on its own timer; the connection counts timeouts since its last
+        // acknowledgement (none: since its start at 0).
+        assert_eq!(s.expire(10, 10, 2), (false, 16));
+        assert_eq!(s.expire(15, 10, 2), (false, 16));
+        assert_eq!(std::iter::from_fn(|| s.next_resend()).count(), 2);
+        s.stamp(0, 15);
+        s.stamp(1, 15);
+        assert_eq!((s.expire(25, 10, 2), s.timeouts), ((false, 32), 2));
+        // An acknowledgement at 26 starts the count again.
+        s.stamp(0, 25);
+        s.selective_ack(1, 0x7fff, 64);
+        s.armed_at = 26;
+        assert_eq!((s.expire(35, 10, 2), s.timeouts), ((false, 16), 0));
+        s.stamp(0, 35);
+        assert_eq!(s.expire(45, 10, 2), (false, 16));
+        s.stamp(0, 45);
+        assert_eq!((s.expire(56, 10, 2), s.timeouts), ((true, 16), 3));
+        assert!(s.next_resend().is_none() && !s.may_send_new(100));
+    }
+
+    #[test]
+    fn under_nscc_packets_sent_again_wait_for_room_in_the_window() {
+        let p = NsccParams::new(1000, 16, 10, 800, None);
+        let mut s = Requester::new(true);
+        s.nscc = Some(NsccWindow::new(&p));
+        for psn in 0..4 {
+            s.send_new((psn == 0).then(|| message(4, 10)), 16);
+            s.stamp(psn, 0);
+        }
+        s.nscc.as_mut().unwrap().window = 40.0;
+        // 0 and 1 time out: they leave the count in flight, and one fits again.
+        s.stamp(2, 5);
+        s.stamp(3, 5);
+        assert_eq!(s.expire(100, 100, 7), (false, 32));
+        assert_eq!(s.in_flight(), 32);
+        assert_eq!(s.next_resend().map(|r| r.0), None);
+        s.selective_ack(2, 0x7fff, 64);
+        assert_eq!(s.next_resend().map(|r| r.0), Some(0));
+        s.stamp(0, 101);
+        assert_eq!(s.next_resend().map(|r| r.0), None);
     }
 
     #[test]
@@ -394,6 +451,22 @@ mod tests {
         assert_eq!(s.in_flight(), 16);
         s.selective_ack(0, 0, 64);
         assert_eq!(s.in_flight(), 0);
+    }
+
+    #[test]
+    fn packets_declared_lost_leave_the_flight_but_are_not_acknowledged_phits() {
+        let mut s = Requester::new(true);
+        for (psn, size) in [16, 16, 4].into_iter().enumerate() {
+            s.send_new((psn == 0).then(|| message(3, 10)), size);
+            s.stamp(psn as u32, 0);
+        }
+        // 2 arrives first; with a threshold of 1, 0 and 1 are declared lost.
+        let a = s.selective_ack(2, 0x7fff, 1);
+        assert_eq!((a.phits, s.in_flight()), (4, 0));
+        assert_eq!(s.next_resend().map(|r| r.0), Some(0));
+        s.stamp(0, 10);
+        assert_eq!(s.in_flight(), 16);
+        assert_eq!(s.selective_ack(0, 0, 1).phits, 16);
     }
 
     #[test]

@@ -265,9 +265,10 @@ impl NsccWindow {
         fire
     }
 
-    /// A retransmission timeout: the window loses a packet of `size` phits.
-    pub fn on_timeout(&mut self, p: &NsccParams, size: u16) {
-        self.window = (self.window - size as f64).max(p.min_window);
+    /// A retransmission timeout declared `lost` phits lost: the window loses them (a
+    /// packet's size for each packet that timed out).
+    pub fn on_timeout(&mut self, p: &NsccParams, lost: u64) {
+        self.window = (self.window - lost as f64).max(p.min_window);
     }
 }
 
@@ -407,13 +408,14 @@ mod tests {
     }
 
     #[test]
-    fn a_timeout_takes_a_packet_off_the_window() {
+    fn a_timeout_takes_what_timed_out_off_the_window() {
         let p = params();
         let mut w = NsccWindow::new(&p);
-        w.window = 1000.0;
-        w.on_timeout(&p, 512);
-        assert_eq!(w.window, 512.0);
-        w.on_timeout(&p, 512);
+        w.window = 3000.0;
+        w.on_timeout(&p, 1024);
+        assert_eq!(w.window, 1976.0);
+        // Never below a packet.
+        w.on_timeout(&p, 4096);
         assert_eq!(w.window, 512.0);
     }
 }

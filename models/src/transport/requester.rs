@@ -52,7 +52,8 @@ pub struct Requester {
     pub armed_at: u64,
     /// A timer event is pending.
     pub timer_pending: bool,
-    /// Timeouts since the last acknowledgement that moved things on.
+    /// Timeouts since the last acknowledgement that moved things on (selective: timeout
+    /// periods since then, counted when a packet times out).
     pub timeouts: u8,
     /// It gave up (`retries` timeouts in a row).
     pub failed: bool,
@@ -67,21 +68,34 @@ pub struct Requester {
     examined: u32,
     /// Selective mode.
     selective: bool,
-    /// Selective: phits sent and not acknowledged (each packet once, however often sent).
+    /// Selective: phits in the network: sent, not acknowledged and not declared lost since
+    /// (each packet once, however often sent).
     in_flight: u64,
     /// NSCC's window, with `transport.uec.congestion = "nscc"`.
     pub nscc: Option<super::NsccWindow>,
 }
 
-/// A selective requester's record of one PSN: acknowledged, declared lost, its phits, when
-/// it was last sent and how often.
+/// A selective requester's record of one PSN: acknowledged, declared lost by the
+/// out-of-order count, in flight (counted in `in_flight`), its phits, when it was last sent
+/// and how often.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Flags {
     acked: bool,
     lost: bool,
+    flying: bool,
     size: u16,
     sends: u8,
     sent_at: u64,
+}
+
+impl Flags {
+    /// It leaves the network's count: acknowledged or declared lost.
+    fn land(&mut self, in_flight: &mut u64) {
+        if self.flying {
+            *in_flight -= u64::from(self.size);
+            self.flying = false;
+        }
+    }
 }
 
 /// What an acknowledgement did at the requester ([`Requester::acknowledge`]).
@@ -91,6 +105,8 @@ pub struct Acknowledged {
     pub ended: Vec<u32>,
     /// It acknowledged something new.
     pub progress: bool,
+    /// Selective: the phits in flight it acknowledged (those it declared lost are not).
+    pub phits: u64,
 }
 
 impl Requester {
@@ -129,13 +145,15 @@ impl Requester {
     }
 
     /// Selective: PSN `psn` (its carried bits) left the endpoint at `t`, first or again;
-    /// from its first departure it counts in flight (a packet waiting in the endpoint's
-    /// source queue does not: its round trip has not started).
+    /// from its departure it counts in flight until acknowledged or declared lost (a
+    /// packet waiting in the endpoint's source queue does not: its round trip has not
+    /// started), and its timer runs from `t`.
     pub fn stamp(&mut self, psn: u32, t: u64) {
         let at = widen(psn, self.unacknowledged).wrapping_sub(self.unacknowledged);
         if let Some(f) = self.sacked.get_mut(at as usize) {
-            if f.sends == 0 && !f.acked {
+            if !f.flying && !f.acked {
                 self.in_flight += u64::from(f.size);
+                f.flying = true;
             }
             f.sends = f.sends.saturating_add(1);
             f.sent_at = t;
@@ -162,11 +180,19 @@ impl Requester {
             return None;
         }
         if self.selective {
-            while let Some(psn) = self.lost.pop_front() {
+            while let Some(&psn) = self.lost.front() {
                 let at = psn.wrapping_sub(self.unacknowledged);
-                if at < self.outstanding() && !self.sacked[at as usize].acked {
-                    return Some((psn, self.message_of(psn)));
+                let f = (at < self.outstanding()).then(|| self.sacked[at as usize]);
+                let Some(f) = f.filter(|f| !f.acked && !f.flying) else {
+                    self.lost.pop_front();
+                    continue;
+                };
+                // Under NSCC a packet sent again takes room in the window as a new one.
+                if self.nscc.as_ref().is_some_and(|w| !w.may_send(self.in_flight, f.size)) {
+                    return None;
                 }
+                self.lost.pop_front();
+                return Some((psn, self.message_of(psn)));
             }
             return None;
         }
@@ -194,15 +220,14 @@ impl Requester {
 
     /// Selective: PSN `psn` arrived, and everything up to `cumulative` (carried bits). A
     /// packet not acknowledged when `threshold` packets sent after it have been is
-    /// declared lost, once (a timeout declares every unacknowledged one again).
+    /// declared lost, once (its timeout may declare it again once it was sent again).
     pub fn selective_ack(&mut self, psn: u32, cumulative: u32, threshold: u32) -> Acknowledged {
+        let in_flight = self.in_flight;
         let mut done = self.acknowledge(cumulative);
         let at = widen(psn, self.unacknowledged).wrapping_sub(self.unacknowledged);
         if !self.failed && at < self.outstanding() && !self.sacked[at as usize].acked {
             self.sacked[at as usize].acked = true;
-            if self.sacked[at as usize].sends > 0 {
-                self.in_flight -= u64::from(self.sacked[at as usize].size);
-            }
+            self.sacked[at as usize].land(&mut self.in_flight);
             self.highest = self.highest.max(self.unacknowledged.wrapping_add(at + 1));
             self.timeouts = 0;
             done.progress = true;
@@ -217,6 +242,7 @@ impl Requester {
                 done.ended.extend(more.ended);
             }
         }
+        done.phits = in_flight - self.in_flight;
         // Loss: unacknowledged packets `threshold` or more below the highest acknowledged.
         let limit = self.highest.saturating_sub(threshold);
         let mut q = self.examined.max(self.unacknowledged);
@@ -225,6 +251,7 @@ impl Requester {
             if let Some(f) = self.sacked.get_mut(at) {
                 if !f.acked && !f.lost {
                     f.lost = true;
+                    f.land(&mut self.in_flight);
                     self.lost.push_back(q);
                 }
             }
@@ -245,10 +272,8 @@ impl Requester {
             return done;
         }
         for _ in 0..newly {
-            if let Some(f) = self.sacked.pop_front() {
-                if !f.acked && f.sends > 0 {
-                    self.in_flight -= u64::from(f.size);
-                }
+            if let Some(mut f) = self.sacked.pop_front() {
+                f.land(&mut self.in_flight);
             }
         }
         self.unacknowledged = through.wrapping_add(1);
@@ -280,25 +305,48 @@ impl Requester {
         (done, true)
     }
 
-    /// The timer expired with packets unacknowledged: it goes back to the oldest, or, after
-    /// `retries` timeouts in a row, fails. Returns whether it failed.
+    /// RC: the timer expired with packets unacknowledged: it goes back to the oldest, or,
+    /// after `retries` timeouts in a row, fails. Returns whether it failed.
     pub fn time_out(&mut self, retries: u8) -> bool {
+        debug_assert!(!self.selective, "a selective requester's packets expire one by one");
         self.timeouts += 1;
         if self.timeouts > retries {
             self.failed = true;
-        } else if self.selective {
-            // Every unacknowledged packet is lost, whatever was declared before.
-            self.lost.clear();
-            for (i, f) in self.sacked.iter_mut().enumerate() {
-                if !f.acked {
-                    f.lost = true;
-                    self.lost.push_back(self.unacknowledged.wrapping_add(i as u32));
-                }
-            }
         } else {
             self.resend = self.unacknowledged;
         }
         self.failed
+    }
+
+    /// Selective: when the next packet in flight times out, `timeout` cycles after it was
+    /// last sent (`None`: nothing is in flight).
+    pub fn next_expiry(&self, timeout: u64) -> Option<u64> {
+        self.sacked.iter().filter(|f| f.flying).map(|f| f.sent_at + timeout).min()
+    }
+
+    /// Selective: at `t`, every packet in flight sent `timeout` or more cycles ago is
+    /// declared lost and queued to go again, each on its own timer as Ultra Ethernet's
+    /// packet delivery sublayer keeps them. The connection fails once nothing has been
+    /// acknowledged for more than `retries` timeouts (since `armed_at`, as RC's timer
+    /// counts them). Returns whether it failed and the phits declared lost.
+    pub fn expire(&mut self, t: u64, timeout: u64, retries: u8) -> (bool, u64) {
+        let (before, mut expired) = (self.in_flight, Vec::new());
+        for (i, f) in self.sacked.iter_mut().enumerate() {
+            if f.flying && f.sent_at + timeout <= t {
+                f.land(&mut self.in_flight);
+                expired.push(self.unacknowledged.wrapping_add(i as u32));
+            }
+        }
+        self.timeouts = u8::try_from(t.saturating_sub(self.armed_at) / timeout.max(1)).unwrap_or(u8::MAX);
+        if self.timeouts > retries {
+            self.failed = true;
+            return (true, before - self.in_flight);
+        }
+        // Oldest first, ahead of those the out-of-order count declared.
+        for psn in expired.into_iter().rev() {
+            self.lost.push_front(psn);
+        }
+        (false, before - self.in_flight)
     }
 
     /// The oldest unacknowledged PSN (full width).
