@@ -59,7 +59,8 @@ FABRICS = [
     # than a shared-memory switch's, so the paper's 200 KB is never reached.
     ("RoCEv2 + DCQCN, Kmax 32 KiB", IN_ORDER + ['router.flow_control="pfc"', 'transport.kind="rc"'] + DCQCN
      + ["congestion.dcqcn.kmax=512"]),
-    ("UEC: lossy, ECMP", ['routing.selection="ecmp"', 'router.flow_control="none"', 'transport.kind="uec"']),
+    # ECMP with one VC per flow at the ends, as RC's: a flow's packets stay in order.
+    ("UEC: lossy, ECMP", IN_ORDER + ['router.flow_control="none"', 'transport.kind="uec"']),
     ("UEC: lossy, sprayed", ['router.flow_control="none"', 'transport.kind="uec"']),
     ("UEC + NSCC: lossy, sprayed", ['router.flow_control="none"', 'transport.kind="uec"',
                                      'transport.uec.congestion="nscc"']),

@@ -18,8 +18,13 @@ compares every flow's completion time:
   output buffers of that size, input buffers of 4,096 phits (more than the 1 us links'
   credit loop between a NIC and its switch), links without flow control, and
   `ecn_kmin`/`ecn_kmax` at the same bytes;
+- queues: uet-htsim's switches queue at their outputs; in xnet `crossbar = "output_queued"`;
 - NSCC: the same constants (xnet computes the base round trip, 14.03 us, as uet-htsim's
   14.02 us), the target at the round trip;
+- losses: uet-htsim finds them only by its retransmission timeout (its out-of-order loss
+  detection, SLEEK, is off by default), 15 us plus six queue drain times (271.97 us), per
+  packet from its sending; in xnet `timeout` at the same time and `reorder_threshold` at
+  its largest window, so that it does not detect loss either;
 - paths: uet-htsim's default load balancing against xnet's adaptive spraying.
 
 Differences that remain: uet-htsim acknowledges every 16 KiB (and every marked packet),
@@ -72,6 +77,7 @@ packet_size = 415         # 4,150 bytes
 header_phits = 6
 input_buffer = 4096
 output_buffer = 53535     # 3 BDPs: 535,350 bytes
+crossbar = "output_queued"
 switching = "store_and_forward"
 flow_control = "none"
 injection_vc = "zero"
@@ -87,6 +93,8 @@ kind = "uec"
 
 [transport.uec]
 ack_size = 6
+timeout = 339960          # uet-htsim's RTO: 15 us + 6 x 535,350 B at 100 Gb/s = 271.97 us
+reorder_threshold = 16383 # no loss detection but the timeout, as uet-htsim without SLEEK
 congestion = "nscc"
 ecn_kmin = 3735           # 37,350 bytes
 ecn_kmax = 14525          # 145,250 bytes
@@ -117,6 +125,14 @@ def goal(flows):
     return "\n".join(lines) + "\n"
 
 
+def uet_permutation(htsim):
+    """csg-htsim's 1,024-host permutation, in uet-htsim's sources too (sim/datacenter)."""
+    sim = pathlib.Path(htsim).resolve().parents[2]  # sim/build/datacenter/htsim_uec
+    path = sim / "datacenter/connection_matrices/perm_1024n_1024c_0u_2000000b.cm"
+    return [(int(s), int(d), int(size)) for s, d, size in
+            re.findall(r"^(\d+)->(\d+) id \d+ start 0 size (\d+)", path.read_text(), re.M)]
+
+
 def run_htsim(htsim, flows, end_us, tmp):
     cm = tmp / "flows.cm"
     lines = [f"Nodes {NODES}", f"Connections {len(flows)}"]
@@ -143,10 +159,12 @@ def run_xnet(flows, end_us, tmp):
     return {(int(r["rank"]), int(r["to"])): float(r["time_ns"]) / 1000 for r in sends}, wall, rss, extra
 
 
+# name: (what, flows (given the htsim_uec binary's path), simulated time in us).
 CASES = {
-    "flow": ("one 2 MB flow across pods", [(0, 1023, 2_000_000)], 2000, True),
-    "incast7": ("incast 7:1 within a ToR, 2 MB", [(s, 0, 2_000_000) for s in range(1, 8)], 4000, True),
-    "incast32": ("incast 32:1, random senders, 2 MB", incast(32, 2_000_000, 1), 12000, False),
+    "flow": ("one 2 MB flow across pods", lambda h: [(0, 1023, 2_000_000)], 2000),
+    "incast7": ("incast 7:1 within a ToR, 2 MB", lambda h: [(s, 0, 2_000_000) for s in range(1, 8)], 4000),
+    "incast32": ("incast 32:1, random senders, 2 MB", lambda h: incast(32, 2_000_000, 1), 12000),
+    "permutation": ("permutation of 1,024, 2 MB (htsim's)", uet_permutation, 5000),
 }
 
 
@@ -158,7 +176,8 @@ def main():
     args = ap.parse_args()
     rows = []
     for key in args.cases.split(","):
-        name, flows, end_us, _ = CASES[key]
+        name, make_flows, end_us = CASES[key]
+        flows = make_flows(args.htsim)
         with tempfile.TemporaryDirectory() as tmp:
             tmp = pathlib.Path(tmp)
             h, h_wall, h_rss = run_htsim(args.htsim, flows, end_us, tmp)
