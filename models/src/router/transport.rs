@@ -359,41 +359,25 @@ impl RouterState {
             conn.timer_pending = false;
             return;
         }
-        // Selective with nothing in flight (all of it lost, waiting for room): it looks
-        // again a timeout later, and keeps counting from the last acknowledgement.
-        let due = if kind.selective() {
-            conn.next_expiry(timeout).unwrap_or(t + timeout)
-        } else {
-            conn.armed_at + timeout
-        };
+        let due = conn.timer_due(t, timeout);
         if t < due {
             ctx.schedule_self(due - t, SelfEvent::Timeout { nic, peer });
             return;
         }
         let measured = Self::in_measurement(sh, t);
         st.count(measured, |c| &mut c.transport_timeouts);
-        let failed = if kind.selective() {
-            let (failed, lost) = conn.expire(t, timeout, kind.retries());
-            if let (Some(w), Some(n)) = (conn.nscc.as_mut(), sh.nscc.as_ref()) {
-                // NSCC takes the packets that timed out off the window.
-                w.on_timeout(&n.params, lost);
-            }
-            failed
-        } else {
-            conn.time_out(kind.retries())
-        };
+        let (failed, lost) = conn.on_timer(t, timeout, kind.retries());
         if failed {
             conn.timer_pending = false;
             st.count(measured, |c| &mut c.failed_connections);
             return;
         }
-        if kind.selective() {
-            let due = conn.next_expiry(timeout).unwrap_or(t + timeout);
-            ctx.schedule_self(due - t, SelfEvent::Timeout { nic, peer });
-        } else {
-            conn.armed_at = t;
-            ctx.schedule_self(timeout, SelfEvent::Timeout { nic, peer });
+        if let (Some(w), Some(n)) = (conn.nscc.as_mut(), sh.nscc.as_ref()) {
+            // NSCC takes the packets that timed out off the window.
+            w.on_timeout(&n.params, lost);
         }
+        let due = conn.timer_due(t, timeout);
+        ctx.schedule_self(due - t, SelfEvent::Timeout { nic, peer });
         tr.go_back(peer);
         self.feed_rank(sh, nic, t, st);
         self.try_inject(sh, nic, ctx, st);

@@ -318,6 +318,33 @@ impl Requester {
         self.failed
     }
 
+    /// When the connection's timer comes due, at `t`: RC, a timeout after `armed_at`;
+    /// selective, when the next packet in flight times out, or with nothing in flight (all
+    /// of it lost, waiting for room) a timeout from now, still counting from the last
+    /// acknowledgement.
+    pub fn timer_due(&self, t: u64, timeout: u64) -> u64 {
+        if self.selective {
+            self.next_expiry(timeout).unwrap_or(t + timeout)
+        } else {
+            self.armed_at + timeout
+        }
+    }
+
+    /// The timer is due at `t`: RC goes back to the oldest unacknowledged packet and
+    /// restarts the timer ([`Self::time_out`]), selective sends again what timed out
+    /// ([`Self::expire`]). Returns whether the connection failed and the phits declared
+    /// lost (selective).
+    pub fn on_timer(&mut self, t: u64, timeout: u64, retries: u8) -> (bool, u64) {
+        if self.selective {
+            return self.expire(t, timeout, retries);
+        }
+        let failed = self.time_out(retries);
+        if !failed {
+            self.armed_at = t;
+        }
+        (failed, 0)
+    }
+
     /// Selective: when the next packet in flight times out, `timeout` cycles after it was
     /// last sent (`None`: nothing is in flight).
     pub fn next_expiry(&self, timeout: u64) -> Option<u64> {
