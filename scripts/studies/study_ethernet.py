@@ -26,17 +26,13 @@ Markdown table. XNET=path picks the binary. About 20 minutes on 2 cores (the all
 """
 import argparse
 import csv
-import os
 import pathlib
-import subprocess
-import tempfile
-import time
 
-import h5py
 import numpy as np
 
+from xnet_run import run_xnet
+
 root = pathlib.Path(__file__).resolve().parents[2]
-xnet = os.environ.get("XNET", str(root / "target/release/xnet"))
 config = root / "configs/ethernet-rail.toml"
 out_dir = root / "docs/studies/ethernet"
 
@@ -101,49 +97,37 @@ def workload_config(name):
 
 
 def run(text, overrides, threads):
-    with tempfile.TemporaryDirectory() as tmp:
-        cfg = pathlib.Path(tmp) / "c.toml"
-        cfg.write_text(text)
-        out = pathlib.Path(tmp) / "r.h5"
-        args = [xnet, "run", str(cfg), "-q", "-t", str(threads), "-o", str(out)]
-        for o in overrides:
-            args += ["--set", o]
-        start = time.time()
-        done = subprocess.run(args, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        wall = time.time() - start
-        if not out.exists():
-            raise SystemExit(f"no results\n{done.stderr}")
-        with h5py.File(out) as f:
-            s = f["summary"][0]
-            status = f.attrs["status"]
-            status = status.decode() if isinstance(status, bytes) else str(status)
-            job = f["points/000/workload/jobs"][0]
-            ts = f["points/000/timeseries"][:]
-            g = f["points/000/workload/job_000"]
-            sends = g["sends"][:] if "sends" in g else None
-            steps = g["steps"][:] if "steps" in g else None
-            row = {
-                "status": status,
-                "msg_latency_p50_us": round(float(job["message_latency_p50"]) * 1.28 / 1000, 1),
-                "msg_latency_max_us": round(float(job["message_latency_max"]) * 1.28 / 1000, 1),
-                "completion_us": round(float(job["completion_time"]) * 1.28 / 1000, 1) if job["finished"] else "",
-                "step_ms": round(float(steps["time_ns"][0]) / 1e6, 3) if steps is not None and len(steps) else "",
-                "exposed_ms": round(float(steps["exposed_ns"][0]) / 1e6, 3) if steps is not None and len(steps) else "",
-                "network_latency_us": round(float(s["network_latency_mean"]) * 1.28 / 1000, 3),
-                "pause_frames": int(s["pause_frames"]),
-                "dropped": int(s["dropped_total"]),
-                "retransmitted": int(s["retransmitted_packets"]),
-                "timeouts": int(s["transport_timeouts"]),
-                "marked": int(ts["marked_packets"].sum()),
-                "out_of_order": int(s["out_of_order_packets"]),
-                "wall_s": round(wall, 1),
-            }
-            if sends is not None and len(sends):
-                fct = np.sort(sends["time_ns"]) / 1000
-                row["fct_min_us"] = round(float(fct[0]), 1)
-                row["fct_median_us"] = round(float(np.median(fct)), 1)
-                row["fct_max_us"] = round(float(fct[-1]), 1)
-            return row
+    with run_xnet(text, overrides, threads) as (f, wall):
+        s = f["summary"][0]
+        status = f.attrs["status"]
+        status = status.decode() if isinstance(status, bytes) else str(status)
+        job = f["points/000/workload/jobs"][0]
+        ts = f["points/000/timeseries"][:]
+        g = f["points/000/workload/job_000"]
+        sends = g["sends"][:] if "sends" in g else None
+        steps = g["steps"][:] if "steps" in g else None
+        row = {
+            "status": status,
+            "msg_latency_p50_us": round(float(job["message_latency_p50"]) * 1.28 / 1000, 1),
+            "msg_latency_max_us": round(float(job["message_latency_max"]) * 1.28 / 1000, 1),
+            "completion_us": round(float(job["completion_time"]) * 1.28 / 1000, 1) if job["finished"] else "",
+            "step_ms": round(float(steps["time_ns"][0]) / 1e6, 3) if steps is not None and len(steps) else "",
+            "exposed_ms": round(float(steps["exposed_ns"][0]) / 1e6, 3) if steps is not None and len(steps) else "",
+            "network_latency_us": round(float(s["network_latency_mean"]) * 1.28 / 1000, 3),
+            "pause_frames": int(s["pause_frames"]),
+            "dropped": int(s["dropped_total"]),
+            "retransmitted": int(s["retransmitted_packets"]),
+            "timeouts": int(s["transport_timeouts"]),
+            "marked": int(ts["marked_packets"].sum()),
+            "out_of_order": int(s["out_of_order_packets"]),
+            "wall_s": round(wall, 1),
+        }
+        if sends is not None and len(sends):
+            fct = np.sort(sends["time_ns"]) / 1000
+            row["fct_min_us"] = round(float(fct[0]), 1)
+            row["fct_median_us"] = round(float(np.median(fct)), 1)
+            row["fct_max_us"] = round(float(fct[-1]), 1)
+        return row
 
 
 def main():

@@ -14,16 +14,11 @@ Writes docs/studies/transport/results.csv and prints a Markdown table. XNET=path
 the binary.
 """
 import csv
-import os
 import pathlib
-import subprocess
-import tempfile
-import time
 
-import h5py
+from xnet_run import run_xnet
 
 root = pathlib.Path(__file__).resolve().parents[2]
-xnet = os.environ.get("XNET", str(root / "target/release/xnet"))
 config = root / "configs/workload-nccl.toml"
 out_dir = root / "docs/studies/transport"
 results = out_dir / "results.csv"
@@ -65,40 +60,30 @@ FIELDS = ["case", "status", "completion_us", "allreduce_16m_us", "alltoall_us", 
 
 
 def run(name, overrides):
-    with tempfile.TemporaryDirectory() as tmp:
-        out = pathlib.Path(tmp) / "r.h5"
-        args = [xnet, "run", str(config), "-q", "-t", "1", "-o", str(out)]
-        for o in overrides:
-            args += ["--set", o]
-        start = time.time()
-        done = subprocess.run(args, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        wall = time.time() - start
-        if not out.exists():
-            raise SystemExit(f"{name}: no results\n{done.stderr}")
-        with h5py.File(out) as f:
-            s = f["summary"][0]
-            job = f["points/000/workload/jobs"][0]
-            ns = 0.64
-            coll = f["points/000/workload/job_000/collectives"][:]
-            names = f["points/000/workload/job_000"].attrs["collective_names"].split(",")
-            by_name = {names[c["operation"]]: c["time_ns"] / 1000 for c in coll if c["end"] > 0}
-            row = {
-                "case": name,
-                "status": "completed" if job["finished"] else "unfinished",
-                "completion_us": round(job["completion_time"] * ns / 1000, 1) if job["finished"] else "",
-                "alltoall_us": round(by_name["alltoall"], 1) if "alltoall" in by_name else "",
-                "wall_s": round(wall, 2),
-            }
-            # The second all-reduce is the 16 MiB ring one (operation 1).
-            ring = [c for c in coll if c["operation"] == 1 and c["end"] > 0]
-            row["allreduce_16m_us"] = round(ring[0]["time_ns"] / 1000, 1) if ring else ""
-            for k in ["retransmitted_packets", "transport_timeouts", "naks", "discarded_packets", "dropped_total",
-                      "link_retries", "out_of_order_packets", "reorder_held_max", "pause_frames"]:
-                row[k] = int(s[k])
-            series = f["points/000/timeseries"][:]
-            row["marked_packets"] = int(series["marked_packets"].sum())
-            row["notifications"] = int(series["notifications"].sum())
-            return row
+    with run_xnet(config, overrides, 1, name) as (f, wall):
+        s = f["summary"][0]
+        job = f["points/000/workload/jobs"][0]
+        ns = 0.64
+        coll = f["points/000/workload/job_000/collectives"][:]
+        names = f["points/000/workload/job_000"].attrs["collective_names"].split(",")
+        by_name = {names[c["operation"]]: c["time_ns"] / 1000 for c in coll if c["end"] > 0}
+        row = {
+            "case": name,
+            "status": "completed" if job["finished"] else "unfinished",
+            "completion_us": round(job["completion_time"] * ns / 1000, 1) if job["finished"] else "",
+            "alltoall_us": round(by_name["alltoall"], 1) if "alltoall" in by_name else "",
+            "wall_s": round(wall, 2),
+        }
+        # The second all-reduce is the 16 MiB ring one (operation 1).
+        ring = [c for c in coll if c["operation"] == 1 and c["end"] > 0]
+        row["allreduce_16m_us"] = round(ring[0]["time_ns"] / 1000, 1) if ring else ""
+        for k in ["retransmitted_packets", "transport_timeouts", "naks", "discarded_packets", "dropped_total",
+                  "link_retries", "out_of_order_packets", "reorder_held_max", "pause_frames"]:
+            row[k] = int(s[k])
+        series = f["points/000/timeseries"][:]
+        row["marked_packets"] = int(series["marked_packets"].sum())
+        row["notifications"] = int(series["notifications"].sum())
+        return row
 
 
 def main():

@@ -48,7 +48,7 @@ import tempfile
 import h5py
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from compare_htsim import XNET, incast, stats, timed  # noqa: E402
+from compare_htsim import FLOWS_WORKLOAD, XNET, incast, stats, timed  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NODES = 1024
@@ -99,18 +99,7 @@ congestion = "nscc"
 ecn_kmin = 3735           # 37,350 bytes
 ecn_kmax = 14525          # 145,250 bytes
 
-[workload]
-bytes_per_phit = 10
-ns_per_cycle = 0.8        # 100 Gb/s
-eager_limit = 1000000000
-record_sends = true
-
-[[workload.jobs]]
-name = "flows"
-kind = "goal"
-contents = \"\"\"
-{goal}\"\"\"
-"""
+""" + FLOWS_WORKLOAD
 
 
 def goal(flows):
@@ -149,7 +138,9 @@ def run_htsim(htsim, flows, end_us, tmp):
 
 def run_xnet(flows, end_us, tmp):
     cfg = tmp / "flows.toml"
-    cfg.write_text(CONFIG.format(cycles=int(end_us * 1000 / 0.8), goal=goal(flows)))
+    # 10-byte phits of 0.8 ns: 100 Gb/s.
+    text = CONFIG.format(cycles=int(end_us * 1000 / 0.8), goal=goal(flows), bytes_per_phit=10, ns_per_cycle=0.8)
+    cfg.write_text(text)
     out = tmp / "xnet.h5"
     _, wall, rss = timed([XNET, "run", str(cfg), "-q", "-t", "2", "-o", str(out)], tmp)
     with h5py.File(out) as f:
