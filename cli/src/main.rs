@@ -3,6 +3,7 @@
 //! This is the only crate that reads files, parses arguments and writes output; the
 //! libraries below it (engine, models, partitioner) do neither.
 
+mod census;
 mod cluster;
 mod hugepages;
 mod inspect;
@@ -16,6 +17,7 @@ mod simulate;
 mod study;
 
 use anyhow::{bail, Result};
+use census::MethodArg;
 use clap::{Parser, Subcommand};
 use cluster::use_threads;
 use cluster::{Cluster, StartArgs};
@@ -252,30 +254,6 @@ struct StudyArgs {
     /// Do not write the HTML report (FOLDER/report.html, by the Python package) at the end.
     #[arg(long)]
     no_report: bool,
-}
-
-/// Partitioning methods (see the partitioner crate).
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-enum MethodArg {
-    /// Dragonfly groups when there are enough, else the better of linear and multilevel.
-    Auto,
-    /// Contiguous ranges of switch ids (slabs of HyperX and tori).
-    Linear,
-    /// Whole natural blocks (Dragonfly groups).
-    Blocks,
-    /// Multilevel graph partitioning (METIS-style), cutting the longest links first.
-    Multilevel,
-}
-
-impl From<MethodArg> for partitioner::Method {
-    fn from(m: MethodArg) -> Self {
-        match m {
-            MethodArg::Auto => partitioner::Method::Auto,
-            MethodArg::Linear => partitioner::Method::Linear,
-            MethodArg::Blocks => partitioner::Method::Blocks,
-            MethodArg::Multilevel => partitioner::Method::Multilevel,
-        }
-    }
 }
 
 fn main() {

@@ -38,6 +38,16 @@ pub(crate) struct Common {
     /// `xnet study`'s progress display).
     #[arg(long, value_name = "FILE")]
     pub(crate) progress_file: Option<PathBuf>,
+    /// Also count the run as if it were split into each of these numbers of partitions
+    /// (comma-separated, e.g. `16,64,256,1024,4096`): events and messages per partition and
+    /// window, into each point's `census` group (docs/scaling.md). On one rank; slower.
+    #[arg(long, value_delimiter = ',', value_name = "PARTITIONS")]
+    pub(crate) census: Vec<u32>,
+    /// The partitioning methods the census counts, comma-separated (with `--census`).
+    /// Default: linear, multilevel and, where the network has enough natural blocks
+    /// (Dragonfly groups, fat-tree pods), blocks.
+    #[arg(long, value_delimiter = ',', value_enum, value_name = "METHODS")]
+    pub(crate) census_method: Vec<crate::census::MethodArg>,
 }
 
 /// Rank 0 tells the others whether it could prepare (e.g. create the output file), so
@@ -209,6 +219,15 @@ fn prepare(
     // One rank: all cores. Several ranks (which may share a node): one thread each unless told.
     let threads = common.threads.unwrap_or(if ranks == 1 { cores } else { 1 });
     check_threads(threads)?;
+    if !common.census.is_empty() && ranks > 1 {
+        bail!(
+            "--census counts on one rank ({ranks} ranks here): the counts do not depend on how the \
+             run is split, so run it without mpiexec (-t sets its threads)"
+        );
+    }
+    if common.census.is_empty() && !common.census_method.is_empty() {
+        bail!("--census-method chooses the methods of a census: give the partition counts with --census");
+    }
     // Sizes and memory are checked before anything large is built or any thread started.
     let switches = cfg.network_size()?.switches as u32;
     if ranks > switches {
@@ -253,7 +272,9 @@ fn prepare(
     let plan = partition::plan(&cfg, &net, ranks * per_rank, partitioner::Method::Auto)?;
     let partition_rank: Vec<u32> = (0..plan.parts).map(|p| p / per_rank).collect();
     let rank = cluster.rank() as u32;
-    let sim = RankModel::build(cfg, net, plan.assignment.clone(), partition_rank, rank)?;
+    let census = crate::census::specs(&cfg, &net, &common.census, &common.census_method, quiet)?;
+    let mut sim = RankModel::build(cfg, net, plan.assignment.clone(), partition_rank, rank)?;
+    sim.census = census;
     let command: Vec<String> = std::env::args().collect();
     let prepared = match claim {
         Some(claim) => ResultFile::create(

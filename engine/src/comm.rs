@@ -151,6 +151,14 @@ pub fn encode<T: serde::Serialize>(value: &T) -> Vec<u8> {
     bincode::serde::encode_to_vec(value, bincode::config::standard()).expect("in-memory encoding cannot fail")
 }
 
+/// The length of [`encode`]'s bytes for `value`, without making them.
+pub fn encoded_len<T: serde::Serialize>(value: &T) -> u64 {
+    let mut size = bincode::enc::write::SizeWriter::default();
+    bincode::serde::encode_into_writer(value, &mut size, bincode::config::standard())
+        .expect("in-memory encoding cannot fail");
+    size.bytes_written as u64
+}
+
 /// Reverses [`encode`]. A failure means the ranks run different builds or configurations.
 pub fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
     bincode::serde::decode_from_slice(bytes, bincode::config::standard())

@@ -93,6 +93,15 @@ pub enum EngineError {
          configurations?); every rank must get the same"
     )]
     LayoutMismatch,
+    /// A census was asked of a run on several ranks.
+    #[error(
+        "a census is taken on one rank ({ranks} ranks here): its counts do not depend on how \
+         the run is split, so run it without mpiexec"
+    )]
+    CensusOnRanks {
+        /// The ranks of the run.
+        ranks: usize,
+    },
     /// A worker thread panicked.
     #[error("partition {partition} failed: {message}")]
     WorkerPanic {

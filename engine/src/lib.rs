@@ -49,7 +49,7 @@
 //!     LinkSpec { src: 1, dst: 0, latency: 5, tie: 1 },
 //! ];
 //! let lps = vec![Player { out_link: 0, count: 0 }, Player { out_link: 1, count: 0 }];
-//! let cfg = RunConfig { end_time: 100, checkpoint_period: 50, stop: None };
+//! let cfg = RunConfig { end_time: 100, checkpoint_period: 50, stop: None, census: None };
 //! // Both LPs in their own partition: two threads, lookahead 5.
 //! let out = run_partitions(lps, &links, &[0, 1], &cfg, |lps: &mut [Player], _: &mut (), _t| {
 //!     lps.iter().map(|p| p.count).sum::<u32>()
@@ -60,12 +60,14 @@
 #![warn(missing_docs, unreachable_pub)]
 
 mod barrier;
+mod census;
 pub mod comm;
 mod error;
 mod partition;
 mod queue;
 mod run;
 
+pub use census::{CensusCounts, CensusLayout};
 pub use comm::{RankComm, SingleRank};
 pub use error::EngineError;
 pub use partition::{link_routes, Ctx, LinkRoute};

@@ -1,5 +1,6 @@
 //! One partition: a set of LPs, their pending events and their outgoing boundary messages.
 
+use crate::census::Census;
 use crate::queue::{Event, EventQueue};
 use crate::{EngineError, LinkId, LinkSpec, LogicalProcess, LpId, Time};
 
@@ -100,6 +101,8 @@ pub struct Ctx<'a, M> {
     generation: u32,
     /// Self events scheduled before `horizon`, for the LP's pending list.
     diverted: &'a mut Vec<Pending<M>>,
+    /// The partition's census, when the run takes one.
+    census: Option<&'a mut Census>,
 }
 
 /// An event of the LP being processed, within the current span. Events of one LP run in
@@ -120,7 +123,7 @@ impl<M> Pending<M> {
     }
 }
 
-impl<M> Ctx<'_, M> {
+impl<M: serde::Serialize> Ctx<'_, M> {
     /// Current simulated time.
     #[inline]
     pub fn now(&self) -> Time {
@@ -185,6 +188,9 @@ impl<M> Ctx<'_, M> {
             msg,
         };
         debug_assert!(ev.time >= self.horizon, "a link shorter than the span");
+        if let Some(census) = self.census.as_deref_mut() {
+            census.message(self.lp_global, route.dst_partition, route.dst_local, self.now, &ev);
+        }
         if route.dst_partition == self.partition {
             self.queue.push(ev);
         } else {
@@ -213,6 +219,8 @@ pub(crate) struct Partition<L: LogicalProcess> {
     /// The LP being processed: its pending events, and those it schedules.
     pending: Vec<Pending<L::Msg>>,
     diverted: Vec<Pending<L::Msg>>,
+    /// Counts for other partitionings, when the run takes a census.
+    pub(crate) census: Option<Census>,
 }
 
 impl<L: LogicalProcess> Partition<L> {
@@ -232,6 +240,7 @@ impl<L: LogicalProcess> Partition<L> {
             span: span.clamp(1, MAX_SPAN),
             pending: Vec::new(),
             diverted: Vec::new(),
+            census: None,
         }
     }
 
@@ -250,6 +259,7 @@ impl<L: LogicalProcess> Partition<L> {
                 horizon: 0,
                 generation: 0,
                 diverted: &mut self.diverted,
+                census: self.census.as_mut(),
             };
             let mut ctx = ctx;
             self.lps[local].start(&mut ctx, &mut self.local);
@@ -345,9 +355,13 @@ impl<L: LogicalProcess> Partition<L> {
                 horizon: end,
                 generation: ev.generation,
                 diverted: &mut self.diverted,
+                census: self.census.as_mut(),
             };
             self.lps[local].handle(ev.msg, &mut ctx, &mut self.local);
             self.events_processed += 1;
+            if let Some(census) = self.census.as_mut() {
+                census.event(self.global_ids[local], ev.time);
+            }
             for d in self.diverted.drain(..) {
                 // New events never precede the one just run; most run soon, near the end.
                 let at = pending.partition_point(|p| p.key() > d.key());

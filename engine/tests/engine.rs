@@ -1,90 +1,14 @@
 //! Engine-level tests with a synthetic model: determinism for any partitioning, error
 //! handling and early stops.
 
-use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicBool, Ordering};
-use xnet_engine::{
-    run_partitions, Checkpoint, Control, Ctx, EngineError, LinkSpec, LogicalProcess, RunConfig,
-};
+mod common;
 
-/// A deterministic pseudo-random step (SplitMix64) so the model needs no RNG crate.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
-
-/// Each LP folds every event it sees into a hash (order matters) and passes every token
-/// on, over a pseudo-randomly chosen link or back to itself after a pseudo-random delay.
-#[derive(Clone, Debug, PartialEq)]
-struct Gossip {
-    out_links: Vec<u32>,
-    state: u64,
-    events: u64,
-    panic_at: Option<u64>,
-    /// From this time on, the LP asks the run to stop ([`STOP`]), as a signal would.
-    stop_at: Option<u64>,
-}
-
-/// The stop request of `a_stop_request_ends_the_run_within_a_window`.
-static STOP: AtomicBool = AtomicBool::new(false);
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct Token(u64);
-
-impl LogicalProcess for Gossip {
-    type Msg = Token;
-    /// Events handled by the partition's LPs.
-    type Local = u64;
-    fn start(&mut self, ctx: &mut Ctx<'_, Token>, _: &mut u64) {
-        self.state = mix(ctx.lp() as u64);
-        for k in 0..3 {
-            ctx.schedule(k, (k % 2) as u16, Token(self.state ^ k));
-        }
-    }
-    fn handle(&mut self, msg: Token, ctx: &mut Ctx<'_, Token>, handled: &mut u64) {
-        if self.panic_at.is_some_and(|t| ctx.now() >= t) {
-            panic!("model failure in LP {}", ctx.lp());
-        }
-        if self.stop_at.is_some_and(|t| ctx.now() >= t) {
-            STOP.store(true, Ordering::Relaxed);
-        }
-        self.events += 1;
-        *handled += 1;
-        self.state = mix(self.state ^ msg.0 ^ ctx.now().rotate_left(17));
-        // Every token lives on: forwarded over a link, or now and then kept for a while.
-        let r = self.state;
-        if r.is_multiple_of(5) {
-            ctx.schedule((r >> 16) % 3, ((r >> 20) % 4) as u16, Token(r >> 1));
-        } else {
-            let link = self.out_links[(r >> 8) as usize % self.out_links.len()];
-            ctx.send(link, Token(r));
-        }
-    }
-}
-
-/// `n` LPs on a ring plus random chords, latencies 1..=6.
-fn network(n: u32, seed: u64) -> (Vec<Gossip>, Vec<LinkSpec>) {
-    let mut links = Vec::new();
-    let mut lps: Vec<Gossip> = (0..n)
-        .map(|_| Gossip { out_links: Vec::new(), state: 0, events: 0, panic_at: None, stop_at: None })
-        .collect();
-    let mut r = seed;
-    for src in 0..n {
-        for k in 0..3 {
-            r = mix(r);
-            let dst = if k == 0 { (src + 1) % n } else { (r % n as u64) as u32 };
-            lps[src as usize].out_links.push(links.len() as u32);
-            let tie = links.len() as u32;
-            links.push(LinkSpec { src, dst, latency: 1 + (r >> 32) % 6, tie });
-        }
-    }
-    (lps, links)
-}
+use common::{mix, network, Gossip, STOP};
+use std::sync::atomic::Ordering;
+use xnet_engine::{run_partitions, Checkpoint, Control, EngineError, LinkSpec, RunConfig};
 
 fn run(lps: Vec<Gossip>, links: &[LinkSpec], parts: &[u32]) -> Result<Vec<Gossip>, EngineError> {
-    let cfg = RunConfig { end_time: 3_000, checkpoint_period: 250, stop: None };
+    let cfg = RunConfig { end_time: 3_000, checkpoint_period: 250, stop: None, census: None };
     let out = run_partitions(
         lps,
         links,
@@ -146,7 +70,7 @@ fn bad_graphs_are_rejected() {
 fn the_coordinator_can_stop_early_and_sees_every_checkpoint() {
     let (lps, links) = network(10, 5);
     let mut seen = Vec::new();
-    let cfg = RunConfig { end_time: 10_000, checkpoint_period: 100, stop: None };
+    let cfg = RunConfig { end_time: 10_000, checkpoint_period: 100, stop: None, census: None };
     let out = run_partitions(
         lps,
         &links,
@@ -185,7 +109,7 @@ fn a_stop_request_ends_the_run_within_a_window() {
         [vec![0; 20], (0..20).map(|i| i / 10).collect(), (0..20).map(|i| i % 4).collect::<Vec<u32>>()]
     {
         STOP.store(false, Ordering::Relaxed);
-        let cfg = RunConfig { end_time: 100_000, checkpoint_period: 50_000, stop: Some(&STOP) };
+        let cfg = RunConfig { end_time: 100_000, checkpoint_period: 50_000, stop: Some(&STOP), census: None };
         let mut seen = Vec::new();
         let out = run_partitions(
             lps.clone(),
@@ -330,7 +254,7 @@ fn run_layouts(
     layouts: &[(&[u32], &[u32])],
 ) -> Vec<Result<Vec<(u32, Gossip)>, EngineError>> {
     let comms = local_ranks::comms(layouts.len());
-    let cfg = RunConfig { end_time: 3_000, checkpoint_period: 250, stop: None };
+    let cfg = RunConfig { end_time: 3_000, checkpoint_period: 250, stop: None, census: None };
     std::thread::scope(|s| {
         let handles: Vec<_> = comms
             .into_iter()

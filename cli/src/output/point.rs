@@ -102,7 +102,8 @@ impl PointWriter {
         let tables = net.endpoints * std::mem::size_of::<EndpointRow>()
             + r.links.len() * std::mem::size_of::<LinkRow>()
             + r.blocked.len() * std::mem::size_of::<BlockedRow>()
-            + r.vc_phits.len() * 8;
+            + r.vc_phits.len() * 8
+            + super::census::raw_size(r);
         // The tables are compressed: when their raw size does not fit, what they take once
         // compressed (written to a file in memory first) is what must fit.
         if self.room.check(tables as u64 + (64 << 10)).is_err() {
@@ -120,6 +121,7 @@ impl PointWriter {
 /// The point's tables: histograms, per-endpoint and per-link, completion and workload.
 fn write_point_tables(g: &Group, sim: &RankModel, r: &RunResult) -> Result<()> {
     write_tables(g, sim, r)?;
+    super::census::write_census(g, sim, r)?;
     if let Some(c) = &r.completion {
         write_completion(g, sim, c)?;
     }

@@ -27,6 +27,7 @@ mod coordinator;
 mod window;
 
 use crate::barrier::SpinBarrier;
+use crate::census::{Census, CensusCounts, CensusLayout, CensusPlan};
 use crate::comm::{decode, encode, RankComm, SingleRank};
 use crate::partition::{link_routes, Partition};
 use crate::queue::Event;
@@ -50,6 +51,11 @@ pub struct RunConfig<'a> {
     /// there (off the period; [`Control`] is not asked whether to go on). Without one
     /// the run stops only where the coordinator says so, at checkpoints.
     pub stop: Option<&'a AtomicBool>,
+    /// Partitionings to count the run for (see [`CensusLayout`]): every event and every
+    /// message between two of their partitions, window by window. Slower; on one rank
+    /// only (a distributed run fails with [`EngineError::CensusOnRanks`]). The counts are
+    /// in [`RunStats::census`].
+    pub census: Option<&'a [CensusLayout]>,
 }
 
 /// What the coordinator sees at a checkpoint.
@@ -106,6 +112,8 @@ pub struct RunStats {
     pub rank_messages_sent: u64,
     /// Bytes this rank sent to other ranks.
     pub rank_bytes_sent: u64,
+    /// The census's counts, one per layout of [`RunConfig::census`] (empty without one).
+    pub census: Vec<CensusCounts>,
 }
 
 /// The result of a run: this rank's LPs in their final state, with the time reached.
@@ -176,6 +184,7 @@ struct PartitionResult<L: LogicalProcess> {
     pending: u64,
     time: Time,
     stopped: bool,
+    census: Option<Census>,
 }
 
 /// Runs `lps` split by `partition_of` (one partition per distinct value, numbered from 0),
@@ -245,6 +254,19 @@ where
     // at most 64 cycles), so that a stop request is seen within one window.
     let window = lookahead.unwrap_or(shortest.clamp(1, crate::partition::MAX_SPAN));
     let mut parts = mine.partitions(lps, links, layout)?;
+    if let Some(layouts) = cfg.census {
+        if comm.size() > 1 {
+            return Err(EngineError::CensusOnRanks { ranks: comm.size() });
+        }
+        if let Some(bad) = layouts.iter().position(|l| l.partition_of.len() != layout.partition_of.len()) {
+            let got = layouts[bad].partition_of.len();
+            return Err(EngineError::PartitionMapLength { got, num_lps: layout.partition_of.len() });
+        }
+        let plan = CensusPlan::new(layouts, layout.partition_of);
+        for part in &mut parts {
+            part.census = Some(Census::new(plan.clone()));
+        }
+    }
     let LocalPartitions { local, local_index, .. } = mine;
 
     let ranks = comm.size();
@@ -300,10 +322,13 @@ where
     for r in results {
         ok.push(r?);
     }
+    let censuses: Vec<Census> = ok.iter_mut().filter_map(|r| r.census.take()).collect();
     if shared.verdict.load(Ordering::Acquire) == FAILED {
         return Err(first_failure(&shared, coordinator.comm, me));
     }
-    Ok(outcome(ok, lookahead, &coordinator))
+    let mut outcome = outcome(ok, lookahead, &coordinator);
+    outcome.stats.census = crate::census::merge(censuses, links);
+    Ok(outcome)
 }
 
 /// This rank's partitions: how many LPs each partition of the layout has, which of them run

@@ -141,6 +141,7 @@ where
         windows,
         time: next_checkpoint,
         stopped,
+        census: part.census.take(),
     })
 }
 

@@ -44,3 +44,75 @@ pub fn plan(
     let options = partitioner::PartitionOptions { edge_traffic: Some(traffic), ..Default::default() };
     partitioner::partition_with(&graph, parts, method, &options)
 }
+
+/// A partitioning a run is counted for (a census, see [`engine::CensusLayout`]): how it was
+/// made and what the partitioner says of it.
+#[derive(Clone, Debug)]
+pub struct CensusSpec {
+    /// The partitioning method.
+    pub method: Method,
+    /// The partition of every switch and the window (the partitioning's lookahead).
+    pub layout: engine::CensusLayout,
+    /// The heaviest partition's weight (ports + endpoints) over the mean.
+    pub imbalance: f64,
+}
+
+impl CensusSpec {
+    /// The name of its group in the result file: `<method>-<partitions>`, e.g. `linear-64`.
+    pub fn name(&self) -> String {
+        format!("{}-{}", method_name(self.method), self.layout.parts())
+    }
+}
+
+/// A partitioning method's name as the command line spells it.
+pub fn method_name(method: Method) -> &'static str {
+    match method {
+        Method::Linear => "linear",
+        Method::Blocks => "blocks",
+        Method::Multilevel => "multilevel",
+        Method::Auto => "auto",
+    }
+}
+
+/// The partitionings of `net` into each of `parts` with each of `methods`, for a census.
+/// `Blocks` is left out (with a note saying so) where the network has no natural blocks or
+/// fewer than the partitions; anything else the partitioner refuses is an error naming the
+/// partition count. Fails on fewer than 2 partitions (nothing to count).
+pub fn census(
+    config: &Config,
+    net: &Network,
+    parts: &[u32],
+    methods: &[Method],
+) -> Result<(Vec<CensusSpec>, Vec<String>), String> {
+    let mut specs = Vec::new();
+    let mut notes = Vec::new();
+    for &p in parts {
+        if p < 2 {
+            return Err(format!("--census {p}: a census needs at least 2 partitions"));
+        }
+        for &method in methods {
+            let blocks = net.blocks().map_or(0, |b| b.iter().map(|&x| x as usize + 1).max().unwrap_or(0));
+            if method == Method::Blocks && blocks < p as usize {
+                notes.push(format!(
+                    "census: no blocks-{p} ({} natural blocks in this network)",
+                    if blocks == 0 { "no".to_string() } else { blocks.to_string() }
+                ));
+                continue;
+            }
+            let plan = plan(config, net, p, method)
+                .map_err(|e| format!("--census {p} ({}): {e}", method_name(method)))?;
+            let Some(window) = plan.lookahead else {
+                return Err(format!(
+                    "--census {p} ({}): no link crosses its partitions",
+                    method_name(method)
+                ));
+            };
+            specs.push(CensusSpec {
+                method: plan.method,
+                layout: engine::CensusLayout { partition_of: plan.assignment, window },
+                imbalance: plan.imbalance,
+            });
+        }
+    }
+    Ok((specs, notes))
+}

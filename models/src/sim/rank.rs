@@ -78,6 +78,9 @@ pub struct RankModel {
     pub routing_build_seconds: f64,
     /// Record every delivered packet (tests).
     pub record_deliveries: bool,
+    /// Partitionings to count the run for ([`partition::census`](super::partition::census)):
+    /// none unless set.
+    pub census: Vec<super::partition::CensusSpec>,
 }
 
 impl RankModel {
@@ -210,6 +213,7 @@ impl RankModel {
             first_fabric_switch: net.nodes.as_ref().map_or(0, |n| n.first_fabric()),
             routing_build_seconds,
             record_deliveries: false,
+            census: Vec::new(),
         }
     }
 
@@ -257,6 +261,8 @@ impl RankModel {
             ..Monitor::default()
         };
         let layout = Layout { partition_of: &self.assignment, partition_rank: &self.partition_rank };
+        let census: Option<Vec<engine::CensusLayout>> =
+            (!self.census.is_empty()).then(|| self.census.iter().map(|c| c.layout.clone()).collect());
         let injected_failure = injected_failure();
         debug_assert_eq!(comm.rank() as u32, self.rank);
         let outcome = run_distributed(
@@ -268,6 +274,7 @@ impl RankModel {
                 end_time: cfg.simulation.cycles,
                 checkpoint_period: cfg.sample_period(),
                 stop: interrupt,
+                census: census.as_deref(),
             },
             |routers: &mut [Router], part: &mut PartitionState, t| {
                 if let Some((switch, at)) = injected_failure {
