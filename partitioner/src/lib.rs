@@ -11,8 +11,8 @@
 //! * [`Method::Linear`]: contiguous ranges of vertex ids (slabs for mixed-radix ids).
 //! * [`Method::Blocks`]: contiguous ranges of whole blocks (Dragonfly groups).
 //! * [`Method::Multilevel`]: a METIS-style multilevel k-way partitioner, written here.
-//! * [`Method::Auto`]: `Blocks` when there are at least as many blocks as parts, else the
-//!   better of `Linear` and `Multilevel`.
+//! * [`Method::Auto`]: `Blocks` when there are at least as many blocks as parts and they
+//!   balance (within 5 %), else the better of `Linear` and `Multilevel`.
 //!
 //! ## The multilevel partitioner
 //!
@@ -95,9 +95,11 @@ pub enum Method {
     /// Multilevel k-way partitioning (coarsening, recursive bisection, k-way refinement)
     /// that first tries to cut only the longest links; see the crate documentation.
     Multilevel,
-    /// `Blocks` when the graph has at least `parts` blocks; otherwise the better of
-    /// `Linear` and `Multilevel` (acceptable balance first, then larger lookahead, then
-    /// smaller cut weight). The plan records the method chosen, never `Auto`.
+    /// `Blocks` when the graph has at least `parts` blocks and they balance within
+    /// [`PartitionOptions::lookahead_imbalance`]; otherwise the better of `Linear` and
+    /// `Multilevel` (acceptable balance first, then larger lookahead, then smaller cut
+    /// weight), or unbalanced blocks if neither balances and they are the least unbalanced.
+    /// The plan records the method chosen, never `Auto`.
     Auto,
 }
 
@@ -286,12 +288,20 @@ pub fn partition_with(
             Ok(evaluate_with(graph, assignment, parts, Method::Multilevel, options))
         }
         Method::Auto => {
-            if num_blocks.is_some_and(|b| b >= parts as usize) {
-                return partition_with(graph, parts, Method::Blocks, options);
+            let limit = options.lookahead_imbalance();
+            // Whole blocks, when they balance: few blocks per partition do not (1,059
+            // Dragonfly groups over 1,024 partitions give some two and most one).
+            let blocks = match num_blocks {
+                Some(b) if b >= parts as usize => {
+                    Some(partition_with(graph, parts, Method::Blocks, options)?)
+                }
+                _ => None,
+            };
+            if let Some(b) = blocks.as_ref().filter(|b| b.imbalance <= limit + 1e-12) {
+                return Ok(b.clone());
             }
             let linear = partition_with(graph, parts, Method::Linear, options)?;
             let multilevel = partition_with(graph, parts, Method::Multilevel, options)?;
-            let limit = options.lookahead_imbalance();
             // Smaller is better: unacceptable balance, then shorter lookahead, then cut.
             let key = |p: &Plan| {
                 (
@@ -307,7 +317,12 @@ pub fn partition_with(
                 Ordering::Less => false,
                 Ordering::Equal => (km.2, km.3) < (kl.2, kl.3),
             };
-            Ok(if multilevel_better { multilevel } else { linear })
+            let best = if multilevel_better { multilevel } else { linear };
+            // Unbalanced blocks only where nothing else balances either.
+            Ok(match blocks {
+                Some(b) if key(&best).0 && b.imbalance < best.imbalance => b,
+                _ => best,
+            })
         }
     }
 }

@@ -188,6 +188,19 @@ fn unbalanceable_groups_fall_back_to_cutting_local_links() {
     check_valid(&g, &plan);
     assert!(plan.imbalance <= 1.03, "imbalance {}", plan.imbalance);
     assert_eq!(plan.lookahead, Some(1));
+    // Auto does not take such blocks either: the slowest part would have 1.33 times the
+    // mean work (counted on the million-endpoint Dragonfly, docs/scaling.md: 1,059 groups
+    // over 1,024 partitions run at 44 % efficiency, slabs cutting local links at 66 %).
+    let mut gb = g.clone();
+    gb.blocks = Some((0..g.vertex_weight.len() as u32).map(|v| v % 9).collect());
+    let blocks = partition(&gb, 4, Method::Blocks).unwrap();
+    assert!(blocks.imbalance > 1.3, "imbalance {}", blocks.imbalance);
+    let auto = partition(&gb, 4, Method::Auto).unwrap();
+    assert_ne!(auto.method, Method::Blocks);
+    assert!(auto.imbalance <= 1.05, "imbalance {}", auto.imbalance);
+    // 9 blocks into 3 balance, and Auto keeps them.
+    let auto = partition(&gb, 3, Method::Auto).unwrap();
+    assert_eq!((auto.method, auto.lookahead, auto.imbalance), (Method::Blocks, Some(100), 1.0));
     // ... unless the caller accepts that imbalance for the longer lookahead.
     let opts = PartitionOptions { lookahead_imbalance: 1.4, ..Default::default() };
     let plan = partition_with(&g, 4, Method::Multilevel, &opts).unwrap();
