@@ -1,5 +1,6 @@
-//! `--census`: the partitionings a run is counted for (docs/scaling.md), from the
-//! partition counts and methods on the command line.
+//! The partitioning methods of the command line (`--partition-method`, `xnet partition
+//! --method`, `--census-method`), and `--census`: the partitionings a run is counted for
+//! (docs/scaling.md), from the partition counts and methods given.
 
 use anyhow::Result;
 use models::config::Config;
@@ -10,7 +11,8 @@ use std::time::Instant;
 /// Partitioning methods (see the partitioner crate).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum MethodArg {
-    /// Dragonfly groups when there are enough, else the better of linear and multilevel.
+    /// Dragonfly groups when there are enough to balance, else the better of linear and
+    /// multilevel.
     Auto,
     /// Contiguous ranges of switch ids (slabs of HyperX and tori).
     Linear,

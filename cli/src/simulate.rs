@@ -38,6 +38,10 @@ pub(crate) struct Common {
     /// `xnet study`'s progress display).
     #[arg(long, value_name = "FILE")]
     pub(crate) progress_file: Option<PathBuf>,
+    /// How the network is split over the ranks and threads, as `xnet partition --method`
+    /// shows it. Results do not depend on it; speed does (docs/scaling.md).
+    #[arg(long, value_enum, default_value_t = crate::census::MethodArg::Auto, value_name = "METHOD")]
+    pub(crate) partition_method: crate::census::MethodArg,
     /// Also count the run as if it were split into each of these numbers of partitions
     /// (comma-separated, e.g. `16,64,256,1024,4096`): events and messages per partition and
     /// window, into each point's `census` group (docs/scaling.md). On one rank; slower.
@@ -269,7 +273,9 @@ fn prepare(
     // Every rank builds the whole network and partitions it (deterministically, so they
     // agree), keeps its own share and lets the rest go.
     let net = cfg.build_network()?;
-    let plan = partition::plan(&cfg, &net, ranks * per_rank, partitioner::Method::Auto)?;
+    let parts = ranks * per_rank;
+    let plan = partition::plan(&cfg, &net, parts, common.partition_method.into())
+        .map_err(|e| anyhow::anyhow!("--partition-method: {parts} partitions: {e}"))?;
     let partition_rank: Vec<u32> = (0..plan.parts).map(|p| p / per_rank).collect();
     let rank = cluster.rank() as u32;
     let census = crate::census::specs(&cfg, &net, &common.census, &common.census_method, quiet)?;

@@ -154,3 +154,34 @@ fn blocks_are_counted_where_the_network_has_enough_of_them() {
     assert_eq!(attr_u64(&blocks, "window"), 100);
     assert_eq!(attr_str(&blocks, "method"), "blocks");
 }
+
+#[test]
+fn a_run_splits_the_network_as_told_and_gives_the_same_results() {
+    let dir = TempDir::new().unwrap();
+    let dragonfly = workspace().join("configs/dragonfly-6-12-6.toml");
+    let short = ["--set", "simulation.cycles=400", "--set", "simulation.warmup=200", "-t", "2", "-q"];
+    for (method, out) in [("auto", "auto.h5"), ("linear", "linear.h5")] {
+        let mut args = vec!["run", s(&dragonfly), "--partition-method", method, "-o", out];
+        args.extend(short);
+        xnet_expect(dir.path(), &args, 0);
+    }
+    let (auto, linear) = (open(&dir.path().join("auto.h5")), open(&dir.path().join("linear.h5")));
+    // Two partitions of 73 groups balance: Auto takes whole groups, lookahead 100.
+    assert_eq!((attr_str(&auto, "partition_method").as_str(), attr_u64(&auto, "lookahead")), ("blocks", 100));
+    assert_eq!(attr_str(&linear, "partition_method"), "linear");
+    let diff = differences(&dump(&dir.path().join("auto.h5")), &dump(&dir.path().join("linear.h5")));
+    assert!(diff.is_empty(), "{diff:?}");
+    // More partitions than groups (and a warning first, about 100 threads on this machine).
+    let mut args = vec!["run", s(&dragonfly), "--partition-method", "blocks", "-t", "100", "-o", "never.h5"];
+    args.extend(&short[..4]);
+    let o = xnet(dir.path(), &args);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(
+        stderr.contains(
+            "error: --partition-method: 100 partitions: cannot split 73 blocks into 100 partitions"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked") && !dir.path().join("never.h5").exists(), "{stderr}");
+}

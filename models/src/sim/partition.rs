@@ -24,7 +24,7 @@ pub fn partition_graph(net: &Network) -> PartGraph {
 }
 
 /// A partition of `net` into `parts` with `method` (`Auto`: Dragonfly groups when there are
-/// enough, else the better of linear slabs and the multilevel partitioner). Message
+/// enough to balance, else the better of linear slabs and the multilevel partitioner). Message
 /// estimates assume every link carries the configured load at its speed (a packet and
 /// its credit per `packet_size` cycles at full load on a link of one phit a cycle).
 pub fn plan(
