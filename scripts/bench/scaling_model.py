@@ -38,6 +38,24 @@ import sys
 import h5py
 
 
+def print_and_write(text, path):
+    """Prints `text` and, with a path, writes it there."""
+    print(text)
+    if path:
+        with open(path, "w") as f:
+            f.write(text + "\n")
+
+
+def pyplot():
+    """matplotlib's pyplot, drawing to files only."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def read_mpi(path):
     sizes, allreduce = {}, None
     with open(path) as f:
@@ -172,16 +190,9 @@ def main():
         lines.append("")
         curves[name] = curve
         out.append((name, cal))
-    text = "\n".join(lines)
-    print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text + "\n")
+    print_and_write("\n".join(lines), args.markdown)
     if args.png:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = pyplot()
 
         fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
         for name, curve in curves.items():
