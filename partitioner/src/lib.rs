@@ -96,7 +96,7 @@ pub enum Method {
     /// that first tries to cut only the longest links; see the crate documentation.
     Multilevel,
     /// `Blocks` when the graph has at least `parts` blocks and they balance within
-    /// [`PartitionOptions::lookahead_imbalance`]; otherwise the better of `Linear` and
+    /// the field `PartitionOptions::lookahead_imbalance`; otherwise the better of `Linear` and
     /// `Multilevel` (acceptable balance first, then larger lookahead, then smaller cut
     /// weight), or unbalanced blocks if neither balances and they are the least unbalanced.
     /// The plan records the method chosen, never `Auto`.
