@@ -38,7 +38,7 @@ pub struct CensusLayout {
     /// The partition of every LP (numbered from 0; every number up to the largest used).
     pub partition_of: Vec<u32>,
     /// The window, in cycles: the lookahead of this partitioning (the smallest latency of
-    /// a link between two of its partitions), at least 1.
+    /// a link between two of its partitions); 0 is taken as 1.
     pub window: Time,
 }
 
@@ -98,7 +98,8 @@ impl CensusPlan {
         for (lp, &p) in partition_of.iter().enumerate() {
             global_of[p as usize].push(lp as LpId);
         }
-        Arc::new(CensusPlan { layouts: layouts.to_vec(), global_of })
+        let layouts = layouts.iter().map(|l| CensusLayout { window: l.window.max(1), ..l.clone() }).collect();
+        Arc::new(CensusPlan { layouts, global_of })
     }
 }
 

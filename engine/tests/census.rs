@@ -149,6 +149,15 @@ fn ping_pong_counts_and_waits_are_the_analytic_ones() {
 }
 
 #[test]
+fn a_window_of_0_counts_as_1() {
+    let (lps, links) = network(10, 1);
+    let census = [CensusLayout { partition_of: (0..10).map(|i| i % 2).collect(), window: 0 }];
+    let out = run_with(lps, &links, &[0; 10], 100, Some(&census)).unwrap();
+    assert_eq!(out.stats.census[0].window, 1);
+    assert!(out.stats.census[0].windows.len() > 50);
+}
+
+#[test]
 fn a_census_layout_must_cover_every_lp() {
     let (lps, links) = network(10, 1);
     let census = [CensusLayout { partition_of: vec![0; 9], window: 1 }];
