@@ -45,7 +45,7 @@ pub struct CensusLayout {
 impl CensusLayout {
     /// Number of partitions (the largest partition number plus one).
     pub fn parts(&self) -> usize {
-        self.partition_of.iter().map(|&p| p as usize + 1).max().unwrap_or(0)
+        crate::partition_count(&self.partition_of)
     }
 }
 
@@ -93,8 +93,7 @@ pub(crate) struct CensusPlan {
 impl CensusPlan {
     /// The plan for `layouts` in a run whose LPs are split by `partition_of`.
     pub(crate) fn new(layouts: &[CensusLayout], partition_of: &[u32]) -> Arc<Self> {
-        let partitions = partition_of.iter().map(|&p| p as usize + 1).max().unwrap_or(0);
-        let mut global_of = vec![Vec::new(); partitions];
+        let mut global_of = vec![Vec::new(); crate::partition_count(partition_of)];
         for (lp, &p) in partition_of.iter().enumerate() {
             global_of[p as usize].push(lp as LpId);
         }

@@ -162,6 +162,11 @@ pub fn prefetch_bytes(start: *const u8, len: usize) {
     }
 }
 
+/// Partitions of a partition map: its largest partition number plus one (0 for no LPs).
+pub(crate) fn partition_count(partition_of: &[u32]) -> usize {
+    partition_of.iter().map(|&p| p as usize + 1).max().unwrap_or(0)
+}
+
 /// Minimum latency of the links (of those given) whose ends lie in different partitions, or
 /// `None` when none crosses. A distributed run reduces this over the ranks' links.
 pub fn lookahead(links: &[LinkSpec], partition_of: &[u32]) -> Option<Time> {

@@ -38,7 +38,7 @@ impl LinkRoute {
 /// LP or has a latency of 0 or of 2^32 cycles or more.
 pub fn link_routes(links: &[LinkSpec], partition_of: &[u32]) -> Result<Vec<LinkRoute>, EngineError> {
     let num_lps = partition_of.len();
-    let partitions = partition_of.iter().map(|&p| p as usize + 1).max().unwrap_or(0);
+    let partitions = crate::partition_count(partition_of);
     let mut within = vec![0u32; num_lps];
     let mut counters = vec![0u32; partitions];
     for (lp, &p) in partition_of.iter().enumerate() {

@@ -297,9 +297,10 @@ pub fn partition_with(
                 }
                 _ => None,
             };
-            if let Some(b) = blocks.as_ref().filter(|b| b.imbalance <= limit + 1e-12) {
-                return Ok(b.clone());
-            }
+            let blocks = match blocks {
+                Some(b) if b.imbalance <= limit + 1e-12 => return Ok(b),
+                other => other,
+            };
             let linear = partition_with(graph, parts, Method::Linear, options)?;
             let multilevel = partition_with(graph, parts, Method::Multilevel, options)?;
             // Smaller is better: unacceptable balance, then shorter lookahead, then cut.

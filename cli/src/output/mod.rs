@@ -20,10 +20,10 @@
 //! The files: `claim.rs` holds `OutputClaim`, the lock a run takes on its file, and
 //! `Room`, the check before every write; `file.rs` the result file as a whole
 //! ([`ResultFile`]: the run's attributes, `/summary`, its status); `point.rs` a load
-//! point's group (`PointWriter`: its time series, figures and tables) and `workload.rs`
-//! the point's `workload` group; `census.rs` its `census` group (`--census`); `records.rs` the rows whose columns the result schema
-//! declares; `h5.rs` the small writers of attributes and tables; `text.rs` the text files
-//! other commands write ([`write_whole`]).
+//! point's group (`PointWriter`: its time series, figures and tables), `workload.rs` the
+//! point's `workload` group and `census.rs` its `census` group (`--census`); `records.rs`
+//! the rows whose columns the result schema declares; `h5.rs` the small writers of
+//! attributes and tables; `text.rs` the text files other commands write ([`write_whole`]).
 
 mod census;
 mod claim;

@@ -208,7 +208,7 @@ where
     if partition_of.len() != lps.len() {
         return Err(EngineError::PartitionMapLength { got: partition_of.len(), num_lps: lps.len() });
     }
-    let partitions = partition_of.iter().map(|&p| p as usize + 1).max().unwrap_or(1);
+    let partitions = crate::partition_count(partition_of).max(1);
     let ranks = vec![0; partitions];
     let layout = Layout { partition_of, partition_rank: &ranks };
     let lps = lps.into_iter().enumerate().map(|(i, l)| (i as LpId, l)).collect();

@@ -33,6 +33,12 @@ pub fn plan(
     parts: u32,
     method: Method,
 ) -> Result<Plan, partitioner::PartitionError> {
+    let (graph, options) = plan_inputs(config, net);
+    partitioner::partition_with(&graph, parts, method, &options)
+}
+
+/// The graph and options [`plan`] hands the partitioner, to be built once for many plans.
+fn plan_inputs(config: &Config, net: &Network) -> (PartGraph, partitioner::PartitionOptions) {
     let graph = partition_graph(net);
     let per_link = 2.0 * config.traffic.load / config.router.packet_size as f64;
     // The edges in `partition_graph`'s order, each at its link's speed.
@@ -42,7 +48,7 @@ pub fn plan(
         .map(|p| (per_link * net.link_classes[p.class as usize].speed.phits_per_cycle()).max(1e-9))
         .collect();
     let options = partitioner::PartitionOptions { edge_traffic: Some(traffic), ..Default::default() };
-    partitioner::partition_with(&graph, parts, method, &options)
+    (graph, options)
 }
 
 /// A partitioning a run is counted for (a census, see [`engine::CensusLayout`]): how it was
@@ -86,12 +92,13 @@ pub fn census(
 ) -> Result<(Vec<CensusSpec>, Vec<String>), String> {
     let mut specs = Vec::new();
     let mut notes = Vec::new();
+    let (graph, options) = plan_inputs(config, net);
+    let blocks = graph.blocks.as_ref().map_or(0, |b| b.iter().map(|&x| x as usize + 1).max().unwrap_or(0));
     for &p in parts {
         if p < 2 {
             return Err(format!("--census {p}: a census needs at least 2 partitions"));
         }
         for &method in methods {
-            let blocks = net.blocks().map_or(0, |b| b.iter().map(|&x| x as usize + 1).max().unwrap_or(0));
             if method == Method::Blocks && blocks < p as usize {
                 notes.push(format!(
                     "census: no blocks-{p} ({} natural blocks in this network)",
@@ -99,7 +106,7 @@ pub fn census(
                 ));
                 continue;
             }
-            let plan = plan(config, net, p, method)
+            let plan = partitioner::partition_with(&graph, p, method, &options)
                 .map_err(|e| format!("--census {p} ({}): {e}", method_name(method)))?;
             let Some(window) = plan.lookahead else {
                 return Err(format!(
